@@ -1,0 +1,115 @@
+# xnf build. Every NF in nfs/<name>/<name>.c is compiled twice (BPF object and
+# native object) and linked with its embedded BPF skeleton into build/bin/xnf-<name>.
+#   make            all NF binaries, tools and test harnesses
+#   make clean
+
+CC        ?= cc
+CLANG     ?= clang
+BPFTOOL   ?= bpftool
+ARCH      := $(shell uname -m)
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+
+BUILD     := build
+INCLUDES  := -Iinclude
+
+CFLAGS    ?= -O2 -g
+CFLAGS    += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation -fno-strict-aliasing \
+             -D_GNU_SOURCE $(INCLUDES) -MMD -MP
+BPF_CFLAGS := -O2 -g -target bpf -std=gnu11 -Wall -Werror -Wno-unused-function \
+             $(INCLUDES) -I/usr/include/$(MULTIARCH) -MMD -MP
+LDLIBS    := -lbpf -lelf -lz -lpthread
+
+# Test NFs live under tests/nfs: built the same way, never installed.
+NF_DIRS   := $(wildcard nfs/*/) $(wildcard tests/nfs/*/)
+NFS       := $(patsubst %/,%,$(notdir $(patsubst %/,%,$(NF_DIRS))))
+nf_src     = $(firstword $(wildcard nfs/$(1)/$(1).c tests/nfs/$(1)/$(1).c))
+nf_dir     = $(patsubst %/,%,$(dir $(call nf_src,$(1))))
+
+LIB_SRCS  := $(wildcard lib/*/*.c)
+LIB_SRCS  := $(filter-out lib/runtime/main.c lib/xdp/skel_glue.c,$(LIB_SRCS))
+LIB_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
+LIBXNF    := $(BUILD)/libxnf.a
+
+TOOLS     := $(BUILD)/bin/xnf-gen $(BUILD)/bin/xnf-xdp-load
+NF_BINS   := $(foreach n,$(NFS),$(BUILD)/bin/xnf-$(n))
+DIFF_BINS := $(foreach n,$(NFS),$(BUILD)/tests/xnf-diff-$(n))
+TEST_BINS := $(BUILD)/tests/test-native-maps
+BENCH_OBJS := $(patsubst bench/baselines/%.bpf.c,$(BUILD)/bench/%.bpf.o,$(wildcard bench/baselines/*.bpf.c))
+
+.PHONY: all clean
+all: $(NF_BINS) $(DIFF_BINS) $(TOOLS) $(TEST_BINS) $(BENCH_OBJS) $(BUILD)/bpf/xnf_pass.bpf.o
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIBXNF): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	ar rcs $@ $^
+
+# Per-NF rules: objects, skeleton, glue, binary, differential harness.
+define NF_RULES
+$(BUILD)/nfs/$(1)/$(1).bpf.o: $(call nf_src,$(1))
+	@mkdir -p $$(@D)
+	$(CLANG) $(BPF_CFLAGS) -I$(call nf_dir,$(1)) -c $$< -o $$@
+
+$(BUILD)/nfs/$(1)/$(1).skel.h: $(BUILD)/nfs/$(1)/$(1).bpf.o
+	$(BPFTOOL) gen skeleton $$< name $(1)_bpf > $$@.tmp && mv $$@.tmp $$@
+
+$(BUILD)/nfs/$(1)/$(1).native.o: $(call nf_src,$(1))
+	@mkdir -p $$(@D)
+	$(CC) $(CFLAGS) -I$(call nf_dir,$(1)) -c $$< -o $$@
+
+$(BUILD)/nfs/$(1)/skel_glue.o: lib/xdp/skel_glue.c $(BUILD)/nfs/$(1)/$(1).skel.h
+	$(CC) $(CFLAGS) -I$(BUILD)/nfs/$(1) -DXNF_SKEL_HEADER='"$(1).skel.h"' -DXNF_SKEL=$(1)_bpf -c $$< -o $$@
+
+$(1)_RULES_SRC := $(wildcard $(call nf_dir,$(1))/$(1)_rules.c)
+$(1)_OBJS := $(BUILD)/nfs/$(1)/$(1).native.o $(BUILD)/nfs/$(1)/skel_glue.o \
+	$$(patsubst $(call nf_dir,$(1))/%.c,$(BUILD)/nfs/$(1)/%.o,$$($(1)_RULES_SRC))
+
+$(BUILD)/nfs/$(1)/$(1)_rules.o: $(call nf_dir,$(1))/$(1)_rules.c
+	@mkdir -p $$(@D)
+	$(CC) $(CFLAGS) -I$(call nf_dir,$(1)) -c $$< -o $$@
+
+$(BUILD)/bin/xnf-$(1): $$($(1)_OBJS) $(BUILD)/lib/runtime/main.o $(LIBXNF)
+	@mkdir -p $$(@D)
+	$(CC) -o $$@ $$^ $(LDLIBS)
+
+$(BUILD)/tests/xnf-diff-$(1): $$($(1)_OBJS) $(BUILD)/tests/c/diff_main.o $(LIBXNF)
+	@mkdir -p $$(@D)
+	$(CC) -o $$@ $$^ $(LDLIBS)
+endef
+$(foreach n,$(NFS),$(eval $(call NF_RULES,$(n))))
+
+# The generator and its helper BPF program.
+$(BUILD)/tools/gen/gen.bpf.o: tools/gen/gen.bpf.c
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(BUILD)/tools/gen/gen.skel.h: $(BUILD)/tools/gen/gen.bpf.o
+	$(BPFTOOL) gen skeleton $< name gen_bpf > $@.tmp && mv $@.tmp $@
+$(BUILD)/tools/gen/xnf_gen.o: tools/gen/xnf_gen.c $(BUILD)/tools/gen/gen.skel.h
+	$(CC) $(CFLAGS) -I$(BUILD)/tools/gen -c $< -o $@
+$(BUILD)/bin/xnf-gen: $(BUILD)/tools/gen/xnf_gen.o $(LIBXNF)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/bin/xnf-xdp-load: $(BUILD)/tools/xdp-load/xdp_load.o $(LIBXNF)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/test-native-maps: $(BUILD)/tests/c/test_native_maps.o $(LIBXNF)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/bench/%.bpf.o: bench/baselines/%.bpf.c
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Kernel side of XNF_DEFINE_NF: the XDP entry point that wraps an NF, turns
+ * its verdict into an XDP action and counts it. Included by nf.h only when
+ * compiling with -target bpf.
+ */
+#ifndef XNF_BPF_GLUE_H
+#define XNF_BPF_GLUE_H
+
+/* Per-CPU packet and byte counts per verdict class (enum xnf_stat_slot). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct xnf_counter);
+	__uint(max_entries, XNF_STAT_NSLOTS);
+} xnf_stats SEC(".maps");
+
+/* Port index -> ifindex, for XNF_REDIRECT(port). Filled by the loader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, XNF_MAX_PORTS);
+} xnf_ports SEC(".maps");
+
+static __always_inline void xnf_count(__u32 slot, __u64 bytes)
+{
+	struct xnf_counter *c = bpf_map_lookup_elem(&xnf_stats, &slot);
+
+	if (c) {
+		c->packets++;
+		c->bytes += bytes;
+	}
+}
+
+static __always_inline int xnf_xdp_action(struct xdp_md *ctx, xnf_verdict verdict)
+{
+	/* Re-read the length: the NF may have grown or shrunk the frame. */
+	__u64 bytes = ctx->data_end - ctx->data;
+	__u32 slot;
+	int action;
+
+	switch (XNF_VERDICT_ACTION(verdict)) {
+	case XNF_DROP:
+		slot = XNF_STAT_DROP;
+		action = XDP_DROP;
+		break;
+	case XNF_TX:
+		slot = XNF_STAT_TX;
+		action = XDP_TX;
+		break;
+	case XNF_PASS:
+		slot = XNF_STAT_PASS;
+		action = XDP_PASS;
+		break;
+	case XNF_REDIRECT_ACTION:
+		action = bpf_redirect_map(&xnf_ports, XNF_VERDICT_PORT(verdict), 0);
+		if (action == XDP_REDIRECT) {
+			slot = XNF_STAT_REDIRECT;
+		} else {
+			slot = XNF_STAT_REDIRECT_ERROR;
+			action = XDP_DROP;
+		}
+		break;
+	default:
+		slot = XNF_STAT_ABORT;
+		action = XDP_ABORTED;
+		break;
+	}
+	xnf_count(slot, bytes);
+	if (verdict & XNF_REASON_MALFORMED)
+		xnf_count(XNF_STAT_MALFORMED, bytes);
+	return action;
+}
+
+#define XNF_DEFINE_NF(fn)                                                      \
+	SEC("xdp")                                                             \
+	int xnf_xdp_main(struct xdp_md *ctx)                                   \
+	{                                                                      \
+		struct xnf_pkt pkt = {                                         \
+			.data = (void *)(long)ctx->data,                       \
+			.data_end = (void *)(long)ctx->data_end,               \
+			.ctx = ctx,                                            \
+		};                                                             \
+		return xnf_xdp_action(ctx, fn(&pkt));                          \
+	}                                                                      \
+	char _license[] SEC("license") = "Dual BSD/GPL"
+
+#endif /* XNF_BPF_GLUE_H */

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Definitions shared by the kernel (BPF) and the native build of an NF, and by
+ * the user-space runtime that has to agree with both on layouts.
+ */
+#ifndef XNF_COMMON_H
+#define XNF_COMMON_H
+
+#include <linux/types.h>
+
+#ifdef __BPF__
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#define XNF_TARGET_BPF 1
+#else
+#include <stddef.h>
+#include <string.h>
+#include <arpa/inet.h>
+#define XNF_TARGET_NATIVE 1
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+#define bpf_htons(x) htons(x)
+#define bpf_ntohs(x) ntohs(x)
+#define bpf_htonl(x) htonl(x)
+#define bpf_ntohl(x) ntohl(x)
+#endif
+
+#define XNF_LIKELY(x) __builtin_expect(!!(x), 1)
+#define XNF_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Ports are the interfaces an NF instance was started on, numbered in command-line order. */
+#define XNF_MAX_PORTS 8
+
+/*
+ * Run-time configuration the loader writes into the BPF object's .rodata before
+ * loading, so that the verifier sees it as constant and prunes what is unused.
+ */
+struct xnf_config {
+	__u32 nports;
+	__u32 ifindex[XNF_MAX_PORTS];
+};
+
+/* Slots of the per-CPU statistics array: one per verdict class, plus reasons. */
+enum xnf_stat_slot {
+	XNF_STAT_ABORT = 0,
+	XNF_STAT_DROP,
+	XNF_STAT_PASS,
+	XNF_STAT_TX,
+	XNF_STAT_REDIRECT,
+	XNF_STAT_REDIRECT_ERROR, /* redirect to a port with no device: dropped */
+	XNF_STAT_MALFORMED,      /* reason, counted in addition to the verdict */
+	XNF_STAT_NSLOTS,
+};
+
+struct xnf_counter {
+	__u64 packets;
+	__u64 bytes;
+};
+
+#endif /* XNF_COMMON_H */

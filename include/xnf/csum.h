@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Internet checksum helpers (RFC 1071, incremental update per RFC 1624),
+ * written in plain C so both targets compute bit-identical results.
+ */
+#ifndef XNF_CSUM_H
+#define XNF_CSUM_H
+
+#include <xnf/common.h>
+#include <linux/ip.h>
+
+static __always_inline __u16 xnf_csum_fold(__u32 sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (__u16)~sum;
+}
+
+/* Updates *csum for a 16-bit field that changed from old to new (network order). */
+static __always_inline void xnf_csum_replace2(__sum16 *csum, __be16 old, __be16 new)
+{
+	__u32 sum = (__u16)~*csum;
+
+	sum += (__u16)~old;
+	sum += new;
+	*csum = (__sum16)xnf_csum_fold(sum);
+}
+
+/* Updates *csum for a 32-bit field that changed from old to new (network order). */
+static __always_inline void xnf_csum_replace4(__sum16 *csum, __be32 old, __be32 new)
+{
+	__u32 sum = (__u16)~*csum;
+
+	sum += (__u16)~(old & 0xffff);
+	sum += (__u16)~(old >> 16);
+	sum += new & 0xffff;
+	sum += new >> 16;
+	*csum = (__sum16)xnf_csum_fold(sum);
+}
+
+/*
+ * Recomputes the IPv4 header checksum in place. The caller has already
+ * bounds-checked ihl * 4 bytes (xnf_parse_headers does).
+ */
+static __always_inline void xnf_ipv4_csum_update(struct iphdr *ip, const void *data_end)
+{
+	__u16 *word = (__u16 *)ip;
+	__u32 nwords = ip->ihl * 2;
+	__u32 sum = 0;
+
+	ip->check = 0;
+	for (__u32 i = 0; i < 30; i++) { /* 60-byte maximum header */
+		if (i >= nwords || (const char *)(word + i + 1) > (const char *)data_end)
+			break;
+		sum += word[i];
+	}
+	ip->check = (__sum16)xnf_csum_fold(sum);
+}
+
+#endif /* XNF_CSUM_H */

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Time, randomness and small packet edits with the same meaning on both
+ * targets. Time is CLOCK_MONOTONIC on both sides (bpf_ktime_get_ns reads it).
+ */
+#ifndef XNF_HELPERS_H
+#define XNF_HELPERS_H
+
+#include <xnf/common.h>
+#include <linux/if_ether.h>
+
+#ifdef XNF_TARGET_BPF
+
+static __always_inline __u64 xnf_now_ns(void)
+{
+	return bpf_ktime_get_ns();
+}
+
+static __always_inline __u32 xnf_random_u32(void)
+{
+	return bpf_get_prandom_u32();
+}
+
+#else
+
+#include <time.h>
+
+static inline __u64 xnf_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/* xorshift32 per thread: fast, and good enough for load spreading and sampling. */
+static inline __u32 xnf_random_u32(void)
+{
+	static __thread __u32 state;
+
+	if (XNF_UNLIKELY(state == 0))
+		state = (__u32)xnf_now_ns() | 1u;
+	state ^= state << 13;
+	state ^= state >> 17;
+	state ^= state << 5;
+	return state;
+}
+
+#endif
+
+static __always_inline void xnf_swap_macs(struct ethhdr *eth)
+{
+	__u8 tmp[ETH_ALEN];
+
+	__builtin_memcpy(tmp, eth->h_source, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(eth->h_dest, tmp, ETH_ALEN);
+}
+
+#endif /* XNF_HELPERS_H */

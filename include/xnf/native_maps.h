@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Runtime side of the native maps: creating them, finding them by name, and
+ * the control-plane operations with the kernel's semantics (lookup by copy,
+ * get_next_key, per-CPU value arrays).
+ */
+#ifndef XNF_NATIVE_MAPS_H
+#define XNF_NATIVE_MAPS_H
+
+#include <xnf/maps.h>
+
+/* Number of "CPUs" a native per-CPU map has: one slot per worker thread. */
+#define XNF_NATIVE_MAX_CPUS 64
+
+/* The calling thread's slot in per-CPU maps (a worker sets it once). */
+extern __thread __u32 xnf_native_cpu;
+
+/* Allocates every map the linked NF declared; ncpus is the worker count. 0 or -errno. */
+int xnf_native_maps_init(__u32 ncpus);
+void xnf_native_maps_free(void);
+struct xnf_map *xnf_native_map_find(const char *name);
+
+/* Creates and frees one map outside the registry (tests, tools). */
+int xnf_native_map_create(struct xnf_map *map, __u32 ncpus);
+void xnf_native_map_destroy(struct xnf_map *map);
+
+/* Control plane, with the bpf(2) syscall's semantics for each map type. */
+int xnf_native_map_lookup_copy(struct xnf_map *map, const void *key, void *value);
+int xnf_native_map_get_next_key(struct xnf_map *map, const void *key, void *next_key);
+/* Size of the buffer lookup_copy fills: per-CPU maps give ncpus 8-byte-aligned values. */
+__u32 xnf_native_map_value_buffer_size(const struct xnf_map *map);
+__u32 xnf_native_map_ncpus(const struct xnf_map *map);
+
+#endif /* XNF_NATIVE_MAPS_H */

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The single-source NF API. An NF is one function
+ *
+ *     static __always_inline xnf_verdict my_nf(struct xnf_pkt *pkt);
+ *     XNF_DEFINE_NF(my_nf);
+ *
+ * compiled twice: with `clang -target bpf` it becomes an XDP program; with the
+ * host compiler it becomes a batch function the user-space runtime calls once
+ * per batch, with my_nf inlined into the loop (no per-packet indirect call).
+ */
+#ifndef XNF_NF_H
+#define XNF_NF_H
+
+#include <xnf/common.h>
+#include <xnf/pkt.h>
+#include <xnf/maps.h>
+#include <xnf/parse.h>
+#include <xnf/csum.h>
+#include <xnf/helpers.h>
+
+/*
+ * A verdict is an action in the low 7 bits, an optional reason bit, and for
+ * redirects the destination port above bit 8. Plain integers keep it cheap to
+ * return from inlined code on both targets.
+ */
+typedef __u32 xnf_verdict;
+
+#define XNF_ABORT 0u
+#define XNF_DROP 1u
+#define XNF_PASS 2u
+#define XNF_TX 3u
+#define XNF_REDIRECT_ACTION 4u
+#define XNF_REDIRECT(port) (XNF_REDIRECT_ACTION | ((__u32)(port) << 8))
+#define XNF_REASON_MALFORMED 0x80u
+/* Drop a packet that could not be parsed; counted as a drop and as malformed. */
+#define XNF_DROP_MALFORMED (XNF_DROP | XNF_REASON_MALFORMED)
+
+#define XNF_VERDICT_ACTION(v) ((v) & 0x7fu)
+#define XNF_VERDICT_PORT(v) ((v) >> 8)
+
+#ifdef XNF_TARGET_BPF
+/* Written by the loader before load: constant to the verifier. */
+const volatile struct xnf_config xnf_cfg = {};
+#else
+#include <xnf/nf_entry.h>
+#endif
+
+static __always_inline __u32 xnf_nports(void)
+{
+	return xnf_cfg.nports;
+}
+
+/* Index (command-line order) of the port the packet arrived on. */
+static __always_inline __u32 xnf_ingress_port(const struct xnf_pkt *pkt)
+{
+#ifdef XNF_TARGET_BPF
+	__u32 ifindex = pkt->ctx->ingress_ifindex;
+
+	for (__u32 i = 0; i < XNF_MAX_PORTS; i++) {
+		if (i >= xnf_cfg.nports)
+			break;
+		if (xnf_cfg.ifindex[i] == ifindex)
+			return i;
+	}
+	return 0;
+#else
+	return pkt->ingress_port;
+#endif
+}
+
+/*
+ * "Send it on": back out of the ingress port when the NF has one port, else
+ * out of the next port in command-line order (0->1, 1->0 for two ports).
+ */
+static __always_inline xnf_verdict xnf_forward(const struct xnf_pkt *pkt)
+{
+	__u32 nports = xnf_nports();
+
+	if (nports <= 1)
+		return XNF_TX;
+	return XNF_REDIRECT((xnf_ingress_port(pkt) + 1) % nports);
+}
+
+#ifdef XNF_TARGET_BPF
+#include <xnf/bpf_glue.h>
+#else
+#include <xnf/native_glue.h>
+#endif
+
+#endif /* XNF_NF_H */

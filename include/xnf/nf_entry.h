@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* What the native object of an NF gives the runtime it is linked with. */
+#ifndef XNF_NF_ENTRY_H
+#define XNF_NF_ENTRY_H
+
+#include <xnf/pkt.h>
+
+typedef __u32 xnf_verdict;
+
+/* The name of the NF linked into this binary, and its batch entry point. */
+extern const char xnf_nf_name[];
+void xnf_nf_run_batch(struct xnf_pkt *pkts, xnf_verdict *verdicts, unsigned int n);
+
+/* Ports of the running instance, as the NF's xnf_forward() and xnf_nports() see them. */
+extern struct xnf_config xnf_cfg;
+
+#endif

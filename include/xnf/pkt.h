@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* The packet as an NF sees it: a bounds-checked window onto the frame. */
+#ifndef XNF_PKT_H
+#define XNF_PKT_H
+
+#include <xnf/common.h>
+
+struct xnf_pkt {
+	void *data;
+	void *data_end;
+#ifdef XNF_TARGET_BPF
+	struct xdp_md *ctx;
+#else
+	__u32 ingress_port;
+	__u32 rx_queue;
+#endif
+};
+
+static __always_inline __u32 xnf_pkt_len(const struct xnf_pkt *pkt)
+{
+	return (__u32)((char *)pkt->data_end - (char *)pkt->data);
+}
+
+#endif /* XNF_PKT_H */

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The control socket of a running instance: a UNIX stream socket at
+ * RUN_DIR/NAME.sock (RUN_DIR is /run/xnf unless XNF_RUN_DIR says otherwise).
+ * A filesystem path, not an abstract socket, so it is reachable from every
+ * network namespace. One request per connection, one line:
+ *   info | stats | rules list | rules add RULE | rules del RULE
+ * answered with "ok" or "error: REASON" on the first line, then the body.
+ */
+#ifndef XNF_RUNTIME_CONTROL_H
+#define XNF_RUNTIME_CONTROL_H
+
+#include <stdio.h>
+#include <sys/un.h>
+
+#include <xnf/runtime/rules_engine.h>
+
+#define XNF_DEFAULT_RUN_DIR "/run/xnf"
+#define XNF_MAX_NAME 64
+
+struct xnf_control_server {
+	int listen_fd;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+};
+
+struct xnf_control_handlers {
+	void *ctx;
+	int (*info)(void *ctx, FILE *out);
+	int (*stats)(void *ctx, FILE *out);
+	struct xnf_rules_target rules;
+};
+
+const char *xnf_run_dir(const char *override);
+/* Creates the socket; prints the reason and returns -1 if the name is taken or invalid. */
+int xnf_control_open(struct xnf_control_server *s, const char *run_dir, const char *name);
+/* Accepts and answers one request; never blocks on a silent client for long. */
+void xnf_control_serve_one(struct xnf_control_server *s, const struct xnf_control_handlers *h);
+void xnf_control_close(struct xnf_control_server *s);
+
+#endif

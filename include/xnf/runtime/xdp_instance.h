@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The kernel data path of one NF instance: the embedded BPF object loaded and
+ * attached to its ports through bpf_links, so that nothing stays attached when
+ * the process ends, however it ends.
+ */
+#ifndef XNF_RUNTIME_XDP_INSTANCE_H
+#define XNF_RUNTIME_XDP_INSTANCE_H
+
+#include <net/if.h>
+#include <stdbool.h>
+
+#include <xnf/common.h>
+#include <xnf/runtime/map_ref.h>
+
+struct bpf_object;
+struct xnf_embedded;
+
+struct xnf_port {
+	char name[IF_NAMESIZE];
+	int ifindex;
+};
+
+struct xnf_xdp_instance {
+	struct xnf_embedded *embedded;
+	struct bpf_object *obj;
+	int prog_fd;
+	int stats_fd;
+	bool generic; /* skb mode instead of the driver's native XDP */
+	__u32 nports;
+	struct xnf_port ports[XNF_MAX_PORTS];
+	int link_fds[XNF_MAX_PORTS]; /* bpf_link fds: closing the last one detaches */
+};
+
+/* Loads the NF for these ports. On failure prints one clear message (with the
+ * verifier's last lines if it refused the program) and returns -1. */
+int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32 nports, bool generic);
+/* Attaches to every port, or to none: on failure nothing stays attached. */
+int xnf_xdp_attach(struct xnf_xdp_instance *x);
+void xnf_xdp_detach(struct xnf_xdp_instance *x);
+void xnf_xdp_destroy(struct xnf_xdp_instance *x);
+
+/* Map resolver for the control plane (ctx is the instance). */
+int xnf_xdp_resolve_map(void *ctx, const char *name, struct xnf_map_ref *ref);
+/* Sums the per-CPU verdict counters. 0 or -errno. */
+int xnf_xdp_read_stats(const struct xnf_xdp_instance *x, struct xnf_counter totals[XNF_STAT_NSLOTS]);
+
+#endif

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <xnf/runtime/control.h>
+#include <xnf/runtime/log.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#define REQUEST_MAX 1024
+#define CLIENT_TIMEOUT_MS 1000
+
+const char *xnf_run_dir(const char *override)
+{
+	const char *env = getenv("XNF_RUN_DIR");
+
+	if (override && *override)
+		return override;
+	return env && *env ? env : XNF_DEFAULT_RUN_DIR;
+}
+
+static int valid_name(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (len == 0 || len > XNF_MAX_NAME)
+		return 0;
+	for (size_t i = 0; i < len; i++) {
+		if (!isalnum((unsigned char)name[i]) && !strchr("._-", name[i]))
+			return 0;
+	}
+	return name[0] != '.';
+}
+
+static int make_dir(const char *dir)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s", dir);
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0755) && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(path, 0755) && errno != EEXIST ? -1 : 0;
+}
+
+/* A socket file whose owner died is stale; a live one means the name is taken. */
+static int name_in_use(const struct sockaddr_un *addr)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int live;
+
+	if (fd < 0)
+		return 0;
+	live = connect(fd, (const struct sockaddr *)addr, sizeof(*addr)) == 0;
+	close(fd);
+	return live;
+}
+
+int xnf_control_open(struct xnf_control_server *s, const char *run_dir, const char *name)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int n;
+
+	s->listen_fd = -1;
+	s->path[0] = '\0';
+	if (!valid_name(name)) {
+		xnf_error("instance name '%s' is invalid: use up to %d letters, digits, '.', '_' or '-'",
+			  name, XNF_MAX_NAME);
+		return -1;
+	}
+	if (make_dir(run_dir)) {
+		xnf_error("cannot create the run directory %s: %s", run_dir, strerror(errno));
+		return -1;
+	}
+	n = snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/%s.sock", run_dir, name);
+	if (n < 0 || (size_t)n >= sizeof(addr.sun_path)) {
+		xnf_error("control socket path %s/%s.sock is too long: use a shorter XNF_RUN_DIR", run_dir,
+			  name);
+		return -1;
+	}
+	if (access(addr.sun_path, F_OK) == 0) {
+		if (name_in_use(&addr)) {
+			xnf_error("an instance named '%s' is already running (control socket %s): "
+				  "stop it, or give this one another --name", name, addr.sun_path);
+			return -1;
+		}
+		unlink(addr.sun_path);
+	}
+	s->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (s->listen_fd < 0 || bind(s->listen_fd, (struct sockaddr *)&addr, sizeof(addr)) ||
+	    listen(s->listen_fd, 16)) {
+		xnf_error("cannot create the control socket %s: %s", addr.sun_path, strerror(errno));
+		if (s->listen_fd >= 0)
+			close(s->listen_fd);
+		s->listen_fd = -1;
+		return -1;
+	}
+	chmod(addr.sun_path, 0600);
+	strcpy(s->path, addr.sun_path);
+	return 0;
+}
+
+static int read_request(int fd, char *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len - 1) {
+		ssize_t n = recv(fd, buf + got, len - 1 - got, 0);
+
+		if (n <= 0)
+			return -1;
+		got += (size_t)n;
+		if (memchr(buf, '\n', got))
+			break;
+	}
+	buf[got] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	return 0;
+}
+
+static int dispatch_rules(const char *args, const struct xnf_control_handlers *h, FILE *body,
+			  char *err, size_t errlen)
+{
+	if (strcmp(args, "list") == 0)
+		return xnf_rules_list(body, &h->rules, err, errlen) < 0 ? -1 : 0;
+	if (strncmp(args, "add ", 4) == 0)
+		return xnf_rules_add(args + 4, &h->rules, err, errlen);
+	if (strncmp(args, "del ", 4) == 0)
+		return xnf_rules_del(args + 4, &h->rules, err, errlen);
+	snprintf(err, errlen, "unknown rules command '%s': use list, add RULE or del RULE", args);
+	return -1;
+}
+
+static int dispatch(const char *request, const struct xnf_control_handlers *h, FILE *body, char *err,
+		    size_t errlen)
+{
+	if (strcmp(request, "info") == 0)
+		return h->info(h->ctx, body);
+	if (strcmp(request, "stats") == 0)
+		return h->stats(h->ctx, body);
+	if (strncmp(request, "rules ", 6) == 0)
+		return dispatch_rules(request + 6, h, body, err, errlen);
+	snprintf(err, errlen, "unknown request '%s': use info, stats or rules", request);
+	return -1;
+}
+
+static void write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+
+		if (n <= 0)
+			return;
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+void xnf_control_serve_one(struct xnf_control_server *s, const struct xnf_control_handlers *h)
+{
+	struct timeval timeout = { .tv_sec = 0, .tv_usec = CLIENT_TIMEOUT_MS * 1000 };
+	char request[REQUEST_MAX], err[1024] = "";
+	char *body_buf = NULL;
+	size_t body_len = 0;
+	FILE *body;
+	int fd, rc;
+
+	fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
+	if (read_request(fd, request, sizeof(request))) {
+		close(fd);
+		return;
+	}
+	body = open_memstream(&body_buf, &body_len);
+	if (!body) {
+		close(fd);
+		return;
+	}
+	rc = dispatch(request, h, body, err, sizeof(err));
+	fclose(body);
+	if (rc) {
+		char line[1100];
+		int n = snprintf(line, sizeof(line), "error: %s\n", err[0] ? err : "request failed");
+
+		write_all(fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	} else {
+		write_all(fd, "ok\n", 3);
+		write_all(fd, body_buf, body_len);
+	}
+	free(body_buf);
+	close(fd);
+}
+
+void xnf_control_close(struct xnf_control_server *s)
+{
+	if (s->listen_fd >= 0) {
+		close(s->listen_fd);
+		s->listen_fd = -1;
+	}
+	if (s->path[0]) {
+		unlink(s->path);
+		s->path[0] = '\0';
+	}
+}

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <xnf/runtime/map_ref.h>
+#include <xnf/native_maps.h>
+
+#include <bpf/bpf.h>
+#include <errno.h>
+
+/* libbpf 1.x returns -errno directly from these calls. */
+
+int xnf_map_ref_update(const struct xnf_map_ref *ref, const void *key, const void *value, __u64 flags)
+{
+	if (ref->native)
+		return xnf_map_update(ref->native, key, value, flags);
+	return bpf_map_update_elem(ref->fd, key, value, flags);
+}
+
+int xnf_map_ref_delete(const struct xnf_map_ref *ref, const void *key)
+{
+	if (ref->native)
+		return xnf_map_delete(ref->native, key);
+	return bpf_map_delete_elem(ref->fd, key);
+}
+
+int xnf_map_ref_lookup(const struct xnf_map_ref *ref, const void *key, void *value)
+{
+	if (ref->native)
+		return xnf_native_map_lookup_copy(ref->native, key, value);
+	return bpf_map_lookup_elem(ref->fd, key, value);
+}
+
+int xnf_map_ref_next_key(const struct xnf_map_ref *ref, const void *key, void *next_key)
+{
+	if (ref->native)
+		return xnf_native_map_get_next_key(ref->native, key, next_key);
+	return bpf_map_get_next_key(ref->fd, key, next_key);
+}

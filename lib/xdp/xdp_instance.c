@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <xnf/runtime/xdp_instance.h>
+#include <xnf/runtime/embedded.h>
+#include <xnf/runtime/log.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/if_link.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define VERIFIER_TAIL_LINES 20
+
+/*
+ * libbpf's messages are kept, not printed: on success they are noise, on a
+ * verifier rejection only the last lines of the log say what went wrong.
+ */
+static char *libbpf_log;
+static size_t libbpf_log_len;
+
+static int capture_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char line[4096];
+	int n = vsnprintf(line, sizeof(line), fmt, ap);
+	char *grown;
+
+	if (xnf_verbose)
+		fputs(line, stderr);
+	if (level == LIBBPF_DEBUG || n <= 0)
+		return 0;
+	if ((size_t)n >= sizeof(line))
+		n = sizeof(line) - 1;
+	grown = realloc(libbpf_log, libbpf_log_len + n + 1);
+	if (!grown)
+		return 0;
+	libbpf_log = grown;
+	memcpy(libbpf_log + libbpf_log_len, line, n + 1);
+	libbpf_log_len += n;
+	return 0;
+}
+
+static void print_verifier_tail(void)
+{
+	const char *start, *end;
+	int lines = 0;
+
+	if (!libbpf_log)
+		return;
+	start = strstr(libbpf_log, "-- BEGIN PROG LOAD LOG --");
+	end = strstr(libbpf_log, "-- END PROG LOAD LOG --");
+	if (!start || !end || end < start) {
+		fprintf(stderr, "%s", libbpf_log);
+		return;
+	}
+	/* Walk back from the end marker to keep the last lines. */
+	const char *p = end;
+
+	while (p > start && lines <= VERIFIER_TAIL_LINES) {
+		p--;
+		if (*p == '\n')
+			lines++;
+	}
+	if (*p == '\n')
+		p++;
+	fprintf(stderr, "xnf: the verifier's last lines:\n%.*s", (int)(end - p), p);
+}
+
+static void reset_libbpf_log(void)
+{
+	free(libbpf_log);
+	libbpf_log = NULL;
+	libbpf_log_len = 0;
+}
+
+static struct bpf_program *find_xdp_program(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, obj) {
+		if (bpf_program__type(prog) == BPF_PROG_TYPE_XDP)
+			return prog;
+	}
+	return NULL;
+}
+
+static int fill_port_map(struct xnf_xdp_instance *x)
+{
+	int fd = bpf_object__find_map_fd_by_name(x->obj, "xnf_ports");
+
+	if (fd < 0)
+		return fd;
+	for (__u32 i = 0; i < x->nports; i++) {
+		__u32 ifindex = (__u32)x->ports[i].ifindex;
+		int err = bpf_map_update_elem(fd, &i, &ifindex, BPF_ANY);
+
+		if (err) {
+			xnf_error("cannot add port %s to the redirect map: %s", x->ports[i].name,
+				  strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static void explain_load_failure(int err)
+{
+	if (err == -EPERM || err == -EACCES) {
+		if (geteuid() != 0) {
+			xnf_error("loading the XDP program needs root (CAP_BPF and CAP_NET_ADMIN): "
+				  "run xnf with sudo");
+			return;
+		}
+		xnf_error("the kernel's verifier rejected the NF's XDP program");
+		print_verifier_tail();
+		return;
+	}
+	xnf_error("cannot load the NF's XDP program: %s", strerror(-err));
+	print_verifier_tail();
+}
+
+int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32 nports, bool generic)
+{
+	struct xnf_config cfg = { .nports = nports };
+	struct bpf_program *prog;
+	int err;
+
+	memset(x, 0, sizeof(*x));
+	x->prog_fd = -1;
+	x->stats_fd = -1;
+	x->generic = generic;
+	x->nports = nports;
+	for (__u32 i = 0; i < XNF_MAX_PORTS; i++)
+		x->link_fds[i] = -1;
+	memcpy(x->ports, ports, nports * sizeof(*ports));
+	for (__u32 i = 0; i < nports; i++)
+		cfg.ifindex[i] = (__u32)ports[i].ifindex;
+
+	libbpf_set_print(capture_libbpf);
+	reset_libbpf_log();
+	x->embedded = xnf_embedded_open();
+	if (!x->embedded) {
+		xnf_error("cannot open the embedded BPF object: %s", strerror(errno));
+		return -1;
+	}
+	x->obj = xnf_embedded_object(x->embedded);
+	xnf_embedded_set_config(x->embedded, &cfg);
+	prog = find_xdp_program(x->obj);
+	if (!prog) {
+		xnf_error("the embedded BPF object has no XDP program: was the NF built with XNF_DEFINE_NF?");
+		return -1;
+	}
+	err = bpf_object__load(x->obj);
+	if (err) {
+		explain_load_failure(err);
+		return -1;
+	}
+	reset_libbpf_log();
+	x->prog_fd = bpf_program__fd(prog);
+	x->stats_fd = bpf_object__find_map_fd_by_name(x->obj, "xnf_stats");
+	if (fill_port_map(x))
+		return -1;
+	return 0;
+}
+
+static void explain_attach_failure(const struct xnf_xdp_instance *x, const struct xnf_port *port, int err)
+{
+	switch (err) {
+	case -EBUSY:
+	case -EEXIST:
+		xnf_error("interface %s already has an XDP program attached: stop the other NF, or "
+			  "remove it with 'ip link set dev %s xdp off'", port->name, port->name);
+		break;
+	case -EOPNOTSUPP:
+		xnf_error("the driver of %s does not support %s XDP%s", port->name,
+			  x->generic ? "generic" : "native",
+			  x->generic ? "" : ": use --mode xdp-generic instead");
+		break;
+	case -EPERM:
+		xnf_error("attaching XDP to %s needs root (CAP_NET_ADMIN): run xnf with sudo", port->name);
+		break;
+	default:
+		xnf_error("cannot attach XDP to %s: %s", port->name, strerror(-err));
+	}
+}
+
+int xnf_xdp_attach(struct xnf_xdp_instance *x)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, opts,
+		.flags = x->generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
+
+	for (__u32 i = 0; i < x->nports; i++) {
+		/* bpf_link: the attachment dies with the last fd, i.e. with this process. */
+		int fd = bpf_link_create(x->prog_fd, x->ports[i].ifindex, BPF_XDP, &opts);
+
+		if (fd < 0) {
+			explain_attach_failure(x, &x->ports[i], fd);
+			xnf_xdp_detach(x);
+			return -1;
+		}
+		x->link_fds[i] = fd;
+	}
+	return 0;
+}
+
+void xnf_xdp_detach(struct xnf_xdp_instance *x)
+{
+	for (__u32 i = 0; i < x->nports; i++) {
+		if (x->link_fds[i] > 0) {
+			close(x->link_fds[i]);
+			x->link_fds[i] = -1;
+		}
+	}
+}
+
+void xnf_xdp_destroy(struct xnf_xdp_instance *x)
+{
+	xnf_xdp_detach(x);
+	xnf_embedded_destroy(x->embedded);
+	x->embedded = NULL;
+	reset_libbpf_log();
+}
+
+int xnf_xdp_resolve_map(void *ctx, const char *name, struct xnf_map_ref *ref)
+{
+	struct xnf_xdp_instance *x = ctx;
+	struct bpf_map *map = bpf_object__find_map_by_name(x->obj, name);
+
+	if (!map)
+		return -ENOENT;
+	ref->name = bpf_map__name(map);
+	ref->fd = bpf_map__fd(map);
+	ref->native = NULL;
+	ref->key_size = bpf_map__key_size(map);
+	ref->value_size = bpf_map__value_size(map);
+	ref->max_entries = bpf_map__max_entries(map);
+	return 0;
+}
+
+int xnf_xdp_read_stats(const struct xnf_xdp_instance *x, struct xnf_counter totals[XNF_STAT_NSLOTS])
+{
+	int ncpus = libbpf_num_possible_cpus();
+	struct xnf_counter *per_cpu;
+
+	if (ncpus <= 0)
+		return ncpus ? ncpus : -EINVAL;
+	per_cpu = calloc(ncpus, sizeof(*per_cpu));
+	if (!per_cpu)
+		return -ENOMEM;
+	memset(totals, 0, sizeof(*totals) * XNF_STAT_NSLOTS);
+	for (__u32 slot = 0; slot < XNF_STAT_NSLOTS; slot++) {
+		int err = bpf_map_lookup_elem(x->stats_fd, &slot, per_cpu);
+
+		if (err) {
+			free(per_cpu);
+			return err;
+		}
+		for (int cpu = 0; cpu < ncpus; cpu++) {
+			totals[slot].packets += per_cpu[cpu].packets;
+			totals[slot].bytes += per_cpu[cpu].bytes;
+		}
+	}
+	free(per_cpu);
+	return 0;
+}

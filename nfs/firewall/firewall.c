@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * firewall: an exact-match 5-tuple ACL. A packet whose (family, protocol,
+ * addresses, ports) matches a rule gets the rule's action; any other IP packet
+ * gets the default action. Non-IP frames (ARP, LLDP...) are forwarded so the
+ * link keeps working; frames with broken headers are dropped and counted.
+ */
+#include <xnf/nf.h>
+#include "firewall.h"
+
+XNF_MAP_HASH_GROWING(fw_acl, struct xnf_5tuple, __u32, FW_MAX_RULES);
+XNF_MAP_ARRAY(fw_config, __u32, FW_NSETTINGS);
+
+static __always_inline __u32 fw_action_for(const struct xnf_5tuple *t)
+{
+	__u32 slot = FW_SETTING_DEFAULT_ACTION;
+	__u32 *action = xnf_map_lookup(&fw_acl, t);
+
+	if (!action)
+		action = xnf_map_lookup(&fw_config, &slot);
+	return action ? *action : FW_ALLOW;
+}
+
+static __always_inline xnf_verdict firewall(struct xnf_pkt *pkt)
+{
+	struct xnf_headers h;
+	struct xnf_5tuple t;
+
+	if (xnf_parse_headers(pkt, &h) < 0)
+		return XNF_DROP_MALFORMED;
+	if (xnf_headers_to_5tuple(&h, &t) < 0)
+		return xnf_forward(pkt);
+	if (fw_action_for(&t) == FW_DROP)
+		return XNF_DROP;
+	return xnf_forward(pkt);
+}
+XNF_DEFINE_NF(firewall);

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Rules of the firewall, one per line:
+ *   ACTION tcp|udp SRC_IP SRC_PORT DST_IP DST_PORT
+ *   ACTION icmp|icmpv6|<0-255> SRC_IP DST_IP
+ *   default ACTION
+ * ACTION is drop or allow; addresses are IPv4 or IPv6 (both of one family).
+ */
+#include <arpa/inet.h> /* before the linux headers nf.h pulls in */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xnf/parse.h>
+#include <xnf/rules.h>
+#include "firewall.h"
+
+#define MAX_TOKENS 8
+
+static const char *const fw_rule_maps[] = { "fw_acl", "fw_config", NULL };
+
+static int split(char *text, char **tokens)
+{
+	int n = 0;
+
+	for (char *tok = strtok(text, " \t"); tok; tok = strtok(NULL, " \t")) {
+		if (n == MAX_TOKENS)
+			return -1;
+		tokens[n++] = tok;
+	}
+	return n;
+}
+
+static int parse_action(const char *word, __u32 *action, char *err, size_t errlen)
+{
+	if (strcmp(word, "drop") == 0)
+		*action = FW_DROP;
+	else if (strcmp(word, "allow") == 0)
+		*action = FW_ALLOW;
+	else {
+		snprintf(err, errlen, "unknown action '%s': use drop or allow", word);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_proto(const char *word, __u8 *proto, char *err, size_t errlen)
+{
+	static const struct { const char *name; __u8 number; } names[] = {
+		{ "tcp", IPPROTO_TCP }, { "udp", IPPROTO_UDP },
+		{ "icmp", IPPROTO_ICMP }, { "icmpv6", IPPROTO_ICMPV6 },
+	};
+	char *end;
+	long n;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(word, names[i].name) == 0) {
+			*proto = names[i].number;
+			return 0;
+		}
+	}
+	n = strtol(word, &end, 10);
+	if (*word && !*end && n >= 0 && n <= 255) {
+		*proto = (__u8)n;
+		return 0;
+	}
+	snprintf(err, errlen, "unknown protocol '%s': use tcp, udp, icmp, icmpv6 or a number 0-255", word);
+	return -1;
+}
+
+static int parse_addr(const char *word, struct xnf_5tuple *t, __be32 *addr, char *err, size_t errlen)
+{
+	__u8 family;
+
+	if (inet_pton(AF_INET, word, addr) == 1)
+		family = 4;
+	else if (inet_pton(AF_INET6, word, addr) == 1)
+		family = 6;
+	else {
+		snprintf(err, errlen, "'%s' is not an IPv4 or IPv6 address", word);
+		return -1;
+	}
+	if (t->family && t->family != family) {
+		snprintf(err, errlen, "source and destination must both be IPv4 or both IPv6");
+		return -1;
+	}
+	t->family = family;
+	return 0;
+}
+
+static int parse_port(const char *word, __be16 *port, char *err, size_t errlen)
+{
+	char *end;
+	long n = strtol(word, &end, 10);
+
+	if (!*word || *end || n < 0 || n > 65535) {
+		snprintf(err, errlen, "'%s' is not a port number (0-65535)", word);
+		return -1;
+	}
+	*port = htons((__u16)n);
+	return 0;
+}
+
+static int parse_default(char **tok, int ntok, struct xnf_rule_entry *entry, char *err, size_t errlen)
+{
+	__u32 slot = FW_SETTING_DEFAULT_ACTION, action;
+
+	if (ntok != 2) {
+		snprintf(err, errlen, "'default' takes one action: default drop|allow");
+		return -1;
+	}
+	if (parse_action(tok[1], &action, err, errlen))
+		return -1;
+	entry->map = "fw_config";
+	memcpy(entry->key, &slot, sizeof(slot));
+	memcpy(entry->value, &action, sizeof(action));
+	entry->reset_on_delete = true;
+	return 0;
+}
+
+static int fw_parse(const char *text, struct xnf_rule_entry *entry, char *err, size_t errlen)
+{
+	char copy[XNF_RULE_MAX_TEXT], *tok[MAX_TOKENS];
+	struct xnf_5tuple t = { 0 };
+	bool has_ports;
+	__u32 action;
+	int ntok;
+
+	snprintf(copy, sizeof(copy), "%s", text);
+	ntok = split(copy, tok);
+	if (ntok < 0) {
+		snprintf(err, errlen, "too many words");
+		return -1;
+	}
+	if (ntok >= 1 && strcmp(tok[0], "default") == 0)
+		return parse_default(tok, ntok, entry, err, errlen);
+	if (ntok < 2) {
+		snprintf(err, errlen, "incomplete rule");
+		return -1;
+	}
+	if (parse_action(tok[0], &action, err, errlen) || parse_proto(tok[1], &t.proto, err, errlen))
+		return -1;
+	has_ports = t.proto == IPPROTO_TCP || t.proto == IPPROTO_UDP;
+	if (ntok != (has_ports ? 6 : 4)) {
+		snprintf(err, errlen, has_ports ? "%s takes SRC_IP SRC_PORT DST_IP DST_PORT"
+						: "protocol %s has no ports: give SRC_IP DST_IP",
+			 tok[1]);
+		return -1;
+	}
+	if (parse_addr(tok[2], &t, t.saddr, err, errlen))
+		return -1;
+	if (has_ports && (parse_port(tok[3], &t.sport, err, errlen) ||
+			  parse_port(tok[5], &t.dport, err, errlen)))
+		return -1;
+	if (parse_addr(tok[has_ports ? 4 : 3], &t, t.daddr, err, errlen))
+		return -1;
+	if ((t.proto == IPPROTO_ICMP && t.family == 6) || (t.proto == IPPROTO_ICMPV6 && t.family == 4)) {
+		snprintf(err, errlen, "use icmp with IPv4 and icmpv6 with IPv6");
+		return -1;
+	}
+	entry->map = "fw_acl";
+	memcpy(entry->key, &t, sizeof(t));
+	memcpy(entry->value, &action, sizeof(action));
+	return 0;
+}
+
+static const char *proto_name(__u8 proto, char *buf, size_t len)
+{
+	switch (proto) {
+	case IPPROTO_TCP: return "tcp";
+	case IPPROTO_UDP: return "udp";
+	case IPPROTO_ICMP: return "icmp";
+	case IPPROTO_ICMPV6: return "icmpv6";
+	}
+	snprintf(buf, len, "%u", proto);
+	return buf;
+}
+
+static int fw_format(const char *map, const void *key, const void *value, char *out, size_t outlen)
+{
+	const char *action = *(const __u32 *)value == FW_DROP ? "drop" : "allow";
+	char src[INET6_ADDRSTRLEN], dst[INET6_ADDRSTRLEN], pbuf[8];
+	const struct xnf_5tuple *t = key;
+	int af;
+
+	if (strcmp(map, "fw_config") == 0) {
+		snprintf(out, outlen, "default %s", action);
+		return 0;
+	}
+	af = t->family == 6 ? AF_INET6 : AF_INET;
+	inet_ntop(af, t->saddr, src, sizeof(src));
+	inet_ntop(af, t->daddr, dst, sizeof(dst));
+	if (t->proto == IPPROTO_TCP || t->proto == IPPROTO_UDP)
+		snprintf(out, outlen, "%s %s %s %u %s %u", action, proto_name(t->proto, pbuf, sizeof(pbuf)),
+			 src, ntohs(t->sport), dst, ntohs(t->dport));
+	else
+		snprintf(out, outlen, "%s %s %s %s", action, proto_name(t->proto, pbuf, sizeof(pbuf)), src, dst);
+	return 0;
+}
+
+static const struct xnf_rules_codec fw_codec = {
+	.syntax = "drop|allow tcp|udp SRC_IP SRC_PORT DST_IP DST_PORT | "
+		  "drop|allow icmp|icmpv6|PROTO SRC_IP DST_IP | default drop|allow",
+	.maps = fw_rule_maps,
+	.parse = fw_parse,
+	.format = fw_format,
+};
+
+const struct xnf_rules_codec *const xnf_nf_rules = &fw_codec;
