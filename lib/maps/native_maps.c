@@ -194,7 +194,7 @@ static void *lpm_lookup(const struct xnf_map *map, const void *key)
 	const __u8 *data = (const __u8 *)key + sizeof(__u32);
 
 	if (want > l->max_prefixlen)
-		want = l->max_prefixlen;
+		return NULL; /* as the kernel's trie_lookup_elem */
 	for (int len = (int)want; len >= 0; len--) {
 		struct hash_node *n;
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <xnf/runtime/xdp_instance.h>
+#include <xnf/runtime/xdp_attach.h>
 #include <xnf/runtime/embedded.h>
 #include <xnf/runtime/log.h>
 
@@ -166,54 +167,14 @@ int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32
 	return 0;
 }
 
-static void explain_attach_failure(const struct xnf_xdp_instance *x, const struct xnf_port *port, int err)
-{
-	switch (err) {
-	case -EBUSY:
-	case -EEXIST:
-		xnf_error("interface %s already has an XDP program attached: stop the other NF, or "
-			  "remove it with 'ip link set dev %s xdp off'", port->name, port->name);
-		break;
-	case -EOPNOTSUPP:
-		xnf_error("the driver of %s does not support %s XDP%s", port->name,
-			  x->generic ? "generic" : "native",
-			  x->generic ? "" : ": use --mode xdp-generic instead");
-		break;
-	case -EPERM:
-		xnf_error("attaching XDP to %s needs root (CAP_NET_ADMIN): run xnf with sudo", port->name);
-		break;
-	default:
-		xnf_error("cannot attach XDP to %s: %s", port->name, strerror(-err));
-	}
-}
-
 int xnf_xdp_attach(struct xnf_xdp_instance *x)
 {
-	LIBBPF_OPTS(bpf_link_create_opts, opts,
-		.flags = x->generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
-
-	for (__u32 i = 0; i < x->nports; i++) {
-		/* bpf_link: the attachment dies with the last fd, i.e. with this process. */
-		int fd = bpf_link_create(x->prog_fd, x->ports[i].ifindex, BPF_XDP, &opts);
-
-		if (fd < 0) {
-			explain_attach_failure(x, &x->ports[i], fd);
-			xnf_xdp_detach(x);
-			return -1;
-		}
-		x->link_fds[i] = fd;
-	}
-	return 0;
+	return xnf_xdp_attach_ports(x->prog_fd, x->ports, x->nports, x->generic, x->link_fds);
 }
 
 void xnf_xdp_detach(struct xnf_xdp_instance *x)
 {
-	for (__u32 i = 0; i < x->nports; i++) {
-		if (x->link_fds[i] > 0) {
-			close(x->link_fds[i]);
-			x->link_fds[i] = -1;
-		}
-	}
+	xnf_xdp_detach_ports(x->link_fds, x->nports);
 }
 
 void xnf_xdp_destroy(struct xnf_xdp_instance *x)

@@ -1,0 +1,3 @@
+from xnf.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,48 @@
+"""Where the built artefacts live, and building them when they are missing."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from xnf.errors import XnfError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+BUILD_DIR = REPO_ROOT / "build"
+BIN_DIR = BUILD_DIR / "bin"
+NF_SOURCE_DIRS = (REPO_ROOT / "nfs",)
+
+
+def available_nfs() -> list[str]:
+    """NFs shipped in nfs/ (each folder nfs/<name>/<name>.c is one NF)."""
+    names = []
+    for base in NF_SOURCE_DIRS:
+        for folder in sorted(base.iterdir()) if base.is_dir() else []:
+            if (folder / f"{folder.name}.c").is_file():
+                names.append(folder.name)
+    return names
+
+
+def ensure_built() -> None:
+    """Runs make (quietly) so that binaries match the sources."""
+    result = subprocess.run(["make", "-s", "-C", str(REPO_ROOT)], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise XnfError(f"building xnf failed; run 'make' in {REPO_ROOT} to see why:\n{result.stderr.strip()}")
+
+
+def nf_binary(nf: str) -> Path:
+    """The binary of an NF, built if needed; unknown NFs get a clear error."""
+    path = BIN_DIR / f"xnf-{nf}"
+    if not path.exists():
+        known = available_nfs()
+        if nf not in known and not (REPO_ROOT / "tests" / "nfs" / nf).is_dir():
+            raise XnfError(f"unknown NF '{nf}': choose one of {', '.join(known)}")
+        ensure_built()
+    return path
+
+
+def tool_binary(name: str) -> Path:
+    path = BIN_DIR / name
+    if not path.exists():
+        ensure_built()
+    return path

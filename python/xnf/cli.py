@@ -1,0 +1,157 @@
+"""The `xnf` command: a thin front over the NF binaries and their control sockets."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from xnf import build, control
+from xnf.errors import XnfError
+
+STAT_ORDER = ("drop", "tx", "redirect", "pass", "abort", "redirect_error", "malformed")
+
+
+def _require_root(what: str) -> None:
+    if os.geteuid() != 0:
+        raise XnfError(f"{what} needs root (CAP_BPF and CAP_NET_ADMIN): run it with sudo")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    binary = build.nf_binary(args.nf)
+    _require_root("xnf run")
+    argv = [str(binary), "run", "--mode", args.mode]
+    for iface in args.iface:
+        argv += ["--iface", iface]
+    if args.rules:
+        argv += ["--rules", args.rules]
+    if args.name:
+        argv += ["--name", args.name]
+    if args.verbose:
+        argv.append("--verbose")
+    sys.stdout.flush()
+    os.execv(binary, argv)  # the NF binary owns signals and clean-up from here on
+
+
+def _print_stats_table(stats: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{stats['name']}: {stats['nf']} in {stats['mode']} mode, up {stats['uptime_s']:.1f} s")
+    table.add_column("verdict")
+    table.add_column("packets", justify="right")
+    table.add_column("bytes", justify="right")
+    for verdict in STAT_ORDER:
+        counter = stats["verdicts"].get(verdict, {"packets": 0, "bytes": 0})
+        table.add_row(verdict, f"{counter['packets']:,}", f"{counter['bytes']:,}")
+    Console().print(table)
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    name = control.pick_instance(args.name)
+    stats = control.request_json(name, "stats")
+    if args.json:
+        print(json.dumps(stats, indent=2))
+    else:
+        _print_stats_table(stats)
+    return 0
+
+
+def _split_name_option(words: list[str], name: str | None) -> tuple[list[str], str | None]:
+    """Takes --name/-n out of the rule words: argparse.REMAINDER swallows options after the action."""
+    rule = []
+    it = iter(words)
+    for word in it:
+        if word in ("--name", "-n"):
+            name = next(it, None)
+            if name is None:
+                raise XnfError("--name needs a value")
+        elif word.startswith("--name="):
+            name = word.split("=", 1)[1]
+        else:
+            rule.append(word)
+    return rule, name
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    args.rule, args.name = _split_name_option(args.rule, args.name)
+    name = control.pick_instance(args.name)
+    if args.action == "list":
+        if args.rule:
+            raise XnfError("'xnf rules list' takes no rule")
+        sys.stdout.write(control.request(name, "rules list"))
+        return 0
+    if not args.rule:
+        raise XnfError(f"'xnf rules {args.action}' needs a rule, e.g. xnf rules {args.action} drop udp 10.0.0.1 1234 10.0.0.2 53")
+    control.request(name, f"rules {args.action} {' '.join(args.rule)}")
+    return 0
+
+
+def cmd_ps(args: argparse.Namespace) -> int:
+    for name in control.instances():
+        info = control.request_json(name, "info")
+        ports = ",".join(p["iface"] for p in info["ports"])
+        print(f"{name}\t{info['nf']}\t{info['mode']}\tpid {info['pid']}\t{ports}")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    for nf in build.available_nfs():
+        print(nf)
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from xnf import demo
+
+    _require_root("xnf demo")
+    return demo.run(seconds=args.seconds)
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="xnf", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run an NF on one or more interfaces until Ctrl-C")
+    run.add_argument("nf", help="NF name (see 'xnf list')")
+    run.add_argument("--mode", "-m", required=True, help="xdp or xdp-generic")
+    run.add_argument("--iface", "-i", action="append", required=True, help="a port; repeat for more")
+    run.add_argument("--rules", "-r", help="rules file loaded before traffic flows")
+    run.add_argument("--name", "-n", help="instance name (default: the NF's name)")
+    run.add_argument("--verbose", "-v", action="store_true")
+    run.set_defaults(func=cmd_run)
+
+    stats = sub.add_parser("stats", help="verdict counters of a running NF")
+    stats.add_argument("--name", "-n", help="instance (default: the only running one)")
+    stats.add_argument("--json", action="store_true", help="machine-readable output")
+    stats.set_defaults(func=cmd_stats)
+
+    rules = sub.add_parser("rules", help="add, delete or list the rules of a running NF")
+    rules.add_argument("action", choices=("add", "del", "list"))
+    rules.add_argument("rule", nargs=argparse.REMAINDER, help="the rule, in the NF's syntax")
+    rules.add_argument("--name", "-n", help="instance (default: the only running one)")
+    rules.set_defaults(func=cmd_rules)
+
+    sub.add_parser("ps", help="running NF instances").set_defaults(func=cmd_ps)
+    sub.add_parser("list", help="NFs this build has").set_defaults(func=cmd_list)
+
+    demo = sub.add_parser("demo", help="run the NFs on an emulated edge server and show the results")
+    demo.add_argument("--seconds", type=float, default=2.0, help="traffic time per measurement")
+    demo.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = make_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except XnfError as err:
+        print(f"xnf: error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,80 @@
+"""Client of the control socket every running NF instance listens on (see lib/control)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from pathlib import Path
+
+from xnf.errors import XnfError
+
+DEFAULT_RUN_DIR = "/run/xnf"
+TIMEOUT_S = 5.0
+
+
+def run_dir(override: str | None = None) -> Path:
+    return Path(override or os.environ.get("XNF_RUN_DIR") or DEFAULT_RUN_DIR)
+
+
+def socket_path(name: str, directory: str | None = None) -> Path:
+    return run_dir(directory) / f"{name}.sock"
+
+
+def _exchange(path: Path, line: str) -> str:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(TIMEOUT_S)
+        sock.connect(str(path))
+        sock.sendall(line.encode() + b"\n")
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks).decode()
+
+
+def request(name: str, line: str, directory: str | None = None) -> str:
+    """Sends one request; returns the body of an 'ok' answer, raises XnfError otherwise."""
+    path = socket_path(name, directory)
+    try:
+        answer = _exchange(path, line)
+    except FileNotFoundError:
+        raise XnfError(f"no running instance named '{name}' (no {path}); see 'xnf ps'") from None
+    except ConnectionRefusedError:
+        raise XnfError(f"instance '{name}' is not running any more (stale {path})") from None
+    except PermissionError:
+        raise XnfError(f"cannot reach {path}: run xnf with sudo") from None
+    except socket.timeout:
+        raise XnfError(f"instance '{name}' did not answer within {TIMEOUT_S:.0f} s") from None
+    status, _, body = answer.partition("\n")
+    if status == "ok":
+        return body
+    raise XnfError(status.removeprefix("error: ") or f"instance '{name}' closed the connection")
+
+
+def request_json(name: str, line: str, directory: str | None = None) -> dict:
+    return json.loads(request(name, line, directory))
+
+
+def instances(directory: str | None = None) -> list[str]:
+    """Names of instances whose control socket answers."""
+    names = []
+    folder = run_dir(directory)
+    for path in sorted(folder.glob("*.sock")) if folder.is_dir() else []:
+        try:
+            request(path.stem, "info", directory)
+        except XnfError:
+            continue
+        names.append(path.stem)
+    return names
+
+
+def pick_instance(name: str | None, directory: str | None = None) -> str:
+    """The named instance, or the only running one."""
+    if name:
+        return name
+    running = instances(directory)
+    if len(running) == 1:
+        return running[0]
+    if not running:
+        raise XnfError("no NF instance is running; start one with 'xnf run'")
+    raise XnfError(f"several instances are running ({', '.join(running)}): choose one with --name")

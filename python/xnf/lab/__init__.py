@@ -1,0 +1,1 @@
+"""The lab: emulated edge servers built from network namespaces and veth pairs."""

@@ -1,0 +1,67 @@
+"""An NF instance running inside a topology's namespace, driven through its control socket."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+
+from xnf import build, control
+from xnf.errors import XnfError
+from xnf.lab.topology import Topology
+
+START_TIMEOUT_S = 20.0
+
+
+@dataclass
+class NfInstance:
+    topology: Topology
+    nf: str
+    name: str
+    process: subprocess.Popen
+
+    @classmethod
+    def start(cls, topology: Topology, nf: str, mode: str, ifaces: list[str], rules: str | None = None,
+              name: str | None = None, ns: str | None = None) -> "NfInstance":
+        """Starts the NF and returns once its control socket answers; raises with its stderr if it exits."""
+        name = name or f"{topology.dut_ns}-{nf}"
+        argv = [str(build.nf_binary(nf)), "run", "--mode", mode, "--name", name]
+        for iface in ifaces:
+            argv += ["--iface", iface]
+        if rules:
+            argv += ["--rules", rules]
+        proc = topology.spawn(ns or topology.dut_ns, argv)
+        instance = cls(topology, nf, name, proc)
+        instance._wait_ready()
+        return instance
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise XnfError(f"{self.nf} exited with {self.process.returncode}: {self.process.stderr.read().strip()}")
+            try:
+                control.request(self.name, "info")
+                return
+            except XnfError:
+                time.sleep(0.05)
+        raise XnfError(f"{self.nf} did not start within {START_TIMEOUT_S:.0f} s")
+
+    def stats(self) -> dict:
+        return control.request_json(self.name, "stats")["verdicts"]
+
+    def request(self, line: str) -> str:
+        return control.request(self.name, line)
+
+    def stop(self, sig: int = signal.SIGINT, timeout_s: float = 10.0) -> int:
+        """Signals the NF and waits; returns its exit code."""
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+                raise XnfError(f"{self.nf} did not stop within {timeout_s:.0f} s of signal {sig}")
+        return self.process.returncode

@@ -1,0 +1,177 @@
+"""Topologies of namespaces and veth pairs, uniquely named and always removed.
+
+pair      generator ns  gen0 <-veth-> dut0  device-under-test ns   (traffic returns the same way)
+two-port  generator ns  gen0 <-veth-> dut0  DUT ns
+                        gen1 <-veth-> dut1                          (in on port 0, out on port 1)
+
+Addresses come from the benchmarking ranges (198.18.0.0/15, RFC 2544; 2001:2::/48, RFC 5180),
+so nothing here can be mistaken for, or routed to, a real network.
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import os
+import re
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from xnf.build import BUILD_DIR
+from xnf.errors import XnfError
+from xnf.lab import netns
+
+NAME_PREFIX = "xnf"
+_counter = itertools.count()
+_live: list["Topology"] = []
+PASS_PROGRAM = BUILD_DIR / "bpf" / "xnf_pass.bpf.o"
+
+
+@dataclass
+class Link:
+    """One veth pair: index i joins gen<i> (generator side) and dut<i> (DUT side)."""
+
+    index: int
+    gen_if: str
+    dut_if: str
+    gen_mac: str
+    dut_mac: str
+    gen_ip: str
+    dut_ip: str
+    gen_ip6: str
+    dut_ip6: str
+
+
+@dataclass
+class Topology:
+    kind: str = "pair"
+    queues: int = 1
+    gen_xdp_pass: bool = True
+    gen_ns: str = ""
+    dut_ns: str = ""
+    links: list[Link] = field(default_factory=list)
+    _processes: list[subprocess.Popen] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("pair", "two-port"):
+            raise XnfError(f"unknown topology '{self.kind}': use pair or two-port")
+        if not 1 <= self.queues <= 64:
+            raise XnfError(f"queue count {self.queues} out of range 1-64")
+        tag = f"{NAME_PREFIX}-{os.getpid()}-{next(_counter)}"
+        self.gen_ns, self.dut_ns = f"{tag}-gen", f"{tag}-dut"
+
+    # ------------------------------------------------------------------ life cycle
+    def __enter__(self) -> "Topology":
+        _live.append(self)
+        try:
+            self._build()
+        except BaseException:
+            self.teardown()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.teardown()
+
+    def _build(self) -> None:
+        netns.create(self.gen_ns)
+        netns.create(self.dut_ns)
+        for i in range(2 if self.kind == "two-port" else 1):
+            self.links.append(self._add_link(i))
+
+    def _add_link(self, i: int) -> Link:
+        link = Link(
+            index=i, gen_if=f"gen{i}", dut_if=f"dut{i}",
+            gen_mac=f"02:00:00:00:{i:02x}:01", dut_mac=f"02:00:00:00:{i:02x}:02",
+            gen_ip=f"198.18.{i}.1", dut_ip=f"198.18.{i}.2",
+            gen_ip6=f"2001:2:0:{i}::1", dut_ip6=f"2001:2:0:{i}::2",
+        )
+        q = str(self.queues)
+        netns.ip("link", "add", link.gen_if, "netns", self.gen_ns, "address", link.gen_mac,
+                 "numtxqueues", q, "numrxqueues", q, "type", "veth",
+                 "peer", "name", link.dut_if, "netns", self.dut_ns, "address", link.dut_mac,
+                 "numtxqueues", q, "numrxqueues", q)
+        for ns, ifname, addr in ((self.gen_ns, link.gen_if, link.gen_ip), (self.dut_ns, link.dut_if, link.dut_ip)):
+            netns.ip("addr", "add", f"{addr}/24", "dev", ifname, ns=ns)
+            netns.ip("link", "set", ifname, "up", ns=ns)
+        if self.gen_xdp_pass:
+            # veth fact: a frame the DUT sends with XDP_TX reaches gen<i> only if gen<i> has XDP.
+            netns.ip("link", "set", "dev", link.gen_if, "xdp", "obj", str(PASS_PROGRAM), "sec", "xdp",
+                     ns=self.gen_ns)
+        return link
+
+    def teardown(self) -> None:
+        """Stops every process in both namespaces, then removes them. Safe to call twice."""
+        for proc in self._processes:
+            _stop(proc)
+        for ns in (self.gen_ns, self.dut_ns):
+            for pid in netns.pids(ns) if netns.exists(ns) else []:
+                _kill(pid)
+            netns.delete(ns)
+        if self in _live:
+            _live.remove(self)
+
+    # ------------------------------------------------------------------ processes
+    def spawn(self, ns: str, argv: list[str], **popen_args) -> subprocess.Popen:
+        """Starts argv inside ns; it is stopped at teardown whatever happens."""
+        proc = subprocess.Popen(netns.exec_argv(ns, argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, start_new_session=True, **popen_args)
+        self._processes.append(proc)
+        return proc
+
+    def run(self, ns: str, argv: list[str], **kwargs) -> subprocess.CompletedProcess:
+        return netns.run(ns, argv, **kwargs)
+
+    @property
+    def dut_ifaces(self) -> list[str]:
+        return [link.dut_if for link in self.links]
+
+
+def _stop(proc: subprocess.Popen, grace_s: float = 5.0) -> None:
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=grace_s)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+        for _ in range(50):
+            time.sleep(0.02)
+            os.kill(pid, 0)
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def teardown_all() -> None:
+    for topo in list(_live):
+        topo.teardown()
+
+
+def remove_stale() -> list[str]:
+    """Deletes namespaces left by xnf runs whose process no longer exists (killed with SIGKILL)."""
+    removed = []
+    pattern = re.compile(rf"^{NAME_PREFIX}-(\d+)-\d+-(gen|dut)$")
+    for path in netns.NETNS_DIR.glob(f"{NAME_PREFIX}-*") if netns.NETNS_DIR.is_dir() else []:
+        match = pattern.match(path.name)
+        if match and not Path(f"/proc/{match.group(1)}").exists():
+            for pid in netns.pids(path.name):
+                _kill(pid)
+            netns.delete(path.name)
+            removed.append(path.name)
+    return removed
+
+
+atexit.register(teardown_all)

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what xnf needs on a fresh Debian bookworm machine, then builds it.
+# Idempotent: installs only what is missing, so the demo and test scripts run it every time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "xnf: error: setting up and running xnf needs root (it installs packages and loads XDP programs): run with sudo" >&2
+    exit 1
+fi
+
+apt_packages=(clang llvm libbpf-dev libxdp-dev bpftool liburcu-dev libelf-dev zlib1g-dev
+              pkg-config make gcc iproute2 ethtool)
+missing=()
+for pkg in "${apt_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+    echo "xnf setup: installing ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! python3 -c 'import xnf, rich, pytest, scapy' 2>/dev/null; then
+    echo "xnf setup: installing the python package (editable) and its test dependencies"
+    python3 -m pip install -q --root-user-action=ignore -e ".[test]"
+fi
+
+make -s -j"$(nproc)"

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Differential test of one NF: every frame of a pcap goes through the NF's
+ * XDP object (BPF_PROG_RUN) and through its native build, with the same rules
+ * in both sides' maps. Prints one JSON line per frame with both results and a
+ * summary line; the Python test asserts on them.
+ *
+ *   xnf-diff-<nf> CORPUS.pcap [--rules FILE] [--ports N]
+ */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <linux/bpf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xnf/native_maps.h>
+#include <xnf/nf_entry.h>
+#include <xnf/runtime/log.h>
+#include <xnf/runtime/rules_engine.h>
+#include <xnf/runtime/xdp_instance.h>
+
+#define MAX_FRAME 4096
+#define XNF_ACTION_MASK 0x7fu
+#define XNF_REASON_MALFORMED_BIT 0x80u
+
+struct side_result {
+	int action;      /* XDP_* */
+	int stat_slot;   /* which verdict counter moved */
+	bool malformed;  /* the malformed counter moved too */
+	__u32 len;
+	__u8 data[MAX_FRAME];
+};
+
+static int native_resolve(void *ctx, const char *name, struct xnf_map_ref *ref)
+{
+	struct xnf_map *m = xnf_native_map_find(name);
+
+	if (!m)
+		return -ENOENT;
+	ref->name = m->name;
+	ref->fd = -1;
+	ref->native = m;
+	ref->key_size = m->key_size;
+	ref->value_size = m->value_size;
+	ref->max_entries = m->max_entries;
+	return 0;
+}
+
+/* Mirrors xnf_xdp_action() in bpf_glue.h: the native runtime applies verdicts the same way. */
+static void native_apply(xnf_verdict v, __u32 nports, struct side_result *r)
+{
+	r->malformed = (v & XNF_REASON_MALFORMED_BIT) != 0;
+	switch (v & XNF_ACTION_MASK) {
+	case 1: r->action = XDP_DROP; r->stat_slot = XNF_STAT_DROP; break;
+	case 2: r->action = XDP_PASS; r->stat_slot = XNF_STAT_PASS; break;
+	case 3: r->action = XDP_TX; r->stat_slot = XNF_STAT_TX; break;
+	case 4:
+		if ((v >> 8) < nports) {
+			r->action = XDP_REDIRECT;
+			r->stat_slot = XNF_STAT_REDIRECT;
+		} else {
+			r->action = XDP_DROP;
+			r->stat_slot = XNF_STAT_REDIRECT_ERROR;
+		}
+		break;
+	default: r->action = XDP_ABORTED; r->stat_slot = XNF_STAT_ABORT; break;
+	}
+}
+
+static void run_native(const __u8 *frame, __u32 len, __u32 nports, struct side_result *r)
+{
+	struct xnf_pkt pkt;
+	xnf_verdict v;
+
+	memcpy(r->data, frame, len);
+	pkt.data = r->data;
+	pkt.data_end = r->data + len;
+	pkt.ingress_port = 0;
+	pkt.rx_queue = 0;
+	xnf_nf_run_batch(&pkt, &v, 1);
+	native_apply(v, nports, r);
+	r->len = (__u32)((__u8 *)pkt.data_end - (__u8 *)pkt.data);
+	memmove(r->data, pkt.data, r->len);
+}
+
+static int run_kernel(const struct xnf_xdp_instance *x, const __u8 *frame, __u32 len, struct side_result *r)
+{
+	struct xnf_counter before[XNF_STAT_NSLOTS], after[XNF_STAT_NSLOTS];
+	LIBBPF_OPTS(bpf_test_run_opts, opts,
+		.data_in = frame, .data_size_in = len,
+		.data_out = r->data, .data_size_out = sizeof(r->data),
+		.repeat = 1);
+	int err;
+
+	if (xnf_xdp_read_stats(x, before))
+		return -1;
+	err = bpf_prog_test_run_opts(x->prog_fd, &opts);
+	if (err)
+		return err;
+	if (xnf_xdp_read_stats(x, after))
+		return -1;
+	r->action = (int)opts.retval;
+	r->len = opts.data_size_out;
+	r->stat_slot = -1;
+	r->malformed = after[XNF_STAT_MALFORMED].packets != before[XNF_STAT_MALFORMED].packets;
+	for (int s = 0; s < XNF_STAT_NSLOTS; s++) {
+		if (s != XNF_STAT_MALFORMED && after[s].packets != before[s].packets)
+			r->stat_slot = s;
+	}
+	return 0;
+}
+
+static void print_hex(const __u8 *d, __u32 n)
+{
+	for (__u32 i = 0; i < n; i++)
+		printf("%02x", d[i]);
+}
+
+struct pcap_reader {
+	FILE *f;
+	bool swapped;
+};
+
+static __u32 pcap_u32(const struct pcap_reader *p, __u32 v)
+{
+	return p->swapped ? __builtin_bswap32(v) : v;
+}
+
+static int pcap_open(struct pcap_reader *p, const char *path)
+{
+	__u32 header[6];
+
+	p->f = fopen(path, "rb");
+	if (!p->f) {
+		xnf_error("cannot open corpus %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fread(header, sizeof(header), 1, p->f) != 1 ||
+	    (header[0] != 0xa1b2c3d4 && header[0] != 0xd4c3b2a1)) {
+		xnf_error("%s is not a pcap file", path);
+		return -1;
+	}
+	p->swapped = header[0] == 0xd4c3b2a1;
+	return 0;
+}
+
+/* Returns the frame length, 0 at the end, -1 on a broken file. */
+static int pcap_next(struct pcap_reader *p, __u8 *buf, __u32 cap)
+{
+	__u32 rec[4];
+	__u32 len;
+
+	if (fread(rec, sizeof(rec), 1, p->f) != 1)
+		return 0;
+	len = pcap_u32(p, rec[2]);
+	if (len > cap || fread(buf, 1, len, p->f) != len)
+		return -1;
+	return (int)len;
+}
+
+static int parse_args(int argc, char **argv, const char **corpus, const char **rules, __u32 *nports)
+{
+	*corpus = NULL;
+	*rules = NULL;
+	*nports = 1;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--rules") == 0 && i + 1 < argc)
+			*rules = argv[++i];
+		else if (strcmp(argv[i], "--ports") == 0 && i + 1 < argc)
+			*nports = (__u32)atoi(argv[++i]);
+		else if (!*corpus)
+			*corpus = argv[i];
+		else
+			return -1;
+	}
+	return *corpus && *nports >= 1 && *nports <= XNF_MAX_PORTS ? 0 : -1;
+}
+
+static int load_rules_both(const char *path, struct xnf_xdp_instance *x)
+{
+	struct xnf_rules_target kernel = { .resolve = xnf_xdp_resolve_map, .ctx = x };
+	struct xnf_rules_target native = { .resolve = native_resolve, .ctx = NULL };
+	char err[1024];
+
+	if (!path)
+		return 0;
+	if (xnf_rules_load_file(path, &kernel, err, sizeof(err)) < 0 ||
+	    xnf_rules_load_file(path, &native, err, sizeof(err)) < 0) {
+		xnf_error("%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct side_result kernel, native;
+	static __u8 frame[MAX_FRAME];
+	struct xnf_port ports[XNF_MAX_PORTS];
+	struct xnf_xdp_instance x;
+	struct pcap_reader pcap;
+	const char *corpus, *rules;
+	unsigned int total = 0, mismatches = 0;
+	__u32 nports;
+	int len;
+
+	if (parse_args(argc, argv, &corpus, &rules, &nports)) {
+		fprintf(stderr, "usage: %s CORPUS.pcap [--rules FILE] [--ports N]\n", argv[0]);
+		return 2;
+	}
+	/* Ports only have to exist for the redirect map: loopback serves for all. */
+	for (__u32 i = 0; i < nports; i++) {
+		snprintf(ports[i].name, sizeof(ports[i].name), "lo");
+		ports[i].ifindex = 1;
+		xnf_cfg.ifindex[i] = 1;
+	}
+	xnf_cfg.nports = nports;
+	if (xnf_native_maps_init(1)) {
+		xnf_error("cannot create the native maps");
+		return 1;
+	}
+	if (xnf_xdp_load(&x, ports, nports, false) || load_rules_both(rules, &x) || pcap_open(&pcap, corpus))
+		return 1;
+	while ((len = pcap_next(&pcap, frame, sizeof(frame))) > 0) {
+		bool same;
+		int err = run_kernel(&x, frame, (__u32)len, &kernel);
+
+		run_native(frame, (__u32)len, nports, &native);
+		if (err) {
+			printf("{\"index\": %u, \"kernel_error\": %d}\n", total++, err);
+			mismatches++;
+			continue;
+		}
+		same = kernel.action == native.action && kernel.stat_slot == native.stat_slot &&
+		       kernel.malformed == native.malformed && kernel.len == native.len &&
+		       memcmp(kernel.data, native.data, kernel.len) == 0;
+		mismatches += !same;
+		printf("{\"index\": %u, \"same\": %s, \"kernel\": {\"action\": %d, \"slot\": %d, "
+		       "\"malformed\": %s, \"out\": \"",
+		       total++, same ? "true" : "false", kernel.action, kernel.stat_slot,
+		       kernel.malformed ? "true" : "false");
+		print_hex(kernel.data, kernel.len);
+		printf("\"}, \"native\": {\"action\": %d, \"slot\": %d, \"malformed\": %s, \"out\": \"",
+		       native.action, native.stat_slot, native.malformed ? "true" : "false");
+		print_hex(native.data, native.len);
+		printf("\"}}\n");
+	}
+	printf("{\"summary\": {\"frames\": %u, \"mismatches\": %u}}\n", total, mismatches);
+	xnf_xdp_destroy(&x);
+	xnf_native_maps_free();
+	return len < 0 ? 1 : 0;
+}
