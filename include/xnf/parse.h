@@ -114,6 +114,9 @@ static __always_inline int xnf_parse_eth(struct xnf_cursor *c, struct xnf_header
 		h->vlan_depth = i + 1;
 		h->l3_proto = bpf_ntohs(vlan->encapsulated_proto);
 	}
+	/* More tags than we follow: what they hide cannot be inspected, so it must not pass as non-IP. */
+	if (h->l3_proto == ETH_P_8021Q || h->l3_proto == ETH_P_8021AD)
+		return XNF_PARSE_MALFORMED;
 	return XNF_PARSE_OK;
 }
 

@@ -33,6 +33,7 @@ class NfInstance:
             argv += ["--rules", rules]
         proc = topology.spawn(ns or topology.dut_ns, argv)
         instance = cls(topology, nf, name, proc)
+        topology.on_teardown(instance._remove_stale_socket)
         instance._wait_ready()
         return instance
 
@@ -47,6 +48,11 @@ class NfInstance:
             except XnfError:
                 time.sleep(0.05)
         raise XnfError(f"{self.nf} did not start within {START_TIMEOUT_S:.0f} s")
+
+    def _remove_stale_socket(self) -> None:
+        """A killed instance cannot remove its control socket; this does, once it is gone."""
+        if self.process.poll() is not None:
+            control.socket_path(self.name).unlink(missing_ok=True)
 
     def stats(self) -> dict:
         return control.request_json(self.name, "stats")["verdicts"]

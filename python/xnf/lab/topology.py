@@ -54,6 +54,7 @@ class Topology:
     dut_ns: str = ""
     links: list[Link] = field(default_factory=list)
     _processes: list[subprocess.Popen] = field(default_factory=list)
+    _cleanups: list = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.kind not in ("pair", "two-port"):
@@ -107,6 +108,9 @@ class Topology:
         """Stops every process in both namespaces, then removes them. Safe to call twice."""
         for proc in self._processes:
             _stop(proc)
+        for cleanup in self._cleanups:
+            cleanup()
+        self._cleanups.clear()
         for ns in (self.gen_ns, self.dut_ns):
             for pid in netns.pids(ns) if netns.exists(ns) else []:
                 _kill(pid)
@@ -121,6 +125,10 @@ class Topology:
                                 text=True, start_new_session=True, **popen_args)
         self._processes.append(proc)
         return proc
+
+    def on_teardown(self, cleanup) -> None:
+        """Registers a callable run at teardown, after the processes have stopped."""
+        self._cleanups.append(cleanup)
 
     def run(self, ns: str, argv: list[str], **kwargs) -> subprocess.CompletedProcess:
         return netns.run(ns, argv, **kwargs)

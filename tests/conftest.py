@@ -1,0 +1,67 @@
+"""Shared fixtures: a built tree, root, and topologies that are always removed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from xnf.build import REPO_ROOT, ensure_built
+from xnf.lab import topology as topo
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+def pytest_sessionstart(session):
+    if os.geteuid() != 0:
+        pytest.exit("the xnf tests need root (namespaces, XDP): run them with sudo ./scripts/test.sh", returncode=2)
+    ensure_built()
+    topo.remove_stale()
+    # SIGTERM (a CI timeout, kill) becomes KeyboardInterrupt, so fixtures still tear down.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    topo.teardown_all()
+
+
+@pytest.fixture
+def pair():
+    with topo.Topology("pair") as t:
+        yield t
+
+
+@pytest.fixture
+def two_port():
+    with topo.Topology("two-port") as t:
+        yield t
+
+
+@pytest.fixture
+def rules_file(tmp_path):
+    """Writes rules text to a file and returns its path."""
+
+    def write(text: str, name: str = "rules.txt") -> str:
+        path = tmp_path / name
+        path.write_text(text)
+        return str(path)
+
+    return write
+
+
+def xdp_attached(ns: str, iface: str) -> bool:
+    out = subprocess.run(["ip", "-n", ns, "link", "show", iface], capture_output=True, text=True).stdout
+    return "prog/xdp" in out
+
+
+def run_xnf(args: list[str], ns: str | None = None, timeout: float = 30):
+    """Runs the xnf CLI, optionally inside a namespace."""
+    argv = [sys.executable, "-m", "xnf"] + args
+    if ns:
+        argv = ["ip", "netns", "exec", ns] + argv
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT / "python"))
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)

@@ -1,0 +1,127 @@
+"""Bad input: one clear message, a non-zero exit, no traceback, and nothing left attached."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import run_xnf, xdp_attached
+from xnf.build import BIN_DIR
+from xnf.lab.nf_process import NfInstance
+
+NOBODY = 65534
+
+
+def assert_one_clear_error(result, *fragments: str) -> None:
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("xnf: error:")]
+    assert len(errors) == 1, result.stderr
+    for fragment in fragments:
+        assert fragment in errors[0], errors[0]
+
+
+def test_interface_that_does_not_exist(pair):
+    result = run_xnf(["run", "drop", "--mode", "xdp", "--iface", "nosuch0"], ns=pair.dut_ns)
+    assert_one_clear_error(result, "'nosuch0' does not exist")
+
+
+def test_not_root_cli(monkeypatch, capsys):
+    from xnf import cli
+
+    monkeypatch.setattr(cli.os, "geteuid", lambda: 1000)
+    assert cli.main(["run", "drop", "--mode", "xdp", "--iface", "lo"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("xnf: error: xnf run needs root") and "sudo" in err
+
+
+def test_not_root_binary(pair):
+    direct = subprocess.run(["ip", "netns", "exec", pair.dut_ns, "setpriv", f"--reuid={NOBODY}",
+                             f"--regid={NOBODY}", "--clear-groups", str(BIN_DIR / "xnf-drop"), "run",
+                             "--mode", "xdp", "--iface", "dut0"], capture_output=True, text=True)
+    assert_one_clear_error(direct, "needs root")
+    assert not xdp_attached(pair.dut_ns, "dut0")
+
+
+def test_unknown_nf():
+    assert_one_clear_error(run_xnf(["run", "nosuchnf", "--mode", "xdp", "--iface", "lo"]), "unknown NF 'nosuchnf'",
+                           "firewall")
+
+
+@pytest.mark.parametrize("mode,fragment", [("warp", "unknown mode 'warp'"), ("afxdp", "not available")])
+def test_unknown_or_unavailable_mode(pair, mode, fragment):
+    result = run_xnf(["run", "drop", "--mode", mode, "--iface", "dut0"], ns=pair.dut_ns)
+    assert_one_clear_error(result, fragment)
+    assert not xdp_attached(pair.dut_ns, "dut0")
+
+
+def test_unreadable_rules_file(pair, tmp_path):
+    missing = tmp_path / "absent.txt"
+    result = run_xnf(["run", "firewall", "--mode", "xdp", "--iface", "dut0", "--rules", str(missing)], ns=pair.dut_ns)
+    assert_one_clear_error(result, "cannot read rules file", str(missing))
+    assert not xdp_attached(pair.dut_ns, "dut0")
+
+
+@pytest.mark.parametrize("bad_line,reason", [
+    ("drop udp 198.18.0.1 1 198.18.0.2", "udp takes SRC_IP SRC_PORT DST_IP DST_PORT"),
+    ("block udp 198.18.0.1 1 198.18.0.2 2", "unknown action 'block'"),
+    ("drop udp 198.18.0.300 1 198.18.0.2 2", "'198.18.0.300' is not an IPv4 or IPv6 address"),
+    ("drop udp 198.18.0.1 70000 198.18.0.2 2", "'70000' is not a port number"),
+    ("drop tcp 198.18.0.1 1 2001:2::1 2", "both be IPv4 or both IPv6"),
+    ("drop gre 198.18.0.1 198.18.0.2", "unknown protocol 'gre'"),
+    ("drop icmp 2001:2::1 2001:2::2", "use icmp with IPv4 and icmpv6 with IPv6"),
+    ("default maybe", "unknown action 'maybe'"),
+])
+def test_malformed_rules_file_names_the_line(pair, rules_file, bad_line, reason):
+    path = rules_file(f"# header\ndrop udp 198.18.0.1 1 198.18.0.2 2\n\n{bad_line}\n")
+    result = run_xnf(["run", "firewall", "--mode", "xdp", "--iface", "dut0", "--rules", path], ns=pair.dut_ns)
+    assert_one_clear_error(result, f"{path}:4:", reason)
+    assert not xdp_attached(pair.dut_ns, "dut0")
+
+
+def test_verifier_rejection_shows_the_verifier(pair):
+    result = run_xnf(["run", "bad_bounds", "--mode", "xdp", "--iface", "dut0"], ns=pair.dut_ns)
+    assert_one_clear_error(result, "verifier rejected")
+    assert "the verifier's last lines" in result.stderr
+    assert "invalid access to packet" in result.stderr
+    assert not xdp_attached(pair.dut_ns, "dut0")
+
+
+def test_interface_already_has_xdp(pair):
+    NfInstance.start(pair, "drop", "xdp", pair.dut_ifaces, name=f"{pair.dut_ns}-first")
+    result = run_xnf(["run", "macswap", "--mode", "xdp", "--iface", "dut0", "--name", f"{pair.dut_ns}-second"],
+                     ns=pair.dut_ns)
+    assert_one_clear_error(result, "already has an XDP program")
+
+
+def test_instance_name_already_running(pair):
+    nf = NfInstance.start(pair, "drop", "xdp", pair.dut_ifaces)
+    result = run_xnf(["run", "drop", "--mode", "xdp-generic", "--iface", "lo", "--name", nf.name], ns=pair.dut_ns)
+    assert_one_clear_error(result, "already running", "--name")
+
+
+def test_rules_cli_errors(pair):
+    nf = NfInstance.start(pair, "firewall", "xdp", pair.dut_ifaces)
+    assert_one_clear_error(run_xnf(["rules", "add", "--name", nf.name, "drop", "udp", "x"]), "udp takes")
+    assert_one_clear_error(run_xnf(["rules", "del", "--name", nf.name, "drop", "udp", "198.18.0.1", "1",
+                                    "198.18.0.2", "2"]), "no such rule")
+    assert_one_clear_error(run_xnf(["rules", "list", "--name", "nosuchinstance"]), "no running instance")
+    drop = NfInstance.start(pair, "drop", "xdp-generic", ["lo"], name=f"{pair.dut_ns}-norules")
+    assert_one_clear_error(run_xnf(["rules", "list", "--name", drop.name]), "takes no rules")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+def test_nothing_stays_attached_after_exit(pair, sig):
+    nf = NfInstance.start(pair, "macswap", "xdp", pair.dut_ifaces)
+    assert xdp_attached(pair.dut_ns, "dut0")
+    nf.process.send_signal(sig)
+    nf.process.wait(timeout=10)
+    deadline = time.monotonic() + 5
+    while xdp_attached(pair.dut_ns, "dut0") and time.monotonic() < deadline:
+        time.sleep(0.05)  # after SIGKILL the kernel releases the link asynchronously
+    assert not xdp_attached(pair.dut_ns, "dut0")
+    if sig != signal.SIGKILL:
+        assert nf.process.returncode == 0

@@ -1,0 +1,14 @@
+"""Native maps against real kernel maps (tests/c/test_native_maps.c does the work)."""
+
+import subprocess
+
+from xnf.build import BUILD_DIR
+
+
+def test_native_maps_behave_like_kernel_maps():
+    result = subprocess.run([str(BUILD_DIR / "tests" / "test-native-maps")], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[-1] == "4 passed, 0 failed"
+    assert {line.split(":")[0] for line in lines[:-1]} == {"hash", "hash_growing", "array", "lpm_v4"}

@@ -1,0 +1,44 @@
+"""The firewall's rules syntax, checked without loading anything (xnf-firewall check-rules)."""
+
+import subprocess
+
+import pytest
+
+from xnf.build import BIN_DIR
+
+
+def check(path):
+    return subprocess.run([str(BIN_DIR / "xnf-firewall"), "check-rules", str(path)], capture_output=True, text=True)
+
+
+def test_valid_file_with_comments_blanks_and_both_families(tmp_path):
+    path = tmp_path / "ok.txt"
+    path.write_text("# comment\n\ndrop udp 198.18.0.1 1 198.18.0.2 2  # trailing\n"
+                    "allow tcp 2001:2::1 10 2001:2::2 20\ndrop 47 198.18.0.1 198.18.0.2\ndefault drop\n")
+    result = check(path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"{path}: 4 rules, all valid"
+
+
+def test_empty_file_is_valid(tmp_path):
+    path = tmp_path / "empty.txt"
+    path.write_text("# nothing yet\n")
+    assert check(path).stdout.strip() == f"{path}: 0 rules, all valid"
+
+
+@pytest.mark.parametrize("line,reason", [
+    ("drop", "incomplete rule"),
+    ("drop udp 198.18.0.1 1 198.18.0.2 2 extra", "udp takes"),
+    ("drop icmp 198.18.0.1 1 198.18.0.2", "has no ports"),
+    ("drop 256 198.18.0.1 198.18.0.2", "unknown protocol '256'"),
+    ("drop udp 198.18.0.1 -1 198.18.0.2 2", "not a port number"),
+    ("default", "'default' takes one action"),
+    ("drop udp a b c d e f g h i", "too many words"),
+])
+def test_errors_name_file_line_and_syntax(tmp_path, line, reason):
+    path = tmp_path / "bad.txt"
+    path.write_text("drop udp 198.18.0.1 1 198.18.0.2 2\n" + line + "\n")
+    result = check(path)
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"xnf: error: {path}:2: ")
+    assert reason in result.stderr and "(syntax:" in result.stderr
