@@ -37,7 +37,7 @@ TEST_BINS := $(BUILD)/tests/test-native-maps
 BENCH_OBJS := $(patsubst bench/baselines/%.bpf.c,$(BUILD)/bench/%.bpf.o,$(wildcard bench/baselines/*.bpf.c))
 
 .PHONY: all clean
-all: $(NF_BINS) $(DIFF_BINS) $(TOOLS) $(TEST_BINS) $(BENCH_OBJS) $(BUILD)/bpf/xnf_pass.bpf.o
+all: $(NF_BINS) $(DIFF_BINS) $(TOOLS) $(TEST_BINS) $(BENCH_OBJS) $(BUILD)/bpf/xnf_pass.bpf.o $(BUILD)/bpf/xnf_sink.bpf.o
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)

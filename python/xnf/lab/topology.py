@@ -27,7 +27,9 @@ from xnf.lab import netns
 NAME_PREFIX = "xnf"
 _counter = itertools.count()
 _live: list["Topology"] = []
-PASS_PROGRAM = BUILD_DIR / "bpf" / "xnf_pass.bpf.o"
+# Generator-side XDP: "pass" hands returned frames to the stack (tests capture them with AF_PACKET);
+# "drop" sinks them in XDP, counted by veth (benchmarks); None attaches nothing.
+GEN_PROGRAMS = {"pass": BUILD_DIR / "bpf" / "xnf_pass.bpf.o", "drop": BUILD_DIR / "bpf" / "xnf_sink.bpf.o"}
 
 
 @dataclass
@@ -49,7 +51,7 @@ class Link:
 class Topology:
     kind: str = "pair"
     queues: int = 1
-    gen_xdp_pass: bool = True
+    gen_xdp: str | None = "pass"
     gen_ns: str = ""
     dut_ns: str = ""
     links: list[Link] = field(default_factory=list)
@@ -61,6 +63,8 @@ class Topology:
             raise XnfError(f"unknown topology '{self.kind}': use pair or two-port")
         if not 1 <= self.queues <= 64:
             raise XnfError(f"queue count {self.queues} out of range 1-64")
+        if self.gen_xdp is not None and self.gen_xdp not in GEN_PROGRAMS:
+            raise XnfError(f"unknown generator-side program '{self.gen_xdp}': use pass, drop or None")
         tag = f"{NAME_PREFIX}-{os.getpid()}-{next(_counter)}"
         self.gen_ns, self.dut_ns = f"{tag}-gen", f"{tag}-dut"
 
@@ -98,10 +102,10 @@ class Topology:
         for ns, ifname, addr in ((self.gen_ns, link.gen_if, link.gen_ip), (self.dut_ns, link.dut_if, link.dut_ip)):
             netns.ip("addr", "add", f"{addr}/24", "dev", ifname, ns=ns)
             netns.ip("link", "set", ifname, "up", ns=ns)
-        if self.gen_xdp_pass:
+        if self.gen_xdp:
             # veth fact: a frame the DUT sends with XDP_TX reaches gen<i> only if gen<i> has XDP.
-            netns.ip("link", "set", "dev", link.gen_if, "xdp", "obj", str(PASS_PROGRAM), "sec", "xdp",
-                     ns=self.gen_ns)
+            netns.ip("link", "set", "dev", link.gen_if, "xdp", "obj", str(GEN_PROGRAMS[self.gen_xdp]),
+                     "sec", "xdp", ns=self.gen_ns)
         return link
 
     def teardown(self) -> None:
