@@ -55,7 +55,7 @@ static inline __u32 xnf_random_u32(void)
  */
 static __always_inline void xnf_swap_macs(struct ethhdr *eth)
 {
-	__u16 *w = (__u16 *)eth;
+	__u16 *w = (void *)eth;
 	__u16 d0 = w[0], d1 = w[1], d2 = w[2];
 
 	w[0] = w[3];
