@@ -49,13 +49,14 @@ static inline __u32 xnf_random_u32(void)
 #endif
 
 /*
+ * Takes the start of the Ethernet header (bounds-checked by the caller).
  * struct ethhdr is packed, so memcpy on its fields compiles to twelve byte
  * loads and stores; frames start 2-byte aligned on both paths, so three
  * 16-bit words each way do the same job.
  */
-static __always_inline void xnf_swap_macs(struct ethhdr *eth)
+static __always_inline void xnf_swap_macs(void *eth)
 {
-	__u16 *w = (void *)eth;
+	__u16 *w = eth;
 	__u16 d0 = w[0], d1 = w[1], d2 = w[2];
 
 	w[0] = w[3];
