@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -25,14 +26,13 @@ def _tsc_hz() -> float | None:
         log = subprocess.run(["dmesg"], capture_output=True, text=True, timeout=5).stdout
     except (OSError, subprocess.TimeoutExpired):
         return None
+    found = None
     for line in log.splitlines():
-        if "tsc: Detected" in line or "tsc: Refined TSC clocksource calibration" in line:
-            mhz = line.rsplit(":", 1)[1].strip().split()[0]
-            try:
-                return float(mhz) * 1e6
-            except ValueError:
-                continue
-    return None
+        # "tsc: Detected 2596.124 MHz processor", later maybe "tsc: Refined TSC clocksource calibration: ..."
+        match = re.search(r"tsc: (?:Detected|Refined TSC clocksource calibration:) ([\d.]+) MHz", line)
+        if match:
+            found = float(match.group(1)) * 1e6
+    return found
 
 
 def describe() -> dict:

@@ -1,0 +1,44 @@
+"""The numbers the lab publishes come from three counters that must agree exactly."""
+
+import json
+
+import pytest
+
+from xnf.build import BIN_DIR
+from xnf.lab import cpu, veth_stats
+from xnf.lab.nf_process import NfInstance
+from xnf.lab.topology import Topology
+
+
+@pytest.mark.parametrize("cores", ["0", "1"])
+def test_generator_veth_and_nf_counts_agree(cores):
+    with Topology("pair", gen_xdp="drop") as t:
+        nf = NfInstance.start(t, "drop", "xdp", t.dut_ifaces)
+        before = veth_stats.read(t.dut_ns, "dut0")
+        cpu_before = cpu.snapshot()
+        gen = t.run(t.gen_ns, [str(BIN_DIR / "xnf-gen"), "--iface", "gen0", "--dst-mac", t.links[0].dut_mac,
+                               "--count", "200000", "--cores", cores, "--call-ms", "100"])
+        usage = cpu.split(cpu_before, cpu.snapshot())
+        after = veth_stats.read(t.dut_ns, "dut0")
+        sent = json.loads(gen.stdout)["sent"]
+        assert sent == 200000
+        assert after["rx_xdp_drops"] - before["rx_xdp_drops"] == sent
+        assert after["rx_xdp_packets"] - before["rx_xdp_packets"] == sent
+        assert nf.stats()["drop"]["packets"] == sent
+        assert nf.stats()["drop"]["bytes"] == sent * 60  # 64-byte frames on the wire, FCS not in memory
+        busy = {core: share["busy_share"] for core, share in usage.items()}
+        assert set(busy) == {0, 1}
+
+
+def test_generator_refuses_bad_input(pair):
+    gen = str(BIN_DIR / "xnf-gen")
+    cases = [
+        (["--iface", "nope", "--dst-mac", "02:00:00:00:00:02"], "does not exist"),
+        (["--iface", "gen0", "--dst-mac", "zz"], "bad value 'zz'"),
+        (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--size", "20"], "frame size 20 out of range"),
+        (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--cores", "7"], "core '7'"),
+    ]
+    for args, message in cases:
+        result = pair.run(pair.gen_ns, [gen] + args, check=False)
+        assert result.returncode != 0
+        assert message in result.stderr and result.stderr.startswith("xnf: error:")
