@@ -7,6 +7,7 @@
 #include <xnf/native_maps.h>
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,16 @@ struct lpm_impl {
 static __u32 round8(__u32 n)
 {
 	return (n + 7) & ~7u;
+}
+
+/* bpf(2)'s answer to an update of a key that exists or not, before capacity is considered. */
+static int check_update_flags(bool exists, __u64 flags)
+{
+	if (exists && flags == BPF_NOEXIST)
+		return -EEXIST;
+	if (!exists && flags == BPF_EXIST)
+		return -ENOENT;
+	return 0;
 }
 
 /* ---------------------------------------------------------------- arrays */
@@ -118,14 +129,14 @@ static int hash_update(struct xnf_map *map, const void *key, const void *value, 
 {
 	struct hash_table *t = map->impl;
 	struct hash_node *n;
+	int err;
 
 	if (flags > BPF_EXIST)
 		return -EINVAL;
 	n = hash_table_find(t, key);
-	if (n && flags == BPF_NOEXIST)
-		return -EEXIST;
-	if (!n && flags == BPF_EXIST)
-		return -ENOENT;
+	err = check_update_flags(n != NULL, flags);
+	if (err)
+		return err;
 	if (!n && t->count >= map->max_entries)
 		return -E2BIG;
 	return hash_table_put(t, key, value) ? 0 : -ENOMEM;
@@ -228,6 +239,7 @@ static int lpm_update(struct xnf_map *map, const void *key, const void *value, _
 	__u32 prefixlen = *(const __u32 *)key;
 	struct hash_table *t;
 	struct hash_node *n;
+	int err;
 
 	if (flags > BPF_EXIST || prefixlen > l->max_prefixlen)
 		return -EINVAL;
@@ -236,10 +248,9 @@ static int lpm_update(struct xnf_map *map, const void *key, const void *value, _
 		return -ENOMEM;
 	lpm_mask(l, (const __u8 *)key + sizeof(__u32), prefixlen, l->scratch);
 	n = hash_table_find(t, l->scratch);
-	if (n && flags == BPF_NOEXIST)
-		return -EEXIST;
-	if (!n && flags == BPF_EXIST)
-		return -ENOENT;
+	err = check_update_flags(n != NULL, flags);
+	if (err)
+		return err;
 	if (!n && l->count >= map->max_entries)
 		return -ENOSPC;
 	if (!hash_table_put(t, l->scratch, value))

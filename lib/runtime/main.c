@@ -179,16 +179,22 @@ static int parse_run_options(int argc, char **argv, struct run_options *opt)
 
 /* ---------------------------------------------------------------- control handlers */
 
-static int write_info(void *ctx, FILE *out)
+/* Opens a JSON object with the fields every answer starts with. */
+static void write_identity(FILE *out, const struct instance *in)
 {
-	struct instance *in = ctx;
-
 	fprintf(out, "{\"name\": ");
 	xnf_json_string(out, in->opt->name);
 	fprintf(out, ", \"nf\": ");
 	xnf_json_string(out, xnf_nf_name);
 	fprintf(out, ", \"mode\": ");
 	xnf_json_string(out, in->mode->name);
+}
+
+static int write_info(void *ctx, FILE *out)
+{
+	struct instance *in = ctx;
+
+	write_identity(out, in);
 	fprintf(out, ", \"pid\": %d, \"has_rules\": %s, \"ports\": [", (int)getpid(),
 		xnf_nf_rules ? "true" : "false");
 	for (__u32 i = 0; i < in->xdp.nports; i++) {
@@ -216,12 +222,7 @@ static int write_stats(void *ctx, FILE *out)
 
 	if (err)
 		return -1;
-	fprintf(out, "{\"name\": ");
-	xnf_json_string(out, in->opt->name);
-	fprintf(out, ", \"nf\": ");
-	xnf_json_string(out, xnf_nf_name);
-	fprintf(out, ", \"mode\": ");
-	xnf_json_string(out, in->mode->name);
+	write_identity(out, in);
 	fprintf(out, ", \"uptime_s\": %.3f, \"verdicts\": {", seconds_since(&in->started));
 	for (__u32 slot = 0; slot < XNF_STAT_NSLOTS; slot++)
 		fprintf(out, "%s\"%s\": {\"packets\": %llu, \"bytes\": %llu}", slot ? ", " : "",
