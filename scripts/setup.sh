@@ -21,7 +21,9 @@ if [ "${#missing[@]}" -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-if ! python3 -c 'import xnf, rich, pytest, scapy' 2>/dev/null; then
+# Reinstall when the package is missing or installed from another checkout.
+installed_from=$(python3 -c 'import xnf, rich, pytest, scapy; print(xnf.__file__)' 2>/dev/null || true)
+if [ "$installed_from" != "$PWD/python/xnf/__init__.py" ]; then
     echo "xnf setup: installing the python package (editable) and its test dependencies"
     python3 -m pip install -q --root-user-action=ignore -e ".[test]"
 fi

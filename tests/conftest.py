@@ -6,14 +6,12 @@ import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from xnf.build import REPO_ROOT, ensure_built
 from xnf.lab import topology as topo
 
-sys.path.insert(0, str(Path(__file__).parent))
 
 
 def pytest_sessionstart(session):
