@@ -8,6 +8,7 @@
 
 #include <xnf/common.h>
 #include <linux/ip.h>
+#include <linux/udp.h>
 
 static __always_inline __u16 xnf_csum_fold(__u32 sum)
 {
@@ -36,6 +37,28 @@ static __always_inline void xnf_csum_replace4(__sum16 *csum, __be32 old, __be32 
 	sum += new & 0xffff;
 	sum += new >> 16;
 	*csum = (__sum16)xnf_csum_fold(sum);
+}
+
+/*
+ * UDP over IPv4 may carry no checksum (0), which must stay 0; a checksum that
+ * computes to 0 is sent as 0xffff (RFC 768).
+ */
+static __always_inline void xnf_udp_csum_replace2(struct udphdr *udp, __be16 old, __be16 new)
+{
+	if (!udp->check)
+		return;
+	xnf_csum_replace2(&udp->check, old, new);
+	if (!udp->check)
+		udp->check = (__sum16)0xffff;
+}
+
+static __always_inline void xnf_udp_csum_replace4(struct udphdr *udp, __be32 old, __be32 new)
+{
+	if (!udp->check)
+		return;
+	xnf_csum_replace4(&udp->check, old, new);
+	if (!udp->check)
+		udp->check = (__sum16)0xffff;
 }
 
 /*

@@ -3,41 +3,15 @@ against the native build of each NF, over a corpus that includes malformed frame
 
 from __future__ import annotations
 
-import json
-import subprocess
-
 import pytest
 
-from corpus import corpus, write_pcap
-from xnf.build import BUILD_DIR
+from differential import XDP_DROP, XDP_REDIRECT, XDP_TX, run_differential
 
-XDP_DROP, XDP_PASS, XDP_TX, XDP_REDIRECT = 1, 2, 3, 4
 FW_RULES = """\
 drop udp 198.18.0.1 1111 198.18.0.2 53
 drop tcp 2001:2::1 4000 2001:2::2 80
 drop icmp 198.18.0.1 198.18.0.2
 """
-
-
-def run_differential(nf: str, tmp_path, rules: str | None = None, ports: int = 1) -> dict[str, dict]:
-    frames = corpus()
-    pcap = tmp_path / "corpus.pcap"
-    write_pcap(pcap, frames)
-    argv = [str(BUILD_DIR / "tests" / f"xnf-diff-{nf}"), str(pcap), "--ports", str(ports)]
-    if rules:
-        rules_path = tmp_path / "rules.txt"
-        rules_path.write_text(rules)
-        argv += ["--rules", str(rules_path)]
-    result = subprocess.run(argv, capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    lines = [json.loads(line) for line in result.stdout.splitlines()]
-    summary = lines[-1]["summary"]
-    assert summary["frames"] == len(frames)
-    by_name = {name: record for (name, _), record in zip(frames, lines[:-1])}
-    different = [name for name, record in by_name.items() if not record.get("same")]
-    assert different == [], f"kernel and native disagree on {different[:10]}: {by_name[different[0]]}"
-    assert summary["mismatches"] == 0
-    return by_name
 
 
 def kernel_action(record: dict) -> int:
