@@ -7,7 +7,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <linux/if_link.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
