@@ -17,7 +17,7 @@ CFLAGS    += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-
              -D_GNU_SOURCE $(INCLUDES) -MMD -MP
 BPF_CFLAGS := -O2 -g -target bpf -std=gnu11 -Wall -Werror -Wno-unused-function \
              $(INCLUDES) -I/usr/include/$(MULTIARCH) -MMD -MP
-LDLIBS    := -lbpf -lelf -lz -lpthread
+LDLIBS    := -lxdp -lbpf -lelf -lz -lpthread
 
 # Test NFs live under tests/nfs: built the same way, never installed.
 NF_DIRS   := $(wildcard nfs/*/) $(wildcard tests/nfs/*/)

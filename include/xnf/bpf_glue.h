@@ -23,6 +23,14 @@ struct {
 	__uint(max_entries, XNF_MAX_PORTS);
 } xnf_ports SEC(".maps");
 
+/* (port * XNF_MAX_QUEUES + queue) -> AF_XDP socket, for the user-space data path. */
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, XNF_MAX_PORTS * XNF_MAX_QUEUES);
+} xnf_xsks SEC(".maps");
+
 static __always_inline void xnf_count(__u32 slot, __u64 bytes)
 {
 	struct xnf_counter *c = bpf_map_lookup_elem(&xnf_stats, &slot);
@@ -73,6 +81,21 @@ static __always_inline int xnf_xdp_action(struct xdp_md *ctx, xnf_verdict verdic
 	return action;
 }
 
+/*
+ * The user-space data path: hand the frame to the socket of its port and
+ * queue. Only a missing socket is counted here; the workers count the rest.
+ */
+static __always_inline int xnf_xdp_to_user(struct xnf_pkt *pkt)
+{
+	__u32 key = xnf_ingress_port(pkt) * XNF_MAX_QUEUES + pkt->ctx->rx_queue_index;
+	int action = bpf_redirect_map(&xnf_xsks, key, 0);
+
+	if (action == XDP_REDIRECT)
+		return action;
+	xnf_count(XNF_STAT_REDIRECT_ERROR, pkt->ctx->data_end - pkt->ctx->data);
+	return XDP_DROP;
+}
+
 #define XNF_DEFINE_NF(fn)                                                      \
 	SEC("xdp")                                                             \
 	int xnf_xdp_main(struct xdp_md *ctx)                                   \
@@ -82,6 +105,8 @@ static __always_inline int xnf_xdp_action(struct xdp_md *ctx, xnf_verdict verdic
 			.data_end = (void *)(long)ctx->data_end,               \
 			.ctx = ctx,                                            \
 		};                                                             \
+		if (xnf_cfg.datapath == XNF_DATAPATH_USER)                     \
+			return xnf_xdp_to_user(&pkt);                          \
 		return xnf_xdp_action(ctx, fn(&pkt));                          \
 	}                                                                      \
 	char _license[] SEC("license") = "Dual BSD/GPL"

@@ -32,6 +32,14 @@
 
 /* Ports are the interfaces an NF instance was started on, numbered in command-line order. */
 #define XNF_MAX_PORTS 8
+/* Queues per port that AF_XDP sockets can serve. */
+#define XNF_MAX_QUEUES 16
+
+/* Where the XDP program sends packets (the NF's verdict, or a user-space socket). */
+enum xnf_datapath {
+	XNF_DATAPATH_KERNEL = 0, /* run the NF in XDP */
+	XNF_DATAPATH_USER = 1,   /* redirect every packet to the AF_XDP socket of its port and queue */
+};
 
 /*
  * Run-time configuration the loader writes into the BPF object's .rodata before
@@ -40,6 +48,7 @@
 struct xnf_config {
 	__u32 nports;
 	__u32 ifindex[XNF_MAX_PORTS];
+	__u32 datapath; /* enum xnf_datapath */
 };
 
 /* Slots of the per-CPU statistics array: one per verdict class, plus reasons. */

@@ -147,9 +147,16 @@ static int dispatch(const char *request, const struct xnf_control_handlers *h, F
 		return h->info(h->ctx, body);
 	if (strcmp(request, "stats") == 0)
 		return h->stats(h->ctx, body);
+	if (strcmp(request, "frames") == 0) {
+		if (h->frames && h->frames(h->ctx, body) == 0)
+			return 0;
+		snprintf(err, errlen, "no frame accounting: this instance has no AF_XDP sockets, or its "
+			 "workers did not answer");
+		return -1;
+	}
 	if (strncmp(request, "rules ", 6) == 0)
 		return dispatch_rules(request + 6, h, body, err, errlen);
-	snprintf(err, errlen, "unknown request '%s': use info, stats or rules", request);
+	snprintf(err, errlen, "unknown request '%s': use info, stats, frames or rules", request);
 	return -1;
 }
 

@@ -122,9 +122,10 @@ static void explain_load_failure(int err)
 	print_verifier_tail();
 }
 
-int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32 nports, bool generic)
+int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32 nports, bool generic,
+		 enum xnf_datapath datapath)
 {
-	struct xnf_config cfg = { .nports = nports };
+	struct xnf_config cfg = { .nports = nports, .datapath = datapath };
 	struct bpf_program *prog;
 	int err;
 

@@ -33,21 +33,6 @@ struct side_result {
 	__u8 data[MAX_FRAME];
 };
 
-static int native_resolve(void *ctx, const char *name, struct xnf_map_ref *ref)
-{
-	struct xnf_map *m = xnf_native_map_find(name);
-
-	if (!m)
-		return -ENOENT;
-	ref->name = m->name;
-	ref->fd = -1;
-	ref->native = m;
-	ref->key_size = m->key_size;
-	ref->value_size = m->value_size;
-	ref->max_entries = m->max_entries;
-	return 0;
-}
-
 /* Mirrors xnf_xdp_action() in bpf_glue.h: the native runtime applies verdicts the same way. */
 static void native_apply(xnf_verdict v, __u32 nports, struct side_result *r)
 {
@@ -181,7 +166,7 @@ static int parse_args(int argc, char **argv, const char **corpus, const char **r
 static int load_rules_both(const char *path, struct xnf_xdp_instance *x)
 {
 	struct xnf_rules_target kernel = { .resolve = xnf_xdp_resolve_map, .ctx = x };
-	struct xnf_rules_target native = { .resolve = native_resolve, .ctx = NULL };
+	struct xnf_rules_target native = { .resolve = xnf_native_resolve_map, .ctx = NULL };
 	char err[1024];
 
 	if (!path)
@@ -221,7 +206,7 @@ int main(int argc, char **argv)
 		xnf_error("cannot create the native maps");
 		return 1;
 	}
-	if (xnf_xdp_load(&x, ports, nports, false) || load_rules_both(rules, &x) || pcap_open(&pcap, corpus))
+	if (xnf_xdp_load(&x, ports, nports, false, XNF_DATAPATH_KERNEL) || load_rules_both(rules, &x) || pcap_open(&pcap, corpus))
 		return 1;
 	while ((len = pcap_next(&pcap, frame, sizeof(frame))) > 0) {
 		bool same;

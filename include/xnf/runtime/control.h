@@ -4,7 +4,7 @@
  * RUN_DIR/NAME.sock (RUN_DIR is /run/xnf unless XNF_RUN_DIR says otherwise).
  * A filesystem path, not an abstract socket, so it is reachable from every
  * network namespace. One request per connection, one line:
- *   info | stats | rules list | rules add RULE | rules del RULE
+ *   info | stats | frames | rules list | rules add RULE | rules del RULE
  * answered with "ok" or "error: REASON" on the first line, then the body.
  */
 #ifndef XNF_RUNTIME_CONTROL_H
@@ -27,6 +27,7 @@ struct xnf_control_handlers {
 	void *ctx;
 	int (*info)(void *ctx, FILE *out);
 	int (*stats)(void *ctx, FILE *out);
+	int (*frames)(void *ctx, FILE *out); /* AF_XDP frame accounting */
 	struct xnf_rules_target rules;
 };
 

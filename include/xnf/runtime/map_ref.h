@@ -22,6 +22,9 @@ struct xnf_map_ref {
 /* Finds map `name` on the side the instance runs on. 0, or -ENOENT. */
 typedef int (*xnf_map_resolver)(void *ctx, const char *name, struct xnf_map_ref *ref);
 
+/* Resolver for the native maps of the linked NF (ctx unused). */
+int xnf_native_resolve_map(void *ctx, const char *name, struct xnf_map_ref *ref);
+
 int xnf_map_ref_update(const struct xnf_map_ref *ref, const void *key, const void *value, __u64 flags);
 int xnf_map_ref_delete(const struct xnf_map_ref *ref, const void *key);
 int xnf_map_ref_lookup(const struct xnf_map_ref *ref, const void *key, void *value);

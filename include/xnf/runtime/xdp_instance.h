@@ -34,7 +34,8 @@ struct xnf_xdp_instance {
 
 /* Loads the NF for these ports. On failure prints one clear message (with the
  * verifier's last lines if it refused the program) and returns -1. */
-int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32 nports, bool generic);
+int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32 nports, bool generic,
+		 enum xnf_datapath datapath);
 /* Attaches to every port, or to none: on failure nothing stays attached. */
 int xnf_xdp_attach(struct xnf_xdp_instance *x);
 void xnf_xdp_detach(struct xnf_xdp_instance *x);

@@ -23,14 +23,16 @@ class NfInstance:
 
     @classmethod
     def start(cls, topology: Topology, nf: str, mode: str, ifaces: list[str], rules: str | None = None,
-              name: str | None = None, ns: str | None = None) -> "NfInstance":
-        """Starts the NF and returns once its control socket answers; raises with its stderr if it exits."""
+              name: str | None = None, ns: str | None = None, extra: list[str] | None = None) -> "NfInstance":
+        """Starts the NF and returns once its control socket answers; raises with its stderr if it exits.
+        extra: more options for the NF binary (AF_XDP settings, for instance)."""
         name = name or f"{topology.dut_ns}-{nf}"
         argv = [str(build.nf_binary(nf)), "run", "--mode", mode, "--name", name]
         for iface in ifaces:
             argv += ["--iface", iface]
         if rules:
             argv += ["--rules", rules]
+        argv += extra or []
         proc = topology.spawn(ns or topology.dut_ns, argv)
         instance = cls(topology, nf, name, proc)
         topology.on_teardown(instance._remove_stale_socket)

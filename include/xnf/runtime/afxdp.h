@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The user-space data path: AF_XDP sockets, one UMEM per worker shared by
+ * all of that worker's sockets (one per port for each queue it serves), and
+ * worker threads that run the NF's native batch function on what they receive.
+ */
+#ifndef XNF_RUNTIME_AFXDP_H
+#define XNF_RUNTIME_AFXDP_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <xnf/common.h>
+#include <xnf/runtime/xdp_instance.h>
+
+#define XNF_MAX_WORKERS 64
+
+enum xnf_afxdp_wait {
+	XNF_WAIT_BUSY,     /* spin on the rings; the driver runs from interrupts/softirq */
+	XNF_WAIT_SYSCALL,  /* preferred busy poll: recvfrom/sendto run the driver */
+	XNF_WAIT_POLL,     /* block in poll() until a socket has work */
+};
+
+struct xnf_afxdp_config {
+	enum xnf_afxdp_wait wait;
+	bool nf_in_kernel;  /* xdp-sk modes: the NF runs in XDP; the sockets are open but idle */
+	__u32 queues;       /* queues 0..queues-1 of every port */
+	__u32 workers;      /* queue q is served by worker q % workers */
+	int cores[XNF_MAX_WORKERS];
+	__u32 ncores;       /* 0: workers are pinned from the last core down */
+	__u32 batch;
+	__u32 ring_size;    /* rx, tx, fill and completion rings */
+	__u32 frame_size;   /* 2048 or 4096 */
+	__u32 frames;       /* per worker; 0 picks three rings' worth per socket */
+	bool zerocopy;
+	bool copy_fallback; /* zero-copy refused: fall back to copy mode instead of failing */
+	bool need_wakeup;
+	__u32 busy_poll_usec;
+	__u32 busy_poll_budget;
+};
+
+/* Counters of one worker; kernel socket statistics are added when read. */
+struct xnf_afxdp_worker_stats {
+	__u64 rx_packets;
+	__u64 rx_bytes;
+	__u64 tx_packets;    /* descriptors put on a tx ring */
+	__u64 tx_bytes;
+	__u64 verdicts[XNF_STAT_NSLOTS];
+	__u64 verdict_bytes[XNF_STAT_NSLOTS];
+	__u64 tx_ring_full;  /* verdict TX/REDIRECT but no room on the tx ring: dropped */
+	__u64 fill_empty;    /* a fill ring wanted frames and the worker had none free */
+	__u64 pass_dropped;  /* XNF_PASS has no way back to the stack in user space yet: dropped */
+	__u64 empty_polls;   /* loop rounds in which no socket had a packet */
+	__u64 wakeups;       /* syscalls made because a ring asked for a wakeup, or to send */
+	__u64 busy_polls;    /* recvfrom calls made to run the driver (afxdp-sysc) */
+	__u64 polls;         /* poll() calls (afxdp-poll) */
+};
+
+/* Where every UMEM frame of a worker is: the sum is always the worker's frame count. */
+struct xnf_frame_accounting {
+	__u64 total;
+	__u64 free;
+	__u64 fill;
+	__u64 rx;
+	__u64 worker;
+	__u64 tx;
+	__u64 completion;
+	__u64 kernel; /* taken from fill or tx and not yet returned through rx or completion */
+	/* From a scan of every place: frames found twice, and addresses that are no frame. */
+	__u64 duplicates;
+	__u64 invalid;
+};
+
+struct xnf_afxdp;
+
+/* Validates the configuration against the ports; prints the reason and returns -1. */
+int xnf_afxdp_check_config(const struct xnf_afxdp_config *cfg, const struct xnf_port *ports, __u32 nports);
+/* Creates UMEMs and sockets, registers them in the loaded XDP object's XSKMAP and
+ * applies busy-poll settings. Prints the reason and returns NULL on failure. */
+struct xnf_afxdp *xnf_afxdp_create(const struct xnf_afxdp_config *cfg, struct xnf_xdp_instance *xdp);
+int xnf_afxdp_start(struct xnf_afxdp *a);
+/* Stops the workers, closes the sockets, frees the UMEMs and restores settings. */
+void xnf_afxdp_destroy(struct xnf_afxdp *a);
+
+__u32 xnf_afxdp_nworkers(const struct xnf_afxdp *a);
+void xnf_afxdp_read_stats(const struct xnf_afxdp *a, __u32 worker, struct xnf_afxdp_worker_stats *out);
+/* Kernel-side socket statistics (XDP_STATISTICS) summed over a worker's sockets, as JSON members. */
+void xnf_afxdp_write_socket_stats(const struct xnf_afxdp *a, __u32 worker, FILE *out);
+/* Asks every worker for its frame accounting and waits for the answers (up to timeout_ms). */
+int xnf_afxdp_account(struct xnf_afxdp *a, struct xnf_frame_accounting *out, __u32 timeout_ms);
+bool xnf_afxdp_zerocopy(const struct xnf_afxdp *a);
+
+#endif

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Structures shared by the AF_XDP set-up (afxdp_runtime.c) and the worker loop (worker_loop.c). */
+#ifndef XNF_LIB_AFXDP_INTERNAL_H
+#define XNF_LIB_AFXDP_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <xdp/xsk.h>
+
+#include <xnf/runtime/afxdp.h>
+
+#define CACHE_LINE 64
+
+/* One AF_XDP socket: a (port, queue) pair, with its own fill and completion rings. */
+struct xsk_port_socket {
+	struct xsk_socket *xsk;
+	struct xsk_ring_cons rx;
+	struct xsk_ring_prod tx;
+	struct xsk_ring_prod fill;
+	struct xsk_ring_cons comp;
+	int fd;
+	__u32 port;
+	__u32 queue;
+	/* Descriptors gathered for this socket's tx ring during one batch. */
+	__u32 pending;
+	__u64 *pending_addr;
+	__u32 *pending_len;
+};
+
+struct afxdp_worker {
+	struct xnf_afxdp_worker_stats stats; /* written by this worker only */
+	struct xnf_afxdp *owner;
+	pthread_t thread;
+	__u32 index;
+	int core;
+	struct xsk_umem *umem;
+	void *area;
+	__u64 nframes;
+	__u64 *free_frames; /* a stack of frame base addresses */
+	__u64 nfree;
+	/* sockets[q * nports + port] for the queues this worker serves */
+	struct xsk_port_socket *sockets;
+	__u32 nsockets;
+	__u32 nports;
+	/* Frame accounting on request: the control thread sets requested, the worker answers. */
+	atomic_uint account_requested;
+	struct xnf_frame_accounting accounting;
+	atomic_uint account_ready;
+} __attribute__((aligned(CACHE_LINE)));
+
+/* A sysfs setting of an interface changed for busy polling, and its value before. */
+struct saved_setting {
+	char path[128];
+	char old_value[32];
+	bool changed;
+};
+
+struct xnf_afxdp {
+	struct xnf_afxdp_config cfg;
+	struct xnf_xdp_instance *xdp;
+	struct afxdp_worker *workers;
+	__u32 nworkers;
+	bool zerocopy;
+	bool started;
+	atomic_bool stop;
+	struct saved_setting settings[XNF_MAX_PORTS * 2];
+	__u32 nsettings;
+};
+
+void *xnf_afxdp_worker_main(void *arg);
+void xnf_afxdp_worker_account(struct afxdp_worker *w, struct xnf_frame_accounting *out);
+
+/* busy_poll.c */
+int xnf_busy_poll_apply_socket(int fd, const struct xnf_afxdp_config *cfg);
+int xnf_busy_poll_apply_iface(struct xnf_afxdp *a, const char *ifname);
+void xnf_busy_poll_restore(struct xnf_afxdp *a);
+
+#endif

@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "afxdp_internal.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <linux/if_xdp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <xnf/runtime/log.h>
+
+#define MAX_BATCH 256
+#define MIN_RING 64
+#define MAX_RING 16384
+
+/* ---------------------------------------------------------------- checks */
+
+static bool power_of_two(__u32 n)
+{
+	return n && !(n & (n - 1));
+}
+
+/* Number of rx queues of an interface, from this namespace's sysfs; -1 if unknown. */
+static int rx_queue_count(const char *ifname)
+{
+	char path[128];
+	struct dirent *e;
+	int count = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", ifname);
+	dir = opendir(path);
+	if (!dir)
+		return -1;
+	while ((e = readdir(dir)))
+		count += strncmp(e->d_name, "rx-", 3) == 0;
+	closedir(dir);
+	return count;
+}
+
+static int check_ports(const struct xnf_afxdp_config *cfg, const struct xnf_port *ports, __u32 nports)
+{
+	for (__u32 p = 0; p < nports; p++) {
+		int have = rx_queue_count(ports[p].name);
+
+		if (have >= 0 && (__u32)have < cfg->queues) {
+			xnf_error("interface %s has %d rx queue%s (0-%d) and --queues %u needs queue %u: lower "
+				  "--queues, or give the interface more queues (ethtool -L, or numrxqueues for veth)",
+				  ports[p].name, have, have == 1 ? "" : "s", have - 1, cfg->queues, cfg->queues - 1);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int xnf_afxdp_check_config(const struct xnf_afxdp_config *cfg, const struct xnf_port *ports, __u32 nports)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (cfg->queues < 1 || cfg->queues > XNF_MAX_QUEUES) {
+		xnf_error("--queues %u is out of range 1-%d", cfg->queues, XNF_MAX_QUEUES);
+		return -1;
+	}
+	if (cfg->workers < 1 || cfg->workers > cfg->queues) {
+		xnf_error("--workers %u: give between 1 and --queues (%u) workers; a worker serves whole queues",
+			  cfg->workers, cfg->queues);
+		return -1;
+	}
+	if (!power_of_two(cfg->ring_size) || cfg->ring_size < MIN_RING || cfg->ring_size > MAX_RING) {
+		xnf_error("--ring-size %u must be a power of two from %d to %d", cfg->ring_size, MIN_RING, MAX_RING);
+		return -1;
+	}
+	if (cfg->batch < 1 || cfg->batch > MAX_BATCH) {
+		xnf_error("--batch %u is out of range 1-%d", cfg->batch, MAX_BATCH);
+		return -1;
+	}
+	if (cfg->batch > cfg->ring_size) {
+		xnf_error("--batch %u is larger than the ring size %u: a batch must fit in a ring",
+			  cfg->batch, cfg->ring_size);
+		return -1;
+	}
+	if (cfg->frame_size != 2048 && cfg->frame_size != 4096) {
+		xnf_error("--frame-size %u: use 2048 or 4096", cfg->frame_size);
+		return -1;
+	}
+	if (cfg->ncores && cfg->ncores != cfg->workers) {
+		xnf_error("--cores lists %u cores for %u workers: give one core per worker", cfg->ncores,
+			  cfg->workers);
+		return -1;
+	}
+	for (__u32 i = 0; i < cfg->ncores; i++) {
+		if (cfg->cores[i] < 0 || cfg->cores[i] >= ncpu) {
+			xnf_error("core %d is not one of this machine's cores (0-%ld)", cfg->cores[i], ncpu - 1);
+			return -1;
+		}
+	}
+	return check_ports(cfg, ports, nports);
+}
+
+/* ---------------------------------------------------------------- sockets */
+
+static int bind_flags(const struct xnf_afxdp *a)
+{
+	return (a->zerocopy ? XDP_ZEROCOPY : XDP_COPY) | (a->cfg.need_wakeup ? XDP_USE_NEED_WAKEUP : 0);
+}
+
+static int open_socket(struct xnf_afxdp *a, struct afxdp_worker *w, struct xsk_port_socket *s, bool first)
+{
+	const char *ifname = a->xdp->ports[s->port].name;
+	struct xsk_socket_config sc = {
+		.rx_size = a->cfg.ring_size,
+		.tx_size = a->cfg.ring_size,
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD, /* our own XDP program redirects */
+		.bind_flags = (__u16)bind_flags(a),
+	};
+
+	if (first)
+		return xsk_socket__create(&s->xsk, ifname, s->queue, w->umem, &s->rx, &s->tx, &sc);
+	return xsk_socket__create_shared(&s->xsk, ifname, s->queue, w->umem, &s->rx, &s->tx, &s->fill,
+					 &s->comp, &sc);
+}
+
+static int explain_socket_failure(const struct xnf_afxdp *a, const struct xsk_port_socket *s, int err)
+{
+	const char *ifname = a->xdp->ports[s->port].name;
+
+	if (a->zerocopy && (err == -EOPNOTSUPP || err == -EINVAL || err == -EPROTONOSUPPORT))
+		xnf_error("the driver of %s does not support AF_XDP zero-copy (veth never does): drop "
+			  "--zerocopy, or add --copy-fallback to use copy mode when zero-copy is missing", ifname);
+	else if (err == -EBUSY)
+		xnf_error("queue %u of %s is already used by another AF_XDP socket: stop the other program",
+			  s->queue, ifname);
+	else if (err == -EPERM)
+		xnf_error("AF_XDP sockets need root (CAP_NET_RAW and CAP_NET_ADMIN): run xnf with sudo");
+	else
+		xnf_error("cannot open an AF_XDP socket on %s queue %u: %s", ifname, s->queue, strerror(-err));
+	return -1;
+}
+
+/* A socket closed moments ago keeps its queue until the kernel's deferred release has run. */
+#define BUSY_RETRY_MS 3000
+
+static int open_socket_patiently(struct xnf_afxdp *a, struct afxdp_worker *w, struct xsk_port_socket *s,
+				 bool first)
+{
+	struct timespec pause = { .tv_nsec = 10 * 1000000 };
+	int err = open_socket(a, w, s, first);
+
+	for (int waited = 0; err == -EBUSY && waited < BUSY_RETRY_MS; waited += 10) {
+		nanosleep(&pause, NULL);
+		err = open_socket(a, w, s, first);
+	}
+	return err;
+}
+
+static int create_socket(struct xnf_afxdp *a, struct afxdp_worker *w, struct xsk_port_socket *s, bool first)
+{
+	int err = open_socket_patiently(a, w, s, first);
+
+	if (err && a->zerocopy && a->cfg.copy_fallback && (err == -EOPNOTSUPP || err == -EINVAL)) {
+		xnf_warn("%s has no AF_XDP zero-copy support: falling back to copy mode (--copy-fallback)",
+			 a->xdp->ports[s->port].name);
+		a->zerocopy = false;
+		err = open_socket_patiently(a, w, s, first);
+	}
+	if (err)
+		return explain_socket_failure(a, s, err);
+	s->fd = xsk_socket__fd(s->xsk);
+	return 0;
+}
+
+static int register_socket(struct xnf_afxdp *a, const struct xsk_port_socket *s)
+{
+	int map_fd = bpf_object__find_map_fd_by_name(a->xdp->obj, "xnf_xsks");
+	__u32 key = s->port * XNF_MAX_QUEUES + s->queue;
+	int err;
+
+	if (map_fd < 0) {
+		xnf_error("the NF's XDP object has no socket map (xnf_xsks): rebuild it with this xnf");
+		return -1;
+	}
+	err = bpf_map_update_elem(map_fd, &key, &s->fd, BPF_ANY);
+	if (err) {
+		xnf_error("cannot register the AF_XDP socket of %s queue %u: %s", a->xdp->ports[s->port].name,
+			  s->queue, strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- workers */
+
+/* Frames are touched up front (MAP_POPULATE) so no page fault lands in the packet path. */
+static void *map_area(size_t size)
+{
+	void *area = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+
+	return area == MAP_FAILED ? NULL : area;
+}
+
+static int setup_worker(struct xnf_afxdp *a, struct afxdp_worker *w)
+{
+	const struct xnf_afxdp_config *cfg = &a->cfg;
+	__u32 nports = a->xdp->nports, nqueues = 0, batch_room = nports * cfg->batch;
+	struct xsk_umem_config uc = {
+		.fill_size = cfg->ring_size, .comp_size = cfg->ring_size, .frame_size = cfg->frame_size,
+	};
+	int err;
+
+	for (__u32 q = w->index; q < cfg->queues; q += a->nworkers)
+		nqueues++;
+	w->nports = nports;
+	w->nsockets = nqueues * nports;
+	w->sockets = calloc(w->nsockets, sizeof(*w->sockets));
+	/* Enough for a full fill ring and a full tx ring per socket, and a ring's worth in flight. */
+	w->nframes = cfg->frames ? cfg->frames : (__u64)w->nsockets * cfg->ring_size * 3;
+	w->free_frames = calloc(w->nframes, sizeof(*w->free_frames));
+	w->area = map_area(w->nframes * cfg->frame_size);
+	if (!w->sockets || !w->free_frames || !w->area) {
+		xnf_error("cannot allocate %llu frames of %u bytes for worker %u", (unsigned long long)w->nframes,
+			  cfg->frame_size, w->index);
+		return -1;
+	}
+	for (__u64 i = 0; i < w->nframes; i++)
+		w->free_frames[i] = i * cfg->frame_size;
+	w->nfree = w->nframes;
+	err = xsk_umem__create(&w->umem, w->area, w->nframes * cfg->frame_size, &w->sockets[0].fill,
+			       &w->sockets[0].comp, &uc);
+	if (err) {
+		xnf_error("cannot register %llu frames as AF_XDP memory: %s", (unsigned long long)w->nframes,
+			  strerror(-err));
+		return -1;
+	}
+	for (__u32 i = 0; i < w->nsockets; i++) {
+		struct xsk_port_socket *s = &w->sockets[i];
+
+		s->port = i % nports;
+		s->queue = w->index + (i / nports) * a->nworkers;
+		s->pending_addr = calloc(batch_room, sizeof(*s->pending_addr));
+		s->pending_len = calloc(batch_room, sizeof(*s->pending_len));
+		if (!s->pending_addr || !s->pending_len || create_socket(a, w, s, i == 0))
+			return -1;
+		if (cfg->wait == XNF_WAIT_SYSCALL && xnf_busy_poll_apply_socket(s->fd, cfg))
+			return -1;
+		if (register_socket(a, s))
+			return -1;
+	}
+	return 0;
+}
+
+static void teardown_worker(struct afxdp_worker *w)
+{
+	for (__u32 i = 0; w->sockets && i < w->nsockets; i++) {
+		if (w->sockets[i].xsk)
+			xsk_socket__delete(w->sockets[i].xsk);
+		free(w->sockets[i].pending_addr);
+		free(w->sockets[i].pending_len);
+	}
+	if (w->umem)
+		xsk_umem__delete(w->umem);
+	if (w->area)
+		munmap(w->area, w->nframes * w->owner->cfg.frame_size);
+	free(w->sockets);
+	free(w->free_frames);
+}
+
+static int worker_core(const struct xnf_afxdp_config *cfg, __u32 index)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (cfg->ncores)
+		return cfg->cores[index];
+	/* From the last core down: core 0 is where the lab's generator runs. */
+	return (int)((ncpu - 1 - (long)index % ncpu + ncpu) % ncpu);
+}
+
+struct xnf_afxdp *xnf_afxdp_create(const struct xnf_afxdp_config *cfg, struct xnf_xdp_instance *xdp)
+{
+	struct xnf_afxdp *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	a->cfg = *cfg;
+	a->xdp = xdp;
+	a->zerocopy = cfg->zerocopy;
+	a->nworkers = cfg->workers;
+	a->workers = aligned_alloc(CACHE_LINE, sizeof(*a->workers) * a->nworkers);
+	if (!a->workers) {
+		free(a);
+		return NULL;
+	}
+	memset(a->workers, 0, sizeof(*a->workers) * a->nworkers);
+	for (__u32 i = 0; i < a->nworkers; i++) {
+		a->workers[i].owner = a;
+		a->workers[i].index = i;
+		a->workers[i].core = worker_core(cfg, i);
+		if (setup_worker(a, &a->workers[i]))
+			goto fail;
+	}
+	for (__u32 p = 0; cfg->wait == XNF_WAIT_SYSCALL && p < xdp->nports; p++) {
+		if (xnf_busy_poll_apply_iface(a, xdp->ports[p].name))
+			goto fail;
+	}
+	return a;
+fail:
+	xnf_afxdp_destroy(a);
+	return NULL;
+}
+
+int xnf_afxdp_start(struct xnf_afxdp *a)
+{
+	for (__u32 i = 0; i < a->nworkers; i++) {
+		int err = pthread_create(&a->workers[i].thread, NULL, xnf_afxdp_worker_main, &a->workers[i]);
+
+		if (err) {
+			xnf_error("cannot start worker %u: %s", i, strerror(err));
+			atomic_store(&a->stop, true);
+			for (__u32 j = 0; j < i; j++)
+				pthread_join(a->workers[j].thread, NULL);
+			return -1;
+		}
+	}
+	a->started = true;
+	return 0;
+}
+
+void xnf_afxdp_destroy(struct xnf_afxdp *a)
+{
+	if (!a)
+		return;
+	atomic_store(&a->stop, true);
+	for (__u32 i = 0; a->started && i < a->nworkers; i++)
+		pthread_join(a->workers[i].thread, NULL);
+	for (__u32 i = 0; i < a->nworkers; i++)
+		teardown_worker(&a->workers[i]);
+	xnf_busy_poll_restore(a);
+	free(a->workers);
+	free(a);
+}
+
+/* ---------------------------------------------------------------- reading */
+
+__u32 xnf_afxdp_nworkers(const struct xnf_afxdp *a)
+{
+	return a->nworkers;
+}
+
+bool xnf_afxdp_zerocopy(const struct xnf_afxdp *a)
+{
+	return a->zerocopy;
+}
+
+void xnf_afxdp_read_stats(const struct xnf_afxdp *a, __u32 worker, struct xnf_afxdp_worker_stats *out)
+{
+	/* Aligned 64-bit loads: each counter is read whole, the set is a close snapshot. */
+	memcpy(out, &a->workers[worker].stats, sizeof(*out));
+}
+
+void xnf_afxdp_write_socket_stats(const struct xnf_afxdp *a, __u32 worker, FILE *out)
+{
+	const struct afxdp_worker *w = &a->workers[worker];
+	struct xdp_statistics sum = { 0 };
+
+	for (__u32 i = 0; i < w->nsockets; i++) {
+		struct xdp_statistics st = { 0 };
+		socklen_t len = sizeof(st);
+
+		if (getsockopt(w->sockets[i].fd, SOL_XDP, XDP_STATISTICS, &st, &len))
+			continue;
+		sum.rx_dropped += st.rx_dropped;
+		sum.rx_invalid_descs += st.rx_invalid_descs;
+		sum.tx_invalid_descs += st.tx_invalid_descs;
+		sum.rx_ring_full += st.rx_ring_full;
+		sum.rx_fill_ring_empty_descs += st.rx_fill_ring_empty_descs;
+		sum.tx_ring_empty_descs += st.tx_ring_empty_descs;
+	}
+	fprintf(out, "\"kernel_rx_dropped\": %llu, \"rx_invalid_descs\": %llu, \"tx_invalid_descs\": %llu, "
+		"\"rx_ring_full\": %llu, \"rx_fill_ring_empty\": %llu, \"tx_ring_empty\": %llu",
+		(unsigned long long)sum.rx_dropped, (unsigned long long)sum.rx_invalid_descs,
+		(unsigned long long)sum.tx_invalid_descs, (unsigned long long)sum.rx_ring_full,
+		(unsigned long long)sum.rx_fill_ring_empty_descs, (unsigned long long)sum.tx_ring_empty_descs);
+}
+
+int xnf_afxdp_account(struct xnf_afxdp *a, struct xnf_frame_accounting *out, __u32 timeout_ms)
+{
+	struct timespec pause = { .tv_nsec = 1000000 };
+
+	if (!a->started) {
+		for (__u32 i = 0; i < a->nworkers; i++)
+			xnf_afxdp_worker_account(&a->workers[i], &out[i]);
+		return 0;
+	}
+	for (__u32 i = 0; i < a->nworkers; i++) {
+		atomic_store(&a->workers[i].account_ready, 0);
+		atomic_store_explicit(&a->workers[i].account_requested, 1, memory_order_release);
+	}
+	for (__u32 waited = 0; waited <= timeout_ms; waited++) {
+		__u32 ready = 0;
+
+		for (__u32 i = 0; i < a->nworkers; i++)
+			ready += atomic_load_explicit(&a->workers[i].account_ready, memory_order_acquire);
+		if (ready == a->nworkers) {
+			for (__u32 i = 0; i < a->nworkers; i++)
+				out[i] = a->workers[i].accounting;
+			return 0;
+		}
+		nanosleep(&pause, NULL);
+	}
+	return -ETIMEDOUT;
+}

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The worker loop. Per round, for every socket it serves: return completed tx
+ * frames to the free stack, top up the fill ring, take a batch from the rx
+ * ring, run the NF's batch function on it (the NF is inlined there, so the
+ * only call is one per batch), and sort the verdicts into per-socket tx
+ * lists; then one bulk reserve per tx ring and one kick per socket that got
+ * frames. Every frame is, at every moment, in exactly one place: the free
+ * stack, a fill ring, the kernel, an rx ring, this loop, a tx ring or a
+ * completion ring.
+ */
+#include "afxdp_internal.h"
+
+#include <poll.h>
+#include <stdlib.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <xnf/native_maps.h>
+#include <xnf/nf_entry.h>
+
+#define MAX_BATCH 256
+#define POLL_TIMEOUT_MS 100
+
+static inline __u64 frame_base(const struct afxdp_worker *w, __u64 addr)
+{
+	return addr & ~((__u64)w->owner->cfg.frame_size - 1);
+}
+
+static inline void free_frame(struct afxdp_worker *w, __u64 addr)
+{
+	w->free_frames[w->nfree++] = frame_base(w, addr);
+}
+
+static void reap_completions(struct afxdp_worker *w, struct xsk_port_socket *s)
+{
+	__u32 idx, n = xsk_ring_cons__peek(&s->comp, w->owner->cfg.ring_size, &idx);
+
+	for (__u32 i = 0; i < n; i++)
+		free_frame(w, *xsk_ring_cons__comp_addr(&s->comp, idx + i));
+	if (n)
+		xsk_ring_cons__release(&s->comp, n);
+}
+
+static void refill(struct afxdp_worker *w, struct xsk_port_socket *s)
+{
+	__u32 idx, want = xsk_prod_nb_free(&s->fill, w->owner->cfg.batch);
+	__u32 n;
+
+	if (want == 0)
+		return;
+	if (want > w->nfree) {
+		if (w->nfree == 0) {
+			w->stats.fill_empty++;
+			return;
+		}
+		want = (__u32)w->nfree;
+	}
+	n = xsk_ring_prod__reserve(&s->fill, want, &idx);
+	for (__u32 i = 0; i < n; i++)
+		*xsk_ring_prod__fill_addr(&s->fill, idx + i) = w->free_frames[--w->nfree];
+	xsk_ring_prod__submit(&s->fill, n);
+}
+
+static inline void queue_tx(struct xsk_port_socket *dst, __u64 addr, __u32 len)
+{
+	dst->pending_addr[dst->pending] = addr;
+	dst->pending_len[dst->pending] = len;
+	dst->pending++;
+}
+
+static inline __u32 verdict_slot(xnf_verdict v)
+{
+	switch (v & 0x7fu) {
+	case 1: return XNF_STAT_DROP;
+	case 2: return XNF_STAT_PASS;
+	case 3: return XNF_STAT_TX;
+	case 4: return XNF_STAT_REDIRECT;
+	default: return XNF_STAT_ABORT;
+	}
+}
+
+/* Sorts one batch's verdicts: frames to send go to tx lists, the rest back to the free stack. */
+static void apply_verdicts(struct afxdp_worker *w, struct xsk_port_socket *s, struct xnf_pkt *pkts,
+			   const xnf_verdict *verdicts, __u32 n)
+{
+	struct xsk_port_socket *queue_sockets = &w->sockets[(s - w->sockets) / w->nports * w->nports];
+
+	for (__u32 i = 0; i < n; i++) {
+		xnf_verdict v = verdicts[i];
+		__u32 slot = verdict_slot(v);
+		__u64 addr = (__u64)((char *)pkts[i].data - (char *)w->area);
+		__u32 len = (__u32)((char *)pkts[i].data_end - (char *)pkts[i].data);
+
+		if (v & 0x80u) {
+			w->stats.verdicts[XNF_STAT_MALFORMED]++;
+			w->stats.verdict_bytes[XNF_STAT_MALFORMED] += len;
+		}
+		if (slot == XNF_STAT_TX) {
+			queue_tx(s, addr, len);
+		} else if (slot == XNF_STAT_REDIRECT && (v >> 8) < w->nports) {
+			queue_tx(&queue_sockets[v >> 8], addr, len);
+		} else {
+			if (slot == XNF_STAT_REDIRECT)
+				slot = XNF_STAT_REDIRECT_ERROR;
+			else if (slot == XNF_STAT_PASS)
+				w->stats.pass_dropped++;
+			free_frame(w, addr);
+		}
+		w->stats.verdicts[slot]++;
+		w->stats.verdict_bytes[slot] += len;
+	}
+}
+
+static __u32 receive_batch(struct afxdp_worker *w, struct xsk_port_socket *s)
+{
+	struct xnf_pkt pkts[MAX_BATCH];
+	xnf_verdict verdicts[MAX_BATCH];
+	__u32 idx, n = xsk_ring_cons__peek(&s->rx, w->owner->cfg.batch, &idx);
+
+	if (n == 0)
+		return 0;
+	for (__u32 i = 0; i < n; i++) {
+		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&s->rx, idx + i);
+		char *data = xsk_umem__get_data(w->area, d->addr);
+
+		pkts[i].data = data;
+		pkts[i].data_end = data + d->len;
+		pkts[i].ingress_port = s->port;
+		pkts[i].rx_queue = s->queue;
+		w->stats.rx_bytes += d->len;
+	}
+	xsk_ring_cons__release(&s->rx, n);
+	w->stats.rx_packets += n;
+	xnf_nf_run_batch(pkts, verdicts, n);
+	apply_verdicts(w, s, pkts, verdicts, n);
+	return n;
+}
+
+static void kick_tx(struct afxdp_worker *w, struct xsk_port_socket *s)
+{
+	const struct xnf_afxdp_config *cfg = &w->owner->cfg;
+
+	/* Copy mode transmits only inside sendto(); zero-copy only when the ring asks for it. */
+	if (w->owner->zerocopy && cfg->need_wakeup && !xsk_ring_prod__needs_wakeup(&s->tx))
+		return;
+	w->stats.wakeups++;
+	/* EAGAIN/EBUSY/ENOBUFS mean "later": the descriptors stay on the ring for the next kick. */
+	sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
+}
+
+static inline __u32 tx_outstanding(const struct xsk_port_socket *s)
+{
+	return *s->tx.producer - __atomic_load_n(s->tx.consumer, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Moves each socket's gathered descriptors onto its tx ring in one reserve,
+ * then kicks every socket whose tx ring still holds descriptors: in copy mode
+ * one sendto() sends only a bounded budget of them, so a ring that is not
+ * kicked again stays full.
+ */
+static void flush_tx(struct afxdp_worker *w)
+{
+	for (__u32 i = 0; i < w->nsockets; i++) {
+		struct xsk_port_socket *s = &w->sockets[i];
+		__u32 idx, n;
+
+		if (s->pending) {
+			n = xsk_ring_prod__reserve(&s->tx, s->pending, &idx);
+			for (__u32 k = 0; k < n; k++) {
+				struct xdp_desc *d = xsk_ring_prod__tx_desc(&s->tx, idx + k);
+
+				d->addr = s->pending_addr[k];
+				d->len = s->pending_len[k];
+				w->stats.tx_bytes += d->len;
+			}
+			xsk_ring_prod__submit(&s->tx, n);
+			w->stats.tx_packets += n;
+			for (__u32 k = n; k < s->pending; k++) {
+				free_frame(w, s->pending_addr[k]);
+				w->stats.tx_ring_full++;
+			}
+			s->pending = 0;
+		}
+		if (tx_outstanding(s))
+			kick_tx(w, s);
+	}
+}
+
+/* What a round does when no socket had a packet, per mode. */
+static void wait_for_work(struct afxdp_worker *w)
+{
+	const struct xnf_afxdp_config *cfg = &w->owner->cfg;
+
+	switch (cfg->wait) {
+	case XNF_WAIT_BUSY:
+		for (__u32 i = 0; i < w->nsockets; i++) {
+			struct xsk_port_socket *s = &w->sockets[i];
+
+			if (!cfg->need_wakeup || xsk_ring_prod__needs_wakeup(&s->fill)) {
+				w->stats.wakeups++;
+				recvfrom(s->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+			}
+		}
+		break;
+	case XNF_WAIT_SYSCALL:
+		break; /* every round already made its busy-poll syscalls */
+	case XNF_WAIT_POLL: {
+		struct pollfd fds[XNF_MAX_PORTS * XNF_MAX_QUEUES];
+
+		for (__u32 i = 0; i < w->nsockets; i++) {
+			if (tx_outstanding(&w->sockets[i]))
+				return; /* frames still to send: keep kicking rather than sleep */
+		}
+		for (__u32 i = 0; i < w->nsockets; i++) {
+			fds[i].fd = w->sockets[i].fd;
+			fds[i].events = POLLIN;
+		}
+		w->stats.polls++;
+		poll(fds, w->nsockets, POLL_TIMEOUT_MS);
+		break;
+	}
+	}
+}
+
+static void busy_poll_round(struct afxdp_worker *w)
+{
+	for (__u32 i = 0; i < w->nsockets; i++) {
+		w->stats.busy_polls++;
+		recvfrom(w->sockets[i].fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+	}
+}
+
+/* Marks a frame as seen in one place; a frame seen twice means two owners, the bug this catches. */
+static void mark_frame(const struct afxdp_worker *w, __u8 *seen, __u64 addr, struct xnf_frame_accounting *out)
+{
+	__u64 index = frame_base(w, addr) / w->owner->cfg.frame_size;
+
+	if (index >= w->nframes) {
+		out->invalid++;
+		return;
+	}
+	if (seen[index])
+		out->duplicates++;
+	seen[index] = 1;
+}
+
+static __u32 scan_ring(const struct afxdp_worker *w, __u8 *seen, struct xnf_frame_accounting *out,
+		       const __u32 *producer, const __u32 *consumer, __u32 mask, const void *ring, bool descs)
+{
+	__u32 prod = __atomic_load_n(producer, __ATOMIC_ACQUIRE), cons = __atomic_load_n(consumer, __ATOMIC_ACQUIRE);
+
+	for (__u32 i = cons; i != prod; i++) {
+		__u64 addr = descs ? ((const struct xdp_desc *)ring)[i & mask].addr : ((const __u64 *)ring)[i & mask];
+
+		mark_frame(w, seen, addr, out);
+	}
+	return prod - cons;
+}
+
+void xnf_afxdp_worker_account(struct afxdp_worker *w, struct xnf_frame_accounting *out)
+{
+	__u8 *seen = calloc(w->nframes, 1);
+
+	memset(out, 0, sizeof(*out));
+	out->total = w->nframes;
+	out->free = w->nfree;
+	if (!seen) {
+		out->invalid = ~0ull; /* cannot scan: make the answer unmistakably unusable */
+		return;
+	}
+	for (__u64 i = 0; i < w->nfree; i++)
+		mark_frame(w, seen, w->free_frames[i], out);
+	for (__u32 i = 0; i < w->nsockets; i++) {
+		struct xsk_port_socket *s = &w->sockets[i];
+
+		out->fill += scan_ring(w, seen, out, s->fill.producer, s->fill.consumer, s->fill.mask, s->fill.ring, false);
+		out->rx += scan_ring(w, seen, out, s->rx.producer, s->rx.consumer, s->rx.mask, s->rx.ring, true);
+		out->tx += scan_ring(w, seen, out, s->tx.producer, s->tx.consumer, s->tx.mask, s->tx.ring, true);
+		out->completion += scan_ring(w, seen, out, s->comp.producer, s->comp.consumer, s->comp.mask,
+					     s->comp.ring, false);
+		for (__u32 k = 0; k < s->pending; k++)
+			mark_frame(w, seen, s->pending_addr[k], out);
+		out->worker += s->pending;
+	}
+	out->kernel = out->total - out->free - out->fill - out->rx - out->tx - out->completion - out->worker;
+	free(seen);
+}
+
+static void answer_accounting(struct afxdp_worker *w)
+{
+	if (!atomic_load_explicit(&w->account_requested, memory_order_acquire))
+		return;
+	xnf_afxdp_worker_account(w, &w->accounting);
+	atomic_store_explicit(&w->account_requested, 0, memory_order_relaxed);
+	atomic_store_explicit(&w->account_ready, 1, memory_order_release);
+}
+
+static int pin(int core)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(core, &set);
+	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+void *xnf_afxdp_worker_main(void *arg)
+{
+	struct afxdp_worker *w = arg;
+	const struct xnf_afxdp_config *cfg = &w->owner->cfg;
+
+	pin(w->core);
+	xnf_native_cpu = w->index;
+	while (!atomic_load_explicit(&w->owner->stop, memory_order_relaxed)) {
+		__u32 received = 0;
+
+		if (cfg->wait == XNF_WAIT_SYSCALL)
+			busy_poll_round(w);
+		for (__u32 i = 0; i < w->nsockets; i++) {
+			reap_completions(w, &w->sockets[i]);
+			refill(w, &w->sockets[i]);
+			received += receive_batch(w, &w->sockets[i]);
+		}
+		flush_tx(w);
+		if (!received) {
+			w->stats.empty_polls++;
+			wait_for_work(w);
+		}
+		answer_accounting(w);
+	}
+	return NULL;
+}

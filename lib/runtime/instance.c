@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The life of an instance: everything a user can get wrong is checked before
+ * the kernel is touched; then load, rules, sockets, attach; serve the control
+ * socket until a signal; then detach first (no packet goes to a closing
+ * socket), stop the workers, restore settings, remove the socket.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <xnf/native_maps.h>
+#include <xnf/nf_entry.h>
+#include <xnf/runtime/log.h>
+#include <xnf/runtime/ports.h>
+#include <xnf/runtime/rules_engine.h>
+
+#include "instance.h"
+
+static struct xnf_rules_target rules_target(struct instance *in)
+{
+	if (in->mode->datapath == XNF_DATAPATH_USER)
+		return (struct xnf_rules_target){ .resolve = xnf_native_resolve_map, .ctx = NULL };
+	return (struct xnf_rules_target){ .resolve = xnf_xdp_resolve_map, .ctx = &in->xdp };
+}
+
+static int make_signalfd(void)
+{
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL))
+		return -1;
+	return signalfd(-1, &mask, SFD_CLOEXEC);
+}
+
+static void serve_until_signal(struct instance *in, int sig_fd)
+{
+	const struct xnf_control_handlers handlers = {
+		.ctx = in,
+		.info = xnf_report_info,
+		.stats = xnf_report_stats,
+		.frames = xnf_report_frames,
+		.rules = rules_target(in),
+	};
+	struct pollfd fds[2] = {
+		{ .fd = sig_fd, .events = POLLIN },
+		{ .fd = in->control.listen_fd, .events = POLLIN },
+	};
+
+	for (;;) {
+		if (poll(fds, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			xnf_error("poll failed: %s", strerror(errno));
+			return;
+		}
+		if (fds[0].revents)
+			return;
+		if (fds[1].revents)
+			xnf_control_serve_one(&in->control, &handlers);
+	}
+}
+
+static int check_rules_early(const char *path)
+{
+	char err[1024];
+
+	if (path && xnf_rules_check_file(path, err, sizeof(err)) < 0) {
+		xnf_error("%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int load_rules(struct instance *in)
+{
+	struct xnf_rules_target target = rules_target(in);
+	char err[1024];
+	int n;
+
+	if (!in->opt->rules)
+		return 0;
+	n = xnf_rules_load_file(in->opt->rules, &target, err, sizeof(err));
+	if (n < 0) {
+		xnf_error("%s", err);
+		return -1;
+	}
+	xnf_info("loaded %d rules from %s", n, in->opt->rules);
+	return 0;
+}
+
+/* The native twin of the BPF object's .rodata: ports as the NF's xnf_forward() sees them. */
+static int prepare_native_side(const struct instance *in, const struct xnf_port *ports, __u32 nports)
+{
+	int err;
+
+	xnf_cfg.nports = nports;
+	xnf_cfg.datapath = in->mode->datapath;
+	for (__u32 i = 0; i < nports; i++)
+		xnf_cfg.ifindex[i] = (__u32)ports[i].ifindex;
+	err = xnf_native_maps_init(in->mode->sockets ? in->opt->afxdp.workers : 1);
+	if (err)
+		xnf_error("cannot create the NF's user-space maps: %s", strerror(-err));
+	return err;
+}
+
+static int start_sockets(struct instance *in)
+{
+	if (!in->mode->sockets)
+		return 0;
+	in->afxdp = xnf_afxdp_create(&in->opt->afxdp, &in->xdp);
+	if (!in->afxdp || xnf_afxdp_start(in->afxdp))
+		return -1;
+	return 0;
+}
+
+static void print_ready(const struct instance *in)
+{
+	printf("xnf: %s running as '%s' in %s mode on", xnf_nf_name, in->opt->name, in->mode->name);
+	for (__u32 i = 0; i < in->xdp.nports; i++)
+		printf(" %s", in->xdp.ports[i].name);
+	if (in->afxdp)
+		printf(" (%u worker%s, %s)", xnf_afxdp_nworkers(in->afxdp), xnf_afxdp_nworkers(in->afxdp) == 1 ? "" : "s",
+		       xnf_afxdp_zerocopy(in->afxdp) ? "zero-copy" : "copy mode");
+	printf("; control socket %s; Ctrl-C stops it\n", in->control.path);
+	fflush(stdout);
+}
+
+static void tear_down(struct instance *in)
+{
+	xnf_xdp_detach(&in->xdp);
+	xnf_afxdp_destroy(in->afxdp);
+	in->afxdp = NULL;
+	xnf_xdp_destroy(&in->xdp);
+	xnf_native_maps_free();
+	xnf_control_close(&in->control);
+}
+
+int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode)
+{
+	struct instance in = { .opt = opt, .mode = mode, .control = { .listen_fd = -1 } };
+	struct xnf_port ports[XNF_MAX_PORTS];
+	int sig_fd, rc = 1;
+
+	if (geteuid() != 0) {
+		xnf_error("xnf run needs root (CAP_BPF and CAP_NET_ADMIN) to load XDP programs: run it with sudo");
+		return 1;
+	}
+	if (xnf_ports_resolve(opt->ifaces, opt->nifaces, ports) || check_rules_early(opt->rules))
+		return 1;
+	if (mode->sockets && xnf_afxdp_check_config(&opt->afxdp, ports, opt->nifaces))
+		return 2;
+	sig_fd = make_signalfd();
+	if (sig_fd < 0) {
+		xnf_error("cannot set up signal handling: %s", strerror(errno));
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	if (xnf_control_open(&in.control, xnf_run_dir(opt->run_dir), opt->name))
+		goto out;
+	if (prepare_native_side(&in, ports, opt->nifaces) ||
+	    xnf_xdp_load(&in.xdp, ports, opt->nifaces, mode->generic, mode->datapath) || load_rules(&in) ||
+	    start_sockets(&in) || xnf_xdp_attach(&in.xdp))
+		goto out;
+	clock_gettime(CLOCK_MONOTONIC, &in.started);
+	print_ready(&in);
+	serve_until_signal(&in, sig_fd);
+	rc = 0;
+out:
+	tear_down(&in);
+	close(sig_fd);
+	return rc;
+}

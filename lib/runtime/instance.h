@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* One running NF instance, shared by the NF binary's option parsing, life cycle and reports. */
+#ifndef XNF_LIB_RUNTIME_INSTANCE_H
+#define XNF_LIB_RUNTIME_INSTANCE_H
+
+#include <stdio.h>
+#include <time.h>
+
+#include <xnf/runtime/afxdp.h>
+#include <xnf/runtime/control.h>
+#include <xnf/runtime/xdp_instance.h>
+
+struct mode_info {
+	const char *name;
+	bool available;
+	bool generic;                /* skb-mode XDP */
+	enum xnf_datapath datapath;  /* where the NF runs */
+	bool sockets;                /* AF_XDP sockets are opened */
+	enum xnf_afxdp_wait wait;
+	const char *summary;
+};
+
+extern const struct mode_info xnf_modes[];
+extern const size_t xnf_nmodes;
+const struct mode_info *xnf_find_mode(const char *name);
+
+struct run_options {
+	const char *mode;
+	char *ifaces[XNF_MAX_PORTS + 1];
+	__u32 nifaces;
+	const char *rules;
+	const char *name;
+	const char *run_dir;
+	struct xnf_afxdp_config afxdp;
+	const char *afxdp_option; /* first AF_XDP-only option given, for the error in XDP modes */
+};
+
+struct instance {
+	const struct run_options *opt;
+	const struct mode_info *mode;
+	struct xnf_xdp_instance xdp;
+	struct xnf_afxdp *afxdp;
+	struct xnf_control_server control;
+	struct timespec started;
+};
+
+/* Sets up, serves until SIGINT/SIGTERM/SIGHUP, tears down. Returns the exit code. */
+int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode);
+
+/* Control-socket answers (instance_report.c). */
+int xnf_report_info(void *ctx, FILE *out);
+int xnf_report_stats(void *ctx, FILE *out);
+int xnf_report_frames(void *ctx, FILE *out);
+
+#endif

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* What the control socket answers about an instance: info, stats, frames (JSON). */
+#include <string.h>
+#include <unistd.h>
+
+#include <xnf/nf_entry.h>
+#include <xnf/rules.h>
+#include <xnf/runtime/json.h>
+
+#include "instance.h"
+
+#define ACCOUNTING_TIMEOUT_MS 2000
+
+static const char *const stat_names[XNF_STAT_NSLOTS] = {
+	[XNF_STAT_ABORT] = "abort",
+	[XNF_STAT_DROP] = "drop",
+	[XNF_STAT_PASS] = "pass",
+	[XNF_STAT_TX] = "tx",
+	[XNF_STAT_REDIRECT] = "redirect",
+	[XNF_STAT_REDIRECT_ERROR] = "redirect_error",
+	[XNF_STAT_MALFORMED] = "malformed",
+};
+
+/* Opens a JSON object with the fields every answer starts with. */
+static void write_identity(FILE *out, const struct instance *in)
+{
+	fprintf(out, "{\"name\": ");
+	xnf_json_string(out, in->opt->name);
+	fprintf(out, ", \"nf\": ");
+	xnf_json_string(out, xnf_nf_name);
+	fprintf(out, ", \"mode\": ");
+	xnf_json_string(out, in->mode->name);
+}
+
+int xnf_report_info(void *ctx, FILE *out)
+{
+	struct instance *in = ctx;
+
+	write_identity(out, in);
+	fprintf(out, ", \"pid\": %d, \"has_rules\": %s, \"workers\": %u, \"ports\": [", (int)getpid(),
+		xnf_nf_rules ? "true" : "false", in->afxdp ? xnf_afxdp_nworkers(in->afxdp) : 0);
+	for (__u32 i = 0; i < in->xdp.nports; i++) {
+		fprintf(out, "%s{\"port\": %u, \"iface\": ", i ? ", " : "", i);
+		xnf_json_string(out, in->xdp.ports[i].name);
+		fprintf(out, ", \"ifindex\": %d}", in->xdp.ports[i].ifindex);
+	}
+	fprintf(out, "]}\n");
+	return 0;
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static void write_worker(FILE *out, const struct instance *in, __u32 index,
+			 const struct xnf_afxdp_worker_stats *s)
+{
+	fprintf(out, "{\"worker\": %u, \"rx_packets\": %llu, \"rx_bytes\": %llu, \"tx_packets\": %llu, "
+		"\"tx_bytes\": %llu, \"tx_ring_full\": %llu, \"fill_empty\": %llu, \"pass_dropped\": %llu, "
+		"\"empty_polls\": %llu, \"wakeups\": %llu, \"busy_polls\": %llu, \"polls\": %llu, ",
+		index, (unsigned long long)s->rx_packets, (unsigned long long)s->rx_bytes,
+		(unsigned long long)s->tx_packets, (unsigned long long)s->tx_bytes,
+		(unsigned long long)s->tx_ring_full, (unsigned long long)s->fill_empty,
+		(unsigned long long)s->pass_dropped, (unsigned long long)s->empty_polls,
+		(unsigned long long)s->wakeups, (unsigned long long)s->busy_polls, (unsigned long long)s->polls);
+	xnf_afxdp_write_socket_stats(in->afxdp, index, out);
+	fprintf(out, ", \"verdicts\": {");
+	for (__u32 slot = 0; slot < XNF_STAT_NSLOTS; slot++)
+		fprintf(out, "%s\"%s\": %llu", slot ? ", " : "", stat_names[slot],
+			(unsigned long long)s->verdicts[slot]);
+	fprintf(out, "}}");
+}
+
+/* In user-space modes the verdicts are the workers'; the kernel only counts frames with no socket. */
+static void add_worker_verdicts(struct instance *in, struct xnf_counter totals[XNF_STAT_NSLOTS], FILE *out)
+{
+	fprintf(out, ", \"workers\": [");
+	for (__u32 w = 0; w < xnf_afxdp_nworkers(in->afxdp); w++) {
+		struct xnf_afxdp_worker_stats s;
+
+		xnf_afxdp_read_stats(in->afxdp, w, &s);
+		if (in->mode->datapath == XNF_DATAPATH_USER) {
+			for (__u32 slot = 0; slot < XNF_STAT_NSLOTS; slot++) {
+				totals[slot].packets += s.verdicts[slot];
+				totals[slot].bytes += s.verdict_bytes[slot];
+			}
+		}
+		fprintf(out, "%s", w ? ", " : "");
+		write_worker(out, in, w, &s);
+	}
+	fprintf(out, "]");
+}
+
+int xnf_report_stats(void *ctx, FILE *out)
+{
+	struct instance *in = ctx;
+	struct xnf_counter totals[XNF_STAT_NSLOTS];
+	bool user = in->mode->datapath == XNF_DATAPATH_USER;
+
+	if (xnf_xdp_read_stats(&in->xdp, totals))
+		return -1;
+	if (user) {
+		/* The kernel program only redirects; every verdict but a missing socket is the workers'. */
+		for (__u32 slot = 0; slot < XNF_STAT_NSLOTS; slot++) {
+			if (slot != XNF_STAT_REDIRECT_ERROR)
+				totals[slot] = (struct xnf_counter){ 0 };
+		}
+	}
+	write_identity(out, in);
+	fprintf(out, ", \"uptime_s\": %.3f", seconds_since(&in->started));
+	if (in->afxdp)
+		add_worker_verdicts(in, totals, out);
+	fprintf(out, ", \"verdicts\": {");
+	for (__u32 slot = 0; slot < XNF_STAT_NSLOTS; slot++)
+		fprintf(out, "%s\"%s\": {\"packets\": %llu, \"bytes\": %llu}", slot ? ", " : "", stat_names[slot],
+			(unsigned long long)totals[slot].packets, (unsigned long long)totals[slot].bytes);
+	fprintf(out, "}}\n");
+	return 0;
+}
+
+int xnf_report_frames(void *ctx, FILE *out)
+{
+	struct instance *in = ctx;
+	struct xnf_frame_accounting acc[XNF_MAX_WORKERS];
+	__u32 n;
+
+	if (!in->afxdp)
+		return -1;
+	n = xnf_afxdp_nworkers(in->afxdp);
+	if (xnf_afxdp_account(in->afxdp, acc, ACCOUNTING_TIMEOUT_MS))
+		return -1;
+	fprintf(out, "{\"workers\": [");
+	for (__u32 w = 0; w < n; w++)
+		fprintf(out, "%s{\"worker\": %u, \"total\": %llu, \"free\": %llu, \"fill\": %llu, \"rx\": %llu, "
+			"\"worker_held\": %llu, \"tx\": %llu, \"completion\": %llu, \"kernel\": %llu, "
+			"\"duplicates\": %llu, \"invalid\": %llu}",
+			w ? ", " : "", w, (unsigned long long)acc[w].total, (unsigned long long)acc[w].free,
+			(unsigned long long)acc[w].fill, (unsigned long long)acc[w].rx,
+			(unsigned long long)acc[w].worker, (unsigned long long)acc[w].tx,
+			(unsigned long long)acc[w].completion, (unsigned long long)acc[w].kernel,
+			(unsigned long long)acc[w].duplicates, (unsigned long long)acc[w].invalid);
+	fprintf(out, "]}\n");
+	return 0;
+}

@@ -1,0 +1,89 @@
+"""The user-space data path: the same NFs, the same frames and the same expected results in every
+AF_XDP mode as in XDP mode, with one and with two queues and workers."""
+
+from __future__ import annotations
+
+import pytest
+
+from packets import arp_request, swap_macs, udp4
+from test_xdp_nfs import FW_RULES, exchange, firewall_traffic
+from xnf import control
+from xnf.lab.nf_process import NfInstance
+from xnf.lab.topology import Topology
+
+MODES = ["xdp", "afxdp", "afxdp-sysc", "afxdp-poll", "xdp-sk", "xdp-sk-sysc"]
+USER_SPACE = {"afxdp", "afxdp-sysc", "afxdp-poll"}
+N = 200
+
+
+def start(topology: Topology, nf: str, mode: str, queues: int, rules: str | None = None) -> NfInstance:
+    instance = NfInstance.start(topology, nf, mode, topology.dut_ifaces, rules=rules,
+                                extra=[] if mode == "xdp" else ["--queues", str(queues), "--workers", str(queues)])
+    return instance
+
+
+def flows(link, count: int) -> list[bytes]:
+    """Many flows, so that with two queues the generator side's hashing spreads them over both."""
+    return [udp4(link, 1000 + i, 2000 + i % 7, seq=i) for i in range(count)]
+
+
+def assert_workers_shared_the_load(instance: NfInstance, mode: str, queues: int) -> None:
+    if mode not in USER_SPACE:
+        return
+    workers = control.request_json(instance.name, "stats")["workers"]
+    assert len(workers) == queues
+    assert all(w["rx_packets"] > 0 for w in workers), workers
+
+
+@pytest.mark.parametrize("queues", [1, 2])
+@pytest.mark.parametrize("mode", MODES)
+def test_macswap(mode, queues):
+    with Topology("pair", queues=queues) as t:
+        nf = start(t, "macswap", mode, queues)
+        sent = flows(t.links[0], N)
+        assert sorted(exchange(t, sent, expect=N)) == sorted(swap_macs(f) for f in sent)
+        stats = nf.stats()
+        assert stats["tx"]["packets"] == N and stats["tx"]["bytes"] == sum(map(len, sent))
+        assert_workers_shared_the_load(nf, mode, queues)
+        assert nf.stop() == 0
+
+
+@pytest.mark.parametrize("queues", [1, 2])
+@pytest.mark.parametrize("mode", MODES)
+def test_drop(mode, queues):
+    with Topology("pair", queues=queues) as t:
+        nf = start(t, "drop", mode, queues)
+        sent = flows(t.links[0], N) + [arp_request(t.links[0])]
+        assert exchange(t, sent) == []
+        assert nf.stats()["drop"]["packets"] == len(sent)
+        assert_workers_shared_the_load(nf, mode, queues)
+
+
+@pytest.mark.parametrize("queues", [1, 2])
+@pytest.mark.parametrize("mode", MODES)
+def test_firewall(mode, queues, rules_file):
+    with Topology("pair", queues=queues) as t:
+        nf = start(t, "firewall", mode, queues, rules=rules_file(FW_RULES))
+        traffic = firewall_traffic(t.links[0])
+        passing = [f for f, match in traffic if not match]
+        assert sorted(exchange(t, [f for f, _ in traffic], expect=len(passing))) == sorted(passing)
+        stats = nf.stats()
+        assert stats["drop"]["packets"] == len(traffic) - len(passing)
+        assert stats["tx"]["packets"] == len(passing)
+        link = t.links[0]
+        flow = udp4(link, 5555, 6666)
+        nf.request(f"rules add drop udp {link.gen_ip} 5555 {link.dut_ip} 6666")
+        assert exchange(t, [flow]) == []
+        nf.request(f"rules del drop udp {link.gen_ip} 5555 {link.dut_ip} 6666")
+        assert exchange(t, [flow], expect=1) == [flow]
+
+
+@pytest.mark.parametrize("mode", ["afxdp", "afxdp-poll"])
+def test_firewall_redirects_between_ports(mode, rules_file):
+    with Topology("two-port") as t:
+        nf = NfInstance.start(t, "firewall", mode, t.dut_ifaces, rules=rules_file(FW_RULES))
+        traffic = firewall_traffic(t.links[0])
+        passing = [f for f, match in traffic if not match]
+        got = exchange(t, [f for f, _ in traffic], send_link=0, recv_link=1, expect=len(passing))
+        assert sorted(got) == sorted(passing)
+        assert nf.stats()["redirect"]["packets"] == len(passing)
