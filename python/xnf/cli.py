@@ -30,6 +30,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         argv += ["--name", args.name]
     if args.verbose:
         argv.append("--verbose")
+    argv += args.options
     sys.stdout.flush()
     os.execv(binary, argv)  # the NF binary owns signals and clean-up from here on
 
@@ -113,9 +114,13 @@ def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="xnf", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    run = sub.add_parser("run", help="run an NF on one or more interfaces until Ctrl-C")
+    run = sub.add_parser("run", help="run an NF on one or more interfaces until Ctrl-C",
+                         epilog="Options of the AF_XDP modes (--queues, --workers, --cores, --batch, --ring-size, "
+                                "--frame-size, --frames, --zerocopy, --copy-fallback, --no-need-wakeup, "
+                                "--busy-poll-usec, --busy-poll-budget) go to the NF binary; see xnf-NF --help.")
     run.add_argument("nf", help="NF name (see 'xnf list')")
-    run.add_argument("--mode", "-m", required=True, help="xdp or xdp-generic")
+    run.add_argument("--mode", "-m", required=True,
+                     help="xdp, xdp-generic, afxdp, afxdp-sysc, afxdp-poll, xdp-sk or xdp-sk-sysc")
     run.add_argument("--iface", "-i", action="append", required=True, help="a port; repeat for more")
     run.add_argument("--rules", "-r", help="rules file loaded before traffic flows")
     run.add_argument("--name", "-n", help="instance name (default: the NF's name)")
@@ -143,7 +148,12 @@ def make_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = make_parser().parse_args(argv)
+    parser = make_parser()
+    args, extra = parser.parse_known_args(argv)
+    if args.command == "run":
+        args.options = extra  # AF_XDP settings (--queues, --workers, --batch ...): the NF binary checks them
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return args.func(args)
     except XnfError as err:

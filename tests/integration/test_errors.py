@@ -125,3 +125,32 @@ def test_nothing_stays_attached_after_exit(pair, sig):
     assert not xdp_attached(pair.dut_ns, "dut0")
     if sig != signal.SIGKILL:
         assert nf.process.returncode == 0
+
+
+@pytest.mark.parametrize("options,fragment", [
+    (["--queues", "2"], "dut0 has 1 rx queue (0-0) and --queues 2 needs queue 1"),
+    (["--ring-size", "64", "--batch", "128"], "--batch 128 is larger than the ring size 64"),
+    (["--ring-size", "1000"], "--ring-size 1000 must be a power of two"),
+    (["--frame-size", "1500"], "--frame-size 1500: use 2048 or 4096"),
+    (["--queues", "1", "--workers", "2"], "--workers 2: give between 1 and --queues (1)"),
+    (["--cores", "0,1"], "--cores lists 2 cores for 1 workers"),
+    (["--zerocopy"], "does not support AF_XDP zero-copy"),
+    (["--copy-fallback"], "--copy-fallback only makes sense with --zerocopy"),
+    (["--batch", "lots"], "--batch takes a whole number"),
+])
+def test_afxdp_bad_configuration(pair, options, fragment):
+    result = run_xnf(["run", "drop", "--mode", "afxdp", "--iface", "dut0", "--name", f"{pair.dut_ns}-bad"]
+                     + options, ns=pair.dut_ns)
+    assert_one_clear_error(result, fragment)
+    assert not xdp_attached(pair.dut_ns, "dut0")
+
+
+def test_afxdp_option_in_xdp_mode(pair):
+    result = run_xnf(["run", "drop", "--mode", "xdp", "--iface", "dut0", "--queues", "1"], ns=pair.dut_ns)
+    assert_one_clear_error(result, "--queues only applies to the AF_XDP modes")
+
+
+def test_zerocopy_fallback_is_opt_in_and_says_so(pair):
+    nf = NfInstance.start(pair, "drop", "afxdp", pair.dut_ifaces, extra=["--zerocopy", "--copy-fallback"])
+    assert nf.stop() == 0
+    assert "falling back to copy mode" in nf.process.stderr.read()
