@@ -21,6 +21,8 @@ struct xsk_port_socket {
 	int fd;
 	__u32 port;
 	__u32 queue;
+	/* Put on the tx ring and not yet back through the completion ring. */
+	__u32 tx_inflight;
 	/* Descriptors gathered for this socket's tx ring during one batch. */
 	__u32 pending;
 	__u64 *pending_addr;

@@ -41,6 +41,7 @@ static void reap_completions(struct afxdp_worker *w, struct xsk_port_socket *s)
 		free_frame(w, *xsk_ring_cons__comp_addr(&s->comp, idx + i));
 	if (n)
 		xsk_ring_cons__release(&s->comp, n);
+	s->tx_inflight -= n;
 }
 
 static void refill(struct afxdp_worker *w, struct xsk_port_socket *s)
@@ -150,16 +151,12 @@ static void kick_tx(struct afxdp_worker *w, struct xsk_port_socket *s)
 	sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
 }
 
-static inline __u32 tx_outstanding(const struct xsk_port_socket *s)
-{
-	return *s->tx.producer - __atomic_load_n(s->tx.consumer, __ATOMIC_ACQUIRE);
-}
-
 /*
  * Moves each socket's gathered descriptors onto its tx ring in one reserve,
- * then kicks every socket whose tx ring still holds descriptors: in copy mode
- * one sendto() sends only a bounded budget of them, so a ring that is not
- * kicked again stays full.
+ * then kicks every socket with frames sent but not completed. In copy mode
+ * one sendto() sends only a bounded budget of descriptors, and a frame the
+ * device refused (busy) is parked in the kernel until the next sendto(): a
+ * socket that is not kicked again keeps its frames forever.
  */
 static void flush_tx(struct afxdp_worker *w)
 {
@@ -177,6 +174,7 @@ static void flush_tx(struct afxdp_worker *w)
 				w->stats.tx_bytes += d->len;
 			}
 			xsk_ring_prod__submit(&s->tx, n);
+			s->tx_inflight += n;
 			w->stats.tx_packets += n;
 			for (__u32 k = n; k < s->pending; k++) {
 				free_frame(w, s->pending_addr[k]);
@@ -184,7 +182,7 @@ static void flush_tx(struct afxdp_worker *w)
 			}
 			s->pending = 0;
 		}
-		if (tx_outstanding(s))
+		if (s->tx_inflight)
 			kick_tx(w, s);
 	}
 }
@@ -211,7 +209,7 @@ static void wait_for_work(struct afxdp_worker *w)
 		struct pollfd fds[XNF_MAX_PORTS * XNF_MAX_QUEUES];
 
 		for (__u32 i = 0; i < w->nsockets; i++) {
-			if (tx_outstanding(&w->sockets[i]))
+			if (w->sockets[i].tx_inflight)
 				return; /* frames still to send: keep kicking rather than sleep */
 		}
 		for (__u32 i = 0; i < w->nsockets; i++) {
@@ -284,6 +282,7 @@ void xnf_afxdp_worker_account(struct afxdp_worker *w, struct xnf_frame_accountin
 		for (__u32 k = 0; k < s->pending; k++)
 			mark_frame(w, seen, s->pending_addr[k], out);
 		out->worker += s->pending;
+		out->tx_inflight += s->tx_inflight;
 	}
 	out->kernel = out->total - out->free - out->fill - out->rx - out->tx - out->completion - out->worker;
 	free(seen);

@@ -137,12 +137,13 @@ int xnf_report_frames(void *ctx, FILE *out)
 	for (__u32 w = 0; w < n; w++)
 		fprintf(out, "%s{\"worker\": %u, \"total\": %llu, \"free\": %llu, \"fill\": %llu, \"rx\": %llu, "
 			"\"worker_held\": %llu, \"tx\": %llu, \"completion\": %llu, \"kernel\": %llu, "
-			"\"duplicates\": %llu, \"invalid\": %llu}",
+			"\"tx_inflight\": %llu, \"duplicates\": %llu, \"invalid\": %llu}",
 			w ? ", " : "", w, (unsigned long long)acc[w].total, (unsigned long long)acc[w].free,
 			(unsigned long long)acc[w].fill, (unsigned long long)acc[w].rx,
 			(unsigned long long)acc[w].worker, (unsigned long long)acc[w].tx,
 			(unsigned long long)acc[w].completion, (unsigned long long)acc[w].kernel,
-			(unsigned long long)acc[w].duplicates, (unsigned long long)acc[w].invalid);
+			(unsigned long long)acc[w].tx_inflight, (unsigned long long)acc[w].duplicates,
+			(unsigned long long)acc[w].invalid);
 	fprintf(out, "]}\n");
 	return 0;
 }

@@ -66,6 +66,7 @@ struct xnf_frame_accounting {
 	__u64 tx;
 	__u64 completion;
 	__u64 kernel; /* taken from fill or tx and not yet returned through rx or completion */
+	__u64 tx_inflight; /* of those: sent on a tx ring, completion not yet seen */
 	/* From a scan of every place: frames found twice, and addresses that are no frame. */
 	__u64 duplicates;
 	__u64 invalid;
