@@ -17,7 +17,7 @@ CFLAGS    += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-
              -D_GNU_SOURCE $(INCLUDES) -MMD -MP
 BPF_CFLAGS := -O2 -g -target bpf -std=gnu11 -Wall -Werror -Wno-unused-function \
              $(INCLUDES) -I/usr/include/$(MULTIARCH) -MMD -MP
-LDLIBS    := -lxdp -lbpf -lelf -lz -lpthread
+LDLIBS    := -lxdp -lbpf -lurcu-qsbr -lelf -lz -lpthread
 
 # Test NFs live under tests/nfs: built the same way, never installed.
 NF_DIRS   := $(wildcard nfs/*/) $(wildcard tests/nfs/*/)
@@ -33,7 +33,7 @@ LIBXNF    := $(BUILD)/libxnf.a
 TOOLS     := $(BUILD)/bin/xnf-gen $(BUILD)/bin/xnf-xdp-load
 NF_BINS   := $(foreach n,$(NFS),$(BUILD)/bin/xnf-$(n))
 DIFF_BINS := $(foreach n,$(NFS),$(BUILD)/tests/xnf-diff-$(n))
-TEST_BINS := $(BUILD)/tests/test-native-maps
+TEST_BINS := $(BUILD)/tests/test-native-maps $(BUILD)/tests/test-maps-concurrent
 BENCH_OBJS := $(patsubst bench/baselines/%.bpf.c,$(BUILD)/bench/%.bpf.o,$(wildcard bench/baselines/*.bpf.c))
 
 .PHONY: all clean
@@ -100,6 +100,12 @@ $(BUILD)/bin/xnf-xdp-load: $(BUILD)/tools/xdp-load/xdp_load.o $(LIBXNF)
 $(BUILD)/tests/test-native-maps: $(BUILD)/tests/c/test_native_maps.o $(LIBXNF)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS)
+
+# The concurrency test runs under AddressSanitizer, with its own build of the map code.
+ASAN_FLAGS := -fsanitize=address -fno-omit-frame-pointer
+$(BUILD)/tests/test-maps-concurrent: tests/c/test_maps_concurrent.c lib/maps/native_maps.c lib/maps/hash_table.c lib/maps/rcu_glue.c
+	@mkdir -p $(@D)
+	$(CC) $(filter-out -MMD -MP,$(CFLAGS)) $(ASAN_FLAGS) -o $@ $^ -lurcu-qsbr -lpthread
 
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c
 	@mkdir -p $(@D)

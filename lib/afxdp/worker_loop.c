@@ -19,6 +19,7 @@
 
 #include <xnf/native_maps.h>
 #include <xnf/nf_entry.h>
+#include <xnf/runtime/rcu.h>
 
 #define MAX_BATCH 256
 #define POLL_TIMEOUT_MS 100
@@ -217,7 +218,9 @@ static void wait_for_work(struct afxdp_worker *w)
 			fds[i].events = POLLIN;
 		}
 		w->stats.polls++;
+		xnf_rcu_offline(); /* a sleeping reader must not hold up map writers */
 		poll(fds, w->nsockets, POLL_TIMEOUT_MS);
+		xnf_rcu_online();
 		break;
 	}
 	}
@@ -313,6 +316,7 @@ void *xnf_afxdp_worker_main(void *arg)
 
 	pin(w->core);
 	xnf_native_cpu = w->index;
+	xnf_rcu_register_reader();
 	while (!atomic_load_explicit(&w->owner->stop, memory_order_relaxed)) {
 		__u32 received = 0;
 
@@ -329,6 +333,8 @@ void *xnf_afxdp_worker_main(void *arg)
 			wait_for_work(w);
 		}
 		answer_accounting(w);
+		xnf_rcu_quiescent(); /* no map value from this round is used after here */
 	}
+	xnf_rcu_unregister_reader();
 	return NULL;
 }

@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#define _LGPL_SOURCE
+#include <urcu-qsbr.h> /* rcu_dereference, rcu_assign_pointer */
+
 #include "hash_table.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <xnf/runtime/rcu.h>
 
 static __u32 round_up_pow2(__u32 n)
 {
@@ -63,6 +69,7 @@ __u64 hash_bytes(const void *data, __u32 len)
 	return h;
 }
 
+/* Writers only: the link that points at key's node, or the chain's terminating NULL. */
 static struct hash_node **find_link(const struct hash_table *t, const void *key, __u64 hash)
 {
 	struct hash_node **link = &t->buckets[hash & t->bucket_mask];
@@ -76,41 +83,71 @@ static struct hash_node **find_link(const struct hash_table *t, const void *key,
 
 struct hash_node *hash_table_find(const struct hash_table *t, const void *key)
 {
-	return *find_link(t, key, hash_bytes(key, t->key_size));
+	__u64 hash = hash_bytes(key, t->key_size);
+	struct hash_node *n = rcu_dereference(t->buckets[hash & t->bucket_mask]);
+
+	for (; n; n = rcu_dereference(n->next)) {
+		if (n->hash == hash && memcmp(n->data, key, t->key_size) == 0)
+			return n;
+	}
+	return NULL;
 }
 
-struct hash_node *hash_table_put(struct hash_table *t, const void *key, const void *value)
+static struct hash_node *new_node(const struct hash_table *t, __u64 hash, const void *key, const void *value)
 {
-	__u64 hash = hash_bytes(key, t->key_size);
-	struct hash_node **link = find_link(t, key, hash);
-	struct hash_node *n = *link;
+	struct hash_node *n = calloc(1, sizeof(*n) + t->value_offset + t->value_size);
 
-	if (n) {
-		memcpy(hash_node_value(t, n), value, t->value_size);
-		return n;
-	}
-	n = calloc(1, sizeof(*n) + t->value_offset + t->value_size);
 	if (!n)
 		return NULL;
 	n->hash = hash;
 	memcpy(n->data, key, t->key_size);
 	memcpy(hash_node_value(t, n), value, t->value_size);
-	*link = n;
-	t->count++;
 	return n;
 }
 
-int hash_table_remove(struct hash_table *t, const void *key)
+struct hash_node *hash_table_put(struct hash_table *t, const void *key, const void *value,
+				 struct hash_node **replaced)
+{
+	__u64 hash = hash_bytes(key, t->key_size);
+	struct hash_node **link = find_link(t, key, hash);
+	struct hash_node *old = *link, *n = new_node(t, hash, key, value);
+
+	*replaced = NULL;
+	if (!n)
+		return NULL;
+	/* Fully built before it is published: a reader sees all of it or none. */
+	n->next = old ? old->next : NULL;
+	rcu_assign_pointer(*link, n);
+	if (old)
+		*replaced = old;
+	else
+		t->count++;
+	return n;
+}
+
+int hash_table_remove(struct hash_table *t, const void *key, struct hash_node **removed)
 {
 	struct hash_node **link = find_link(t, key, hash_bytes(key, t->key_size));
 	struct hash_node *n = *link;
 
+	*removed = NULL;
 	if (!n)
 		return -ENOENT;
-	*link = n->next;
-	free(n);
+	rcu_assign_pointer(*link, n->next); /* readers already on n still reach the rest of the chain */
 	t->count--;
+	*removed = n;
 	return 0;
+}
+
+static void free_node(struct rcu_head *head)
+{
+	free((char *)head - offsetof(struct hash_node, rcu));
+}
+
+void hash_node_retire(struct hash_node *n)
+{
+	if (n)
+		xnf_rcu_retire(&n->rcu, free_node);
 }
 
 static struct hash_node *first_from_bucket(const struct hash_table *t, __u64 bucket)

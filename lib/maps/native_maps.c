@@ -7,11 +7,20 @@
 #include <xnf/native_maps.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hash_table.h"
+
+/*
+ * Concurrency: lookups from the data path take no lock (RCU, see
+ * hash_table.h); writers of a map serialise on its lock and retire what they
+ * replaced once they have let go of it; control-plane reads take the lock so
+ * that no writer frees what they are reading.
+ */
+#define LPM_MAX_DATA 64
 
 __thread __u32 xnf_native_cpu;
 
@@ -21,13 +30,19 @@ struct array_impl {
 	__u8 *values; /* [cpu][index] */
 };
 
+struct hash_impl {
+	pthread_mutex_t lock;
+	struct hash_table table;
+};
+
 /* An LPM trie as one hash table per prefix length, searched longest first. */
 struct lpm_impl {
+	pthread_mutex_t lock;
 	__u32 data_size;
 	__u32 max_prefixlen;
 	__u32 count;
-	struct hash_table *by_len; /* [max_prefixlen + 1], a table is live if buckets != NULL */
-	__u8 *scratch;             /* key buffer for lookups; per-thread copies come with RCU */
+	/* [max_prefixlen + 1]; a table is live once its buckets exist (published with release) */
+	struct hash_table *by_len;
 };
 
 static __u32 round8(__u32 n)
@@ -111,46 +126,73 @@ static int array_next_key(const struct xnf_map *map, const void *key, void *next
 
 static int hash_create(struct xnf_map *map)
 {
-	struct hash_table *t = calloc(1, sizeof(*t));
+	struct hash_impl *h = calloc(1, sizeof(*h));
 	int err;
 
-	if (!t)
+	if (!h)
 		return -ENOMEM;
-	err = hash_table_init(t, map->key_size, map->value_size, map->max_entries);
+	err = hash_table_init(&h->table, map->key_size, map->value_size, map->max_entries);
 	if (err) {
-		free(t);
+		free(h);
 		return err;
 	}
-	map->impl = t;
+	pthread_mutex_init(&h->lock, NULL);
+	map->impl = h;
 	return 0;
 }
 
-static int hash_update(struct xnf_map *map, const void *key, const void *value, __u64 flags)
+static int hash_update_locked(struct xnf_map *map, struct hash_table *t, const void *key, const void *value,
+			      __u64 flags, struct hash_node **replaced)
 {
-	struct hash_table *t = map->impl;
-	struct hash_node *n;
-	int err;
+	struct hash_node *n = hash_table_find(t, key);
+	int err = check_update_flags(n != NULL, flags);
 
-	if (flags > BPF_EXIST)
-		return -EINVAL;
-	n = hash_table_find(t, key);
-	err = check_update_flags(n != NULL, flags);
 	if (err)
 		return err;
 	if (!n && t->count >= map->max_entries)
 		return -E2BIG;
-	return hash_table_put(t, key, value) ? 0 : -ENOMEM;
+	return hash_table_put(t, key, value, replaced) ? 0 : -ENOMEM;
+}
+
+static int hash_update(struct xnf_map *map, const void *key, const void *value, __u64 flags)
+{
+	struct hash_impl *h = map->impl;
+	struct hash_node *replaced = NULL;
+	int err;
+
+	if (flags > BPF_EXIST)
+		return -EINVAL;
+	pthread_mutex_lock(&h->lock);
+	err = hash_update_locked(map, &h->table, key, value, flags, &replaced);
+	pthread_mutex_unlock(&h->lock);
+	hash_node_retire(replaced);
+	return err;
+}
+
+static int hash_delete(struct xnf_map *map, const void *key)
+{
+	struct hash_impl *h = map->impl;
+	struct hash_node *removed;
+	int err;
+
+	pthread_mutex_lock(&h->lock);
+	err = hash_table_remove(&h->table, key, &removed);
+	pthread_mutex_unlock(&h->lock);
+	hash_node_retire(removed);
+	return err;
 }
 
 static int hash_next_key(const struct xnf_map *map, const void *key, void *next)
 {
-	const struct hash_table *t = map->impl;
-	struct hash_node *n = hash_table_next(t, key);
+	struct hash_impl *h = map->impl;
+	struct hash_node *n;
 
-	if (!n)
-		return -ENOENT;
-	memcpy(next, n->data, map->key_size);
-	return 0;
+	pthread_mutex_lock(&h->lock);
+	n = hash_table_next(&h->table, key);
+	if (n)
+		memcpy(next, n->data, map->key_size);
+	pthread_mutex_unlock(&h->lock);
+	return n ? 0 : -ENOENT;
 }
 
 /* ---------------------------------------------------------------- LPM */
@@ -159,7 +201,7 @@ static int lpm_create(struct xnf_map *map)
 {
 	struct lpm_impl *l;
 
-	if (map->key_size <= sizeof(__u32))
+	if (map->key_size <= sizeof(__u32) || map->key_size - sizeof(__u32) > LPM_MAX_DATA)
 		return -EINVAL;
 	l = calloc(1, sizeof(*l));
 	if (!l)
@@ -167,13 +209,11 @@ static int lpm_create(struct xnf_map *map)
 	l->data_size = map->key_size - sizeof(__u32);
 	l->max_prefixlen = l->data_size * 8;
 	l->by_len = calloc(l->max_prefixlen + 1, sizeof(*l->by_len));
-	l->scratch = calloc(1, l->data_size);
-	if (!l->by_len || !l->scratch) {
-		free(l->by_len);
-		free(l->scratch);
+	if (!l->by_len) {
 		free(l);
 		return -ENOMEM;
 	}
+	pthread_mutex_init(&l->lock, NULL);
 	map->impl = l;
 	return 0;
 }
@@ -183,7 +223,6 @@ static void lpm_free(struct lpm_impl *l)
 	for (__u32 len = 0; len <= l->max_prefixlen; len++)
 		hash_table_free(&l->by_len[len]);
 	free(l->by_len);
-	free(l->scratch);
 	free(l);
 }
 
@@ -203,18 +242,20 @@ static void *lpm_lookup(const struct xnf_map *map, const void *key)
 	struct lpm_impl *l = map->impl;
 	__u32 want = *(const __u32 *)key;
 	const __u8 *data = (const __u8 *)key + sizeof(__u32);
+	__u8 masked[LPM_MAX_DATA];
 
 	if (want > l->max_prefixlen)
 		return NULL; /* as the kernel's trie_lookup_elem */
 	for (int len = (int)want; len >= 0; len--) {
+		struct hash_table *t = &l->by_len[len];
 		struct hash_node *n;
 
-		if (!l->by_len[len].buckets || !l->by_len[len].count)
+		if (!__atomic_load_n(&t->buckets, __ATOMIC_ACQUIRE) || !__atomic_load_n(&t->count, __ATOMIC_RELAXED))
 			continue;
-		lpm_mask(l, data, len, l->scratch);
-		n = hash_table_find(&l->by_len[len], l->scratch);
+		lpm_mask(l, data, len, masked);
+		n = hash_table_find(t, masked);
 		if (n)
-			return hash_node_value(&l->by_len[len], n);
+			return hash_node_value(t, n);
 	}
 	return NULL;
 }
@@ -226,54 +267,82 @@ static struct hash_table *lpm_table(struct lpm_impl *l, const struct xnf_map *ma
 
 	if (t->buckets)
 		return t;
+	struct hash_table fresh;
+
 	if (prefixlen < 20 && hint > (1u << prefixlen))
 		hint = 1u << prefixlen; /* a /8 table can never hold more than 256 */
-	if (hash_table_init(t, l->data_size, map->value_size, hint))
+	if (hash_table_init(&fresh, l->data_size, map->value_size, hint))
 		return NULL;
+	/* Readers test buckets first: publish it last. */
+	t->bucket_mask = fresh.bucket_mask;
+	t->key_size = fresh.key_size;
+	t->value_size = fresh.value_size;
+	t->value_offset = fresh.value_offset;
+	t->count = 0;
+	__atomic_store_n(&t->buckets, fresh.buckets, __ATOMIC_RELEASE);
 	return t;
 }
 
-static int lpm_update(struct xnf_map *map, const void *key, const void *value, __u64 flags)
+static int lpm_update_locked(struct xnf_map *map, struct lpm_impl *l, const void *key, const void *value,
+			     __u64 flags, struct hash_node **replaced)
 {
-	struct lpm_impl *l = map->impl;
 	__u32 prefixlen = *(const __u32 *)key;
+	__u8 masked[LPM_MAX_DATA];
 	struct hash_table *t;
 	struct hash_node *n;
 	int err;
 
-	if (flags > BPF_EXIST || prefixlen > l->max_prefixlen)
-		return -EINVAL;
 	t = lpm_table(l, map, prefixlen);
 	if (!t)
 		return -ENOMEM;
-	lpm_mask(l, (const __u8 *)key + sizeof(__u32), prefixlen, l->scratch);
-	n = hash_table_find(t, l->scratch);
+	lpm_mask(l, (const __u8 *)key + sizeof(__u32), prefixlen, masked);
+	n = hash_table_find(t, masked);
 	err = check_update_flags(n != NULL, flags);
 	if (err)
 		return err;
 	if (!n && l->count >= map->max_entries)
 		return -ENOSPC;
-	if (!hash_table_put(t, l->scratch, value))
+	if (!hash_table_put(t, masked, value, replaced))
 		return -ENOMEM;
 	if (!n)
 		l->count++;
 	return 0;
 }
 
+static int lpm_update(struct xnf_map *map, const void *key, const void *value, __u64 flags)
+{
+	struct lpm_impl *l = map->impl;
+	struct hash_node *replaced = NULL;
+	int err;
+
+	if (flags > BPF_EXIST || *(const __u32 *)key > l->max_prefixlen)
+		return -EINVAL;
+	pthread_mutex_lock(&l->lock);
+	err = lpm_update_locked(map, l, key, value, flags, &replaced);
+	pthread_mutex_unlock(&l->lock);
+	hash_node_retire(replaced);
+	return err;
+}
+
 static int lpm_delete(struct xnf_map *map, const void *key)
 {
 	struct lpm_impl *l = map->impl;
 	__u32 prefixlen = *(const __u32 *)key;
+	struct hash_node *removed = NULL;
+	__u8 masked[LPM_MAX_DATA];
+	int err = -ENOENT;
 
 	if (prefixlen > l->max_prefixlen)
 		return -EINVAL;
-	if (!l->by_len[prefixlen].buckets)
-		return -ENOENT;
-	lpm_mask(l, (const __u8 *)key + sizeof(__u32), prefixlen, l->scratch);
-	if (hash_table_remove(&l->by_len[prefixlen], l->scratch))
-		return -ENOENT;
-	l->count--;
-	return 0;
+	lpm_mask(l, (const __u8 *)key + sizeof(__u32), prefixlen, masked);
+	pthread_mutex_lock(&l->lock);
+	if (l->by_len[prefixlen].buckets)
+		err = hash_table_remove(&l->by_len[prefixlen], masked, &removed);
+	if (!err)
+		l->count--;
+	pthread_mutex_unlock(&l->lock);
+	hash_node_retire(removed);
+	return err;
 }
 
 static void lpm_write_key(const struct lpm_impl *l, __u32 prefixlen, const struct hash_node *n,
@@ -283,21 +352,20 @@ static void lpm_write_key(const struct lpm_impl *l, __u32 prefixlen, const struc
 	memcpy((__u8 *)out + sizeof(__u32), n->data, l->data_size);
 }
 
-/* Iterates longest prefixes first, as the kernel's trie does (children before parents). */
-static int lpm_next_key(const struct xnf_map *map, const void *key, void *next)
+static int lpm_next_key_locked(const struct lpm_impl *l, const void *key, void *next)
 {
-	struct lpm_impl *l = map->impl;
 	int start = (int)l->max_prefixlen;
+	__u8 masked[LPM_MAX_DATA];
 	const void *after = NULL;
 
 	if (key) {
 		__u32 prefixlen = *(const __u32 *)key;
 
 		if (prefixlen <= l->max_prefixlen && l->by_len[prefixlen].buckets) {
-			lpm_mask(l, (const __u8 *)key + sizeof(__u32), prefixlen, l->scratch);
-			if (hash_table_find(&l->by_len[prefixlen], l->scratch)) {
+			lpm_mask(l, (const __u8 *)key + sizeof(__u32), prefixlen, masked);
+			if (hash_table_find(&l->by_len[prefixlen], masked)) {
 				start = (int)prefixlen;
-				after = l->scratch;
+				after = masked;
 			}
 		}
 	}
@@ -316,13 +384,25 @@ static int lpm_next_key(const struct xnf_map *map, const void *key, void *next)
 	return -ENOENT;
 }
 
+/* Iterates longest prefixes first, as the kernel's trie does (children before parents). */
+static int lpm_next_key(const struct xnf_map *map, const void *key, void *next)
+{
+	struct lpm_impl *l = map->impl;
+	int err;
+
+	pthread_mutex_lock(&l->lock);
+	err = lpm_next_key_locked(l, key, next);
+	pthread_mutex_unlock(&l->lock);
+	return err;
+}
+
 /* ---------------------------------------------------------------- dispatch */
 
 void *xnf_map_lookup(struct xnf_map *map, const void *key)
 {
 	switch (map->type) {
 	case XNF_MAP_TYPE_HASH: {
-		struct hash_table *t = map->impl;
+		struct hash_table *t = &((struct hash_impl *)map->impl)->table;
 		struct hash_node *n = hash_table_find(t, key);
 
 		return n ? hash_node_value(t, n) : NULL;
@@ -359,7 +439,7 @@ int xnf_map_delete(struct xnf_map *map, const void *key)
 {
 	switch (map->type) {
 	case XNF_MAP_TYPE_HASH:
-		return hash_table_remove(map->impl, key);
+		return hash_delete(map, key);
 	case XNF_MAP_TYPE_ARRAY:
 	case XNF_MAP_TYPE_PERCPU_ARRAY:
 		return -EINVAL;
@@ -381,6 +461,16 @@ __u32 xnf_native_map_value_buffer_size(const struct xnf_map *map)
 	return map->value_size;
 }
 
+/* The writers' lock of a map, which control-plane readers take too; NULL for arrays. */
+static pthread_mutex_t *map_lock(const struct xnf_map *map)
+{
+	if (map->type == XNF_MAP_TYPE_HASH)
+		return &((struct hash_impl *)map->impl)->lock;
+	if (map->type == XNF_MAP_TYPE_LPM)
+		return &((struct lpm_impl *)map->impl)->lock;
+	return NULL;
+}
+
 int xnf_native_map_lookup_copy(struct xnf_map *map, const void *key, void *value)
 {
 	if (map->type == XNF_MAP_TYPE_PERCPU_ARRAY) {
@@ -393,12 +483,17 @@ int xnf_native_map_lookup_copy(struct xnf_map *map, const void *key, void *value
 			memcpy((__u8 *)value + cpu * a->stride, array_slot(map, cpu, index), a->stride);
 		return 0;
 	}
-	void *v = xnf_map_lookup(map, key);
+	pthread_mutex_t *lock = map_lock(map);
+	void *v;
 
-	if (!v)
-		return -ENOENT;
-	memcpy(value, v, map->value_size);
-	return 0;
+	if (lock)
+		pthread_mutex_lock(lock);
+	v = xnf_map_lookup(map, key);
+	if (v)
+		memcpy(value, v, map->value_size);
+	if (lock)
+		pthread_mutex_unlock(lock);
+	return v ? 0 : -ENOENT;
 }
 
 int xnf_native_map_get_next_key(struct xnf_map *map, const void *key, void *next_key)
@@ -439,7 +534,7 @@ void xnf_native_map_destroy(struct xnf_map *map)
 		return;
 	switch (map->type) {
 	case XNF_MAP_TYPE_HASH:
-		hash_table_free(map->impl);
+		hash_table_free(&((struct hash_impl *)map->impl)->table);
 		free(map->impl);
 		break;
 	case XNF_MAP_TYPE_ARRAY:

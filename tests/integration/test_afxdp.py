@@ -154,3 +154,39 @@ def test_frames_request_needs_sockets(pair):
     nf = NfInstance.start(pair, "drop", "xdp", pair.dut_ifaces)
     with pytest.raises(Exception, match="no AF_XDP sockets"):
         control.request(nf.name, "frames")
+
+
+def test_rules_change_under_load_in_user_space(rules_file):
+    """Hundreds of rule changes through the control socket while the generator floods the workers:
+    the data path keeps running and the final rule set is exactly what was left."""
+    import json
+    import threading
+
+    from xnf.build import BIN_DIR
+
+    with Topology("pair", gen_xdp="drop") as t:
+        link = t.links[0]
+        nf = NfInstance.start(t, "firewall", "afxdp", t.dut_ifaces, rules=rules_file(FW_RULES))
+        done = threading.Event()
+
+        def churn():
+            for i in range(300):
+                rule = f"drop udp 198.18.5.{i % 200} {i} {link.dut_ip} 53"
+                nf.request(f"rules add {rule}")
+                if i % 2:
+                    nf.request(f"rules del {rule}")
+            done.set()
+
+        worker = threading.Thread(target=churn)
+        worker.start()
+        gen = t.run(t.gen_ns, [str(BIN_DIR / "xnf-gen"), "--iface", "gen0", "--dst-mac", link.dut_mac,
+                               "--duration", "2", "--cores", "0", "--call-ms", "100"])
+        worker.join(timeout=60)
+        assert done.is_set()
+        sent = json.loads(gen.stdout)["sent"]
+        stats = control.request_json(nf.name, "stats")
+        assert stats["workers"][0]["rx_packets"] > 0 and sent > 0
+        listed = nf.request("rules list").splitlines()
+        assert len(listed) == 3 + 150 + 1  # the file's three, the even half of the churn, the default
+        assert nf.process.poll() is None
+        assert nf.stop() == 0

@@ -12,3 +12,12 @@ def test_native_maps_behave_like_kernel_maps():
     lines = result.stdout.splitlines()
     assert lines[-1] == "4 passed, 0 failed"
     assert {line.split(":")[0] for line in lines[:-1]} == {"hash", "hash_growing", "array", "lpm_v4"}
+
+
+def test_updates_are_safe_while_workers_read():
+    """Readers (RCU, like AF_XDP workers) against a writer; AddressSanitizer catches any use after free."""
+    result = subprocess.run([str(BUILD_DIR / "tests" / "test-maps-concurrent")], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "AddressSanitizer" not in result.stderr
+    assert result.stdout.splitlines()[-1] == "2 passed, 0 failed"
