@@ -175,6 +175,28 @@ static int create_socket(struct xnf_afxdp *a, struct afxdp_worker *w, struct xsk
 	return 0;
 }
 
+#ifndef XDP_MAX_TX_SKB_BUDGET
+#define XDP_MAX_TX_SKB_BUDGET 9 /* Linux 6.17 */
+#endif
+#ifndef XDP_GENERIC_XMIT_BATCH
+#define XDP_GENERIC_XMIT_BATCH 10
+#endif
+
+static int set_tx_option(const struct xsk_port_socket *s, int option, const char *flag, __u32 value,
+			 __u32 ring_size)
+{
+	if (!value || setsockopt(s->fd, SOL_XDP, option, &value, sizeof(value)) == 0)
+		return 0;
+	if (errno == ENOPROTOOPT || errno == EOPNOTSUPP || (errno == EINVAL && option == XDP_GENERIC_XMIT_BATCH))
+		xnf_error("this kernel does not know %s (XDP socket option %d): leave it out", flag, option);
+	else if (errno == EACCES || errno == EINVAL)
+		xnf_error("%s %u is out of the range this kernel accepts (32 to the ring size, %u)", flag, value,
+			  ring_size);
+	else
+		xnf_error("cannot set %s: %s", flag, strerror(errno));
+	return -1;
+}
+
 static int register_socket(struct xnf_afxdp *a, const struct xsk_port_socket *s)
 {
 	int map_fd = bpf_object__find_map_fd_by_name(a->xdp->obj, "xnf_xsks");
@@ -247,6 +269,9 @@ static int setup_worker(struct xnf_afxdp *a, struct afxdp_worker *w)
 		if (!s->pending_addr || !s->pending_len || create_socket(a, w, s, i == 0))
 			return -1;
 		if (cfg->wait == XNF_WAIT_SYSCALL && xnf_busy_poll_apply_socket(s->fd, cfg))
+			return -1;
+		if (set_tx_option(s, XDP_MAX_TX_SKB_BUDGET, "--tx-budget", cfg->tx_budget, cfg->ring_size) ||
+		    set_tx_option(s, XDP_GENERIC_XMIT_BATCH, "--xmit-batch", cfg->xmit_batch, cfg->ring_size))
 			return -1;
 		if (register_socket(a, s))
 			return -1;

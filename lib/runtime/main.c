@@ -26,7 +26,8 @@
 enum {
 	OPT_RUN_DIR = 1000,
 	OPT_QUEUES, OPT_WORKERS, OPT_CORES, OPT_BATCH, OPT_RING, OPT_FRAME, OPT_FRAMES,
-	OPT_ZEROCOPY, OPT_COPY_FALLBACK, OPT_NO_WAKEUP, OPT_BP_USEC, OPT_BP_BUDGET,
+	OPT_ZEROCOPY, OPT_COPY_FALLBACK, OPT_NO_WAKEUP, OPT_BP_USEC, OPT_BP_BUDGET, OPT_TX_BUDGET,
+	OPT_XMIT_BATCH,
 };
 
 static const struct option long_options[] = {
@@ -50,6 +51,8 @@ static const struct option long_options[] = {
 	{ "no-need-wakeup", no_argument, NULL, OPT_NO_WAKEUP },
 	{ "busy-poll-usec", required_argument, NULL, OPT_BP_USEC },
 	{ "busy-poll-budget", required_argument, NULL, OPT_BP_BUDGET },
+	{ "tx-budget", required_argument, NULL, OPT_TX_BUDGET },
+	{ "xmit-batch", required_argument, NULL, OPT_XMIT_BATCH },
 	{ 0 },
 };
 
@@ -83,6 +86,8 @@ static void usage(FILE *out)
 		"      --copy-fallback    with --zerocopy: use copy mode where zero-copy is missing\n"
 		"      --no-need-wakeup   do not use the need_wakeup flag\n"
 		"      --busy-poll-usec N, --busy-poll-budget N   for the -sysc modes (default 20, 64)\n"
+		"      --tx-budget N      copy mode: descriptors one sendto() may send (Linux 6.17+; 32..ring)\n"
+		"      --xmit-batch N     copy mode: skbs given to the driver at once (kernels that have it)\n"
 		"\nmodes:\n",
 		xnf_nf_name, xnf_nf_name, xnf_nf_name, XNF_MAX_PORTS, XNF_DEFAULT_RUN_DIR);
 	for (size_t i = 0; i < xnf_nmodes; i++)
@@ -158,6 +163,8 @@ static int parse_afxdp_option(int c, const char *arg, struct xnf_afxdp_config *c
 	case OPT_NO_WAKEUP: cfg->need_wakeup = false; return 0;
 	case OPT_BP_USEC: return parse_number("busy-poll-usec", arg, 0, 1000000, &cfg->busy_poll_usec);
 	case OPT_BP_BUDGET: return parse_number("busy-poll-budget", arg, 1, 65535, &cfg->busy_poll_budget);
+	case OPT_TX_BUDGET: return parse_number("tx-budget", arg, 1, 1 << 20, &cfg->tx_budget);
+	case OPT_XMIT_BATCH: return parse_number("xmit-batch", arg, 1, 1 << 20, &cfg->xmit_batch);
 	}
 	return -1;
 }

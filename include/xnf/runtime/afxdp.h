@@ -37,6 +37,8 @@ struct xnf_afxdp_config {
 	bool need_wakeup;
 	__u32 busy_poll_usec;
 	__u32 busy_poll_budget;
+	__u32 tx_budget;    /* XDP_MAX_TX_SKB_BUDGET: descriptors one sendto() may send in copy mode; 0 = kernel default */
+	__u32 xmit_batch;   /* XDP_GENERIC_XMIT_BATCH: skbs handed to the driver at once; 0 = not set */
 };
 
 /* Counters of one worker; kernel socket statistics are added when read. */

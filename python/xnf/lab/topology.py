@@ -137,6 +137,28 @@ class Topology:
     def run(self, ns: str, argv: list[str], **kwargs) -> subprocess.CompletedProcess:
         return netns.run(ns, argv, **kwargs)
 
+    def pin_gen_receive(self, core: int) -> list[int]:
+        """Moves the generator side's receive work (its veth NAPI) to kernel threads pinned to core.
+
+        On veth a frame's receive processing runs on the sending CPU: frames an NF sends back would
+        otherwise be received on the NF's own core, and their cost counted as the NF's. Returns the
+        NAPI threads' pids: the ones that appear when threading is switched on here, since the
+        thread names (napi/gen0-N) are the same in every topology."""
+        before = _napi_threads()
+        for link in self.links:
+            netns.run(self.gen_ns, ["sh", "-c", f"echo 1 > /sys/class/net/{link.gen_if}/threaded"])
+        deadline = time.monotonic() + 2
+        pids: list[int] = []
+        while time.monotonic() < deadline and len(pids) < len(self.links) * self.queues:
+            pids = sorted(set(_napi_threads()) - set(before))
+            time.sleep(0.01)
+        if not pids:
+            raise XnfError("no NAPI thread appeared for the generator side: threaded NAPI needs an XDP "
+                           "program (gen_xdp) on the generator's interfaces")
+        for pid in pids:
+            os.sched_setaffinity(pid, {core})
+        return pids
+
     @property
     def dut_ifaces(self) -> list[str]:
         return [link.dut_if for link in self.links]
@@ -165,6 +187,17 @@ def _kill(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+def _napi_threads() -> list[int]:
+    pids = []
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        try:
+            if comm.read_text().startswith("napi/gen"):
+                pids.append(int(comm.parent.name))
+        except (OSError, ValueError):
+            continue
+    return pids
 
 
 def teardown_all() -> None:
