@@ -30,7 +30,7 @@ LIB_SRCS  := $(filter-out lib/runtime/main.c lib/xdp/skel_glue.c,$(LIB_SRCS))
 LIB_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
 LIBXNF    := $(BUILD)/libxnf.a
 
-TOOLS     := $(BUILD)/bin/xnf-gen $(BUILD)/bin/xnf-xdp-load
+TOOLS     := $(BUILD)/bin/xnf-gen $(BUILD)/bin/xnf-xdp-load $(BUILD)/bin/xnf-afxdp-ref
 NF_BINS   := $(foreach n,$(NFS),$(BUILD)/bin/xnf-$(n))
 DIFF_BINS := $(foreach n,$(NFS),$(BUILD)/tests/xnf-diff-$(n))
 TEST_BINS := $(BUILD)/tests/test-native-maps $(BUILD)/tests/test-maps-concurrent
@@ -94,6 +94,11 @@ $(BUILD)/bin/xnf-gen: $(BUILD)/tools/gen/xnf_gen.o $(LIBXNF)
 	$(CC) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/bin/xnf-xdp-load: $(BUILD)/tools/xdp-load/xdp_load.o $(LIBXNF)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDLIBS)
+
+# The reference AF_XDP loop borrows drop's embedded object for its redirect program.
+$(BUILD)/bin/xnf-afxdp-ref: $(BUILD)/tools/afxdp-ref/afxdp_ref.o $(drop_OBJS) $(LIBXNF)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS)
 

@@ -46,7 +46,27 @@ def _print_stats_table(stats: dict) -> None:
     for verdict in STAT_ORDER:
         counter = stats["verdicts"].get(verdict, {"packets": 0, "bytes": 0})
         table.add_row(verdict, f"{counter['packets']:,}", f"{counter['bytes']:,}")
-    Console().print(table)
+    console = Console()
+    console.print(table)
+    if stats.get("workers"):
+        console.print(_workers_table(stats["workers"]))
+
+
+WORKER_COLUMNS = ("rx_packets", "tx_packets", "tx_ring_full", "fill_empty", "pass_dropped", "empty_polls",
+                  "wakeups", "busy_polls", "polls", "kernel_rx_dropped", "rx_ring_full", "rx_fill_ring_empty",
+                  "rx_invalid_descs", "tx_invalid_descs")
+
+
+def _workers_table(workers: list[dict]):
+    from rich.table import Table
+
+    table = Table(title="AF_XDP workers")
+    table.add_column("counter")
+    for w in workers:
+        table.add_column(f"worker {w['worker']}", justify="right")
+    for column in WORKER_COLUMNS:
+        table.add_row(column, *(f"{w[column]:,}" for w in workers))
+    return table
 
 
 def cmd_stats(args: argparse.Namespace) -> int:

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""drop and macswap in every mode, beside a minimal reference AF_XDP loop, with CPU cost per packet.
+
+Cores: xnf-gen runs pinned to core 0; AF_XDP workers (and the reference loop) are pinned to core 1. On veth
+the DUT's XDP program, the redirect into the AF_XDP socket and its copy into the UMEM run in softirq on the
+generator's core (0); the worker's loop and its sendto() calls run on core 1, and so does the receive of the
+frames it sends back (veth receive runs on the sender's core) unless --pin-return moves that to core 0.
+
+Counted: drop = frames the NF dropped (its own verdict counters; the reference loop's receive count);
+macswap = frames that came back to the generator side (veth's rx_xdp_drops on gen0, the sink), the same
+counter for every subject. Cost per packet = busy CPU time of both cores / frames completed.
+
+    python3 bench/afxdp_modes.py [--rounds 3] [--seconds 3] [--study] [--out results/]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from xnf import control
+from xnf.build import BIN_DIR, ensure_built
+from xnf.lab import cpu, environment, veth_stats
+from xnf.lab.nf_process import NfInstance
+from xnf.lab.topology import Topology
+
+GEN_CORE, WORKER_CORE = 0, 1
+MODES = ["xdp", "xdp-sk", "xdp-sk-sysc", "afxdp", "afxdp-sysc", "afxdp-poll"]
+# One change at a time against plain afxdp, for the transmit study (macswap).
+TX_STUDY = {
+    "afxdp tx-budget=2048": ["--tx-budget", "2048"],
+    "afxdp batch=256": ["--batch", "256"],
+    "afxdp batch=16": ["--batch", "16"],
+    "afxdp no-need-wakeup": ["--no-need-wakeup"],
+    "afxdp ring=512": ["--ring-size", "512"],
+}
+
+
+class Subject:
+    """Something that does the job on dut0: an xnf mode, or the reference loop."""
+
+    def __init__(self, label: str, job: str, mode: str | None, extra: list[str] | None = None):
+        self.label, self.job, self.mode, self.extra = label, job, mode, extra or []
+        self.handle = None
+
+    def start(self, t: Topology) -> None:
+        if self.mode is None:
+            self.handle = t.spawn(t.dut_ns, [str(BIN_DIR / "xnf-afxdp-ref"), "--iface", "dut0", "--job", self.job,
+                                             "--core", str(WORKER_CORE)])
+            if "xnf-afxdp-ref" not in self.handle.stdout.readline():
+                raise RuntimeError(self.handle.stderr.read())
+            return
+        extra = ["--cores", str(WORKER_CORE)] + self.extra if self.mode != "xdp" else []
+        self.handle = NfInstance.start(t, self.job, self.mode, t.dut_ifaces, extra=extra)
+
+    def dropped(self) -> int:
+        if self.mode is None:
+            return 0
+        return control.request_json(self.handle.name, "stats")["verdicts"]["drop"]["packets"]
+
+    def stop(self) -> int:
+        """Stops the subject; returns the reference loop's final receive count (0 for xnf)."""
+        if self.mode is None:
+            self.handle.terminate()
+            out, _ = self.handle.communicate(timeout=10)
+            return json.loads(out.strip().splitlines()[-1])["rx_packets"]
+        self.handle.stop()
+        return 0
+
+
+def trial(t: Topology, subject: Subject, seconds: float, tsc_hz: float | None) -> dict:
+    subject.start(t)
+    try:
+        drops0, ret0, cpu0 = subject.dropped(), veth_stats.read(t.gen_ns, "gen0")["rx_xdp_drops"], cpu.snapshot()
+        gen = t.run(t.gen_ns, [str(BIN_DIR / "xnf-gen"), "--iface", "gen0", "--dst-mac", t.links[0].dut_mac,
+                               "--duration", str(seconds), "--cores", str(GEN_CORE), "--call-ms", "1000"],
+                    timeout=seconds + 30)
+        drops1, ret1, cpu1 = subject.dropped(), veth_stats.read(t.gen_ns, "gen0")["rx_xdp_drops"], cpu.snapshot()
+    finally:
+        ref_rx = subject.stop()
+    g = json.loads(gen.stdout)
+    if subject.job == "macswap":
+        done = ret1 - ret0
+    else:
+        done = ref_rx if subject.mode is None else drops1 - drops0
+    usage = cpu.split(cpu0, cpu1)
+    busy = sum(c["user"] + c["system"] + c["softirq"] for c in usage.values())
+    worker = usage[WORKER_CORE]
+    ns = busy / done * 1e9 if done else None
+    return {"subject": subject.label, "job": subject.job, "offered_mpps": g["sent"] / g["seconds"] / 1e6,
+            "mpps": done / g["seconds"] / 1e6, "completed": done, "seconds": g["seconds"],
+            "ns_per_packet": ns, "cycles_per_packet": ns * tsc_hz / 1e9 if ns and tsc_hz else None,
+            "worker_core_ns_per_packet": (worker["user"] + worker["system"] + worker["softirq"]) / done * 1e9
+            if done else None, "cpu": usage}
+
+
+def subjects(study: bool) -> list[Subject]:
+    out = []
+    for job in ("drop", "macswap"):
+        out += [Subject(mode, job, mode) for mode in MODES] + [Subject("reference loop", job, None)]
+    if study:
+        out += [Subject(label, "macswap", "afxdp", extra) for label, extra in TX_STUDY.items()]
+    return out
+
+
+def summarise(samples: list[dict]) -> list[dict]:
+    rows = {}
+    for s in samples:
+        rows.setdefault((s["job"], s["subject"]), []).append(s)
+    table = []
+    for (job, subject), group in rows.items():
+        mpps = [g["mpps"] for g in group]
+        costs = [g["ns_per_packet"] for g in group if g["ns_per_packet"]]
+        wcost = [g["worker_core_ns_per_packet"] for g in group if g["worker_core_ns_per_packet"]]
+        table.append({"job": job, "subject": subject, "mean_mpps": statistics.mean(mpps),
+                      "stdev_mpps": statistics.stdev(mpps) if len(mpps) > 1 else 0.0,
+                      "ns_per_packet": statistics.mean(costs) if costs else None,
+                      "worker_core_ns_per_packet": statistics.mean(wcost) if wcost else None,
+                      "samples": len(group)})
+    return table
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--study", action="store_true", help="add the macswap transmit study variants")
+    parser.add_argument("--pin-return", action="store_true",
+                        help="receive returned frames on the generator's core (threaded NAPI) instead of the worker's")
+    parser.add_argument("--out", default="results")
+    args = parser.parse_args()
+    ensure_built()
+    env = environment.describe()
+    todo = subjects(args.study)
+    samples = []
+    with Topology("pair", gen_xdp="drop") as t:
+        if args.pin_return:
+            t.pin_gen_receive(GEN_CORE)
+        for round_no in range(args.rounds):
+            for subject in (todo if round_no % 2 == 0 else todo[::-1]):
+                s = trial(t, subject, args.seconds, env["tsc_hz"])
+                s["round"] = round_no
+                samples.append(s)
+                print(f"round {round_no} {s['job']:8s} {s['subject']:22s} {s['mpps']:6.3f} Mpps "
+                      f"({s['ns_per_packet'] or 0:7.0f} ns/pkt, worker core "
+                      f"{s['worker_core_ns_per_packet'] or 0:6.0f})", flush=True)
+    table = summarise(samples)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    path = out / f"afxdp_modes-{stamp}.json"
+    path.write_text(json.dumps({"benchmark": "afxdp_modes", "environment": env, "generator_core": GEN_CORE,
+                                "worker_core": WORKER_CORE, "pin_return": args.pin_return,
+                                "seconds_per_trial": args.seconds, "summary": table, "samples": samples}, indent=2))
+    with open(out / f"afxdp_modes-{stamp}.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(table[0]))
+        writer.writeheader()
+        writer.writerows(table)
+    for row in table:
+        print(f"{row['job']:8s} {row['subject']:22s} {row['mean_mpps']:6.3f} ± {row['stdev_mpps']:.3f} Mpps  "
+              f"{row['ns_per_packet'] or 0:6.0f} ns/pkt  worker core {row['worker_core_ns_per_packet'] or 0:6.0f}")
+    print(f"results: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
