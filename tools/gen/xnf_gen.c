@@ -29,6 +29,7 @@
 #include <linux/ip.h>
 #include <linux/udp.h>
 
+#include <linux/if_link.h>
 #include <xnf/runtime/log.h>
 #include "gen.skel.h"
 
@@ -36,10 +37,10 @@
 #define MIN_FRAME 64
 #define MAX_FRAME 1518
 #define MAX_THREADS 64
-/* Each BPF_PROG_RUN call waits for an RCU grace period (tens of ms here) when
- * it sets up: calls of about this length keep that under a few per cent and
- * still stop on time, since a call cannot be interrupted. */
-#define DEFAULT_CALL_MS 500
+/* A call cannot be interrupted: this bounds how late a stop or a deadline is
+ * honoured. (Without the dispatcher hold, see hold_in_dispatcher(), each call
+ * would also wait for an RCU grace period and want to be much longer.) */
+#define DEFAULT_CALL_MS 100
 #define FIRST_CALL_REPEAT 65536u
 #define DEFAULT_BATCH 64
 
@@ -181,6 +182,25 @@ static void *send_loop(void *arg)
 	return NULL;
 }
 
+/*
+ * Keeps the program attached (generic XDP, bpf_link) to this namespace's
+ * loopback for the run, so it stays in the XDP dispatcher and each
+ * BPF_PROG_RUN call skips the dispatcher rebuild and its RCU wait (3.0 ->
+ * 6.7 Mpps with 50 ms calls here). Returns the link fd, or -1 with a warning:
+ * the generator still works, with slower short calls.
+ */
+static int hold_in_dispatcher(int prog_fd)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, opts, .flags = XDP_FLAGS_SKB_MODE);
+	int lo = (int)if_nametoindex("lo");
+	int fd = lo ? bpf_link_create(prog_fd, lo, BPF_XDP, &opts) : -ENODEV;
+
+	if (fd < 0)
+		xnf_warn("cannot keep the generator's program attached to lo (%s): calls shorter than ~1 s "
+			 "will lose time waiting for RCU", strerror(-fd));
+	return fd;
+}
+
 static int parse_mac(const char *text, __u8 *mac)
 {
 	return sscanf(text, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &mac[0], &mac[1], &mac[2], &mac[3], &mac[4],
@@ -236,8 +256,8 @@ static void usage(FILE *out)
 		"  --count N         send exactly N frames (split over the threads) instead\n"
 		"  --cores LIST      one pinned sender thread per core, e.g. 0 or 0,1 (default 0)\n"
 		"  --batch N         frames per kernel round, 1-256 (default 64)\n"
-		"  --call-ms N       length of one BPF_PROG_RUN call, 1-5000 ms (default 500): each call\n"
-		"                    waits for RCU when it starts, and cannot be interrupted once running\n");
+		"  --call-ms N       length of one BPF_PROG_RUN call, 1-5000 ms (default 100): a running\n"
+		"                    call cannot be interrupted\n");
 }
 
 static int parse_args(int argc, char **argv, struct gen_options *opt)
@@ -328,7 +348,7 @@ int main(int argc, char **argv)
 	struct gen_bpf *skel;
 	__u32 frame_len;
 	__u64 start, elapsed;
-	int rc = 0;
+	int rc = 0, hold_fd;
 
 	inet_pton(AF_INET, "198.18.0.1", &opt.src_ip);
 	inet_pton(AF_INET, "198.18.0.2", &opt.dst_ip);
@@ -336,13 +356,20 @@ int main(int argc, char **argv)
 		return 2;
 	if (opt.count)
 		opt.duration_s = 0;
-	skel = gen_bpf__open_and_load();
+	skel = gen_bpf__open();
+	if (skel)
+		skel->rodata->gen_ifindex = (__u32)opt.ifindex;
+	if (skel && gen_bpf__load(skel)) {
+		gen_bpf__destroy(skel);
+		skel = NULL;
+	}
 	if (!skel) {
 		xnf_error("cannot load the generator's BPF program: %s%s", strerror(errno),
 			  geteuid() ? " (xnf-gen needs root)" : "");
 		return 1;
 	}
 	frame_len = build_frame(&opt, frame);
+	hold_fd = hold_in_dispatcher(bpf_program__fd(skel->progs.xnf_gen));
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	start = now_ns();
@@ -371,6 +398,8 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("], \"sent\": %llu, \"pps\": %.0f}\n", total, total / (elapsed / 1e9));
+	if (hold_fd >= 0)
+		close(hold_fd);
 	gen_bpf__destroy(skel);
 	return rc;
 }
