@@ -87,9 +87,17 @@ $(BUILD)/tools/gen/gen.bpf.o: tools/gen/gen.bpf.c
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 $(BUILD)/tools/gen/gen.skel.h: $(BUILD)/tools/gen/gen.bpf.o
 	$(BPFTOOL) gen skeleton $< name gen_bpf > $@.tmp && mv $@.tmp $@
-$(BUILD)/tools/gen/xnf_gen.o: tools/gen/xnf_gen.c $(BUILD)/tools/gen/gen.skel.h
+$(BUILD)/tools/gen/recv.bpf.o: tools/gen/recv.bpf.c
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(BUILD)/tools/gen/recv.skel.h: $(BUILD)/tools/gen/recv.bpf.o
+	$(BPFTOOL) gen skeleton $< name recv_bpf > $@.tmp && mv $@.tmp $@
+$(BUILD)/tools/gen/xnf_gen.o: tools/gen/xnf_gen.c $(BUILD)/tools/gen/gen.skel.h $(BUILD)/tools/gen/recv.skel.h
 	$(CC) $(CFLAGS) -I$(BUILD)/tools/gen -c $< -o $@
-$(BUILD)/bin/xnf-gen: $(BUILD)/tools/gen/xnf_gen.o $(LIBXNF)
+$(BUILD)/tools/gen/receiver.o: tools/gen/receiver.c $(BUILD)/tools/gen/recv.skel.h
+	$(CC) $(CFLAGS) -I$(BUILD)/tools/gen -c $< -o $@
+$(BUILD)/bin/xnf-gen: $(BUILD)/tools/gen/xnf_gen.o $(BUILD)/tools/gen/frame.o $(BUILD)/tools/gen/receiver.o \
+		$(BUILD)/tools/gen/iface_stats.o $(LIBXNF)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS)
 

@@ -35,7 +35,17 @@ def test_generator_refuses_bad_input(pair):
     cases = [
         (["--iface", "nope", "--dst-mac", "02:00:00:00:00:02"], "does not exist"),
         (["--iface", "gen0", "--dst-mac", "zz"], "bad value 'zz'"),
-        (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--size", "20"], "frame size 20 out of range"),
+        (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--size", "20"],
+         "frame size 20: IPv4/UDP frames with xnf's probe take 64 to 1518 bytes"),
+        (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--ipv6", "--proto", "tcp", "--size", "64"],
+         "IPv6/TCP frames with xnf's probe take 94"),
+        (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--flows", "0"], "--flows 0 is out of range"),
+        (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--vary", "ttl"], "unknown field 'ttl'"),
+        (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--proto", "sctp"], "bad value 'sctp'"),
+        (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--src-ip", "2001:2::1", "--dst-ip", "198.18.0.2"],
+         "both be IPv4 or both IPv6"),
+        (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--cores", "0,0"], "core 0 is given twice"),
+        (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--rx-iface", "nope"], "'nope' does not exist"),
         (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--cores", "7"], "core '7'"),
     ]
     for args, message in cases:

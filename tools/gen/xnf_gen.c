@@ -2,16 +2,19 @@
 /*
  * xnf-gen: a traffic generator built on BPF_PROG_RUN with live frames
  * (kernel >= 5.18): the kernel builds and transmits the frames itself, so one
- * core puts out millions of packets per second. One thread per core asked
- * for, each pinned.
+ * core puts out millions of packets per second. One pinned thread per core
+ * asked for; every frame carries a probe (flow, sequence number, send time)
+ * that the receiver, attached with --rx-iface where the traffic comes back,
+ * turns into loss, reordering and one-way latency.
  *
- *   xnf-gen --iface IF --dst-mac MAC [--size 64] [--duration S | --count N] [--cores 0,1]
+ *   xnf-gen --iface IF --dst-mac MAC [--rx-iface IF] [--rate PPS] [--duration S | --count N] ...
  */
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <getopt.h>
+#include <linux/if_link.h>
 #include <net/if.h>
 #include <pthread.h>
 #include <sched.h>
@@ -25,38 +28,40 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <linux/if_ether.h>
-#include <linux/ip.h>
-#include <linux/udp.h>
-
-#include <linux/if_link.h>
 #include <xnf/runtime/log.h>
-#include "gen.skel.h"
 
-#define FCS_LEN 4
-#define MIN_FRAME 64
+#include "frame.h"
+#include "iface_stats.h"
+#include "gen.skel.h"
+#include "probe.h"
+#include "receiver.h"
+
 #define MAX_FRAME 1518
-#define MAX_THREADS 64
-/* A call cannot be interrupted: this bounds how late a stop or a deadline is
+#define DEFAULT_BATCH 64
+/* A running call cannot be interrupted: this bounds how late a stop or a deadline is
  * honoured. (Without the dispatcher hold, see hold_in_dispatcher(), each call
  * would also wait for an RCU grace period and want to be much longer.) */
 #define DEFAULT_CALL_MS 100
+/* With a target rate, frames go out in bursts this long apart, each at line rate. */
+#define PACING_SLICE_NS 1000000ull
 #define FIRST_CALL_REPEAT 65536u
-#define DEFAULT_BATCH 64
 
 struct gen_options {
-	const char *iface;
+	const char *iface, *rx_iface;
 	int ifindex;
-	__u8 src_mac[ETH_ALEN], dst_mac[ETH_ALEN];
-	struct in_addr src_ip, dst_ip;
-	__u16 src_port, dst_port;
-	unsigned int size; /* on the wire, FCS included */
+	struct frame_spec frame;
+	bool have_src_ip, have_dst_ip;
 	double duration_s;
 	unsigned long long count;
-	int cores[MAX_THREADS];
+	double rate;          /* frames per second, all threads together; 0: as fast as possible */
+	__u32 flows;
+	bool random_flows;
+	__u32 vary;
+	int cores[XNF_GEN_MAX_THREADS];
 	int nthreads;
-	unsigned int batch; /* frames the kernel builds and sends per round */
-	unsigned int call_ms; /* target length of one BPF_PROG_RUN call */
+	unsigned int batch;
+	unsigned int call_ms;
+	unsigned int drain_ms;
 };
 
 struct gen_thread {
@@ -67,6 +72,7 @@ struct gen_thread {
 	const __u8 *frame;
 	__u32 frame_len;
 	unsigned long long quota; /* frames to send, 0 for the duration */
+	double rate;              /* this thread's share, 0 for unlimited */
 	unsigned long long sent;
 	int error;
 };
@@ -86,42 +92,12 @@ static __u64 now_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 }
 
-static __u16 ipv4_checksum(const struct iphdr *ip)
+static void sleep_until(__u64 ns)
 {
-	const __u16 *w = (const __u16 *)ip;
-	__u32 sum = 0;
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull), .tv_nsec = (long)(ns % 1000000000ull) };
 
-	for (int i = 0; i < 10; i++)
-		sum += w[i];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (__u16)~sum;
-}
-
-/* Ethernet/IPv4/UDP, zero payload; UDP checksum 0 (allowed for IPv4). */
-static __u32 build_frame(const struct gen_options *opt, __u8 *buf)
-{
-	__u32 len = opt->size - FCS_LEN;
-	struct ethhdr *eth = (struct ethhdr *)buf;
-	struct iphdr *ip = (struct iphdr *)(eth + 1);
-	struct udphdr *udp = (struct udphdr *)(ip + 1);
-
-	memset(buf, 0, len);
-	memcpy(eth->h_dest, opt->dst_mac, ETH_ALEN);
-	memcpy(eth->h_source, opt->src_mac, ETH_ALEN);
-	eth->h_proto = htons(ETH_P_IP);
-	ip->version = 4;
-	ip->ihl = 5;
-	ip->ttl = 64;
-	ip->protocol = IPPROTO_UDP;
-	ip->tot_len = htons((__u16)(len - sizeof(*eth)));
-	ip->saddr = opt->src_ip.s_addr;
-	ip->daddr = opt->dst_ip.s_addr;
-	ip->check = ipv4_checksum(ip);
-	udp->source = htons(opt->src_port);
-	udp->dest = htons(opt->dst_port);
-	udp->len = htons((__u16)(len - sizeof(*eth) - sizeof(*ip)));
-	return len;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
 }
 
 static int pin_to_core(int core)
@@ -133,12 +109,39 @@ static int pin_to_core(int core)
 	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
+/* How many frames the next call sends: a pacing slice's worth, or what fills call_ms. */
+static __u32 next_repeat(const struct gen_thread *t, __u32 last, __u64 took_ns, __u64 deadline)
+{
+	__u64 next;
+
+	if (t->rate > 0) {
+		next = (__u64)(t->rate * PACING_SLICE_NS / 1e9);
+	} else if (took_ns == 0) {
+		next = last;
+	} else {
+		next = (__u64)last * t->opt->call_ms * 1000000ull / took_ns;
+		if (deadline) {
+			__u64 now = now_ns(), left = deadline > now ? (__u64)last * (deadline - now) / took_ns : 1;
+
+			if (left < next)
+				next = left;
+		}
+	}
+	if (next < 1)
+		next = 1;
+	if (t->quota && t->quota - t->sent < next)
+		next = t->quota - t->sent;
+	return next > (1u << 30) ? (1u << 30) : (__u32)next;
+}
+
 static void *send_loop(void *arg)
 {
 	struct gen_thread *t = arg;
 	struct xdp_md ctx = { .data_end = t->frame_len, .ingress_ifindex = (__u32)t->opt->ifindex };
-	__u64 deadline = now_ns() + (__u64)(t->opt->duration_s * 1e9);
-	__u32 repeat = FIRST_CALL_REPEAT;
+	__u64 start = now_ns(), took = 0;
+	/* Unpaced runs end at the deadline; counted and paced ones when their quota is sent. */
+	__u64 deadline = t->quota ? 0 : start + (__u64)(t->opt->duration_s * 1e9);
+	__u32 repeat = t->rate > 0 ? 1 : FIRST_CALL_REPEAT;
 
 	if (pin_to_core(t->core)) {
 		t->error = EINVAL;
@@ -149,35 +152,21 @@ static void *send_loop(void *arg)
 			.data_in = t->frame, .data_size_in = t->frame_len,
 			.ctx_in = &ctx, .ctx_size_in = sizeof(ctx),
 			.flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = t->opt->batch);
-		__u64 start = now_ns(), took;
+		__u64 begin;
 
-		if (t->quota) {
-			if (t->sent >= t->quota)
-				break;
-			if (t->quota - t->sent < repeat)
-				repeat = (__u32)(t->quota - t->sent);
-		} else if (start >= deadline) {
+		if ((t->quota && t->sent >= t->quota) || (deadline && now_ns() >= deadline))
 			break;
-		}
+		repeat = next_repeat(t, repeat, took, deadline);
+		if (t->rate > 0)
+			sleep_until(start + (__u64)(t->sent / t->rate * 1e9)); /* the time this frame is due */
+		begin = now_ns();
 		opts.repeat = repeat;
 		if (bpf_prog_test_run_opts(t->prog_fd, &opts)) {
 			t->error = errno;
 			break;
 		}
 		t->sent += repeat;
-		took = now_ns() - start;
-		/* Aim each call at CALL_TARGET_NS, and never past the deadline by much. */
-		if (took > 0) {
-			__u64 next = (__u64)repeat * t->opt->call_ms * 1000000ull / took;
-
-			if (!t->quota && deadline > now_ns()) {
-				__u64 left = (__u64)repeat * (deadline - now_ns()) / took;
-
-				if (left < next)
-					next = left;
-			}
-			repeat = next < t->opt->batch ? t->opt->batch : next > (1u << 30) ? (1u << 30) : (__u32)next;
-		}
+		took = now_ns() - begin;
 	}
 	return NULL;
 }
@@ -201,6 +190,43 @@ static int hold_in_dispatcher(int prog_fd)
 	return fd;
 }
 
+/* Which CPU's frames belong to which thread: a flow is only ever built on its owner's CPU. */
+static int assign_cpus(struct gen_bpf *skel, const struct gen_options *opt)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	struct xnf_gen_cpu *values = calloc(ncpus, sizeof(*values));
+	__u32 zero = 0;
+	int err;
+
+	if (!values)
+		return -ENOMEM;
+	for (int c = 0; c < ncpus; c++)
+		values[c].nthreads = (__u32)opt->nthreads;
+	for (int i = 0; i < opt->nthreads; i++)
+		values[opt->cores[i]].thread = (__u32)i;
+	err = bpf_map_update_elem(bpf_map__fd(skel->maps.gen_cpu), &zero, values, BPF_ANY);
+	free(values);
+	return err;
+}
+
+static __u64 *sent_per_flow(struct gen_bpf *skel, __u32 flows)
+{
+	int ncpus = libbpf_num_possible_cpus(), fd = bpf_map__fd(skel->maps.gen_seq);
+	__u64 *sent = calloc(flows, sizeof(*sent));
+	__u32 *per_cpu = calloc(ncpus, sizeof(*per_cpu));
+
+	for (__u32 flow = 0; sent && per_cpu && flow < flows; flow++) {
+		if (bpf_map_lookup_elem(fd, &flow, per_cpu))
+			continue;
+		for (int c = 0; c < ncpus; c++)
+			sent[flow] += per_cpu[c];
+	}
+	free(per_cpu);
+	return sent;
+}
+
+/* ---------------------------------------------------------------- options */
+
 static int parse_mac(const char *text, __u8 *mac)
 {
 	return sscanf(text, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &mac[0], &mac[1], &mac[2], &mac[3], &mac[4],
@@ -219,7 +245,7 @@ static int read_iface_mac(const char *iface, __u8 *mac)
 	close(fd);
 	if (rc)
 		return -1;
-	memcpy(mac, ifr.ifr_hwaddr.sa_data, ETH_ALEN);
+	memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
 	return 0;
 }
 
@@ -234,67 +260,96 @@ static int parse_cores(const char *text, struct gen_options *opt)
 		char *end;
 		long core = strtol(tok, &end, 10);
 
-		if (*end || core < 0 || core >= ncpu || opt->nthreads == MAX_THREADS) {
+		if (*end || core < 0 || core >= ncpu || opt->nthreads == XNF_GEN_MAX_THREADS) {
 			xnf_error("core '%s' is not one of this machine's cores (0-%ld)", tok, ncpu - 1);
 			return -1;
+		}
+		for (int i = 0; i < opt->nthreads; i++) {
+			if (opt->cores[i] == core) {
+				xnf_error("core %ld is given twice: one thread per core", core);
+				return -1;
+			}
 		}
 		opt->cores[opt->nthreads++] = (int)core;
 	}
 	return opt->nthreads ? 0 : -1;
 }
 
+static int parse_vary(const char *text, __u32 *vary)
+{
+	static const struct { const char *name; __u32 bit; } fields[] = {
+		{ "sport", XNF_VARY_SPORT }, { "dport", XNF_VARY_DPORT },
+		{ "saddr", XNF_VARY_SADDR }, { "daddr", XNF_VARY_DADDR },
+	};
+	char copy[128], *save = NULL;
+
+	snprintf(copy, sizeof(copy), "%s", text);
+	*vary = 0;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		size_t i;
+
+		for (i = 0; i < sizeof(fields) / sizeof(fields[0]) && strcmp(tok, fields[i].name); i++)
+			;
+		if (i == sizeof(fields) / sizeof(fields[0])) {
+			xnf_error("--vary: unknown field '%s': use sport, dport, saddr, daddr", tok);
+			return -1;
+		}
+		*vary |= fields[i].bit;
+	}
+	return 0;
+}
+
+static int parse_ip(const char *text, struct gen_options *opt, bool source)
+{
+	struct frame_spec *f = &opt->frame;
+	__u8 buf[16];
+
+	if (inet_pton(AF_INET, text, buf) == 1) {
+		memcpy(source ? (void *)&f->src4 : (void *)&f->dst4, buf, 4);
+	} else if (inet_pton(AF_INET6, text, buf) == 1) {
+		memcpy(source ? f->src6 : f->dst6, buf, 16);
+		f->ipv6 = true;
+	} else {
+		xnf_error("'%s' is not an IPv4 or IPv6 address", text);
+		return -1;
+	}
+	*(source ? &opt->have_src_ip : &opt->have_dst_ip) = true;
+	return 0;
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: xnf-gen --iface IF --dst-mac MAC [options]\n"
-		"  --iface IF        interface to send on (its peer must have XDP or GRO on veth)\n"
+		"  --iface IF        interface to send on (on veth its peer needs an XDP program or GRO)\n"
 		"  --dst-mac MAC     destination MAC (the device under test)\n"
 		"  --src-mac MAC     source MAC (default: the interface's)\n"
-		"  --src-ip A --dst-ip B   IPv4 addresses (default 198.18.0.1 -> 198.18.0.2)\n"
-		"  --size N          frame size on the wire with FCS, 64-1518 (default 64)\n"
+		"  --src-ip A --dst-ip B   addresses, IPv4 or IPv6 (default 198.18.0.1 -> 198.18.0.2,\n"
+		"                    or 2001:2::1 -> 2001:2::2 with --ipv6)\n"
+		"  --ipv6            IPv6 with the default addresses\n"
+		"  --proto udp|tcp   L4 protocol (default udp)\n"
+		"  --sport N --dport N   base ports (default 9, 9)\n"
+		"  --flows N         flows, 1-%d (default 1); --vary sets what differs between them\n"
+		"  --vary LIST       sport,dport,saddr,daddr: fields that carry base + flow (default dport)\n"
+		"  --flow-mode seq|random   flows in turn, or a random flow per frame (default seq)\n"
+		"  --size N          frame size on the wire with FCS, up to 1518 (default: the smallest that\n"
+		"                    carries the probe, 64 for IPv4/UDP)\n"
+		"  --rate PPS        frames per second, all threads together, paced every 1 ms (default: max)\n"
 		"  --duration S      send for S seconds (default 1)\n"
 		"  --count N         send exactly N frames (split over the threads) instead\n"
 		"  --cores LIST      one pinned sender thread per core, e.g. 0 or 0,1 (default 0)\n"
+		"  --rx-iface IF     attach the receiver here and report loss, reordering, latency\n"
+		"  --drain-ms N      wait after sending before reading the receiver (default 200)\n"
 		"  --batch N         frames per kernel round, 1-256 (default 64)\n"
-		"  --call-ms N       length of one BPF_PROG_RUN call, 1-5000 ms (default 100): a running\n"
-		"                    call cannot be interrupted\n");
+		"  --call-ms N       length of one BPF_PROG_RUN call when unpaced, 1-5000 (default 100)\n",
+		XNF_GEN_MAX_FLOWS);
 }
 
-static int parse_args(int argc, char **argv, struct gen_options *opt)
+static int check_options(struct gen_options *opt)
 {
-	static const struct option long_options[] = {
-		{ "iface", required_argument, NULL, 'i' }, { "dst-mac", required_argument, NULL, 'd' },
-		{ "src-mac", required_argument, NULL, 's' }, { "src-ip", required_argument, NULL, 'S' },
-		{ "dst-ip", required_argument, NULL, 'D' }, { "size", required_argument, NULL, 'z' },
-		{ "duration", required_argument, NULL, 't' }, { "count", required_argument, NULL, 'c' },
-		{ "cores", required_argument, NULL, 'C' }, { "batch", required_argument, NULL, 'b' },
-		{ "call-ms", required_argument, NULL, 'L' },
-		{ "help", no_argument, NULL, 'h' }, { 0 },
-	};
-	bool have_dst = false, have_src = false;
-	int c;
+	__u32 min;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
-		switch (c) {
-		case 'i': opt->iface = optarg; break;
-		case 'd': have_dst = parse_mac(optarg, opt->dst_mac) == 0; if (!have_dst) goto bad; break;
-		case 's': have_src = parse_mac(optarg, opt->src_mac) == 0; if (!have_src) goto bad; break;
-		case 'S': if (inet_pton(AF_INET, optarg, &opt->src_ip) != 1) goto bad; break;
-		case 'D': if (inet_pton(AF_INET, optarg, &opt->dst_ip) != 1) goto bad; break;
-		case 'z': opt->size = (unsigned int)atoi(optarg); break;
-		case 't': opt->duration_s = atof(optarg); break;
-		case 'c': opt->count = strtoull(optarg, NULL, 10); break;
-		case 'C': if (parse_cores(optarg, opt)) return -1; break;
-		case 'b': opt->batch = (unsigned int)atoi(optarg); break;
-		case 'L': opt->call_ms = (unsigned int)atoi(optarg); break;
-		case 'h': usage(stdout); exit(0);
-		default:
-			xnf_error("unknown or incomplete option %s (see --help)", argv[optind - 1]);
-			return -1;
-		}
-	}
-	if (!opt->iface || !have_dst) {
+	if (!opt->iface) {
 		xnf_error("--iface and --dst-mac are required (see --help)");
 		return -1;
 	}
@@ -303,30 +358,142 @@ static int parse_args(int argc, char **argv, struct gen_options *opt)
 		xnf_error("interface '%s' does not exist in this network namespace", opt->iface);
 		return -1;
 	}
-	if (!have_src && read_iface_mac(opt->iface, opt->src_mac)) {
-		xnf_error("cannot read the MAC address of %s: give --src-mac", opt->iface);
+	if (!opt->have_src_ip)
+		parse_ip(opt->frame.ipv6 ? "2001:2::1" : "198.18.0.1", opt, true);
+	if (!opt->have_dst_ip)
+		parse_ip(opt->frame.ipv6 ? "2001:2::2" : "198.18.0.2", opt, false);
+	if (opt->frame.ipv6 && (opt->frame.src4 || opt->frame.dst4)) {
+		xnf_error("source and destination addresses must both be IPv4 or both IPv6");
 		return -1;
 	}
-	if (opt->size < MIN_FRAME || opt->size > MAX_FRAME) {
-		xnf_error("frame size %u out of range %d-%d", opt->size, MIN_FRAME, MAX_FRAME);
+	min = frame_min_size(&opt->frame);
+	if (!opt->frame.size)
+		opt->frame.size = min;
+	if (opt->frame.size < min || opt->frame.size > MAX_FRAME) {
+		xnf_error("frame size %u: %s/%s frames with xnf's probe take %u to %d bytes", opt->frame.size,
+			  opt->frame.ipv6 ? "IPv6" : "IPv4", opt->frame.tcp ? "TCP" : "UDP", min, MAX_FRAME);
 		return -1;
 	}
-	if (opt->batch < 1 || opt->batch > 256) {
-		xnf_error("batch size %u out of range 1-256", opt->batch);
+	if (opt->flows < 1 || opt->flows > XNF_GEN_MAX_FLOWS) {
+		xnf_error("--flows %u is out of range 1-%d", opt->flows, XNF_GEN_MAX_FLOWS);
 		return -1;
 	}
-	if (opt->call_ms < 1 || opt->call_ms > 5000) {
-		xnf_error("call length %u ms out of range 1-5000", opt->call_ms);
+	if (opt->batch < 1 || opt->batch > 256 || opt->call_ms < 1 || opt->call_ms > 5000) {
+		xnf_error("--batch takes 1-256 and --call-ms 1-5000");
 		return -1;
 	}
 	if (opt->duration_s <= 0 && !opt->count) {
 		xnf_error("give a positive --duration or --count");
 		return -1;
 	}
+	if (opt->rate < 0) {
+		xnf_error("--rate must not be negative");
+		return -1;
+	}
+	if (opt->count)
+		opt->duration_s = 0;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct gen_options *opt)
+{
+	static const struct option long_options[] = {
+		{ "iface", required_argument, NULL, 'i' }, { "dst-mac", required_argument, NULL, 'd' },
+		{ "src-mac", required_argument, NULL, 's' }, { "src-ip", required_argument, NULL, 'S' },
+		{ "dst-ip", required_argument, NULL, 'D' }, { "ipv6", no_argument, NULL, '6' },
+		{ "proto", required_argument, NULL, 'p' }, { "sport", required_argument, NULL, 'P' },
+		{ "dport", required_argument, NULL, 'Q' }, { "flows", required_argument, NULL, 'f' },
+		{ "vary", required_argument, NULL, 'V' }, { "flow-mode", required_argument, NULL, 'F' },
+		{ "size", required_argument, NULL, 'z' }, { "rate", required_argument, NULL, 'R' },
+		{ "duration", required_argument, NULL, 't' }, { "count", required_argument, NULL, 'c' },
+		{ "cores", required_argument, NULL, 'C' }, { "rx-iface", required_argument, NULL, 'r' },
+		{ "drain-ms", required_argument, NULL, 'w' }, { "batch", required_argument, NULL, 'b' },
+		{ "call-ms", required_argument, NULL, 'L' }, { "help", no_argument, NULL, 'h' }, { 0 },
+	};
+	bool have_dst_mac = false, have_src_mac = false, have_vary = false;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'i': opt->iface = optarg; break;
+		case 'd': if (parse_mac(optarg, opt->frame.dst_mac)) goto bad; have_dst_mac = true; break;
+		case 's': if (parse_mac(optarg, opt->frame.src_mac)) goto bad; have_src_mac = true; break;
+		case 'S': if (parse_ip(optarg, opt, true)) return -1; break;
+		case 'D': if (parse_ip(optarg, opt, false)) return -1; break;
+		case '6': opt->frame.ipv6 = true; break;
+		case 'p':
+			if (strcmp(optarg, "udp") && strcmp(optarg, "tcp"))
+				goto bad;
+			opt->frame.tcp = strcmp(optarg, "tcp") == 0;
+			break;
+		case 'P': opt->frame.sport = (__u16)atoi(optarg); break;
+		case 'Q': opt->frame.dport = (__u16)atoi(optarg); break;
+		case 'f': opt->flows = (__u32)strtoul(optarg, NULL, 10); break;
+		case 'V': if (parse_vary(optarg, &opt->vary)) return -1; have_vary = true; break;
+		case 'F':
+			if (strcmp(optarg, "seq") && strcmp(optarg, "random"))
+				goto bad;
+			opt->random_flows = strcmp(optarg, "random") == 0;
+			break;
+		case 'z': opt->frame.size = (__u32)atoi(optarg); break;
+		case 'R': opt->rate = atof(optarg); break;
+		case 't': opt->duration_s = atof(optarg); break;
+		case 'c': opt->count = strtoull(optarg, NULL, 10); break;
+		case 'C': if (parse_cores(optarg, opt)) return -1; break;
+		case 'r': opt->rx_iface = optarg; break;
+		case 'w': opt->drain_ms = (unsigned int)atoi(optarg); break;
+		case 'b': opt->batch = (unsigned int)atoi(optarg); break;
+		case 'L': opt->call_ms = (unsigned int)atoi(optarg); break;
+		case 'h': usage(stdout); exit(0);
+		default:
+			xnf_error("unknown or incomplete option %s (see --help)", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (!have_dst_mac) {
+		xnf_error("--iface and --dst-mac are required (see --help)");
+		return -1;
+	}
+	if (!have_vary && opt->flows > 1)
+		opt->vary = XNF_VARY_DPORT;
+	if (check_options(opt))
+		return -1;
+	if (!have_src_mac && read_iface_mac(opt->iface, opt->frame.src_mac)) {
+		xnf_error("cannot read the MAC address of %s: give --src-mac", opt->iface);
+		return -1;
+	}
 	return 0;
 bad:
 	xnf_error("bad value '%s' for %s", optarg, argv[optind - 1]);
 	return -1;
+}
+
+/* ---------------------------------------------------------------- run */
+
+static struct gen_bpf *load_generator(const struct gen_options *opt)
+{
+	struct gen_bpf *skel = gen_bpf__open();
+	__u32 header = frame_header_len(&opt->frame);
+
+	if (!skel)
+		return NULL;
+	skel->rodata->cfg = (struct xnf_gen_config){
+		.ifindex = (__u32)opt->ifindex, .flows = opt->flows, .random_flows = opt->random_flows,
+		.vary = opt->vary, .ipv6 = opt->frame.ipv6, .tcp = opt->frame.tcp, .l3_offset = 14,
+		.l4_offset = opt->frame.ipv6 ? 54 : 34, .probe_offset = header,
+		.l4_csum = opt->frame.tcp || opt->frame.ipv6,
+		.base_sport = opt->frame.sport, .base_dport = opt->frame.dport,
+		.base_saddr_low = opt->frame.ipv6 ? (__u16)(opt->frame.src6[14] << 8 | opt->frame.src6[15])
+						  : (__u16)ntohl(opt->frame.src4),
+		.base_daddr_low = opt->frame.ipv6 ? (__u16)(opt->frame.dst6[14] << 8 | opt->frame.dst6[15])
+						  : (__u16)ntohl(opt->frame.dst4),
+	};
+	if (gen_bpf__load(skel) || assign_cpus(skel, opt)) {
+		gen_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
 }
 
 static void explain_run_error(int err, const char *iface)
@@ -338,66 +505,125 @@ static void explain_run_error(int err, const char *iface)
 		xnf_error("sending on %s failed: %s", iface, strerror(err));
 }
 
+/* A paced run offers exactly rate x duration frames, not whatever fits before the deadline. */
+static unsigned long long total_frames(const struct gen_options *opt)
+{
+	if (opt->count)
+		return opt->count;
+	if (opt->rate > 0)
+		return (unsigned long long)(opt->rate * opt->duration_s + 0.5);
+	return 0;
+}
+
+static unsigned long long split(unsigned long long total, int parts, int i)
+{
+	return total / parts + (unsigned long long)(i < (int)(total % parts));
+}
+
+static int run_threads(const struct gen_options *opt, struct gen_bpf *skel, const __u8 *frame, __u32 len,
+		       struct gen_thread *threads)
+{
+	int rc = 0;
+
+	for (int i = 0; i < opt->nthreads; i++) {
+		struct gen_thread *t = &threads[i];
+
+		t->core = opt->cores[i];
+		t->prog_fd = bpf_program__fd(skel->progs.xnf_gen);
+		t->opt = opt;
+		t->frame = frame;
+		t->frame_len = len;
+		t->quota = split(total_frames(opt), opt->nthreads, i);
+		t->rate = opt->rate / opt->nthreads;
+		pthread_create(&t->tid, NULL, send_loop, t);
+	}
+	for (int i = 0; i < opt->nthreads; i++) {
+		pthread_join(threads[i].tid, NULL);
+		if (threads[i].error && !rc) {
+			explain_run_error(threads[i].error, opt->iface);
+			rc = 1;
+		}
+	}
+	return rc;
+}
+
+/* Frames the interface refused at send time (veth: its peer's ring was full); -1 if unknown. */
+static long long send_errors(const char *ifname)
+{
+	return iface_stat_sum(ifname, "xdp_xmit_errors");
+}
+
+static void report(const struct gen_options *opt, const struct gen_thread *threads, double seconds,
+		   struct gen_bpf *skel, const struct receiver *rx, long long errors)
+{
+	unsigned long long total = 0;
+
+	printf("{\"iface\": \"%s\", \"size\": %u, \"proto\": \"%s\", \"ipv6\": %s, \"flows\": %u, "
+	       "\"rate_target\": %.0f, \"seconds\": %.6f, \"threads\": [",
+	       opt->iface, opt->frame.size, opt->frame.tcp ? "tcp" : "udp", opt->frame.ipv6 ? "true" : "false",
+	       opt->flows, opt->rate, seconds);
+	for (int i = 0; i < opt->nthreads; i++) {
+		printf("%s{\"core\": %d, \"sent\": %llu}", i ? ", " : "", threads[i].core, threads[i].sent);
+		total += threads[i].sent;
+	}
+	if (errors < 0 || (unsigned long long)errors > total)
+		errors = 0; /* not a veth, or counters we cannot read: nothing known to subtract */
+	/* built: frames the program made; send_errors: refused by the interface; sent: what left. */
+	printf("], \"built\": %llu, \"send_errors\": %lld, \"sent\": %llu, \"pps\": %.0f", total, errors,
+	       total - (unsigned long long)errors, (total - (unsigned long long)errors) / seconds);
+	if (rx->skel) {
+		__u64 *per_flow = sent_per_flow(skel, opt->flows);
+
+		printf(", ");
+		if (per_flow)
+			receiver_report(rx, per_flow, opt->flows, (__u64)errors, stdout);
+		free(per_flow);
+	}
+	printf("}\n");
+}
+
 int main(int argc, char **argv)
 {
-	struct gen_options opt = { .size = MIN_FRAME, .duration_s = 1.0, .src_port = 9, .dst_port = 9,
-				   .nthreads = 1, .batch = DEFAULT_BATCH, .call_ms = DEFAULT_CALL_MS };
-	static struct gen_thread threads[MAX_THREADS];
+	struct gen_options opt = { .duration_s = 1.0, .flows = 1, .nthreads = 1, .batch = DEFAULT_BATCH,
+				   .call_ms = DEFAULT_CALL_MS, .drain_ms = 200,
+				   .frame = { .sport = 9, .dport = 9 } };
+	static struct gen_thread threads[XNF_GEN_MAX_THREADS];
 	static __u8 frame[MAX_FRAME];
-	unsigned long long total = 0;
+	struct receiver rx = { .link_fd = -1 };
 	struct gen_bpf *skel;
 	__u32 frame_len;
-	__u64 start, elapsed;
-	int rc = 0, hold_fd;
+	__u64 start;
+	int rc, hold_fd;
 
-	inet_pton(AF_INET, "198.18.0.1", &opt.src_ip);
-	inet_pton(AF_INET, "198.18.0.2", &opt.dst_ip);
 	if (parse_args(argc, argv, &opt))
 		return 2;
-	if (opt.count)
-		opt.duration_s = 0;
-	skel = gen_bpf__open();
-	if (skel)
-		skel->rodata->gen_ifindex = (__u32)opt.ifindex;
-	if (skel && gen_bpf__load(skel)) {
-		gen_bpf__destroy(skel);
-		skel = NULL;
-	}
+	skel = load_generator(&opt);
 	if (!skel) {
 		xnf_error("cannot load the generator's BPF program: %s%s", strerror(errno),
 			  geteuid() ? " (xnf-gen needs root)" : "");
 		return 1;
 	}
-	frame_len = build_frame(&opt, frame);
+	if (opt.rx_iface && receiver_attach(&rx, opt.rx_iface)) {
+		gen_bpf__destroy(skel);
+		return 1;
+	}
+	frame_len = frame_build(&opt.frame, frame);
 	hold_fd = hold_in_dispatcher(bpf_program__fd(skel->progs.xnf_gen));
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	start = now_ns();
-	for (int i = 0; i < opt.nthreads; i++) {
-		struct gen_thread *t = &threads[i];
+	long long errors_before = send_errors(opt.iface);
 
-		t->core = opt.cores[i];
-		t->prog_fd = bpf_program__fd(skel->progs.xnf_gen);
-		t->opt = &opt;
-		t->frame = frame;
-		t->frame_len = frame_len;
-		t->quota = opt.count ? opt.count / opt.nthreads + (i < (int)(opt.count % opt.nthreads)) : 0;
-		pthread_create(&t->tid, NULL, send_loop, t);
-	}
-	for (int i = 0; i < opt.nthreads; i++)
-		pthread_join(threads[i].tid, NULL);
-	elapsed = now_ns() - start;
-	printf("{\"iface\": \"%s\", \"size\": %u, \"seconds\": %.6f, \"threads\": [", opt.iface, opt.size,
-	       elapsed / 1e9);
-	for (int i = 0; i < opt.nthreads; i++) {
-		printf("%s{\"core\": %d, \"sent\": %llu}", i ? ", " : "", threads[i].core, threads[i].sent);
-		total += threads[i].sent;
-		if (threads[i].error && !rc) {
-			explain_run_error(threads[i].error, opt.iface);
-			rc = 1;
-		}
-	}
-	printf("], \"sent\": %llu, \"pps\": %.0f}\n", total, total / (elapsed / 1e9));
+	start = now_ns();
+	rc = run_threads(&opt, skel, frame, frame_len, threads);
+	double seconds = (now_ns() - start) / 1e9;
+
+	if (rx.skel)
+		usleep(opt.drain_ms * 1000); /* frames still on their way back */
+	long long errors_after = send_errors(opt.iface);
+
+	report(&opt, threads, seconds, skel, &rx,
+	       errors_before >= 0 && errors_after >= 0 ? errors_after - errors_before : -1);
+	receiver_detach(&rx);
 	if (hold_fd >= 0)
 		close(hold_fd);
 	gen_bpf__destroy(skel);

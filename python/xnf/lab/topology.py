@@ -28,7 +28,8 @@ NAME_PREFIX = "xnf"
 _counter = itertools.count()
 _live: list["Topology"] = []
 # Generator-side XDP: "pass" hands returned frames to the stack (tests capture them with AF_PACKET);
-# "drop" sinks them in XDP, counted by veth (benchmarks); None attaches nothing.
+# "drop" sinks them in XDP, counted by veth; None attaches nothing (xnf-gen --rx-iface attaches its
+# receiver there itself).
 GEN_PROGRAMS = {"pass": BUILD_DIR / "bpf" / "xnf_pass.bpf.o", "drop": BUILD_DIR / "bpf" / "xnf_sink.bpf.o"}
 
 

@@ -1,0 +1,99 @@
+"""One measurement: offer a rate for a while, and account for every frame and every CPU second.
+
+Who pays for what (veth, see docs/lab.md): the generator's threads run in system time on the generator
+cores; the DUT's XDP work, and on the way back the receiver's, run in softirq on those same cores; AF_XDP
+workers run wherever they are pinned. So the DUT's cost is taken as: softirq time on the generator cores
+plus all busy time on the other cores, per frame offered. The generator's own cost (system time on its
+cores) is reported beside it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+from xnf.build import BIN_DIR
+from xnf.errors import XnfError
+from xnf.lab import cpu
+from xnf.lab.topology import Topology
+
+
+@dataclass
+class TrafficSpec:
+    """What the generator sends, besides the rate."""
+
+    size: int | None = None   # None: the smallest frame that carries the probe
+    proto: str = "udp"
+    ipv6: bool = False
+    flows: int = 1
+    vary: str | None = None
+    flow_mode: str = "seq"
+    gen_cores: tuple[int, ...] = (0,)
+
+    def argv(self) -> list[str]:
+        args = ["--proto", self.proto, "--flows", str(self.flows), "--flow-mode", self.flow_mode,
+                "--cores", ",".join(map(str, self.gen_cores))]
+        if self.size:
+            args += ["--size", str(self.size)]
+        if self.ipv6:
+            args.append("--ipv6")
+        if self.vary:
+            args += ["--vary", self.vary]
+        return args
+
+
+@dataclass
+class Trial:
+    offered_pps: float        # asked for (0: as fast as the generator goes)
+    sent: int
+    received: int
+    lost: int
+    loss_ratio: float
+    reordered: int
+    achieved_pps: float       # what the generator really put out
+    seconds: float
+    latency_ns: dict
+    cpu: dict                 # per core: user, system, softirq, idle seconds, busy share
+    dut_ns_per_packet: float | None
+    dut_cycles_per_packet: float | None
+    generator_ns_per_packet: float | None
+    raw: dict = field(repr=False, default_factory=dict)
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d.pop("raw")
+        return d
+
+
+def _costs(usage: dict, gen_cores: tuple[int, ...], frames: int, tsc_hz: float | None):
+    if frames <= 0:
+        return None, None, None
+    dut = sum(c["softirq"] for core, c in usage.items() if core in gen_cores)
+    dut += sum(c["user"] + c["system"] + c["softirq"] for core, c in usage.items() if core not in gen_cores)
+    gen = sum(c["system"] + c["user"] for core, c in usage.items() if core in gen_cores)
+    dut_ns = dut / frames * 1e9
+    return dut_ns, (dut_ns * tsc_hz / 1e9 if tsc_hz else None), gen / frames * 1e9
+
+
+def run_trial(topology: Topology, rate: float, seconds: float, traffic: TrafficSpec | None = None,
+              tsc_hz: float | None = None, link: int = 0, rx_link: int | None = None) -> Trial:
+    """Offers rate frames per second (0: unlimited) for seconds into the DUT, receiving on the generator's
+    side of rx_link (the same link by default). The receiver needs that interface free of XDP
+    (a topology with gen_xdp=None)."""
+    traffic = traffic or TrafficSpec()
+    tx, rx = topology.links[link], topology.links[rx_link if rx_link is not None else link]
+    argv = [str(BIN_DIR / "xnf-gen"), "--iface", tx.gen_if, "--dst-mac", tx.dut_mac, "--rx-iface", rx.gen_if,
+            "--duration", str(seconds), "--rate", str(rate)] + traffic.argv()
+    before = cpu.snapshot()
+    result = topology.run(topology.gen_ns, argv, check=False, timeout=seconds + 60)
+    usage = cpu.split(before, cpu.snapshot())
+    if result.returncode != 0:
+        raise XnfError(f"xnf-gen failed: {result.stderr.strip()}")
+    out = json.loads(result.stdout)
+    dut_ns, dut_cycles, gen_ns = _costs(usage, traffic.gen_cores, out["sent"], tsc_hz)
+    latency = {k: v for k, v in out["latency_ns"].items() if k != "histogram"}
+    latency["histogram"] = out["latency_ns"].get("histogram", [])
+    return Trial(offered_pps=rate, sent=out["sent"], received=out["received"], lost=out["lost"],
+                 loss_ratio=out["loss_ratio"], reordered=out["reordered"], achieved_pps=out["pps"],
+                 seconds=out["seconds"], latency_ns=latency, cpu=usage, dut_ns_per_packet=dut_ns,
+                 dut_cycles_per_packet=dut_cycles, generator_ns_per_packet=gen_ns, raw=out)

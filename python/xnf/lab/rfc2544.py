@@ -1,0 +1,77 @@
+"""RFC 2544 throughput: the highest offered rate whose loss stays below a threshold.
+
+A binary search on the offered rate between 0 and the generator's own maximum (measured first), until the
+bracket is narrower than the precision; repeated, with mean and standard deviation; then latency at fixed
+fractions of the throughput. If even the generator's maximum passes, the result says so: the DUT was not
+the limit and the number is the generator's.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Callable
+
+from xnf.lab.measure import Trial, TrafficSpec, run_trial
+from xnf.lab.topology import Topology
+
+DEFAULT_LOSS_THRESHOLD = 0.001   # 0.1 %
+DEFAULT_PRECISION = 0.01         # stop when the bracket is within 1 % of the generator's maximum
+LATENCY_FRACTIONS = (0.1, 0.5, 0.9)
+
+
+@dataclass
+class SearchResult:
+    throughput_pps: float
+    generator_limited: bool        # the generator's maximum passed: the DUT may be faster still
+    generator_max_pps: float
+    trials: list[Trial] = field(default_factory=list)
+
+
+def search_once(trial: Callable[[float], Trial], loss_threshold: float = DEFAULT_LOSS_THRESHOLD,
+                precision: float = DEFAULT_PRECISION) -> SearchResult:
+    """trial(rate) runs one measurement; rate 0 means as fast as the generator can."""
+    flat_out = trial(0)
+    trials = [flat_out]
+    top = flat_out.achieved_pps
+    if flat_out.loss_ratio < loss_threshold:
+        return SearchResult(top, True, top, trials)
+    low, high = 0.0, top
+    while high - low > precision * top:
+        rate = (low + high) / 2
+        t = trial(rate)
+        trials.append(t)
+        if t.loss_ratio < loss_threshold:
+            low = rate
+        else:
+            high = rate
+    return SearchResult(low, False, top, trials)
+
+
+@dataclass
+class Throughput:
+    mean_pps: float
+    stdev_pps: float
+    runs: list[SearchResult]
+    latency_at: dict[float, Trial]
+
+    @property
+    def generator_limited(self) -> bool:
+        return any(r.generator_limited for r in self.runs)
+
+
+def measure_throughput(topology: Topology, seconds: float = 2.0, repetitions: int = 10,
+                       traffic: TrafficSpec | None = None, loss_threshold: float = DEFAULT_LOSS_THRESHOLD,
+                       precision: float = DEFAULT_PRECISION, tsc_hz: float | None = None,
+                       progress: Callable[[str], None] | None = None) -> Throughput:
+    def trial(rate: float) -> Trial:
+        t = run_trial(topology, rate, seconds, traffic, tsc_hz)
+        if progress:
+            progress(f"offered {rate / 1e6:.3f} Mpps: loss {t.loss_ratio:.4%}")
+        return t
+
+    runs = [search_once(trial, loss_threshold, precision) for _ in range(repetitions)]
+    values = [r.throughput_pps for r in runs]
+    mean = statistics.mean(values)
+    latency = {f: trial(mean * f) for f in LATENCY_FRACTIONS if mean > 0}
+    return Throughput(mean, statistics.stdev(values) if len(values) > 1 else 0.0, runs, latency)

@@ -1,0 +1,108 @@
+"""xnf-gen and its receiver: what they count must be exactly what happened."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from xnf.build import BIN_DIR
+from xnf.lab import veth_stats
+from xnf.lab.measure import TrafficSpec, run_trial
+from xnf.lab.nf_process import NfInstance
+from xnf.lab.rfc2544 import search_once
+from xnf.lab.topology import Topology
+
+
+@pytest.fixture
+def bare_pair():
+    """A pair whose generator side is free for xnf-gen's receiver."""
+    with Topology("pair", gen_xdp=None) as t:
+        yield t
+
+
+def gen(t: Topology, *args: str) -> dict:
+    result = t.run(t.gen_ns, [str(BIN_DIR / "xnf-gen"), "--iface", "gen0", "--dst-mac", t.links[0].dut_mac,
+                              "--rx-iface", "gen0", *args])
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("traffic", [
+    [], ["--proto", "tcp"], ["--ipv6"], ["--ipv6", "--proto", "tcp"],
+    ["--flows", "1000", "--vary", "sport,dport,saddr,daddr", "--flow-mode", "random"],
+    ["--size", "1518"],
+])
+def test_macswap_returns_every_frame(bare_pair, traffic):
+    NfInstance.start(bare_pair, "macswap", "xdp", bare_pair.dut_ifaces)
+    out = gen(bare_pair, "--count", "50000", *traffic)
+    assert out["sent"] == out["received"] == 50000
+    assert out["lost"] == 0 and out["reordered"] == 0 and out["not_probes"] == 0
+    assert out["latency_ns"]["samples"] == 50000
+    assert 0 < out["latency_ns"]["p50"] <= out["latency_ns"]["p99"] <= out["latency_ns"]["max"]
+
+
+def test_drop_loses_everything(bare_pair):
+    NfInstance.start(bare_pair, "drop", "xdp", bare_pair.dut_ifaces)
+    out = gen(bare_pair, "--count", "50000")
+    assert out["received"] == 0 and out["lost"] == 50000 and out["loss_ratio"] == 1.0
+
+
+def test_injected_loss_is_measured_exactly(bare_pair):
+    nf = NfInstance.start(bare_pair, "drop_every_7th", "xdp", bare_pair.dut_ifaces)
+    out = gen(bare_pair, "--count", "70000", "--flows", "10")
+    assert out["lost"] == 10000 and out["received"] == 60000
+    assert out["loss_ratio"] == pytest.approx(1 / 7)
+    assert nf.stats()["drop"]["packets"] == 10000
+
+
+@pytest.mark.parametrize("queues", [1, 2])
+def test_generator_counts_match_the_interfaces(queues):
+    """Two threads into one veth queue overflow its ring: those frames are refused at send, counted as
+    send_errors, and neither sent nor lost; with two queues nothing is refused."""
+    with Topology("pair", queues=queues, gen_xdp=None) as t:
+        NfInstance.start(t, "macswap", "xdp", t.dut_ifaces)
+        before_dut, before_gen = veth_stats.read(t.dut_ns, "dut0"), veth_stats.read(t.gen_ns, "gen0")
+        out = gen(t, "--count", "123457", "--cores", "0,1", "--flows", "64")
+        after_dut, after_gen = veth_stats.read(t.dut_ns, "dut0"), veth_stats.read(t.gen_ns, "gen0")
+        assert out["built"] == 123457
+        assert out["sent"] + out["send_errors"] == 123457
+        assert out["send_errors"] == after_gen["tx_xdp_xmit_errors"] - before_gen["tx_xdp_xmit_errors"]
+        assert after_dut["rx_xdp_packets"] - before_dut["rx_xdp_packets"] == out["sent"]
+        assert after_dut["rx_xdp_tx"] - before_dut["rx_xdp_tx"] == out["sent"]
+        assert after_gen["rx_xdp_drops"] - before_gen["rx_xdp_drops"] == out["received"] == out["sent"]
+        assert out["lost"] == 0
+        if queues == 2:
+            assert out["send_errors"] == 0
+
+
+def test_paced_run_offers_exactly_rate_times_duration(bare_pair):
+    NfInstance.start(bare_pair, "macswap", "xdp", bare_pair.dut_ifaces)
+    out = gen(bare_pair, "--rate", "200000", "--duration", "1")
+    assert out["sent"] == 200000
+    assert out["seconds"] == pytest.approx(1.0, abs=0.05)
+
+
+def test_receiver_refuses_a_busy_interface(pair):
+    result = pair.run(pair.gen_ns, [str(BIN_DIR / "xnf-gen"), "--iface", "gen0", "--dst-mac", pair.links[0].dut_mac,
+                                    "--rx-iface", "gen0", "--count", "10"], check=False)
+    assert result.returncode == 1
+    assert "needs the interface to itself" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_search_finds_a_known_capacity(bare_pair):
+    """ratelimit passes 200 kpps and drops the excess: the search must land just under it."""
+    NfInstance.start(bare_pair, "ratelimit", "xdp", bare_pair.dut_ifaces)
+    result = search_once(lambda rate: run_trial(bare_pair, rate, 1.0, TrafficSpec()), precision=0.005)
+    assert not result.generator_limited
+    assert 185_000 <= result.throughput_pps <= 205_000, result.throughput_pps
+    passing = [t for t in result.trials if t.loss_ratio < 0.001]
+    assert all(t.offered_pps <= 205_000 for t in passing if t.offered_pps)
+
+
+def test_trial_accounts_for_cpu_and_cost(bare_pair):
+    NfInstance.start(bare_pair, "macswap", "xdp", bare_pair.dut_ifaces)
+    trial = run_trial(bare_pair, 500_000, 1.0, TrafficSpec(), tsc_hz=2.5e9)
+    assert trial.sent == 500_000 and trial.lost == 0
+    assert set(trial.cpu) == {0, 1}
+    assert trial.dut_ns_per_packet and trial.dut_ns_per_packet > 0
+    assert trial.dut_cycles_per_packet == pytest.approx(trial.dut_ns_per_packet * 2.5)

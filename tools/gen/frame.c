@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The template frame xnf-gen sends: Ethernet, IPv4 or IPv6, UDP or TCP, the probe, zero padding. */
+#include "frame.h"
+
+#include <arpa/inet.h>
+#include <string.h>
+
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+
+#define FCS_LEN 4
+
+static __u32 sum16(const void *data, __u32 len, __u32 sum)
+{
+	const __u8 *p = data;
+
+	for (__u32 i = 0; i + 1 < len; i += 2)
+		sum += (__u32)(p[i] << 8 | p[i + 1]);
+	if (len & 1)
+		sum += (__u32)p[len - 1] << 8;
+	return sum;
+}
+
+static __u16 fold(__u32 sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return htons((__u16)~sum);
+}
+
+static __u16 l4_checksum(const struct frame_spec *spec, const __u8 *l3, const __u8 *l4, __u32 l4_len)
+{
+	__u32 sum = 0;
+	__u8 proto = spec->tcp ? IPPROTO_TCP : IPPROTO_UDP;
+
+	if (spec->ipv6) {
+		sum = sum16(l3 + 8, 32, sum); /* source and destination */
+	} else {
+		sum = sum16(l3 + 12, 8, sum);
+	}
+	sum += proto + l4_len;
+	return fold(sum16(l4, l4_len, sum));
+}
+
+__u32 frame_header_len(const struct frame_spec *spec)
+{
+	return ETH_HLEN + (spec->ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
+	       (spec->tcp ? sizeof(struct tcphdr) : sizeof(struct udphdr));
+}
+
+__u32 frame_min_size(const struct frame_spec *spec)
+{
+	__u32 need = frame_header_len(spec) + sizeof(struct xnf_probe) + FCS_LEN;
+
+	return need < 64 ? 64 : need;
+}
+
+static __u32 write_l3(const struct frame_spec *spec, __u8 *l3, __u32 l3_payload)
+{
+	if (spec->ipv6) {
+		struct ipv6hdr *ip6 = (struct ipv6hdr *)l3;
+
+		ip6->version = 6;
+		ip6->payload_len = htons((__u16)l3_payload);
+		ip6->nexthdr = spec->tcp ? IPPROTO_TCP : IPPROTO_UDP;
+		ip6->hop_limit = 64;
+		memcpy(&ip6->saddr, spec->src6, 16);
+		memcpy(&ip6->daddr, spec->dst6, 16);
+		return sizeof(*ip6);
+	}
+	struct iphdr *ip = (struct iphdr *)l3;
+
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->ttl = 64;
+	ip->protocol = spec->tcp ? IPPROTO_TCP : IPPROTO_UDP;
+	ip->tot_len = htons((__u16)(sizeof(*ip) + l3_payload));
+	ip->saddr = spec->src4;
+	ip->daddr = spec->dst4;
+	ip->check = fold(sum16(ip, sizeof(*ip), 0));
+	return sizeof(*ip);
+}
+
+static void write_l4(const struct frame_spec *spec, __u8 *l4, __u32 l4_len)
+{
+	if (spec->tcp) {
+		struct tcphdr *tcp = (struct tcphdr *)l4;
+
+		tcp->source = htons(spec->sport);
+		tcp->dest = htons(spec->dport);
+		tcp->doff = 5;
+		tcp->ack = 1;
+		tcp->window = htons(65535);
+		return;
+	}
+	struct udphdr *udp = (struct udphdr *)l4;
+
+	udp->source = htons(spec->sport);
+	udp->dest = htons(spec->dport);
+	udp->len = htons((__u16)l4_len);
+}
+
+__u32 frame_build(const struct frame_spec *spec, __u8 *buf)
+{
+	__u32 len = spec->size - FCS_LEN;
+	struct ethhdr *eth = (struct ethhdr *)buf;
+	__u8 *l3 = buf + ETH_HLEN, *l4;
+	__u32 l3_len, l4_len = len - frame_header_len(spec) + (spec->tcp ? sizeof(struct tcphdr) : sizeof(struct udphdr));
+	struct xnf_probe *probe;
+
+	memset(buf, 0, len);
+	memcpy(eth->h_dest, spec->dst_mac, ETH_ALEN);
+	memcpy(eth->h_source, spec->src_mac, ETH_ALEN);
+	eth->h_proto = htons(spec->ipv6 ? ETH_P_IPV6 : ETH_P_IP);
+	l3_len = write_l3(spec, l3, l4_len);
+	l4 = l3 + l3_len;
+	write_l4(spec, l4, l4_len);
+	probe = (struct xnf_probe *)(buf + frame_header_len(spec));
+	probe->magic = htons(XNF_PROBE_MAGIC);
+	/* UDP over IPv4 goes without checksum (0): the generator need not keep it. */
+	if (spec->tcp || spec->ipv6) {
+		__u16 csum = l4_checksum(spec, l3, l4, l4_len);
+		__u8 *field = l4 + (spec->tcp ? 16 : 6);
+
+		if (!spec->tcp && csum == 0)
+			csum = 0xffff;
+		memcpy(field, &csum, 2);
+	}
+	return len;
+}

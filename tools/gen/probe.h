@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What xnf-gen puts in every frame and what its receiver keeps: shared by the
+ * generator's program, the receiver's program and the user-space tool.
+ */
+#ifndef XNF_GEN_PROBE_H
+#define XNF_GEN_PROBE_H
+
+#include <linux/types.h>
+
+#define XNF_PROBE_MAGIC 0x584eu /* "XN" */
+#define XNF_GEN_MAX_FLOWS 65536
+#define XNF_GEN_MAX_THREADS 64
+
+/* Right after the L4 header. 16 bytes: a 64-byte IPv4/UDP frame has room for it. */
+struct xnf_probe {
+	__be16 magic;
+	__u16 flow;
+	__u32 seq;    /* per flow, from 0 */
+	__u64 tx_ns;  /* bpf_ktime_get_ns() when the frame was built: the receiver shares the clock */
+} __attribute__((packed));
+
+/* Which header fields change with the flow number. */
+enum xnf_gen_vary {
+	XNF_VARY_SPORT = 1 << 0,
+	XNF_VARY_DPORT = 1 << 1,
+	XNF_VARY_SADDR = 1 << 2, /* last 16 bits of the address */
+	XNF_VARY_DADDR = 1 << 3,
+};
+
+/* Set in .rodata before load. */
+struct xnf_gen_config {
+	__u32 ifindex;      /* the sending interface: frames from anywhere else are not the generator's */
+	__u32 flows;
+	__u32 random_flows; /* 0: flows in turn; 1: a random flow per frame */
+	__u32 vary;         /* enum xnf_gen_vary bits */
+	__u32 ipv6;
+	__u32 tcp;
+	__u32 l3_offset;    /* 14 */
+	__u32 l4_offset;    /* 34 or 54 */
+	__u32 probe_offset; /* after the L4 header */
+	__u32 l4_csum;      /* the L4 checksum must be kept right (IPv6, or TCP) */
+	__u16 base_sport, base_dport;
+	__u16 base_saddr_low, base_daddr_low; /* host order: the last 16 bits of the addresses */
+};
+
+/* Per CPU, written by user space before a run: which thread this CPU's frames belong to. */
+struct xnf_gen_cpu {
+	__u32 thread;
+	__u32 nthreads;
+	__u64 next;   /* frames built on this CPU */
+};
+
+/* Log-linear latency histogram: 8 sub-buckets per power of two of nanoseconds. */
+#define XNF_LAT_SUB_BITS 3
+#define XNF_LAT_BUCKETS (64 << XNF_LAT_SUB_BITS)
+
+/* Receiver's per-flow state, per CPU (merged in user space). */
+struct xnf_recv_flow {
+	__u64 packets;
+	__u32 next_seq;   /* one past the highest sequence number seen */
+	__u32 reordered;  /* frames that arrived after a later one of their flow */
+};
+
+enum xnf_recv_counter {
+	XNF_RECV_PROBES = 0,  /* frames carrying our probe */
+	XNF_RECV_OTHER,       /* frames that did not: not ours, or too mangled to tell */
+	XNF_RECV_NCOUNTERS,
+};
+
+#endif

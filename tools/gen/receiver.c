@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "receiver.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/if_link.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <xnf/runtime/log.h>
+
+#include "probe.h"
+#include "recv.skel.h"
+
+int receiver_attach(struct receiver *r, const char *ifname)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, opts, .flags = XDP_FLAGS_DRV_MODE);
+	int ifindex = (int)if_nametoindex(ifname);
+
+	r->link_fd = -1;
+	r->ifname = ifname;
+	if (!ifindex) {
+		xnf_error("receive interface '%s' does not exist in this network namespace", ifname);
+		return -1;
+	}
+	r->skel = recv_bpf__open_and_load();
+	if (!r->skel) {
+		xnf_error("cannot load the receiver's BPF program: %s", strerror(errno));
+		return -1;
+	}
+	r->link_fd = bpf_link_create(bpf_program__fd(r->skel->progs.xnf_recv), ifindex, BPF_XDP, &opts);
+	if (r->link_fd < 0) {
+		xnf_error("cannot attach the receiver to %s: %s%s", ifname, strerror(-r->link_fd),
+			  r->link_fd == -EBUSY || r->link_fd == -EEXIST
+				  ? " (it already has an XDP program: the receiver needs the interface to itself)" : "");
+		recv_bpf__destroy(r->skel);
+		r->skel = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+void receiver_detach(struct receiver *r)
+{
+	if (r->link_fd >= 0)
+		close(r->link_fd);
+	r->link_fd = -1;
+	recv_bpf__destroy(r->skel);
+	r->skel = NULL;
+}
+
+__u64 latency_bucket_floor(__u32 bucket)
+{
+	__u32 sub = bucket & ((1 << XNF_LAT_SUB_BITS) - 1), group = bucket >> XNF_LAT_SUB_BITS;
+
+	if (group == 0)
+		return bucket;
+	return (__u64)((1 << XNF_LAT_SUB_BITS) + sub) << (group - 1);
+}
+
+static __u64 bucket_ceiling(__u32 bucket)
+{
+	return bucket + 1 < XNF_LAT_BUCKETS ? latency_bucket_floor(bucket + 1) : ~0ull;
+}
+
+static __u64 sum_percpu(int fd, __u32 key, __u64 *scratch, int ncpus)
+{
+	__u64 total = 0;
+
+	if (bpf_map_lookup_elem(fd, &key, scratch))
+		return 0;
+	for (int c = 0; c < ncpus; c++)
+		total += scratch[c];
+	return total;
+}
+
+static void write_latency(int fd, int ncpus, FILE *out)
+{
+	static const struct { const char *name; double q; } quantiles[] = {
+		{ "p50", 0.50 }, { "p90", 0.90 }, { "p99", 0.99 }, { "p99_9", 0.999 },
+	};
+	__u64 counts[XNF_LAT_BUCKETS], *scratch = calloc(ncpus, sizeof(__u64)), total = 0;
+	double weighted = 0;
+	__u32 last = 0;
+
+	for (__u32 b = 0; b < XNF_LAT_BUCKETS; b++) {
+		counts[b] = scratch ? sum_percpu(fd, b, scratch, ncpus) : 0;
+		total += counts[b];
+		weighted += (double)counts[b] * (latency_bucket_floor(b) + bucket_ceiling(b)) / 2.0;
+		if (counts[b])
+			last = b;
+	}
+	free(scratch);
+	fprintf(out, "\"latency_ns\": {\"samples\": %llu", (unsigned long long)total);
+	if (total) {
+		__u64 seen = 0;
+		size_t q = 0;
+
+		for (__u32 b = 0; b < XNF_LAT_BUCKETS && q < 4; b++) {
+			seen += counts[b];
+			/* a quantile is reported as the upper edge of its bucket: never optimistic */
+			while (q < 4 && seen >= quantiles[q].q * total) {
+				fprintf(out, ", \"%s\": %llu", quantiles[q].name, (unsigned long long)bucket_ceiling(b));
+				q++;
+			}
+		}
+		fprintf(out, ", \"max\": %llu, \"mean\": %.0f", (unsigned long long)bucket_ceiling(last),
+			weighted / total);
+	}
+	fprintf(out, ", \"histogram\": [");
+	for (__u32 b = 0, first = 1; b < XNF_LAT_BUCKETS; b++) {
+		if (!counts[b])
+			continue;
+		fprintf(out, "%s[%llu, %llu]", first ? "" : ", ", (unsigned long long)latency_bucket_floor(b),
+			(unsigned long long)counts[b]);
+		first = 0;
+	}
+	fprintf(out, "]}");
+}
+
+int receiver_report(const struct receiver *r, const __u64 *sent_per_flow, __u32 flows, __u64 send_errors,
+		    FILE *out)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	struct xnf_recv_flow *per_cpu = calloc(ncpus, sizeof(*per_cpu));
+	__u64 *scratch = calloc(ncpus, sizeof(__u64));
+	__u64 received = 0, reordered = 0, lost = 0, sent = 0;
+	__u32 flows_with_loss = 0;
+	int fd = bpf_map__fd(r->skel->maps.recv_flows);
+
+	if (!per_cpu || !scratch) {
+		free(per_cpu);
+		free(scratch);
+		return -ENOMEM;
+	}
+	for (__u32 flow = 0; flow < flows; flow++) {
+		__u64 got = 0;
+
+		if (bpf_map_lookup_elem(fd, &flow, per_cpu))
+			continue;
+		for (int c = 0; c < ncpus; c++) {
+			got += per_cpu[c].packets;
+			reordered += per_cpu[c].reordered;
+		}
+		received += got;
+		sent += sent_per_flow[flow];
+		if (got < sent_per_flow[flow]) {
+			lost += sent_per_flow[flow] - got;
+			flows_with_loss++;
+		}
+	}
+	/* Frames refused at send never left: not the DUT's loss. Per flow they cannot be told apart,
+	 * so flows_with_loss stays an upper bound when there were any. */
+	sent -= send_errors < sent ? send_errors : sent;
+	lost = sent > received ? sent - received : 0;
+	fd = bpf_map__fd(r->skel->maps.recv_counters);
+	fprintf(out, "\"received\": %llu, \"not_probes\": %llu, \"lost\": %llu, \"loss_ratio\": %.9f, "
+		"\"flows_with_loss\": %u, \"reordered\": %llu, ",
+		(unsigned long long)received, (unsigned long long)sum_percpu(fd, XNF_RECV_OTHER, scratch, ncpus),
+		(unsigned long long)lost, sent ? (double)lost / (double)sent : 0.0, flows_with_loss,
+		(unsigned long long)reordered);
+	write_latency(bpf_map__fd(r->skel->maps.recv_latency), ncpus, out);
+	free(per_cpu);
+	free(scratch);
+	return 0;
+}

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * xnf-gen's receiver, on the interface where traffic comes back. For every
+ * frame that carries a probe: count it for its flow, note whether it came
+ * after a later frame of the same flow (reordering), and put its one-way
+ * latency (sender and receiver share bpf_ktime_get_ns) in a log-linear
+ * histogram. Then drop it: the receiver is the end of the line. Everything is
+ * per CPU; user space merges.
+ */
+#include <xnf/parse.h>
+
+#include "probe.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct xnf_recv_flow);
+	__uint(max_entries, XNF_GEN_MAX_FLOWS);
+} recv_flows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, XNF_LAT_BUCKETS);
+} recv_latency SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, XNF_RECV_NCOUNTERS);
+} recv_counters SEC(".maps");
+
+static __always_inline void bump(void *map, __u32 key)
+{
+	__u64 *v = bpf_map_lookup_elem(map, &key);
+
+	if (v)
+		(*v)++;
+}
+
+static __always_inline __u32 msb64(__u64 v)
+{
+	__u32 r = 0;
+
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8) { v >>= 8; r += 8; }
+	if (v >> 4) { v >>= 4; r += 4; }
+	if (v >> 2) { v >>= 2; r += 2; }
+	if (v >> 1) r += 1;
+	return r;
+}
+
+/* 0..7 ns exactly, then 8 buckets per power of two (12.5 % resolution). */
+static __always_inline __u32 latency_bucket(__u64 ns)
+{
+	__u32 e;
+
+	if (ns < (1 << XNF_LAT_SUB_BITS))
+		return (__u32)ns;
+	e = msb64(ns);
+	return (e - XNF_LAT_SUB_BITS + 1) * (1 << XNF_LAT_SUB_BITS) +
+	       (__u32)((ns >> (e - XNF_LAT_SUB_BITS)) & ((1 << XNF_LAT_SUB_BITS) - 1));
+}
+
+static __always_inline struct xnf_probe *find_probe(struct xnf_pkt *pkt)
+{
+	struct xnf_headers h;
+	struct xnf_probe *p;
+	__u32 l4_len;
+
+	if (xnf_parse_headers(pkt, &h) < 0 || !h.l4)
+		return NULL;
+	if (h.udp)
+		l4_len = sizeof(struct udphdr);
+	else if (h.tcp)
+		l4_len = h.tcp->doff * 4;
+	else
+		return NULL;
+	if (l4_len > 60)
+		return NULL;
+	p = (void *)((__u8 *)h.l4 + l4_len);
+	if ((void *)(p + 1) > pkt->data_end || p->magic != bpf_htons(XNF_PROBE_MAGIC))
+		return NULL;
+	return p;
+}
+
+SEC("xdp")
+int xnf_recv(struct xdp_md *ctx)
+{
+	struct xnf_pkt pkt = { .data = (void *)(long)ctx->data, .data_end = (void *)(long)ctx->data_end,
+			       .ctx = ctx };
+	struct xnf_probe *p = find_probe(&pkt);
+	struct xnf_recv_flow *f;
+	__u32 flow, seq;
+	__u64 now, sent;
+
+	if (!p) {
+		bump(&recv_counters, XNF_RECV_OTHER);
+		return XDP_DROP;
+	}
+	bump(&recv_counters, XNF_RECV_PROBES);
+	flow = p->flow;
+	seq = p->seq;
+	sent = p->tx_ns;
+	f = bpf_map_lookup_elem(&recv_flows, &flow);
+	if (f) {
+		f->packets++;
+		if (seq >= f->next_seq)
+			f->next_seq = seq + 1;
+		else
+			f->reordered++;
+	}
+	now = bpf_ktime_get_ns();
+	if (now >= sent)
+		bump(&recv_latency, latency_bucket(now - sent));
+	return XDP_DROP;
+}
+
+char _license[] SEC("license") = "Dual BSD/GPL";
