@@ -123,6 +123,43 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    from xnf.bench import catalog
+
+    if args.action == "list":
+        for bench in catalog.BENCHMARKS:
+            print(f"{bench.name:18s} {bench.description}")
+        return 0
+    if not args.name:
+        raise XnfError("'xnf bench run' needs a benchmark name: see 'xnf bench list'")
+    bench = catalog.find(args.name)
+    _require_root("xnf bench run")
+    from pathlib import Path
+
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from xnf.bench.grid import run_benchmark
+    from xnf.build import ensure_built
+
+    ensure_built()
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn()) as progress:
+        task = progress.add_task(f"{bench.name}", total=None)
+        path = run_benchmark(bench, Path(args.out),
+                             lambda text: progress.update(task, description=f"{bench.name}: {text}"))
+    print(f"results: {path} (and {path.with_suffix('.csv').name}); draw them with: xnf report {path}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from xnf.analysis.report import write_report
+
+    page = write_report(Path(args.results), Path(args.out) if args.out else None)
+    print(f"report: {page}")
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from xnf import demo
 
@@ -160,6 +197,17 @@ def make_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("ps", help="running NF instances").set_defaults(func=cmd_ps)
     sub.add_parser("list", help="NFs this build has").set_defaults(func=cmd_list)
+
+    bench = sub.add_parser("bench", help="list or run the benchmarks (results in results/)")
+    bench.add_argument("action", choices=("list", "run"))
+    bench.add_argument("name", nargs="?", help="benchmark to run (see 'xnf bench list')")
+    bench.add_argument("--out", default="results", help="where results files go")
+    bench.set_defaults(func=cmd_bench)
+
+    report = sub.add_parser("report", help="plots and a Markdown page from a results file")
+    report.add_argument("results", help="a results JSON written by 'xnf bench run'")
+    report.add_argument("--out", help="folder for the page and plots (default: beside the results)")
+    report.set_defaults(func=cmd_report)
 
     demo = sub.add_parser("demo", help="run the NFs on an emulated edge server and show the results")
     demo.add_argument("--seconds", type=float, default=2.0, help="traffic time per measurement")

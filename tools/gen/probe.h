@@ -40,6 +40,7 @@ struct xnf_gen_config {
 	__u32 l4_offset;    /* 34 or 54 */
 	__u32 probe_offset; /* after the L4 header */
 	__u32 l4_csum;      /* the L4 checksum must be kept right (IPv6, or TCP) */
+	__u32 stamp_mask;   /* frames whose seq & mask is 0 carry a send time; the others carry 0 */
 	__u16 base_sport, base_dport;
 	__u16 base_saddr_low, base_daddr_low; /* host order: the last 16 bits of the addresses */
 };

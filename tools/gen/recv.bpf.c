@@ -113,6 +113,8 @@ int xnf_recv(struct xdp_md *ctx)
 		else
 			f->reordered++;
 	}
+	if (!sent)
+		return XDP_DROP; /* not a stamped frame (--stamp-every) */
 	now = bpf_ktime_get_ns();
 	if (now >= sent)
 		bump(&recv_latency, latency_bucket(now - sent));

@@ -62,6 +62,7 @@ struct gen_options {
 	unsigned int batch;
 	unsigned int call_ms;
 	unsigned int drain_ms;
+	unsigned int stamp_every; /* a power of two */
 };
 
 struct gen_thread {
@@ -341,7 +342,9 @@ static void usage(FILE *out)
 		"  --rx-iface IF     attach the receiver here and report loss, reordering, latency\n"
 		"  --drain-ms N      wait after sending before reading the receiver (default 200)\n"
 		"  --batch N         frames per kernel round, 1-256 (default 64)\n"
-		"  --call-ms N       length of one BPF_PROG_RUN call when unpaced, 1-5000 (default 100)\n",
+		"  --call-ms N       length of one BPF_PROG_RUN call when unpaced, 1-5000 (default 100)\n"
+		"  --stamp-every N   put a send time in one frame of N (power of two; default 1): reading\n"
+		"                    the clock is the generator's dearest step; latency is then sampled\n",
 		XNF_GEN_MAX_FLOWS);
 }
 
@@ -386,6 +389,10 @@ static int check_options(struct gen_options *opt)
 		xnf_error("give a positive --duration or --count");
 		return -1;
 	}
+	if (opt->stamp_every < 1 || opt->stamp_every > 65536 || (opt->stamp_every & (opt->stamp_every - 1))) {
+		xnf_error("--stamp-every %u: give a power of two from 1 to 65536", opt->stamp_every);
+		return -1;
+	}
 	if (opt->rate < 0) {
 		xnf_error("--rate must not be negative");
 		return -1;
@@ -408,7 +415,8 @@ static int parse_args(int argc, char **argv, struct gen_options *opt)
 		{ "duration", required_argument, NULL, 't' }, { "count", required_argument, NULL, 'c' },
 		{ "cores", required_argument, NULL, 'C' }, { "rx-iface", required_argument, NULL, 'r' },
 		{ "drain-ms", required_argument, NULL, 'w' }, { "batch", required_argument, NULL, 'b' },
-		{ "call-ms", required_argument, NULL, 'L' }, { "help", no_argument, NULL, 'h' }, { 0 },
+		{ "call-ms", required_argument, NULL, 'L' }, { "stamp-every", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' }, { 0 },
 	};
 	bool have_dst_mac = false, have_src_mac = false, have_vary = false;
 	int c;
@@ -445,6 +453,7 @@ static int parse_args(int argc, char **argv, struct gen_options *opt)
 		case 'w': opt->drain_ms = (unsigned int)atoi(optarg); break;
 		case 'b': opt->batch = (unsigned int)atoi(optarg); break;
 		case 'L': opt->call_ms = (unsigned int)atoi(optarg); break;
+		case 'T': opt->stamp_every = (unsigned int)atoi(optarg); break;
 		case 'h': usage(stdout); exit(0);
 		default:
 			xnf_error("unknown or incomplete option %s (see --help)", argv[optind - 1]);
@@ -482,7 +491,7 @@ static struct gen_bpf *load_generator(const struct gen_options *opt)
 		.ifindex = (__u32)opt->ifindex, .flows = opt->flows, .random_flows = opt->random_flows,
 		.vary = opt->vary, .ipv6 = opt->frame.ipv6, .tcp = opt->frame.tcp, .l3_offset = 14,
 		.l4_offset = opt->frame.ipv6 ? 54 : 34, .probe_offset = header,
-		.l4_csum = opt->frame.tcp || opt->frame.ipv6,
+		.l4_csum = opt->frame.tcp || opt->frame.ipv6, .stamp_mask = opt->stamp_every - 1,
 		.base_sport = opt->frame.sport, .base_dport = opt->frame.dport,
 		.base_saddr_low = opt->frame.ipv6 ? (__u16)(opt->frame.src6[14] << 8 | opt->frame.src6[15])
 						  : (__u16)ntohl(opt->frame.src4),
@@ -585,7 +594,7 @@ static void report(const struct gen_options *opt, const struct gen_thread *threa
 int main(int argc, char **argv)
 {
 	struct gen_options opt = { .duration_s = 1.0, .flows = 1, .nthreads = 1, .batch = DEFAULT_BATCH,
-				   .call_ms = DEFAULT_CALL_MS, .drain_ms = 200,
+				   .call_ms = DEFAULT_CALL_MS, .drain_ms = 200, .stamp_every = 1,
 				   .frame = { .sport = 9, .dport = 9 } };
 	static struct gen_thread threads[XNF_GEN_MAX_THREADS];
 	static __u8 frame[MAX_FRAME];

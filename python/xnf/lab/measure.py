@@ -10,7 +10,7 @@ cores) is reported beside it.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from xnf.build import BIN_DIR
 from xnf.errors import XnfError
@@ -29,10 +29,14 @@ class TrafficSpec:
     vary: str | None = None
     flow_mode: str = "seq"
     gen_cores: tuple[int, ...] = (0,)
+    stamp_every: int = 1      # send time in one frame of N: reading the clock costs generator speed
+
+    def with_stamps(self, every: int) -> "TrafficSpec":
+        return replace(self, stamp_every=every)
 
     def argv(self) -> list[str]:
         args = ["--proto", self.proto, "--flows", str(self.flows), "--flow-mode", self.flow_mode,
-                "--cores", ",".join(map(str, self.gen_cores))]
+                "--cores", ",".join(map(str, self.gen_cores)), "--stamp-every", str(self.stamp_every)]
         if self.size:
             args += ["--size", str(self.size)]
         if self.ipv6:

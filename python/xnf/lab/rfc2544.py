@@ -18,6 +18,8 @@ from xnf.lab.topology import Topology
 DEFAULT_LOSS_THRESHOLD = 0.001   # 0.1 %
 DEFAULT_PRECISION = 0.01         # stop when the bracket is within 1 % of the generator's maximum
 LATENCY_FRACTIONS = (0.1, 0.5, 0.9)
+# The search only needs loss: one send time in 64 frames keeps the generator fast. Latency trials stamp all.
+SEARCH_STAMP_EVERY = 64
 
 
 @dataclass
@@ -64,14 +66,18 @@ def measure_throughput(topology: Topology, seconds: float = 2.0, repetitions: in
                        traffic: TrafficSpec | None = None, loss_threshold: float = DEFAULT_LOSS_THRESHOLD,
                        precision: float = DEFAULT_PRECISION, tsc_hz: float | None = None,
                        progress: Callable[[str], None] | None = None) -> Throughput:
-    def trial(rate: float) -> Trial:
-        t = run_trial(topology, rate, seconds, traffic, tsc_hz)
+    traffic = traffic or TrafficSpec()
+
+    def trial(rate: float, spec: TrafficSpec) -> Trial:
+        t = run_trial(topology, rate, seconds, spec, tsc_hz)
         if progress:
             progress(f"offered {rate / 1e6:.3f} Mpps: loss {t.loss_ratio:.4%}")
         return t
 
-    runs = [search_once(trial, loss_threshold, precision) for _ in range(repetitions)]
+    search_spec = traffic.with_stamps(SEARCH_STAMP_EVERY)
+    runs = [search_once(lambda rate: trial(rate, search_spec), loss_threshold, precision)
+            for _ in range(repetitions)]
     values = [r.throughput_pps for r in runs]
     mean = statistics.mean(values)
-    latency = {f: trial(mean * f) for f in LATENCY_FRACTIONS if mean > 0}
+    latency = {f: trial(mean * f, traffic) for f in LATENCY_FRACTIONS if mean > 0}
     return Throughput(mean, statistics.stdev(values) if len(values) > 1 else 0.0, runs, latency)

@@ -1,0 +1,87 @@
+"""`xnf report RESULTS.json`: a Markdown page with the plots, the summary table and how it was measured."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from xnf.analysis import plots
+from xnf.errors import XnfError
+
+
+def _load(path: Path) -> dict:
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise XnfError(f"no results file {path}") from None
+    except json.JSONDecodeError as err:
+        raise XnfError(f"{path} is not a results file (JSON error: {err})") from None
+    if "summary" not in doc or "samples" not in doc:
+        raise XnfError(f"{path} is not a results file written by 'xnf bench run' (no summary or samples)")
+    return doc
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, (list, tuple)):
+        return ",".join(map(str, value))
+    return str(value)
+
+
+def _table(rows: list[dict]) -> str:
+    keys = list(rows[0])
+    lines = ["| " + " | ".join(keys) + " |", "|" + " --- |" * len(keys)]
+    lines += ["| " + " | ".join(_fmt(r[k]) for k in keys) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def _latency_table(samples: list[dict]) -> str:
+    rows = []
+    seen = set()
+    for s in samples:
+        name = plots.label(s["case"])
+        if name in seen:
+            continue
+        seen.add(name)
+        for fraction, trial in sorted(s["result"].get("latency_at", {}).items()):
+            lat = trial["latency_ns"]
+            rows.append({"case": name, "load": f"{float(fraction):.0%}", "offered Mpps": trial["offered_pps"] / 1e6,
+                         "p50 µs": lat.get("p50", 0) / 1000, "p99 µs": lat.get("p99", 0) / 1000,
+                         "p99.9 µs": lat.get("p99_9", 0) / 1000, "max µs": lat.get("max", 0) / 1000,
+                         "loss": trial["loss_ratio"]})
+    return _table(rows) if rows else "(no latency trials in this benchmark)"
+
+
+def write_report(results: Path, out_dir: Path | None = None) -> Path:
+    doc = _load(results)
+    out_dir = out_dir or results.parent / f"{results.stem}-report"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    bench, env = doc["benchmark"], doc["environment"]
+    figures = [plots.throughput(doc["summary"], out_dir / "throughput.png"),
+               plots.cpu_split(doc["samples"], out_dir / "cpu.png"),
+               plots.latency_cdf(doc["samples"], out_dir / "latency.png")]
+    page = out_dir / "report.md"
+    lines = [
+        f"# {bench['name']}", "", bench["description"], "",
+        "## Where and how", "",
+        f"- kernel {env['kernel']}, {env['cpu_model']}, {env['cores']} cores, TSC {env.get('tsc_hz') or '?'} Hz, "
+        f"commit {env['commit']}, started {env['started_utc']}",
+        f"- command: `{env['command_line']}`",
+        f"- measure: {bench['measure']}; {bench['seconds']} s per trial; {bench['repetitions']} repetitions in "
+        f"interleaved order (the case order turns around every repetition)",
+        f"- generator on core {doc['generator_core']}; AF_XDP workers on core {doc['worker_core']}; on veth "
+        "the DUT's XDP work runs in softirq on the generator's core (docs/lab.md)",
+        "- throughput: RFC 2544 binary search, loss < 0.1 %, to 1 % of the generator's maximum; "
+        "\"generator_limited\" means even that maximum passed (docs/methodology.md)", "",
+        "## Results", "", _table(doc["summary"]), "",
+    ]
+    for fig in figures:
+        if fig:
+            lines += [f"![{fig.stem}]({fig.name})", ""]
+    lines += ["## Latency", "", _latency_table(doc["samples"]), "",
+              f"Raw samples: `{results.name}` ({len(doc['samples'])} samples).", ""]
+    page.write_text("\n".join(lines))
+    return page

@@ -1,0 +1,1 @@
+"""Benchmarks: declared grids (grid.py) and the ones xnf ships (catalog.py)."""

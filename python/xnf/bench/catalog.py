@@ -1,0 +1,47 @@
+"""The benchmarks xnf ships. `xnf bench list` shows them; `xnf bench run NAME` runs one."""
+
+from __future__ import annotations
+
+from xnf.bench.grid import Benchmark
+from xnf.errors import XnfError
+
+BENCHMARKS = [
+    Benchmark(
+        name="generator",
+        description="xnf-gen alone: unpaced 64-byte frames into an XDP_DROP peer (the drop NF), one core "
+                    "and one queue, then two cores and two queues; probes stamped in every frame or 1 in 64",
+        nfs=["drop"], modes=["xdp"], measure="max-rate", seconds=3.0, repetitions=3,
+        params={"gen_cores": [(0,), (0, 1)], "stamp_every": [1, 64]},
+    ),
+    Benchmark(
+        name="xdp-throughput",
+        description="drop and macswap in XDP mode: RFC 2544 throughput (loss < 0.1 %), latency at 10/50/90 % "
+                    "of it, cost per packet",
+        nfs=["drop", "macswap"], modes=["xdp"], measure="throughput", seconds=1.0, repetitions=3,
+    ),
+    Benchmark(
+        name="modes-throughput",
+        description="drop and macswap in every mode: RFC 2544 throughput and latency",
+        nfs=["drop", "macswap"], modes=["xdp", "xdp-sk", "afxdp", "afxdp-sysc", "afxdp-poll"],
+        measure="throughput", seconds=1.0, repetitions=2,
+    ),
+    Benchmark(
+        name="frame-size",
+        description="macswap in XDP and AF_XDP mode over frame sizes: throughput per size",
+        nfs=["macswap"], modes=["xdp", "afxdp"], measure="throughput", seconds=1.0, repetitions=2,
+        params={"size": [64, 256, 512, 1024, 1518]},
+    ),
+    Benchmark(
+        name="smoke",
+        description="a seconds-long run of the whole chain (search, latency, results, report): for tests",
+        nfs=["macswap"], modes=["xdp"], measure="throughput", seconds=0.3, repetitions=2,
+        params={"size": [64, 128]},
+    ),
+]
+
+
+def find(name: str) -> Benchmark:
+    for bench in BENCHMARKS:
+        if bench.name == name:
+            return bench
+    raise XnfError(f"unknown benchmark '{name}': choose one of {', '.join(b.name for b in BENCHMARKS)}")

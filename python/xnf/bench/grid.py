@@ -1,0 +1,128 @@
+"""A benchmark is a declared grid: NFs x modes x traffic parameters, measured the same way.
+
+Cases run in interleaved order: every repetition goes through all cases, and the order turns around each
+repetition, so slow drift of the machine spreads over all of them instead of favouring the first. Every
+sample is kept; the summary is computed from them.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import statistics
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from xnf.lab import environment
+from xnf.lab.measure import TrafficSpec, run_trial
+from xnf.lab.nf_process import NfInstance
+from xnf.lab.rfc2544 import measure_throughput
+from xnf.lab.topology import Topology
+
+GEN_CORE = 0
+WORKER_CORE = 1
+
+
+@dataclass
+class Benchmark:
+    name: str
+    description: str
+    nfs: list[str]
+    modes: list[str]
+    # traffic parameters to sweep: TrafficSpec field -> values (gen_cores as tuples)
+    params: dict[str, list] = field(default_factory=dict)
+    # "throughput": RFC 2544 search (+ latency at 10/50/90 %); "max-rate": one unpaced trial
+    measure: str = "throughput"
+    seconds: float = 2.0
+    repetitions: int = 3
+    search_repetitions: int = 1
+    rules: dict[str, str] = field(default_factory=dict)  # nf -> rules text
+
+    def cases(self) -> list[dict]:
+        keys = list(self.params)
+        combos = list(itertools.product(*(self.params[k] for k in keys))) or [()]
+        return [{"nf": nf, "mode": mode, **dict(zip(keys, combo))}
+                for nf in self.nfs for mode in self.modes for combo in combos]
+
+
+def _traffic(case: dict) -> TrafficSpec:
+    spec = {k: v for k, v in case.items() if k in TrafficSpec.__dataclass_fields__}
+    if "gen_cores" in spec:
+        spec["gen_cores"] = tuple(spec["gen_cores"])
+    return TrafficSpec(**spec)
+
+
+def _measure_case(bench: Benchmark, case: dict, tsc_hz: float | None, rules_dir: Path) -> dict:
+    traffic = _traffic(case)
+    queues = len(traffic.gen_cores)
+    with Topology("pair", queues=queues, gen_xdp=None) as t:
+        rules = None
+        if case["nf"] in bench.rules:
+            rules = str(rules_dir / f"{case['nf']}.rules")
+            Path(rules).write_text(bench.rules[case["nf"]])
+        extra = []
+        if case["mode"].startswith("afxdp") or case["mode"].startswith("xdp-sk"):
+            extra = ["--cores", str(WORKER_CORE)]
+        instance = NfInstance.start(t, case["nf"], case["mode"], t.dut_ifaces, rules=rules, extra=extra)
+        try:
+            if bench.measure == "max-rate":
+                trial = run_trial(t, 0, bench.seconds, traffic, tsc_hz)
+                return {"mpps": trial.achieved_pps / 1e6, "trial": trial.as_dict()}
+            result = measure_throughput(t, bench.seconds, bench.search_repetitions, traffic, tsc_hz=tsc_hz)
+            latency = {str(f): tr.as_dict() for f, tr in result.latency_at.items()}
+            cost = [tr.dut_ns_per_packet for run in result.runs for tr in run.trials
+                    if tr.loss_ratio < 0.001 and tr.dut_ns_per_packet]
+            return {"mpps": result.mean_pps / 1e6, "generator_limited": result.generator_limited,
+                    "dut_ns_per_packet": min(cost) if cost else None,
+                    "search": [[tr.as_dict() for tr in run.trials] for run in result.runs],
+                    "latency_at": latency}
+        finally:
+            instance.stop()
+
+
+def _summarise(samples: list[dict]) -> list[dict]:
+    groups: dict[str, list[dict]] = {}
+    for s in samples:
+        groups.setdefault(json.dumps(s["case"], sort_keys=True), []).append(s)
+    rows = []
+    for key, group in groups.items():
+        mpps = [g["result"]["mpps"] for g in group]
+        row = dict(json.loads(key))
+        row.update(mean_mpps=statistics.mean(mpps), stdev_mpps=statistics.stdev(mpps) if len(mpps) > 1 else 0.0,
+                   samples=len(mpps))
+        costs = [g["result"].get("dut_ns_per_packet") for g in group if g["result"].get("dut_ns_per_packet")]
+        row["dut_ns_per_packet"] = statistics.mean(costs) if costs else None
+        row["generator_limited"] = any(g["result"].get("generator_limited") for g in group)
+        rows.append(row)
+    return rows
+
+
+def run_benchmark(bench: Benchmark, out_dir: Path, progress: Callable[[str], None] | None = None) -> Path:
+    """Runs every case bench.repetitions times, interleaved; writes NAME-STAMP.json and .csv; returns the JSON."""
+    env = environment.describe()
+    cases = bench.cases()
+    samples = []
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for rep in range(bench.repetitions):
+        for case in (cases if rep % 2 == 0 else cases[::-1]):
+            if progress:
+                progress(f"rep {rep + 1}/{bench.repetitions} {case}")
+            started = time.time()
+            result = _measure_case(bench, case, env["tsc_hz"], out_dir)
+            samples.append({"case": case, "repetition": rep, "started": started, "result": result})
+    summary = _summarise(samples)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    path = out_dir / f"{bench.name}-{stamp}.json"
+    path.write_text(json.dumps({"benchmark": asdict(bench), "environment": env, "generator_core": GEN_CORE,
+                                "worker_core": WORKER_CORE, "summary": summary, "samples": samples},
+                               indent=1, default=list))
+    with open(path.with_suffix(".csv"), "w", newline="") as f:
+        fields = sorted({k for row in summary for k in row}, key=lambda k: (k not in ("nf", "mode"), k))
+        writer = csv.DictWriter(f, fieldnames=fields)
+        writer.writeheader()
+        for row in summary:
+            writer.writerow({k: (",".join(map(str, v)) if isinstance(v, (list, tuple)) else v) for k, v in row.items()})
+    return path
