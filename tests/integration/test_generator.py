@@ -106,3 +106,12 @@ def test_trial_accounts_for_cpu_and_cost(bare_pair):
     assert set(trial.cpu) == {0, 1}
     assert trial.dut_ns_per_packet and trial.dut_ns_per_packet > 0
     assert trial.dut_cycles_per_packet == pytest.approx(trial.dut_ns_per_packet * 2.5)
+
+
+def test_a_sink_is_measured_by_what_it_processed(bare_pair):
+    """drop sends nothing back: its loss is what it never processed, so a paced trial it keeps up with
+    shows no loss, and the latency histogram stays empty."""
+    nf = NfInstance.start(bare_pair, "drop", "xdp", bare_pair.dut_ifaces)
+    trial = run_trial(bare_pair, 300_000, 1.0, TrafficSpec(), sink=nf)
+    assert trial.sent == 300_000 and trial.received == 0
+    assert trial.lost == 0 and trial.loss_ratio == 0.0

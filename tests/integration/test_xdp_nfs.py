@@ -142,3 +142,29 @@ def test_stats_cli_reports_the_instance(pair):
     assert '"drop": {\n      "packets": 5' in result.stdout
     table = run_xnf(["stats", "--name", nf.name])
     assert "drop" in table.stdout and "5" in table.stdout
+
+
+def test_edge_topology_reaches_local_apps_and_cleans_up():
+    from xnf.lab import netns
+
+    import socket
+
+    with Topology("edge", apps=2) as t:
+        assert [a.ns for a in t.app_list] == t.namespaces[2:]
+        for app in t.app_list:
+            with netns.entered(t.dut_ns):
+                server = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                server.bind((app.dut_ip, 5000))
+            with netns.entered(app.ns):
+                client = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            server.settimeout(2)
+            client.settimeout(2)
+            client.sendto(b"hello edge", (app.dut_ip, 5000))
+            data, peer = server.recvfrom(100)
+            assert data == b"hello edge" and peer[0] == app.app_ip
+            server.sendto(b"back", peer)
+            assert client.recvfrom(100)[0] == b"back"
+            server.close()
+            client.close()
+        names = t.namespaces
+    assert not any(netns.exists(ns) for ns in names)

@@ -40,6 +40,8 @@ class Benchmark:
     repetitions: int = 3
     search_repetitions: int = 1
     rules: dict[str, str] = field(default_factory=dict)  # nf -> rules text
+    # NFs that send nothing back: loss is what they never processed (their verdict counters)
+    sinks: tuple[str, ...] = ("drop",)
 
     def cases(self) -> list[dict]:
         keys = list(self.params)
@@ -67,11 +69,14 @@ def _measure_case(bench: Benchmark, case: dict, tsc_hz: float | None, rules_dir:
         if case["mode"].startswith("afxdp") or case["mode"].startswith("xdp-sk"):
             extra = ["--cores", str(WORKER_CORE)]
         instance = NfInstance.start(t, case["nf"], case["mode"], t.dut_ifaces, rules=rules, extra=extra)
+        sink = instance if case["nf"] in bench.sinks else None
         try:
             if bench.measure == "max-rate":
-                trial = run_trial(t, 0, bench.seconds, traffic, tsc_hz)
-                return {"mpps": trial.achieved_pps / 1e6, "trial": trial.as_dict()}
-            result = measure_throughput(t, bench.seconds, bench.search_repetitions, traffic, tsc_hz=tsc_hz)
+                trial = run_trial(t, 0, bench.seconds, traffic, tsc_hz, sink=sink)
+                return {"mpps": trial.achieved_pps / 1e6, "dut_ns_per_packet": trial.dut_ns_per_packet,
+                        "trial": trial.as_dict()}
+            result = measure_throughput(t, bench.seconds, bench.search_repetitions, traffic, tsc_hz=tsc_hz,
+                                        sink=sink)
             latency = {str(f): tr.as_dict() for f, tr in result.latency_at.items()}
             cost = [tr.dut_ns_per_packet for run in result.runs for tr in run.trials
                     if tr.loss_ratio < 0.001 and tr.dut_ns_per_packet]

@@ -79,21 +79,34 @@ def _costs(usage: dict, gen_cores: tuple[int, ...], frames: int, tsc_hz: float |
     return dut_ns, (dut_ns * tsc_hz / 1e9 if tsc_hz else None), gen / frames * 1e9
 
 
+def _processed(nf) -> int:
+    """Frames the NF ran on, whatever its verdict: malformed is counted beside a verdict, not as one."""
+    return sum(v["packets"] for k, v in nf.stats().items() if k != "malformed")
+
+
 def run_trial(topology: Topology, rate: float, seconds: float, traffic: TrafficSpec | None = None,
-              tsc_hz: float | None = None, link: int = 0, rx_link: int | None = None) -> Trial:
+              tsc_hz: float | None = None, link: int = 0, rx_link: int | None = None, sink=None) -> Trial:
     """Offers rate frames per second (0: unlimited) for seconds into the DUT, receiving on the generator's
     side of rx_link (the same link by default). The receiver needs that interface free of XDP
-    (a topology with gen_xdp=None)."""
+    (a topology with gen_xdp=None).
+
+    sink: for an NF that sends nothing back (drop), its NfInstance: loss is then what the NF never
+    processed (sent - its verdict counters), instead of what did not come back."""
     traffic = traffic or TrafficSpec()
     tx, rx = topology.links[link], topology.links[rx_link if rx_link is not None else link]
     argv = [str(BIN_DIR / "xnf-gen"), "--iface", tx.gen_if, "--dst-mac", tx.dut_mac, "--rx-iface", rx.gen_if,
             "--duration", str(seconds), "--rate", str(rate)] + traffic.argv()
+    processed_before = _processed(sink) if sink else 0
     before = cpu.snapshot()
     result = topology.run(topology.gen_ns, argv, check=False, timeout=seconds + 60)
     usage = cpu.split(before, cpu.snapshot())
     if result.returncode != 0:
         raise XnfError(f"xnf-gen failed: {result.stderr.strip()}")
     out = json.loads(result.stdout)
+    if sink:
+        processed = _processed(sink) - processed_before
+        out["lost"] = max(out["sent"] - processed, 0)
+        out["loss_ratio"] = out["lost"] / out["sent"] if out["sent"] else 0.0
     dut_ns, dut_cycles, gen_ns = _costs(usage, traffic.gen_cores, out["sent"], tsc_hz)
     latency = {k: v for k, v in out["latency_ns"].items() if k != "histogram"}
     latency["histogram"] = out["latency_ns"].get("histogram", [])

@@ -65,11 +65,11 @@ class Throughput:
 def measure_throughput(topology: Topology, seconds: float = 2.0, repetitions: int = 10,
                        traffic: TrafficSpec | None = None, loss_threshold: float = DEFAULT_LOSS_THRESHOLD,
                        precision: float = DEFAULT_PRECISION, tsc_hz: float | None = None,
-                       progress: Callable[[str], None] | None = None) -> Throughput:
+                       progress: Callable[[str], None] | None = None, sink=None) -> Throughput:
     traffic = traffic or TrafficSpec()
 
     def trial(rate: float, spec: TrafficSpec) -> Trial:
-        t = run_trial(topology, rate, seconds, spec, tsc_hz)
+        t = run_trial(topology, rate, seconds, spec, tsc_hz, sink=sink)
         if progress:
             progress(f"offered {rate / 1e6:.3f} Mpps: loss {t.loss_ratio:.4%}")
         return t

@@ -2,7 +2,9 @@
 
 pair      generator ns  gen0 <-veth-> dut0  device-under-test ns   (traffic returns the same way)
 two-port  generator ns  gen0 <-veth-> dut0  DUT ns
-                        gen1 <-veth-> dut1                          (in on port 0, out on port 1)
+                        gen1 <-veth-> dut1                          (in on port 0, out of port 1)
+edge      a pair, plus application namespaces behind the DUT: app<i> ns  eth0 <-veth-> app<i> (DUT ns),
+          198.19.i.2 <-> 198.19.i.1, as local applications or containers on an edge server
 
 Addresses come from the benchmarking ranges (198.18.0.0/15, RFC 2544; 2001:2::/48, RFC 5180),
 so nothing here can be mistaken for, or routed to, a real network.
@@ -49,25 +51,44 @@ class Link:
 
 
 @dataclass
+class App:
+    """An application namespace behind the DUT: its eth0 is the peer of app<i> in the DUT namespace."""
+
+    index: int
+    ns: str
+    dut_if: str
+    app_if: str
+    dut_mac: str
+    app_mac: str
+    dut_ip: str
+    app_ip: str
+
+
+@dataclass
 class Topology:
     kind: str = "pair"
     queues: int = 1
+    apps: int = 0             # edge: how many application namespaces
     gen_xdp: str | None = "pass"
     gen_ns: str = ""
     dut_ns: str = ""
     links: list[Link] = field(default_factory=list)
+    app_list: list[App] = field(default_factory=list)
     _processes: list[subprocess.Popen] = field(default_factory=list)
     _cleanups: list = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        if self.kind not in ("pair", "two-port"):
-            raise XnfError(f"unknown topology '{self.kind}': use pair or two-port")
+        if self.kind not in ("pair", "two-port", "edge"):
+            raise XnfError(f"unknown topology '{self.kind}': use pair, two-port or edge")
+        if self.kind == "edge" and not 1 <= self.apps <= 64:
+            raise XnfError(f"an edge topology needs 1 to 64 application namespaces, not {self.apps}")
         if not 1 <= self.queues <= 64:
             raise XnfError(f"queue count {self.queues} out of range 1-64")
         if self.gen_xdp is not None and self.gen_xdp not in GEN_PROGRAMS:
             raise XnfError(f"unknown generator-side program '{self.gen_xdp}': use pass, drop or None")
         tag = f"{NAME_PREFIX}-{os.getpid()}-{next(_counter)}"
         self.gen_ns, self.dut_ns = f"{tag}-gen", f"{tag}-dut"
+        self._tag = tag
 
     # ------------------------------------------------------------------ life cycle
     def __enter__(self) -> "Topology":
@@ -87,6 +108,28 @@ class Topology:
         netns.create(self.dut_ns)
         for i in range(2 if self.kind == "two-port" else 1):
             self.links.append(self._add_link(i))
+        for i in range(self.apps if self.kind == "edge" else 0):
+            self.app_list.append(self._add_app(i))
+
+    def _add_app(self, i: int) -> App:
+        app = App(index=i, ns=f"{self._tag}-app{i}", dut_if=f"app{i}", app_if="eth0",
+                  dut_mac=f"02:00:00:01:{i:02x}:01", app_mac=f"02:00:00:01:{i:02x}:02",
+                  dut_ip=f"198.19.{i}.1", app_ip=f"198.19.{i}.2")
+        netns.create(app.ns)
+        q = str(self.queues)
+        netns.ip("link", "add", app.dut_if, "netns", self.dut_ns, "address", app.dut_mac,
+                 "numtxqueues", q, "numrxqueues", q, "type", "veth",
+                 "peer", "name", app.app_if, "netns", app.ns, "address", app.app_mac,
+                 "numtxqueues", q, "numrxqueues", q)
+        for ns, ifname, addr in ((self.dut_ns, app.dut_if, app.dut_ip), (app.ns, app.app_if, app.app_ip)):
+            netns.ip("addr", "add", f"{addr}/24", "dev", ifname, ns=ns)
+            netns.ip("link", "set", ifname, "up", ns=ns)
+        netns.ip("route", "add", "default", "via", app.dut_ip, ns=app.ns)
+        return app
+
+    @property
+    def namespaces(self) -> list[str]:
+        return [self.gen_ns, self.dut_ns] + [app.ns for app in self.app_list]
 
     def _add_link(self, i: int) -> Link:
         link = Link(
@@ -116,7 +159,7 @@ class Topology:
         for cleanup in self._cleanups:
             cleanup()
         self._cleanups.clear()
-        for ns in (self.gen_ns, self.dut_ns):
+        for ns in self.namespaces_to_remove():
             for pid in netns.pids(ns) if netns.exists(ns) else []:
                 _kill(pid)
             netns.delete(ns)
@@ -130,6 +173,11 @@ class Topology:
                                 text=True, start_new_session=True, **popen_args)
         self._processes.append(proc)
         return proc
+
+    def namespaces_to_remove(self) -> list[str]:
+        """Every namespace this topology may have made, even if building stopped half way."""
+        apps = [f"{self._tag}-app{i}" for i in range(self.apps if self.kind == "edge" else 0)]
+        return [self.gen_ns, self.dut_ns] + apps
 
     def on_teardown(self, cleanup) -> None:
         """Registers a callable run at teardown, after the processes have stopped."""
@@ -209,7 +257,7 @@ def teardown_all() -> None:
 def remove_stale() -> list[str]:
     """Deletes namespaces left by xnf runs whose process no longer exists (killed with SIGKILL)."""
     removed = []
-    pattern = re.compile(rf"^{NAME_PREFIX}-(\d+)-\d+-(gen|dut)$")
+    pattern = re.compile(rf"^{NAME_PREFIX}-(\d+)-\d+-(gen|dut|app\d+)$")
     for path in netns.NETNS_DIR.glob(f"{NAME_PREFIX}-*") if netns.NETNS_DIR.is_dir() else []:
         match = pattern.match(path.name)
         if match and not Path(f"/proc/{match.group(1)}").exists():
