@@ -55,24 +55,36 @@ def test_injected_loss_is_measured_exactly(bare_pair):
     assert nf.stats()["drop"]["packets"] == 10000
 
 
-@pytest.mark.parametrize("queues", [1, 2])
-def test_generator_counts_match_the_interfaces(queues):
-    """Two threads into one veth queue overflow its ring: those frames are refused at send, counted as
-    send_errors, and neither sent nor lost; with two queues nothing is refused."""
-    with Topology("pair", queues=queues, gen_xdp=None) as t:
+def test_generator_counts_match_the_interfaces():
+    """One queue per sender thread: every frame built is sent, and every counter on both ends agrees."""
+    with Topology("pair", queues=2, gen_xdp=None) as t:
         NfInstance.start(t, "macswap", "xdp", t.dut_ifaces)
         before_dut, before_gen = veth_stats.read(t.dut_ns, "dut0"), veth_stats.read(t.gen_ns, "gen0")
         out = gen(t, "--count", "123457", "--cores", "0,1", "--flows", "64")
         after_dut, after_gen = veth_stats.read(t.dut_ns, "dut0"), veth_stats.read(t.gen_ns, "gen0")
-        assert out["built"] == 123457
-        assert out["sent"] + out["send_errors"] == 123457
+        assert out["requested"] == out["built"] == 123457
+        assert out["send_errors"] == 0 and out["sent"] == 123457
+        assert after_gen["tx_xdp_xmit"] - before_gen["tx_xdp_xmit"] == 123457
+        assert after_dut["rx_xdp_packets"] - before_dut["rx_xdp_packets"] == 123457
+        assert after_dut["rx_xdp_tx"] - before_dut["rx_xdp_tx"] == 123457
+        assert after_gen["rx_xdp_drops"] - before_gen["rx_xdp_drops"] == out["received"] == 123457
+        assert out["lost"] == 0 and out["flows_with_loss"] == 0
+
+
+def test_threads_sharing_a_queue_are_warned_about_and_refusals_counted():
+    with Topology("pair", queues=1, gen_xdp=None) as t:
+        NfInstance.start(t, "macswap", "xdp", t.dut_ifaces)
+        before_gen = veth_stats.read(t.gen_ns, "gen0")
+        result = t.run(t.gen_ns, [str(BIN_DIR / "xnf-gen"), "--iface", "gen0", "--dst-mac", t.links[0].dut_mac,
+                                  "--rx-iface", "gen0", "--count", "123457", "--cores", "0,1"])
+        after_gen = veth_stats.read(t.gen_ns, "gen0")
+        out = json.loads(result.stdout)
+        assert "2 sender threads on gen0 with 1 tx queue" in result.stderr
         assert out["send_errors"] == after_gen["tx_xdp_xmit_errors"] - before_gen["tx_xdp_xmit_errors"]
-        assert after_dut["rx_xdp_packets"] - before_dut["rx_xdp_packets"] == out["sent"]
-        assert after_dut["rx_xdp_tx"] - before_dut["rx_xdp_tx"] == out["sent"]
-        assert after_gen["rx_xdp_drops"] - before_gen["rx_xdp_drops"] == out["received"] == out["sent"]
-        assert out["lost"] == 0
-        if queues == 2:
-            assert out["send_errors"] == 0
+        assert out["sent"] + out["send_errors"] == out["built"]
+        # what came back is exactly what veth delivered back, whatever was lost on the way in
+        assert out["received"] == after_gen["rx_xdp_drops"] - before_gen["rx_xdp_drops"]
+        assert out["lost"] == out["sent"] - out["received"]
 
 
 def test_paced_run_offers_exactly_rate_times_duration(bare_pair):
@@ -100,9 +112,10 @@ def test_search_finds_a_known_capacity(bare_pair):
 
 
 def test_trial_accounts_for_cpu_and_cost(bare_pair):
+    """CPU time here is sampled in 4 ms ticks: an unpaced second gives the DUT's softirq hundreds of them."""
     NfInstance.start(bare_pair, "macswap", "xdp", bare_pair.dut_ifaces)
-    trial = run_trial(bare_pair, 500_000, 1.0, TrafficSpec(), tsc_hz=2.5e9)
-    assert trial.sent == 500_000 and trial.lost == 0
+    trial = run_trial(bare_pair, 0, 1.0, TrafficSpec(), tsc_hz=2.5e9)
+    assert trial.sent > 1_000_000 and trial.lost == 0
     assert set(trial.cpu) == {0, 1}
     assert trial.dut_ns_per_packet and trial.dut_ns_per_packet > 0
     assert trial.dut_cycles_per_packet == pytest.approx(trial.dut_ns_per_packet * 2.5)

@@ -26,11 +26,12 @@ struct {
 	__uint(max_entries, 1);
 } gen_cpu SEC(".maps");
 
-/* Next sequence number per flow; a flow is only ever built on its thread's CPU. */
+/* Next sequence number per flow; a flow is only ever built on its thread's CPU. 64-bit: per-CPU values
+ * come to user space 8-byte aligned, and a 32-bit counter would wrap in minutes at line rate. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, __u64);
 	__uint(max_entries, XNF_GEN_MAX_FLOWS);
 } gen_seq SEC(".maps");
 
@@ -102,7 +103,8 @@ int xnf_gen(struct xdp_md *ctx)
 	struct checksums cs = { 0 };
 	struct xnf_gen_cpu *c;
 	__u8 *probe;
-	__u32 zero = 0, flow, *seq, head;
+	__u32 zero = 0, flow, head;
+	__u64 *seq;
 	__u64 now;
 
 	if (ctx->ingress_ifindex != cfg.ifindex)
@@ -125,7 +127,7 @@ int xnf_gen(struct xdp_md *ctx)
 	/* Reading the clock is the dearest thing here: --stamp-every N reads it once per N frames. */
 	now = (*seq & cfg.stamp_mask) == 0 ? bpf_ktime_get_ns() : 0;
 	set32(probe, head, cs.l4);
-	set32(probe + 4, (*seq)++, cs.l4);
+	set32(probe + 4, (__u32)(*seq)++, cs.l4);
 	set32(probe + 8, (__u32)now, cs.l4);
 	set32(probe + 12, (__u32)(now >> 32), cs.l4);
 	return XDP_TX;

@@ -214,7 +214,7 @@ static __u64 *sent_per_flow(struct gen_bpf *skel, __u32 flows)
 {
 	int ncpus = libbpf_num_possible_cpus(), fd = bpf_map__fd(skel->maps.gen_seq);
 	__u64 *sent = calloc(flows, sizeof(*sent));
-	__u32 *per_cpu = calloc(ncpus, sizeof(*per_cpu));
+	__u64 *per_cpu = calloc(ncpus, sizeof(*per_cpu)); /* per-CPU values come 8-byte aligned */
 
 	for (__u32 flow = 0; sent && per_cpu && flow < flows; flow++) {
 		if (bpf_map_lookup_elem(fd, &flow, per_cpu))
@@ -348,6 +348,24 @@ static void usage(FILE *out)
 		XNF_GEN_MAX_FLOWS);
 }
 
+/* Threads beyond the interface's tx queues share a veth ring: besides the refusals it counts, the
+ * kernel then loses a few frames on the way in that no counter shows. */
+static void warn_if_queues_short(const struct gen_options *opt)
+{
+	char path[128];
+	int queues = 0;
+
+	for (;; queues++) {
+		snprintf(path, sizeof(path), "/sys/class/net/%s/queues/tx-%d", opt->iface, queues);
+		if (access(path, F_OK))
+			break;
+	}
+	if (queues && opt->nthreads > queues)
+		xnf_warn("%d sender threads on %s with %d tx queue%s: threads sharing a queue overflow it, and a few "
+			 "frames are then lost without a counter; give the interface one queue per thread",
+			 opt->nthreads, opt->iface, queues, queues == 1 ? "" : "s");
+}
+
 static int check_options(struct gen_options *opt)
 {
 	__u32 min;
@@ -468,6 +486,7 @@ static int parse_args(int argc, char **argv, struct gen_options *opt)
 		opt->vary = XNF_VARY_DPORT;
 	if (check_options(opt))
 		return -1;
+	warn_if_queues_short(opt);
 	if (!have_src_mac && read_iface_mac(opt->iface, opt->frame.src_mac)) {
 		xnf_error("cannot read the MAC address of %s: give --src-mac", opt->iface);
 		return -1;
@@ -562,24 +581,44 @@ static long long send_errors(const char *ifname)
 	return iface_stat_sum(ifname, "xdp_xmit_errors");
 }
 
+/* Frames the program really built on a core: a call may run it fewer times than it asked for. */
+static unsigned long long built_on(struct gen_bpf *skel, int core)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	struct xnf_gen_cpu *values = calloc(ncpus, sizeof(*values));
+	unsigned long long built = 0;
+	__u32 zero = 0;
+
+	if (values && bpf_map_lookup_elem(bpf_map__fd(skel->maps.gen_cpu), &zero, values) == 0)
+		built = values[core].next;
+	free(values);
+	return built;
+}
+
 static void report(const struct gen_options *opt, const struct gen_thread *threads, double seconds,
 		   struct gen_bpf *skel, const struct receiver *rx, long long errors)
 {
-	unsigned long long total = 0;
+	unsigned long long total = 0, requested = 0;
 
 	printf("{\"iface\": \"%s\", \"size\": %u, \"proto\": \"%s\", \"ipv6\": %s, \"flows\": %u, "
 	       "\"rate_target\": %.0f, \"seconds\": %.6f, \"threads\": [",
 	       opt->iface, opt->frame.size, opt->frame.tcp ? "tcp" : "udp", opt->frame.ipv6 ? "true" : "false",
 	       opt->flows, opt->rate, seconds);
 	for (int i = 0; i < opt->nthreads; i++) {
-		printf("%s{\"core\": %d, \"sent\": %llu}", i ? ", " : "", threads[i].core, threads[i].sent);
-		total += threads[i].sent;
+		unsigned long long built = built_on(skel, threads[i].core);
+
+		printf("%s{\"core\": %d, \"requested\": %llu, \"built\": %llu}", i ? ", " : "", threads[i].core,
+		       threads[i].sent, built);
+		total += built;
+		requested += threads[i].sent;
 	}
 	if (errors < 0 || (unsigned long long)errors > total)
 		errors = 0; /* not a veth, or counters we cannot read: nothing known to subtract */
-	/* built: frames the program made; send_errors: refused by the interface; sent: what left. */
-	printf("], \"built\": %llu, \"send_errors\": %lld, \"sent\": %llu, \"pps\": %.0f", total, errors,
-	       total - (unsigned long long)errors, (total - (unsigned long long)errors) / seconds);
+	/* requested: frames the calls asked for; built: what the program made (the kernel may make fewer
+	 * when its frame pool runs dry); send_errors: refused by the interface; sent: what left. */
+	printf("], \"requested\": %llu, \"built\": %llu, \"send_errors\": %lld, \"sent\": %llu, \"pps\": %.0f",
+	       requested, total, errors, total - (unsigned long long)errors,
+	       (total - (unsigned long long)errors) / seconds);
 	if (rx->skel) {
 		__u64 *per_flow = sent_per_flow(skel, opt->flows);
 
