@@ -96,6 +96,34 @@ static __always_inline int xnf_xdp_to_user(struct xnf_pkt *pkt)
 	return XDP_DROP;
 }
 
+/*
+ * Hybrid: a frame the NF sends on (TX, REDIRECT) goes to user space with its
+ * verdict in 4 bytes of XDP metadata, for a worker to transmit; the rest is
+ * handled here. If the metadata cannot be added, the kernel sends it itself.
+ */
+static __always_inline int xnf_xdp_hybrid(struct xdp_md *ctx, struct xnf_pkt *pkt, xnf_verdict verdict)
+{
+	__u32 action = XNF_VERDICT_ACTION(verdict), key;
+	void *data, *meta;
+	int redirect;
+
+	if (action != XNF_TX && action != XNF_REDIRECT_ACTION)
+		return xnf_xdp_action(ctx, verdict);
+	key = xnf_ingress_port(pkt) * XNF_MAX_QUEUES + ctx->rx_queue_index;
+	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(__u32)))
+		return xnf_xdp_action(ctx, verdict);
+	data = (void *)(long)ctx->data;
+	meta = (void *)(long)ctx->data_meta;
+	if (meta + sizeof(__u32) > data)
+		return xnf_xdp_action(ctx, verdict);
+	*(__u32 *)meta = verdict;
+	redirect = bpf_redirect_map(&xnf_xsks, key, 0);
+	if (redirect == XDP_REDIRECT)
+		return redirect;
+	xnf_count(XNF_STAT_REDIRECT_ERROR, ctx->data_end - ctx->data);
+	return XDP_DROP;
+}
+
 #define XNF_DEFINE_NF(fn)                                                      \
 	SEC("xdp")                                                             \
 	int xnf_xdp_main(struct xdp_md *ctx)                                   \
@@ -107,6 +135,8 @@ static __always_inline int xnf_xdp_to_user(struct xnf_pkt *pkt)
 		};                                                             \
 		if (xnf_cfg.datapath == XNF_DATAPATH_USER)                     \
 			return xnf_xdp_to_user(&pkt);                          \
+		if (xnf_cfg.datapath == XNF_DATAPATH_HYBRID)                   \
+			return xnf_xdp_hybrid(ctx, &pkt, fn(&pkt));            \
 		return xnf_xdp_action(ctx, fn(&pkt));                          \
 	}                                                                      \
 	char _license[] SEC("license") = "Dual BSD/GPL"

@@ -39,6 +39,8 @@
 enum xnf_datapath {
 	XNF_DATAPATH_KERNEL = 0, /* run the NF in XDP */
 	XNF_DATAPATH_USER = 1,   /* redirect every packet to the AF_XDP socket of its port and queue */
+	XNF_DATAPATH_HYBRID = 2, /* run the NF in XDP; drops and passes stay there, TX and REDIRECT go to
+				  * the AF_XDP socket with the verdict in the frame's metadata */
 };
 
 /*

@@ -135,7 +135,13 @@ static __u32 receive_batch(struct afxdp_worker *w, struct xsk_port_socket *s)
 	}
 	xsk_ring_cons__release(&s->rx, n);
 	w->stats.rx_packets += n;
-	xnf_nf_run_batch(pkts, verdicts, n);
+	if (w->owner->cfg.forward_only) {
+		/* hybrid: the NF already ran in XDP and left its verdict just before the frame */
+		for (__u32 i = 0; i < n; i++)
+			memcpy(&verdicts[i], (char *)pkts[i].data - sizeof(__u32), sizeof(__u32));
+	} else {
+		xnf_nf_run_batch(pkts, verdicts, n);
+	}
 	apply_verdicts(w, s, pkts, verdicts, n);
 	return n;
 }

@@ -75,7 +75,8 @@ static void write_worker(FILE *out, const struct instance *in, __u32 index,
 	fprintf(out, "}}");
 }
 
-/* In user-space modes the verdicts are the workers'; the kernel only counts frames with no socket. */
+/* In user-space modes the verdicts are the workers'; the kernel only counts frames with no socket.
+ * In hybrid mode the kernel counts what it handled and the workers what they forwarded. */
 static void add_worker_verdicts(struct instance *in, struct xnf_counter totals[XNF_STAT_NSLOTS], FILE *out)
 {
 	fprintf(out, ", \"workers\": [");
@@ -83,7 +84,7 @@ static void add_worker_verdicts(struct instance *in, struct xnf_counter totals[X
 		struct xnf_afxdp_worker_stats s;
 
 		xnf_afxdp_read_stats(in->afxdp, w, &s);
-		if (in->mode->datapath == XNF_DATAPATH_USER) {
+		if (in->mode->datapath != XNF_DATAPATH_KERNEL) {
 			for (__u32 slot = 0; slot < XNF_STAT_NSLOTS; slot++) {
 				totals[slot].packets += s.verdicts[slot];
 				totals[slot].bytes += s.verdict_bytes[slot];

@@ -232,7 +232,8 @@ static int cmd_run(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	opt.afxdp.wait = mode->wait;
-	opt.afxdp.nf_in_kernel = mode->datapath == XNF_DATAPATH_KERNEL;
+	opt.afxdp.nf_in_kernel = mode->datapath != XNF_DATAPATH_USER;
+	opt.afxdp.forward_only = mode->datapath == XNF_DATAPATH_HYBRID;
 	return xnf_instance_run(&opt, mode);
 }
 

@@ -19,8 +19,8 @@ const struct mode_info xnf_modes[] = {
 	  "the NF runs in XDP while AF_XDP sockets are open" },
 	{ "xdp-sk-sysc", true, false, XNF_DATAPATH_KERNEL, true, XNF_WAIT_SYSCALL,
 	  "the NF runs in XDP; AF_XDP sockets in preferred busy-poll mode" },
-	{ "hybrid", false, false, XNF_DATAPATH_KERNEL, true, XNF_WAIT_BUSY,
-	  "XDP drops and passes, AF_XDP forwards" },
+	{ "hybrid", true, false, XNF_DATAPATH_HYBRID, true, XNF_WAIT_BUSY,
+	  "the NF runs in XDP: drops and passes stay in the kernel, AF_XDP workers forward" },
 };
 
 const size_t xnf_nmodes = sizeof(xnf_modes) / sizeof(xnf_modes[0]);

@@ -12,7 +12,7 @@ from xnf.lab.nf_process import NfInstance
 from xnf.lab.pktio import PacketPort
 from xnf.lab.topology import Topology
 
-MODES = ["xdp", "afxdp", "afxdp-sysc", "afxdp-poll", "xdp-sk", "xdp-sk-sysc"]
+MODES = ["xdp", "afxdp", "afxdp-sysc", "afxdp-poll", "xdp-sk", "xdp-sk-sysc", "hybrid"]
 USER_SPACE = {"afxdp", "afxdp-sysc", "afxdp-poll"}
 N = 200
 
@@ -190,3 +190,42 @@ def test_rules_change_under_load_in_user_space(rules_file):
         assert len(listed) == 3 + 150 + 1  # the file's three, the even half of the churn, the default
         assert nf.process.poll() is None
         assert nf.stop() == 0
+
+
+def test_hybrid_passes_in_the_kernel_and_forwards_from_user_space():
+    """csum_rewrite passes TTL-1 frames to the stack and rewrites and sends back the rest: in hybrid mode
+    the pass happens in XDP, the send in the workers, and the rewritten bytes are the kernel's."""
+    from scapy.layers.inet import IP, UDP
+    from scapy.layers.l2 import Ether
+
+    with Topology("pair") as t:
+        link = t.links[0]
+        nf = NfInstance.start(t, "csum_rewrite", "hybrid", t.dut_ifaces)
+
+        def frame(ttl: int, sport: int) -> bytes:
+            return bytes(Ether(src=link.gen_mac, dst=link.dut_mac) / IP(src=link.gen_ip, dst=link.dut_ip, ttl=ttl)
+                         / UDP(sport=sport, dport=53) / b"hybrid")
+
+        forwarded = [frame(64, 1000 + i) for i in range(20)]
+        passed = [frame(1, 2000 + i) for i in range(5)]
+        from scapy.layers.inet import ICMP
+
+        got = [Ether(raw) for raw in exchange(t, forwarded + passed)]
+        rewritten = [p for p in got if UDP in p and ICMP not in p]
+        assert len(rewritten) == len(forwarded)
+        for packet in rewritten:
+            assert packet[IP].dst == "198.18.9.9" and packet[IP].ttl == 63 and packet[UDP].dport == 4242
+        # the passed frames reached the DUT's own stack, which answered: no one listens on port 53 there
+        from scapy.layers.inet import UDPerror
+
+        quoted = {p[UDPerror].sport for p in got if ICMP in p and p[ICMP].type == 3 and UDPerror in p}
+        assert quoted == {2000 + i for i in range(len(passed))}
+        from scapy.layers.l2 import ARP
+
+        arp_requests = [p for p in got if ARP in p and p[ARP].op == 1]
+        stats = control.request_json(nf.name, "stats")
+        # passed: our TTL-1 frames, and the ARP reply to each request the DUT's stack sent (not IP: passed)
+        assert stats["verdicts"]["pass"]["packets"] == len(passed) + len(arp_requests)
+        assert stats["verdicts"]["tx"]["packets"] == len(forwarded)
+        assert stats["workers"][0]["tx_packets"] == len(forwarded)
+        assert stats["workers"][0]["rx_packets"] == len(forwarded)  # passed frames never reached user space

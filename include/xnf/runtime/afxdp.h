@@ -24,6 +24,7 @@ enum xnf_afxdp_wait {
 struct xnf_afxdp_config {
 	enum xnf_afxdp_wait wait;
 	bool nf_in_kernel;  /* xdp-sk modes: the NF runs in XDP; the sockets are open but idle */
+	bool forward_only;  /* hybrid: the NF ran in XDP; each frame's verdict is in its metadata */
 	__u32 queues;       /* queues 0..queues-1 of every port */
 	__u32 workers;      /* queue q is served by worker q % workers */
 	int cores[XNF_MAX_WORKERS];
