@@ -48,9 +48,13 @@ def _latency_table(samples: list[dict]) -> str:
         seen.add(name)
         for fraction, trial in sorted(s["result"].get("latency_at", {}).items()):
             lat = trial["latency_ns"]
+
+            def us(key: str):
+                """No samples (a sink sends nothing back): no latency, not zero latency."""
+                return lat[key] / 1000 if lat.get("samples") else None
+
             rows.append({"case": name, "load": f"{float(fraction):.0%}", "offered Mpps": trial["offered_pps"] / 1e6,
-                         "p50 µs": lat.get("p50", 0) / 1000, "p99 µs": lat.get("p99", 0) / 1000,
-                         "p99.9 µs": lat.get("p99_9", 0) / 1000, "max µs": lat.get("max", 0) / 1000,
+                         "p50 µs": us("p50"), "p99 µs": us("p99"), "p99.9 µs": us("p99_9"), "max µs": us("max"),
                          "loss": trial["loss_ratio"]})
     return _table(rows) if rows else "(no latency trials in this benchmark)"
 
