@@ -116,16 +116,20 @@ class Topology:
                   dut_mac=f"02:00:00:01:{i:02x}:01", app_mac=f"02:00:00:01:{i:02x}:02",
                   dut_ip=f"198.19.{i}.1", app_ip=f"198.19.{i}.2")
         netns.create(app.ns)
-        q = str(self.queues)
-        netns.ip("link", "add", app.dut_if, "netns", self.dut_ns, "address", app.dut_mac,
-                 "numtxqueues", q, "numrxqueues", q, "type", "veth",
-                 "peer", "name", app.app_if, "netns", app.ns, "address", app.app_mac,
-                 "numtxqueues", q, "numrxqueues", q)
-        for ns, ifname, addr in ((self.dut_ns, app.dut_if, app.dut_ip), (app.ns, app.app_if, app.app_ip)):
-            netns.ip("addr", "add", f"{addr}/24", "dev", ifname, ns=ns)
-            netns.ip("link", "set", ifname, "up", ns=ns)
+        self._veth((self.dut_ns, app.dut_if, app.dut_mac, app.dut_ip), (app.ns, app.app_if, app.app_mac, app.app_ip))
         netns.ip("route", "add", "default", "via", app.dut_ip, ns=app.ns)
         return app
+
+    def _veth(self, a: tuple[str, str, str, str], b: tuple[str, str, str, str]) -> None:
+        """A veth pair created straight inside two namespaces: (ns, ifname, mac, IPv4) each, /24, up,
+        with the topology's queue count on both ends (veth drops XDP features when they differ)."""
+        q = str(self.queues)
+        netns.ip("link", "add", a[1], "netns", a[0], "address", a[2], "numtxqueues", q, "numrxqueues", q,
+                 "type", "veth", "peer", "name", b[1], "netns", b[0], "address", b[2],
+                 "numtxqueues", q, "numrxqueues", q)
+        for ns, ifname, _, addr in (a, b):
+            netns.ip("addr", "add", f"{addr}/24", "dev", ifname, ns=ns)
+            netns.ip("link", "set", ifname, "up", ns=ns)
 
     @property
     def namespaces(self) -> list[str]:
@@ -138,14 +142,8 @@ class Topology:
             gen_ip=f"198.18.{i}.1", dut_ip=f"198.18.{i}.2",
             gen_ip6=f"2001:2:0:{i}::1", dut_ip6=f"2001:2:0:{i}::2",
         )
-        q = str(self.queues)
-        netns.ip("link", "add", link.gen_if, "netns", self.gen_ns, "address", link.gen_mac,
-                 "numtxqueues", q, "numrxqueues", q, "type", "veth",
-                 "peer", "name", link.dut_if, "netns", self.dut_ns, "address", link.dut_mac,
-                 "numtxqueues", q, "numrxqueues", q)
-        for ns, ifname, addr in ((self.gen_ns, link.gen_if, link.gen_ip), (self.dut_ns, link.dut_if, link.dut_ip)):
-            netns.ip("addr", "add", f"{addr}/24", "dev", ifname, ns=ns)
-            netns.ip("link", "set", ifname, "up", ns=ns)
+        self._veth((self.gen_ns, link.gen_if, link.gen_mac, link.gen_ip),
+                   (self.dut_ns, link.dut_if, link.dut_mac, link.dut_ip))
         if self.gen_xdp:
             # veth fact: a frame the DUT sends with XDP_TX reaches gen<i> only if gen<i> has XDP.
             netns.ip("link", "set", "dev", link.gen_if, "xdp", "obj", str(GEN_PROGRAMS[self.gen_xdp]),
