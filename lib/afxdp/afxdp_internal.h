@@ -67,10 +67,15 @@ struct xnf_afxdp {
 	atomic_bool stop;
 	struct saved_setting settings[XNF_MAX_PORTS * 2];
 	__u32 nsettings;
+	int pass_fds[XNF_MAX_PORTS]; /* TAP devices for XNF_PASS, per port; -1 when none */
 };
 
 void *xnf_afxdp_worker_main(void *arg);
 void xnf_afxdp_worker_account(struct afxdp_worker *w, struct xnf_frame_accounting *out);
+
+/* pass_tap.c */
+int xnf_pass_tap_open(struct xnf_afxdp *a, __u32 port);
+void xnf_pass_tap_close_all(struct xnf_afxdp *a);
 
 /* busy_poll.c */
 int xnf_busy_poll_apply_socket(int fd, const struct xnf_afxdp_config *cfg);

@@ -313,6 +313,8 @@ struct xnf_afxdp *xnf_afxdp_create(const struct xnf_afxdp_config *cfg, struct xn
 		return NULL;
 	a->cfg = *cfg;
 	a->xdp = xdp;
+	for (__u32 p = 0; p < XNF_MAX_PORTS; p++)
+		a->pass_fds[p] = -1;
 	a->zerocopy = cfg->zerocopy;
 	a->nworkers = cfg->workers;
 	a->workers = aligned_alloc(CACHE_LINE, sizeof(*a->workers) * a->nworkers);
@@ -330,6 +332,11 @@ struct xnf_afxdp *xnf_afxdp_create(const struct xnf_afxdp_config *cfg, struct xn
 	}
 	for (__u32 p = 0; cfg->wait == XNF_WAIT_SYSCALL && p < xdp->nports; p++) {
 		if (xnf_busy_poll_apply_iface(a, xdp->ports[p].name))
+			goto fail;
+	}
+	/* The NF runs here only in the user-space modes: only there can it say PASS to a worker. */
+	for (__u32 p = 0; !cfg->nf_in_kernel && p < xdp->nports; p++) {
+		if (xnf_pass_tap_open(a, p))
 			goto fail;
 	}
 	return a;
@@ -365,6 +372,7 @@ void xnf_afxdp_destroy(struct xnf_afxdp *a)
 	for (__u32 i = 0; i < a->nworkers; i++)
 		teardown_worker(&a->workers[i]);
 	xnf_busy_poll_restore(a);
+	xnf_pass_tap_close_all(a);
 	free(a->workers);
 	free(a);
 }

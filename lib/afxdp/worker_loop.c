@@ -16,6 +16,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <xnf/native_maps.h>
 #include <xnf/nf_entry.h>
@@ -83,6 +84,17 @@ static inline __u32 verdict_slot(xnf_verdict v)
 	}
 }
 
+/* XNF_PASS: the frame goes to the local stack through the port's TAP device (the exception path). */
+static void pass_to_stack(struct afxdp_worker *w, __u32 port, const void *data, __u32 len)
+{
+	int fd = w->owner->pass_fds[port];
+
+	if (fd < 0 || write(fd, data, len) != (ssize_t)len)
+		w->stats.pass_dropped++;
+	else
+		w->stats.pass_injected++;
+}
+
 /* Sorts one batch's verdicts: frames to send go to tx lists, the rest back to the free stack. */
 static void apply_verdicts(struct afxdp_worker *w, struct xsk_port_socket *s, struct xnf_pkt *pkts,
 			   const xnf_verdict *verdicts, __u32 n)
@@ -107,7 +119,7 @@ static void apply_verdicts(struct afxdp_worker *w, struct xsk_port_socket *s, st
 			if (slot == XNF_STAT_REDIRECT)
 				slot = XNF_STAT_REDIRECT_ERROR;
 			else if (slot == XNF_STAT_PASS)
-				w->stats.pass_dropped++;
+				pass_to_stack(w, s->port, pkts[i].data, len);
 			free_frame(w, addr);
 		}
 		w->stats.verdicts[slot]++;

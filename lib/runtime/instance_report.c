@@ -60,12 +60,13 @@ static void write_worker(FILE *out, const struct instance *in, __u32 index,
 			 const struct xnf_afxdp_worker_stats *s)
 {
 	fprintf(out, "{\"worker\": %u, \"rx_packets\": %llu, \"rx_bytes\": %llu, \"tx_packets\": %llu, "
-		"\"tx_bytes\": %llu, \"tx_ring_full\": %llu, \"fill_empty\": %llu, \"pass_dropped\": %llu, "
+		"\"tx_bytes\": %llu, \"tx_ring_full\": %llu, \"fill_empty\": %llu, \"pass_injected\": %llu, "
+		"\"pass_dropped\": %llu, "
 		"\"empty_polls\": %llu, \"wakeups\": %llu, \"busy_polls\": %llu, \"polls\": %llu, ",
 		index, (unsigned long long)s->rx_packets, (unsigned long long)s->rx_bytes,
 		(unsigned long long)s->tx_packets, (unsigned long long)s->tx_bytes,
 		(unsigned long long)s->tx_ring_full, (unsigned long long)s->fill_empty,
-		(unsigned long long)s->pass_dropped, (unsigned long long)s->empty_polls,
+		(unsigned long long)s->pass_injected, (unsigned long long)s->pass_dropped, (unsigned long long)s->empty_polls,
 		(unsigned long long)s->wakeups, (unsigned long long)s->busy_polls, (unsigned long long)s->polls);
 	xnf_afxdp_write_socket_stats(in->afxdp, index, out);
 	fprintf(out, ", \"verdicts\": {");

@@ -52,7 +52,8 @@ def _print_stats_table(stats: dict) -> None:
         console.print(_workers_table(stats["workers"]))
 
 
-WORKER_COLUMNS = ("rx_packets", "tx_packets", "tx_ring_full", "fill_empty", "pass_dropped", "empty_polls",
+WORKER_COLUMNS = ("rx_packets", "tx_packets", "tx_ring_full", "fill_empty", "pass_injected", "pass_dropped",
+                  "empty_polls",
                   "wakeups", "busy_polls", "polls", "kernel_rx_dropped", "rx_ring_full", "rx_fill_ring_empty",
                   "rx_invalid_descs", "tx_invalid_descs")
 

@@ -229,3 +229,38 @@ def test_hybrid_passes_in_the_kernel_and_forwards_from_user_space():
         assert stats["verdicts"]["tx"]["packets"] == len(forwarded)
         assert stats["workers"][0]["tx_packets"] == len(forwarded)
         assert stats["workers"][0]["rx_packets"] == len(forwarded)  # passed frames never reached user space
+
+
+@pytest.mark.parametrize("mode", ["afxdp", "hybrid"])
+def test_pass_reaches_the_local_stack(mode):
+    """csum_rewrite passes TTL-1 frames to the stack: in user space through the port's TAP device, in hybrid
+    mode in XDP. Either way the DUT's own stack answers them (no one listens on port 53 there).
+
+    In user space the passed frames arrive on the TAP device, so an ARP reply passed that way does not
+    resolve the port's neighbours: the generator's address is set statically here (docs/afxdp.md)."""
+    from scapy.layers.inet import ICMP, IP, UDP, UDPerror
+    from scapy.layers.l2 import Ether
+
+    with Topology("pair") as t:
+        link = t.links[0]
+        t.run(t.dut_ns, ["ip", "neigh", "replace", link.gen_ip, "lladdr", link.gen_mac, "dev", link.dut_if])
+        nf = NfInstance.start(t, "csum_rewrite", mode, t.dut_ifaces)
+        taps = [name for name in _links_in(t.dut_ns) if name.startswith("xnfp")]
+        assert len(taps) == (1 if mode == "afxdp" else 0)
+        passed = [bytes(Ether(src=link.gen_mac, dst=link.dut_mac) / IP(src=link.gen_ip, dst=link.dut_ip, ttl=1)
+                        / UDP(sport=3000 + i, dport=53) / b"to the stack") for i in range(5)]
+        got = [Ether(raw) for raw in exchange(t, passed)]
+        quoted = {p[UDPerror].sport for p in got if ICMP in p and p[ICMP].type == 3 and UDPerror in p}
+        assert quoted == {3000 + i for i in range(5)}
+        if mode == "afxdp":
+            worker = control.request_json(nf.name, "stats")["workers"][0]
+            assert worker["pass_injected"] == 5 and worker["pass_dropped"] == 0
+        assert nf.stop() == 0
+        assert not [name for name in _links_in(t.dut_ns) if name.startswith("xnfp")]
+
+
+def _links_in(ns: str) -> list[str]:
+    import subprocess
+
+    out = subprocess.run(["ip", "-n", ns, "-o", "link", "show"], capture_output=True, text=True).stdout
+    return [line.split(":")[1].strip().split("@")[0] for line in out.splitlines()]

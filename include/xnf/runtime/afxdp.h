@@ -52,7 +52,8 @@ struct xnf_afxdp_worker_stats {
 	__u64 verdict_bytes[XNF_STAT_NSLOTS];
 	__u64 tx_ring_full;  /* verdict TX/REDIRECT but no room on the tx ring: dropped */
 	__u64 fill_empty;    /* a fill ring wanted frames and the worker had none free */
-	__u64 pass_dropped;  /* XNF_PASS has no way back to the stack in user space yet: dropped */
+	__u64 pass_injected; /* XNF_PASS: handed to the local stack through the port's TAP device */
+	__u64 pass_dropped;  /* XNF_PASS the TAP device refused: dropped */
 	__u64 empty_polls;   /* loop rounds in which no socket had a packet */
 	__u64 wakeups;       /* syscalls made because a ring asked for a wakeup, or to send */
 	__u64 busy_polls;    /* recvfrom calls made to run the driver (afxdp-sysc) */
