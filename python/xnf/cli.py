@@ -111,7 +111,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 
 def cmd_ps(args: argparse.Namespace) -> int:
-    for name in control.instances():
+    for name in control.instances(remove_stale=True):
         info = control.request_json(name, "info")
         ports = ",".join(p["iface"] for p in info["ports"])
         print(f"{name}\t{info['nf']}\t{info['mode']}\tpid {info['pid']}\t{ports}")

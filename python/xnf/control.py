@@ -55,11 +55,27 @@ def request_json(name: str, line: str, directory: str | None = None) -> dict:
     return json.loads(request(name, line, directory))
 
 
-def instances(directory: str | None = None) -> list[str]:
-    """Names of instances whose control socket answers."""
+def _is_stale(path: Path) -> bool:
+    """A socket file nobody listens on: its instance was killed before it could remove it."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        try:
+            sock.connect(str(path))
+        except ConnectionRefusedError:
+            return True
+        except OSError:
+            return False
+    return False
+
+
+def instances(directory: str | None = None, remove_stale: bool = False) -> list[str]:
+    """Names of instances whose control socket answers; with remove_stale, dead instances' sockets go."""
     names = []
     folder = run_dir(directory)
     for path in sorted(folder.glob("*.sock")) if folder.is_dir() else []:
+        if _is_stale(path):
+            if remove_stale:
+                path.unlink(missing_ok=True)
+            continue
         try:
             request(path.stem, "info", directory)
         except XnfError:

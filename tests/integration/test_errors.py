@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -154,3 +155,20 @@ def test_zerocopy_fallback_is_opt_in_and_says_so(pair):
     nf = NfInstance.start(pair, "drop", "afxdp", pair.dut_ifaces, extra=["--zerocopy", "--copy-fallback"])
     assert nf.stop() == 0
     assert "falling back to copy mode" in nf.process.stderr.read()
+
+
+def test_ps_lists_live_instances_and_removes_stale_sockets(pair, tmp_path):
+    import os
+    import socket
+
+    live = NfInstance.start(pair, "drop", "xdp", pair.dut_ifaces)
+    stale = tmp_path / "killed.sock"
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(stale))  # bound, never listening: what a SIGKILLed instance leaves behind
+    env_dir = str(tmp_path)
+    os.symlink(f"/run/xnf/{live.name}.sock", tmp_path / f"{live.name}.sock")
+    result = subprocess.run([sys.executable, "-m", "xnf", "ps"], capture_output=True, text=True,
+                            env=dict(os.environ, XNF_RUN_DIR=env_dir))
+    assert result.returncode == 0, result.stderr
+    assert live.name in result.stdout and "killed" not in result.stdout
+    assert not stale.exists()
