@@ -46,6 +46,29 @@ const volatile struct xnf_config xnf_cfg = {};
 #include <xnf/nf_entry.h>
 #endif
 
+/*
+ * Counters of the NF's own, beside the verdict counters: an NF declares
+ *     enum { FW_CNT_RULE_DROP, FW_CNT_NON_IP };
+ *     XNF_COUNTER_NAMES("rule_drop", "non_ip");
+ * counts with xnf_count_event(FW_CNT_NON_IP), and `xnf stats` shows them by name, on either path.
+ */
+#define XNF_MAX_NF_COUNTERS 16
+XNF_MAP_PERCPU_ARRAY(xnf_nf_counters, __u64, XNF_MAX_NF_COUNTERS);
+
+static __always_inline void xnf_count_event(__u32 index)
+{
+	__u64 *count = xnf_map_lookup(&xnf_nf_counters, &index);
+
+	if (count)
+		(*count)++;
+}
+
+#ifdef XNF_TARGET_BPF
+#define XNF_COUNTER_NAMES(...) extern int xnf__counter_names_are_native_only
+#else
+#define XNF_COUNTER_NAMES(...) const char *const xnf_nf_counter_names[] = { __VA_ARGS__, NULL }
+#endif
+
 static __always_inline __u32 xnf_nports(void)
 {
 	return xnf_cfg.nports;

@@ -20,7 +20,7 @@
 
 #include "instance.h"
 
-static struct xnf_rules_target rules_target(struct instance *in)
+struct xnf_rules_target xnf_instance_maps(struct instance *in)
 {
 	if (in->mode->datapath == XNF_DATAPATH_USER)
 		return (struct xnf_rules_target){ .resolve = xnf_native_resolve_map, .ctx = NULL };
@@ -47,7 +47,7 @@ static void serve_until_signal(struct instance *in, int sig_fd)
 		.info = xnf_report_info,
 		.stats = xnf_report_stats,
 		.frames = xnf_report_frames,
-		.rules = rules_target(in),
+		.rules = xnf_instance_maps(in),
 	};
 	struct pollfd fds[2] = {
 		{ .fd = sig_fd, .events = POLLIN },
@@ -81,7 +81,7 @@ static int check_rules_early(const char *path)
 
 static int load_rules(struct instance *in)
 {
-	struct xnf_rules_target target = rules_target(in);
+	struct xnf_rules_target target = xnf_instance_maps(in);
 	char err[1024];
 	int n;
 

@@ -8,6 +8,7 @@
 
 #include <xnf/runtime/afxdp.h>
 #include <xnf/runtime/control.h>
+#include <xnf/runtime/rules_engine.h>
 #include <xnf/runtime/xdp_instance.h>
 
 struct mode_info {
@@ -43,6 +44,9 @@ struct instance {
 	struct xnf_control_server control;
 	struct timespec started;
 };
+
+/* The NF's maps, on the side that runs it (native in the user-space modes, the kernel's otherwise). */
+struct xnf_rules_target xnf_instance_maps(struct instance *in);
 
 /* Sets up, serves until SIGINT/SIGTERM/SIGHUP, tears down. Returns the exit code. */
 int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode);

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* What the control socket answers about an instance: info, stats, frames (JSON). */
+#include <bpf/libbpf.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <xnf/native_maps.h>
 
 #include <xnf/nf_entry.h>
 #include <xnf/rules.h>
@@ -97,6 +101,36 @@ static void add_worker_verdicts(struct instance *in, struct xnf_counter totals[X
 	fprintf(out, "]");
 }
 
+/* The NF's own counters by name, summed over CPUs (kernel) or workers (native). */
+static void write_nf_counters(FILE *out, struct instance *in)
+{
+	struct xnf_rules_target maps = xnf_instance_maps(in);
+	int slots = libbpf_num_possible_cpus();
+	struct xnf_map_ref ref;
+	__u64 *values;
+
+	if (slots < XNF_NATIVE_MAX_CPUS)
+		slots = XNF_NATIVE_MAX_CPUS;
+	values = calloc((size_t)slots, sizeof(*values));
+	fprintf(out, ", \"counters\": {");
+	if (values && maps.resolve(maps.ctx, "xnf_nf_counters", &ref) == 0) {
+		for (__u32 i = 0; xnf_nf_counter_names[i]; i++) {
+			__u64 total = 0;
+
+			memset(values, 0, (size_t)slots * sizeof(*values));
+			if (xnf_map_ref_lookup(&ref, &i, values) == 0) {
+				for (int c = 0; c < slots; c++)
+					total += values[c];
+			}
+			fprintf(out, "%s", i ? ", " : "");
+			xnf_json_string(out, xnf_nf_counter_names[i]);
+			fprintf(out, ": %llu", (unsigned long long)total);
+		}
+	}
+	fprintf(out, "}");
+	free(values);
+}
+
 int xnf_report_stats(void *ctx, FILE *out)
 {
 	struct instance *in = ctx;
@@ -116,6 +150,7 @@ int xnf_report_stats(void *ctx, FILE *out)
 	fprintf(out, ", \"uptime_s\": %.3f", seconds_since(&in->started));
 	if (in->afxdp)
 		add_worker_verdicts(in, totals, out);
+	write_nf_counters(out, in);
 	fprintf(out, ", \"verdicts\": {");
 	for (__u32 slot = 0; slot < XNF_STAT_NSLOTS; slot++)
 		fprintf(out, "%s\"%s\": {\"packets\": %llu, \"bytes\": %llu}", slot ? ", " : "", stat_names[slot],

@@ -10,15 +10,22 @@
 
 XNF_MAP_HASH_GROWING(fw_acl, struct xnf_5tuple, __u32, FW_MAX_RULES);
 XNF_MAP_ARRAY(fw_config, __u32, FW_NSETTINGS);
+XNF_COUNTER_NAMES("rule_drop", "rule_allow", "default_drop", "default_allow", "non_ip");
 
 static __always_inline __u32 fw_action_for(const struct xnf_5tuple *t)
 {
-	__u32 slot = FW_SETTING_DEFAULT_ACTION;
+	__u32 slot = FW_SETTING_DEFAULT_ACTION, verdict;
 	__u32 *action = xnf_map_lookup(&fw_acl, t);
 
-	if (!action)
-		action = xnf_map_lookup(&fw_config, &slot);
-	return action ? *action : FW_ALLOW;
+	if (action) {
+		verdict = *action;
+		xnf_count_event(verdict == FW_DROP ? FW_CNT_RULE_DROP : FW_CNT_RULE_ALLOW);
+		return verdict;
+	}
+	action = xnf_map_lookup(&fw_config, &slot);
+	verdict = action ? *action : FW_ALLOW;
+	xnf_count_event(verdict == FW_DROP ? FW_CNT_DEFAULT_DROP : FW_CNT_DEFAULT_ALLOW);
+	return verdict;
 }
 
 static __always_inline xnf_verdict firewall(struct xnf_pkt *pkt)
@@ -28,8 +35,10 @@ static __always_inline xnf_verdict firewall(struct xnf_pkt *pkt)
 
 	if (xnf_parse_headers(pkt, &h) < 0)
 		return XNF_DROP_MALFORMED;
-	if (xnf_headers_to_5tuple(&h, &t) < 0)
+	if (xnf_headers_to_5tuple(&h, &t) < 0) {
+		xnf_count_event(FW_CNT_NON_IP);
 		return xnf_forward(pkt);
+	}
 	if (fw_action_for(&t) == FW_DROP)
 		return XNF_DROP;
 	return xnf_forward(pkt);

@@ -12,6 +12,15 @@ enum fw_action {
 	FW_DROP = 1,
 };
 
+/* The firewall's own counters (xnf stats shows them by name). */
+enum fw_counter {
+	FW_CNT_RULE_DROP,
+	FW_CNT_RULE_ALLOW,
+	FW_CNT_DEFAULT_DROP,
+	FW_CNT_DEFAULT_ALLOW,
+	FW_CNT_NON_IP,
+};
+
 /* Slots of the fw_config array. */
 enum fw_setting {
 	FW_SETTING_DEFAULT_ACTION = 0, /* action for packets no rule matches */

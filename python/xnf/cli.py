@@ -46,6 +46,8 @@ def _print_stats_table(stats: dict) -> None:
     for verdict in STAT_ORDER:
         counter = stats["verdicts"].get(verdict, {"packets": 0, "bytes": 0})
         table.add_row(verdict, f"{counter['packets']:,}", f"{counter['bytes']:,}")
+    for name, value in stats.get("counters", {}).items():
+        table.add_row(f"[dim]{name}[/dim]", f"{value:,}", "")
     console = Console()
     console.print(table)
     if stats.get("workers"):

@@ -264,3 +264,15 @@ def _links_in(ns: str) -> list[str]:
 
     out = subprocess.run(["ip", "-n", ns, "-o", "link", "show"], capture_output=True, text=True).stdout
     return [line.split(":")[1].strip().split("@")[0] for line in out.splitlines()]
+
+
+@pytest.mark.parametrize("mode", ["xdp", "afxdp", "hybrid"])
+def test_nf_counters_are_the_same_on_every_path(mode, rules_file):
+    """The firewall's own counters (rule and default hits, non-IP) count the same frames in every mode."""
+    with Topology("pair") as t:
+        nf = NfInstance.start(t, "firewall", mode, t.dut_ifaces, rules=rules_file(FW_RULES + "allow udp "
+                              f"{t.links[0].gen_ip} 7 {t.links[0].dut_ip} 7\n"))
+        traffic = firewall_traffic(t.links[0]) + [(udp4(t.links[0], 7, 7), False)]
+        exchange(t, [f for f, _ in traffic], expect=sum(1 for _, m in traffic if not m))
+        counters = control.request_json(nf.name, "stats")["counters"]
+        assert counters == {"rule_drop": 3, "rule_allow": 1, "default_drop": 0, "default_allow": 5, "non_ip": 1}
