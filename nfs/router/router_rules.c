@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Routes of the router, one per line:
+ *   route PREFIX via MAC port N     forward to the next hop MAC out of port N
+ *   local PREFIX                    to this host's own stack
+ *   port N mac MAC                  source MAC of frames leaving port N
+ * PREFIX is IPv4 or IPv6 with /length; its host bits must be zero.
+ */
+#include <arpa/inet.h> /* before the linux headers */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xnf/common.h>
+#include <xnf/rules.h>
+#include "router.h"
+
+#define MAX_TOKENS 8
+
+static const char *const rt_maps[] = { "rt4", "rt6", "rt_port_mac", NULL };
+
+static int split(char *text, char **tokens)
+{
+	int n = 0;
+
+	for (char *tok = strtok(text, " \t"); tok; tok = strtok(NULL, " \t")) {
+		if (n == MAX_TOKENS)
+			return -1;
+		tokens[n++] = tok;
+	}
+	return n;
+}
+
+static int parse_mac(const char *text, __u8 *mac, char *err, size_t errlen)
+{
+	char tail;
+
+	if (sscanf(text, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx%c", &mac[0], &mac[1], &mac[2], &mac[3], &mac[4], &mac[5],
+		   &tail) != 6) {
+		snprintf(err, errlen, "'%s' is not a MAC address (aa:bb:cc:dd:ee:ff)", text);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_port(const char *text, __u32 *port, char *err, size_t errlen)
+{
+	char *end;
+	long n = strtol(text, &end, 10);
+
+	if (!*text || *end || n < 0 || n >= XNF_MAX_PORTS) {
+		snprintf(err, errlen, "'%s' is not a port number (0-%d, in --iface order)", text, XNF_MAX_PORTS - 1);
+		return -1;
+	}
+	*port = (__u32)n;
+	return 0;
+}
+
+/* Fills the LPM key for PREFIX/LEN; the map is rt4 or rt6 by family. */
+static int parse_prefix(const char *text, struct xnf_rule_entry *entry, char *err, size_t errlen)
+{
+	char addr[INET6_ADDRSTRLEN + 8], *slash, *end;
+	__u8 bytes[16] = { 0 };
+	int family, bits;
+	long len;
+
+	snprintf(addr, sizeof(addr), "%s", text);
+	slash = strchr(addr, '/');
+	if (!slash) {
+		snprintf(err, errlen, "'%s' has no /length", text);
+		return -1;
+	}
+	*slash = '\0';
+	family = strchr(addr, ':') ? AF_INET6 : AF_INET;
+	bits = family == AF_INET6 ? 128 : 32;
+	len = strtol(slash + 1, &end, 10);
+	if (inet_pton(family, addr, bytes) != 1 || !slash[1] || *end || len < 0 || len > bits) {
+		snprintf(err, errlen, "'%s' is not an IPv4 or IPv6 prefix with a length of 0-%d", text, bits);
+		return -1;
+	}
+	for (int b = (int)len; b < bits; b++) {
+		if (bytes[b / 8] & (0x80 >> (b % 8))) {
+			snprintf(err, errlen, "%s has host bits set beyond /%ld", text, len);
+			return -1;
+		}
+	}
+	__u32 prefixlen = (__u32)len;
+
+	memcpy(entry->key, &prefixlen, sizeof(prefixlen));
+	memcpy(entry->key + sizeof(prefixlen), bytes, bits / 8);
+	entry->map = family == AF_INET6 ? "rt6" : "rt4";
+	return 0;
+}
+
+static int rt_parse(const char *text, struct xnf_rule_entry *entry, char *err, size_t errlen)
+{
+	char copy[XNF_RULE_MAX_TEXT], *tok[MAX_TOKENS];
+	struct rt_nexthop nh = { 0 };
+	int ntok;
+
+	snprintf(copy, sizeof(copy), "%s", text);
+	ntok = split(copy, tok);
+	if (ntok >= 1 && strcmp(tok[0], "route") == 0) {
+		if (ntok != 6 || strcmp(tok[2], "via") || strcmp(tok[4], "port")) {
+			snprintf(err, errlen, "a route reads: route PREFIX via MAC port N");
+			return -1;
+		}
+		if (parse_prefix(tok[1], entry, err, errlen) || parse_mac(tok[3], nh.mac, err, errlen) ||
+		    parse_port(tok[5], &nh.port, err, errlen))
+			return -1;
+	} else if (ntok >= 1 && strcmp(tok[0], "local") == 0) {
+		if (ntok != 2) {
+			snprintf(err, errlen, "a local prefix reads: local PREFIX");
+			return -1;
+		}
+		if (parse_prefix(tok[1], entry, err, errlen))
+			return -1;
+		nh.port = RT_LOCAL_PORT;
+	} else if (ntok >= 1 && strcmp(tok[0], "port") == 0) {
+		struct rt_port_mac pm = { .set = 1 };
+		__u32 port;
+
+		if (ntok != 4 || strcmp(tok[2], "mac")) {
+			snprintf(err, errlen, "a port's source MAC reads: port N mac MAC");
+			return -1;
+		}
+		if (parse_port(tok[1], &port, err, errlen) || parse_mac(tok[3], pm.mac, err, errlen))
+			return -1;
+		entry->map = "rt_port_mac";
+		memcpy(entry->key, &port, sizeof(port));
+		memcpy(entry->value, &pm, sizeof(pm));
+		entry->reset_on_delete = true;
+		return 0;
+	} else {
+		snprintf(err, errlen, "unknown line: start it with route, local or port");
+		return -1;
+	}
+	memcpy(entry->value, &nh, sizeof(nh));
+	return 0;
+}
+
+static void format_prefix(const char *map, const void *key, char *out, size_t len)
+{
+	bool v6 = strcmp(map, "rt6") == 0;
+	char addr[INET6_ADDRSTRLEN];
+	__u32 prefixlen;
+
+	memcpy(&prefixlen, key, sizeof(prefixlen));
+	inet_ntop(v6 ? AF_INET6 : AF_INET, (const __u8 *)key + sizeof(prefixlen), addr, sizeof(addr));
+	snprintf(out, len, "%s/%u", addr, prefixlen);
+}
+
+static int rt_format(const char *map, const void *key, const void *value, char *out, size_t outlen)
+{
+	char prefix[INET6_ADDRSTRLEN + 8];
+
+	if (strcmp(map, "rt_port_mac") == 0) {
+		const struct rt_port_mac *pm = value;
+
+		if (!pm->set)
+			return -1; /* an unset slot is no rule */
+		snprintf(out, outlen, "port %u mac %02x:%02x:%02x:%02x:%02x:%02x", *(const __u32 *)key, pm->mac[0],
+			 pm->mac[1], pm->mac[2], pm->mac[3], pm->mac[4], pm->mac[5]);
+		return 0;
+	}
+	const struct rt_nexthop *nh = value;
+
+	format_prefix(map, key, prefix, sizeof(prefix));
+	if (nh->port == RT_LOCAL_PORT)
+		snprintf(out, outlen, "local %s", prefix);
+	else
+		snprintf(out, outlen, "route %s via %02x:%02x:%02x:%02x:%02x:%02x port %u", prefix, nh->mac[0],
+			 nh->mac[1], nh->mac[2], nh->mac[3], nh->mac[4], nh->mac[5], nh->port);
+	return 0;
+}
+
+static const struct xnf_rules_codec rt_codec = {
+	.syntax = "route PREFIX via MAC port N | local PREFIX | port N mac MAC",
+	.maps = rt_maps,
+	.parse = rt_parse,
+	.format = rt_format,
+};
+
+const struct xnf_rules_codec *const xnf_nf_rules = &rt_codec;

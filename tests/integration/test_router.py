@@ -1,0 +1,110 @@
+"""The router: the same frames give the same bytes out in XDP mode and in two AF_XDP modes."""
+
+from __future__ import annotations
+
+import pytest
+from scapy.layers.inet import IP, UDP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import ARP, Ether
+
+from conftest import run_xnf
+from differential import XDP_DROP, XDP_PASS, XDP_REDIRECT, run_differential
+from test_xdp_nfs import exchange
+from xnf import control
+from xnf.lab.nf_process import NfInstance
+from xnf.lab.topology import Topology
+
+MODES = ["xdp", "afxdp", "afxdp-poll"]
+NEXT_HOP_B = "02:aa:00:00:00:01"
+
+
+def routes(t: Topology) -> str:
+    out = t.links[1]
+    return (f"route 198.18.1.0/24 via {out.gen_mac} port 1\n"
+            f"route 198.18.1.128/25 via {NEXT_HOP_B} port 1   # longer: wins for .128-.255\n"
+            f"route 2001:2:0:1::/64 via {out.gen_mac} port 1\n"
+            f"local {t.links[0].dut_ip}/32\n"
+            f"port 1 mac {out.dut_mac}\n")
+
+
+def udp(t: Topology, dst: str, ttl: int = 64, sport: int = 1000) -> bytes:
+    link = t.links[0]
+    return bytes(Ether(src=link.gen_mac, dst=link.dut_mac) / IP(src=link.gen_ip, dst=dst, ttl=ttl)
+                 / UDP(sport=sport, dport=7) / b"routed")
+
+
+def udp6(t: Topology, dst: str, hops: int = 64) -> bytes:
+    link = t.links[0]
+    return bytes(Ether(src=link.gen_mac, dst=link.dut_mac) / IPv6(src=link.gen_ip6, dst=dst, hlim=hops)
+                 / UDP(sport=1000, dport=7) / b"routed")
+
+
+def expected(frame: bytes, dst_mac: str, src_mac: str) -> bytes:
+    """What a router must make of a frame: next hop's MAC, the port's MAC, TTL - 1, checksum right."""
+    packet = Ether(frame)
+    packet.dst, packet.src = dst_mac, src_mac
+    if IP in packet:
+        packet[IP].ttl -= 1
+        del packet[IP].chksum
+    else:
+        packet[IPv6].hlim -= 1
+    return bytes(packet)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_router_forwards_by_longest_prefix(mode, rules_file):
+    with Topology("two-port") as t:
+        # the local frame makes the DUT's stack answer: a static neighbour keeps it from ARPing (that reply
+        # would pass through the router too, as one more non-IP frame)
+        t.run(t.dut_ns, ["ip", "neigh", "replace", t.links[0].gen_ip, "lladdr", t.links[0].gen_mac, "dev", "dut0"])
+        nf = NfInstance.start(t, "router", mode, t.dut_ifaces, rules=rules_file(routes(t)))
+        out = t.links[1]
+        to_24, to_25, to_v6 = udp(t, "198.18.1.5"), udp(t, "198.18.1.200"), udp6(t, "2001:2:0:1::9")
+        dropped = [udp(t, "198.18.1.7", ttl=1), udp(t, "198.18.5.5")]           # expired, no route
+        got = exchange(t, [to_24, to_25, to_v6] + dropped, send_link=0, recv_link=1, expect=3)
+        assert sorted(got) == sorted([expected(to_24, out.gen_mac, out.dut_mac),
+                                      expected(to_25, NEXT_HOP_B, out.dut_mac),
+                                      expected(to_v6, out.gen_mac, out.dut_mac)])
+        exchange(t, [udp(t, t.links[0].dut_ip), bytes(Ether(src=t.links[0].gen_mac, dst="ff:ff:ff:ff:ff:ff")
+                                                      / ARP(pdst=t.links[0].dut_ip))], send_link=0, recv_link=1)
+        counters = control.request_json(nf.name, "stats")["counters"]
+        assert counters == {"forwarded": 3, "expired_ttl": 1, "no_route": 1, "local": 1, "non_ip": 1}
+
+
+@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+def test_routes_change_while_running(mode, rules_file):
+    with Topology("two-port") as t:
+        nf = NfInstance.start(t, "router", mode, t.dut_ifaces, rules=rules_file(routes(t)))
+        frame = udp(t, "198.18.5.5")
+        assert exchange(t, [frame], send_link=0, recv_link=1) == []
+        rule = f"route 198.18.5.0/24 via {t.links[1].gen_mac} port 1"
+        added = run_xnf(["rules", "add", "--name", nf.name, *rule.split()])
+        assert added.returncode == 0, added.stderr
+        assert rule in nf.request("rules list").splitlines()
+        assert exchange(t, [frame], send_link=0, recv_link=1, expect=1) == [
+            expected(frame, t.links[1].gen_mac, t.links[1].dut_mac)]
+        nf.request(f"rules del {rule}")
+        assert exchange(t, [frame], send_link=0, recv_link=1) == []
+
+
+@pytest.mark.parametrize("line,reason", [
+    ("route 198.18.1.1/24 via 02:00:00:00:00:01 port 1", "host bits set beyond /24"),
+    ("route 198.18.1.0/33 via 02:00:00:00:00:01 port 1", "prefix with a length of 0-32"),
+    ("route 198.18.1.0/24 via 02:00:00:00:00 port 1", "is not a MAC address"),
+    ("route 198.18.1.0/24 via 02:00:00:00:00:01 port 8", "is not a port number"),
+    ("route 198.18.1.0/24 port 1", "route PREFIX via MAC port N"),
+    ("gateway 198.18.1.0/24", "start it with route, local or port"),
+])
+def test_routes_file_errors_name_the_line(pair, rules_file, line, reason):
+    path = rules_file(f"local 198.18.0.2/32\n{line}\n")
+    result = run_xnf(["run", "router", "--mode", "xdp", "--iface", "dut0", "--rules", path], ns=pair.dut_ns)
+    assert result.returncode == 1 and f"{path}:2: " in result.stderr and reason in result.stderr
+
+
+def test_router_kernel_and_native_agree(tmp_path):
+    rules = ("route 198.18.0.0/24 via 02:00:00:00:01:01 port 1\nroute 2001:2::/64 via 02:00:00:00:01:01 port 1\n"
+             "local 198.18.0.1/32\nport 1 mac 02:00:00:00:01:02\n")
+    results = run_differential("router", tmp_path, rules=rules, ports=2)
+    actions = {name: r["kernel"]["action"] for name, r in results.items()}
+    assert actions["udp4"] == XDP_REDIRECT and actions["tcp6"] == XDP_REDIRECT
+    assert actions["arp"] == XDP_PASS and actions["ihl-below-5"] == XDP_DROP
