@@ -44,6 +44,9 @@
 #define DEFAULT_CALL_MS 100
 /* With a target rate, frames go out in bursts this long apart, each at line rate. */
 #define PACING_SLICE_NS 1000000ull
+/* A paced thread that falls further behind than this (it was not scheduled) shifts its schedule rather
+ * than catch up in one burst: a burst is not the offered rate. The count stays exact; the run is longer. */
+#define PACING_MAX_LAG_NS 5000000ull
 #define FIRST_CALL_REPEAT 65536u
 
 struct gen_options {
@@ -158,8 +161,14 @@ static void *send_loop(void *arg)
 		if ((t->quota && t->sent >= t->quota) || (deadline && now_ns() >= deadline))
 			break;
 		repeat = next_repeat(t, repeat, took, deadline);
-		if (t->rate > 0)
-			sleep_until(start + (__u64)(t->sent / t->rate * 1e9)); /* the time this frame is due */
+		if (t->rate > 0) {
+			__u64 due = start + (__u64)(t->sent / t->rate * 1e9), now = now_ns();
+
+			if (now > due + PACING_MAX_LAG_NS)
+				start += now - due - PACING_MAX_LAG_NS;
+			else
+				sleep_until(due);
+		}
 		begin = now_ns();
 		opts.repeat = repeat;
 		if (bpf_prog_test_run_opts(t->prog_fd, &opts)) {

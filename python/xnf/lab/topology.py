@@ -118,6 +118,8 @@ class Topology:
         netns.create(app.ns)
         self._veth((self.dut_ns, app.dut_if, app.dut_mac, app.dut_ip), (app.ns, app.app_if, app.app_mac, app.app_ip))
         netns.ip("route", "add", "default", "via", app.dut_ip, ns=app.ns)
+        # veth fact: a frame an NF redirects into app<i> reaches eth0 only if eth0 has XDP or GRO
+        netns.run(app.ns, ["ethtool", "-K", app.app_if, "gro", "on"])
         return app
 
     def _veth(self, a: tuple[str, str, str, str], b: tuple[str, str, str, str]) -> None:

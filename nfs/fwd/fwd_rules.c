@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Rules of the container forwarder, one per line:
+ *   container PREFIX port N mac MAC   frames to PREFIX (IPv4) go to port N, to the container's MAC
+ *   client MAC port N mac MAC2        frames from source MAC go to port N (to MAC2), whatever their address
+ *   uplink via MAC from MAC2          frames leaving by the uplink go to MAC, from MAC2
+ */
+#include <arpa/inet.h> /* before the linux headers */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xnf/common.h>
+#include <xnf/rules.h>
+#include "fwd.h"
+
+#define MAX_TOKENS 8
+
+static const char *const fwd_maps[] = { "fwd_by_ip", "fwd_by_mac", "fwd_uplink_cfg", NULL };
+
+static int split(char *text, char **tokens)
+{
+	int n = 0;
+
+	for (char *tok = strtok(text, " \t"); tok; tok = strtok(NULL, " \t")) {
+		if (n == MAX_TOKENS)
+			return -1;
+		tokens[n++] = tok;
+	}
+	return n;
+}
+
+static int parse_mac(const char *text, __u8 *mac, char *err, size_t errlen)
+{
+	char tail;
+
+	if (sscanf(text, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx%c", &mac[0], &mac[1], &mac[2], &mac[3], &mac[4], &mac[5],
+		   &tail) != 6) {
+		snprintf(err, errlen, "'%s' is not a MAC address (aa:bb:cc:dd:ee:ff)", text);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_container_port(const char *text, __u32 *port, char *err, size_t errlen)
+{
+	char *end;
+	long n = strtol(text, &end, 10);
+
+	if (!*text || *end || n < 1 || n >= XNF_MAX_PORTS) {
+		snprintf(err, errlen, "'%s' is not a container port (1-%d; port 0 is the uplink)", text,
+			 XNF_MAX_PORTS - 1);
+		return -1;
+	}
+	*port = (__u32)n;
+	return 0;
+}
+
+static int parse_prefix4(const char *text, struct fwd_ip_key *key, char *err, size_t errlen)
+{
+	char addr[32], *slash, *end;
+	__u32 host;
+	long len = 32;
+
+	snprintf(addr, sizeof(addr), "%s", text);
+	slash = strchr(addr, '/');
+	if (slash) {
+		*slash = '\0';
+		len = strtol(slash + 1, &end, 10);
+		if (!slash[1] || *end || len < 0 || len > 32)
+			goto bad;
+	}
+	if (inet_pton(AF_INET, addr, key->addr) != 1)
+		goto bad;
+	memcpy(&host, key->addr, 4);
+	if (len < 32 && (ntohl(host) & (0xffffffffu >> len))) {
+		snprintf(err, errlen, "%s has host bits set beyond /%ld", text, len);
+		return -1;
+	}
+	key->prefixlen = (__u32)len;
+	return 0;
+bad:
+	snprintf(err, errlen, "'%s' is not an IPv4 address or prefix", text);
+	return -1;
+}
+
+static int fwd_parse(const char *text, struct xnf_rule_entry *entry, char *err, size_t errlen)
+{
+	char copy[XNF_RULE_MAX_TEXT], *tok[MAX_TOKENS];
+	struct fwd_target target = { 0 };
+	int ntok;
+
+	snprintf(copy, sizeof(copy), "%s", text);
+	ntok = split(copy, tok);
+	if (ntok >= 1 && strcmp(tok[0], "container") == 0) {
+		struct fwd_ip_key key = { 0 };
+
+		if (ntok != 6 || strcmp(tok[2], "port") || strcmp(tok[4], "mac")) {
+			snprintf(err, errlen, "a container reads: container PREFIX port N mac MAC");
+			return -1;
+		}
+		if (parse_prefix4(tok[1], &key, err, errlen) || parse_container_port(tok[3], &target.port, err, errlen) ||
+		    parse_mac(tok[5], target.mac, err, errlen))
+			return -1;
+		entry->map = "fwd_by_ip";
+		memcpy(entry->key, &key, sizeof(key));
+	} else if (ntok >= 1 && strcmp(tok[0], "client") == 0) {
+		struct fwd_mac_key key = { 0 };
+
+		if (ntok != 6 || strcmp(tok[2], "port") || strcmp(tok[4], "mac")) {
+			snprintf(err, errlen, "a client pin reads: client MAC port N mac MAC");
+			return -1;
+		}
+		if (parse_mac(tok[1], key.mac, err, errlen) || parse_container_port(tok[3], &target.port, err, errlen) ||
+		    parse_mac(tok[5], target.mac, err, errlen))
+			return -1;
+		entry->map = "fwd_by_mac";
+		memcpy(entry->key, &key, sizeof(key));
+	} else if (ntok >= 1 && strcmp(tok[0], "uplink") == 0) {
+		struct fwd_uplink up = { .set = 1 };
+		__u32 zero = 0;
+
+		if (ntok != 5 || strcmp(tok[1], "via") || strcmp(tok[3], "from")) {
+			snprintf(err, errlen, "the uplink reads: uplink via MAC from MAC");
+			return -1;
+		}
+		if (parse_mac(tok[2], up.next_hop, err, errlen) || parse_mac(tok[4], up.source, err, errlen))
+			return -1;
+		entry->map = "fwd_uplink_cfg";
+		memcpy(entry->key, &zero, sizeof(zero));
+		memcpy(entry->value, &up, sizeof(up));
+		entry->reset_on_delete = true;
+		return 0;
+	} else {
+		snprintf(err, errlen, "unknown line: start it with container, client or uplink");
+		return -1;
+	}
+	memcpy(entry->value, &target, sizeof(target));
+	return 0;
+}
+
+static void mac_text(const __u8 *m, char *out, size_t len)
+{
+	snprintf(out, len, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+}
+
+static int fwd_format(const char *map, const void *key, const void *value, char *out, size_t outlen)
+{
+	char a[24], b[24], addr[INET_ADDRSTRLEN];
+
+	if (strcmp(map, "fwd_uplink_cfg") == 0) {
+		const struct fwd_uplink *up = value;
+
+		if (!up->set)
+			return -1;
+		mac_text(up->next_hop, a, sizeof(a));
+		mac_text(up->source, b, sizeof(b));
+		snprintf(out, outlen, "uplink via %s from %s", a, b);
+		return 0;
+	}
+	const struct fwd_target *t = value;
+
+	mac_text(t->mac, b, sizeof(b));
+	if (strcmp(map, "fwd_by_mac") == 0) {
+		mac_text(((const struct fwd_mac_key *)key)->mac, a, sizeof(a));
+		snprintf(out, outlen, "client %s port %u mac %s", a, t->port, b);
+		return 0;
+	}
+	const struct fwd_ip_key *k = key;
+
+	inet_ntop(AF_INET, k->addr, addr, sizeof(addr));
+	snprintf(out, outlen, "container %s/%u port %u mac %s", addr, k->prefixlen, t->port, b);
+	return 0;
+}
+
+static const struct xnf_rules_codec fwd_codec = {
+	.syntax = "container PREFIX port N mac MAC | client MAC port N mac MAC | uplink via MAC from MAC",
+	.maps = fwd_maps,
+	.parse = fwd_parse,
+	.format = fwd_format,
+};
+
+const struct xnf_rules_codec *const xnf_nf_rules = &fwd_codec;
