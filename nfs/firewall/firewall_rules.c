@@ -14,23 +14,12 @@
 
 #include <xnf/parse.h>
 #include <xnf/rules.h>
+#include <xnf/rules_text.h>
 #include "firewall.h"
 
 #define MAX_TOKENS 8
 
 static const char *const fw_rule_maps[] = { "fw_acl", "fw_config", NULL };
-
-static int split(char *text, char **tokens)
-{
-	int n = 0;
-
-	for (char *tok = strtok(text, " \t"); tok; tok = strtok(NULL, " \t")) {
-		if (n == MAX_TOKENS)
-			return -1;
-		tokens[n++] = tok;
-	}
-	return n;
-}
 
 static int parse_action(const char *word, __u32 *action, char *err, size_t errlen)
 {
@@ -128,7 +117,7 @@ static int fw_parse(const char *text, struct xnf_rule_entry *entry, char *err, s
 	int ntok;
 
 	snprintf(copy, sizeof(copy), "%s", text);
-	ntok = split(copy, tok);
+	ntok = xnf_rules_split(copy, tok, MAX_TOKENS);
 	if (ntok < 0) {
 		snprintf(err, errlen, "too many words");
 		return -1;

@@ -12,48 +12,17 @@
 
 #include <xnf/common.h>
 #include <xnf/rules.h>
+#include <xnf/rules_text.h>
 #include "fwd.h"
 
 #define MAX_TOKENS 8
 
 static const char *const fwd_maps[] = { "fwd_by_ip", "fwd_by_mac", "fwd_uplink_cfg", NULL };
 
-static int split(char *text, char **tokens)
-{
-	int n = 0;
-
-	for (char *tok = strtok(text, " \t"); tok; tok = strtok(NULL, " \t")) {
-		if (n == MAX_TOKENS)
-			return -1;
-		tokens[n++] = tok;
-	}
-	return n;
-}
-
-static int parse_mac(const char *text, __u8 *mac, char *err, size_t errlen)
-{
-	char tail;
-
-	if (sscanf(text, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx%c", &mac[0], &mac[1], &mac[2], &mac[3], &mac[4], &mac[5],
-		   &tail) != 6) {
-		snprintf(err, errlen, "'%s' is not a MAC address (aa:bb:cc:dd:ee:ff)", text);
-		return -1;
-	}
-	return 0;
-}
-
 static int parse_container_port(const char *text, __u32 *port, char *err, size_t errlen)
 {
-	char *end;
-	long n = strtol(text, &end, 10);
-
-	if (!*text || *end || n < 1 || n >= XNF_MAX_PORTS) {
-		snprintf(err, errlen, "'%s' is not a container port (1-%d; port 0 is the uplink)", text,
-			 XNF_MAX_PORTS - 1);
-		return -1;
-	}
-	*port = (__u32)n;
-	return 0;
+	return xnf_rules_parse_number(text, 1, XNF_MAX_PORTS - 1, "container port (1-7; port 0 is the uplink)",
+				      port, err, errlen);
 }
 
 static int parse_prefix4(const char *text, struct fwd_ip_key *key, char *err, size_t errlen)
@@ -91,7 +60,7 @@ static int fwd_parse(const char *text, struct xnf_rule_entry *entry, char *err, 
 	int ntok;
 
 	snprintf(copy, sizeof(copy), "%s", text);
-	ntok = split(copy, tok);
+	ntok = xnf_rules_split(copy, tok, MAX_TOKENS);
 	if (ntok >= 1 && strcmp(tok[0], "container") == 0) {
 		struct fwd_ip_key key = { 0 };
 
@@ -100,7 +69,7 @@ static int fwd_parse(const char *text, struct xnf_rule_entry *entry, char *err, 
 			return -1;
 		}
 		if (parse_prefix4(tok[1], &key, err, errlen) || parse_container_port(tok[3], &target.port, err, errlen) ||
-		    parse_mac(tok[5], target.mac, err, errlen))
+		    xnf_rules_parse_mac(tok[5], target.mac, err, errlen))
 			return -1;
 		entry->map = "fwd_by_ip";
 		memcpy(entry->key, &key, sizeof(key));
@@ -111,8 +80,8 @@ static int fwd_parse(const char *text, struct xnf_rule_entry *entry, char *err, 
 			snprintf(err, errlen, "a client pin reads: client MAC port N mac MAC");
 			return -1;
 		}
-		if (parse_mac(tok[1], key.mac, err, errlen) || parse_container_port(tok[3], &target.port, err, errlen) ||
-		    parse_mac(tok[5], target.mac, err, errlen))
+		if (xnf_rules_parse_mac(tok[1], key.mac, err, errlen) || parse_container_port(tok[3], &target.port, err, errlen) ||
+		    xnf_rules_parse_mac(tok[5], target.mac, err, errlen))
 			return -1;
 		entry->map = "fwd_by_mac";
 		memcpy(entry->key, &key, sizeof(key));
@@ -124,7 +93,7 @@ static int fwd_parse(const char *text, struct xnf_rule_entry *entry, char *err, 
 			snprintf(err, errlen, "the uplink reads: uplink via MAC from MAC");
 			return -1;
 		}
-		if (parse_mac(tok[2], up.next_hop, err, errlen) || parse_mac(tok[4], up.source, err, errlen))
+		if (xnf_rules_parse_mac(tok[2], up.next_hop, err, errlen) || xnf_rules_parse_mac(tok[4], up.source, err, errlen))
 			return -1;
 		entry->map = "fwd_uplink_cfg";
 		memcpy(entry->key, &zero, sizeof(zero));
@@ -139,11 +108,6 @@ static int fwd_parse(const char *text, struct xnf_rule_entry *entry, char *err, 
 	return 0;
 }
 
-static void mac_text(const __u8 *m, char *out, size_t len)
-{
-	snprintf(out, len, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
-}
-
 static int fwd_format(const char *map, const void *key, const void *value, char *out, size_t outlen)
 {
 	char a[24], b[24], addr[INET_ADDRSTRLEN];
@@ -153,16 +117,16 @@ static int fwd_format(const char *map, const void *key, const void *value, char 
 
 		if (!up->set)
 			return -1;
-		mac_text(up->next_hop, a, sizeof(a));
-		mac_text(up->source, b, sizeof(b));
+		xnf_rules_format_mac(up->next_hop, a, sizeof(a));
+		xnf_rules_format_mac(up->source, b, sizeof(b));
 		snprintf(out, outlen, "uplink via %s from %s", a, b);
 		return 0;
 	}
 	const struct fwd_target *t = value;
 
-	mac_text(t->mac, b, sizeof(b));
+	xnf_rules_format_mac(t->mac, b, sizeof(b));
 	if (strcmp(map, "fwd_by_mac") == 0) {
-		mac_text(((const struct fwd_mac_key *)key)->mac, a, sizeof(a));
+		xnf_rules_format_mac(((const struct fwd_mac_key *)key)->mac, a, sizeof(a));
 		snprintf(out, outlen, "client %s port %u mac %s", a, t->port, b);
 		return 0;
 	}

@@ -13,47 +13,17 @@
 
 #include <xnf/common.h>
 #include <xnf/rules.h>
+#include <xnf/rules_text.h>
 #include "router.h"
 
 #define MAX_TOKENS 8
 
 static const char *const rt_maps[] = { "rt4", "rt6", "rt_port_mac", NULL };
 
-static int split(char *text, char **tokens)
-{
-	int n = 0;
-
-	for (char *tok = strtok(text, " \t"); tok; tok = strtok(NULL, " \t")) {
-		if (n == MAX_TOKENS)
-			return -1;
-		tokens[n++] = tok;
-	}
-	return n;
-}
-
-static int parse_mac(const char *text, __u8 *mac, char *err, size_t errlen)
-{
-	char tail;
-
-	if (sscanf(text, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx%c", &mac[0], &mac[1], &mac[2], &mac[3], &mac[4], &mac[5],
-		   &tail) != 6) {
-		snprintf(err, errlen, "'%s' is not a MAC address (aa:bb:cc:dd:ee:ff)", text);
-		return -1;
-	}
-	return 0;
-}
-
 static int parse_port(const char *text, __u32 *port, char *err, size_t errlen)
 {
-	char *end;
-	long n = strtol(text, &end, 10);
-
-	if (!*text || *end || n < 0 || n >= XNF_MAX_PORTS) {
-		snprintf(err, errlen, "'%s' is not a port number (0-%d, in --iface order)", text, XNF_MAX_PORTS - 1);
-		return -1;
-	}
-	*port = (__u32)n;
-	return 0;
+	return xnf_rules_parse_number(text, 0, XNF_MAX_PORTS - 1, "port number (0-7, in --iface order)", port,
+				      err, errlen);
 }
 
 /* Fills the LPM key for PREFIX/LEN; the map is rt4 or rt6 by family. */
@@ -99,13 +69,13 @@ static int rt_parse(const char *text, struct xnf_rule_entry *entry, char *err, s
 	int ntok;
 
 	snprintf(copy, sizeof(copy), "%s", text);
-	ntok = split(copy, tok);
+	ntok = xnf_rules_split(copy, tok, MAX_TOKENS);
 	if (ntok >= 1 && strcmp(tok[0], "route") == 0) {
 		if (ntok != 6 || strcmp(tok[2], "via") || strcmp(tok[4], "port")) {
 			snprintf(err, errlen, "a route reads: route PREFIX via MAC port N");
 			return -1;
 		}
-		if (parse_prefix(tok[1], entry, err, errlen) || parse_mac(tok[3], nh.mac, err, errlen) ||
+		if (parse_prefix(tok[1], entry, err, errlen) || xnf_rules_parse_mac(tok[3], nh.mac, err, errlen) ||
 		    parse_port(tok[5], &nh.port, err, errlen))
 			return -1;
 	} else if (ntok >= 1 && strcmp(tok[0], "local") == 0) {
@@ -124,7 +94,7 @@ static int rt_parse(const char *text, struct xnf_rule_entry *entry, char *err, s
 			snprintf(err, errlen, "a port's source MAC reads: port N mac MAC");
 			return -1;
 		}
-		if (parse_port(tok[1], &port, err, errlen) || parse_mac(tok[3], pm.mac, err, errlen))
+		if (parse_port(tok[1], &port, err, errlen) || xnf_rules_parse_mac(tok[3], pm.mac, err, errlen))
 			return -1;
 		entry->map = "rt_port_mac";
 		memcpy(entry->key, &port, sizeof(port));
@@ -159,18 +129,21 @@ static int rt_format(const char *map, const void *key, const void *value, char *
 
 		if (!pm->set)
 			return -1; /* an unset slot is no rule */
-		snprintf(out, outlen, "port %u mac %02x:%02x:%02x:%02x:%02x:%02x", *(const __u32 *)key, pm->mac[0],
-			 pm->mac[1], pm->mac[2], pm->mac[3], pm->mac[4], pm->mac[5]);
+		char mac[24];
+
+		xnf_rules_format_mac(pm->mac, mac, sizeof(mac));
+		snprintf(out, outlen, "port %u mac %s", *(const __u32 *)key, mac);
 		return 0;
 	}
 	const struct rt_nexthop *nh = value;
+	char mac[24];
 
 	format_prefix(map, key, prefix, sizeof(prefix));
+	xnf_rules_format_mac(nh->mac, mac, sizeof(mac));
 	if (nh->port == RT_LOCAL_PORT)
 		snprintf(out, outlen, "local %s", prefix);
 	else
-		snprintf(out, outlen, "route %s via %02x:%02x:%02x:%02x:%02x:%02x port %u", prefix, nh->mac[0],
-			 nh->mac[1], nh->mac[2], nh->mac[3], nh->mac[4], nh->mac[5], nh->port);
+		snprintf(out, outlen, "route %s via %s port %u", prefix, mac, nh->port);
 	return 0;
 }
 

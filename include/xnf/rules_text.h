@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* The pieces every rules codec parses and prints: words, MAC addresses, small numbers. */
+#ifndef XNF_RULES_TEXT_H
+#define XNF_RULES_TEXT_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+/* Splits text in place at blanks. Returns the number of words, or -1 if there are more than max. */
+int xnf_rules_split(char *text, char **words, int max);
+/* aa:bb:cc:dd:ee:ff. 0, or -1 with the reason in err. */
+int xnf_rules_parse_mac(const char *text, __u8 *mac, char *err, size_t errlen);
+/* A whole number in [min, max]; what names it in the error ("port number (0-7)"). */
+int xnf_rules_parse_number(const char *text, long min, long max, const char *what, __u32 *out, char *err,
+			   size_t errlen);
+void xnf_rules_format_mac(const __u8 *mac, char *out, size_t len);
+
+#endif
