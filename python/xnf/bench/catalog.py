@@ -22,7 +22,7 @@ BENCHMARKS = [
     Benchmark(
         name="modes-throughput",
         description="drop and macswap in every mode: RFC 2544 throughput and latency",
-        nfs=["drop", "macswap"], modes=["xdp", "xdp-sk", "afxdp", "afxdp-sysc", "afxdp-poll"],
+        nfs=["drop", "macswap"], modes=["xdp", "xdp-sk", "afxdp", "afxdp-sysc", "afxdp-poll", "hybrid"],
         measure="throughput", seconds=1.0, repetitions=2,
     ),
     Benchmark(
