@@ -14,30 +14,11 @@
 
 #include <xnf/common.h>
 #include <xnf/pkt.h>
+#include <xnf/verdict.h>
 #include <xnf/maps.h>
 #include <xnf/parse.h>
 #include <xnf/csum.h>
 #include <xnf/helpers.h>
-
-/*
- * A verdict is an action in the low 7 bits, an optional reason bit, and for
- * redirects the destination port above bit 8. Plain integers keep it cheap to
- * return from inlined code on both targets.
- */
-typedef __u32 xnf_verdict;
-
-#define XNF_ABORT 0u
-#define XNF_DROP 1u
-#define XNF_PASS 2u
-#define XNF_TX 3u
-#define XNF_REDIRECT_ACTION 4u
-#define XNF_REDIRECT(port) (XNF_REDIRECT_ACTION | ((__u32)(port) << 8))
-#define XNF_REASON_MALFORMED 0x80u
-/* Drop a packet that could not be parsed; counted as a drop and as malformed. */
-#define XNF_DROP_MALFORMED (XNF_DROP | XNF_REASON_MALFORMED)
-
-#define XNF_VERDICT_ACTION(v) ((v) & 0x7fu)
-#define XNF_VERDICT_PORT(v) ((v) >> 8)
 
 #ifdef XNF_TARGET_BPF
 /* Written by the loader before load: constant to the verifier. */

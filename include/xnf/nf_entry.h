@@ -4,8 +4,7 @@
 #define XNF_NF_ENTRY_H
 
 #include <xnf/pkt.h>
-
-typedef __u32 xnf_verdict;
+#include <xnf/verdict.h>
 
 /* The name of the NF linked into this binary, and its batch entry point. */
 extern const char xnf_nf_name[];

@@ -73,17 +73,6 @@ static inline void queue_tx(struct xsk_port_socket *dst, __u64 addr, __u32 len)
 	dst->pending++;
 }
 
-static inline __u32 verdict_slot(xnf_verdict v)
-{
-	switch (v & 0x7fu) {
-	case 1: return XNF_STAT_DROP;
-	case 2: return XNF_STAT_PASS;
-	case 3: return XNF_STAT_TX;
-	case 4: return XNF_STAT_REDIRECT;
-	default: return XNF_STAT_ABORT;
-	}
-}
-
 /* XNF_PASS: the frame goes to the local stack through the port's TAP device (the exception path). */
 static void pass_to_stack(struct afxdp_worker *w, __u32 port, const void *data, __u32 len)
 {
@@ -103,22 +92,20 @@ static void apply_verdicts(struct afxdp_worker *w, struct xsk_port_socket *s, st
 
 	for (__u32 i = 0; i < n; i++) {
 		xnf_verdict v = verdicts[i];
-		__u32 slot = verdict_slot(v);
+		__u32 slot = xnf_verdict_slot(v, w->nports);
 		__u64 addr = (__u64)((char *)pkts[i].data - (char *)w->area);
 		__u32 len = (__u32)((char *)pkts[i].data_end - (char *)pkts[i].data);
 
-		if (v & 0x80u) {
+		if (v & XNF_REASON_MALFORMED) {
 			w->stats.verdicts[XNF_STAT_MALFORMED]++;
 			w->stats.verdict_bytes[XNF_STAT_MALFORMED] += len;
 		}
 		if (slot == XNF_STAT_TX) {
 			queue_tx(s, addr, len);
-		} else if (slot == XNF_STAT_REDIRECT && (v >> 8) < w->nports) {
-			queue_tx(&queue_sockets[v >> 8], addr, len);
+		} else if (slot == XNF_STAT_REDIRECT) {
+			queue_tx(&queue_sockets[XNF_VERDICT_PORT(v)], addr, len);
 		} else {
-			if (slot == XNF_STAT_REDIRECT)
-				slot = XNF_STAT_REDIRECT_ERROR;
-			else if (slot == XNF_STAT_PASS)
+			if (slot == XNF_STAT_PASS)
 				pass_to_stack(w, s->port, pkts[i].data, len);
 			free_frame(w, addr);
 		}

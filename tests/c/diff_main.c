@@ -22,8 +22,6 @@
 #include <xnf/runtime/xdp_instance.h>
 
 #define MAX_FRAME 4096
-#define XNF_ACTION_MASK 0x7fu
-#define XNF_REASON_MALFORMED_BIT 0x80u
 
 struct side_result {
 	int action;      /* XDP_* */
@@ -33,25 +31,18 @@ struct side_result {
 	__u8 data[MAX_FRAME];
 };
 
-/* Mirrors xnf_xdp_action() in bpf_glue.h: the native runtime applies verdicts the same way. */
+/* The XDP action each counter stands for, as xnf_xdp_action() in bpf_glue.h returns it. */
+static const int slot_action[XNF_STAT_NSLOTS] = {
+	[XNF_STAT_ABORT] = XDP_ABORTED, [XNF_STAT_DROP] = XDP_DROP, [XNF_STAT_PASS] = XDP_PASS,
+	[XNF_STAT_TX] = XDP_TX, [XNF_STAT_REDIRECT] = XDP_REDIRECT, [XNF_STAT_REDIRECT_ERROR] = XDP_DROP,
+};
+
+/* Applies a verdict the way the native runtime does (the same slots as the workers). */
 static void native_apply(xnf_verdict v, __u32 nports, struct side_result *r)
 {
-	r->malformed = (v & XNF_REASON_MALFORMED_BIT) != 0;
-	switch (v & XNF_ACTION_MASK) {
-	case 1: r->action = XDP_DROP; r->stat_slot = XNF_STAT_DROP; break;
-	case 2: r->action = XDP_PASS; r->stat_slot = XNF_STAT_PASS; break;
-	case 3: r->action = XDP_TX; r->stat_slot = XNF_STAT_TX; break;
-	case 4:
-		if ((v >> 8) < nports) {
-			r->action = XDP_REDIRECT;
-			r->stat_slot = XNF_STAT_REDIRECT;
-		} else {
-			r->action = XDP_DROP;
-			r->stat_slot = XNF_STAT_REDIRECT_ERROR;
-		}
-		break;
-	default: r->action = XDP_ABORTED; r->stat_slot = XNF_STAT_ABORT; break;
-	}
+	r->malformed = (v & XNF_REASON_MALFORMED) != 0;
+	r->stat_slot = (int)xnf_verdict_slot(v, nports);
+	r->action = slot_action[r->stat_slot];
 }
 
 static void run_native(const __u8 *frame, __u32 len, __u32 nports, struct side_result *r)
