@@ -25,10 +25,8 @@ int xnf_native_map_create(struct xnf_map *map, __u32 ncpus);
 void xnf_native_map_destroy(struct xnf_map *map);
 
 /* Control plane, with the bpf(2) syscall's semantics for each map type. */
+/* Per-CPU maps fill ncpus 8-byte-aligned values, as bpf(2) does. */
 int xnf_native_map_lookup_copy(struct xnf_map *map, const void *key, void *value);
 int xnf_native_map_get_next_key(struct xnf_map *map, const void *key, void *next_key);
-/* Size of the buffer lookup_copy fills: per-CPU maps give ncpus 8-byte-aligned values. */
-__u32 xnf_native_map_value_buffer_size(const struct xnf_map *map);
-__u32 xnf_native_map_ncpus(const struct xnf_map *map);
 
 #endif /* XNF_NATIVE_MAPS_H */

@@ -449,18 +449,6 @@ int xnf_map_delete(struct xnf_map *map, const void *key)
 	return -EINVAL;
 }
 
-__u32 xnf_native_map_ncpus(const struct xnf_map *map)
-{
-	return map->type == XNF_MAP_TYPE_PERCPU_ARRAY ? ((struct array_impl *)map->impl)->ncpus : 1;
-}
-
-__u32 xnf_native_map_value_buffer_size(const struct xnf_map *map)
-{
-	if (map->type == XNF_MAP_TYPE_PERCPU_ARRAY)
-		return xnf_native_map_ncpus(map) * round8(map->value_size);
-	return map->value_size;
-}
-
 /* The writers' lock of a map, which control-plane readers take too; NULL for arrays. */
 static pthread_mutex_t *map_lock(const struct xnf_map *map)
 {

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <xnf/rules_text.h>
 #include <xnf/runtime/log.h>
 
 #include "frame.h"
@@ -239,8 +240,9 @@ static __u64 *sent_per_flow(struct gen_bpf *skel, __u32 flows)
 
 static int parse_mac(const char *text, __u8 *mac)
 {
-	return sscanf(text, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &mac[0], &mac[1], &mac[2], &mac[3], &mac[4],
-		      &mac[5]) == 6 ? 0 : -1;
+	char unused[128];
+
+	return xnf_rules_parse_mac(text, mac, unused, sizeof(unused)); /* the caller names the option */
 }
 
 static int read_iface_mac(const char *iface, __u8 *mac)

@@ -10,7 +10,7 @@ cores) is reported beside it.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 
 from xnf.build import BIN_DIR
 from xnf.errors import XnfError
@@ -61,12 +61,9 @@ class Trial:
     dut_ns_per_packet: float | None
     dut_cycles_per_packet: float | None
     generator_ns_per_packet: float | None
-    raw: dict = field(repr=False, default_factory=dict)
 
     def as_dict(self) -> dict:
-        d = asdict(self)
-        d.pop("raw")
-        return d
+        return asdict(self)
 
 
 def _costs(usage: dict, gen_cores: tuple[int, ...], frames: int, tsc_hz: float | None):
@@ -113,4 +110,4 @@ def run_trial(topology: Topology, rate: float, seconds: float, traffic: TrafficS
     return Trial(offered_pps=rate, sent=out["sent"], received=out["received"], lost=out["lost"],
                  loss_ratio=out["loss_ratio"], reordered=out["reordered"], achieved_pps=out["pps"],
                  seconds=out["seconds"], latency_ns=latency, cpu=usage, dut_ns_per_packet=dut_ns,
-                 dut_cycles_per_packet=dut_cycles, generator_ns_per_packet=gen_ns, raw=out)
+                 dut_cycles_per_packet=dut_cycles, generator_ns_per_packet=gen_ns)
