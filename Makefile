@@ -63,11 +63,12 @@ $(BUILD)/nfs/$(1)/$(1).native.o: $(call nf_src,$(1))
 $(BUILD)/nfs/$(1)/skel_glue.o: lib/xdp/skel_glue.c $(BUILD)/nfs/$(1)/$(1).skel.h
 	$(CC) $(CFLAGS) -I$(BUILD)/nfs/$(1) -DXNF_SKEL_HEADER='"$(1).skel.h"' -DXNF_SKEL=$(1)_bpf -c $$< -o $$@
 
-$(1)_RULES_SRC := $(wildcard $(call nf_dir,$(1))/$(1)_rules.c)
+# The NF's native-only side: its rules codec (<nf>_rules.c) and/or start step (<nf>_control.c).
+$(1)_CONTROL_SRC := $(wildcard $(call nf_dir,$(1))/$(1)_rules.c $(call nf_dir,$(1))/$(1)_control.c)
 $(1)_OBJS := $(BUILD)/nfs/$(1)/$(1).native.o $(BUILD)/nfs/$(1)/skel_glue.o \
-	$$(patsubst $(call nf_dir,$(1))/%.c,$(BUILD)/nfs/$(1)/%.o,$$($(1)_RULES_SRC))
+	$$(patsubst $(call nf_dir,$(1))/%.c,$(BUILD)/nfs/$(1)/%.o,$$($(1)_CONTROL_SRC))
 
-$(BUILD)/nfs/$(1)/$(1)_rules.o: $(call nf_dir,$(1))/$(1)_rules.c
+$(BUILD)/nfs/$(1)/%.o: $(call nf_dir,$(1))/%.c
 	@mkdir -p $$(@D)
 	$(CC) $(CFLAGS) -I$(call nf_dir,$(1)) -c $$< -o $$@
 

@@ -124,7 +124,7 @@ static __always_inline int xnf_xdp_hybrid(struct xdp_md *ctx, struct xnf_pkt *pk
 	return XDP_DROP;
 }
 
-#define XNF_DEFINE_NF(fn)                                                      \
+#define XNF_DEFINE_NF_ENTRY(fn, name)                                          \
 	SEC("xdp")                                                             \
 	int xnf_xdp_main(struct xdp_md *ctx)                                   \
 	{                                                                      \
@@ -140,5 +140,12 @@ static __always_inline int xnf_xdp_hybrid(struct xdp_md *ctx, struct xnf_pkt *pk
 		return xnf_xdp_action(ctx, fn(&pkt));                          \
 	}                                                                      \
 	char _license[] SEC("license") = "Dual BSD/GPL"
+
+/* A chain member only provides its function: the chain defines the entry. */
+#ifdef XNF_CHAIN_MEMBER
+#define XNF_DEFINE_NF(fn) extern int xnf__chain_member_##fn
+#else
+#define XNF_DEFINE_NF(fn) XNF_DEFINE_NF_ENTRY(fn, #fn)
+#endif
 
 #endif /* XNF_BPF_GLUE_H */

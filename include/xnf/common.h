@@ -27,6 +27,12 @@
 #define bpf_ntohl(x) ntohl(x)
 #endif
 
+/*
+ * Makes the compiler forget what it knows about var, so that a bounds check
+ * that follows is emitted as written (the BPF verifier needs to see it).
+ */
+#define xnf_barrier_var(var) __asm__ volatile("" : "+r"(var))
+
 #define XNF_LIKELY(x) __builtin_expect(!!(x), 1)
 #define XNF_UNLIKELY(x) __builtin_expect(!!(x), 0)
 

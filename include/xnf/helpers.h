@@ -49,6 +49,25 @@ static inline __u32 xnf_random_u32(void)
 #endif
 
 /*
+ * Calls fn(i, ctx) for i = 0, 1, ... n-1 until fn returns non-zero; returns
+ * the number of calls. fn is `static long fn(__u32 i, void *ctx)`. In the
+ * kernel this is bpf_loop (fn is verified once, whatever n is, up to 8M);
+ * natively a plain loop the compiler inlines fn into.
+ */
+#ifdef XNF_TARGET_BPF
+#define xnf_loop(n, fn, ctx) bpf_loop((n), (fn), (ctx), 0)
+#else
+static __always_inline long xnf_loop(__u32 n, long (*fn)(__u32, void *), void *ctx)
+{
+	for (__u32 i = 0; i < n; i++) {
+		if (fn(i, ctx))
+			return (long)i + 1;
+	}
+	return n;
+}
+#endif
+
+/*
  * Takes the start of the Ethernet header (bounds-checked by the caller).
  * struct ethhdr is packed, so memcpy on its fields compiles to twelve byte
  * loads and stores; frames start 2-byte aligned on both paths, so three

@@ -9,8 +9,9 @@
 
 #include <xnf/nf_entry.h>
 
-#define XNF_DEFINE_NF(fn)                                                      \
-	const char xnf_nf_name[] = #fn;                                        \
+/* The entry of a binary: its NF's name and batch function. */
+#define XNF_DEFINE_NF_ENTRY(fn, name)                                          \
+	const char xnf_nf_name[] = name;                                       \
 	void xnf_nf_run_batch(struct xnf_pkt *pkts, xnf_verdict *verdicts,     \
 			      unsigned int n)                                  \
 	{                                                                      \
@@ -18,5 +19,12 @@
 			verdicts[i] = fn(&pkts[i]);                            \
 	}                                                                      \
 	extern int xnf__nf_defined_once_per_binary
+
+/* A chain member only provides its function: the chain defines the entry. */
+#ifdef XNF_CHAIN_MEMBER
+#define XNF_DEFINE_NF(fn) extern int xnf__chain_member_##fn
+#else
+#define XNF_DEFINE_NF(fn) XNF_DEFINE_NF_ENTRY(fn, #fn)
+#endif
 
 #endif /* XNF_NATIVE_GLUE_H */

@@ -19,6 +19,8 @@ extern __thread __u32 xnf_native_cpu;
 int xnf_native_maps_init(__u32 ncpus);
 void xnf_native_maps_free(void);
 struct xnf_map *xnf_native_map_find(const char *name);
+/* The index-th declared map, or NULL past the last: for listing them. */
+struct xnf_map *xnf_native_map_at(size_t index);
 
 /* Creates and frees one map outside the registry (tests, tools). */
 int xnf_native_map_create(struct xnf_map *map, __u32 ncpus);

@@ -32,11 +32,12 @@ const volatile struct xnf_config xnf_cfg = {};
  *     enum { FW_CNT_RULE_DROP, FW_CNT_NON_IP };
  *     XNF_COUNTER_NAMES("rule_drop", "non_ip");
  * counts with xnf_count_event(FW_CNT_NON_IP), and `xnf stats` shows them by name, on either path.
+ * In a chain every member counts from its own base (XNF_COUNTER_BASE), set by the chain's code.
  */
-#define XNF_MAX_NF_COUNTERS 16
+#define XNF_MAX_NF_COUNTERS 32
 XNF_MAP_PERCPU_ARRAY(xnf_nf_counters, __u64, XNF_MAX_NF_COUNTERS);
 
-static __always_inline void xnf_count_event(__u32 index)
+static __always_inline void xnf__count_event_at(__u32 index)
 {
 	__u64 *count = xnf_map_lookup(&xnf_nf_counters, &index);
 
@@ -44,10 +45,21 @@ static __always_inline void xnf_count_event(__u32 index)
 		(*count)++;
 }
 
-#ifdef XNF_TARGET_BPF
+#ifndef XNF_COUNTER_BASE
+#define XNF_COUNTER_BASE 0
+#endif
+#define xnf_count_event(index) xnf__count_event_at((XNF_COUNTER_BASE) + (index))
+
+#if defined(XNF_TARGET_BPF)
 #define XNF_COUNTER_NAMES(...) extern int xnf__counter_names_are_native_only
+#elif defined(XNF_CHAIN_MEMBER)
+/* The chain lists the names itself; this checks it was generated for these counters. */
+#define XNF_COUNTER_NAMES(...)                                                 \
+	_Static_assert(sizeof((const char *[]){ __VA_ARGS__ }) / sizeof(const char *) == \
+			       XNF_MEMBER_NCOUNTERS,                           \
+		       "the chain was generated for other counters: rebuild it")
 #else
-#define XNF_COUNTER_NAMES(...) const char *const xnf_nf_counter_names[] = { __VA_ARGS__, NULL }
+#define XNF_COUNTER_NAMES(...) const char *xnf_nf_counter_names[] = { __VA_ARGS__, NULL }
 #endif
 
 static __always_inline __u32 xnf_nports(void)

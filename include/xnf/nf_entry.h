@@ -11,7 +11,7 @@ extern const char xnf_nf_name[];
 void xnf_nf_run_batch(struct xnf_pkt *pkts, xnf_verdict *verdicts, unsigned int n);
 
 /* Names of the NF's own counters (XNF_COUNTER_NAMES), NULL-terminated; empty when it has none. */
-extern const char *const xnf_nf_counter_names[];
+extern const char *xnf_nf_counter_names[];
 
 /* Ports of the running instance, as the NF's xnf_forward() and xnf_nports() see them. */
 extern struct xnf_config xnf_cfg;

@@ -21,4 +21,20 @@ static __always_inline __u32 xnf_pkt_len(const struct xnf_pkt *pkt)
 	return (__u32)((char *)pkt->data_end - (char *)pkt->data);
 }
 
+/*
+ * The frame's bounds read afresh. In BPF they come straight from the context,
+ * so code reached from many paths (a bpf_loop callback) starts from one
+ * verifier state instead of one per path; natively they are the same fields.
+ */
+static __always_inline void xnf_pkt_bounds(const struct xnf_pkt *pkt, void **data, void **data_end)
+{
+#ifdef XNF_TARGET_BPF
+	*data = (void *)(long)pkt->ctx->data;
+	*data_end = (void *)(long)pkt->ctx->data_end;
+#else
+	*data = pkt->data;
+	*data_end = pkt->data_end;
+#endif
+}
+
 #endif /* XNF_PKT_H */

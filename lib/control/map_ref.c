@@ -34,3 +34,18 @@ int xnf_map_ref_next_key(const struct xnf_map_ref *ref, const void *key, void *n
 		return xnf_native_map_get_next_key(ref->native, key, next_key);
 	return bpf_map_get_next_key(ref->fd, key, next_key);
 }
+
+int xnf_map_ref_update_batch(const struct xnf_map_ref *ref, const void *keys, const void *values, __u32 count)
+{
+	if (ref->native) {
+		for (__u32 i = 0; i < count; i++) {
+			int err = xnf_map_update(ref->native, (const char *)keys + (size_t)i * ref->key_size,
+						 (const char *)values + (size_t)i * ref->value_size, BPF_ANY);
+
+			if (err)
+				return err;
+		}
+		return 0;
+	}
+	return bpf_map_update_batch(ref->fd, keys, values, &count, NULL);
+}

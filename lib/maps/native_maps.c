@@ -570,3 +570,10 @@ struct xnf_map *xnf_native_map_find(const char *name)
 	}
 	return NULL;
 }
+
+struct xnf_map *xnf_native_map_at(size_t index)
+{
+	size_t count = __start_xnf_maps ? (size_t)(__stop_xnf_maps - __start_xnf_maps) : 0;
+
+	return index < count ? __start_xnf_maps[index] : NULL;
+}

@@ -13,12 +13,15 @@
 #include <unistd.h>
 
 #include <xnf/native_maps.h>
+#include <xnf/nf_control.h>
 #include <xnf/nf_entry.h>
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/ports.h>
 #include <xnf/runtime/rules_engine.h>
 
 #include "instance.h"
+
+#define HOUSEKEEPING_INTERVAL_S 1
 
 struct xnf_rules_target xnf_instance_maps(struct instance *in)
 {
@@ -54,8 +57,21 @@ static void serve_until_signal(struct instance *in, int sig_fd)
 		{ .fd = in->control.listen_fd, .events = POLLIN },
 	};
 
+	struct timespec now, next_housekeeping;
+
+	clock_gettime(CLOCK_MONOTONIC, &next_housekeeping);
 	for (;;) {
-		if (poll(fds, 2, -1) < 0) {
+		int timeout_ms = -1;
+
+		if (xnf_nf_housekeeping) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (now.tv_sec >= next_housekeeping.tv_sec) {
+				xnf_nf_housekeeping(&handlers.rules);
+				next_housekeeping.tv_sec = now.tv_sec + HOUSEKEEPING_INTERVAL_S;
+			}
+			timeout_ms = HOUSEKEEPING_INTERVAL_S * 1000;
+		}
+		if (poll(fds, 2, timeout_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			xnf_error("poll failed: %s", strerror(errno));
@@ -93,6 +109,33 @@ static int load_rules(struct instance *in)
 		return -1;
 	}
 	xnf_info("loaded %d rules from %s", n, in->opt->rules);
+	return 0;
+}
+
+static int run_start_step(struct instance *in)
+{
+	struct xnf_rules_target target = xnf_instance_maps(in);
+	char err[1024] = "";
+
+	if (!xnf_nf_start || xnf_nf_start(&target, err, sizeof(err)) == 0)
+		return 0;
+	xnf_error("%s cannot start: %s", xnf_nf_name, err);
+	return -1;
+}
+
+/* --map-size names one of the NF's own maps; its native twin gets the same size. */
+static int size_native_maps(const struct run_options *opt)
+{
+	for (__u32 i = 0; i < opt->nmap_sizes; i++) {
+		struct xnf_map *map = xnf_native_map_find(opt->map_sizes[i].name);
+
+		if (!map || strncmp(map->name, "xnf_", 4) == 0) {
+			xnf_error("--map-size: %s has no map called '%s' (see xnf-%s describe for its maps)",
+				  xnf_nf_name, opt->map_sizes[i].name, xnf_nf_name);
+			return -1;
+		}
+		map->max_entries = opt->map_sizes[i].entries;
+	}
 	return 0;
 }
 
@@ -153,7 +196,8 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 		xnf_error("xnf run needs root (CAP_BPF and CAP_NET_ADMIN) to load XDP programs: run it with sudo");
 		return 1;
 	}
-	if (xnf_ports_resolve(opt->ifaces, opt->nifaces, ports) || check_rules_early(opt->rules))
+	if (xnf_ports_resolve(opt->ifaces, opt->nifaces, ports) || check_rules_early(opt->rules) ||
+	    size_native_maps(opt))
 		return 1;
 	if (mode->sockets && xnf_afxdp_check_config(&opt->afxdp, ports, opt->nifaces))
 		return 2;
@@ -166,7 +210,9 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 	if (xnf_control_open(&in.control, xnf_run_dir(opt->run_dir), opt->name))
 		goto out;
 	if (prepare_native_side(&in, ports, opt->nifaces) ||
-	    xnf_xdp_load(&in.xdp, ports, opt->nifaces, mode->generic, mode->datapath) || load_rules(&in) ||
+	    xnf_xdp_load(&in.xdp, ports, opt->nifaces, mode->generic, mode->datapath, opt->map_sizes,
+			  opt->nmap_sizes) ||
+	    load_rules(&in) || run_start_step(&in) ||
 	    start_sockets(&in) || xnf_xdp_attach(&in.xdp))
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &in.started);

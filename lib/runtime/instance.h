@@ -25,6 +25,8 @@ extern const struct mode_info xnf_modes[];
 extern const size_t xnf_nmodes;
 const struct mode_info *xnf_find_mode(const char *name);
 
+#define XNF_MAX_MAP_SIZES 16
+
 struct run_options {
 	const char *mode;
 	char *ifaces[XNF_MAX_PORTS + 1];
@@ -34,6 +36,8 @@ struct run_options {
 	const char *run_dir;
 	struct xnf_afxdp_config afxdp;
 	const char *afxdp_option; /* first AF_XDP-only option given, for the error in XDP modes */
+	struct xnf_map_size map_sizes[XNF_MAX_MAP_SIZES]; /* --map-size NAME=ENTRIES */
+	__u32 nmap_sizes;
 };
 
 struct instance {

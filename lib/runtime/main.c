@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <xnf/native_maps.h>
 #include <xnf/nf_entry.h>
 #include <xnf/rules.h>
 #include <xnf/runtime/json.h>
@@ -27,7 +28,7 @@ enum {
 	OPT_RUN_DIR = 1000,
 	OPT_QUEUES, OPT_WORKERS, OPT_CORES, OPT_BATCH, OPT_RING, OPT_FRAME, OPT_FRAMES,
 	OPT_ZEROCOPY, OPT_COPY_FALLBACK, OPT_NO_WAKEUP, OPT_BP_USEC, OPT_BP_BUDGET, OPT_TX_BUDGET,
-	OPT_XMIT_BATCH,
+	OPT_XMIT_BATCH, OPT_MAP_SIZE,
 };
 
 static const struct option long_options[] = {
@@ -36,6 +37,7 @@ static const struct option long_options[] = {
 	{ "rules", required_argument, NULL, 'r' },
 	{ "name", required_argument, NULL, 'n' },
 	{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
+	{ "map-size", required_argument, NULL, OPT_MAP_SIZE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	/* AF_XDP modes only */
@@ -73,6 +75,7 @@ static void usage(FILE *out)
 		"  -r, --rules FILE       rules to load before traffic flows (loaded whole or not at all)\n"
 		"  -n, --name NAME        instance name for 'xnf stats' and 'xnf rules' (default: the NF's)\n"
 		"      --run-dir DIR      where control sockets live (default $XNF_RUN_DIR or %s)\n"
+		"      --map-size MAP=N   give one of the NF's maps N entries (K, M, G: times 1024, 1024^2, 1024^3)\n"
 		"  -v, --verbose          show libbpf's messages\n"
 		"\nAF_XDP modes (afxdp*, xdp-sk*):\n"
 		"      --queues N         serve queues 0..N-1 of every port (default 1)\n"
@@ -132,6 +135,36 @@ static int parse_number(const char *option, const char *text, long min, long max
 	return 0;
 }
 
+/* NAME=ENTRIES, with an optional binary K/M/G multiplier. */
+static int parse_map_size(const char *text, struct run_options *opt)
+{
+	const char *eq = strchr(text, '=');
+	unsigned long long n;
+	char *end;
+
+	if (opt->nmap_sizes == XNF_MAX_MAP_SIZES) {
+		xnf_error("at most %d --map-size options", XNF_MAX_MAP_SIZES);
+		return -1;
+	}
+	if (!eq || eq == text) {
+		xnf_error("--map-size takes MAP=ENTRIES (e.g. fw_acl=1M), not '%s'", text);
+		return -1;
+	}
+	n = strtoull(eq + 1, &end, 10);
+	if (*end && !end[1] && strchr("KMG", *end))
+		n <<= *end == 'K' ? 10 : *end == 'M' ? 20 : 30;
+	else if (*end)
+		n = 0;
+	if (!eq[1] || n == 0 || n > 0xffffffffull) {
+		xnf_error("--map-size %s: the entry count must be a whole number from 1 to 4G, with an optional "
+			  "K, M or G", text);
+		return -1;
+	}
+	opt->map_sizes[opt->nmap_sizes].name = strndup(text, eq - text);
+	opt->map_sizes[opt->nmap_sizes++].entries = (__u32)n;
+	return 0;
+}
+
 static int parse_cores(const char *text, struct xnf_afxdp_config *cfg)
 {
 	char copy[256], *save = NULL;
@@ -182,6 +215,10 @@ static int parse_run_options(int argc, char **argv, struct run_options *opt)
 		case 'n': opt->name = optarg; break;
 		case 'v': xnf_verbose = true; break;
 		case OPT_RUN_DIR: opt->run_dir = optarg; break;
+		case OPT_MAP_SIZE:
+			if (parse_map_size(optarg, opt))
+				return -1;
+			break;
 		case 'h': usage(stdout); exit(0);
 		case 'i':
 			if (opt->nifaces == XNF_MAX_PORTS) {
@@ -261,7 +298,20 @@ static int cmd_describe(void)
 	xnf_json_string(stdout, xnf_nf_name);
 	printf(", \"rules_syntax\": ");
 	xnf_json_string(stdout, xnf_nf_rules ? xnf_nf_rules->syntax : "");
-	printf(", \"modes\": {");
+	printf(", \"counters\": [");
+	for (size_t i = 0; xnf_nf_counter_names[i]; i++) {
+		printf("%s", i ? ", " : "");
+		xnf_json_string(stdout, xnf_nf_counter_names[i]);
+	}
+	printf("], \"maps\": {");
+	for (size_t i = 0, shown = 0; xnf_native_map_at(i); i++) {
+		const struct xnf_map *map = xnf_native_map_at(i);
+
+		if (strncmp(map->name, "xnf_", 4) == 0)
+			continue;
+		printf("%s\"%s\": %u", shown++ ? ", " : "", map->name, map->max_entries);
+	}
+	printf("}, \"modes\": {");
 	for (size_t i = 0; i < xnf_nmodes; i++)
 		printf("%s\"%s\": %s", i ? ", " : "", xnf_modes[i].name, xnf_modes[i].available ? "true" : "false");
 	printf("}}\n");

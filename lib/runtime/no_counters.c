@@ -5,4 +5,4 @@
  */
 #include <stddef.h>
 
-const char *const xnf_nf_counter_names[] = { NULL };
+const char *xnf_nf_counter_names[] = { NULL };

@@ -24,22 +24,26 @@ static size_t libbpf_log_len;
 
 static int capture_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	char line[4096];
-	int n = vsnprintf(line, sizeof(line), fmt, ap);
-	char *grown;
+	char *line = NULL, *grown;
+	int n;
 
+	/* The verifier's log comes as one message of any length: format it whole. */
+	n = vasprintf(&line, fmt, ap);
+	if (n <= 0) {
+		free(n == 0 ? line : NULL);
+		return 0;
+	}
 	if (xnf_verbose)
 		fputs(line, stderr);
-	if (level == LIBBPF_DEBUG || n <= 0)
-		return 0;
-	if ((size_t)n >= sizeof(line))
-		n = sizeof(line) - 1;
-	grown = realloc(libbpf_log, libbpf_log_len + n + 1);
-	if (!grown)
-		return 0;
-	libbpf_log = grown;
-	memcpy(libbpf_log + libbpf_log_len, line, n + 1);
-	libbpf_log_len += n;
+	if (level != LIBBPF_DEBUG) {
+		grown = realloc(libbpf_log, libbpf_log_len + n + 1);
+		if (grown) {
+			libbpf_log = grown;
+			memcpy(libbpf_log + libbpf_log_len, line, n + 1);
+			libbpf_log_len += n;
+		}
+	}
+	free(line);
 	return 0;
 }
 
@@ -122,8 +126,36 @@ static void explain_load_failure(int err)
 	print_verifier_tail();
 }
 
+/* The NF's own maps, as opposed to the glue's (xnf_*) and libbpf's internal ones (.rodata...). */
+static bool is_nf_map(const struct bpf_map *map)
+{
+	return !bpf_map__is_internal(map) && strncmp(bpf_map__name(map), "xnf_", 4) != 0;
+}
+
+static int size_maps(struct bpf_object *obj, enum xnf_datapath datapath, const struct xnf_map_size *sizes,
+		     __u32 nsizes)
+{
+	struct bpf_map *map;
+
+	bpf_object__for_each_map(map, obj) {
+		__u32 entries = bpf_map__max_entries(map);
+
+		for (__u32 i = 0; i < nsizes; i++) {
+			if (strcmp(sizes[i].name, bpf_map__name(map)) == 0)
+				entries = sizes[i].entries;
+		}
+		if (datapath == XNF_DATAPATH_USER && is_nf_map(map))
+			entries = 1;
+		if (bpf_map__set_max_entries(map, entries)) {
+			xnf_error("cannot size map %s to %u entries", bpf_map__name(map), entries);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32 nports, bool generic,
-		 enum xnf_datapath datapath)
+		 enum xnf_datapath datapath, const struct xnf_map_size *sizes, __u32 nsizes)
 {
 	struct xnf_config cfg = { .nports = nports, .datapath = datapath };
 	struct bpf_program *prog;
@@ -154,6 +186,8 @@ int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32
 		xnf_error("the embedded BPF object has no XDP program: was the NF built with XNF_DEFINE_NF?");
 		return -1;
 	}
+	if (size_maps(x->obj, datapath, sizes, nsizes))
+		return -1;
 	err = bpf_object__load(x->obj);
 	if (err) {
 		explain_load_failure(err);

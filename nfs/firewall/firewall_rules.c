@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include <xnf/parse.h>
-#include <xnf/rules.h>
+#include <xnf/nf_control.h>
 #include <xnf/rules_text.h>
 #include "firewall.h"
 
@@ -196,4 +196,4 @@ static const struct xnf_rules_codec fw_codec = {
 	.format = fw_format,
 };
 
-const struct xnf_rules_codec *const xnf_nf_rules = &fw_codec;
+XNF_EXPORT_RULES(firewall, &fw_codec);

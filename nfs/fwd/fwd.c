@@ -13,9 +13,9 @@
 XNF_MAP_HASH(fwd_by_mac, struct fwd_mac_key, struct fwd_target, FWD_MAX_ENTRIES);
 XNF_MAP_LPM(fwd_by_ip, struct fwd_ip_key, struct fwd_target, FWD_MAX_ENTRIES);
 XNF_MAP_ARRAY(fwd_uplink_cfg, struct fwd_uplink, 1);
-XNF_COUNTER_NAMES("to_container", "to_uplink", "to_host");
+XNF_COUNTER_NAMES("to_container", "to_uplink", "fwd_to_host");
 
-static __always_inline struct fwd_target *container_for(struct ethhdr *eth, const struct iphdr *ip)
+static __always_inline struct fwd_target *fwd_container_for(struct ethhdr *eth, const struct iphdr *ip)
 {
 	struct fwd_mac_key mac = { 0 };
 	struct fwd_ip_key key = { .prefixlen = 32 };
@@ -29,30 +29,30 @@ static __always_inline struct fwd_target *container_for(struct ethhdr *eth, cons
 	return xnf_map_lookup(&fwd_by_ip, &key);
 }
 
-static __always_inline xnf_verdict to_host(void)
+static __always_inline xnf_verdict fwd_to_host(void)
 {
 	xnf_count_event(FWD_CNT_TO_HOST);
 	return XNF_PASS;
 }
 
-static __always_inline xnf_verdict from_uplink(struct ethhdr *eth, const struct xnf_headers *h)
+static __always_inline xnf_verdict fwd_from_uplink(struct ethhdr *eth, const struct xnf_headers *h)
 {
-	struct fwd_target *t = container_for(eth, h->ip4);
+	struct fwd_target *t = fwd_container_for(eth, h->ip4);
 
 	if (!t || t->port == FWD_UPLINK_PORT || t->port >= xnf_nports())
-		return to_host();
+		return fwd_to_host();
 	__builtin_memcpy(eth->h_dest, t->mac, ETH_ALEN);
 	xnf_count_event(FWD_CNT_TO_CONTAINER);
 	return XNF_REDIRECT(t->port);
 }
 
-static __always_inline xnf_verdict from_container(struct ethhdr *eth, const struct xnf_headers *h)
+static __always_inline xnf_verdict fwd_from_container(struct ethhdr *eth, const struct xnf_headers *h)
 {
 	__u32 zero = 0;
 	struct fwd_uplink *up = xnf_map_lookup(&fwd_uplink_cfg, &zero);
 
 	if (!h->ip4 && !h->ip6)
-		return to_host();
+		return fwd_to_host();
 	if (up && up->set) {
 		__builtin_memcpy(eth->h_dest, up->next_hop, ETH_ALEN);
 		__builtin_memcpy(eth->h_source, up->source, ETH_ALEN);
@@ -68,7 +68,7 @@ static __always_inline xnf_verdict fwd(struct xnf_pkt *pkt)
 	if (xnf_parse_headers(pkt, &h) < 0)
 		return XNF_DROP_MALFORMED;
 	if (xnf_ingress_port(pkt) == FWD_UPLINK_PORT)
-		return from_uplink(h.eth, &h);
-	return from_container(h.eth, &h);
+		return fwd_from_uplink(h.eth, &h);
+	return fwd_from_container(h.eth, &h);
 }
 XNF_DEFINE_NF(fwd);

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include <xnf/common.h>
-#include <xnf/rules.h>
+#include <xnf/nf_control.h>
 #include <xnf/rules_text.h>
 #include "fwd.h"
 
@@ -144,4 +144,4 @@ static const struct xnf_rules_codec fwd_codec = {
 	.format = fwd_format,
 };
 
-const struct xnf_rules_codec *const xnf_nf_rules = &fwd_codec;
+XNF_EXPORT_RULES(fwd, &fwd_codec);

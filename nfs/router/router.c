@@ -14,7 +14,7 @@ XNF_MAP_LPM(rt6, struct rt_key6, struct rt_nexthop, RT_MAX_ROUTES);
 XNF_MAP_ARRAY(rt_port_mac, struct rt_port_mac, XNF_MAX_PORTS);
 XNF_COUNTER_NAMES("forwarded", "expired_ttl", "no_route", "local", "non_ip");
 
-static __always_inline struct rt_nexthop *route4(const struct iphdr *ip)
+static __always_inline struct rt_nexthop *rt_route4(const struct iphdr *ip)
 {
 	struct rt_key4 key = { .prefixlen = 32 };
 
@@ -22,7 +22,7 @@ static __always_inline struct rt_nexthop *route4(const struct iphdr *ip)
 	return xnf_map_lookup(&rt4, &key);
 }
 
-static __always_inline struct rt_nexthop *route6(const struct ipv6hdr *ip6)
+static __always_inline struct rt_nexthop *rt_route6(const struct ipv6hdr *ip6)
 {
 	struct rt_key6 key = { .prefixlen = 128 };
 
@@ -31,7 +31,7 @@ static __always_inline struct rt_nexthop *route6(const struct ipv6hdr *ip6)
 }
 
 /* Rewrites the Ethernet header for the next hop and picks the way out. */
-static __always_inline xnf_verdict send_to(struct xnf_pkt *pkt, struct ethhdr *eth, const struct rt_nexthop *nh)
+static __always_inline xnf_verdict rt_send_to(struct xnf_pkt *pkt, struct ethhdr *eth, const struct rt_nexthop *nh)
 {
 	__u32 port = nh->port;
 	struct rt_port_mac *src = xnf_map_lookup(&rt_port_mac, &port);
@@ -48,7 +48,7 @@ static __always_inline xnf_verdict send_to(struct xnf_pkt *pkt, struct ethhdr *e
 }
 
 /* Local prefixes, missing routes and routes to ports this instance lacks: the cases before forwarding. */
-static __always_inline int unroutable(const struct rt_nexthop *nh, xnf_verdict *verdict)
+static __always_inline int rt_unroutable(const struct rt_nexthop *nh, xnf_verdict *verdict)
 {
 	if (!nh || (nh->port != RT_LOCAL_PORT && nh->port >= xnf_nports())) {
 		xnf_count_event(RT_CNT_NO_ROUTE);
@@ -63,13 +63,13 @@ static __always_inline int unroutable(const struct rt_nexthop *nh, xnf_verdict *
 	return 0;
 }
 
-static __always_inline xnf_verdict forward4(struct xnf_pkt *pkt, struct ethhdr *eth, struct iphdr *ip)
+static __always_inline xnf_verdict rt_forward4(struct xnf_pkt *pkt, struct ethhdr *eth, struct iphdr *ip)
 {
-	struct rt_nexthop *nh = route4(ip);
+	struct rt_nexthop *nh = rt_route4(ip);
 	xnf_verdict verdict;
 	__be16 before, after;
 
-	if (unroutable(nh, &verdict))
+	if (rt_unroutable(nh, &verdict))
 		return verdict;
 	if (ip->ttl <= 1) {
 		xnf_count_event(RT_CNT_EXPIRED);
@@ -80,22 +80,22 @@ static __always_inline xnf_verdict forward4(struct xnf_pkt *pkt, struct ethhdr *
 	ip->ttl--;
 	__builtin_memcpy(&after, &ip->ttl, 2);
 	xnf_csum_replace2(&ip->check, before, after);
-	return send_to(pkt, eth, nh);
+	return rt_send_to(pkt, eth, nh);
 }
 
-static __always_inline xnf_verdict forward6(struct xnf_pkt *pkt, struct ethhdr *eth, struct ipv6hdr *ip6)
+static __always_inline xnf_verdict rt_forward6(struct xnf_pkt *pkt, struct ethhdr *eth, struct ipv6hdr *ip6)
 {
-	struct rt_nexthop *nh = route6(ip6);
+	struct rt_nexthop *nh = rt_route6(ip6);
 	xnf_verdict verdict;
 
-	if (unroutable(nh, &verdict))
+	if (rt_unroutable(nh, &verdict))
 		return verdict;
 	if (ip6->hop_limit <= 1) {
 		xnf_count_event(RT_CNT_EXPIRED);
 		return XNF_DROP;
 	}
 	ip6->hop_limit--;
-	return send_to(pkt, eth, nh);
+	return rt_send_to(pkt, eth, nh);
 }
 
 static __always_inline xnf_verdict router(struct xnf_pkt *pkt)
@@ -105,9 +105,9 @@ static __always_inline xnf_verdict router(struct xnf_pkt *pkt)
 	if (xnf_parse_headers(pkt, &h) < 0)
 		return XNF_DROP_MALFORMED;
 	if (h.ip4)
-		return forward4(pkt, h.eth, h.ip4);
+		return rt_forward4(pkt, h.eth, h.ip4);
 	if (h.ip6)
-		return forward6(pkt, h.eth, h.ip6);
+		return rt_forward6(pkt, h.eth, h.ip6);
 	xnf_count_event(RT_CNT_NON_IP);
 	return XNF_PASS;
 }

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include <xnf/common.h>
-#include <xnf/rules.h>
+#include <xnf/nf_control.h>
 #include <xnf/rules_text.h>
 #include "router.h"
 
@@ -154,4 +154,4 @@ static const struct xnf_rules_codec rt_codec = {
 	.format = rt_format,
 };
 
-const struct xnf_rules_codec *const xnf_nf_rules = &rt_codec;
+XNF_EXPORT_RULES(router, &rt_codec);

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from conftest import run_xnf, xdp_attached
-from xnf.build import BIN_DIR
+from xnf.build import BIN_DIR, REPO_ROOT
 from xnf.lab.nf_process import NfInstance
 
 NOBODY = 65534
@@ -168,7 +168,7 @@ def test_ps_lists_live_instances_and_removes_stale_sockets(pair, tmp_path):
     env_dir = str(tmp_path)
     os.symlink(f"/run/xnf/{live.name}.sock", tmp_path / f"{live.name}.sock")
     result = subprocess.run([sys.executable, "-m", "xnf", "ps"], capture_output=True, text=True,
-                            env=dict(os.environ, XNF_RUN_DIR=env_dir))
+                            env=dict(os.environ, XNF_RUN_DIR=env_dir, PYTHONPATH=str(REPO_ROOT / "python")))
     assert result.returncode == 0, result.stderr
     assert live.name in result.stdout and "killed" not in result.stdout
     assert not stale.exists()

@@ -29,5 +29,7 @@ int xnf_map_ref_update(const struct xnf_map_ref *ref, const void *key, const voi
 int xnf_map_ref_delete(const struct xnf_map_ref *ref, const void *key);
 int xnf_map_ref_lookup(const struct xnf_map_ref *ref, const void *key, void *value);
 int xnf_map_ref_next_key(const struct xnf_map_ref *ref, const void *key, void *next_key);
+/* count entries at once (one syscall for a kernel map): for filling large arrays. 0 or -errno. */
+int xnf_map_ref_update_batch(const struct xnf_map_ref *ref, const void *keys, const void *values, __u32 count);
 
 #endif

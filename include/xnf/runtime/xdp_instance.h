@@ -21,6 +21,12 @@ struct xnf_port {
 	int ifindex;
 };
 
+/* A map's max_entries chosen at run time (--map-size), for both of its sides. */
+struct xnf_map_size {
+	const char *name;
+	__u32 entries;
+};
+
 struct xnf_xdp_instance {
 	struct xnf_embedded *embedded;
 	struct bpf_object *obj;
@@ -34,8 +40,13 @@ struct xnf_xdp_instance {
 
 /* Loads the NF for these ports. On failure prints one clear message (with the
  * verifier's last lines if it refused the program) and returns -1. */
+/*
+ * Opens and loads the embedded object. sizes override max_entries; when the
+ * NF runs in user space its own maps are cut to one entry (only the native
+ * twins hold data), so a large table is not allocated twice.
+ */
 int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32 nports, bool generic,
-		 enum xnf_datapath datapath);
+		 enum xnf_datapath datapath, const struct xnf_map_size *sizes, __u32 nsizes);
 /* Attaches to every port, or to none: on failure nothing stays attached. */
 int xnf_xdp_attach(struct xnf_xdp_instance *x);
 void xnf_xdp_detach(struct xnf_xdp_instance *x);

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What an NF gives the control plane, from its native-only file
+ * (nfs/<name>/<name>_rules.c):
+ *
+ *   XNF_EXPORT_RULES(firewall, &fw_codec);   its rules codec (xnf/rules.h)
+ *   XNF_EXPORT_START(taskemu, te_start);     a step run once before traffic flows
+ *   XNF_EXPORT_HOUSEKEEPING(lb, lb_sweep);   a step run about once a second while it runs
+ *
+ * A standalone binary binds them to the names the runtime reads (xnf_nf_rules,
+ * xnf_nf_start). In a chain (built with -DXNF_CHAIN_MEMBER) they get the
+ * member's own names, and the chain's generated code dispatches to each.
+ */
+#ifndef XNF_NF_CONTROL_H
+#define XNF_NF_CONTROL_H
+
+#include <stddef.h>
+
+#include <xnf/rules.h>
+
+struct xnf_rules_target;
+
+/*
+ * Runs after the maps exist (on the side that runs the NF) and the --rules
+ * file is loaded, before the program is attached: fills what the NF needs
+ * that no rule line describes. 0, or -1 with a reason in err.
+ */
+typedef int (*xnf_nf_start_fn)(const struct xnf_rules_target *maps, char *err, size_t errlen);
+
+/* The linked NF's start step, or NULL (weak default). */
+extern const xnf_nf_start_fn xnf_nf_start;
+
+/*
+ * Runs about once a second on the control thread, beside `xnf rules` and
+ * `xnf stats` (keep each call short): for state the data path cannot clean
+ * up itself, such as the load balancer's idle sessions.
+ */
+typedef void (*xnf_nf_housekeeping_fn)(const struct xnf_rules_target *maps);
+
+/* The linked NF's housekeeping step, or NULL (weak default). */
+extern const xnf_nf_housekeeping_fn xnf_nf_housekeeping;
+
+#ifdef XNF_CHAIN_MEMBER
+#define XNF_EXPORT_RULES(nf, codec) const struct xnf_rules_codec *const xnf_member_rules_##nf = (codec)
+#define XNF_EXPORT_START(nf, fn) const xnf_nf_start_fn xnf_member_start_##nf = (fn)
+#define XNF_EXPORT_HOUSEKEEPING(nf, fn) const xnf_nf_housekeeping_fn xnf_member_housekeeping_##nf = (fn)
+#else
+#define XNF_EXPORT_RULES(nf, codec) const struct xnf_rules_codec *const xnf_nf_rules = (codec)
+#define XNF_EXPORT_START(nf, fn) const xnf_nf_start_fn xnf_nf_start = (fn)
+#define XNF_EXPORT_HOUSEKEEPING(nf, fn) const xnf_nf_housekeeping_fn xnf_nf_housekeeping = (fn)
+#endif
+
+#endif /* XNF_NF_CONTROL_H */
