@@ -26,7 +26,7 @@ nf_src     = $(firstword $(wildcard nfs/$(1)/$(1).c tests/nfs/$(1)/$(1).c))
 nf_dir     = $(patsubst %/,%,$(dir $(call nf_src,$(1))))
 
 LIB_SRCS  := $(wildcard lib/*/*.c)
-LIB_SRCS  := $(filter-out lib/runtime/main.c lib/xdp/skel_glue.c,$(LIB_SRCS))
+LIB_SRCS  := $(filter-out lib/runtime/main.c lib/xdp/skel_glue.c lib/chain/%,$(LIB_SRCS))
 LIB_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
 LIBXNF    := $(BUILD)/libxnf.a
 
@@ -81,6 +81,45 @@ $(BUILD)/tests/xnf-diff-$(1): $$($(1)_OBJS) $(BUILD)/tests/c/diff_main.o $(LIBXN
 	$(CC) -o $$@ $$^ $(LDLIBS)
 endef
 $(foreach n,$(NFS),$(eval $(call NF_RULES,$(n))))
+
+# Chains: python/xnf/chain.py writes build/chains/<id>/ (chain.c, chain_control.c and
+# members.mk, which sets <id>_MEMBERS) and then asks for build/bin/xnf-chain-<id>.
+# Member control files are compiled again with -DXNF_CHAIN_MEMBER so their exports
+# get member names instead of the standalone ones.
+-include $(wildcard $(BUILD)/chains/*/members.mk)
+CHAINS := $(notdir $(patsubst %/,%,$(wildcard $(BUILD)/chains/*/)))
+define CHAIN_RULES
+$(1)_DIR := $(BUILD)/chains/$(1)
+$(1)_INCLUDES := $$(foreach m,$$($(1)_MEMBERS),-I$$(call nf_dir,$$(m)))
+$(1)_SRCS := $$(foreach m,$$($(1)_MEMBERS),$$(call nf_src,$$(m)))
+$(1)_CONTROL_SRCS := $$(foreach m,$$($(1)_MEMBERS),\
+	$$(wildcard $$(call nf_dir,$$(m))/$$(m)_rules.c $$(call nf_dir,$$(m))/$$(m)_control.c))
+$(1)_MEMBER_CONTROL := $$(patsubst %.c,$$($(1)_DIR)/%.o,$$($(1)_CONTROL_SRCS))
+
+$$($(1)_DIR)/chain.bpf.o: $$($(1)_DIR)/chain.c $$($(1)_SRCS)
+	$(CLANG) $(BPF_CFLAGS) -I. $$($(1)_INCLUDES) -c $$< -o $$@
+$$($(1)_DIR)/chain.skel.h: $$($(1)_DIR)/chain.bpf.o
+	$(BPFTOOL) gen skeleton $$< name xnf_chain_bpf > $$@.tmp && mv $$@.tmp $$@
+$$($(1)_DIR)/chain.native.o: $$($(1)_DIR)/chain.c $$($(1)_SRCS)
+	$(CC) $(CFLAGS) -I. $$($(1)_INCLUDES) -c $$< -o $$@
+$$($(1)_DIR)/skel_glue.o: lib/xdp/skel_glue.c $$($(1)_DIR)/chain.skel.h
+	$(CC) $(CFLAGS) -I$$($(1)_DIR) -DXNF_SKEL_HEADER='"chain.skel.h"' -DXNF_SKEL=xnf_chain_bpf -c $$< -o $$@
+$$($(1)_MEMBER_CONTROL): $$($(1)_DIR)/%.o: %.c
+	@mkdir -p $$(@D)
+	$(CC) $(CFLAGS) -I$$(dir $$<) -DXNF_CHAIN_MEMBER -c $$< -o $$@
+$$($(1)_DIR)/chain_control.o: $$($(1)_DIR)/chain_control.c
+	$(CC) $(CFLAGS) -c $$< -o $$@
+$(1)_OBJS := $$($(1)_DIR)/chain.native.o $$($(1)_DIR)/skel_glue.o $$($(1)_MEMBER_CONTROL) \
+	$$($(1)_DIR)/chain_control.o $(BUILD)/lib/chain/chain_control.o
+
+$(BUILD)/bin/xnf-chain-$(1): $$($(1)_OBJS) $(BUILD)/lib/runtime/main.o $(LIBXNF)
+	@mkdir -p $$(@D)
+	$(CC) -o $$@ $$^ $(LDLIBS)
+$(BUILD)/tests/xnf-diff-chain-$(1): $$($(1)_OBJS) $(BUILD)/tests/c/diff_main.o $(LIBXNF)
+	@mkdir -p $$(@D)
+	$(CC) -o $$@ $$^ $(LDLIBS)
+endef
+$(foreach c,$(CHAINS),$(eval $(call CHAIN_RULES,$(c))))
 
 # The generator and its helper BPF program.
 $(BUILD)/tools/gen/gen.bpf.o: tools/gen/gen.bpf.c

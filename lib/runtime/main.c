@@ -202,6 +202,19 @@ static int parse_afxdp_option(int c, const char *arg, struct xnf_afxdp_config *c
 	return -1;
 }
 
+/* The NF's name where it is a valid instance name; "chain:firewall,lb" becomes "chain-firewall-lb". */
+static const char *default_instance_name(void)
+{
+	static char name[XNF_MAX_NAME + 1];
+
+	snprintf(name, sizeof(name), "%s", xnf_nf_name);
+	for (char *c = name; *c; c++) {
+		if (*c == ':' || *c == ',')
+			*c = '-';
+	}
+	return name;
+}
+
 static int parse_run_options(int argc, char **argv, struct run_options *opt)
 {
 	int c;
@@ -249,7 +262,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *opt)
 		return -1;
 	}
 	if (!opt->name)
-		opt->name = xnf_nf_name;
+		opt->name = default_instance_name();
 	return 0;
 }
 

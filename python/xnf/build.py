@@ -23,6 +23,20 @@ def available_nfs() -> list[str]:
     return names
 
 
+def test_nfs() -> list[str]:
+    """NFs that exist for the tests (tests/nfs/<name>/<name>.c)."""
+    folder = REPO_ROOT / "tests" / "nfs"
+    return sorted(p.name for p in folder.iterdir() if (p / f"{p.name}.c").is_file()) if folder.is_dir() else []
+
+
+def nf_source(nf: str) -> Path:
+    """The one source file of an NF (shipped or test)."""
+    for base in NF_SOURCE_DIRS + (REPO_ROOT / "tests" / "nfs",):
+        if (base / nf / f"{nf}.c").is_file():
+            return base / nf / f"{nf}.c"
+    raise XnfError(f"unknown NF '{nf}': choose one of {', '.join(available_nfs())}")
+
+
 def ensure_built() -> None:
     """Runs make (quietly) so that binaries match the sources."""
     result = subprocess.run(["make", "-s", "-C", str(REPO_ROOT)], capture_output=True, text=True)
@@ -31,7 +45,11 @@ def ensure_built() -> None:
 
 
 def nf_binary(nf: str) -> Path:
-    """The binary of an NF, built if needed; unknown NFs get a clear error."""
+    """The binary of an NF or a chain ('chain:a,b'), built if needed; unknown NFs get a clear error."""
+    from xnf import chain  # chain builds on this module
+
+    if chain.is_chain(nf):
+        return chain.ensure_chain(nf)
     path = BIN_DIR / f"xnf-{nf}"
     if not path.exists():
         known = available_nfs()

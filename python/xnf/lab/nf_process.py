@@ -26,7 +26,7 @@ class NfInstance:
               name: str | None = None, ns: str | None = None, extra: list[str] | None = None) -> "NfInstance":
         """Starts the NF and returns once its control socket answers; raises with its stderr if it exits.
         extra: more options for the NF binary (AF_XDP settings, for instance)."""
-        name = name or f"{topology.dut_ns}-{nf}"
+        name = name or f"{topology.dut_ns}-{nf}".replace(":", "-").replace(",", "-")
         argv = [str(build.nf_binary(nf)), "run", "--mode", mode, "--name", name]
         for iface in ifaces:
             argv += ["--iface", iface]

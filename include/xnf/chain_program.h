@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The packet side of a chain (included by the generated chain.c, after its
+ * members): how one member is called from the chain's function.
+ *
+ * In the kernel each member is wrapped in a global function: the verifier
+ * checks a global function once, on its own, instead of once for every way
+ * through the members before it (two parsers in a row multiply the paths it
+ * walks). The call is a direct BPF-to-BPF call, never an indirect one.
+ * Natively the member is inlined into the chain, as an NF is into its loop.
+ */
+#ifndef XNF_CHAIN_PROGRAM_H
+#define XNF_CHAIN_PROGRAM_H
+
+#include <xnf/nf.h>
+
+#ifdef XNF_TARGET_BPF
+#define XNF_CHAIN_STEP(fn)                                                     \
+	__attribute__((noinline)) int xnf_chain_step_##fn(struct xdp_md *ctx)  \
+	{                                                                      \
+		struct xnf_pkt pkt = {                                         \
+			.data = (void *)(long)ctx->data,                       \
+			.data_end = (void *)(long)ctx->data_end,               \
+			.ctx = ctx,                                            \
+		};                                                             \
+		return (int)fn(&pkt);                                          \
+	}
+#define XNF_CHAIN_CALL(fn, pkt) ((xnf_verdict)xnf_chain_step_##fn((pkt)->ctx))
+#else
+#define XNF_CHAIN_STEP(fn)
+#define XNF_CHAIN_CALL(fn, pkt) fn(pkt)
+#endif
+
+/* A member that sends the packet on hands it to the next; any other verdict ends the chain. */
+static __always_inline int xnf_chain_goes_on(xnf_verdict v)
+{
+	return XNF_VERDICT_ACTION(v) == XNF_TX || XNF_VERDICT_ACTION(v) == XNF_REDIRECT_ACTION;
+}
+
+#endif
