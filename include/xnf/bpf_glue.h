@@ -128,11 +128,7 @@ static __always_inline int xnf_xdp_hybrid(struct xdp_md *ctx, struct xnf_pkt *pk
 	SEC("xdp")                                                             \
 	int xnf_xdp_main(struct xdp_md *ctx)                                   \
 	{                                                                      \
-		struct xnf_pkt pkt = {                                         \
-			.data = (void *)(long)ctx->data,                       \
-			.data_end = (void *)(long)ctx->data_end,               \
-			.ctx = ctx,                                            \
-		};                                                             \
+		struct xnf_pkt pkt = xnf_pkt_of(ctx);                          \
 		if (xnf_cfg.datapath == XNF_DATAPATH_USER)                     \
 			return xnf_xdp_to_user(&pkt);                          \
 		if (xnf_cfg.datapath == XNF_DATAPATH_HYBRID)                   \

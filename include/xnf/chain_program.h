@@ -18,11 +18,7 @@
 #define XNF_CHAIN_STEP(fn)                                                     \
 	__attribute__((noinline)) int xnf_chain_step_##fn(struct xdp_md *ctx)  \
 	{                                                                      \
-		struct xnf_pkt pkt = {                                         \
-			.data = (void *)(long)ctx->data,                       \
-			.data_end = (void *)(long)ctx->data_end,               \
-			.ctx = ctx,                                            \
-		};                                                             \
+		struct xnf_pkt pkt = xnf_pkt_of(ctx);                          \
 		return (int)fn(&pkt);                                          \
 	}
 #define XNF_CHAIN_CALL(fn, pkt) ((xnf_verdict)xnf_chain_step_##fn((pkt)->ctx))

@@ -16,6 +16,20 @@ struct xnf_pkt {
 #endif
 };
 
+#ifdef XNF_TARGET_BPF
+/* The packet of an XDP context. */
+static __always_inline struct xnf_pkt xnf_pkt_of(struct xdp_md *ctx)
+{
+	struct xnf_pkt pkt = {
+		.data = (void *)(long)ctx->data,
+		.data_end = (void *)(long)ctx->data_end,
+		.ctx = ctx,
+	};
+
+	return pkt;
+}
+#endif
+
 static __always_inline __u32 xnf_pkt_len(const struct xnf_pkt *pkt)
 {
 	return (__u32)((char *)pkt->data_end - (char *)pkt->data);
