@@ -2,10 +2,12 @@
 /*
  * The generator's program, run by BPF_PROG_RUN in live-frames mode: every
  * frame it returns XDP_TX for is transmitted out of the generator's
- * interface. Per frame it picks the flow, writes the probe (flow, sequence
- * number, send time) and the flow's header fields, and keeps the checksums
- * right by incremental updates from the frame's current bytes (live frames
- * are recycled, so those need not be the template's).
+ * interface. Per frame it writes the template's headers and probe back,
+ * picks the flow, writes the probe (flow, sequence number, send time) and the
+ * flow's header fields, and keeps the checksums right by incremental updates
+ * from the template. Live frames are recycled, and on veth the receiving NF
+ * works on the very same page: a router's TTL, a load balancer's rewritten
+ * address would otherwise come back in the next frame built on that page.
  *
  * The generator also keeps this program attached (generic mode) to the
  * namespace's loopback while it runs: a program that is attached somewhere
@@ -18,6 +20,8 @@
 #include "probe.h"
 
 const volatile struct xnf_gen_config cfg = {};
+/* The frame as user space built it, as 8-byte words (little-endian hosts: BPF runs on the CPU's order). */
+const volatile __u64 template_words[XNF_GEN_TEMPLATE_MAX / 8] = {};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -63,6 +67,28 @@ static __always_inline void set32(__u8 *field, __u32 value_raw, __sum16 *csum)
 	__builtin_memcpy(field, &value_raw, 4);
 	if (csum)
 		xnf_csum_replace4(csum, old, value_raw);
+}
+
+/* Puts the template's first cfg.restore_len bytes (an even count) back into the frame. */
+static __always_inline void restore_template(__u8 *data, const __u8 *end)
+{
+	__u32 words = cfg.restore_len / 8, tail_off;
+	__u64 tail;
+
+	for (__u32 i = 0; i < XNF_GEN_TEMPLATE_MAX / 8; i++) {
+		if (i >= words || data + 8 * (i + 1) > end)
+			break;
+		*(__u64 *)(data + 8 * i) = template_words[i];
+	}
+	if (words >= XNF_GEN_TEMPLATE_MAX / 8)
+		return;
+	tail = template_words[words];
+	tail_off = words * 8;
+	for (__u32 j = 0; j < 3; j++) {
+		if (tail_off + 2 * (j + 1) > cfg.restore_len || data + tail_off + 2 * (j + 1) > end)
+			break;
+		*(__u16 *)(data + tail_off + 2 * j) = (__u16)(tail >> (16 * j));
+	}
 }
 
 static __always_inline __u32 pick_flow(struct xnf_gen_cpu *c)
@@ -117,6 +143,7 @@ int xnf_gen(struct xdp_md *ctx)
 		cs.ip = (__sum16 *)(data + cfg.l3_offset + 10);
 	if (cfg.l4_csum)
 		cs.l4 = (__sum16 *)(data + cfg.l4_offset + (cfg.tcp ? 16 : 6));
+	restore_template(data, end);
 	flow = pick_flow(c);
 	c->next++;
 	seq = bpf_map_lookup_elem(&gen_seq, &flow);

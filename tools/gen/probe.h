@@ -43,7 +43,11 @@ struct xnf_gen_config {
 	__u32 stamp_mask;   /* frames whose seq & mask is 0 carry a send time; the others carry 0 */
 	__u16 base_sport, base_dport;
 	__u16 base_saddr_low, base_daddr_low; /* host order: the last 16 bits of the addresses */
+	__u32 restore_len;  /* bytes of the template written back into every frame: headers and probe */
 };
+
+/* The frame's first bytes, kept by the program to restore each recycled frame: headers and probe fit. */
+#define XNF_GEN_TEMPLATE_MAX 96
 
 /* Per CPU, written by user space before a run: which thread this CPU's frames belong to. */
 struct xnf_gen_cpu {

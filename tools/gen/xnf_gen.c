@@ -510,7 +510,7 @@ bad:
 
 /* ---------------------------------------------------------------- run */
 
-static struct gen_bpf *load_generator(const struct gen_options *opt)
+static struct gen_bpf *load_generator(const struct gen_options *opt, const __u8 *frame, __u32 frame_len)
 {
 	struct gen_bpf *skel = gen_bpf__open();
 	__u32 header = frame_header_len(&opt->frame);
@@ -527,7 +527,10 @@ static struct gen_bpf *load_generator(const struct gen_options *opt)
 						  : (__u16)ntohl(opt->frame.src4),
 		.base_daddr_low = opt->frame.ipv6 ? (__u16)(opt->frame.dst6[14] << 8 | opt->frame.dst6[15])
 						  : (__u16)ntohl(opt->frame.dst4),
+		.restore_len = header + (__u32)sizeof(struct xnf_probe),
 	};
+	memcpy((void *)skel->rodata->template_words, frame,
+	       frame_len < sizeof(skel->rodata->template_words) ? frame_len : sizeof(skel->rodata->template_words));
 	if (gen_bpf__load(skel) || assign_cpus(skel, opt)) {
 		gen_bpf__destroy(skel);
 		return NULL;
@@ -656,7 +659,8 @@ int main(int argc, char **argv)
 
 	if (parse_args(argc, argv, &opt))
 		return 2;
-	skel = load_generator(&opt);
+	frame_len = frame_build(&opt.frame, frame);
+	skel = load_generator(&opt, frame, frame_len);
 	if (!skel) {
 		xnf_error("cannot load the generator's BPF program: %s%s", strerror(errno),
 			  geteuid() ? " (xnf-gen needs root)" : "");
@@ -666,7 +670,6 @@ int main(int argc, char **argv)
 		gen_bpf__destroy(skel);
 		return 1;
 	}
-	frame_len = frame_build(&opt.frame, frame);
 	hold_fd = hold_in_dispatcher(bpf_program__fd(skel->progs.xnf_gen));
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);

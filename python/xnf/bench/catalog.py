@@ -31,6 +31,35 @@ BENCHMARKS = [
         nfs=["macswap"], modes=["xdp", "afxdp"], measure="throughput", seconds=1.0, repetitions=2,
         params={"size": [64, 256, 512, 1024, 1518]},
     ),
+    # The cost model: XDP beside the busy-loop AF_XDP mode, one NF-side parameter swept (docs/cost-model.md).
+    Benchmark(
+        name="firewall-acl",
+        description="firewall with 10 to 1,000,000 exact-match ACL entries (up to 65,536 of them hit), "
+                    "XDP against AF_XDP: RFC 2544 throughput",
+        nfs=["firewall"], modes=["xdp", "afxdp"], measure="throughput", seconds=0.5, repetitions=2,
+        nf_params={"acl_entries": [10, 1000, 100000, 1000000]},
+    ),
+    Benchmark(
+        name="lb-sessions",
+        description="lb with 10 to 1,000,000 established sessions (up to 65,536 of them hit), XDP against "
+                    "AF_XDP: RFC 2544 throughput",
+        nfs=["lb"], modes=["xdp", "afxdp"], measure="throughput", seconds=0.5, repetitions=2,
+        nf_params={"lb_sessions": [10, 1000, 100000, 1000000]},
+    ),
+    Benchmark(
+        name="memload",
+        description="memload, one random access per packet into 4 KiB to 1 GiB, XDP against AF_XDP: "
+                    "RFC 2544 throughput",
+        nfs=["memload"], modes=["xdp", "afxdp"], measure="throughput", seconds=0.5, repetitions=2,
+        nf_params={"memload_bytes": [4 << 10, 256 << 10, 16 << 20, 256 << 20, 1 << 30]},
+    ),
+    Benchmark(
+        name="checksum",
+        description="checksum, 0 to 64 L4 checksum computations per packet, XDP against AF_XDP: "
+                    "RFC 2544 throughput",
+        nfs=["checksum"], modes=["xdp", "afxdp"], measure="throughput", seconds=0.5, repetitions=2,
+        nf_params={"checksum_repeat": [0, 1, 4, 16, 64]},
+    ),
     Benchmark(
         name="smoke",
         description="a seconds-long run of the whole chain (search, latency, results, report): for tests",

@@ -12,10 +12,11 @@ import itertools
 import json
 import statistics
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
+from xnf.bench import nf_setup
 from xnf.lab import environment
 from xnf.lab.measure import TrafficSpec, run_trial
 from xnf.lab.nf_process import NfInstance
@@ -34,6 +35,8 @@ class Benchmark:
     modes: list[str]
     # traffic parameters to sweep: TrafficSpec field -> values (gen_cores as tuples)
     params: dict[str, list] = field(default_factory=dict)
+    # NF-side parameters to sweep (bench/nf_setup.py): acl_entries, lb_sessions, memload_bytes, checksum_repeat
+    nf_params: dict[str, list] = field(default_factory=dict)
     # "throughput": RFC 2544 search (+ latency at 10/50/90 %); "max-rate": one unpaced trial
     measure: str = "throughput"
     seconds: float = 2.0
@@ -44,8 +47,9 @@ class Benchmark:
     sinks: tuple[str, ...] = ("drop",)
 
     def cases(self) -> list[dict]:
-        keys = list(self.params)
-        combos = list(itertools.product(*(self.params[k] for k in keys))) or [()]
+        swept = {**self.params, **self.nf_params}
+        keys = list(swept)
+        combos = list(itertools.product(*(swept[k] for k in keys))) or [()]
         return [{"nf": nf, "mode": mode, **dict(zip(keys, combo))}
                 for nf in self.nfs for mode in self.modes for combo in combos]
 
@@ -61,16 +65,20 @@ def _measure_case(bench: Benchmark, case: dict, tsc_hz: float | None, rules_dir:
     traffic = _traffic(case)
     queues = len(traffic.gen_cores)
     with Topology("pair", queues=queues, gen_xdp=None) as t:
+        setup = nf_setup.setup_for(case, t)
+        traffic = replace(traffic, **setup.traffic)
+        rules_text = setup.rules if setup.rules is not None else bench.rules.get(case["nf"])
         rules = None
-        if case["nf"] in bench.rules:
+        if rules_text is not None:
             rules = str(rules_dir / f"{case['nf']}.rules")
-            Path(rules).write_text(bench.rules[case["nf"]])
-        extra = []
+            Path(rules).write_text(rules_text)
+        extra = list(setup.extra)
         if case["mode"].startswith("afxdp") or case["mode"].startswith("xdp-sk"):
-            extra = ["--cores", str(WORKER_CORE)]
+            extra += ["--cores", str(WORKER_CORE)]
         instance = NfInstance.start(t, case["nf"], case["mode"], t.dut_ifaces, rules=rules, extra=extra)
         sink = instance if case["nf"] in bench.sinks else None
         try:
+            nf_setup.warm_up(t, setup, traffic.flows)
             if bench.measure == "max-rate":
                 trial = run_trial(t, 0, bench.seconds, traffic, tsc_hz, sink=sink)
                 return {"mpps": trial.achieved_pps / 1e6, "dut_ns_per_packet": trial.dut_ns_per_packet,
