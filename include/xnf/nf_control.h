@@ -6,6 +6,7 @@
  *   XNF_EXPORT_RULES(firewall, &fw_codec);   its rules codec (xnf/rules.h)
  *   XNF_EXPORT_START(taskemu, te_start);     a step run once before traffic flows
  *   XNF_EXPORT_HOUSEKEEPING(lb, lb_sweep);   a step run about once a second while it runs
+ *   XNF_EXPORT_OPTIONS(router, rt_options);  options of its own (--fib kernel) that stand for rule lines
  *
  * A standalone binary binds them to the names the runtime reads (xnf_nf_rules,
  * xnf_nf_start). In a chain (built with -DXNF_CHAIN_MEMBER) they get the
@@ -40,14 +41,31 @@ typedef void (*xnf_nf_housekeeping_fn)(const struct xnf_rules_target *maps);
 /* The linked NF's housekeeping step, or NULL (weak default). */
 extern const xnf_nf_housekeeping_fn xnf_nf_housekeeping;
 
+/*
+ * An option of the NF's own, `--NAME VALUE`: it stands for the rule line
+ * rule_format (printf, %s = VALUE), applied after the --rules file. So it is
+ * checked with the rules, and `xnf rules` can change it while the NF runs.
+ */
+struct xnf_nf_option {
+	const char *name;
+	const char *help;        /* for --help: "--fib kernel|own  route by ..." */
+	const char *rule_format; /* "fib %s" */
+};
+
+/* The linked NF's options, ending with a NULL name; or NULL (weak default). */
+extern const struct xnf_nf_option *const xnf_nf_options;
+
 #ifdef XNF_CHAIN_MEMBER
 #define XNF_EXPORT_RULES(nf, codec) const struct xnf_rules_codec *const xnf_member_rules_##nf = (codec)
 #define XNF_EXPORT_START(nf, fn) const xnf_nf_start_fn xnf_member_start_##nf = (fn)
 #define XNF_EXPORT_HOUSEKEEPING(nf, fn) const xnf_nf_housekeeping_fn xnf_member_housekeeping_##nf = (fn)
+/* A chain takes no member options: their rule lines ("router fib kernel") do the same. */
+#define XNF_EXPORT_OPTIONS(nf, list) extern int xnf__member_options_unused_##nf
 #else
 #define XNF_EXPORT_RULES(nf, codec) const struct xnf_rules_codec *const xnf_nf_rules = (codec)
 #define XNF_EXPORT_START(nf, fn) const xnf_nf_start_fn xnf_nf_start = (fn)
 #define XNF_EXPORT_HOUSEKEEPING(nf, fn) const xnf_nf_housekeeping_fn xnf_nf_housekeeping = (fn)
+#define XNF_EXPORT_OPTIONS(nf, list) const struct xnf_nf_option *const xnf_nf_options = (list)
 #endif
 
 #endif /* XNF_NF_CONTROL_H */

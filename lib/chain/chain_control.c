@@ -118,5 +118,6 @@ static void chain_housekeeping(const struct xnf_rules_target *maps)
 }
 
 const struct xnf_rules_codec *const xnf_nf_rules = &chain_codec;
+const struct xnf_nf_option *const xnf_nf_options = NULL;
 const xnf_nf_start_fn xnf_nf_start = chain_start;
 const xnf_nf_housekeeping_fn xnf_nf_housekeeping = chain_housekeeping;

@@ -112,6 +112,21 @@ static int load_rules(struct instance *in)
 	return 0;
 }
 
+/* The NF's own options (--fib kernel), as the rule lines they stand for. */
+static int apply_option_rules(struct instance *in)
+{
+	struct xnf_rules_target target = xnf_instance_maps(in);
+	char err[1024];
+
+	for (__u32 i = 0; i < in->opt->noption_rules; i++) {
+		if (xnf_rules_add(in->opt->option_rules[i], &target, err, sizeof(err))) {
+			xnf_error("--%s: %s", in->opt->option_names[i], err);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int run_start_step(struct instance *in)
 {
 	struct xnf_rules_target target = xnf_instance_maps(in);
@@ -212,7 +227,7 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 	if (prepare_native_side(&in, ports, opt->nifaces) ||
 	    xnf_xdp_load(&in.xdp, ports, opt->nifaces, mode->generic, mode->datapath, opt->map_sizes,
 			  opt->nmap_sizes) ||
-	    load_rules(&in) || run_start_step(&in) ||
+	    load_rules(&in) || apply_option_rules(&in) || run_start_step(&in) ||
 	    start_sockets(&in) || xnf_xdp_attach(&in.xdp))
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &in.started);

@@ -38,6 +38,9 @@ struct run_options {
 	const char *afxdp_option; /* first AF_XDP-only option given, for the error in XDP modes */
 	struct xnf_map_size map_sizes[XNF_MAX_MAP_SIZES]; /* --map-size NAME=ENTRIES */
 	__u32 nmap_sizes;
+	char *option_rules[XNF_MAX_MAP_SIZES]; /* the NF's own options, as the rule lines they stand for */
+	const char *option_names[XNF_MAX_MAP_SIZES];
+	__u32 noption_rules;
 };
 
 struct instance {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <xnf/native_maps.h>
+#include <xnf/nf_control.h>
 #include <xnf/nf_entry.h>
 #include <xnf/rules.h>
 #include <xnf/runtime/json.h>
@@ -29,9 +30,12 @@ enum {
 	OPT_QUEUES, OPT_WORKERS, OPT_CORES, OPT_BATCH, OPT_RING, OPT_FRAME, OPT_FRAMES,
 	OPT_ZEROCOPY, OPT_COPY_FALLBACK, OPT_NO_WAKEUP, OPT_BP_USEC, OPT_BP_BUDGET, OPT_TX_BUDGET,
 	OPT_XMIT_BATCH, OPT_MAP_SIZE,
+	OPT_NF_BASE = 2000, /* the NF's own options: OPT_NF_BASE + index in xnf_nf_options */
 };
 
-static const struct option long_options[] = {
+#define MAX_NF_OPTIONS 8
+
+static const struct option runtime_options[] = {
 	{ "mode", required_argument, NULL, 'm' },
 	{ "iface", required_argument, NULL, 'i' },
 	{ "rules", required_argument, NULL, 'r' },
@@ -77,6 +81,7 @@ static void usage(FILE *out)
 		"      --run-dir DIR      where control sockets live (default $XNF_RUN_DIR or %s)\n"
 		"      --map-size MAP=N   give one of the NF's maps N entries (K, M, G: times 1024, 1024^2, 1024^3)\n"
 		"  -v, --verbose          show libbpf's messages\n"
+		"%s"
 		"\nAF_XDP modes (afxdp*, xdp-sk*):\n"
 		"      --queues N         serve queues 0..N-1 of every port (default 1)\n"
 		"      --workers N        worker threads, each serving whole queues (default 1)\n"
@@ -90,9 +95,12 @@ static void usage(FILE *out)
 		"      --no-need-wakeup   do not use the need_wakeup flag\n"
 		"      --busy-poll-usec N, --busy-poll-budget N   for the -sysc modes (default 20, 64)\n"
 		"      --tx-budget N      copy mode: descriptors one sendto() may send (Linux 6.17+; 32..ring)\n"
-		"      --xmit-batch N     copy mode: skbs given to the driver at once (kernels that have it)\n"
-		"\nmodes:\n",
-		xnf_nf_name, xnf_nf_name, xnf_nf_name, XNF_MAX_PORTS, XNF_DEFAULT_RUN_DIR);
+		"      --xmit-batch N     copy mode: skbs given to the driver at once (kernels that have it)\n",
+		xnf_nf_name, xnf_nf_name, xnf_nf_name, XNF_MAX_PORTS, XNF_DEFAULT_RUN_DIR,
+		xnf_nf_options ? "\nthis NF's own options (each stands for a rule line):\n" : "");
+	for (size_t i = 0; xnf_nf_options && xnf_nf_options[i].name; i++)
+		fprintf(out, "      %s\n", xnf_nf_options[i].help);
+	fprintf(out, "\nmodes:\n");
 	for (size_t i = 0; i < xnf_nmodes; i++)
 		fprintf(out, "  %-12s %s%s\n", xnf_modes[i].name, xnf_modes[i].summary,
 			xnf_modes[i].available ? "" : " (not yet available)");
@@ -215,8 +223,44 @@ static const char *default_instance_name(void)
 	return name;
 }
 
+/* The runtime's options and the NF's own, in one table for getopt. */
+static const struct option *all_options(void)
+{
+	static struct option table[sizeof(runtime_options) / sizeof(runtime_options[0]) + MAX_NF_OPTIONS];
+	size_t n = 0;
+
+	for (; runtime_options[n].name; n++)
+		table[n] = runtime_options[n];
+	for (size_t i = 0; xnf_nf_options && xnf_nf_options[i].name && i < MAX_NF_OPTIONS; i++)
+		table[n++] = (struct option){ xnf_nf_options[i].name, required_argument, NULL, OPT_NF_BASE + (int)i };
+	table[n] = (struct option){ 0 };
+	return table;
+}
+
+/* --NAME VALUE of the NF's own: kept as its rule line, checked with the codec before anything loads. */
+static int take_nf_option(int index, const char *value, struct run_options *opt)
+{
+	const struct xnf_nf_option *o = &xnf_nf_options[index];
+	struct xnf_rule_entry entry;
+	char line[XNF_RULE_MAX_TEXT], reason[512];
+
+	snprintf(line, sizeof(line), o->rule_format, value);
+	if (!xnf_nf_rules || xnf_nf_rules->parse(line, &entry, reason, sizeof(reason))) {
+		xnf_error("--%s %s: %s", o->name, value, xnf_nf_rules ? reason : "the NF takes no rules");
+		return -1;
+	}
+	if (opt->noption_rules == XNF_MAX_MAP_SIZES) {
+		xnf_error("too many of %s's own options", xnf_nf_name);
+		return -1;
+	}
+	opt->option_names[opt->noption_rules] = o->name;
+	opt->option_rules[opt->noption_rules++] = strdup(line);
+	return 0;
+}
+
 static int parse_run_options(int argc, char **argv, struct run_options *opt)
 {
+	const struct option *long_options = all_options();
 	int c;
 
 	opt->afxdp = afxdp_defaults;
@@ -247,6 +291,11 @@ static int parse_run_options(int argc, char **argv, struct run_options *opt)
 			xnf_error("unknown option %s (see --help)", argv[optind - 1]);
 			return -1;
 		default:
+			if (c >= OPT_NF_BASE) {
+				if (take_nf_option(c - OPT_NF_BASE, optarg, opt))
+					return -1;
+				break;
+			}
 			if (!opt->afxdp_option)
 				opt->afxdp_option = argv[optind - 1 - (optarg && optarg == argv[optind - 1])];
 			if (parse_afxdp_option(c, optarg, &opt->afxdp))

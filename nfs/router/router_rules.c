@@ -4,6 +4,7 @@
  *   route PREFIX via MAC port N     forward to the next hop MAC out of port N
  *   local PREFIX                    to this host's own stack
  *   port N mac MAC                  source MAC of frames leaving port N
+ *   fib kernel|own                  route by the host's table, or by these lines (the default)
  * PREFIX is IPv4 or IPv6 with /length; its host bits must be zero.
  */
 #include <arpa/inet.h> /* before the linux headers */
@@ -18,7 +19,7 @@
 
 #define MAX_TOKENS 8
 
-static const char *const rt_maps[] = { "rt4", "rt6", "rt_port_mac", NULL };
+static const char *const rt_maps[] = { "rt4", "rt6", "rt_port_mac", "rt_config", NULL };
 
 static int parse_port(const char *text, __u32 *port, char *err, size_t errlen)
 {
@@ -101,8 +102,21 @@ static int rt_parse(const char *text, struct xnf_rule_entry *entry, char *err, s
 		memcpy(entry->value, &pm, sizeof(pm));
 		entry->reset_on_delete = true;
 		return 0;
+	} else if (ntok >= 1 && strcmp(tok[0], "fib") == 0) {
+		__u32 slot = RT_SETTING_FIB_KERNEL, kernel;
+
+		if (ntok != 2 || (strcmp(tok[1], "kernel") && strcmp(tok[1], "own"))) {
+			snprintf(err, errlen, "the table to route by reads: fib kernel (the host's) or fib own (these lines)");
+			return -1;
+		}
+		kernel = strcmp(tok[1], "kernel") == 0;
+		entry->map = "rt_config";
+		memcpy(entry->key, &slot, sizeof(slot));
+		memcpy(entry->value, &kernel, sizeof(kernel));
+		entry->reset_on_delete = true;
+		return 0;
 	} else {
-		snprintf(err, errlen, "unknown line: start it with route, local or port");
+		snprintf(err, errlen, "unknown line: start it with route, local, port or fib");
 		return -1;
 	}
 	memcpy(entry->value, &nh, sizeof(nh));
@@ -124,6 +138,12 @@ static int rt_format(const char *map, const void *key, const void *value, char *
 {
 	char prefix[INET6_ADDRSTRLEN + 8];
 
+	if (strcmp(map, "rt_config") == 0) {
+		if (!*(const __u32 *)value)
+			return -1; /* own tables: the default, no line */
+		snprintf(out, outlen, "fib kernel");
+		return 0;
+	}
 	if (strcmp(map, "rt_port_mac") == 0) {
 		const struct rt_port_mac *pm = value;
 
@@ -148,10 +168,17 @@ static int rt_format(const char *map, const void *key, const void *value, char *
 }
 
 static const struct xnf_rules_codec rt_codec = {
-	.syntax = "route PREFIX via MAC port N | local PREFIX | port N mac MAC",
+	.syntax = "route PREFIX via MAC port N | local PREFIX | port N mac MAC | fib kernel|own",
 	.maps = rt_maps,
 	.parse = rt_parse,
 	.format = rt_format,
 };
 
+static const struct xnf_nf_option rt_options[] = {
+	{ "fib", "--fib kernel|own    route by the host's routing table (bpf_fib_lookup in XDP; a mirror kept\n"
+		 "                         from rtnetlink in user space) or by the routes file (default)", "fib %s" },
+	{ 0 },
+};
+
 XNF_EXPORT_RULES(router, &rt_codec);
+XNF_EXPORT_OPTIONS(router, rt_options);

@@ -68,7 +68,7 @@ def test_router_forwards_by_longest_prefix(mode, rules_file):
         exchange(t, [udp(t, t.links[0].dut_ip), bytes(Ether(src=t.links[0].gen_mac, dst="ff:ff:ff:ff:ff:ff")
                                                       / ARP(pdst=t.links[0].dut_ip))], send_link=0, recv_link=1)
         counters = control.request_json(nf.name, "stats")["counters"]
-        assert counters == {"forwarded": 3, "expired_ttl": 1, "no_route": 1, "local": 1, "non_ip": 1}
+        assert counters == {"forwarded": 3, "expired_ttl": 1, "no_route": 1, "local": 1, "non_ip": 1, "to_kernel": 0}
 
 
 @pytest.mark.parametrize("mode", ["xdp", "afxdp"])
@@ -93,7 +93,7 @@ def test_routes_change_while_running(mode, rules_file):
     ("route 198.18.1.0/24 via 02:00:00:00:00 port 1", "is not a MAC address"),
     ("route 198.18.1.0/24 via 02:00:00:00:00:01 port 8", "is not a port number"),
     ("route 198.18.1.0/24 port 1", "route PREFIX via MAC port N"),
-    ("gateway 198.18.1.0/24", "start it with route, local or port"),
+    ("gateway 198.18.1.0/24", "start it with route, local, port or fib"),
 ])
 def test_routes_file_errors_name_the_line(pair, rules_file, line, reason):
     path = rules_file(f"local 198.18.0.2/32\n{line}\n")
@@ -108,3 +108,38 @@ def test_router_kernel_and_native_agree(tmp_path):
     actions = {name: r["kernel"]["action"] for name, r in results.items()}
     assert actions["udp4"] == XDP_REDIRECT and actions["tcp6"] == XDP_REDIRECT
     assert actions["arp"] == XDP_PASS and actions["ihl-below-5"] == XDP_DROP
+
+
+@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+def test_fib_kernel_routes_by_the_hosts_table(mode):
+    """--fib kernel: bpf_fib_lookup in XDP, the rtnetlink mirror in user space; same packets, same bytes."""
+    import time
+
+    with Topology("two-port") as t:
+        out = t.links[1]
+        for command in (["sysctl", "-qw", "net.ipv4.conf.all.forwarding=1"],
+                        ["ip", "route", "add", "198.18.7.0/24", "via", out.gen_ip, "dev", "dut1"],
+                        ["ip", "neigh", "replace", out.gen_ip, "lladdr", out.gen_mac, "dev", "dut1", "nud",
+                         "permanent"],
+                        ["ip", "route", "add", "blackhole", "198.18.8.0/24"]):
+            t.run(t.dut_ns, command)
+        nf = NfInstance.start(t, "router", mode, t.dut_ifaces, extra=["--fib", "kernel"])
+        assert "fib kernel" in nf.request("rules list").splitlines()
+        routed = udp(t, "198.18.7.5")
+        got = exchange(t, [routed, udp(t, "198.18.7.6", ttl=1), udp(t, "198.18.8.1")], send_link=0, recv_link=1,
+                       expect=1)
+        assert got == [expected(routed, out.gen_mac, out.dut_mac)]
+        counters = control.request_json(nf.name, "stats")["counters"]
+        assert (counters["forwarded"], counters["expired_ttl"], counters["no_route"]) == (1, 1, 1)
+
+        # a route the host gains while the router runs (user space sees it at its next refresh, within 1 s)
+        t.run(t.dut_ns, ["ip", "route", "add", "198.18.9.0/24", "via", out.gen_ip, "dev", "dut1"])
+        time.sleep(1.5)
+        later = udp(t, "198.18.9.9")
+        assert exchange(t, [later], send_link=0, recv_link=1, expect=1) == [
+            expected(later, out.gen_mac, out.dut_mac)]
+
+
+def test_fib_option_takes_kernel_or_own(pair):
+    result = run_xnf(["run", "router", "--mode", "xdp", "--iface", "dut0", "--fib", "host"], ns=pair.dut_ns)
+    assert result.returncode == 2 and "--fib host: the table to route by reads: fib kernel" in result.stderr

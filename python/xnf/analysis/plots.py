@@ -60,6 +60,36 @@ def throughput(summary: list[dict], path: Path) -> Path:
     return path
 
 
+def cost(summary: list[dict], path: Path) -> Path | None:
+    """The DUT's CPU time per packet against the swept parameter, one line per NF and mode."""
+    param = swept_parameter(summary)
+    rows = [r for r in summary if r.get("dut_ns_per_packet")]
+    if not param or not rows:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    lines: dict[str, list[dict]] = {}
+    for row in rows:
+        lines.setdefault(label(row, param), []).append(row)
+    for name, group in sorted(lines.items()):
+        group.sort(key=lambda r: r[param])
+        ax.plot([str(r[param]) for r in group], [r["dut_ns_per_packet"] for r in group], marker="o", label=name)
+    ax.set_xlabel(param)
+    ax.set_ylabel("DUT CPU ns per packet")
+    ax.set_yscale("log")
+    return _finish(fig, ax, "Cost per packet (at the highest loss-free rate)", path)
+
+
+def _finish(fig, ax, title: str, path: Path) -> Path:
+    """Title, grid, legend, and the PNG written."""
+    ax.set_title(title)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def _cpu_of(sample: dict) -> dict | None:
     result = sample["result"]
     if "trial" in result:
@@ -113,10 +143,4 @@ def latency_cdf(samples: list[dict], path: Path, fraction: str = "0.5") -> Path 
     ax.set_xscale("log")
     ax.set_xlabel("one-way latency (µs, bucket floor)")
     ax.set_ylabel("fraction of frames")
-    ax.set_title(f"Latency CDF at {float(fraction):.0%} of throughput")
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _finish(fig, ax, f"Latency CDF at {float(fraction):.0%} of throughput", path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from xnf.analysis import plots
+from xnf.analysis import crossing, plots
 from xnf.errors import XnfError
 
 
@@ -59,12 +59,24 @@ def _latency_table(samples: list[dict]) -> str:
     return _table(rows) if rows else "(no latency trials in this benchmark)"
 
 
+def _crossing_section(summary: list[dict]) -> list[str]:
+    """XDP against the AF_XDP mode(s), when the benchmark swept one parameter over both."""
+    param = plots.swept_parameter(summary)
+    modes = {row["mode"] for row in summary}
+    if not param or crossing.KERNEL_MODE not in modes or len(modes) < 2:
+        return []
+    result = crossing.compare(summary, param)
+    return ["## XDP against AF_XDP", "", crossing.sentence(result), "", crossing.cost_sentence(result), "",
+            _table(result["table"]), ""]
+
+
 def write_report(results: Path, out_dir: Path | None = None) -> Path:
     doc = _load(results)
     out_dir = out_dir or results.parent / f"{results.stem}-report"
     out_dir.mkdir(parents=True, exist_ok=True)
     bench, env = doc["benchmark"], doc["environment"]
     figures = [plots.throughput(doc["summary"], out_dir / "throughput.png"),
+               plots.cost(doc["summary"], out_dir / "cost.png"),
                plots.cpu_split(doc["samples"], out_dir / "cpu.png"),
                plots.latency_cdf(doc["samples"], out_dir / "latency.png")]
     page = out_dir / "report.md"
@@ -85,6 +97,7 @@ def write_report(results: Path, out_dir: Path | None = None) -> Path:
     for fig in figures:
         if fig:
             lines += [f"![{fig.stem}]({fig.name})", ""]
+    lines += _crossing_section(doc["summary"])
     lines += ["## Latency", "", _latency_table(doc["samples"]), "",
               f"Raw samples: `{results.name}` ({len(doc['samples'])} samples).", ""]
     page.write_text("\n".join(lines))
