@@ -23,11 +23,11 @@ def rules(t: Topology) -> str:
     return "\n".join(lines) + "\n"
 
 
-@pytest.mark.parametrize("mode", ["xdp", "hybrid", "afxdp"])
+@pytest.mark.parametrize("mode", ["xdp", "hybrid", "afxdp", "afxdp-poll"])
 def test_clients_reach_their_container_and_get_answers(mode, rules_file):
     with Topology("edge", apps=2) as t:
         uplink = t.links[0]
-        if mode == "afxdp":
+        if mode.startswith("afxdp"):
             # passed frames reach the host through a TAP device there: the containers' ARP for their gateway
             # would be answered on it, so their gateway is set statically (docs/afxdp.md)
             for app in t.app_list:

@@ -178,9 +178,10 @@ def test_drained_backend_keeps_its_sessions_and_takes_no_new_ones(mode, rules_fi
             expected_backend(link.gen_ip, c, VIP, 6, BACKENDS[1:])[0] for c in new)
 
 
-def test_idle_sessions_expire(rules_file):
+@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+def test_idle_sessions_expire(mode, rules_file):
     with Topology("pair") as t:
-        nf = NfInstance.start(t, "lb", "afxdp", t.dut_ifaces, rules=rules_file(lb_rules(timeout=1)))
+        nf = NfInstance.start(t, "lb", mode, t.dut_ifaces, rules=rules_file(lb_rules(timeout=1)))
         link = t.links[0]
         exchange(t, [to_service(link, 44000)], expect=1)
         exchange(t, [to_service(link, 44000)], expect=1)
@@ -188,6 +189,8 @@ def test_idle_sessions_expire(rules_file):
         exchange(t, [to_service(link, 44000)], expect=1)
         counters = control.request_json(nf.name, "stats")["counters"]
         assert counters["new_session"] == 2 and counters["hit"] == 1
+        # the sweeper removed both directions of the idle session: none was met expired on the packet path
+        assert counters["expired"] == 0
 
 
 def test_no_backend_drops_and_other_traffic_goes_to_the_stack(rules_file):
