@@ -1,7 +1,8 @@
 """The main job: the NFs on an emulated edge server, with real traffic.
 
 1. Behaviour: frames sent through a veth pair into each NF, in XDP and in AF_XDP mode; what came back is
-   checked, and a firewall rule is added while it runs.
+   checked, a firewall rule is added while it runs, the load balancer spreads flows over its backends, and a
+   chain (firewall then lb) does both in one program.
 2. Rates: xnf-gen floods each NF for a few seconds in both modes, side by side; completed packets per
    second from veth's counters, and the CPU split of each core, so it is plain which core did the work
    and which path wins.
@@ -83,6 +84,52 @@ def behaviour() -> bool:
             back = _exchange(t, frames)
             ok &= _report("firewall", f"rule added while running: {len(back)} came back", len(back) == 24)
             nf.stop()
+
+            ok &= _balancing(t, mode, frames, Path(tmp), rules)
+    return ok
+
+
+BACKENDS = ("198.19.0.11", "198.19.0.12", "198.19.0.13")
+
+
+def _lb_rules(link: Link) -> list[str]:
+    lines = [f"service udp {link.dut_ip} 53"]
+    lines += [f"backend udp {link.dut_ip} 53 slot {i} {addr} 53 mac {link.gen_mac} port 0"
+              for i, addr in enumerate(BACKENDS)]
+    return lines
+
+
+def _spread(back: list[bytes]) -> dict[str, int]:
+    """Frames per destination address (IPv4 without VLAN tags: bytes 30-33)."""
+    counts: dict[str, int] = {}
+    for frame in back:
+        addr = ".".join(str(b) for b in frame[30:34])
+        counts[addr] = counts.get(addr, 0) + 1
+    return counts
+
+
+def _balancing(t: Topology, mode: str, frames: list[bytes], tmp: Path, acl: Path) -> bool:
+    link = t.links[0]
+    ok = True
+    lb_rules = tmp / "lb.txt"
+    lb_rules.write_text("\n".join(_lb_rules(link)) + "\n")
+    nf = NfInstance.start(t, "lb", mode, t.dut_ifaces, rules=str(lb_rules))
+    spread = _spread(_exchange(t, frames))
+    sessions = control.request_json(nf.name, "stats")["counters"]["new_session"]
+    shares = "/".join(str(spread.get(addr, 0)) for addr in BACKENDS)
+    ok &= _report("lb", f"50 flows, {sessions} sessions, {shares} on 3 backends",
+                  sum(spread.values()) == 50 and set(spread) <= set(BACKENDS) and len(spread) > 1 and sessions == 50)
+    nf.stop()
+
+    chain_rules = tmp / "chain.txt"
+    chain_rules.write_text("".join(f"firewall {line}" for line in acl.read_text().splitlines(keepends=True))
+                           + "".join(f"lb {line}\n" for line in _lb_rules(link)))
+    nf = NfInstance.start(t, "chain:firewall,lb", mode, t.dut_ifaces, rules=str(chain_rules))
+    spread = _spread(_exchange(t, frames))
+    ok &= _report("chain", f"firewall,lb: {sum(spread.values())} of 50 through, all to backends: "
+                           f"{set(spread) <= set(BACKENDS)}",
+                  sum(spread.values()) == 25 and set(spread) <= set(BACKENDS))
+    nf.stop()
     return ok
 
 
