@@ -136,6 +136,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if not args.name:
         raise XnfError("'xnf bench run' needs a benchmark name: see 'xnf bench list'")
     bench = catalog.find(args.name)
+    if args.dut_receive_core is not None:
+        import dataclasses
+
+        bench = dataclasses.replace(bench, dut_receive_core=args.dut_receive_core)
     _require_root("xnf bench run")
     from pathlib import Path
 
@@ -205,6 +209,9 @@ def make_parser() -> argparse.ArgumentParser:
     bench.add_argument("action", choices=("list", "run"))
     bench.add_argument("name", nargs="?", help="benchmark to run (see 'xnf bench list')")
     bench.add_argument("--out", default="results", help="where results files go")
+    bench.add_argument("--dut-receive-core", type=int, metavar="CORE",
+                       help="XDP modes: run the DUT's receive (and the NF) in threaded NAPI on CORE, not in softirq "
+                            "on the generator's core (docs/lab.md)")
     bench.set_defaults(func=cmd_bench)
 
     report = sub.add_parser("report", help="plots and a Markdown page from a results file")

@@ -10,13 +10,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 CASE_KEYS = ("nf", "mode")
+# Keys of a summary row that are results, not parameters of the case.
+RESULT_KEYS = ("mean_mpps", "stdev_mpps", "samples", "dut_ns_per_packet", "generator_limited", "built_mpps")
 
 
 def swept_parameter(summary: list[dict]) -> str | None:
     """The traffic parameter that takes more than one value, if any (the x axis)."""
     for key in summary[0] if summary else []:
-        if key in CASE_KEYS or key in ("mean_mpps", "stdev_mpps", "samples", "dut_ns_per_packet",
-                                       "generator_limited"):
+        if key in CASE_KEYS or key in RESULT_KEYS:
             continue
         if len({str(row[key]) for row in summary}) > 1:
             return key
@@ -29,8 +30,7 @@ def label(row: dict, param: str | None = None) -> str:
 
 
 def _traffic_keys(row: dict) -> set[str]:
-    return {k for k in row if k not in ("mean_mpps", "stdev_mpps", "samples", "dut_ns_per_packet",
-                                        "generator_limited", *CASE_KEYS)}
+    return {k for k in row if k not in (*RESULT_KEYS, *CASE_KEYS)}
 
 
 def throughput(summary: list[dict], path: Path) -> Path:

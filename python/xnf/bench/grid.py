@@ -45,6 +45,9 @@ class Benchmark:
     rules: dict[str, str] = field(default_factory=dict)  # nf -> rules text
     # NFs that send nothing back: loss is what they never processed (their verdict counters)
     sinks: tuple[str, ...] = ("drop",)
+    # XDP modes: run the DUT's receive (and so the NF) in NAPI threads on this core instead of in softirq
+    # on the generator's core (veth's default; docs/lab.md)
+    dut_receive_core: int | None = None
 
     def cases(self) -> list[dict]:
         swept = {**self.params, **self.nf_params}
@@ -78,11 +81,15 @@ def _measure_case(bench: Benchmark, case: dict, tsc_hz: float | None, rules_dir:
         instance = NfInstance.start(t, case["nf"], case["mode"], t.dut_ifaces, rules=rules, extra=extra)
         sink = instance if case["nf"] in bench.sinks else None
         try:
+            if bench.dut_receive_core is not None and not case["mode"].startswith("afxdp"):
+                t.pin_dut_receive(bench.dut_receive_core)
             nf_setup.warm_up(t, setup, traffic.flows)
             if bench.measure == "max-rate":
                 trial = run_trial(t, 0, bench.seconds, traffic, tsc_hz, sink=sink)
-                return {"mpps": trial.achieved_pps / 1e6, "dut_ns_per_packet": trial.dut_ns_per_packet,
-                        "trial": trial.as_dict()}
+                # built per second, counting the frames the peer's full ring refused: the generator's own pace
+                built_mpps = (trial.sent + trial.send_errors) / trial.seconds / 1e6 if trial.seconds else None
+                return {"mpps": trial.achieved_pps / 1e6, "built_mpps": built_mpps,
+                        "dut_ns_per_packet": trial.dut_ns_per_packet, "trial": trial.as_dict()}
             result = measure_throughput(t, bench.seconds, bench.search_repetitions, traffic, tsc_hz=tsc_hz,
                                         sink=sink)
             latency = {str(f): tr.as_dict() for f, tr in result.latency_at.items()}
@@ -109,6 +116,9 @@ def _summarise(samples: list[dict]) -> list[dict]:
         costs = [g["result"].get("dut_ns_per_packet") for g in group if g["result"].get("dut_ns_per_packet")]
         row["dut_ns_per_packet"] = statistics.mean(costs) if costs else None
         row["generator_limited"] = any(g["result"].get("generator_limited") for g in group)
+        built = [g["result"]["built_mpps"] for g in group if g["result"].get("built_mpps")]
+        if built:
+            row["built_mpps"] = statistics.mean(built)
         rows.append(row)
     return rows
 

@@ -50,6 +50,7 @@ class TrafficSpec:
 class Trial:
     offered_pps: float        # asked for (0: as fast as the generator goes)
     sent: int
+    send_errors: int          # built, refused by the interface (the peer's ring was full): not sent
     received: int
     lost: int
     loss_ratio: float
@@ -107,7 +108,8 @@ def run_trial(topology: Topology, rate: float, seconds: float, traffic: TrafficS
     dut_ns, dut_cycles, gen_ns = _costs(usage, traffic.gen_cores, out["sent"], tsc_hz)
     latency = {k: v for k, v in out["latency_ns"].items() if k != "histogram"}
     latency["histogram"] = out["latency_ns"].get("histogram", [])
-    return Trial(offered_pps=rate, sent=out["sent"], received=out["received"], lost=out["lost"],
+    return Trial(offered_pps=rate, sent=out["sent"], send_errors=out.get("send_errors", 0),
+                 received=out["received"], lost=out["lost"],
                  loss_ratio=out["loss_ratio"], reordered=out["reordered"], achieved_pps=out["pps"],
                  seconds=out["seconds"], latency_ns=latency, cpu=usage, dut_ns_per_packet=dut_ns,
                  dut_cycles_per_packet=dut_cycles, generator_ns_per_packet=gen_ns)

@@ -190,20 +190,32 @@ class Topology:
         """Moves the generator side's receive work (its veth NAPI) to kernel threads pinned to core.
 
         On veth a frame's receive processing runs on the sending CPU: frames an NF sends back would
-        otherwise be received on the NF's own core, and their cost counted as the NF's. Returns the
-        NAPI threads' pids: the ones that appear when threading is switched on here, since the
-        thread names (napi/gen0-N) are the same in every topology."""
+        otherwise be received on the NF's own core, and their cost counted as the NF's. Needs an XDP
+        program on the generator's interfaces (gen_xdp). Returns the NAPI threads' pids."""
+        return self._pin_receive(self.gen_ns, [link.gen_if for link in self.links], core, "generator side",
+                                 "program (gen_xdp) on the generator's interfaces")
+
+    def pin_dut_receive(self, core: int) -> list[int]:
+        """Moves the DUT side's receive work, and with it an XDP NF's work, to NAPI threads pinned to core.
+
+        Without it the DUT's XDP program runs in softirq on the generator's core (veth receives on the
+        sending CPU), so generator and NF share one core. Needs the NF's XDP program attached."""
+        return self._pin_receive(self.dut_ns, self.dut_ifaces, core, "DUT side",
+                                 "program attached to the DUT's interfaces (start the NF first)")
+
+    def _pin_receive(self, ns: str, ifaces: list[str], core: int, side: str, needs: str) -> list[int]:
+        """Switches the interfaces to threaded NAPI and pins the threads that appear (their names,
+        napi/IF-N, are the same in every topology, so the new pids are the ones that are ours)."""
         before = _napi_threads()
-        for link in self.links:
-            netns.run(self.gen_ns, ["sh", "-c", f"echo 1 > /sys/class/net/{link.gen_if}/threaded"])
+        for iface in ifaces:
+            netns.run(ns, ["sh", "-c", f"echo 1 > /sys/class/net/{iface}/threaded"])
         deadline = time.monotonic() + 2
         pids: list[int] = []
-        while time.monotonic() < deadline and len(pids) < len(self.links) * self.queues:
+        while time.monotonic() < deadline and len(pids) < len(ifaces) * self.queues:
             pids = sorted(set(_napi_threads()) - set(before))
             time.sleep(0.01)
         if not pids:
-            raise XnfError("no NAPI thread appeared for the generator side: threaded NAPI needs an XDP "
-                           "program (gen_xdp) on the generator's interfaces")
+            raise XnfError(f"no NAPI thread appeared for the {side}: threaded NAPI on veth needs an XDP {needs}")
         for pid in pids:
             os.sched_setaffinity(pid, {core})
         return pids
@@ -239,10 +251,11 @@ def _kill(pid: int) -> None:
 
 
 def _napi_threads() -> list[int]:
+    """Every NAPI kernel thread (napi/IF-N), of any interface."""
     pids = []
     for comm in Path("/proc").glob("[0-9]*/comm"):
         try:
-            if comm.read_text().startswith("napi/gen"):
+            if comm.read_text().startswith("napi/"):
                 pids.append(int(comm.parent.name))
         except (OSError, ValueError):
             continue
