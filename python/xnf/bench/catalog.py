@@ -17,9 +17,9 @@ BENCHMARKS = [
         name="generator-napi",
         description="xnf-gen alone on core 0, the XDP_DROP peer (the drop NF) in threaded NAPI on core 1 "
                     "instead of in softirq on the generator's core: what the generator's core does by itself; "
-                    "probes stamped in every frame or 1 in 64",
+                    "probes stamped in every frame or 1 in 64, 64 or 256 frames per kernel round",
         nfs=["drop"], modes=["xdp"], measure="max-rate", seconds=3.0, repetitions=3,
-        params={"stamp_every": [1, 64]}, dut_receive_core=1,
+        params={"stamp_every": [1, 64], "batch": [64, 256]}, dut_receive_core=1,
     ),
     Benchmark(
         name="xdp-throughput",

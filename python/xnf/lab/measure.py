@@ -30,13 +30,15 @@ class TrafficSpec:
     flow_mode: str = "seq"
     gen_cores: tuple[int, ...] = (0,)
     stamp_every: int = 1      # send time in one frame of N: reading the clock costs generator speed
+    batch: int = 64           # frames per kernel round of BPF_PROG_RUN (xnf-gen --batch, at most 256)
 
     def with_stamps(self, every: int) -> "TrafficSpec":
         return replace(self, stamp_every=every)
 
     def argv(self) -> list[str]:
         args = ["--proto", self.proto, "--flows", str(self.flows), "--flow-mode", self.flow_mode,
-                "--cores", ",".join(map(str, self.gen_cores)), "--stamp-every", str(self.stamp_every)]
+                "--cores", ",".join(map(str, self.gen_cores)), "--stamp-every", str(self.stamp_every),
+                "--batch", str(self.batch)]
         if self.size:
             args += ["--size", str(self.size)]
         if self.ipv6:
