@@ -26,6 +26,7 @@ extern const size_t xnf_nmodes;
 const struct mode_info *xnf_find_mode(const char *name);
 
 #define XNF_MAX_MAP_SIZES 16
+#define XNF_MAX_OPTION_RULES 8
 
 struct run_options {
 	const char *mode;
@@ -38,8 +39,8 @@ struct run_options {
 	const char *afxdp_option; /* first AF_XDP-only option given, for the error in XDP modes */
 	struct xnf_map_size map_sizes[XNF_MAX_MAP_SIZES]; /* --map-size NAME=ENTRIES */
 	__u32 nmap_sizes;
-	char *option_rules[XNF_MAX_MAP_SIZES]; /* the NF's own options, as the rule lines they stand for */
-	const char *option_names[XNF_MAX_MAP_SIZES];
+	char *option_rules[XNF_MAX_OPTION_RULES]; /* the NF's own options, as the rule lines they stand for */
+	const char *option_names[XNF_MAX_OPTION_RULES];
 	__u32 noption_rules;
 };
 

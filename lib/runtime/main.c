@@ -159,10 +159,13 @@ static int parse_map_size(const char *text, struct run_options *opt)
 		return -1;
 	}
 	n = strtoull(eq + 1, &end, 10);
-	if (*end && !end[1] && strchr("KMG", *end))
-		n <<= *end == 'K' ? 10 : *end == 'M' ? 20 : 30;
-	else if (*end)
+	if (*end && !end[1] && strchr("KMG", *end)) {
+		unsigned shift = *end == 'K' ? 10 : *end == 'M' ? 20 : 30;
+
+		n = n > (0xffffffffull >> shift) ? 0 : n << shift; /* too many: refused below, not wrapped */
+	} else if (*end) {
 		n = 0;
+	}
 	if (!eq[1] || n == 0 || n > 0xffffffffull) {
 		xnf_error("--map-size %s: the entry count must be a whole number from 1 to 4G, with an optional "
 			  "K, M or G", text);
@@ -249,7 +252,7 @@ static int take_nf_option(int index, const char *value, struct run_options *opt)
 		xnf_error("--%s %s: %s", o->name, value, xnf_nf_rules ? reason : "the NF takes no rules");
 		return -1;
 	}
-	if (opt->noption_rules == XNF_MAX_MAP_SIZES) {
+	if (opt->noption_rules == XNF_MAX_OPTION_RULES) {
 		xnf_error("too many of %s's own options", xnf_nf_name);
 		return -1;
 	}

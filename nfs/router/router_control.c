@@ -177,11 +177,13 @@ static void take_port_macs(struct mirror *m)
 /* Removes the entries an earlier refresh wrote and this one did not: gone from the host. */
 static void prune(const struct xnf_map_ref *ref, size_t generation_offset, __u32 generation)
 {
-	__u8 key[MAX_KEY], value[MAX_KEY], *stale = NULL;
+	__u8 keys[2][MAX_KEY], value[MAX_KEY], *stale = NULL, *key = keys[0];
 	size_t nstale = 0, room = 0;
 	__u32 seen;
 
-	for (int rc = xnf_map_ref_next_key(ref, NULL, key); rc == 0; rc = xnf_map_ref_next_key(ref, key, key)) {
+	/* Two key buffers, taking turns: a map need not read the current key before writing the next. */
+	for (int rc = xnf_map_ref_next_key(ref, NULL, key), turn = 1; rc == 0;
+	     rc = xnf_map_ref_next_key(ref, key, keys[turn]), key = keys[turn], turn ^= 1) {
 		if (xnf_map_ref_lookup(ref, key, value))
 			continue;
 		memcpy(&seen, value + generation_offset, sizeof(seen));

@@ -139,6 +139,12 @@ def test_fib_kernel_routes_by_the_hosts_table(mode):
         assert exchange(t, [later], send_link=0, recv_link=1, expect=1) == [
             expected(later, out.gen_mac, out.dut_mac)]
 
+        # and one it loses: no longer forwarded by the router (left to the stack, which has no route either)
+        t.run(t.dut_ns, ["ip", "route", "del", "198.18.7.0/24"])
+        time.sleep(1.5)
+        assert exchange(t, [udp(t, "198.18.7.5")], send_link=0, recv_link=1) == []
+        assert control.request_json(nf.name, "stats")["counters"]["to_kernel"] >= 1
+
 
 def test_fib_option_takes_kernel_or_own(pair):
     result = run_xnf(["run", "router", "--mode", "xdp", "--iface", "dut0", "--fib", "host"], ns=pair.dut_ns)
