@@ -63,3 +63,9 @@ def run_xnf(args: list[str], ns: str | None = None, timeout: float = 30):
         argv = ["ip", "netns", "exec", ns] + argv
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT / "python"))
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def assert_rules_rejected(ns: str, nf: str, path: str, line: int, reason: str) -> None:
+    """Starting nf with a rules file that is wrong at line: exit 1, naming the file, the line and the reason."""
+    result = run_xnf(["run", nf, "--mode", "xdp", "--iface", "dut0", "--rules", path], ns=ns)
+    assert result.returncode == 1 and f"{path}:{line}: " in result.stderr and reason in result.stderr

@@ -59,6 +59,20 @@ struct xnf_config {
 	__u32 datapath; /* enum xnf_datapath */
 };
 
+/* The port (command-line order) an interface is in cfg; 0 if it is none of them. */
+static __always_inline int xnf_config_port_of(const volatile struct xnf_config *cfg, __u32 ifindex, __u32 *port)
+{
+	for (__u32 i = 0; i < XNF_MAX_PORTS; i++) {
+		if (i >= cfg->nports)
+			break;
+		if (cfg->ifindex[i] == ifindex) {
+			*port = i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* Slots of the per-CPU statistics array: one per verdict class, plus reasons. */
 enum xnf_stat_slot {
 	XNF_STAT_ABORT = 0,

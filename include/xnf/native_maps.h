@@ -7,6 +7,8 @@
 #ifndef XNF_NATIVE_MAPS_H
 #define XNF_NATIVE_MAPS_H
 
+#include <string.h>
+
 #include <xnf/maps.h>
 
 /* Number of "CPUs" a native per-CPU map has: one slot per worker thread. */
@@ -21,6 +23,12 @@ void xnf_native_maps_free(void);
 struct xnf_map *xnf_native_map_find(const char *name);
 /* The index-th declared map, or NULL past the last: for listing them. */
 struct xnf_map *xnf_native_map_at(size_t index);
+
+/* The glue's own maps (verdict counters, ports, sockets...) are named xnf_*: not the NF's to size or list. */
+static inline int xnf_map_is_glue(const char *name)
+{
+	return strncmp(name, "xnf_", 4) == 0;
+}
 
 /* Creates and frees one map outside the registry (tests, tools). */
 int xnf_native_map_create(struct xnf_map *map, __u32 ncpus);

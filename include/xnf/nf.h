@@ -67,19 +67,20 @@ static __always_inline __u32 xnf_nports(void)
 	return xnf_cfg.nports;
 }
 
+/* The port (command-line order) an interface is; 0 if it is none of this instance's. */
+static __always_inline int xnf_port_of_ifindex(__u32 ifindex, __u32 *port)
+{
+	return xnf_config_port_of(&xnf_cfg, ifindex, port);
+}
+
 /* Index (command-line order) of the port the packet arrived on. */
 static __always_inline __u32 xnf_ingress_port(const struct xnf_pkt *pkt)
 {
 #ifdef XNF_TARGET_BPF
-	__u32 ifindex = pkt->ctx->ingress_ifindex;
+	__u32 port = 0;
 
-	for (__u32 i = 0; i < XNF_MAX_PORTS; i++) {
-		if (i >= xnf_cfg.nports)
-			break;
-		if (xnf_cfg.ifindex[i] == ifindex)
-			return i;
-	}
-	return 0;
+	xnf_port_of_ifindex(pkt->ctx->ingress_ifindex, &port);
+	return port;
 #else
 	return pkt->ingress_port;
 #endif

@@ -144,7 +144,7 @@ static int size_native_maps(const struct run_options *opt)
 	for (__u32 i = 0; i < opt->nmap_sizes; i++) {
 		struct xnf_map *map = xnf_native_map_find(opt->map_sizes[i].name);
 
-		if (!map || strncmp(map->name, "xnf_", 4) == 0) {
+		if (!map || xnf_map_is_glue(map->name)) {
 			xnf_error("--map-size: %s has no map called '%s' (see xnf-%s describe for its maps)",
 				  xnf_nf_name, opt->map_sizes[i].name, xnf_nf_name);
 			return -1;

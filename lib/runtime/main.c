@@ -372,7 +372,7 @@ static int cmd_describe(void)
 	for (size_t i = 0, shown = 0; xnf_native_map_at(i); i++) {
 		const struct xnf_map *map = xnf_native_map_at(i);
 
-		if (strncmp(map->name, "xnf_", 4) == 0)
+		if (xnf_map_is_glue(map->name))
 			continue;
 		printf("%s\"%s\": %u", shown++ ? ", " : "", map->name, map->max_entries);
 	}

@@ -3,6 +3,7 @@
 #include <xnf/runtime/xdp_attach.h>
 #include <xnf/runtime/embedded.h>
 #include <xnf/runtime/log.h>
+#include <xnf/native_maps.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -129,7 +130,7 @@ static void explain_load_failure(int err)
 /* The NF's own maps, as opposed to the glue's (xnf_*) and libbpf's internal ones (.rodata...). */
 static bool is_nf_map(const struct bpf_map *map)
 {
-	return !bpf_map__is_internal(map) && strncmp(bpf_map__name(map), "xnf_", 4) != 0;
+	return !bpf_map__is_internal(map) && !xnf_map_is_glue(bpf_map__name(map));
 }
 
 static int size_maps(struct bpf_object *obj, enum xnf_datapath datapath, const struct xnf_map_size *sizes,

@@ -90,19 +90,6 @@ static __always_inline void rt_unreachable(xnf_verdict *verdict)
 #define RT_AF_INET 2
 #define RT_AF_INET6 10
 
-static __always_inline int rt_port_of(__u32 ifindex, __u32 *port)
-{
-	for (__u32 i = 0; i < XNF_MAX_PORTS; i++) {
-		if (i >= xnf_cfg.nports)
-			break;
-		if (xnf_cfg.ifindex[i] == ifindex) {
-			*port = i;
-			return 1;
-		}
-	}
-	return 0;
-}
-
 static __always_inline int rt_kernel_way(struct xnf_pkt *pkt, const struct xnf_headers *h, struct rt_way *way,
 					 xnf_verdict *verdict)
 {
@@ -136,7 +123,7 @@ static __always_inline int rt_kernel_way(struct xnf_pkt *pkt, const struct xnf_h
 		return 0;
 	}
 	/* No neighbour yet, local, forwarding off, out of an interface we do not hold: the stack's job. */
-	if (rc != BPF_FIB_LKUP_RET_SUCCESS || !rt_port_of(fib.ifindex, &way->nh.port)) {
+	if (rc != BPF_FIB_LKUP_RET_SUCCESS || !xnf_port_of_ifindex(fib.ifindex, &way->nh.port)) {
 		rt_to_kernel(verdict);
 		return 0;
 	}

@@ -40,13 +40,7 @@ static __u32 refreshes;
 
 static bool port_of(int ifindex, __u32 *port)
 {
-	for (__u32 i = 0; i < xnf_cfg.nports; i++) {
-		if ((int)xnf_cfg.ifindex[i] == ifindex) {
-			*port = i;
-			return true;
-		}
-	}
-	return false;
+	return xnf_config_port_of(&xnf_cfg, (__u32)ifindex, port);
 }
 
 /* Sends one dump request and hands every answer to take(); 0 or -errno. */

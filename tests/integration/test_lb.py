@@ -11,7 +11,7 @@ from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
-from conftest import run_xnf
+from conftest import assert_rules_rejected
 from differential import XDP_PASS, XDP_TX, run_differential
 from test_xdp_nfs import exchange
 from xnf import control
@@ -216,8 +216,7 @@ def test_no_backend_drops_and_other_traffic_goes_to_the_stack(rules_file):
 ])
 def test_lb_rules_errors_name_the_line(pair, rules_file, line, reason):
     path = rules_file(f"service tcp {VIP} 80\n{line}\n")
-    result = run_xnf(["run", "lb", "--mode", "xdp", "--iface", "dut0", "--rules", path], ns=pair.dut_ns)
-    assert result.returncode == 1 and f"{path}:2: " in result.stderr and reason in result.stderr
+    assert_rules_rejected(pair.dut_ns, "lb", path, 2, reason)
 
 
 def test_lb_kernel_and_native_agree(tmp_path):

@@ -7,7 +7,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Ether
 
-from conftest import run_xnf
+from conftest import assert_rules_rejected, run_xnf
 from differential import XDP_DROP, XDP_PASS, XDP_REDIRECT, run_differential
 from test_xdp_nfs import exchange
 from xnf import control
@@ -97,8 +97,7 @@ def test_routes_change_while_running(mode, rules_file):
 ])
 def test_routes_file_errors_name_the_line(pair, rules_file, line, reason):
     path = rules_file(f"local 198.18.0.2/32\n{line}\n")
-    result = run_xnf(["run", "router", "--mode", "xdp", "--iface", "dut0", "--rules", path], ns=pair.dut_ns)
-    assert result.returncode == 1 and f"{path}:2: " in result.stderr and reason in result.stderr
+    assert_rules_rejected(pair.dut_ns, "router", path, 2, reason)
 
 
 def test_router_kernel_and_native_agree(tmp_path):

@@ -10,7 +10,7 @@ from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
-from conftest import run_xnf
+from conftest import assert_rules_rejected, run_xnf
 from packets import swap_macs
 from test_xdp_nfs import exchange
 from xnf import build, control
@@ -119,8 +119,7 @@ def test_map_size_errors_are_clear(pair, option, reason):
 ])
 def test_settings_errors_name_the_line(pair, rules_file, nf, line, reason):
     path = rules_file(f"# settings\n{line}\n")
-    result = run_xnf(["run", nf, "--mode", "xdp", "--iface", "dut0", "--rules", path], ns=pair.dut_ns)
-    assert result.returncode == 1 and f"{path}:2: " in result.stderr and reason in result.stderr
+    assert_rules_rejected(pair.dut_ns, nf, path, 2, reason)
 
 
 def test_describe_lists_maps_and_their_sizes():

@@ -5,6 +5,13 @@ from __future__ import annotations
 from xnf.bench.grid import Benchmark
 from xnf.errors import XnfError
 
+def _cost_model(name: str, nf: str, what: str, param: str, values: list[int]) -> Benchmark:
+    """One NF-side parameter swept, XDP beside afxdp, RFC 2544 at every point."""
+    return Benchmark(name=name, description=f"{what}, XDP against AF_XDP: RFC 2544 throughput", nfs=[nf],
+                     modes=["xdp", "afxdp"], measure="throughput", seconds=0.5, repetitions=2,
+                     nf_params={param: values})
+
+
 BENCHMARKS = [
     Benchmark(
         name="generator",
@@ -41,35 +48,14 @@ BENCHMARKS = [
     ),
     # The cost model: XDP beside the busy-loop AF_XDP mode, one NF-side parameter swept (docs/cost-model.md).
     # On veth the XDP NF shares core 0 with the generator; --dut-receive-core 1 gives it core 1 instead.
-    Benchmark(
-        name="firewall-acl",
-        description="firewall with 10 to 1,000,000 exact-match ACL entries (up to 65,536 of them hit), "
-                    "XDP against AF_XDP: RFC 2544 throughput",
-        nfs=["firewall"], modes=["xdp", "afxdp"], measure="throughput", seconds=0.5, repetitions=2,
-        nf_params={"acl_entries": [10, 1000, 100000, 1000000]},
-    ),
-    Benchmark(
-        name="lb-sessions",
-        description="lb with 10 to 1,000,000 established sessions (up to 65,536 of them hit), XDP against "
-                    "AF_XDP: RFC 2544 throughput",
-        nfs=["lb"], modes=["xdp", "afxdp"], measure="throughput", seconds=0.5, repetitions=2,
-        nf_params={"lb_sessions": [10, 1000, 100000, 1000000]},
-    ),
-    Benchmark(
-        name="memload",
-        description="memload, one random access per packet into 4 KiB to 1 GiB, XDP against AF_XDP: "
-                    "RFC 2544 throughput",
-        nfs=["memload"], modes=["xdp", "afxdp"], measure="throughput", seconds=0.5, repetitions=2,
-        nf_params={"memload_bytes": [4 << 10, 256 << 10, 16 << 20, 256 << 20, 1 << 30]},
-       
-    ),
-    Benchmark(
-        name="checksum",
-        description="checksum, 0 to 64 L4 checksum computations per packet, XDP against AF_XDP: "
-                    "RFC 2544 throughput",
-        nfs=["checksum"], modes=["xdp", "afxdp"], measure="throughput", seconds=0.5, repetitions=2,
-        nf_params={"checksum_repeat": [0, 1, 4, 16, 64]},
-    ),
+    _cost_model("firewall-acl", "firewall", "firewall with 10 to 1,000,000 exact-match ACL entries (up to 65,536 "
+                "of them hit)", "acl_entries", [10, 1000, 100000, 1000000]),
+    _cost_model("lb-sessions", "lb", "lb with 10 to 1,000,000 established sessions (up to 65,536 of them hit)",
+                "lb_sessions", [10, 1000, 100000, 1000000]),
+    _cost_model("memload", "memload", "memload, one random access per packet into 4 KiB to 1 GiB",
+                "memload_bytes", [4 << 10, 256 << 10, 16 << 20, 256 << 20, 1 << 30]),
+    _cost_model("checksum", "checksum", "checksum, 0 to 64 L4 checksum computations per packet",
+                "checksum_repeat", [0, 1, 4, 16, 64]),
     Benchmark(
         name="smoke",
         description="a seconds-long run of the whole chain (search, latency, results, report): for tests",
