@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
-"""drop and macswap in every mode, beside a minimal reference AF_XDP loop, with CPU cost per packet.
+"""drop and macswap in every mode, beside a minimal reference AF_XDP loop and (--dpdk) DPDK's testpmd with
+its af_xdp and af_packet drivers, with CPU cost per packet.
 
 Cores: xnf-gen runs pinned to core 0; AF_XDP workers (and the reference loop) are pinned to core 1. On veth
 the DUT's XDP program, the redirect into the AF_XDP socket and its copy into the UMEM run in softirq on the
 generator's core (0); the worker's loop and its sendto() calls run on core 1, and so does the receive of the
 frames it sends back (veth receive runs on the sender's core) unless --pin-return moves that to core 0.
 
-Counted: drop = frames the NF dropped (its own verdict counters; the reference loop's receive count);
+Counted: drop = frames the NF dropped (its own verdict counters; the reference loop's and testpmd's own
+receive counts);
 macswap = frames that came back to the generator side (veth's rx_xdp_drops on gen0, the sink), the same
 counter for every subject. Cost per packet = busy CPU time of both cores / frames completed.
 
-    python3 bench/afxdp_modes.py [--rounds 3] [--seconds 3] [--study] [--out results/]
+    python3 bench/afxdp_modes.py [--rounds 3] [--seconds 3] [--study] [--dpdk] [--only LABELS] [--out results/]
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from xnf import control
 from xnf.build import BIN_DIR, ensure_built
 from xnf.lab import cpu, environment, veth_stats
 from xnf.lab.nf_process import NfInstance
+from xnf.lab.testpmd import Testpmd
 from xnf.lab.topology import Topology
 
 GEN_CORE, WORKER_CORE = 0, 1
@@ -42,13 +45,19 @@ TX_STUDY = {
 
 
 class Subject:
-    """Something that does the job on dut0: an xnf mode, or the reference loop."""
+    """Something that does the job on dut0: an xnf mode, the reference loop, or DPDK's testpmd."""
 
-    def __init__(self, label: str, job: str, mode: str | None, extra: list[str] | None = None):
+    def __init__(self, label: str, job: str, mode: str | None, extra: list[str] | None = None,
+                 testpmd_driver: str | None = None, busy_budget: int | None = 0):
         self.label, self.job, self.mode, self.extra = label, job, mode, extra or []
+        self.testpmd_driver, self.busy_budget = testpmd_driver, busy_budget
         self.handle = None
 
     def start(self, t: Topology) -> None:
+        if self.testpmd_driver:
+            self.handle = Testpmd.start(t, self.job, self.testpmd_driver, "dut0", core=WORKER_CORE,
+                                        control_core=GEN_CORE, busy_budget=self.busy_budget)
+            return
         if self.mode is None:
             self.handle = t.spawn(t.dut_ns, [str(BIN_DIR / "xnf-afxdp-ref"), "--iface", "dut0", "--job", self.job,
                                              "--core", str(WORKER_CORE)])
@@ -64,7 +73,9 @@ class Subject:
         return control.request_json(self.handle.name, "stats")["verdicts"]["drop"]["packets"]
 
     def stop(self) -> int:
-        """Stops the subject; returns the reference loop's final receive count (0 for xnf)."""
+        """Stops the subject; returns the reference loop's or testpmd's own receive count (0 for xnf)."""
+        if self.testpmd_driver:
+            return self.handle.stop().rx_packets
         if self.mode is None:
             self.handle.terminate()
             out, _ = self.handle.communicate(timeout=10)
@@ -78,7 +89,8 @@ def trial(t: Topology, subject: Subject, seconds: float, tsc_hz: float | None) -
     try:
         drops0, ret0, cpu0 = subject.dropped(), veth_stats.read(t.gen_ns, "gen0")["rx_xdp_drops"], cpu.snapshot()
         gen = t.run(t.gen_ns, [str(BIN_DIR / "xnf-gen"), "--iface", "gen0", "--dst-mac", t.links[0].dut_mac,
-                               "--duration", str(seconds), "--cores", str(GEN_CORE), "--call-ms", "1000"],
+                               "--duration", str(seconds), "--cores", str(GEN_CORE), "--call-ms", "1000",
+                               "--stamp-every", "64"],
                     timeout=seconds + 30)
         drops1, ret1, cpu1 = subject.dropped(), veth_stats.read(t.gen_ns, "gen0")["rx_xdp_drops"], cpu.snapshot()
     finally:
@@ -99,10 +111,14 @@ def trial(t: Topology, subject: Subject, seconds: float, tsc_hz: float | None) -
             if done else None, "cpu": usage}
 
 
-def subjects(study: bool) -> list[Subject]:
+def subjects(study: bool, dpdk: bool) -> list[Subject]:
     out = []
     for job in ("drop", "macswap"):
         out += [Subject(mode, job, mode) for mode in MODES] + [Subject("reference loop", job, None)]
+        if dpdk:
+            out += [Subject("dpdk af_xdp", job, None, testpmd_driver="af_xdp", busy_budget=0),
+                    Subject("dpdk af_xdp busy-poll", job, None, testpmd_driver="af_xdp", busy_budget=None),
+                    Subject("dpdk af_packet", job, None, testpmd_driver="af_packet")]
     if study:
         out += [Subject(label, "macswap", "afxdp", extra) for label, extra in TX_STUDY.items()]
     return out
@@ -132,11 +148,20 @@ def main() -> int:
     parser.add_argument("--study", action="store_true", help="add the macswap transmit study variants")
     parser.add_argument("--pin-return", action="store_true",
                         help="receive returned frames on the generator's core (threaded NAPI) instead of the worker's")
+    parser.add_argument("--dpdk", action="store_true",
+                        help="add DPDK testpmd with its af_xdp (busy poll off and on) and af_packet drivers")
+    parser.add_argument("--only", metavar="LABELS",
+                        help="comma-separated subject labels to keep (e.g. 'afxdp,reference loop,dpdk af_xdp')")
     parser.add_argument("--out", default="results")
     args = parser.parse_args()
     ensure_built()
     env = environment.describe()
-    todo = subjects(args.study)
+    todo = subjects(args.study, args.dpdk)
+    if args.only:
+        keep = {label.strip() for label in args.only.split(",")}
+        todo = [s for s in todo if s.label in keep]
+        if not todo:
+            parser.error(f"--only {args.only}: no such subject")
     samples = []
     with Topology("pair", gen_xdp="drop") as t:
         if args.pin_return:

@@ -92,6 +92,7 @@ class Topology:
 
     # ------------------------------------------------------------------ life cycle
     def __enter__(self) -> "Topology":
+        _exit_cleanly_on_sigterm()
         _live.append(self)
         try:
             self._build()
@@ -265,6 +266,21 @@ def _napi_threads() -> list[int]:
 def teardown_all() -> None:
     for topo in list(_live):
         topo.teardown()
+
+
+def _exit_cleanly_on_sigterm() -> None:
+    """A SIGTERM (timeout, kill) would end the process without running teardown, leaving namespaces,
+    processes and XDP programs behind: turn it into SystemExit so `with` blocks and atexit clean up.
+    Only where nobody installed a handler of their own, and only from the main thread (Python's rule)."""
+    try:
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, _raise_exit)
+    except ValueError:
+        pass  # not the main thread
+
+
+def _raise_exit(signum, _frame) -> None:
+    raise SystemExit(128 + signum)
 
 
 def remove_stale() -> list[str]:

@@ -1,0 +1,110 @@
+"""DPDK's testpmd as a baseline device under test, on a veth of a lab topology.
+
+testpmd is the public reference the AF_XDP figures of this project are compared with: its af_xdp driver
+(an AF_XDP socket in copy mode on veth, the kernel's own redirect program loaded by libxdp) and its
+af_packet driver (TPACKET_V2 rings, the Linux stack's packet taps). It runs in the DUT's namespace with
+its forwarding core pinned where the caller says, from Debian's dpdk-dev package, without hugepages
+(--no-huge, --no-shconf: nothing is left behind in /dev/hugepages or /var/run/dpdk).
+
+Jobs: "drop" is testpmd's rxonly forwarding mode (receive and free), "macswap" its macswap mode (swap the
+Ethernet addresses, send back out of the same port).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+
+from xnf.errors import XnfError
+from xnf.lab import netns
+from xnf.lab.topology import Topology
+
+BINARY = "dpdk-testpmd"
+FORWARD_MODES = {"drop": "rxonly", "macswap": "macswap"}
+DRIVERS = ("af_xdp", "af_packet")
+INSTALL_HINT = "install it with: apt-get install dpdk-dev librte-net-af-xdp23 librte-net-af-packet23"
+_READY = "Press enter to exit"
+_TOTALS = re.compile(r"Accumulated forward statistics.*?RX-packets:\s+(\d+).*?TX-packets:\s+(\d+)", re.S)
+
+
+def available() -> bool:
+    return shutil.which(BINARY) is not None
+
+
+def vdev_arg(driver: str, iface: str, busy_budget: int | None) -> str:
+    """The --vdev argument for one port on iface, queue 0."""
+    if driver == "af_xdp":
+        arg = f"net_af_xdp0,iface={iface},start_queue=0,queue_count=1"
+        # The PMD busy-polls (SO_PREFER_BUSY_POLL) by default; 0 turns that off.
+        return arg if busy_budget is None else f"{arg},busy_budget={busy_budget}"
+    if driver == "af_packet":
+        # qdisc_bypass: frames go to the driver directly, as AF_XDP's copy-mode transmit does.
+        return f"net_af_packet0,iface={iface},qpairs=1,qdisc_bypass=1"
+    raise XnfError(f"unknown testpmd driver '{driver}': choose one of {', '.join(DRIVERS)}")
+
+
+@dataclass
+class Totals:
+    rx_packets: int
+    tx_packets: int
+
+
+class Testpmd:
+    """One testpmd process forwarding on one interface; stop() returns its own packet totals."""
+
+    def __init__(self, proc: subprocess.Popen, driver: str, iface: str, ns: str):
+        self.proc, self.driver, self.iface, self.ns = proc, driver, iface, ns
+
+    @classmethod
+    def start(cls, topology: Topology, job: str, driver: str, iface: str, core: int, control_core: int,
+              busy_budget: int | None = 0, start_timeout_s: float = 30.0) -> "Testpmd":
+        if not available():
+            raise XnfError(f"{BINARY} (DPDK) is not installed: {INSTALL_HINT}")
+        if job not in FORWARD_MODES:
+            raise XnfError(f"testpmd has no '{job}' job: choose one of {', '.join(FORWARD_MODES)}")
+        if driver == "af_packet":
+            # Frames put on a veth by a live-frames generator reach a peer without XDP only through GRO.
+            netns.run(topology.dut_ns, ["ethtool", "-K", iface, "gro", "on"])
+        # Line-buffered: the readiness line must arrive while testpmd runs, not when it exits.
+        argv = ["stdbuf", "-oL", BINARY, "-l", f"{control_core},{core}", "--main-lcore", str(control_core), "--no-huge", "-m", "256",
+                "--no-shconf", "--no-pci", "--log-level", "lib.eal:error",
+                "--vdev", vdev_arg(driver, iface, busy_budget), "--",
+                f"--forward-mode={FORWARD_MODES[job]}", "--auto-start", "--nb-cores", "1",
+                "--total-num-mbufs", "16384"]
+        # stdin stays open: testpmd runs until a line arrives on it (see stop()).
+        proc = topology.spawn(topology.dut_ns, argv, stdin=subprocess.PIPE)
+        pmd = cls(proc, driver, iface, topology.dut_ns)
+        pmd._wait_ready(start_timeout_s)
+        return pmd
+
+    def _wait_ready(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        seen = []
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            seen.append(line)
+            if _READY in line:
+                return
+        self.proc.kill()
+        _, err = self.proc.communicate(timeout=10)
+        raise XnfError(f"testpmd ({self.driver} on {self.iface}) did not start: "
+                       f"{(err or ''.join(seen[-5:])).strip()[-600:]}")
+
+    def stop(self) -> Totals:
+        """Ends forwarding the way testpmd's prompt asks (a line on stdin) and reads its own totals."""
+        try:
+            out, err = self.proc.communicate(input="\n", timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            out, err = self.proc.communicate()
+        if self.driver == "af_packet":
+            netns.run(self.ns, ["ethtool", "-K", self.iface, "gro", "off"], check=False)
+        match = _TOTALS.search(out)
+        if not match:
+            raise XnfError(f"testpmd ({self.driver}) printed no totals: {(err or out).strip()[-600:]}")
+        return Totals(rx_packets=int(match.group(1)), tx_packets=int(match.group(2)))
