@@ -30,7 +30,7 @@ LIB_SRCS  := $(filter-out lib/runtime/main.c lib/xdp/skel_glue.c lib/chain/%,$(L
 LIB_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
 LIBXNF    := $(BUILD)/libxnf.a
 
-TOOLS     := $(BUILD)/bin/xnf-gen $(BUILD)/bin/xnf-xdp-load $(BUILD)/bin/xnf-afxdp-ref
+TOOLS     := $(BUILD)/bin/xnf-gen $(BUILD)/bin/xnf-xdp-load $(BUILD)/bin/xnf-afxdp-ref $(BUILD)/bin/xnf-gen-ref
 NF_BINS   := $(foreach n,$(NFS),$(BUILD)/bin/xnf-$(n))
 DIFF_BINS := $(foreach n,$(NFS),$(BUILD)/tests/xnf-diff-$(n))
 TEST_BINS := $(BUILD)/tests/test-native-maps $(BUILD)/tests/test-maps-concurrent
@@ -138,6 +138,19 @@ $(BUILD)/tools/gen/receiver.o: tools/gen/receiver.c $(BUILD)/tools/gen/recv.skel
 	$(CC) $(CFLAGS) -I$(BUILD)/tools/gen -c $< -o $@
 $(BUILD)/bin/xnf-gen: $(BUILD)/tools/gen/xnf_gen.o $(BUILD)/tools/gen/frame.o $(BUILD)/tools/gen/receiver.o \
 		$(BUILD)/tools/gen/iface_stats.o $(LIBXNF)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDLIBS)
+
+# The reference live-frames generator (the yardstick for xnf-gen).
+$(BUILD)/tools/gen-ref/gen_ref.bpf.o: tools/gen-ref/gen_ref.bpf.c
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(BUILD)/tools/gen-ref/gen_ref.skel.h: $(BUILD)/tools/gen-ref/gen_ref.bpf.o
+	$(BPFTOOL) gen skeleton $< name gen_ref_bpf > $@.tmp && mv $@.tmp $@
+$(BUILD)/tools/gen-ref/xnf_gen_ref.o: tools/gen-ref/xnf_gen_ref.c $(BUILD)/tools/gen-ref/gen_ref.skel.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -I$(BUILD)/tools/gen-ref -c $< -o $@
+$(BUILD)/bin/xnf-gen-ref: $(BUILD)/tools/gen-ref/xnf_gen_ref.o $(LIBXNF)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS)
 

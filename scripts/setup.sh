@@ -9,8 +9,10 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 1
 fi
 
+# dpdk-dev and its two socket drivers: testpmd, the public baseline the AF_XDP benchmarks compare with.
 apt_packages=(clang llvm libbpf-dev libxdp-dev bpftool liburcu-dev libelf-dev zlib1g-dev
-              pkg-config make gcc iproute2 ethtool)
+              pkg-config make gcc iproute2 ethtool
+              dpdk-dev librte-net-af-xdp23 librte-net-af-packet23)
 missing=()
 for pkg in "${apt_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

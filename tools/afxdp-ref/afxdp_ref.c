@@ -133,12 +133,13 @@ static int setup(struct ref *r, const char *ifname, struct xnf_xdp_instance *x)
 	for (__u32 i = 0; i < FRAMES; i++)
 		r->free[r->nfree++] = (__u64)i * FRAME_SIZE;
 	err = xsk_umem__create(&r->umem, r->area, (__u64)FRAMES * FRAME_SIZE, &r->fill, &r->comp, &ucfg);
+	if (err)
+		return err;
 	/* The queue stays busy until the kernel has released the previous socket: retry for 3 s. */
-	for (int tries = 0; !err && tries < 300; tries++) {
-		err = xsk_socket__create(&r->xsk, ifname, 0, r->umem, &r->rx, &r->tx, &cfg);
-		if (err != -EBUSY)
-			break;
+	err = xsk_socket__create(&r->xsk, ifname, 0, r->umem, &r->rx, &r->tx, &cfg);
+	for (int tries = 0; err == -EBUSY && tries < 300; tries++) {
 		usleep(10000);
+		err = xsk_socket__create(&r->xsk, ifname, 0, r->umem, &r->rx, &r->tx, &cfg);
 	}
 	if (err)
 		return err;

@@ -102,6 +102,8 @@ class Testpmd:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             out, err = self.proc.communicate()
+        # testpmd leaves the port promiscuous (and af_packet needed GRO): put the interface back as the lab had it.
+        netns.ip("link", "set", "dev", self.iface, "promisc", "off", ns=self.ns, check=False)
         if self.driver == "af_packet":
             netns.run(self.ns, ["ethtool", "-K", self.iface, "gro", "off"], check=False)
         match = _TOTALS.search(out)

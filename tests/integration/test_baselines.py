@@ -1,0 +1,78 @@
+"""The yardsticks the benchmarks compare with: the reference live-frames generator and DPDK's testpmd.
+
+A comparison is only as good as its counting: these check that every frame the yardsticks handle is accounted
+for, on real veth pairs, and that they leave nothing attached behind them.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from conftest import xdp_attached
+from xnf.build import BIN_DIR, BUILD_DIR
+from xnf.lab import netns, veth_stats
+from xnf.lab.testpmd import Testpmd
+from xnf.lab.topology import Topology
+
+SINK = BUILD_DIR / "bpf" / "xnf_sink.bpf.o"
+
+
+@pytest.fixture
+def bare_pair():
+    with Topology("pair", gen_xdp=None) as t:
+        yield t
+
+
+def gen(t: Topology, *args: str) -> dict:
+    result = t.run(t.gen_ns, [str(BIN_DIR / "xnf-gen"), "--iface", "gen0", "--dst-mac", t.links[0].dut_mac,
+                              "--rx-iface", "gen0", *args])
+    return json.loads(result.stdout)
+
+
+def test_reference_generator_accounts_for_every_frame(bare_pair):
+    netns.ip("link", "set", "dev", "dut0", "xdp", "obj", str(SINK), "sec", "xdp", ns=bare_pair.dut_ns)
+    rx0, tx0 = veth_stats.read(bare_pair.dut_ns, "dut0"), veth_stats.read(bare_pair.gen_ns, "gen0")
+    out = bare_pair.run(bare_pair.gen_ns, [str(BIN_DIR / "xnf-gen-ref"), "--iface", "gen0", "--dst-mac",
+                                           bare_pair.links[0].dut_mac, "--duration", "0.2", "--batch", "256"])
+    rx1, tx1 = veth_stats.read(bare_pair.dut_ns, "dut0"), veth_stats.read(bare_pair.gen_ns, "gen0")
+    sent = json.loads(out.stdout)["sent"]
+    delivered = rx1["rx_xdp_drops"] - rx0["rx_xdp_drops"]
+    refused = tx1.get("tx_xdp_xmit_errors", 0) - tx0.get("tx_xdp_xmit_errors", 0)
+    assert sent >= 1 << 20 and sent % (1 << 20) == 0
+    assert delivered + refused == sent and delivered > 0
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--dst-mac", "02:00:00:00:00:01"], "--iface and --dst-mac are required"),
+    (["--iface", "gen0", "--dst-mac", "02:00:00:00:00"], "--dst-mac 02:00:00:00:00"),
+    (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:01", "--batch", "300"], "1 to 256 frames"),
+    (["--iface", "nosuch0", "--dst-mac", "02:00:00:00:00:01"], "no interface 'nosuch0'"),
+])
+def test_reference_generator_refuses_bad_arguments(bare_pair, args, message):
+    result = subprocess.run(netns.exec_argv(bare_pair.gen_ns, [str(BIN_DIR / "xnf-gen-ref"), *args]),
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2
+    assert message in result.stderr and result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("driver", ["af_xdp", "af_packet"])
+def test_testpmd_receives_every_frame_and_detaches(bare_pair, driver):
+    pmd = Testpmd.start(bare_pair, "drop", driver, "dut0", core=1, control_core=0)
+    out = gen(bare_pair, "--count", "20000", "--rate", "200000")
+    totals = pmd.stop()
+    assert out["sent"] == 20000
+    assert totals.rx_packets == 20000 and totals.tx_packets == 0
+    assert not xdp_attached(bare_pair.dut_ns, "dut0")
+
+
+def test_testpmd_macswap_sends_every_frame_back(bare_pair):
+    pmd = Testpmd.start(bare_pair, "macswap", "af_xdp", "dut0", core=1, control_core=0)
+    try:
+        out = gen(bare_pair, "--count", "20000", "--rate", "100000")
+    finally:
+        totals = pmd.stop()
+    assert totals.rx_packets == totals.tx_packets == 20000
+    assert out["received"] == 20000 and out["lost"] == 0 and out["not_probes"] == 0

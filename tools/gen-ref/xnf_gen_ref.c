@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * xnf-gen-ref: the smallest live-frames generator, the method of the public
+ * tool (xdp-trafficgen) the generator's targets were measured with, for
+ * comparison with xnf-gen in the same run. One fixed 64-byte IPv4/UDP frame,
+ * a program that only returns XDP_TX, 2^20 frames per BPF_PROG_RUN call, one
+ * thread pinned to one core. No pacing, no flows, no sequence numbers, no
+ * timestamps: what is left is the kernel's own cost per frame. Like xnf-gen it
+ * keeps its program attached to loopback so that calls skip the XDP
+ * dispatcher's rebuild (the best case, not the public tool's default).
+ *
+ *   xnf-gen-ref --iface IF --dst-mac MAC [--core N] [--batch N] [--duration S]
+ *
+ * Prints one JSON line: {"sent": N, "seconds": S}.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <getopt.h>
+#include <linux/if_link.h>
+#include <net/if.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <xnf/runtime/log.h>
+#include <xnf/rules_text.h>
+
+#include "gen_ref.skel.h"
+
+#define FRAME_LEN 60           /* 64 bytes on the wire with the FCS */
+#define REPEAT_PER_CALL (1u << 20)
+
+struct options {
+	const char *iface;
+	__u8 dst_mac[6];
+	int have_mac;
+	int core;
+	__u32 batch;
+	double duration_s;
+};
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: xnf-gen-ref --iface IF --dst-mac MAC [--core N] [--batch N] [--duration S]\n"
+		     "  unpaced 64-byte frames by BPF_PROG_RUN live frames, nothing else; prints {\"sent\",\"seconds\"}\n");
+}
+
+static int parse_options(int argc, char **argv, struct options *opt)
+{
+	static const struct option longs[] = {
+		{ "iface", required_argument, NULL, 'i' }, { "dst-mac", required_argument, NULL, 'm' },
+		{ "core", required_argument, NULL, 'c' }, { "batch", required_argument, NULL, 'b' },
+		{ "duration", required_argument, NULL, 'd' }, { "help", no_argument, NULL, 'h' }, { 0 }
+	};
+	int c;
+
+	*opt = (struct options){ .core = 0, .batch = 64, .duration_s = 3.0 };
+	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+		switch (c) {
+		case 'i': opt->iface = optarg; break;
+		case 'm': {
+			char why[128];
+
+			if (xnf_rules_parse_mac(optarg, opt->dst_mac, why, sizeof(why))) {
+				xnf_error("--dst-mac %s: %s", optarg, why);
+				return -1;
+			}
+		}
+			opt->have_mac = 1;
+			break;
+		case 'c': opt->core = atoi(optarg); break;
+		case 'b': opt->batch = (__u32)strtoul(optarg, NULL, 10); break;
+		case 'd': opt->duration_s = strtod(optarg, NULL); break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return -1;
+		}
+	}
+	if (!opt->iface || !opt->have_mac) {
+		xnf_error("--iface and --dst-mac are required");
+		return -1;
+	}
+	if (opt->batch < 1 || opt->batch > 256) {
+		xnf_error("--batch %u: the kernel takes 1 to 256 frames per round", opt->batch);
+		return -1;
+	}
+	if (!(opt->duration_s > 0)) {
+		xnf_error("--duration: give a positive number of seconds");
+		return -1;
+	}
+	return 0;
+}
+
+static void build_frame(__u8 *frame, const __u8 dst_mac[6])
+{
+	static const __u8 src_mac[6] = { 0x02, 0, 0, 0, 0, 0x01 };
+	static const __u8 ip_udp[28] = {
+		0x45, 0, 0, 46, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2, /* IPv4, checksum below */
+		0x04, 0xd2, 0x16, 0x2e, 0, 26, 0, 0,                                /* UDP 1234 -> 5678, no checksum */
+	};
+	__u32 sum = 0;
+
+	memset(frame, 0, FRAME_LEN);
+	memcpy(frame, dst_mac, 6);
+	memcpy(frame + 6, src_mac, 6);
+	frame[12] = 0x08;
+	memcpy(frame + 14, ip_udp, sizeof(ip_udp));
+	for (int i = 0; i < 20; i += 2)
+		sum += (__u32)(frame[14 + i] << 8 | frame[15 + i]);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = ~(sum + (sum >> 16)) & 0xffff;
+	frame[24] = (__u8)(sum >> 8);
+	frame[25] = (__u8)sum;
+}
+
+int main(int argc, char **argv)
+{
+	struct options opt;
+	struct gen_ref_bpf *skel = NULL;
+	__u8 frame[FRAME_LEN];
+	int ifindex, link_fd = -1, err = 1;
+	cpu_set_t set;
+
+	if (parse_options(argc, argv, &opt))
+		return 2;
+	ifindex = (int)if_nametoindex(opt.iface);
+	if (!ifindex) {
+		xnf_error("no interface '%s' here: check the name (ip link) and the namespace", opt.iface);
+		return 2;
+	}
+	CPU_ZERO(&set);
+	CPU_SET(opt.core, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		xnf_error("cannot pin to core %d (%s): give a core this machine has", opt.core, strerror(errno));
+		return 2;
+	}
+	skel = gen_ref_bpf__open_and_load();
+	if (!skel) {
+		xnf_error("cannot load the reference program (%s): run as root on a kernel with BPF", strerror(errno));
+		return 1;
+	}
+	LIBBPF_OPTS(bpf_link_create_opts, link_opts, .flags = XDP_FLAGS_SKB_MODE);
+	link_fd = bpf_link_create(bpf_program__fd(skel->progs.xnf_gen_ref), (int)if_nametoindex("lo"), BPF_XDP,
+				  &link_opts);
+	if (link_fd < 0)
+		xnf_warn("cannot keep the program attached to lo (%s): each call waits for RCU", strerror(-link_fd));
+	build_frame(frame, opt.dst_mac);
+
+	struct xdp_md ctx = { .data_end = FRAME_LEN, .ingress_ifindex = (__u32)ifindex };
+	LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = frame, .data_size_in = FRAME_LEN, .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx), .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = opt.batch);
+	__u64 start = now_ns(), end = start + (__u64)(opt.duration_s * 1e9), sent = 0;
+
+	while (now_ns() < end) {
+		run.repeat = REPEAT_PER_CALL;
+		if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xnf_gen_ref), &run)) {
+			xnf_error("BPF_PROG_RUN live frames on %s failed (%s): the kernel needs 5.18 or later, and a "
+				  "veth's peer needs an XDP program or GRO", opt.iface, strerror(errno));
+			goto out;
+		}
+		sent += REPEAT_PER_CALL;
+	}
+	printf("{\"sent\": %llu, \"seconds\": %.6f}\n", (unsigned long long)sent, (now_ns() - start) / 1e9);
+	err = 0;
+out:
+	if (link_fd >= 0)
+		close(link_fd);
+	gen_ref_bpf__destroy(skel);
+	return err;
+}
