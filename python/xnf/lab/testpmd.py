@@ -55,6 +55,8 @@ class Totals:
 class Testpmd:
     """One testpmd process forwarding on one interface; stop() returns its own packet totals."""
 
+    __test__ = False  # a name pytest would otherwise take for a test class
+
     def __init__(self, proc: subprocess.Popen, driver: str, iface: str, ns: str):
         self.proc, self.driver, self.iface, self.ns = proc, driver, iface, ns
 
