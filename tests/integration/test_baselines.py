@@ -50,6 +50,8 @@ def test_reference_generator_accounts_for_every_frame(bare_pair):
     (["--iface", "gen0", "--dst-mac", "02:00:00:00:00"], "--dst-mac 02:00:00:00:00"),
     (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:01", "--batch", "300"], "1 to 256 frames"),
     (["--iface", "nosuch0", "--dst-mac", "02:00:00:00:00:01"], "no interface 'nosuch0'"),
+    (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:01", "--cores", "0,x"], "--cores 0,x"),
+    (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:01", "--cores", "0,77"], "cannot pin a thread to core 77"),
 ])
 def test_reference_generator_refuses_bad_arguments(bare_pair, args, message):
     result = subprocess.run(netns.exec_argv(bare_pair.gen_ns, [str(BIN_DIR / "xnf-gen-ref"), *args]),
