@@ -13,6 +13,7 @@ import pytest
 
 from conftest import xdp_attached
 from xnf.build import BIN_DIR, BUILD_DIR
+from xnf.errors import XnfError
 from xnf.lab import netns, veth_stats
 from xnf.lab.testpmd import Testpmd
 from xnf.lab.topology import Topology
@@ -89,3 +90,13 @@ def test_testpmd_macswap_sends_every_frame_back(quiet_pair):
         totals = pmd.stop()
     assert totals.rx_packets == totals.tx_packets == 20000
     assert out["received"] == 20000 and out["lost"] == 0 and out["not_probes"] == 0
+
+
+@pytest.mark.parametrize("job, driver, message", [
+    ("route", "af_xdp", "testpmd has no 'route' job"),
+    ("drop", "af_tap", "unknown testpmd driver 'af_tap'"),
+])
+def test_testpmd_refuses_what_it_cannot_run(bare_pair, job, driver, message):
+    with pytest.raises(XnfError, match=message):
+        Testpmd.start(bare_pair, job, driver, "dut0", core=1, control_core=0)
+    assert not xdp_attached(bare_pair.dut_ns, "dut0")

@@ -13,6 +13,7 @@ Ethernet addresses, send back out of the same port).
 from __future__ import annotations
 
 import re
+import selectors
 import shutil
 import subprocess
 import time
@@ -71,27 +72,42 @@ class Testpmd:
             # Frames put on a veth by a live-frames generator reach a peer without XDP only through GRO.
             netns.run(topology.dut_ns, ["ethtool", "-K", iface, "gro", "on"])
         # Line-buffered: the readiness line must arrive while testpmd runs, not when it exits.
-        argv = ["stdbuf", "-oL", BINARY, "-l", f"{control_core},{core}", "--main-lcore", str(control_core), "--no-huge", "-m", "256",
-                "--no-shconf", "--no-pci", "--log-level", "lib.eal:error",
+        argv = ["stdbuf", "-oL", BINARY, "-l", f"{control_core},{core}", "--main-lcore", str(control_core),
+                "--no-huge", "-m", "256", "--no-shconf", "--no-pci", "--log-level", "lib.eal:error",
                 "--vdev", vdev_arg(driver, iface, busy_budget), "--",
                 f"--forward-mode={FORWARD_MODES[job]}", "--auto-start", "--nb-cores", "1",
                 "--total-num-mbufs", "16384"]
         # stdin stays open: testpmd runs until a line arrives on it (see stop()).
         proc = topology.spawn(topology.dut_ns, argv, stdin=subprocess.PIPE)
         pmd = cls(proc, driver, iface, topology.dut_ns)
-        pmd._wait_ready(start_timeout_s)
+        try:
+            pmd._wait_ready(start_timeout_s)
+        except XnfError:
+            pmd._restore_interface()
+            raise
         return pmd
 
+    def _restore_interface(self) -> None:
+        """testpmd leaves the port promiscuous (and af_packet needed GRO): put it back as the lab had it."""
+        netns.ip("link", "set", "dev", self.iface, "promisc", "off", ns=self.ns, check=False)
+        if self.driver == "af_packet":
+            netns.run(self.ns, ["ethtool", "-K", self.iface, "gro", "off"], check=False)
+
     def _wait_ready(self, timeout_s: float) -> None:
+        """Reads testpmd's output until it says it forwards; never blocks past the deadline."""
         deadline = time.monotonic() + timeout_s
         seen = []
-        while time.monotonic() < deadline:
-            line = self.proc.stdout.readline()
-            if not line:
-                break
-            seen.append(line)
-            if _READY in line:
-                return
+        with selectors.DefaultSelector() as sel:
+            sel.register(self.proc.stdout, selectors.EVENT_READ)
+            while (left := deadline - time.monotonic()) > 0:
+                if not sel.select(timeout=left):
+                    break
+                line = self.proc.stdout.readline()
+                if not line:
+                    break
+                seen.append(line)
+                if _READY in line:
+                    return
         self.proc.kill()
         _, err = self.proc.communicate(timeout=10)
         raise XnfError(f"testpmd ({self.driver} on {self.iface}) did not start: "
@@ -104,10 +120,7 @@ class Testpmd:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             out, err = self.proc.communicate()
-        # testpmd leaves the port promiscuous (and af_packet needed GRO): put the interface back as the lab had it.
-        netns.ip("link", "set", "dev", self.iface, "promisc", "off", ns=self.ns, check=False)
-        if self.driver == "af_packet":
-            netns.run(self.ns, ["ethtool", "-K", self.iface, "gro", "off"], check=False)
+        self._restore_interface()
         match = _TOTALS.search(out)
         if not match:
             raise XnfError(f"testpmd ({self.driver}) printed no totals: {(err or out).strip()[-600:]}")
