@@ -18,14 +18,12 @@ counter for every subject. Cost per packet = busy CPU time of both cores / frame
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import statistics
 import sys
-import time
-from pathlib import Path
 
 from xnf import control
+from xnf.bench import results_file
 from xnf.build import BIN_DIR, ensure_built
 from xnf.lab import cpu, environment, veth_stats
 from xnf.lab.nf_process import NfInstance
@@ -175,17 +173,9 @@ def main() -> int:
                       f"({s['ns_per_packet'] or 0:7.0f} ns/pkt, worker core "
                       f"{s['worker_core_ns_per_packet'] or 0:6.0f})", flush=True)
     table = summarise(samples)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    path = out / f"afxdp_modes-{stamp}.json"
-    path.write_text(json.dumps({"benchmark": "afxdp_modes", "environment": env, "generator_core": GEN_CORE,
-                                "worker_core": WORKER_CORE, "pin_return": args.pin_return,
-                                "seconds_per_trial": args.seconds, "summary": table, "samples": samples}, indent=2))
-    with open(out / f"afxdp_modes-{stamp}.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(table[0]))
-        writer.writeheader()
-        writer.writerows(table)
+    path = results_file.write(args.out, "afxdp_modes", {
+        "environment": env, "generator_core": GEN_CORE, "worker_core": WORKER_CORE, "pin_return": args.pin_return,
+        "seconds_per_trial": args.seconds}, table, samples)
     for row in table:
         print(f"{row['job']:8s} {row['subject']:22s} {row['mean_mpps']:6.3f} ± {row['stdev_mpps']:.3f} Mpps  "
               f"{row['ns_per_packet'] or 0:6.0f} ns/pkt  worker core {row['worker_core_ns_per_packet'] or 0:6.0f}")

@@ -21,13 +21,11 @@ frames the peer's full ring refused (veth's xdp_xmit_errors on gen0) are reporte
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import statistics
 import sys
-import time
-from pathlib import Path
 
+from xnf.bench import results_file
 from xnf.build import BIN_DIR, BUILD_DIR, ensure_built
 from xnf.lab import cpu, environment, netns, veth_stats
 from xnf.lab.topology import Topology
@@ -120,17 +118,9 @@ def main() -> int:
     for placement in placements:
         samples += run_placement(placement, args.rounds, args.seconds, env["tsc_hz"])
     table = summarise(samples)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    path = out / f"generator_reference-{stamp}.json"
-    path.write_text(json.dumps({"benchmark": "generator_reference", "environment": env, "generator_core": GEN_CORE,
-                                "peer_core_napi": PEER_CORE, "seconds_per_trial": args.seconds,
-                                "command": " ".join(sys.argv), "summary": table, "samples": samples}, indent=2))
-    with open(out / f"generator_reference-{stamp}.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(table[0]))
-        writer.writeheader()
-        writer.writerows(table)
+    path = results_file.write(args.out, "generator_reference", {
+        "environment": env, "generator_core": GEN_CORE, "peer_core_napi": PEER_CORE,
+        "seconds_per_trial": args.seconds}, table, samples)
     for row in table:
         print(f"{row['placement']:9s} {row['subject']:30s} {row['mean_mpps']:6.2f} ± {row['stdev_mpps']:.2f} Mpps "
               f"({(row['of_reference_batch64'] or 0):.2f} of reference batch=64)")

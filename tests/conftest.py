@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -9,7 +10,7 @@ import sys
 
 import pytest
 
-from xnf.build import REPO_ROOT, ensure_built
+from xnf.build import BIN_DIR, REPO_ROOT, ensure_built
 from xnf.lab import topology as topo
 
 
@@ -31,6 +32,20 @@ def pytest_sessionfinish(session, exitstatus):
 def pair():
     with topo.Topology("pair") as t:
         yield t
+
+
+@pytest.fixture
+def bare_pair():
+    """A pair whose generator side is free for xnf-gen's receiver."""
+    with topo.Topology("pair", gen_xdp=None) as t:
+        yield t
+
+
+def gen(t: topo.Topology, *args: str) -> dict:
+    """Runs xnf-gen on gen0 towards the DUT, receiving on gen0; returns its JSON summary."""
+    result = t.run(t.gen_ns, [str(BIN_DIR / "xnf-gen"), "--iface", "gen0", "--dst-mac", t.links[0].dut_mac,
+                              "--rx-iface", "gen0", *args])
+    return json.loads(result.stdout)
 
 
 @pytest.fixture

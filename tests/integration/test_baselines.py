@@ -11,26 +11,13 @@ import subprocess
 
 import pytest
 
-from conftest import xdp_attached
+from conftest import gen, xdp_attached
 from xnf.build import BIN_DIR, BUILD_DIR
 from xnf.errors import XnfError
 from xnf.lab import netns, veth_stats
 from xnf.lab.testpmd import Testpmd
-from xnf.lab.topology import Topology
 
 SINK = BUILD_DIR / "bpf" / "xnf_sink.bpf.o"
-
-
-@pytest.fixture
-def bare_pair():
-    with Topology("pair", gen_xdp=None) as t:
-        yield t
-
-
-def gen(t: Topology, *args: str) -> dict:
-    result = t.run(t.gen_ns, [str(BIN_DIR / "xnf-gen"), "--iface", "gen0", "--dst-mac", t.links[0].dut_mac,
-                              "--rx-iface", "gen0", *args])
-    return json.loads(result.stdout)
 
 
 def test_reference_generator_accounts_for_every_frame(bare_pair):

@@ -6,25 +6,13 @@ import json
 
 import pytest
 
+from conftest import gen
 from xnf.build import BIN_DIR
 from xnf.lab import veth_stats
 from xnf.lab.measure import TrafficSpec, run_trial
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.rfc2544 import search_once
 from xnf.lab.topology import Topology
-
-
-@pytest.fixture
-def bare_pair():
-    """A pair whose generator side is free for xnf-gen's receiver."""
-    with Topology("pair", gen_xdp=None) as t:
-        yield t
-
-
-def gen(t: Topology, *args: str) -> dict:
-    result = t.run(t.gen_ns, [str(BIN_DIR / "xnf-gen"), "--iface", "gen0", "--dst-mac", t.links[0].dut_mac,
-                              "--rx-iface", "gen0", *args])
-    return json.loads(result.stdout)
 
 
 @pytest.mark.parametrize("traffic", [
