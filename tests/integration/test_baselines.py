@@ -15,7 +15,7 @@ from conftest import gen, xdp_attached
 from xnf.build import BIN_DIR, BUILD_DIR
 from xnf.errors import XnfError
 from xnf.lab import netns, veth_stats
-from xnf.lab.testpmd import Testpmd
+from xnf.lab.testpmd import RUNTIME_DIR, Testpmd
 
 SINK = BUILD_DIR / "bpf" / "xnf_sink.bpf.o"
 
@@ -78,6 +78,7 @@ def test_testpmd_accounts_for_every_frame_and_detaches(quiet_pair, driver, load)
     if load == "overload":
         assert totals.rx_dropped > 0
     assert not xdp_attached(quiet_pair.dut_ns, "dut0")
+    assert not (RUNTIME_DIR / f"{quiet_pair.dut_ns}-testpmd").exists()
 
 
 def test_testpmd_macswap_sends_every_frame_back(quiet_pair):

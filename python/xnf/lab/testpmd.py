@@ -4,7 +4,8 @@ testpmd is the public reference the AF_XDP figures of this project are compared 
 (an AF_XDP socket in copy mode on veth, the kernel's own redirect program loaded by libxdp) and its
 af_packet driver (TPACKET_V2 rings, the Linux stack's packet taps). It runs in the DUT's namespace with
 its forwarding core pinned where the caller says, from Debian's dpdk-dev package, without hugepages
-(--no-huge, --no-shconf: nothing is left behind in /dev/hugepages or /var/run/dpdk).
+(--no-huge, --no-shconf, its own --file-prefix, removed at stop: nothing is left in /dev/hugepages or
+/var/run/dpdk).
 
 Jobs: "drop" is testpmd's rxonly forwarding mode (receive and free), "macswap" its macswap mode (swap the
 Ethernet addresses, send back out of the same port).
@@ -18,6 +19,7 @@ import shutil
 import subprocess
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from xnf.errors import XnfError
 from xnf.lab import netns
@@ -28,8 +30,14 @@ FORWARD_MODES = {"drop": "rxonly", "macswap": "macswap"}
 DRIVERS = ("af_xdp", "af_packet")
 INSTALL_HINT = "install it with: apt-get install dpdk-dev librte-net-af-xdp23 librte-net-af-packet23"
 _READY = "Press enter to exit"
+RUNTIME_DIR = Path("/var/run/dpdk")
 _TOTALS = re.compile(r"Accumulated forward statistics.*?RX-packets:\s+(\d+)\s+RX-dropped:\s+(\d+)"
                      r".*?TX-packets:\s+(\d+)", re.S)
+
+
+def _file_prefix(topology: Topology) -> str:
+    """DPDK's runtime directory name: this topology's own, so removing it touches nobody else's."""
+    return f"{topology.dut_ns}-testpmd"
 
 
 def available() -> bool:
@@ -66,6 +74,7 @@ class Testpmd:
     def __init__(self, proc: subprocess.Popen, driver: str, iface: str, ns: str):
         self.proc, self.driver, self.iface, self.ns = proc, driver, iface, ns
         self._rx_before = 0
+        self._runtime_dir = RUNTIME_DIR / "none"
 
     @classmethod
     def start(cls, topology: Topology, job: str, driver: str, iface: str, core: int, control_core: int,
@@ -79,13 +88,15 @@ class Testpmd:
             netns.run(topology.dut_ns, ["ethtool", "-K", iface, "gro", "on"])
         # Line-buffered: the readiness line must arrive while testpmd runs, not when it exits.
         argv = ["stdbuf", "-oL", BINARY, "-l", f"{control_core},{core}", "--main-lcore", str(control_core),
-                "--no-huge", "-m", "256", "--no-shconf", "--no-pci", "--log-level", "lib.eal:error",
+                "--no-huge", "-m", "256", "--no-shconf", "--no-telemetry", "--file-prefix", _file_prefix(topology),
+                "--no-pci", "--log-level", "lib.eal:error",
                 "--vdev", vdev_arg(driver, iface, busy_budget), "--",
                 f"--forward-mode={FORWARD_MODES[job]}", "--auto-start", "--nb-cores", "1",
                 "--total-num-mbufs", "16384"]
         # stdin stays open: testpmd runs until a line arrives on it (see stop()).
         proc = topology.spawn(topology.dut_ns, argv, stdin=subprocess.PIPE)
         pmd = cls(proc, driver, iface, topology.dut_ns)
+        pmd._runtime_dir = RUNTIME_DIR / _file_prefix(topology)
         try:
             pmd._wait_ready(start_timeout_s)
         except XnfError:
@@ -98,7 +109,9 @@ class Testpmd:
         return int(netns.run(self.ns, ["cat", f"/sys/class/net/{self.iface}/statistics/rx_packets"]).stdout)
 
     def _restore_interface(self) -> None:
-        """testpmd leaves the port promiscuous (and af_packet needed GRO): put it back as the lab had it."""
+        """testpmd leaves the port promiscuous (and af_packet needed GRO), and an empty runtime directory even
+        with --no-shconf: put everything back as the lab had it."""
+        shutil.rmtree(self._runtime_dir, ignore_errors=True)
         netns.ip("link", "set", "dev", self.iface, "promisc", "off", ns=self.ns, check=False)
         if self.driver == "af_packet":
             netns.run(self.ns, ["ethtool", "-K", self.iface, "gro", "off"], check=False)
