@@ -149,8 +149,9 @@ $(BUILD)/tools/gen-ref/gen_ref.skel.h: $(BUILD)/tools/gen-ref/gen_ref.bpf.o
 	$(BPFTOOL) gen skeleton $< name gen_ref_bpf > $@.tmp && mv $@.tmp $@
 $(BUILD)/tools/gen-ref/xnf_gen_ref.o: tools/gen-ref/xnf_gen_ref.c $(BUILD)/tools/gen-ref/gen_ref.skel.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -I$(BUILD)/tools/gen-ref -c $< -o $@
-$(BUILD)/bin/xnf-gen-ref: $(BUILD)/tools/gen-ref/xnf_gen_ref.o $(LIBXNF)
+	$(CC) $(CFLAGS) -I$(BUILD)/tools/gen-ref -Itools/gen -c $< -o $@
+# It sends xnf-gen's template frame, built by xnf-gen's own code.
+$(BUILD)/bin/xnf-gen-ref: $(BUILD)/tools/gen-ref/xnf_gen_ref.o $(BUILD)/tools/gen/frame.o $(LIBXNF)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS)
 

@@ -15,6 +15,7 @@
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <linux/if_link.h>
@@ -27,9 +28,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <xnf/helpers.h>
 #include <xnf/runtime/log.h>
 #include <xnf/rules_text.h>
 
+#include "frame.h"
 #include "gen_ref.skel.h"
 
 #define FRAME_LEN 60           /* 64 bytes on the wire with the FCS */
@@ -59,14 +62,6 @@ struct sender {
 	int error;    /* errno of a failed call, 0 if none */
 	int pin_error;
 };
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
 
 static int parse_cores(const char *text, struct options *opt)
 {
@@ -146,26 +141,16 @@ static int parse_options(int argc, char **argv, struct options *opt)
 	return 0;
 }
 
+/* xnf-gen's own template for its defaults (IPv4/UDP 198.18.0.1:9 -> 198.18.0.2:9, 64 bytes): the same bytes,
+ * so only what the programs do with them differs. */
 static void build_frame(__u8 *frame, const __u8 dst_mac[6])
 {
-	static const __u8 src_mac[6] = { 0x02, 0, 0, 0, 0, 0x01 };
-	static const __u8 ip_udp[28] = {
-		0x45, 0, 0, 46, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2, /* IPv4, checksum below */
-		0x04, 0xd2, 0x16, 0x2e, 0, 26, 0, 0,                                /* UDP 1234 -> 5678, no checksum */
-	};
-	__u32 sum = 0;
+	struct frame_spec spec = { .src_mac = { 0x02, 0, 0, 0, 0, 0x01 }, .sport = 9, .dport = 9, .size = 64 };
 
-	memset(frame, 0, FRAME_LEN);
-	memcpy(frame, dst_mac, 6);
-	memcpy(frame + 6, src_mac, 6);
-	frame[12] = 0x08;
-	memcpy(frame + 14, ip_udp, sizeof(ip_udp));
-	for (int i = 0; i < 20; i += 2)
-		sum += (__u32)(frame[14 + i] << 8 | frame[15 + i]);
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = ~(sum + (sum >> 16)) & 0xffff;
-	frame[24] = (__u8)(sum >> 8);
-	frame[25] = (__u8)sum;
+	memcpy(spec.dst_mac, dst_mac, 6);
+	inet_pton(AF_INET, "198.18.0.1", &spec.src4);
+	inet_pton(AF_INET, "198.18.0.2", &spec.dst4);
+	frame_build(&spec, frame);
 }
 
 static void *send_loop(void *arg)
@@ -182,7 +167,7 @@ static void *send_loop(void *arg)
 		t->pin_error = 1;
 		return NULL;
 	}
-	while (now_ns() < t->end_ns) {
+	while (xnf_now_ns() < t->end_ns) {
 		run.repeat = REPEAT_PER_CALL;
 		if (bpf_prog_test_run_opts(t->prog_fd, &run)) {
 			t->error = errno;
@@ -239,7 +224,7 @@ int main(int argc, char **argv)
 		xnf_warn("cannot keep the program attached to lo (%s): each call waits for RCU", strerror(-link_fd));
 	build_frame(frame, opt.dst_mac);
 
-	start = now_ns();
+	start = xnf_now_ns();
 	for (int i = 0; i < opt.ncores; i++) {
 		threads[i] = (struct sender){ .core = opt.cores[i], .prog_fd = bpf_program__fd(skel->progs.xnf_gen_ref),
 					      .ifindex = ifindex, .opt = &opt, .frame = frame,
@@ -256,7 +241,7 @@ int main(int argc, char **argv)
 	}
 	if (started == opt.ncores && !(err = report_failures(threads, started, opt.iface)))
 		printf("{\"sent\": %llu, \"seconds\": %.6f, \"threads\": %d}\n", (unsigned long long)sent,
-		       (now_ns() - start) / 1e9, started);
+		       (xnf_now_ns() - start) / 1e9, started);
 	if (link_fd >= 0)
 		close(link_fd);
 	gen_ref_bpf__destroy(skel);

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <xnf/helpers.h>
 #include <xnf/rules_text.h>
 #include <xnf/runtime/log.h>
 
@@ -89,14 +90,6 @@ static void on_signal(int sig)
 	atomic_store(&stop_requested, true);
 }
 
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
-
 static void sleep_until(__u64 ns)
 {
 	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull), .tv_nsec = (long)(ns % 1000000000ull) };
@@ -126,7 +119,7 @@ static __u32 next_repeat(const struct gen_thread *t, __u32 last, __u64 took_ns, 
 	} else {
 		next = (__u64)last * t->opt->call_ms * 1000000ull / took_ns;
 		if (deadline) {
-			__u64 now = now_ns(), left = deadline > now ? (__u64)last * (deadline - now) / took_ns : 1;
+			__u64 now = xnf_now_ns(), left = deadline > now ? (__u64)last * (deadline - now) / took_ns : 1;
 
 			if (left < next)
 				next = left;
@@ -143,7 +136,7 @@ static void *send_loop(void *arg)
 {
 	struct gen_thread *t = arg;
 	struct xdp_md ctx = { .data_end = t->frame_len, .ingress_ifindex = (__u32)t->opt->ifindex };
-	__u64 start = now_ns(), took = 0;
+	__u64 start = xnf_now_ns(), took = 0;
 	/* Unpaced runs end at the deadline; counted and paced ones when their quota is sent. */
 	__u64 deadline = t->quota ? 0 : start + (__u64)(t->opt->duration_s * 1e9);
 	__u32 repeat = t->rate > 0 ? 1 : FIRST_CALL_REPEAT;
@@ -159,25 +152,25 @@ static void *send_loop(void *arg)
 			.flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = t->opt->batch);
 		__u64 begin;
 
-		if ((t->quota && t->sent >= t->quota) || (deadline && now_ns() >= deadline))
+		if ((t->quota && t->sent >= t->quota) || (deadline && xnf_now_ns() >= deadline))
 			break;
 		repeat = next_repeat(t, repeat, took, deadline);
 		if (t->rate > 0) {
-			__u64 due = start + (__u64)(t->sent / t->rate * 1e9), now = now_ns();
+			__u64 due = start + (__u64)(t->sent / t->rate * 1e9), now = xnf_now_ns();
 
 			if (now > due + PACING_MAX_LAG_NS)
 				start += now - due - PACING_MAX_LAG_NS;
 			else
 				sleep_until(due);
 		}
-		begin = now_ns();
+		begin = xnf_now_ns();
 		opts.repeat = repeat;
 		if (bpf_prog_test_run_opts(t->prog_fd, &opts)) {
 			t->error = errno;
 			break;
 		}
 		t->sent += repeat;
-		took = now_ns() - begin;
+		took = xnf_now_ns() - begin;
 	}
 	return NULL;
 }
@@ -675,9 +668,9 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	long long errors_before = send_errors(opt.iface);
 
-	start = now_ns();
+	start = xnf_now_ns();
 	rc = run_threads(&opt, skel, frame, frame_len, threads);
-	double seconds = (now_ns() - start) / 1e9;
+	double seconds = (xnf_now_ns() - start) / 1e9;
 
 	if (rx.skel)
 		usleep(opt.drain_ms * 1000); /* frames still on their way back */
