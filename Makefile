@@ -26,7 +26,7 @@ nf_src     = $(firstword $(wildcard nfs/$(1)/$(1).c tests/nfs/$(1)/$(1).c))
 nf_dir     = $(patsubst %/,%,$(dir $(call nf_src,$(1))))
 
 LIB_SRCS  := $(wildcard lib/*/*.c)
-LIB_SRCS  := $(filter-out lib/runtime/main.c lib/xdp/skel_glue.c lib/chain/%,$(LIB_SRCS))
+LIB_SRCS  := $(filter-out lib/runtime/main.c lib/xdp/skel_glue.c lib/chain/% %.bpf.c,$(LIB_SRCS))
 LIB_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
 LIBXNF    := $(BUILD)/libxnf.a
 
@@ -42,6 +42,15 @@ all: $(NF_BINS) $(DIFF_BINS) $(TOOLS) $(TEST_BINS) $(BENCH_OBJS) $(BUILD)/bpf/xn
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+# The AF_XDP runtime's live-frames transmit program, embedded in libxnf as a skeleton.
+$(BUILD)/lib/afxdp/live_tx.bpf.o: lib/afxdp/live_tx.bpf.c
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(BUILD)/lib/afxdp/live_tx.skel.h: $(BUILD)/lib/afxdp/live_tx.bpf.o
+	$(BPFTOOL) gen skeleton $< name live_tx_bpf > $@.tmp && mv $@.tmp $@
+$(BUILD)/lib/afxdp/live_tx.o: CFLAGS += -I$(BUILD)/lib/afxdp
+$(BUILD)/lib/afxdp/live_tx.o: $(BUILD)/lib/afxdp/live_tx.skel.h
 
 $(LIBXNF): $(LIB_OBJS)
 	@mkdir -p $(@D)

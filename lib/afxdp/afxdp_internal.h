@@ -9,6 +9,8 @@
 
 #include <xnf/runtime/afxdp.h>
 
+#include "live_tx.h"
+
 #define CACHE_LINE 64
 
 /* One AF_XDP socket: a (port, queue) pair, with its own fill and completion rings. */
@@ -44,6 +46,16 @@ struct afxdp_worker {
 	struct xsk_port_socket *sockets;
 	__u32 nsockets;
 	__u32 nports;
+	/* The live-frames path: descriptors gathered for the next call (in the shared map), since when. */
+	bool live;
+	struct xnf_live_desc *live_descs;
+	__u32 live_first_frame; /* this worker's first frame in the shared UMEM map */
+	__u32 live_max_len;     /* longer frames go on the xsk ring */
+	__u32 live_pending;
+	__u64 live_pending_bytes;
+	__u64 live_oldest_ns;
+	bool live_flush_now;    /* a frame of this round went on the xsk ring: send the live ones first */
+	int live_reported_error;
 	/* Frame accounting on request: the control thread sets requested, the worker answers. */
 	atomic_uint account_requested;
 	struct xnf_frame_accounting accounting;
@@ -60,6 +72,8 @@ struct saved_setting {
 struct xnf_afxdp {
 	struct xnf_afxdp_config cfg;
 	struct xnf_xdp_instance *xdp;
+	enum xnf_tx_path tx_path;    /* resolved: XNF_TX_XSK or XNF_TX_LIVE */
+	struct xnf_live_tx *live;    /* the live path's program and shared UMEM, when tx_path is live */
 	struct afxdp_worker *workers;
 	__u32 nworkers;
 	bool zerocopy;

@@ -6,6 +6,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <linux/if_xdp.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -18,6 +20,24 @@
 #define MAX_BATCH 256
 #define MIN_RING 64
 #define MAX_RING 16384
+
+static const char *const tx_path_names[] = { [XNF_TX_AUTO] = "auto", [XNF_TX_XSK] = "xsk", [XNF_TX_LIVE] = "live" };
+
+const char *xnf_tx_path_name(enum xnf_tx_path path)
+{
+	return path < sizeof(tx_path_names) / sizeof(tx_path_names[0]) ? tx_path_names[path] : "?";
+}
+
+int xnf_tx_path_parse(const char *name, enum xnf_tx_path *out)
+{
+	for (size_t i = 0; i < sizeof(tx_path_names) / sizeof(tx_path_names[0]); i++) {
+		if (strcmp(name, tx_path_names[i]) == 0) {
+			*out = (enum xnf_tx_path)i;
+			return 0;
+		}
+	}
+	return -1;
+}
 
 /* ---------------------------------------------------------------- checks */
 
@@ -55,6 +75,75 @@ static int check_ports(const struct xnf_afxdp_config *cfg, const struct xnf_port
 				  ports[p].name, have, have == 1 ? "" : "s", have - 1, cfg->queues, cfg->queues - 1);
 			return -1;
 		}
+	}
+	return 0;
+}
+
+/* The MTU of an interface in this namespace; -1 if unknown. */
+static int port_mtu(const char *ifname)
+{
+	struct ifreq req = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), mtu = -1;
+
+	snprintf(req.ifr_name, sizeof(req.ifr_name), "%s", ifname);
+	if (fd >= 0 && ioctl(fd, SIOCGIFMTU, &req) == 0)
+		mtu = req.ifr_mtu;
+	if (fd >= 0)
+		close(fd);
+	return mtu;
+}
+
+/* Ethernet header and one VLAN tag on top of the MTU. */
+#define L2_OVERHEAD 18
+
+/* The longest frame the live path sends: a live frame's room, and what the program can prove in bounds. */
+static __u32 live_max_len(const struct xnf_afxdp_config *cfg)
+{
+	__u32 room = cfg->frame_size - XNF_LIVE_MAX_OFFSET;
+
+	return room < XNF_LIVE_MAX_FRAME ? room : XNF_LIVE_MAX_FRAME;
+}
+
+/* A port whose frames a live frame cannot hold; NULL if none. *mtu is its MTU. */
+static const struct xnf_port *port_too_large_for_live(const struct xnf_afxdp_config *cfg,
+						      const struct xnf_port *ports, __u32 nports, int *mtu)
+{
+	for (__u32 p = 0; p < nports; p++) {
+		*mtu = port_mtu(ports[p].name);
+		if (*mtu > 0 && (__u32)*mtu + L2_OVERHEAD > live_max_len(cfg))
+			return &ports[p];
+	}
+	return NULL;
+}
+
+static int check_tx_path(const struct xnf_afxdp_config *cfg, const struct xnf_port *ports, __u32 nports)
+{
+	const struct xnf_port *big;
+	int mtu;
+
+	if (cfg->live_batch < 1 || cfg->live_batch > XNF_LIVE_MAX_BATCH) {
+		xnf_error("--live-batch %u is out of range 1-%d", cfg->live_batch, XNF_LIVE_MAX_BATCH);
+		return -1;
+	}
+	if (cfg->tx_path != XNF_TX_LIVE)
+		return 0;
+	if (cfg->nf_in_kernel && !cfg->forward_only) {
+		xnf_error("--tx-path live: in the xdp-sk modes the NF runs in XDP and the workers send nothing; "
+			  "use it with afxdp, afxdp-sysc, afxdp-poll or hybrid");
+		return -1;
+	}
+	if (cfg->zerocopy) {
+		xnf_error("--tx-path live sends what copy-mode sockets receive; zero-copy sockets send fastest on "
+			  "their own ring: drop --zerocopy, or use --tx-path xsk (or auto)");
+		return -1;
+	}
+	big = port_too_large_for_live(cfg, ports, nports, &mtu);
+	if (big) {
+		xnf_error("--tx-path live: %s has an MTU of %d, so frames of up to %d bytes, and the live path sends at "
+			  "most %u (a live frame is one page%s): lower the MTU, or use --tx-path xsk", big->name, mtu,
+			  mtu + L2_OVERHEAD, live_max_len(cfg),
+			  cfg->frame_size == 2048 ? "; with --frame-size 2048, 512 bytes less than the UMEM frame" : "");
+		return -1;
 	}
 	return 0;
 }
@@ -100,7 +189,7 @@ int xnf_afxdp_check_config(const struct xnf_afxdp_config *cfg, const struct xnf_
 			return -1;
 		}
 	}
-	return check_ports(cfg, ports, nports);
+	return check_ports(cfg, ports, nports) || check_tx_path(cfg, ports, nports) ? -1 : 0;
 }
 
 /* ---------------------------------------------------------------- sockets */
@@ -226,28 +315,83 @@ static void *map_area(size_t size)
 	return area == MAP_FAILED ? NULL : area;
 }
 
+/* How many sockets and UMEM frames worker w needs. */
+static void plan_worker(struct xnf_afxdp *a, struct afxdp_worker *w, bool live)
+{
+	const struct xnf_afxdp_config *cfg = &a->cfg;
+	__u32 nqueues = 0, frames_per_page = (__u32)sysconf(_SC_PAGESIZE) / cfg->frame_size;
+
+	for (__u32 q = w->index; q < cfg->queues; q += a->nworkers)
+		nqueues++;
+	w->nports = a->xdp->nports;
+	w->nsockets = nqueues * w->nports;
+	/* A full fill ring and a full tx ring per socket, a ring's worth in flight, and a live call's worth. */
+	w->nframes = cfg->frames ? cfg->frames
+				 : (__u64)w->nsockets * cfg->ring_size * 3 + (live ? cfg->live_batch : 0);
+	/* Workers' stretches of the shared live UMEM each start on a page. */
+	w->nframes = (w->nframes + frames_per_page - 1) / frames_per_page * frames_per_page;
+}
+
+/* Copy mode on veth: the live path; on a kernel or port that cannot, auto falls back to the xsk ring. */
+static int choose_tx_path(struct xnf_afxdp *a, bool live)
+{
+	__u64 frames[XNF_MAX_WORKERS];
+	char why[512];
+
+	a->tx_path = XNF_TX_XSK;
+	if (!live)
+		return 0;
+	for (__u32 i = 0; i < a->nworkers; i++)
+		frames[i] = a->workers[i].nframes;
+	a->live = xnf_live_tx_open(a->xdp->ports, a->xdp->nports, a->nworkers, frames, a->cfg.frame_size, why,
+				   sizeof(why));
+	if (a->live) {
+		a->tx_path = XNF_TX_LIVE;
+		return 0;
+	}
+	if (a->cfg.tx_path == XNF_TX_LIVE) {
+		xnf_error("--tx-path live: %s: use --tx-path xsk", why);
+		return -1;
+	}
+	xnf_warn("--tx-path auto: sending on the xsk ring (slower in copy mode), because %s", why);
+	return 0;
+}
+
+/* Whether the workers should try the live path: they send, on copy-mode sockets, frames a live frame holds. */
+static bool wants_live(const struct xnf_afxdp *a)
+{
+	const struct xnf_afxdp_config *cfg = &a->cfg;
+	int mtu;
+
+	if (cfg->tx_path == XNF_TX_LIVE)
+		return true; /* checked by xnf_afxdp_check_config */
+	if (cfg->tx_path == XNF_TX_XSK || (cfg->nf_in_kernel && !cfg->forward_only) || a->zerocopy)
+		return false;
+	return !port_too_large_for_live(cfg, a->xdp->ports, a->xdp->nports, &mtu);
+}
+
 static int setup_worker(struct xnf_afxdp *a, struct afxdp_worker *w)
 {
 	const struct xnf_afxdp_config *cfg = &a->cfg;
-	__u32 nports = a->xdp->nports, nqueues = 0, batch_room = nports * cfg->batch;
+	__u32 nports = w->nports, batch_room = nports * cfg->batch;
 	struct xsk_umem_config uc = {
 		.fill_size = cfg->ring_size, .comp_size = cfg->ring_size, .frame_size = cfg->frame_size,
 	};
 	int err;
 
-	for (__u32 q = w->index; q < cfg->queues; q += a->nworkers)
-		nqueues++;
-	w->nports = nports;
-	w->nsockets = nqueues * nports;
 	w->sockets = calloc(w->nsockets, sizeof(*w->sockets));
-	/* Enough for a full fill ring and a full tx ring per socket, and a ring's worth in flight. */
-	w->nframes = cfg->frames ? cfg->frames : (__u64)w->nsockets * cfg->ring_size * 3;
 	w->free_frames = calloc(w->nframes, sizeof(*w->free_frames));
-	w->area = map_area(w->nframes * cfg->frame_size);
+	w->live = a->live != NULL;
+	w->area = w->live ? xnf_live_tx_umem(a->live, w->index) : map_area(w->nframes * cfg->frame_size);
 	if (!w->sockets || !w->free_frames || !w->area) {
 		xnf_error("cannot allocate %llu frames of %u bytes for worker %u", (unsigned long long)w->nframes,
 			  cfg->frame_size, w->index);
 		return -1;
+	}
+	if (w->live) {
+		w->live_descs = xnf_live_tx_descs(a->live, w->index);
+		w->live_first_frame = xnf_live_tx_first_frame(a->live, w->index);
+		w->live_max_len = live_max_len(cfg);
 	}
 	for (__u64 i = 0; i < w->nframes; i++)
 		w->free_frames[i] = i * cfg->frame_size;
@@ -289,7 +433,7 @@ static void teardown_worker(struct afxdp_worker *w)
 	}
 	if (w->umem)
 		xsk_umem__delete(w->umem);
-	if (w->area)
+	if (w->area && !w->live) /* the live path's UMEM is its map's, unmapped when it closes */
 		munmap(w->area, w->nframes * w->owner->cfg.frame_size);
 	free(w->sockets);
 	free(w->free_frames);
@@ -308,6 +452,7 @@ static int worker_core(const struct xnf_afxdp_config *cfg, __u32 index)
 struct xnf_afxdp *xnf_afxdp_create(const struct xnf_afxdp_config *cfg, struct xnf_xdp_instance *xdp)
 {
 	struct xnf_afxdp *a = calloc(1, sizeof(*a));
+	bool live;
 
 	if (!a)
 		return NULL;
@@ -323,10 +468,16 @@ struct xnf_afxdp *xnf_afxdp_create(const struct xnf_afxdp_config *cfg, struct xn
 		return NULL;
 	}
 	memset(a->workers, 0, sizeof(*a->workers) * a->nworkers);
+	live = wants_live(a);
 	for (__u32 i = 0; i < a->nworkers; i++) {
 		a->workers[i].owner = a;
 		a->workers[i].index = i;
 		a->workers[i].core = worker_core(cfg, i);
+		plan_worker(a, &a->workers[i], live);
+	}
+	if (choose_tx_path(a, live))
+		goto fail;
+	for (__u32 i = 0; i < a->nworkers; i++) {
 		if (setup_worker(a, &a->workers[i]))
 			goto fail;
 	}
@@ -371,6 +522,7 @@ void xnf_afxdp_destroy(struct xnf_afxdp *a)
 		pthread_join(a->workers[i].thread, NULL);
 	for (__u32 i = 0; i < a->nworkers; i++)
 		teardown_worker(&a->workers[i]);
+	xnf_live_tx_close(a->live); /* after the UMEMs it holds are gone */
 	xnf_busy_poll_restore(a);
 	xnf_pass_tap_close_all(a);
 	free(a->workers);
@@ -389,10 +541,23 @@ bool xnf_afxdp_zerocopy(const struct xnf_afxdp *a)
 	return a->zerocopy;
 }
 
+enum xnf_tx_path xnf_afxdp_tx_path(const struct xnf_afxdp *a)
+{
+	return a->tx_path;
+}
+
 void xnf_afxdp_read_stats(const struct xnf_afxdp *a, __u32 worker, struct xnf_afxdp_worker_stats *out)
 {
 	/* Aligned 64-bit loads: each counter is read whole, the set is a close snapshot. */
 	memcpy(out, &a->workers[worker].stats, sizeof(*out));
+	if (a->live) {
+		const struct xnf_live_cursor *c = xnf_live_tx_cursor(a->live, worker);
+
+		out->live_refused = c->refused;
+		out->live_redirect_errors = c->redirect_errors;
+		out->live_device_sent = c->device_sent;
+		out->live_device_dropped = c->device_dropped;
+	}
 }
 
 void xnf_afxdp_write_socket_stats(const struct xnf_afxdp *a, __u32 worker, FILE *out)

@@ -8,9 +8,15 @@
  * frames. Every frame is, at every moment, in exactly one place: the free
  * stack, a fill ring, the kernel, an rx ring, this loop, a tx ring or a
  * completion ring.
+ *
+ * On the live-frames path (live_tx.c) frames to send are gathered across
+ * rounds as descriptors and sent by one call when the batch is full, when a
+ * round finds no packet, or when the oldest has waited --live-wait-us; the
+ * call copies them out, so they go straight back to the free stack.
  */
 #include "afxdp_internal.h"
 
+#include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <sched.h>
@@ -18,8 +24,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <xnf/helpers.h>
 #include <xnf/native_maps.h>
 #include <xnf/nf_entry.h>
+#include <xnf/runtime/log.h>
 #include <xnf/runtime/rcu.h>
 
 #define MAX_BATCH 256
@@ -73,6 +81,107 @@ static inline void queue_tx(struct xsk_port_socket *dst, __u64 addr, __u32 len)
 	dst->pending++;
 }
 
+/* ---------------------------------------------------------------- the live-frames path */
+
+static const char *live_error_advice(int err)
+{
+	switch (-err) {
+	case ENETDOWN: return "a port is down";
+	case EMSGSIZE: return "a frame is longer than its port's MTU allows";
+	case EOPNOTSUPP:
+	case ENXIO:
+		return "a port cannot take frames sent from XDP (a veth needs an XDP program or GRO on its peer: "
+		       "ethtool -K PEER gro on)";
+	default: return strerror(-err);
+	}
+}
+
+/* Says once per kind of failure what went wrong; the frames are counted where stats show them. */
+static void report_live_error(struct afxdp_worker *w, int err, const char *what)
+{
+	if (!err || err == w->live_reported_error)
+		return;
+	w->live_reported_error = err;
+	xnf_warn("worker %u: %s (%s): they are dropped and counted; --tx-path xsk sends through the sockets "
+		 "instead", w->index, what, live_error_advice(err));
+}
+
+/* Sends every gathered descriptor in one call; the frames are copied out when it returns. */
+static void live_flush(struct afxdp_worker *w)
+{
+	__u32 n = w->live_pending, unsent = 0, fs = w->owner->cfg.frame_size;
+	int calls = xnf_live_tx_send(w->owner->live, w->index, n, &unsent);
+
+	w->stats.live_calls += calls > 0 ? (__u64)calls : 1;
+	w->stats.live_frames += n - unsent;
+	w->stats.live_unsent += unsent;
+	w->stats.tx_packets += n - unsent;
+	w->stats.tx_bytes += w->live_pending_bytes;
+	if (calls < 0)
+		report_live_error(w, calls, "a live-frames call failed");
+	for (__u32 i = 0; i < n; i++)
+		free_frame(w, (__u64)(w->live_descs[i].frame - w->live_first_frame) * fs);
+	report_live_error(w, xnf_live_tx_cursor(w->owner->live, w->index)->last_error,
+			  "frames sent through live frames were refused");
+	w->live_pending = 0;
+	w->live_pending_bytes = 0;
+	w->live_flush_now = false;
+}
+
+static inline bool live_can_send(const struct afxdp_worker *w, __u64 addr, __u32 len)
+{
+	return (addr & (w->owner->cfg.frame_size - 1)) < XNF_LIVE_MAX_OFFSET && len <= w->live_max_len &&
+	       len >= XNF_LIVE_MIN_LEN;
+}
+
+static inline void live_queue(struct afxdp_worker *w, __u32 port, __u64 addr, __u32 len)
+{
+	__u32 fs = w->owner->cfg.frame_size;
+	struct xnf_live_desc *d;
+
+	if (w->live_pending == XNF_LIVE_MAX_BATCH)
+		live_flush(w);
+	if (w->live_pending == 0)
+		w->live_oldest_ns = xnf_now_ns();
+	d = &w->live_descs[w->live_pending++];
+	d->frame = w->live_first_frame + (__u32)(addr / fs);
+	d->offset = (__u16)(addr & (fs - 1));
+	d->len = (__u16)len;
+	d->port = port;
+	w->live_pending_bytes += len;
+}
+
+/*
+ * After a round: send now if the rings went quiet (never hold a frame when
+ * nothing follows it), if another round might not fit the batch, if a frame
+ * of this round took the xsk ring (order within a flow), or if the oldest
+ * frame has waited long enough.
+ */
+static void live_round_end(struct afxdp_worker *w, __u32 received)
+{
+	const struct xnf_afxdp_config *cfg = &w->owner->cfg;
+
+	if (!w->live_pending)
+		return;
+	if (!received || w->live_flush_now || w->live_pending + w->nsockets * cfg->batch > cfg->live_batch ||
+	    xnf_now_ns() - w->live_oldest_ns >= (__u64)cfg->live_wait_us * 1000)
+		live_flush(w);
+}
+
+/* TX and REDIRECT: on the live path when the frame fits a live frame, else on dst's tx ring. */
+static inline void send_frame(struct afxdp_worker *w, struct xsk_port_socket *dst, __u64 addr, __u32 len)
+{
+	if (w->live) {
+		if (XNF_LIKELY(live_can_send(w, addr, len))) {
+			live_queue(w, dst->port, addr, len);
+			return;
+		}
+		w->stats.xsk_fallback++;
+		w->live_flush_now = true;
+	}
+	queue_tx(dst, addr, len);
+}
+
 /* XNF_PASS: the frame goes to the local stack through the port's TAP device (the exception path). */
 static void pass_to_stack(struct afxdp_worker *w, __u32 port, const void *data, __u32 len)
 {
@@ -101,9 +210,9 @@ static void apply_verdicts(struct afxdp_worker *w, struct xsk_port_socket *s, st
 			w->stats.verdict_bytes[XNF_STAT_MALFORMED] += len;
 		}
 		if (slot == XNF_STAT_TX) {
-			queue_tx(s, addr, len);
+			send_frame(w, s, addr, len);
 		} else if (slot == XNF_STAT_REDIRECT) {
-			queue_tx(&queue_sockets[XNF_VERDICT_PORT(v)], addr, len);
+			send_frame(w, &queue_sockets[XNF_VERDICT_PORT(v)], addr, len);
 		} else {
 			if (slot == XNF_STAT_PASS)
 				pass_to_stack(w, s->port, pkts[i].data, len);
@@ -292,6 +401,10 @@ void xnf_afxdp_worker_account(struct afxdp_worker *w, struct xnf_frame_accountin
 		out->worker += s->pending;
 		out->tx_inflight += s->tx_inflight;
 	}
+	for (__u32 k = 0; k < w->live_pending; k++)
+		mark_frame(w, seen, (__u64)(w->live_descs[k].frame - w->live_first_frame) * w->owner->cfg.frame_size,
+			   out);
+	out->worker += w->live_pending;
 	out->kernel = out->total - out->free - out->fill - out->rx - out->tx - out->completion - out->worker;
 	free(seen);
 }
@@ -332,6 +445,8 @@ void *xnf_afxdp_worker_main(void *arg)
 			refill(w, &w->sockets[i]);
 			received += receive_batch(w, &w->sockets[i]);
 		}
+		if (w->live)
+			live_round_end(w, received); /* before the xsk ring's frames: they came later */
 		flush_tx(w);
 		if (!received) {
 			w->stats.empty_polls++;

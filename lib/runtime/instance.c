@@ -185,8 +185,10 @@ static void print_ready(const struct instance *in)
 	for (__u32 i = 0; i < in->xdp.nports; i++)
 		printf(" %s", in->xdp.ports[i].name);
 	if (in->afxdp)
-		printf(" (%u worker%s, %s)", xnf_afxdp_nworkers(in->afxdp), xnf_afxdp_nworkers(in->afxdp) == 1 ? "" : "s",
-		       xnf_afxdp_zerocopy(in->afxdp) ? "zero-copy" : "copy mode");
+		printf(" (%u worker%s, %s, %s transmit)", xnf_afxdp_nworkers(in->afxdp),
+		       xnf_afxdp_nworkers(in->afxdp) == 1 ? "" : "s",
+		       xnf_afxdp_zerocopy(in->afxdp) ? "zero-copy" : "copy mode",
+		       xnf_tx_path_name(xnf_afxdp_tx_path(in->afxdp)));
 	printf("; control socket %s; Ctrl-C stops it\n", in->control.path);
 	fflush(stdout);
 }

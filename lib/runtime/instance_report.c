@@ -60,18 +60,36 @@ static double seconds_since(const struct timespec *t0)
 	return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
+static void write_counter(FILE *out, const char *name, __u64 value)
+{
+	fprintf(out, "\"%s\": %llu, ", name, (unsigned long long)value);
+}
+
 static void write_worker(FILE *out, const struct instance *in, __u32 index,
 			 const struct xnf_afxdp_worker_stats *s)
 {
-	fprintf(out, "{\"worker\": %u, \"rx_packets\": %llu, \"rx_bytes\": %llu, \"tx_packets\": %llu, "
-		"\"tx_bytes\": %llu, \"tx_ring_full\": %llu, \"fill_empty\": %llu, \"pass_injected\": %llu, "
-		"\"pass_dropped\": %llu, "
-		"\"empty_polls\": %llu, \"wakeups\": %llu, \"busy_polls\": %llu, \"polls\": %llu, ",
-		index, (unsigned long long)s->rx_packets, (unsigned long long)s->rx_bytes,
-		(unsigned long long)s->tx_packets, (unsigned long long)s->tx_bytes,
-		(unsigned long long)s->tx_ring_full, (unsigned long long)s->fill_empty,
-		(unsigned long long)s->pass_injected, (unsigned long long)s->pass_dropped, (unsigned long long)s->empty_polls,
-		(unsigned long long)s->wakeups, (unsigned long long)s->busy_polls, (unsigned long long)s->polls);
+	fprintf(out, "{\"worker\": %u, \"tx_path\": \"%s\", ", index,
+		xnf_tx_path_name(xnf_afxdp_tx_path(in->afxdp)));
+	write_counter(out, "rx_packets", s->rx_packets);
+	write_counter(out, "rx_bytes", s->rx_bytes);
+	write_counter(out, "tx_packets", s->tx_packets);
+	write_counter(out, "tx_bytes", s->tx_bytes);
+	write_counter(out, "tx_ring_full", s->tx_ring_full);
+	write_counter(out, "fill_empty", s->fill_empty);
+	write_counter(out, "pass_injected", s->pass_injected);
+	write_counter(out, "pass_dropped", s->pass_dropped);
+	write_counter(out, "empty_polls", s->empty_polls);
+	write_counter(out, "wakeups", s->wakeups);
+	write_counter(out, "busy_polls", s->busy_polls);
+	write_counter(out, "polls", s->polls);
+	write_counter(out, "live_calls", s->live_calls);
+	write_counter(out, "live_frames", s->live_frames);
+	write_counter(out, "live_unsent", s->live_unsent);
+	write_counter(out, "live_refused", s->live_refused);
+	write_counter(out, "live_redirect_errors", s->live_redirect_errors);
+	write_counter(out, "live_device_sent", s->live_device_sent);
+	write_counter(out, "live_device_dropped", s->live_device_dropped);
+	write_counter(out, "xsk_fallback", s->xsk_fallback);
 	xnf_afxdp_write_socket_stats(in->afxdp, index, out);
 	fprintf(out, ", \"verdicts\": {");
 	for (__u32 slot = 0; slot < XNF_STAT_NSLOTS; slot++)

@@ -29,7 +29,7 @@ enum {
 	OPT_RUN_DIR = 1000,
 	OPT_QUEUES, OPT_WORKERS, OPT_CORES, OPT_BATCH, OPT_RING, OPT_FRAME, OPT_FRAMES,
 	OPT_ZEROCOPY, OPT_COPY_FALLBACK, OPT_NO_WAKEUP, OPT_BP_USEC, OPT_BP_BUDGET, OPT_TX_BUDGET,
-	OPT_XMIT_BATCH, OPT_MAP_SIZE,
+	OPT_XMIT_BATCH, OPT_MAP_SIZE, OPT_TX_PATH, OPT_LIVE_BATCH, OPT_LIVE_WAIT,
 	OPT_NF_BASE = 2000, /* the NF's own options: OPT_NF_BASE + index in xnf_nf_options */
 };
 
@@ -59,12 +59,16 @@ static const struct option runtime_options[] = {
 	{ "busy-poll-budget", required_argument, NULL, OPT_BP_BUDGET },
 	{ "tx-budget", required_argument, NULL, OPT_TX_BUDGET },
 	{ "xmit-batch", required_argument, NULL, OPT_XMIT_BATCH },
+	{ "tx-path", required_argument, NULL, OPT_TX_PATH },
+	{ "live-batch", required_argument, NULL, OPT_LIVE_BATCH },
+	{ "live-wait-us", required_argument, NULL, OPT_LIVE_WAIT },
 	{ 0 },
 };
 
 static const struct xnf_afxdp_config afxdp_defaults = {
 	.queues = 1, .workers = 1, .batch = 64, .ring_size = 2048, .frame_size = 4096,
 	.need_wakeup = true, .busy_poll_usec = 20, .busy_poll_budget = 64,
+	.tx_path = XNF_TX_AUTO, .live_batch = 1024, .live_wait_us = 50,
 };
 
 static void usage(FILE *out)
@@ -95,9 +99,16 @@ static void usage(FILE *out)
 		"      --no-need-wakeup   do not use the need_wakeup flag\n"
 		"      --busy-poll-usec N, --busy-poll-budget N   for the -sysc modes (default 20, 64)\n"
 		"      --tx-budget N      copy mode: descriptors one sendto() may send (Linux 6.17+; 32..ring)\n"
-		"      --xmit-batch N     copy mode: skbs given to the driver at once (kernels that have it)\n",
+		"      --xmit-batch N     copy mode: skbs given to the driver at once (kernels that have it)\n"
+		"      --tx-path PATH     how workers send: live (XDP's own transmit, one BPF_PROG_RUN call per batch),\n"
+		"                         xsk (the socket's tx ring), auto (live on copy-mode sockets where the kernel\n"
+		"                         runs it, else xsk; the default)\n"
+		"      --live-batch N     live path: frames one call sends at most (default %u)\n"
+		"      --live-wait-us N   live path: the longest a frame waits for its call while frames keep\n"
+		"                         coming (default %u); a round that finds no packet sends at once\n",
 		xnf_nf_name, xnf_nf_name, xnf_nf_name, XNF_MAX_PORTS, XNF_DEFAULT_RUN_DIR,
-		xnf_nf_options ? "\nthis NF's own options (each stands for a rule line):\n" : "");
+		xnf_nf_options ? "\nthis NF's own options (each stands for a rule line):\n" : "",
+		afxdp_defaults.live_batch, afxdp_defaults.live_wait_us);
 	for (size_t i = 0; xnf_nf_options && xnf_nf_options[i].name; i++)
 		fprintf(out, "      %s\n", xnf_nf_options[i].help);
 	fprintf(out, "\nmodes:\n");
@@ -192,6 +203,15 @@ static int parse_cores(const char *text, struct xnf_afxdp_config *cfg)
 	return 0;
 }
 
+static int parse_tx_path(const char *text, struct xnf_afxdp_config *cfg)
+{
+	if (xnf_tx_path_parse(text, &cfg->tx_path) == 0)
+		return 0;
+	xnf_error("--tx-path takes %s, %s or %s, not '%s'", xnf_tx_path_name(XNF_TX_LIVE),
+		  xnf_tx_path_name(XNF_TX_XSK), xnf_tx_path_name(XNF_TX_AUTO), text);
+	return -1;
+}
+
 static int parse_afxdp_option(int c, const char *arg, struct xnf_afxdp_config *cfg)
 {
 	switch (c) {
@@ -209,6 +229,9 @@ static int parse_afxdp_option(int c, const char *arg, struct xnf_afxdp_config *c
 	case OPT_BP_BUDGET: return parse_number("busy-poll-budget", arg, 1, 65535, &cfg->busy_poll_budget);
 	case OPT_TX_BUDGET: return parse_number("tx-budget", arg, 1, 1 << 20, &cfg->tx_budget);
 	case OPT_XMIT_BATCH: return parse_number("xmit-batch", arg, 1, 1 << 20, &cfg->xmit_batch);
+	case OPT_TX_PATH: return parse_tx_path(arg, cfg);
+	case OPT_LIVE_BATCH: return parse_number("live-batch", arg, 1, 1 << 20, &cfg->live_batch);
+	case OPT_LIVE_WAIT: return parse_number("live-wait-us", arg, 0, 1000000, &cfg->live_wait_us);
 	}
 	return -1;
 }

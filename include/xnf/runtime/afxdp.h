@@ -21,6 +21,13 @@ enum xnf_afxdp_wait {
 	XNF_WAIT_POLL,     /* block in poll() until a socket has work */
 };
 
+/* How workers send what the NF forwards (--tx-path). */
+enum xnf_tx_path {
+	XNF_TX_AUTO,  /* live frames on copy-mode sockets where the kernel runs them; the xsk ring otherwise */
+	XNF_TX_XSK,   /* the socket's tx ring: copy mode builds an skb per frame, zero-copy sends from the UMEM */
+	XNF_TX_LIVE,  /* one BPF_PROG_RUN call per batch in live-frames mode: XDP's own transmit, no skb */
+};
+
 struct xnf_afxdp_config {
 	enum xnf_afxdp_wait wait;
 	bool nf_in_kernel;  /* xdp-sk modes: the NF runs in XDP; the sockets are open but idle */
@@ -40,6 +47,9 @@ struct xnf_afxdp_config {
 	__u32 busy_poll_budget;
 	__u32 tx_budget;    /* XDP_MAX_TX_SKB_BUDGET: descriptors one sendto() may send in copy mode; 0 = kernel default */
 	__u32 xmit_batch;   /* XDP_GENERIC_XMIT_BATCH: skbs handed to the driver at once; 0 = not set */
+	enum xnf_tx_path tx_path;
+	__u32 live_batch;   /* live path: frames one call sends at most */
+	__u32 live_wait_us; /* live path: the longest a frame waits for its call while frames keep coming */
 };
 
 /* Counters of one worker; kernel socket statistics are added when read. */
@@ -58,6 +68,16 @@ struct xnf_afxdp_worker_stats {
 	__u64 wakeups;       /* syscalls made because a ring asked for a wakeup, or to send */
 	__u64 busy_polls;    /* recvfrom calls made to run the driver (afxdp-sysc) */
 	__u64 polls;         /* poll() calls (afxdp-poll) */
+	/* The live-frames path (tx_packets counts its frames too). */
+	__u64 live_calls;    /* BPF_PROG_RUN calls */
+	__u64 live_frames;   /* frames handed to the live path */
+	__u64 live_unsent;   /* frames a failed call never reached: dropped */
+	__u64 xsk_fallback;  /* frames a live frame cannot hold, sent on the xsk ring instead */
+	/* Counted by the kernel side, filled in when read: */
+	__u64 live_refused;          /* frames the program could not build: dropped */
+	__u64 live_redirect_errors;  /* frames the kernel would not queue for their port: dropped */
+	__u64 live_device_sent;      /* frames the ports' drivers took */
+	__u64 live_device_dropped;   /* frames a driver refused (e.g. a full veth ring): dropped */
 };
 
 /* Where every UMEM frame of a worker is: the sum is always the worker's frame count. */
@@ -94,5 +114,10 @@ void xnf_afxdp_write_socket_stats(const struct xnf_afxdp *a, __u32 worker, FILE 
 /* Asks every worker for its frame accounting and waits for the answers (up to timeout_ms). */
 int xnf_afxdp_account(struct xnf_afxdp *a, struct xnf_frame_accounting *out, __u32 timeout_ms);
 bool xnf_afxdp_zerocopy(const struct xnf_afxdp *a);
+/* The path the workers send on (auto resolved at start), and its name. */
+enum xnf_tx_path xnf_afxdp_tx_path(const struct xnf_afxdp *a);
+const char *xnf_tx_path_name(enum xnf_tx_path path);
+/* The path called name; -1 if there is none. */
+int xnf_tx_path_parse(const char *name, enum xnf_tx_path *out);
 
 #endif
