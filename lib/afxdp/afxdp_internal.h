@@ -48,6 +48,7 @@ struct afxdp_worker {
 	__u32 nports;
 	/* The live-frames path: descriptors gathered for the next call (in the shared map), since when. */
 	bool live;
+	__u32 live_ports;       /* this round's copy of the instance's live_ports */
 	struct xnf_live_desc *live_descs;
 	__u32 live_first_frame; /* this worker's first frame in the shared UMEM map */
 	__u32 live_max_len;     /* longer frames go on the xsk ring */
@@ -74,6 +75,7 @@ struct xnf_afxdp {
 	struct xnf_xdp_instance *xdp;
 	enum xnf_tx_path tx_path;    /* resolved: XNF_TX_XSK or XNF_TX_LIVE */
 	struct xnf_live_tx *live;    /* the live path's program and shared UMEM, when tx_path is live */
+	atomic_uint live_ports;      /* ports the live path sends to now; the rest go on the xsk ring */
 	struct afxdp_worker *workers;
 	__u32 nworkers;
 	bool zerocopy;
@@ -85,6 +87,8 @@ struct xnf_afxdp {
 };
 
 void *xnf_afxdp_worker_main(void *arg);
+/* A port stopped taking frames from XDP (auto): its frames go on the xsk ring until it takes them again. */
+void xnf_afxdp_live_port_refused(struct xnf_afxdp *a, __u32 port);
 void xnf_afxdp_worker_account(struct afxdp_worker *w, struct xnf_frame_accounting *out);
 
 /* pass_tap.c */

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <xnf/runtime/log.h>
+#include <xnf/runtime/netdev_features.h>
 
 #define MAX_BATCH 256
 #define MIN_RING 64
@@ -116,6 +117,27 @@ static const struct xnf_port *port_too_large_for_live(const struct xnf_afxdp_con
 	return NULL;
 }
 
+/* Whether a port takes frames redirected from XDP now; yes where the kernel cannot say (before 6.3). */
+static bool takes_xdp_frames(const struct xnf_port *port)
+{
+	__u64 features;
+
+	return xnf_netdev_xdp_features(port->ifindex, &features) || (features & XNF_XDP_ACT_NDO_XMIT);
+}
+
+static __u32 ports_taking_xdp_frames(const struct xnf_port *ports, __u32 nports)
+{
+	__u32 mask = 0;
+
+	for (__u32 p = 0; p < nports; p++)
+		mask |= (__u32)takes_xdp_frames(&ports[p]) << p;
+	return mask;
+}
+
+static const char *const refusing_port_advice =
+	"does not take frames sent from XDP now (a veth does while its peer has an XDP program or GRO: "
+	"ethtool -K PEER gro on)";
+
 static int check_tx_path(const struct xnf_afxdp_config *cfg, const struct xnf_port *ports, __u32 nports)
 {
 	const struct xnf_port *big;
@@ -144,6 +166,13 @@ static int check_tx_path(const struct xnf_afxdp_config *cfg, const struct xnf_po
 			  mtu + L2_OVERHEAD, live_max_len(cfg),
 			  cfg->frame_size == 2048 ? "; with --frame-size 2048, 512 bytes less than the UMEM frame" : "");
 		return -1;
+	}
+	for (__u32 p = 0; p < nports; p++) {
+		if (!takes_xdp_frames(&ports[p])) {
+			xnf_error("--tx-path live: %s %s: give it that, or use --tx-path auto (which sends on the xsk "
+				  "ring while a port refuses) or xsk", ports[p].name, refusing_port_advice);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -347,6 +376,8 @@ static int choose_tx_path(struct xnf_afxdp *a, bool live)
 				   sizeof(why));
 	if (a->live) {
 		a->tx_path = XNF_TX_LIVE;
+		atomic_store(&a->live_ports, (1u << a->xdp->nports) - 1);
+		xnf_afxdp_refresh(a);
 		return 0;
 	}
 	if (a->cfg.tx_path == XNF_TX_LIVE) {
@@ -541,9 +572,46 @@ bool xnf_afxdp_zerocopy(const struct xnf_afxdp *a)
 	return a->zerocopy;
 }
 
-enum xnf_tx_path xnf_afxdp_tx_path(const struct xnf_afxdp *a)
+enum xnf_tx_path xnf_afxdp_tx_path(const struct xnf_afxdp *a, __u32 port)
 {
+	if (a->tx_path == XNF_TX_LIVE && !(atomic_load((atomic_uint *)&a->live_ports) & (1u << port)))
+		return XNF_TX_XSK;
 	return a->tx_path;
+}
+
+/* Says which ports changed path, and why. */
+static void report_port_paths(const struct xnf_afxdp *a, __u32 before, __u32 now)
+{
+	for (__u32 p = 0; p < a->xdp->nports; p++) {
+		__u32 bit = 1u << p;
+
+		if ((before ^ now) & bit && now & bit)
+			xnf_info("%s takes frames from XDP: sending to it through live frames", a->xdp->ports[p].name);
+		else if ((before ^ now) & bit)
+			xnf_warn("%s %s: sending to it on the xsk ring (slower in copy mode) until it does",
+				 a->xdp->ports[p].name, refusing_port_advice);
+	}
+}
+
+void xnf_afxdp_refresh(struct xnf_afxdp *a)
+{
+	__u32 before, now;
+
+	if (!a || a->tx_path != XNF_TX_LIVE || a->cfg.tx_path != XNF_TX_AUTO)
+		return;
+	now = ports_taking_xdp_frames(a->xdp->ports, a->xdp->nports);
+	before = atomic_exchange(&a->live_ports, now);
+	report_port_paths(a, before, now);
+}
+
+void xnf_afxdp_live_port_refused(struct xnf_afxdp *a, __u32 port)
+{
+	__u32 before;
+
+	if (a->cfg.tx_path != XNF_TX_AUTO || port >= a->xdp->nports)
+		return;
+	before = atomic_fetch_and(&a->live_ports, ~(1u << port));
+	report_port_paths(a, before, before & ~(1u << port));
 }
 
 void xnf_afxdp_read_stats(const struct xnf_afxdp *a, __u32 worker, struct xnf_afxdp_worker_stats *out)

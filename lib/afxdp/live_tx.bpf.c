@@ -10,7 +10,7 @@
  * UMEM and redirects it to its port, and the kernel sends it the way XDP
  * sends a redirected frame (ndo_xdp_xmit, no skb).
  *
- * The worker's index is the call's rx queue (worker i always serves queue i).
+ * The length of the frame the program starts from says which worker called.
  * Two tracepoint programs count what happens to the frames after the
  * redirect, where the program cannot see it: a redirect the kernel refuses,
  * and frames the driver refuses when the queue is flushed.
@@ -86,7 +86,7 @@ static __always_inline struct xnf_live_inflight *inflight(void)
 SEC("xdp")
 int xnf_live_tx(struct xdp_md *ctx)
 {
-	__u32 worker = ctx->rx_queue_index, key, port, offset, len;
+	__u32 seed_len = bpf_xdp_get_buff_len(ctx), worker = seed_len - XNF_LIVE_SEED_LEN, key, port, offset, len;
 	struct xnf_live_inflight *queued = inflight();
 	struct xnf_live_cursor *c = bpf_map_lookup_elem(&xnf_live_cursors, &worker);
 	struct xnf_live_desc *d;
@@ -109,7 +109,7 @@ int xnf_live_tx(struct xdp_md *ctx)
 	    len > frame_size - XNF_LIVE_MAX_OFFSET || port >= nports || port >= XNF_LIVE_MAX_PORTS)
 		return refuse(c);
 	/* Live frames are recycled within a call with only their length reset: set it, write it whole. */
-	if (bpf_xdp_adjust_tail(ctx, (int)len - (int)bpf_xdp_get_buff_len(ctx)))
+	if (bpf_xdp_adjust_tail(ctx, (int)len - (int)seed_len))
 		return refuse(c);
 	if (bpf_xdp_store_bytes(ctx, 0, frame + offset, len))
 		return refuse(c);
@@ -161,6 +161,7 @@ int BPF_PROG(xnf_live_redirect_err, const struct net_device *dev, const struct b
 		return 0;
 	c->redirect_errors++;
 	c->last_error = err;
+	c->last_error_port = index;
 	if (index >= XNF_LIVE_MAX_PORTS)
 		return 0;
 	/* Keep the compiler from folding the check into a mask test the verifier cannot follow. */
@@ -195,8 +196,10 @@ int BPF_PROG(xnf_live_devmap_xmit, const struct net_device *from_dev, const stru
 		return 0;
 	c->device_sent += sent;
 	c->device_dropped += drops;
-	if (err)
+	if (err) {
 		c->last_error = err;
+		c->last_error_port = (__u32)port;
+	}
 	return 0;
 }
 

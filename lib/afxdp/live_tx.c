@@ -55,7 +55,7 @@ struct xnf_live_tx {
 	int hold_netns_fd;
 };
 
-static const __u8 seed_frame[XNF_LIVE_SEED_LEN];
+static const __u8 seed_frame[XNF_LIVE_SEED_LEN + XNF_LIVE_MAX_WORKERS];
 
 static void say(char *err, size_t len, const char *fmt, ...)
 {
@@ -218,10 +218,9 @@ static int attach_tracepoints(struct xnf_live_tx *t, char *err, size_t err_len)
 /* One BPF_PROG_RUN call in live-frames mode: the program runs repeat times for worker w. */
 static int run_program(const struct xnf_live_tx *t, __u32 worker, __u32 repeat)
 {
-	struct xdp_md ctx_in = {
-		.data_end = XNF_LIVE_SEED_LEN, .ingress_ifindex = (__u32)t->ingress_ifindex, .rx_queue_index = worker,
-	};
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = seed_frame, .data_size_in = sizeof(seed_frame),
+	__u32 seed_len = XNF_LIVE_SEED_LEN + worker;
+	struct xdp_md ctx_in = { .data_end = seed_len, .ingress_ifindex = (__u32)t->ingress_ifindex };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = seed_frame, .data_size_in = seed_len,
 		    .ctx_in = &ctx_in, .ctx_size_in = sizeof(ctx_in), .repeat = repeat,
 		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = KERNEL_BATCH);
 
@@ -253,9 +252,10 @@ struct xnf_live_tx *xnf_live_tx_open(const struct xnf_port *ports, __u32 nports,
 	struct xnf_live_tx *t = calloc(1, sizeof(*t));
 	__u64 total = 0;
 
-	if (!t || nports > XNF_LIVE_MAX_PORTS || !(t->first_frame = calloc(nworkers, sizeof(__u32)))) {
+	if (!t || nports > XNF_LIVE_MAX_PORTS || nworkers > XNF_LIVE_MAX_WORKERS ||
+	    !(t->first_frame = calloc(nworkers, sizeof(__u32)))) {
 		say(err, err_len, "cannot set up the live-frames transmit path: %s",
-		    t ? "too many ports" : strerror(ENOMEM));
+		    !t ? strerror(ENOMEM) : nports > XNF_LIVE_MAX_PORTS ? "too many ports" : "too many workers");
 		free(t);
 		return NULL;
 	}

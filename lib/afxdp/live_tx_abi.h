@@ -16,9 +16,15 @@
 
 /* Frames one call can carry: the size of each worker's stretch of descriptors. */
 #define XNF_LIVE_MAX_BATCH 4096
-/* The dummy frame every live frame starts as; the program sets the real length. Small: the kernel copies
- * it into every fresh page of the call's page pool. */
+/*
+ * The dummy frame every live frame starts as, before the program sets the
+ * real length. Its length says whose call it is: XNF_LIVE_SEED_LEN + the
+ * worker's index (the kernel restores it for every frame of the call; the
+ * call's rx queue, by contrast, is always 0). Small, because the kernel
+ * copies it into every fresh page of the call.
+ */
 #define XNF_LIVE_SEED_LEN 64
+#define XNF_LIVE_MAX_WORKERS 64
 /* A frame's data must start in the first 512 bytes of its UMEM frame (copy mode puts it at 256) and end
  * within the frame: the verifier can then prove every copy in bounds without knowing the two together. */
 #define XNF_LIVE_MAX_OFFSET 512
@@ -43,7 +49,7 @@ struct xnf_live_cursor {
 	__u64 refused;         /* frames the program could not build (length, offset, port): dropped */
 	__u64 redirect_errors; /* frames the kernel would not queue for their port (down, too long, no XDP send) */
 	__s32 last_error;      /* the errno of the last redirect error or device refusal (negative) */
-	__u32 reserved;
+	__u32 last_error_port; /* and the port it was for */
 	__u64 device_sent;     /* frames the ports' drivers took */
 	__u64 device_dropped;  /* frames handed to a driver that it refused (e.g. the veth peer's ring was full) */
 	__u64 padding[2];

@@ -106,6 +106,22 @@ static void report_live_error(struct afxdp_worker *w, int err, const char *what)
 		 "instead", w->index, what, live_error_advice(err));
 }
 
+/* What the kernel refused in the last call: a port that no longer takes XDP frames leaves the live path
+ * under --tx-path auto; anything else is reported (once) and counted. */
+static void check_refusals(struct afxdp_worker *w)
+{
+	struct xnf_live_cursor *c = (struct xnf_live_cursor *)xnf_live_tx_cursor(w->owner->live, w->index);
+	int err = c->last_error;
+
+	if (!err)
+		return;
+	c->last_error = 0; /* only this worker's own calls write its cursor, and none is running */
+	if ((err == -EOPNOTSUPP || err == -ENXIO) && w->owner->cfg.tx_path == XNF_TX_AUTO)
+		xnf_afxdp_live_port_refused(w->owner, c->last_error_port);
+	else
+		report_live_error(w, err, "frames sent through live frames were refused");
+}
+
 /* Sends every gathered descriptor in one call; the frames are copied out when it returns. */
 static void live_flush(struct afxdp_worker *w)
 {
@@ -121,8 +137,7 @@ static void live_flush(struct afxdp_worker *w)
 		report_live_error(w, calls, "a live-frames call failed");
 	for (__u32 i = 0; i < n; i++)
 		free_frame(w, (__u64)(w->live_descs[i].frame - w->live_first_frame) * fs);
-	report_live_error(w, xnf_live_tx_cursor(w->owner->live, w->index)->last_error,
-			  "frames sent through live frames were refused");
+	check_refusals(w);
 	w->live_pending = 0;
 	w->live_pending_bytes = 0;
 	w->live_flush_now = false;
@@ -168,10 +183,11 @@ static void live_round_end(struct afxdp_worker *w, __u32 received)
 		live_flush(w);
 }
 
-/* TX and REDIRECT: on the live path when the frame fits a live frame, else on dst's tx ring. */
+/* TX and REDIRECT: on the live path when the port takes it and the frame fits a live frame, else on dst's
+ * tx ring. */
 static inline void send_frame(struct afxdp_worker *w, struct xsk_port_socket *dst, __u64 addr, __u32 len)
 {
-	if (w->live) {
+	if (w->live && (w->live_ports & (1u << dst->port))) {
 		if (XNF_LIKELY(live_can_send(w, addr, len))) {
 			live_queue(w, dst->port, addr, len);
 			return;
@@ -440,6 +456,8 @@ void *xnf_afxdp_worker_main(void *arg)
 
 		if (cfg->wait == XNF_WAIT_SYSCALL)
 			busy_poll_round(w);
+		if (w->live)
+			w->live_ports = atomic_load_explicit(&w->owner->live_ports, memory_order_relaxed);
 		for (__u32 i = 0; i < w->nsockets; i++) {
 			reap_completions(w, &w->sockets[i]);
 			refill(w, &w->sockets[i]);

@@ -43,6 +43,14 @@ static int make_signalfd(void)
 	return signalfd(-1, &mask, SFD_CLOEXEC);
 }
 
+/* Once a second: the NF's own step (expiring sessions...) and the runtime's (ports' transmit paths). */
+static void housekeeping(struct instance *in, const struct xnf_rules_target *rules)
+{
+	if (xnf_nf_housekeeping)
+		xnf_nf_housekeeping(rules);
+	xnf_afxdp_refresh(in->afxdp);
+}
+
 static void serve_until_signal(struct instance *in, int sig_fd)
 {
 	const struct xnf_control_handlers handlers = {
@@ -63,10 +71,10 @@ static void serve_until_signal(struct instance *in, int sig_fd)
 	for (;;) {
 		int timeout_ms = -1;
 
-		if (xnf_nf_housekeeping) {
+		if (xnf_nf_housekeeping || in->afxdp) {
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			if (now.tv_sec >= next_housekeeping.tv_sec) {
-				xnf_nf_housekeeping(&handlers.rules);
+				housekeeping(in, &handlers.rules);
 				next_housekeeping.tv_sec = now.tv_sec + HOUSEKEEPING_INTERVAL_S;
 			}
 			timeout_ms = HOUSEKEEPING_INTERVAL_S * 1000;
@@ -184,11 +192,15 @@ static void print_ready(const struct instance *in)
 	printf("xnf: %s running as '%s' in %s mode on", xnf_nf_name, in->opt->name, in->mode->name);
 	for (__u32 i = 0; i < in->xdp.nports; i++)
 		printf(" %s", in->xdp.ports[i].name);
-	if (in->afxdp)
-		printf(" (%u worker%s, %s, %s transmit)", xnf_afxdp_nworkers(in->afxdp),
+	if (in->afxdp) {
+		printf(" (%u worker%s, %s; sending", xnf_afxdp_nworkers(in->afxdp),
 		       xnf_afxdp_nworkers(in->afxdp) == 1 ? "" : "s",
-		       xnf_afxdp_zerocopy(in->afxdp) ? "zero-copy" : "copy mode",
-		       xnf_tx_path_name(xnf_afxdp_tx_path(in->afxdp)));
+		       xnf_afxdp_zerocopy(in->afxdp) ? "zero-copy" : "copy mode");
+		for (__u32 i = 0; i < in->xdp.nports; i++)
+			printf("%s %s: %s", i ? "," : "", in->xdp.ports[i].name,
+			       xnf_tx_path_name(xnf_afxdp_tx_path(in->afxdp, i)));
+		printf(")");
+	}
 	printf("; control socket %s; Ctrl-C stops it\n", in->control.path);
 	fflush(stdout);
 }

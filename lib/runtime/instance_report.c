@@ -68,8 +68,13 @@ static void write_counter(FILE *out, const char *name, __u64 value)
 static void write_worker(FILE *out, const struct instance *in, __u32 index,
 			 const struct xnf_afxdp_worker_stats *s)
 {
-	fprintf(out, "{\"worker\": %u, \"tx_path\": \"%s\", ", index,
-		xnf_tx_path_name(xnf_afxdp_tx_path(in->afxdp)));
+	fprintf(out, "{\"worker\": %u, \"tx_path\": {", index);
+	for (__u32 p = 0; p < in->xdp.nports; p++) {
+		fprintf(out, "%s", p ? ", " : "");
+		xnf_json_string(out, in->xdp.ports[p].name);
+		fprintf(out, ": \"%s\"", xnf_tx_path_name(xnf_afxdp_tx_path(in->afxdp, p)));
+	}
+	fprintf(out, "}, ");
 	write_counter(out, "rx_packets", s->rx_packets);
 	write_counter(out, "rx_bytes", s->rx_bytes);
 	write_counter(out, "tx_packets", s->tx_packets);

@@ -74,7 +74,9 @@ def test_testpmd_accounts_for_every_frame_and_detaches(quiet_pair, driver, load)
     totals = pmd.stop()
     assert out["sent"] == frames
     assert totals.rx_packets + totals.rx_dropped == frames and totals.tx_packets == 0
-    assert totals.rx_packets > frames // 10
+    # paced, it takes them all but a few; overloaded on the generator's core, its share depends on the
+    # machine (10-30 % seen, 9.98 % once)
+    assert totals.rx_packets > (frames * 9 // 10 if load == "paced" else frames // 50)
     if load == "overload":
         assert totals.rx_dropped > 0
     assert not xdp_attached(quiet_pair.dut_ns, "dut0")

@@ -114,8 +114,11 @@ void xnf_afxdp_write_socket_stats(const struct xnf_afxdp *a, __u32 worker, FILE 
 /* Asks every worker for its frame accounting and waits for the answers (up to timeout_ms). */
 int xnf_afxdp_account(struct xnf_afxdp *a, struct xnf_frame_accounting *out, __u32 timeout_ms);
 bool xnf_afxdp_zerocopy(const struct xnf_afxdp *a);
-/* The path the workers send on (auto resolved at start), and its name. */
-enum xnf_tx_path xnf_afxdp_tx_path(const struct xnf_afxdp *a);
+/* The path the workers send on to a port: xsk, or live (auto resolved, and following the port). */
+enum xnf_tx_path xnf_afxdp_tx_path(const struct xnf_afxdp *a, __u32 port);
+/* Once a second: with --tx-path auto, sends to each port on the live path while the port takes frames
+ * from XDP (a veth: while its peer has an XDP program or GRO), on the xsk ring otherwise. */
+void xnf_afxdp_refresh(struct xnf_afxdp *a);
 const char *xnf_tx_path_name(enum xnf_tx_path path);
 /* The path called name; -1 if there is none. */
 int xnf_tx_path_parse(const char *name, enum xnf_tx_path *out);
