@@ -177,6 +177,8 @@ int BPF_PROG(xnf_live_redirect_err, const struct net_device *dev, const struct b
  * only between our program's redirect and the flush at the end of the
  * kernel's batch, with bottom halves off: nothing else can add to that queue
  * on this CPU meanwhile, so a flush while we have frames queued is all ours.
+ * It need not take them all: a full queue (16 frames) is flushed when the
+ * next frame is queued, after the program has counted that one.
  */
 SEC("tp_btf/xdp_devmap_xmit")
 int BPF_PROG(xnf_live_devmap_xmit, const struct net_device *from_dev, const struct net_device *to_dev, int sent,
@@ -184,12 +186,12 @@ int BPF_PROG(xnf_live_devmap_xmit, const struct net_device *from_dev, const stru
 {
 	struct xnf_live_inflight *queued = inflight();
 	int port = port_of(to_dev->ifindex);
+	__u32 worker, flushed = (__u32)(sent + drops);
 	struct xnf_live_cursor *c;
-	__u32 worker;
 
 	if (!queued || port < 0 || port >= XNF_LIVE_MAX_PORTS || !queued->queued[port])
 		return 0;
-	queued->queued[port] = 0;
+	queued->queued[port] -= flushed < queued->queued[port] ? flushed : queued->queued[port];
 	worker = queued->worker;
 	c = bpf_map_lookup_elem(&xnf_live_cursors, &worker);
 	if (!c)
