@@ -151,6 +151,12 @@ class Topology:
             # veth fact: a frame the DUT sends with XDP_TX reaches gen<i> only if gen<i> has XDP.
             netns.ip("link", "set", "dev", link.gen_if, "xdp", "obj", str(GEN_PROGRAMS[self.gen_xdp]),
                      "sec", "xdp", ns=self.gen_ns)
+        else:
+            # veth fact: dut<i> takes frames from XDP (redirects, the live transmit path) only while gen<i> has
+            # XDP or GRO. xnf-gen's receiver brings XDP for each run; GRO keeps it so in between, so an NF's
+            # --tx-path auto need not wait for a receiver to attach. The receiver drops every frame: GRO
+            # never merges anything a test reads.
+            netns.run(self.gen_ns, ["ethtool", "-K", link.gen_if, "gro", "on"])
         return link
 
     def teardown(self) -> None:
