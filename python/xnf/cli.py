@@ -54,21 +54,20 @@ def _print_stats_table(stats: dict) -> None:
         console.print(_workers_table(stats["workers"]))
 
 
-WORKER_COLUMNS = ("rx_packets", "tx_packets", "tx_ring_full", "fill_empty", "pass_injected", "pass_dropped",
-                  "empty_polls",
-                  "wakeups", "busy_polls", "polls", "kernel_rx_dropped", "rx_ring_full", "rx_fill_ring_empty",
-                  "rx_invalid_descs", "tx_invalid_descs")
-
-
 def _workers_table(workers: list[dict]):
+    """Every counter the workers report, in the order the runtime writes them (it names them, not this file),
+    under the transmit path each worker uses per port."""
     from rich.table import Table
 
     table = Table(title="AF_XDP workers")
     table.add_column("counter")
     for w in workers:
         table.add_column(f"worker {w['worker']}", justify="right")
-    for column in WORKER_COLUMNS:
-        table.add_row(column, *(f"{w[column]:,}" for w in workers))
+    table.add_row("transmit path", *(", ".join(f"{port}: {path}" for port, path in w["tx_path"].items())
+                                     for w in workers))
+    for column, value in workers[0].items():
+        if isinstance(value, int) and column != "worker":
+            table.add_row(column, *(f"{w[column]:,}" for w in workers))
     return table
 
 
@@ -179,12 +178,12 @@ def make_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run an NF on one or more interfaces until Ctrl-C",
-                         epilog="Options of the AF_XDP modes (--queues, --workers, --cores, --batch, --ring-size, "
-                                "--frame-size, --frames, --zerocopy, --copy-fallback, --no-need-wakeup, "
-                                "--busy-poll-usec, --busy-poll-budget) go to the NF binary; see xnf-NF --help.")
+                         epilog="Every other option goes to the NF binary, which checks it: the AF_XDP modes' "
+                                "settings (--queues, --workers, --cores, --tx-path ...), --map-size, the NF's own "
+                                "options. 'xnf-NF run --help' lists them all.")
     run.add_argument("nf", help="NF name (see 'xnf list')")
     run.add_argument("--mode", "-m", required=True,
-                     help="xdp, xdp-generic, afxdp, afxdp-sysc, afxdp-poll, xdp-sk or xdp-sk-sysc")
+                     help="xdp, xdp-generic, afxdp, afxdp-sysc, afxdp-poll, xdp-sk, xdp-sk-sysc or hybrid")
     run.add_argument("--iface", "-i", action="append", required=True, help="a port; repeat for more")
     run.add_argument("--rules", "-r", help="rules file loaded before traffic flows")
     run.add_argument("--name", "-n", help="instance name (default: the NF's name)")

@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""The live-frames transmit path (--tx-path live) beside the xsk ring, DPDK testpmd's net_af_xdp and XDP mode.
+
+Part 1, forwarding rate. Every subject forwards what xnf-gen sends flat out from core 0 (1,000 UDP flows,
+64-byte frames) for --seconds; the frames that come back are counted by veth on gen0, whose XDP program
+drops them (the same counter for every subject). AF_XDP workers and testpmd's forwarding lcore run on
+core 1. On veth the DUT port's receive (the redirect into the AF_XDP socket and its copy into the UMEM) runs
+in softirq on core 0 with the generator; the receive of returned frames runs on the core that sent them.
+Subjects run in rounds, the order reversed every round; the ratios the targets name are taken per round and
+their median reported:
+  live macswap / DPDK net_af_xdp macswap     (target >= 4)
+  live macswap / xnf's own AF_XDP rx-drop     (target >= 0.9: forwarding as fast as receiving)
+Part 2, latency (--latency): RFC 2544 throughput of macswap on the live path and on the xsk ring (loss
+< 0.1 %, xnf-gen's receiver on gen0), then latency at 10/50/90 % of each path's own throughput.
+Part 3, profile (--profile): perf cpu-clock samples of both cores while live and xsk macswap forward flat out.
+
+    python3 bench/live_tx.py [--rounds 5] [--seconds 3] [--latency] [--profile] [--out results/]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from xnf import control
+from xnf.bench import nf_setup, results_file
+from xnf.build import BIN_DIR, ensure_built
+from xnf.lab import cpu, environment, veth_stats
+from xnf.lab.measure import TrafficSpec
+from xnf.lab.nf_process import NfInstance
+from xnf.lab.rfc2544 import measure_throughput
+from xnf.lab.testpmd import Testpmd
+from xnf.lab.topology import Topology
+
+GEN_CORE, WORKER_CORE = 0, 1
+FLOWS = 1000
+GEN_TRAFFIC = ["--flows", str(FLOWS), "--vary", "sport", "--stamp-every", "64"]
+
+
+@dataclass
+class Subject:
+    """Something that does the job on dut0: xnf in a mode (and transmit path), or DPDK's testpmd."""
+
+    label: str
+    nf: str
+    mode: str | None                 # None: testpmd
+    extra: list[str] = field(default_factory=list)
+    handle: object = None
+
+    @property
+    def job(self) -> str:
+        return "drop" if self.nf == "drop" else "forward"
+
+    def start(self, t: Topology, rules_dir: Path) -> None:
+        if self.mode is None:
+            self.handle = Testpmd.start(t, self.nf, "af_xdp", "dut0", core=WORKER_CORE, control_core=GEN_CORE)
+            return
+        setup = nf_setup_for(self.nf, t)
+        rules = None
+        if setup.rules:
+            rules = str(rules_dir / f"{self.nf}.rules")
+            Path(rules).write_text(setup.rules)
+        extra = setup.extra + (["--cores", str(WORKER_CORE)] + self.extra if self.mode != "xdp" else [])
+        self.handle = NfInstance.start(t, self.nf, self.mode, t.dut_ifaces, rules=rules, extra=extra)
+
+    def dropped(self) -> int:
+        if self.mode is None:
+            return 0
+        return control.request_json(self.handle.name, "stats")["verdicts"]["drop"]["packets"]
+
+    def workers(self) -> list[dict]:
+        if self.mode is None or self.mode == "xdp":
+            return []
+        return control.request_json(self.handle.name, "stats")["workers"]
+
+    def stop(self) -> int:
+        """Stops it; returns testpmd's own receive count (0 for xnf)."""
+        if self.mode is None:
+            return self.handle.stop().rx_packets
+        self.handle.stop()
+        return 0
+
+
+def nf_setup_for(nf: str, t: Topology) -> nf_setup.NfSetup:
+    """The firewall allows the traffic's 1,000 flows with 1,000 exact rules; lb sends the service's flows to
+    four backends behind port 0 (back to the generator); macswap and drop need nothing."""
+    if nf == "firewall":
+        return nf_setup.firewall_acl(FLOWS)
+    if nf == "lb":
+        return nf_setup.lb_sessions(FLOWS, t.links[0].gen_mac)
+    return nf_setup.NfSetup()
+
+
+def subjects(dpdk: bool) -> list[Subject]:
+    out = [Subject("afxdp rx-drop", "drop", "afxdp")]
+    for nf in ("macswap", "firewall", "lb"):
+        out += [Subject(f"xdp {nf}", nf, "xdp"),
+                Subject(f"afxdp xsk {nf}", nf, "afxdp", ["--tx-path", "xsk"]),
+                Subject(f"afxdp live {nf}", nf, "afxdp", ["--tx-path", "live"])]
+    if dpdk:
+        out += [Subject("dpdk af_xdp rx-drop", "drop", None), Subject("dpdk af_xdp macswap", "macswap", None)]
+    return out
+
+
+def forwarding_trial(t: Topology, subject: Subject, seconds: float, tsc_hz: float | None, rules_dir: Path) -> dict:
+    subject.start(t, rules_dir)
+    try:
+        drops0, ret0 = subject.dropped(), veth_stats.read(t.gen_ns, "gen0")["rx_xdp_drops"]
+        cpu0 = cpu.snapshot()
+        gen = t.run(t.gen_ns, [str(BIN_DIR / "xnf-gen"), "--iface", "gen0", "--dst-mac", t.links[0].dut_mac,
+                               "--duration", str(seconds), "--cores", str(GEN_CORE), "--call-ms", "1000",
+                               *GEN_TRAFFIC], timeout=seconds + 30)
+        cpu1 = cpu.snapshot()
+        drops1, ret1 = subject.dropped(), veth_stats.read(t.gen_ns, "gen0")["rx_xdp_drops"]
+        workers = subject.workers()
+    finally:
+        pmd_rx = subject.stop()
+    g = json.loads(gen.stdout)
+    if subject.job == "forward":
+        done = ret1 - ret0
+    else:
+        done = pmd_rx if subject.mode is None else drops1 - drops0
+    usage = cpu.split(cpu0, cpu1)
+    busy = sum(c["busy"] for c in usage.values())
+    live_calls = sum(w.get("live_calls", 0) for w in workers)
+    live_frames = sum(w.get("live_frames", 0) for w in workers)
+    return {"subject": subject.label, "nf": subject.nf, "offered_mpps": g["sent"] / g["seconds"] / 1e6,
+            "mpps": done / g["seconds"] / 1e6, "completed": done, "seconds": g["seconds"],
+            "ns_per_packet": busy / done * 1e9 if done else None,
+            "cycles_per_packet": busy / done * tsc_hz if done and tsc_hz else None,
+            "frames_per_live_call": live_frames / live_calls if live_calls else None, "cpu": usage}
+
+
+def ratios(samples: list[dict], rounds: int) -> dict[str, dict]:
+    """Per round, each named ratio; then their median, min and max."""
+    by_round = {}
+    for s in samples:
+        by_round.setdefault(s["round"], {})[s["subject"]] = s["mpps"]
+    wanted = {"live macswap / dpdk af_xdp macswap": ("afxdp live macswap", "dpdk af_xdp macswap"),
+              "live macswap / afxdp rx-drop": ("afxdp live macswap", "afxdp rx-drop"),
+              "live macswap / xdp macswap": ("afxdp live macswap", "xdp macswap")}
+    for nf in ("macswap", "firewall", "lb"):
+        wanted[f"live {nf} / xsk {nf}"] = (f"afxdp live {nf}", f"afxdp xsk {nf}")
+    out = {}
+    for name, (top, bottom) in wanted.items():
+        values = [r[top] / r[bottom] for r in by_round.values() if r.get(bottom) and top in r]
+        if values:
+            out[name] = {"median": statistics.median(values), "min": min(values), "max": max(values),
+                         "per_round": values}
+    return out
+
+
+def summarise(samples: list[dict]) -> list[dict]:
+    groups = {}
+    for s in samples:
+        groups.setdefault(s["subject"], []).append(s)
+    table = []
+    for subject, group in groups.items():
+        mpps = [g["mpps"] for g in group]
+        costs = [g["ns_per_packet"] for g in group if g["ns_per_packet"]]
+        per_call = [g["frames_per_live_call"] for g in group if g["frames_per_live_call"]]
+        table.append({"subject": subject, "median_mpps": statistics.median(mpps), "mean_mpps": statistics.mean(mpps),
+                      "stdev_mpps": statistics.stdev(mpps) if len(mpps) > 1 else 0.0,
+                      "offered_mpps": statistics.mean(g["offered_mpps"] for g in group),
+                      "ns_per_packet": statistics.mean(costs) if costs else None,
+                      "frames_per_live_call": statistics.mean(per_call) if per_call else None,
+                      "samples": len(group)})
+    return table
+
+
+def forwarding(rounds: int, seconds: float, dpdk: bool, tsc_hz: float | None, rules_dir: Path) -> list[dict]:
+    todo = subjects(dpdk)
+    samples = []
+    with Topology("pair", gen_xdp="drop") as t:
+        for round_no in range(rounds):
+            for subject in (todo if round_no % 2 == 0 else todo[::-1]):
+                s = forwarding_trial(t, subject, seconds, tsc_hz, rules_dir) | {"round": round_no}
+                samples.append(s)
+                print(f"round {round_no} {s['subject']:22s} offered {s['offered_mpps']:6.3f}  done "
+                      f"{s['mpps']:6.3f} Mpps  {s['ns_per_packet'] or 0:6.0f} ns/pkt", flush=True)
+    return samples
+
+
+def latency(repetitions: int, seconds: float, tsc_hz: float | None) -> list[dict]:
+    """RFC 2544 throughput and latency at 10/50/90 % of it, macswap on each transmit path, interleaved."""
+    out = []
+    paths = ["live", "xsk"]
+    for rep in range(repetitions):
+        for path in (paths if rep % 2 == 0 else paths[::-1]):
+            with Topology("pair", gen_xdp=None) as t:
+                nf = NfInstance.start(t, "macswap", "afxdp", t.dut_ifaces,
+                                      extra=["--cores", str(WORKER_CORE), "--tx-path", path])
+                try:
+                    result = measure_throughput(t, seconds, 1, TrafficSpec(flows=FLOWS, vary="sport"),
+                                                tsc_hz=tsc_hz)
+                finally:
+                    nf.stop()
+            at = {f: {k: tr.latency_ns.get(k) for k in ("p50", "p90", "p99", "max", "samples")}
+                  | {"offered_mpps": tr.offered_pps / 1e6, "loss_ratio": tr.loss_ratio}
+                  for f, tr in result.latency_at.items()}
+            out.append({"path": path, "repetition": rep, "throughput_mpps": result.mean_pps / 1e6,
+                        "generator_limited": result.generator_limited, "latency_at": at})
+            print(f"latency {path:4s} rep {rep}: throughput {result.mean_pps / 1e6:.3f} Mpps; p99 at "
+                  + ", ".join(f"{int(f * 100)} %: {v['p99'] / 1000:.1f} us" for f, v in at.items()), flush=True)
+    return out
+
+
+def profile(seconds: float, rules_dir: Path) -> dict:
+    """perf cpu-clock samples per core (no hardware counters here) while macswap forwards flat out."""
+    out = {}
+    for path in ("live", "xsk"):
+        with Topology("pair", gen_xdp="drop") as t, tempfile.TemporaryDirectory() as tmp:
+            subject = Subject(f"afxdp {path} macswap", "macswap", "afxdp", ["--tx-path", path])
+            subject.start(t, rules_dir)
+            data = Path(tmp) / "perf.data"
+            gen = t.spawn(t.gen_ns, [str(BIN_DIR / "xnf-gen"), "--iface", "gen0", "--dst-mac", t.links[0].dut_mac,
+                                     "--duration", str(seconds + 2), "--cores", str(GEN_CORE), "--call-ms", "1000",
+                                     *GEN_TRAFFIC])
+            time.sleep(1)
+            subprocess.run(["perf", "record", "-e", "cpu-clock", "-C", "0,1", "-o", str(data), "--", "sleep",
+                            str(seconds)], capture_output=True, check=True)
+            gen.communicate(timeout=seconds + 30)
+            subject.stop()
+            out[path] = {f"core {c}": top_symbols(data, c) for c in (0, 1)}
+    return out
+
+
+def top_symbols(data: Path, core: int, limit: float = 1.0) -> list[list]:
+    report = subprocess.run(["perf", "report", "-i", str(data), "--cpu", str(core), "--no-children", "--sort",
+                             "symbol", "--stdio", "--percent-limit", str(limit)],
+                            capture_output=True, text=True, check=True).stdout
+    rows = []
+    for line in report.splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and parts[0].endswith("%") and not line.startswith("#"):
+            rows.append([float(parts[0][:-1]), parts[2]])
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--no-dpdk", action="store_true", help="leave out DPDK testpmd")
+    parser.add_argument("--latency", action="store_true", help="add RFC 2544 throughput and latency per path")
+    parser.add_argument("--latency-repetitions", type=int, default=3)
+    parser.add_argument("--profile", action="store_true", help="add perf profiles of both cores")
+    parser.add_argument("--out", default="results")
+    args = parser.parse_args()
+    ensure_built()
+    env = environment.describe()
+    with tempfile.TemporaryDirectory() as rules_dir:
+        samples = forwarding(args.rounds, args.seconds, not args.no_dpdk, env["tsc_hz"], Path(rules_dir))
+        lat = latency(args.latency_repetitions, 1.0, env["tsc_hz"]) if args.latency else []
+        prof = profile(args.seconds, Path(rules_dir)) if args.profile else {}
+    table = summarise(samples)
+    found = ratios(samples, args.rounds)
+    path = results_file.write(args.out, "live_tx", {
+        "environment": env, "generator_core": GEN_CORE, "worker_core": WORKER_CORE,
+        "seconds_per_trial": args.seconds, "rounds": args.rounds, "ratios": found, "latency": lat,
+        "profile": prof}, table, samples)
+    for row in table:
+        print(f"{row['subject']:22s} {row['median_mpps']:6.3f} Mpps (mean {row['mean_mpps']:.3f} ± "
+              f"{row['stdev_mpps']:.3f})  {row['ns_per_packet'] or 0:6.0f} ns/pkt")
+    for name, r in found.items():
+        print(f"{name:38s} median {r['median']:5.2f}  (min {r['min']:.2f}, max {r['max']:.2f})")
+    print(f"results: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
