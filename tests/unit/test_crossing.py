@@ -23,8 +23,19 @@ def test_cost_lines_meet_where_their_extrapolations_do():
     summary = [row(m, n, 1.0, (100 + 50 * n) if m == "xdp" else (1000 + 20 * n)) for m in ("xdp", "afxdp")
                for n in (0, 5, 10)]
     result = crossing.compare(summary, "n")
-    assert abs(result["cost_crossing"]["meets_at"] - 30) < 1e-9
+    assert abs(result["cost_crossing"][0]["meets_at"] - 30) < 1e-9
     assert "would meet near n = 30" in crossing.cost_sentence(result)
+
+
+def test_each_transmit_path_is_its_own_subject_measured_against_the_kernel():
+    # xdp: 100 + 50 n; afxdp on the xsk ring: 1000 + 20 n (meets at 30); live: 400 + 20 n (meets at 10)
+    base = {"xdp": 100, "xsk": 1000, "live": 400}
+    summary = [dict(row("xdp" if p == "xdp" else "afxdp", n, 1.0, base[p] + (50 if p == "xdp" else 20) * n),
+                    **({} if p == "xdp" else {"tx_path": p})) for p in base for n in (0, 5, 10, 20)]
+    result = crossing.compare(summary, "n")
+    assert result["modes"] == ["afxdp live", "afxdp xsk", "xdp"]
+    meets = {" / ".join(cc["slopes_ns"]): cc["meets_at"] for cc in result["cost_crossing"]}
+    assert abs(meets["xdp / afxdp live"] - 10) < 1e-9 and abs(meets["xdp / afxdp xsk"] - 30) < 1e-9
 
 
 def test_no_crossing_is_said_plainly():

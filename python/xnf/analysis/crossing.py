@@ -1,7 +1,8 @@
 """Where XDP and AF_XDP cross: which mode wins at each value of the swept parameter, and where that changes.
 
 Only means are compared, and a difference inside both standard deviations is called a tie: a crossing is
-reported where the winner changes between two measured values (the true point lies between them).
+reported where the winner changes between two measured values (the true point lies between them). A mode
+measured with more than one transmit path (--tx-path) counts as one subject per path ("afxdp live").
 """
 
 from __future__ import annotations
@@ -9,6 +10,11 @@ from __future__ import annotations
 import math
 
 KERNEL_MODE = "xdp"
+
+
+def subject(row: dict) -> str:
+    """What a summary row measured: its mode, with the transmit path when the benchmark chose one."""
+    return f"{row['mode']} {row['tx_path']}" if row.get("tx_path") else row["mode"]
 
 
 def _winner(by_mode: dict[str, dict]) -> str:
@@ -21,11 +27,11 @@ def _winner(by_mode: dict[str, dict]) -> str:
 
 def compare(summary: list[dict], param: str) -> dict:
     """Per value of param: each mode's Mpps, the winner; and the crossings between neighbouring values."""
-    modes = sorted({row["mode"] for row in summary})
+    modes = sorted({subject(row) for row in summary})
     values = sorted({row[param] for row in summary})
     table = []
     for value in values:
-        by_mode = {row["mode"]: row for row in summary if row[param] == value}
+        by_mode = {subject(row): row for row in summary if row[param] == value}
         if len(by_mode) < 2:
             continue
         table.append({param: value, **{f"{m} Mpps": by_mode[m]["mean_mpps"] for m in modes if m in by_mode},
@@ -55,8 +61,18 @@ def _fit(points: list[tuple[float, float]]) -> tuple[float, float] | None:
     return my - slope * mx, slope
 
 
+def _line_crossings(summary: list[dict], param: str, modes: list[str], metric) -> list[dict]:
+    """Each other subject's line against the kernel mode's (all pairs when there is no kernel mode)."""
+    if KERNEL_MODE in modes:
+        pairs = [[KERNEL_MODE, m] for m in modes if m != KERNEL_MODE]
+    else:
+        pairs = [[a, b] for i, a in enumerate(modes) for b in modes[i + 1:]]
+    found = [_line_crossing(summary, param, pair, metric) for pair in pairs]
+    return [f for f in found if f]
+
+
 def _line_crossing(summary: list[dict], param: str, modes: list[str], metric) -> dict | None:
-    """Where metric(row) of two modes would meet, from a straight line through each mode's values (against
+    """Where metric(row) of two subjects would meet, from a straight line through each one's values (against
     log2 of the parameter when it spans more than two decades). meets_at is None when the lines do not meet
     above the smallest measured value."""
     values = [row[param] for row in summary if isinstance(row[param], (int, float))]
@@ -66,7 +82,7 @@ def _line_crossing(summary: list[dict], param: str, modes: list[str], metric) ->
     scale = (lambda v: math.log2(v)) if log else (lambda v: float(v))
     fits = {}
     for mode in modes:
-        points = [(scale(r[param]), metric(r)) for r in summary if r["mode"] == mode and metric(r)]
+        points = [(scale(r[param]), metric(r)) for r in summary if subject(r) == mode and metric(r)]
         fits[mode] = _fit(points)
     if not fits[modes[0]] or not fits[modes[1]] or fits[modes[0]][1] == fits[modes[1]][1]:
         return None
@@ -79,14 +95,14 @@ def _line_crossing(summary: list[dict], param: str, modes: list[str], metric) ->
             "meets_at": None if x <= low or far else (2 ** x if log else x), "far": far}
 
 
-def _cost_crossing(summary: list[dict], param: str, modes: list[str]) -> dict | None:
+def _cost_crossing(summary: list[dict], param: str, modes: list[str]) -> list[dict]:
     """The DUT's CPU time per packet."""
-    return _line_crossing(summary, param, modes, lambda r: r.get("dut_ns_per_packet"))
+    return _line_crossings(summary, param, modes, lambda r: r.get("dut_ns_per_packet"))
 
 
-def _capacity_crossing(summary: list[dict], param: str, modes: list[str]) -> dict | None:
+def _capacity_crossing(summary: list[dict], param: str, modes: list[str]) -> list[dict]:
     """Time per packet at the measured capacity (1 / throughput): where the throughput curves would cross."""
-    return _line_crossing(summary, param, modes, lambda r: 1e3 / r["mean_mpps"] if r.get("mean_mpps") else None)
+    return _line_crossings(summary, param, modes, lambda r: 1e3 / r["mean_mpps"] if r.get("mean_mpps") else None)
 
 
 def _line_sentence(cc: dict | None, param: str, what: str) -> str:
@@ -103,10 +119,12 @@ def _line_sentence(cc: dict | None, param: str, what: str) -> str:
 
 
 def cost_sentence(result: dict) -> str:
-    """What the lines say: each mode's added ns per packet, and where they would meet."""
-    return " ".join(filter(None, [
-        _line_sentence(result.get("capacity_crossing"), result["param"], "Time per packet at capacity (1/throughput)"),
-        _line_sentence(result.get("cost_crossing"), result["param"], "DUT CPU time per packet")]))
+    """What the lines say: each subject's added ns per packet, and where they would meet the kernel's."""
+    sentences = [_line_sentence(cc, result["param"], "Time per packet at capacity (1/throughput)")
+                 for cc in result.get("capacity_crossing") or []]
+    sentences += [_line_sentence(cc, result["param"], "DUT CPU time per packet")
+                  for cc in result.get("cost_crossing") or []]
+    return " ".join(filter(None, sentences))
 
 
 def sentence(result: dict) -> str:

@@ -9,7 +9,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-CASE_KEYS = ("nf", "mode")
+from xnf.analysis.crossing import subject  # noqa: E402
+
+CASE_KEYS = ("nf", "mode", "tx_path")
 # Keys of a summary row that are results, not parameters of the case.
 RESULT_KEYS = ("mean_mpps", "stdev_mpps", "samples", "dut_ns_per_packet", "generator_limited", "built_mpps")
 
@@ -26,7 +28,7 @@ def swept_parameter(summary: list[dict]) -> str | None:
 
 def label(row: dict, param: str | None = None) -> str:
     extra = [f"{k}={row[k]}" for k in row if k not in CASE_KEYS and k != param and k in _traffic_keys(row)]
-    return " ".join([row["nf"], row["mode"], *extra])
+    return " ".join([row["nf"], subject(row), *extra])
 
 
 def _traffic_keys(row: dict) -> set[str]:

@@ -62,7 +62,7 @@ def _latency_table(samples: list[dict]) -> str:
 def _crossing_section(summary: list[dict]) -> list[str]:
     """XDP against the AF_XDP mode(s), when the benchmark swept one parameter over both."""
     param = plots.swept_parameter(summary)
-    modes = {row["mode"] for row in summary}
+    modes = {crossing.subject(row) for row in summary}
     if not param or crossing.KERNEL_MODE not in modes or len(modes) < 2:
         return []
     result = crossing.compare(summary, param)

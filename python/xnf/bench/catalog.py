@@ -6,10 +6,10 @@ from xnf.bench.grid import Benchmark
 from xnf.errors import XnfError
 
 def _cost_model(name: str, nf: str, what: str, param: str, values: list[int]) -> Benchmark:
-    """One NF-side parameter swept, XDP beside afxdp, RFC 2544 at every point."""
-    return Benchmark(name=name, description=f"{what}, XDP against AF_XDP: RFC 2544 throughput", nfs=[nf],
-                     modes=["xdp", "afxdp"], measure="throughput", seconds=0.5, repetitions=2,
-                     nf_params={param: values})
+    """One NF-side parameter swept, XDP beside afxdp on both transmit paths, RFC 2544 at every point."""
+    return Benchmark(name=name, description=f"{what}, XDP against AF_XDP (live-frames and xsk-ring transmit): "
+                     "RFC 2544 throughput", nfs=[nf], modes=["xdp", "afxdp"], tx_paths=["live", "xsk"],
+                     measure="throughput", seconds=0.5, repetitions=2, nf_params={param: values})
 
 
 BENCHMARKS = [
@@ -46,7 +46,8 @@ BENCHMARKS = [
         nfs=["macswap"], modes=["xdp", "afxdp"], measure="throughput", seconds=1.0, repetitions=2,
         params={"size": [64, 256, 512, 1024, 1518]},
     ),
-    # The cost model: XDP beside the busy-loop AF_XDP mode, one NF-side parameter swept (docs/cost-model.md).
+    # The cost model: XDP beside the busy-loop AF_XDP mode on each transmit path, one NF-side parameter swept
+    # (docs/cost-model.md).
     # On veth the XDP NF shares core 0 with the generator; --dut-receive-core 1 gives it core 1 instead.
     _cost_model("firewall-acl", "firewall", "firewall with 10 to 1,000,000 exact-match ACL entries (up to 65,536 "
                 "of them hit)", "acl_entries", [10, 1000, 100000, 1000000]),

@@ -48,13 +48,25 @@ class Benchmark:
     # XDP modes: run the DUT's receive (and so the NF) in NAPI threads on this core instead of in softirq
     # on the generator's core (veth's default; docs/lab.md)
     dut_receive_core: int | None = None
+    # Modes whose workers send: one case per transmit path (--tx-path); empty: the NF's default (auto)
+    tx_paths: list[str] = field(default_factory=list)
 
     def cases(self) -> list[dict]:
         swept = {**self.params, **self.nf_params}
         keys = list(swept)
         combos = list(itertools.product(*(swept[k] for k in keys))) or [()]
-        return [{"nf": nf, "mode": mode, **dict(zip(keys, combo))}
-                for nf in self.nfs for mode in self.modes for combo in combos]
+        return [{"nf": nf, "mode": mode, **path, **dict(zip(keys, combo))}
+                for nf in self.nfs for mode in self.modes for path in self._paths(mode) for combo in combos]
+
+    def _paths(self, mode: str) -> list[dict]:
+        if not self.tx_paths or not _workers_send(mode):
+            return [{}]
+        return [{"tx_path": path} for path in self.tx_paths]
+
+
+def _workers_send(mode: str) -> bool:
+    """The modes whose AF_XDP workers transmit what the NF forwards (the xdp-sk modes' workers never do)."""
+    return mode.startswith("afxdp") or mode == "hybrid"
 
 
 def _traffic(case: dict) -> TrafficSpec:
@@ -85,6 +97,8 @@ def _measure_case(bench: Benchmark, case: dict, tsc_hz: float | None, rules_dir:
         extra = list(setup.extra)
         if case["mode"].startswith("afxdp") or case["mode"].startswith("xdp-sk"):
             extra += ["--cores", str(WORKER_CORE)]
+        if "tx_path" in case:
+            extra += ["--tx-path", case["tx_path"]]
         instance = NfInstance.start(t, case["nf"], case["mode"], t.dut_ifaces, rules=rules, extra=extra)
         sink = instance if case["nf"] in bench.sinks else None
         try:
