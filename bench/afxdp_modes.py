@@ -7,6 +7,10 @@ the DUT's XDP program, the redirect into the AF_XDP socket and its copy into the
 generator's core (0); the worker's loop and its sendto() calls run on core 1, and so does the receive of the
 frames it sends back (veth receive runs on the sender's core) unless --pin-return moves that to core 0.
 
+The xnf AF_XDP subjects send with the runtime's default transmit path (--tx-path auto: live frames on veth);
+bench/live_tx.py compares the live path with the socket's own ring. The results in docs/results.md, "AF_XDP
+modes", were taken before the live path existed, on the ring.
+
 Counted: drop = frames the NF dropped (its own verdict counters; the reference loop's and testpmd's own
 receive counts);
 macswap = frames that came back to the generator side (veth's rx_xdp_drops on gen0, the sink), the same
@@ -25,7 +29,8 @@ import sys
 from xnf import control
 from xnf.bench import results_file
 from xnf.build import BIN_DIR, ensure_built
-from xnf.lab import cpu, environment, veth_stats
+from xnf.lab import environment
+from xnf.lab.flood import flood
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.testpmd import Testpmd
 from xnf.lab.topology import Topology
@@ -85,28 +90,21 @@ class Subject:
 def trial(t: Topology, subject: Subject, seconds: float, tsc_hz: float | None) -> dict:
     subject.start(t)
     try:
-        drops0, ret0, cpu0 = subject.dropped(), veth_stats.read(t.gen_ns, "gen0")["rx_xdp_drops"], cpu.snapshot()
-        gen = t.run(t.gen_ns, [str(BIN_DIR / "xnf-gen"), "--iface", "gen0", "--dst-mac", t.links[0].dut_mac,
-                               "--duration", str(seconds), "--cores", str(GEN_CORE), "--call-ms", "1000",
-                               "--stamp-every", "64"],
-                    timeout=seconds + 30)
-        drops1, ret1, cpu1 = subject.dropped(), veth_stats.read(t.gen_ns, "gen0")["rx_xdp_drops"], cpu.snapshot()
+        drops0 = subject.dropped()
+        run = flood(t, seconds, GEN_CORE, ["--stamp-every", "64"])
+        drops1 = subject.dropped()
     finally:
         ref_rx = subject.stop()
-    g = json.loads(gen.stdout)
     if subject.job == "macswap":
-        done = ret1 - ret0
+        done = run.returned
     else:
         done = ref_rx if subject.mode is None else drops1 - drops0
-    usage = cpu.split(cpu0, cpu1)
-    busy = sum(c["user"] + c["system"] + c["softirq"] for c in usage.values())
-    worker = usage[WORKER_CORE]
-    ns = busy / done * 1e9 if done else None
-    return {"subject": subject.label, "job": subject.job, "offered_mpps": g["sent"] / g["seconds"] / 1e6,
-            "mpps": done / g["seconds"] / 1e6, "completed": done, "seconds": g["seconds"],
+    worker = run.cpu[WORKER_CORE]
+    ns = run.ns_per_frame(done)
+    return {"subject": subject.label, "job": subject.job, "offered_mpps": run.offered_mpps,
+            "mpps": run.mpps(done), "completed": done, "seconds": run.seconds,
             "ns_per_packet": ns, "cycles_per_packet": ns * tsc_hz / 1e9 if ns and tsc_hz else None,
-            "worker_core_ns_per_packet": (worker["user"] + worker["system"] + worker["softirq"]) / done * 1e9
-            if done else None, "cpu": usage}
+            "worker_core_ns_per_packet": worker["busy"] / done * 1e9 if done else None, "cpu": run.cpu}
 
 
 def subjects(study: bool, dpdk: bool) -> list[Subject]:

@@ -13,14 +13,14 @@ their median reported:
 Part 2, latency (--latency): RFC 2544 throughput of macswap on the live path and on the xsk ring (loss
 < 0.1 %, xnf-gen's receiver on gen0), then latency at 10/50/90 % of each path's own throughput.
 Part 3, profile (--profile): perf cpu-clock samples of both cores while live and xsk macswap forward flat out.
+--study adds live macswap with 64, 256 and 4,096 frames per call beside the default 1,024.
 
-    python3 bench/live_tx.py [--rounds 5] [--seconds 3] [--latency] [--profile] [--out results/]
+    python3 bench/live_tx.py [--rounds 5] [--seconds 3] [--latency] [--profile] [--study] [--no-dpdk] [--out DIR]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import subprocess
 import sys
@@ -32,7 +32,8 @@ from pathlib import Path
 from xnf import control
 from xnf.bench import nf_setup, results_file
 from xnf.build import BIN_DIR, ensure_built
-from xnf.lab import cpu, environment, veth_stats
+from xnf.lab import environment
+from xnf.lab.flood import flood
 from xnf.lab.measure import TrafficSpec
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.rfc2544 import measure_throughput
@@ -98,8 +99,11 @@ def nf_setup_for(nf: str, t: Topology) -> nf_setup.NfSetup:
     return nf_setup.NfSetup()
 
 
-def subjects(dpdk: bool) -> list[Subject]:
+def subjects(dpdk: bool, study: bool) -> list[Subject]:
     out = [Subject("afxdp rx-drop", "drop", "afxdp")]
+    if study:  # frames per live call: the default (1,024) is "afxdp live macswap"
+        out += [Subject(f"afxdp live macswap batch={n}", "macswap", "afxdp",
+                        ["--tx-path", "live", "--live-batch", str(n)]) for n in (64, 256, 4096)]
     for nf in ("macswap", "firewall", "lb"):
         out += [Subject(f"xdp {nf}", nf, "xdp"),
                 Subject(f"afxdp xsk {nf}", nf, "afxdp", ["--tx-path", "xsk"]),
@@ -112,30 +116,22 @@ def subjects(dpdk: bool) -> list[Subject]:
 def forwarding_trial(t: Topology, subject: Subject, seconds: float, tsc_hz: float | None, rules_dir: Path) -> dict:
     subject.start(t, rules_dir)
     try:
-        drops0, ret0 = subject.dropped(), veth_stats.read(t.gen_ns, "gen0")["rx_xdp_drops"]
-        cpu0 = cpu.snapshot()
-        gen = t.run(t.gen_ns, [str(BIN_DIR / "xnf-gen"), "--iface", "gen0", "--dst-mac", t.links[0].dut_mac,
-                               "--duration", str(seconds), "--cores", str(GEN_CORE), "--call-ms", "1000",
-                               *GEN_TRAFFIC], timeout=seconds + 30)
-        cpu1 = cpu.snapshot()
-        drops1, ret1 = subject.dropped(), veth_stats.read(t.gen_ns, "gen0")["rx_xdp_drops"]
-        workers = subject.workers()
+        drops0 = subject.dropped()
+        run = flood(t, seconds, GEN_CORE, GEN_TRAFFIC)
+        drops1, workers = subject.dropped(), subject.workers()
     finally:
         pmd_rx = subject.stop()
-    g = json.loads(gen.stdout)
     if subject.job == "forward":
-        done = ret1 - ret0
+        done = run.returned
     else:
         done = pmd_rx if subject.mode is None else drops1 - drops0
-    usage = cpu.split(cpu0, cpu1)
-    busy = sum(c["busy"] for c in usage.values())
+    ns = run.ns_per_frame(done)
     live_calls = sum(w.get("live_calls", 0) for w in workers)
     live_frames = sum(w.get("live_frames", 0) for w in workers)
-    return {"subject": subject.label, "nf": subject.nf, "offered_mpps": g["sent"] / g["seconds"] / 1e6,
-            "mpps": done / g["seconds"] / 1e6, "completed": done, "seconds": g["seconds"],
-            "ns_per_packet": busy / done * 1e9 if done else None,
-            "cycles_per_packet": busy / done * tsc_hz if done and tsc_hz else None,
-            "frames_per_live_call": live_frames / live_calls if live_calls else None, "cpu": usage}
+    return {"subject": subject.label, "nf": subject.nf, "offered_mpps": run.offered_mpps, "mpps": run.mpps(done),
+            "completed": done, "seconds": run.seconds, "ns_per_packet": ns,
+            "cycles_per_packet": ns * tsc_hz / 1e9 if ns and tsc_hz else None,
+            "frames_per_live_call": live_frames / live_calls if live_calls else None, "cpu": run.cpu}
 
 
 def ratios(samples: list[dict], rounds: int) -> dict[str, dict]:
@@ -175,8 +171,9 @@ def summarise(samples: list[dict]) -> list[dict]:
     return table
 
 
-def forwarding(rounds: int, seconds: float, dpdk: bool, tsc_hz: float | None, rules_dir: Path) -> list[dict]:
-    todo = subjects(dpdk)
+def forwarding(rounds: int, seconds: float, dpdk: bool, study: bool, tsc_hz: float | None,
+               rules_dir: Path) -> list[dict]:
+    todo = subjects(dpdk, study)
     samples = []
     with Topology("pair", gen_xdp="drop") as t:
         for round_no in range(rounds):
@@ -252,12 +249,13 @@ def main() -> int:
     parser.add_argument("--latency", action="store_true", help="add RFC 2544 throughput and latency per path")
     parser.add_argument("--latency-repetitions", type=int, default=3)
     parser.add_argument("--profile", action="store_true", help="add perf profiles of both cores")
+    parser.add_argument("--study", action="store_true", help="add macswap with 64, 256 and 4,096 frames per call")
     parser.add_argument("--out", default="results")
     args = parser.parse_args()
     ensure_built()
     env = environment.describe()
     with tempfile.TemporaryDirectory() as rules_dir:
-        samples = forwarding(args.rounds, args.seconds, not args.no_dpdk, env["tsc_hz"], Path(rules_dir))
+        samples = forwarding(args.rounds, args.seconds, not args.no_dpdk, args.study, env["tsc_hz"], Path(rules_dir))
         lat = latency(args.latency_repetitions, 1.0, env["tsc_hz"]) if args.latency else []
         prof = profile(args.seconds, Path(rules_dir)) if args.profile else {}
     table = summarise(samples)

@@ -91,6 +91,16 @@ void *xnf_afxdp_worker_main(void *arg);
 void xnf_afxdp_live_port_refused(struct xnf_afxdp *a, __u32 port);
 void xnf_afxdp_worker_account(struct afxdp_worker *w, struct xnf_frame_accounting *out);
 
+/* tx_path.c */
+int xnf_tx_path_check(const struct xnf_afxdp_config *cfg, const struct xnf_port *ports, __u32 nports);
+/* Whether to set up the live path: it is asked for, or auto finds copy mode, senders and ports it fits. */
+bool xnf_tx_path_wants_live(const struct xnf_afxdp *a);
+/* Opens the live path when wanted (its map becomes the UMEMs, so before the workers' set-up); with auto, a
+ * failure means the xsk ring and a warning. -1 when --tx-path live cannot be had. */
+int xnf_tx_path_choose(struct xnf_afxdp *a, bool live);
+/* The longest frame the live path sends. */
+__u32 xnf_live_max_len(const struct xnf_afxdp_config *cfg);
+
 /* pass_tap.c */
 int xnf_pass_tap_open(struct xnf_afxdp *a, __u32 port);
 void xnf_pass_tap_close_all(struct xnf_afxdp *a);

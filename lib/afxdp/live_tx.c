@@ -333,6 +333,17 @@ const struct xnf_live_cursor *xnf_live_tx_cursor(const struct xnf_live_tx *t, __
 	return &t->cursors[worker];
 }
 
+int xnf_live_tx_take_error(struct xnf_live_tx *t, __u32 worker, __u32 *port)
+{
+	struct xnf_live_cursor *c = &t->cursors[worker];
+	int err = c->last_error;
+
+	/* The tracepoints write a worker's cursor only inside that worker's calls: none is running now. */
+	c->last_error = 0;
+	*port = c->last_error_port;
+	return err;
+}
+
 int xnf_live_tx_send(struct xnf_live_tx *t, __u32 worker, __u32 count, __u32 *unsent)
 {
 	struct xnf_live_cursor *c = &t->cursors[worker];

@@ -35,6 +35,10 @@ __u32 xnf_live_tx_first_frame(const struct xnf_live_tx *t, __u32 worker);
 struct xnf_live_desc *xnf_live_tx_descs(const struct xnf_live_tx *t, __u32 worker);
 const struct xnf_live_cursor *xnf_live_tx_cursor(const struct xnf_live_tx *t, __u32 worker);
 
+/* The errno (negative) of the last frame the kernel or a device refused in worker w's calls, and its port;
+ * 0 if none since the last time. Only between the worker's own calls. */
+int xnf_live_tx_take_error(struct xnf_live_tx *t, __u32 worker, __u32 *port);
+
 /*
  * Sends worker w's first count descriptors: one BPF_PROG_RUN call (more
  * only if a signal cuts one short). When it returns, every frame has been

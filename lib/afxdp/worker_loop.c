@@ -110,14 +110,13 @@ static void report_live_error(struct afxdp_worker *w, int err, const char *what)
  * under --tx-path auto; anything else is reported (once) and counted. */
 static void check_refusals(struct afxdp_worker *w)
 {
-	struct xnf_live_cursor *c = (struct xnf_live_cursor *)xnf_live_tx_cursor(w->owner->live, w->index);
-	int err = c->last_error;
+	__u32 port;
+	int err = xnf_live_tx_take_error(w->owner->live, w->index, &port);
 
 	if (!err)
 		return;
-	c->last_error = 0; /* only this worker's own calls write its cursor, and none is running */
 	if ((err == -EOPNOTSUPP || err == -ENXIO) && w->owner->cfg.tx_path == XNF_TX_AUTO)
-		xnf_afxdp_live_port_refused(w->owner, c->last_error_port);
+		xnf_afxdp_live_port_refused(w->owner, port);
 	else
 		report_live_error(w, err, "frames sent through live frames were refused");
 }
@@ -473,6 +472,8 @@ void *xnf_afxdp_worker_main(void *arg)
 		answer_accounting(w);
 		xnf_rcu_quiescent(); /* no map value from this round is used after here */
 	}
+	if (w->live && w->live_pending)
+		live_flush(w); /* the NF decided to send them: send them, the ports are still there */
 	xnf_rcu_unregister_reader();
 	return NULL;
 }

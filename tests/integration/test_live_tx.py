@@ -8,7 +8,6 @@ import time
 
 import pytest
 from scapy.layers.inet import TCP, UDP
-from scapy.layers.l2 import Ether
 
 from conftest import run_xnf
 from packets import udp4

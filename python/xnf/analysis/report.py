@@ -32,9 +32,9 @@ def _fmt(value) -> str:
 
 
 def _table(rows: list[dict]) -> str:
-    keys = list(rows[0])
+    keys = list(dict.fromkeys(k for row in rows for k in row))  # every column, in first-seen order
     lines = ["| " + " | ".join(keys) + " |", "|" + " --- |" * len(keys)]
-    lines += ["| " + " | ".join(_fmt(r[k]) for k in keys) + " |" for r in rows]
+    lines += ["| " + " | ".join(_fmt(r.get(k)) for k in keys) + " |" for r in rows]
     return "\n".join(lines)
 
 
