@@ -30,7 +30,8 @@ LIB_SRCS  := $(filter-out lib/runtime/main.c lib/xdp/skel_glue.c lib/chain/% %.b
 LIB_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
 LIBXNF    := $(BUILD)/libxnf.a
 
-TOOLS     := $(BUILD)/bin/xnf-gen $(BUILD)/bin/xnf-xdp-load $(BUILD)/bin/xnf-afxdp-ref $(BUILD)/bin/xnf-gen-ref
+TOOLS     := $(BUILD)/bin/xnf-gen $(BUILD)/bin/xnf-xdp-load $(BUILD)/bin/xnf-afxdp-ref $(BUILD)/bin/xnf-gen-ref \
+             $(BUILD)/bin/xnf-live-tx-cost
 NF_BINS   := $(foreach n,$(NFS),$(BUILD)/bin/xnf-$(n))
 DIFF_BINS := $(foreach n,$(NFS),$(BUILD)/tests/xnf-diff-$(n))
 TEST_BINS := $(BUILD)/tests/test-native-maps $(BUILD)/tests/test-maps-concurrent
@@ -161,6 +162,12 @@ $(BUILD)/tools/gen-ref/xnf_gen_ref.o: tools/gen-ref/xnf_gen_ref.c $(BUILD)/tools
 	$(CC) $(CFLAGS) -I$(BUILD)/tools/gen-ref -Itools/gen -c $< -o $@
 # It sends xnf-gen's template frame, built by xnf-gen's own code.
 $(BUILD)/bin/xnf-gen-ref: $(BUILD)/tools/gen-ref/xnf_gen_ref.o $(BUILD)/tools/gen/frame.o $(LIBXNF)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDLIBS)
+
+# The live-frames transmit path alone (the runtime's own code, lib/afxdp/live_tx.c), for benchmarks.
+$(BUILD)/tools/live-tx-cost/live_tx_cost.o: CFLAGS += -Ilib/afxdp -I$(BUILD)/lib/afxdp
+$(BUILD)/bin/xnf-live-tx-cost: $(BUILD)/tools/live-tx-cost/live_tx_cost.o $(LIBXNF)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS)
 

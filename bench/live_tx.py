@@ -10,17 +10,23 @@ Subjects run in rounds, the order reversed every round; the ratios the targets n
 their median reported:
   live macswap / DPDK net_af_xdp macswap     (target >= 4)
   live macswap / xnf's own AF_XDP rx-drop     (target >= 0.9: forwarding as fast as receiving)
+  live macswap / rx-swap-drop (receive, swap the MACs, drop: everything macswap does but the transmit)
 Part 2, latency (--latency): RFC 2544 throughput of macswap on the live path and on the xsk ring (loss
 < 0.1 %, xnf-gen's receiver on gen0), then latency at 10/50/90 % of each path's own throughput.
 Part 3, profile (--profile): perf cpu-clock samples of both cores while live and xsk macswap forward flat out.
+Part 4, the path's own cost (--cost): xnf-live-tx-cost sends one frame over and over through the runtime's
+transmit program, out of dut0 on core 1, in calls of 16 to 4,096 frames (60- and 1,514-byte frames); a line
+through ns per call against frames per call gives the fixed cost of a call and the cost of a frame.
 --study adds live macswap with 64, 256 and 4,096 frames per call beside the default 1,024.
 
-    python3 bench/live_tx.py [--rounds 5] [--seconds 3] [--latency] [--profile] [--study] [--no-dpdk] [--out DIR]
+    python3 bench/live_tx.py [--rounds 5] [--seconds 3] [--latency] [--profile] [--study] [--cost] [--no-dpdk]
+                             [--out DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import subprocess
 import sys
@@ -57,7 +63,7 @@ class Subject:
 
     @property
     def job(self) -> str:
-        return "drop" if self.nf == "drop" else "forward"
+        return "drop" if self.nf in ("drop", "swap_drop") else "forward"
 
     def start(self, t: Topology, rules_dir: Path) -> None:
         if self.mode is None:
@@ -100,7 +106,9 @@ def nf_setup_for(nf: str, t: Topology) -> nf_setup.NfSetup:
 
 
 def subjects(dpdk: bool, study: bool) -> list[Subject]:
-    out = [Subject("afxdp rx-drop", "drop", "afxdp")]
+    # rx-drop: receive only; rx-swap-drop (tests/nfs/swap_drop): receive and write each frame as macswap does,
+    # then drop it: forwarding's cost without the transmit
+    out = [Subject("afxdp rx-drop", "drop", "afxdp"), Subject("afxdp rx-swap-drop", "swap_drop", "afxdp")]
     if study:  # frames per live call: the default (1,024) is "afxdp live macswap"
         out += [Subject(f"afxdp live macswap batch={n}", "macswap", "afxdp",
                         ["--tx-path", "live", "--live-batch", str(n)]) for n in (64, 256, 4096)]
@@ -141,6 +149,7 @@ def ratios(samples: list[dict], rounds: int) -> dict[str, dict]:
         by_round.setdefault(s["round"], {})[s["subject"]] = s["mpps"]
     wanted = {"live macswap / dpdk af_xdp macswap": ("afxdp live macswap", "dpdk af_xdp macswap"),
               "live macswap / afxdp rx-drop": ("afxdp live macswap", "afxdp rx-drop"),
+              "live macswap / afxdp rx-swap-drop": ("afxdp live macswap", "afxdp rx-swap-drop"),
               "live macswap / xdp macswap": ("afxdp live macswap", "xdp macswap")}
     for nf in ("macswap", "firewall", "lb"):
         wanted[f"live {nf} / xsk {nf}"] = (f"afxdp live {nf}", f"afxdp xsk {nf}")
@@ -229,6 +238,29 @@ def profile(seconds: float, rules_dir: Path) -> dict:
     return out
 
 
+def path_cost(seconds: float) -> dict:
+    """ns per call against frames per call, for a short and a full-size frame; the fit's intercept and slope."""
+    out = {}
+    with Topology("pair", gen_xdp="drop") as t:
+        for frame_len in (60, 1514):
+            run = t.run(t.dut_ns, [str(BIN_DIR / "xnf-live-tx-cost"), "--iface", "dut0", "--frame-len",
+                                   str(frame_len), "--seconds", str(seconds), "--core", str(WORKER_CORE)])
+            results = json.loads(run.stdout)["results"]
+            fixed, per_frame = fit([(r["size"], r["ns_per_call"]) for r in results])
+            out[str(frame_len)] = {"calls": results, "ns_fixed_per_call": fixed, "ns_per_frame": per_frame}
+            print(f"cost {frame_len:5d}-byte frames: {fixed / 1000:.1f} us per call + {per_frame:.0f} ns per frame",
+                  flush=True)
+    return out
+
+
+def fit(points: list[tuple[float, float]]) -> tuple[float, float]:
+    """Least-squares intercept and slope."""
+    n = len(points)
+    mx, my = sum(x for x, _ in points) / n, sum(y for _, y in points) / n
+    slope = sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
+    return my - slope * mx, slope
+
+
 def top_symbols(data: Path, core: int, limit: float = 1.0) -> list[list]:
     report = subprocess.run(["perf", "report", "-i", str(data), "--cpu", str(core), "--no-children", "--sort",
                              "symbol", "--stdio", "--percent-limit", str(limit)],
@@ -250,6 +282,7 @@ def main() -> int:
     parser.add_argument("--latency-repetitions", type=int, default=3)
     parser.add_argument("--profile", action="store_true", help="add perf profiles of both cores")
     parser.add_argument("--study", action="store_true", help="add macswap with 64, 256 and 4,096 frames per call")
+    parser.add_argument("--cost", action="store_true", help="add the transmit path's own cost per call and frame")
     parser.add_argument("--out", default="results")
     args = parser.parse_args()
     ensure_built()
@@ -258,12 +291,13 @@ def main() -> int:
         samples = forwarding(args.rounds, args.seconds, not args.no_dpdk, args.study, env["tsc_hz"], Path(rules_dir))
         lat = latency(args.latency_repetitions, 1.0, env["tsc_hz"]) if args.latency else []
         prof = profile(args.seconds, Path(rules_dir)) if args.profile else {}
+        cost = path_cost(1.0) if args.cost else {}
     table = summarise(samples)
     found = ratios(samples, args.rounds)
     path = results_file.write(args.out, "live_tx", {
         "environment": env, "generator_core": GEN_CORE, "worker_core": WORKER_CORE,
         "seconds_per_trial": args.seconds, "rounds": args.rounds, "ratios": found, "latency": lat,
-        "profile": prof}, table, samples)
+        "profile": prof, "path_cost": cost}, table, samples)
     for row in table:
         print(f"{row['subject']:22s} {row['median_mpps']:6.3f} Mpps (mean {row['mean_mpps']:.3f} ± "
               f"{row['stdev_mpps']:.3f})  {row['ns_per_packet'] or 0:6.0f} ns/pkt")

@@ -10,7 +10,7 @@ import pytest
 from scapy.layers.inet import TCP, UDP
 
 from conftest import run_xnf
-from packets import udp4
+from packets import swap_macs, udp4
 from test_chains import chain_rules, traffic as chain_traffic
 from test_lb import BACKENDS, VIP, expected_backend, from_backend, lb_rules, to_service
 from test_router import routes, udp, udp6
@@ -78,6 +78,20 @@ def test_live_path_sends_what_xdp_mode_sends(case, mode, rules_file):
     sent = sum(w["live_frames"] for w in workers)
     assert sent == sum(w["live_device_sent"] for w in workers) > 0
     assert sum(w["xsk_fallback"] + w["live_refused"] + w["live_redirect_errors"] for w in workers) == 0
+
+
+def test_every_frame_length_is_copied_whole(pair):
+    """The program copies short frames itself, 8 bytes at a time, and long ones with the kernel's helper: every
+    length from the shortest Ethernet frame to 200 bytes, and a full-size one, comes back byte for byte."""
+    link = pair.links[0]
+    header = bytes.fromhex(link.dut_mac.replace(":", "")) + bytes.fromhex(link.gen_mac.replace(":", "")) + b"\x88\xb5"
+    frames = [header + bytes((n + i) & 0xff for i in range(n - len(header))) for n in range(14, 201)]
+    frames.append(header + bytes(i & 0xff for i in range(1514 - len(header))))
+    nf = NfInstance.start(pair, "macswap", "afxdp", pair.dut_ifaces, extra=LIVE)
+    got = exchange(pair, frames, expect=len(frames))
+    assert sorted(got) == sorted(swap_macs(f) for f in frames)
+    worker = control.request_json(nf.name, "stats")["workers"][0]
+    assert worker["live_frames"] == len(frames) and worker["xsk_fallback"] == 0 and worker["live_refused"] == 0
 
 
 @pytest.mark.parametrize("mode", ["afxdp", "afxdp-poll"])
