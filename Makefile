@@ -10,19 +10,27 @@ ARCH      := $(shell uname -m)
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 
 BUILD     := build
-INCLUDES  := -Iinclude
+# The SDK line: an NF's sources see include/ only (<xnf/nf.h>, <xnf/control.h> and what they include);
+# the runtime, tools and tests also see lib/include/ and xnf's own glue (include/xnf/internal/).
+SDK_INCLUDES     := -Iinclude
+RUNTIME_INCLUDES := -Iinclude -Ilib/include -DXNF_INTERNAL_OK
 
 CFLAGS    ?= -O2 -g
 CFLAGS    += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation -fno-strict-aliasing \
-             -D_GNU_SOURCE $(INCLUDES) -MMD -MP
+             -D_GNU_SOURCE -MMD -MP
+NF_CFLAGS  = $(CFLAGS) $(SDK_INCLUDES)
+RT_CFLAGS  = $(CFLAGS) $(RUNTIME_INCLUDES)
 BPF_CFLAGS := -O2 -g -target bpf -std=gnu11 -Wall -Werror -Wno-unused-function \
-             $(INCLUDES) -I/usr/include/$(MULTIARCH) -MMD -MP
+             $(SDK_INCLUDES) -I/usr/include/$(MULTIARCH) -MMD -MP
+# An NF's source must not reach past the SDK: checked before it is compiled, with a message that says so.
+CHECK_SDK  = scripts/check-sdk-line
 LDLIBS    := -lxdp -lbpf -lurcu-qsbr -lelf -lz -lpthread
 
-# Test NFs live under tests/nfs: built the same way, never installed.
-NF_DIRS   := $(wildcard nfs/*/) $(wildcard tests/nfs/*/)
+# Test NFs live under tests/nfs: built the same way, never installed. NF_EXTRA_DIRS adds NF folders from
+# elsewhere (each DIR/NAME/NAME.c), built into build/bin/xnf-NAME the same way.
+NF_DIRS   := $(wildcard nfs/*/) $(wildcard tests/nfs/*/) $(foreach d,$(NF_EXTRA_DIRS),$(patsubst %/,%,$(d))/)
 NFS       := $(patsubst %/,%,$(notdir $(patsubst %/,%,$(NF_DIRS))))
-nf_src     = $(firstword $(wildcard nfs/$(1)/$(1).c tests/nfs/$(1)/$(1).c))
+nf_src     = $(firstword $(wildcard $(addsuffix $(1).c,$(filter %/$(1)/,$(NF_DIRS)))))
 nf_dir     = $(patsubst %/,%,$(dir $(call nf_src,$(1))))
 
 LIB_SRCS  := $(wildcard lib/*/*.c)
@@ -42,7 +50,7 @@ all: $(NF_BINS) $(DIFF_BINS) $(TOOLS) $(TEST_BINS) $(BENCH_OBJS) $(BUILD)/bpf/xn
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(RT_CFLAGS) -c $< -o $@
 
 # The AF_XDP runtime's live-frames transmit program, embedded in libxnf as a skeleton.
 $(BUILD)/lib/afxdp/live_tx.bpf.o: lib/afxdp/live_tx.bpf.c
@@ -50,7 +58,7 @@ $(BUILD)/lib/afxdp/live_tx.bpf.o: lib/afxdp/live_tx.bpf.c
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 $(BUILD)/lib/afxdp/live_tx.skel.h: $(BUILD)/lib/afxdp/live_tx.bpf.o
 	$(BPFTOOL) gen skeleton $< name live_tx_bpf > $@.tmp && mv $@.tmp $@
-$(BUILD)/lib/afxdp/live_tx.o: CFLAGS += -I$(BUILD)/lib/afxdp
+$(BUILD)/lib/afxdp/live_tx.o: RT_CFLAGS += -I$(BUILD)/lib/afxdp
 $(BUILD)/lib/afxdp/live_tx.o: $(BUILD)/lib/afxdp/live_tx.skel.h
 
 $(LIBXNF): $(LIB_OBJS)
@@ -61,6 +69,7 @@ $(LIBXNF): $(LIB_OBJS)
 define NF_RULES
 $(BUILD)/nfs/$(1)/$(1).bpf.o: $(call nf_src,$(1))
 	@mkdir -p $$(@D)
+	@$(CHECK_SDK) $$<
 	$(CLANG) $(BPF_CFLAGS) -I$(call nf_dir,$(1)) -c $$< -o $$@
 
 $(BUILD)/nfs/$(1)/$(1).skel.h: $(BUILD)/nfs/$(1)/$(1).bpf.o
@@ -68,10 +77,11 @@ $(BUILD)/nfs/$(1)/$(1).skel.h: $(BUILD)/nfs/$(1)/$(1).bpf.o
 
 $(BUILD)/nfs/$(1)/$(1).native.o: $(call nf_src,$(1))
 	@mkdir -p $$(@D)
-	$(CC) $(CFLAGS) -I$(call nf_dir,$(1)) -c $$< -o $$@
+	@$(CHECK_SDK) $$<
+	$(CC) $(NF_CFLAGS) -I$(call nf_dir,$(1)) -c $$< -o $$@
 
 $(BUILD)/nfs/$(1)/skel_glue.o: lib/xdp/skel_glue.c $(BUILD)/nfs/$(1)/$(1).skel.h
-	$(CC) $(CFLAGS) -I$(BUILD)/nfs/$(1) -DXNF_SKEL_HEADER='"$(1).skel.h"' -DXNF_SKEL=$(1)_bpf -c $$< -o $$@
+	$(CC) $(RT_CFLAGS) -I$(BUILD)/nfs/$(1) -DXNF_SKEL_HEADER='"$(1).skel.h"' -DXNF_SKEL=$(1)_bpf -c $$< -o $$@
 
 # The NF's native-only side: its rules codec (<nf>_rules.c) and/or start step (<nf>_control.c).
 $(1)_CONTROL_SRC := $(wildcard $(call nf_dir,$(1))/$(1)_rules.c $(call nf_dir,$(1))/$(1)_control.c)
@@ -80,7 +90,8 @@ $(1)_OBJS := $(BUILD)/nfs/$(1)/$(1).native.o $(BUILD)/nfs/$(1)/skel_glue.o \
 
 $(BUILD)/nfs/$(1)/%.o: $(call nf_dir,$(1))/%.c
 	@mkdir -p $$(@D)
-	$(CC) $(CFLAGS) -I$(call nf_dir,$(1)) -c $$< -o $$@
+	@$(CHECK_SDK) $$<
+	$(CC) $(NF_CFLAGS) -I$(call nf_dir,$(1)) -c $$< -o $$@
 
 $(BUILD)/bin/xnf-$(1): $$($(1)_OBJS) $(BUILD)/lib/runtime/main.o $(LIBXNF)
 	@mkdir -p $$(@D)
@@ -111,14 +122,14 @@ $$($(1)_DIR)/chain.bpf.o: $$($(1)_DIR)/chain.c $$($(1)_SRCS)
 $$($(1)_DIR)/chain.skel.h: $$($(1)_DIR)/chain.bpf.o
 	$(BPFTOOL) gen skeleton $$< name xnf_chain_bpf > $$@.tmp && mv $$@.tmp $$@
 $$($(1)_DIR)/chain.native.o: $$($(1)_DIR)/chain.c $$($(1)_SRCS)
-	$(CC) $(CFLAGS) -I. $$($(1)_INCLUDES) -c $$< -o $$@
+	$(CC) $(NF_CFLAGS) -I. $$($(1)_INCLUDES) -c $$< -o $$@
 $$($(1)_DIR)/skel_glue.o: lib/xdp/skel_glue.c $$($(1)_DIR)/chain.skel.h
-	$(CC) $(CFLAGS) -I$$($(1)_DIR) -DXNF_SKEL_HEADER='"chain.skel.h"' -DXNF_SKEL=xnf_chain_bpf -c $$< -o $$@
+	$(CC) $(RT_CFLAGS) -I$$($(1)_DIR) -DXNF_SKEL_HEADER='"chain.skel.h"' -DXNF_SKEL=xnf_chain_bpf -c $$< -o $$@
 $$($(1)_MEMBER_CONTROL): $$($(1)_DIR)/%.o: %.c
 	@mkdir -p $$(@D)
-	$(CC) $(CFLAGS) -I$$(dir $$<) -DXNF_CHAIN_MEMBER -c $$< -o $$@
+	$(CC) $(NF_CFLAGS) -I$$(dir $$<) -DXNF_CHAIN_MEMBER -c $$< -o $$@
 $$($(1)_DIR)/chain_control.o: $$($(1)_DIR)/chain_control.c
-	$(CC) $(CFLAGS) -c $$< -o $$@
+	$(CC) $(NF_CFLAGS) -c $$< -o $$@
 $(1)_OBJS := $$($(1)_DIR)/chain.native.o $$($(1)_DIR)/skel_glue.o $$($(1)_MEMBER_CONTROL) \
 	$$($(1)_DIR)/chain_control.o $(BUILD)/lib/chain/chain_control.o
 
@@ -143,9 +154,9 @@ $(BUILD)/tools/gen/recv.bpf.o: tools/gen/recv.bpf.c
 $(BUILD)/tools/gen/recv.skel.h: $(BUILD)/tools/gen/recv.bpf.o
 	$(BPFTOOL) gen skeleton $< name recv_bpf > $@.tmp && mv $@.tmp $@
 $(BUILD)/tools/gen/xnf_gen.o: tools/gen/xnf_gen.c $(BUILD)/tools/gen/gen.skel.h $(BUILD)/tools/gen/recv.skel.h
-	$(CC) $(CFLAGS) -I$(BUILD)/tools/gen -c $< -o $@
+	$(CC) $(RT_CFLAGS) -I$(BUILD)/tools/gen -c $< -o $@
 $(BUILD)/tools/gen/receiver.o: tools/gen/receiver.c $(BUILD)/tools/gen/recv.skel.h
-	$(CC) $(CFLAGS) -I$(BUILD)/tools/gen -c $< -o $@
+	$(CC) $(RT_CFLAGS) -I$(BUILD)/tools/gen -c $< -o $@
 $(BUILD)/bin/xnf-gen: $(BUILD)/tools/gen/xnf_gen.o $(BUILD)/tools/gen/frame.o $(BUILD)/tools/gen/receiver.o \
 		$(BUILD)/tools/gen/iface_stats.o $(LIBXNF)
 	@mkdir -p $(@D)
@@ -159,14 +170,14 @@ $(BUILD)/tools/gen-ref/gen_ref.skel.h: $(BUILD)/tools/gen-ref/gen_ref.bpf.o
 	$(BPFTOOL) gen skeleton $< name gen_ref_bpf > $@.tmp && mv $@.tmp $@
 $(BUILD)/tools/gen-ref/xnf_gen_ref.o: tools/gen-ref/xnf_gen_ref.c $(BUILD)/tools/gen-ref/gen_ref.skel.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -I$(BUILD)/tools/gen-ref -Itools/gen -c $< -o $@
+	$(CC) $(RT_CFLAGS) -I$(BUILD)/tools/gen-ref -Itools/gen -c $< -o $@
 # It sends xnf-gen's template frame, built by xnf-gen's own code.
 $(BUILD)/bin/xnf-gen-ref: $(BUILD)/tools/gen-ref/xnf_gen_ref.o $(BUILD)/tools/gen/frame.o $(LIBXNF)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS)
 
 # The live-frames transmit path alone (the runtime's own code, lib/afxdp/live_tx.c), for benchmarks.
-$(BUILD)/tools/live-tx-cost/live_tx_cost.o: CFLAGS += -Ilib/afxdp -I$(BUILD)/lib/afxdp
+$(BUILD)/tools/live-tx-cost/live_tx_cost.o: RT_CFLAGS += -Ilib/afxdp -I$(BUILD)/lib/afxdp
 $(BUILD)/bin/xnf-live-tx-cost: $(BUILD)/tools/live-tx-cost/live_tx_cost.o $(LIBXNF)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS)
@@ -188,7 +199,7 @@ $(BUILD)/tests/test-native-maps: $(BUILD)/tests/c/test_native_maps.o $(LIBXNF)
 ASAN_FLAGS := -fsanitize=address -fno-omit-frame-pointer
 $(BUILD)/tests/test-maps-concurrent: tests/c/test_maps_concurrent.c lib/maps/native_maps.c lib/maps/hash_table.c lib/maps/rcu_glue.c
 	@mkdir -p $(@D)
-	$(CC) $(filter-out -MMD -MP,$(CFLAGS)) $(ASAN_FLAGS) -o $@ $^ -lurcu-qsbr -lpthread
+	$(CC) $(filter-out -MMD -MP,$(RT_CFLAGS)) $(ASAN_FLAGS) -o $@ $^ -lurcu-qsbr -lpthread
 
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c
 	@mkdir -p $(@D)

@@ -20,11 +20,14 @@
 #include <xnf/csum.h>
 #include <xnf/helpers.h>
 
+/* The glue below is xnf's own (include/xnf/internal/): reachable from here, not from an NF's source. */
+#define XNF__FROM_SDK
+
 #ifdef XNF_TARGET_BPF
 /* Written by the loader before load: constant to the verifier. */
 const volatile struct xnf_config xnf_cfg = {};
 #else
-#include <xnf/nf_entry.h>
+#include <xnf/internal/nf_entry.h>
 #endif
 
 /*
@@ -100,9 +103,11 @@ static __always_inline xnf_verdict xnf_forward(const struct xnf_pkt *pkt)
 }
 
 #ifdef XNF_TARGET_BPF
-#include <xnf/bpf_glue.h>
+#include <xnf/internal/bpf_glue.h>
 #else
-#include <xnf/native_glue.h>
+#include <xnf/internal/native_glue.h>
 #endif
+
+#undef XNF__FROM_SDK
 
 #endif /* XNF_NF_H */

@@ -72,7 +72,9 @@ struct saved_setting {
 
 struct xnf_afxdp {
 	struct xnf_afxdp_config cfg;
-	struct xnf_xdp_instance *xdp;
+	struct xnf_port ports[XNF_MAX_PORTS];
+	__u32 nports;
+	int xsks_fd;                 /* the XDP program's socket map */
 	enum xnf_tx_path tx_path;    /* resolved: XNF_TX_XSK or XNF_TX_LIVE */
 	struct xnf_live_tx *live;    /* the live path's program and shared UMEM, when tx_path is live */
 	atomic_uint live_ports;      /* ports the live path sends to now; the rest go on the xsk ring */

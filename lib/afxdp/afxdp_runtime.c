@@ -112,7 +112,7 @@ static int bind_flags(const struct xnf_afxdp *a)
 
 static int open_socket(struct xnf_afxdp *a, struct afxdp_worker *w, struct xsk_port_socket *s, bool first)
 {
-	const char *ifname = a->xdp->ports[s->port].name;
+	const char *ifname = a->ports[s->port].name;
 	struct xsk_socket_config sc = {
 		.rx_size = a->cfg.ring_size,
 		.tx_size = a->cfg.ring_size,
@@ -128,7 +128,7 @@ static int open_socket(struct xnf_afxdp *a, struct afxdp_worker *w, struct xsk_p
 
 static int explain_socket_failure(const struct xnf_afxdp *a, const struct xsk_port_socket *s, int err)
 {
-	const char *ifname = a->xdp->ports[s->port].name;
+	const char *ifname = a->ports[s->port].name;
 
 	if (a->zerocopy && (err == -EOPNOTSUPP || err == -EINVAL || err == -EPROTONOSUPPORT))
 		xnf_error("the driver of %s does not support AF_XDP zero-copy (veth never does): drop "
@@ -165,7 +165,7 @@ static int create_socket(struct xnf_afxdp *a, struct afxdp_worker *w, struct xsk
 
 	if (err && a->zerocopy && a->cfg.copy_fallback && (err == -EOPNOTSUPP || err == -EINVAL)) {
 		xnf_warn("%s has no AF_XDP zero-copy support: falling back to copy mode (--copy-fallback)",
-			 a->xdp->ports[s->port].name);
+			 a->ports[s->port].name);
 		a->zerocopy = false;
 		err = open_socket_patiently(a, w, s, first);
 	}
@@ -199,17 +199,16 @@ static int set_tx_option(const struct xsk_port_socket *s, int option, const char
 
 static int register_socket(struct xnf_afxdp *a, const struct xsk_port_socket *s)
 {
-	int map_fd = bpf_object__find_map_fd_by_name(a->xdp->obj, "xnf_xsks");
 	__u32 key = s->port * XNF_MAX_QUEUES + s->queue;
 	int err;
 
-	if (map_fd < 0) {
+	if (a->xsks_fd < 0) {
 		xnf_error("the NF's XDP object has no socket map (xnf_xsks): rebuild it with this xnf");
 		return -1;
 	}
-	err = bpf_map_update_elem(map_fd, &key, &s->fd, BPF_ANY);
+	err = bpf_map_update_elem(a->xsks_fd, &key, &s->fd, BPF_ANY);
 	if (err) {
-		xnf_error("cannot register the AF_XDP socket of %s queue %u: %s", a->xdp->ports[s->port].name,
+		xnf_error("cannot register the AF_XDP socket of %s queue %u: %s", a->ports[s->port].name,
 			  s->queue, strerror(-err));
 		return -1;
 	}
@@ -234,7 +233,7 @@ static void plan_worker(struct xnf_afxdp *a, struct afxdp_worker *w, bool live)
 
 	for (__u32 q = w->index; q < cfg->queues; q += a->nworkers)
 		nqueues++;
-	w->nports = a->xdp->nports;
+	w->nports = a->nports;
 	w->nsockets = nqueues * w->nports;
 	/* A full fill ring and a full tx ring per socket, a ring's worth in flight, and a live call's worth. */
 	w->nframes = cfg->frames ? cfg->frames
@@ -322,7 +321,8 @@ static int worker_core(const struct xnf_afxdp_config *cfg, __u32 index)
 	return (int)((ncpu - 1 - (long)index % ncpu + ncpu) % ncpu);
 }
 
-struct xnf_afxdp *xnf_afxdp_create(const struct xnf_afxdp_config *cfg, struct xnf_xdp_instance *xdp)
+struct xnf_afxdp *xnf_afxdp_create(const struct xnf_afxdp_config *cfg, const struct xnf_port *ports, __u32 nports,
+				   int xsks_fd)
 {
 	struct xnf_afxdp *a = calloc(1, sizeof(*a));
 	bool live;
@@ -330,7 +330,9 @@ struct xnf_afxdp *xnf_afxdp_create(const struct xnf_afxdp_config *cfg, struct xn
 	if (!a)
 		return NULL;
 	a->cfg = *cfg;
-	a->xdp = xdp;
+	memcpy(a->ports, ports, nports * sizeof(*ports));
+	a->nports = nports;
+	a->xsks_fd = xsks_fd;
 	for (__u32 p = 0; p < XNF_MAX_PORTS; p++)
 		a->pass_fds[p] = -1;
 	a->zerocopy = cfg->zerocopy;
@@ -354,12 +356,12 @@ struct xnf_afxdp *xnf_afxdp_create(const struct xnf_afxdp_config *cfg, struct xn
 		if (setup_worker(a, &a->workers[i]))
 			goto fail;
 	}
-	for (__u32 p = 0; cfg->wait == XNF_WAIT_SYSCALL && p < xdp->nports; p++) {
-		if (xnf_busy_poll_apply_iface(a, xdp->ports[p].name))
+	for (__u32 p = 0; cfg->wait == XNF_WAIT_SYSCALL && p < a->nports; p++) {
+		if (xnf_busy_poll_apply_iface(a, a->ports[p].name))
 			goto fail;
 	}
 	/* The NF runs here only in the user-space modes: only there can it say PASS to a worker. */
-	for (__u32 p = 0; !cfg->nf_in_kernel && p < xdp->nports; p++) {
+	for (__u32 p = 0; !cfg->nf_in_kernel && p < a->nports; p++) {
 		if (xnf_pass_tap_open(a, p))
 			goto fail;
 	}

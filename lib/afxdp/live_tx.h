@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include <xnf/runtime/xdp_instance.h>
+#include <xnf/runtime/types.h>
 
 #include "live_tx_abi.h"
 

@@ -45,9 +45,9 @@ int xnf_pass_tap_open(struct xnf_afxdp *a, __u32 port)
 
 	/* Short and unique per instance and port: IFNAMSIZ is 16. */
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "xnfp%u.%u", (unsigned)getpid() % 100000u, port);
-	if (fd < 0 || ioctl(fd, TUNSETIFF, &ifr) || copy_mac_and_raise(ifr.ifr_name, a->xdp->ports[port].name)) {
+	if (fd < 0 || ioctl(fd, TUNSETIFF, &ifr) || copy_mac_and_raise(ifr.ifr_name, a->ports[port].name)) {
 		xnf_error("cannot create the pass-to-stack device %s for port %s: %s (XNF_PASS in user space "
-			  "needs /dev/net/tun)", ifr.ifr_name, a->xdp->ports[port].name, strerror(errno));
+			  "needs /dev/net/tun)", ifr.ifr_name, a->ports[port].name, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;

@@ -143,11 +143,11 @@ int xnf_tx_path_choose(struct xnf_afxdp *a, bool live)
 		return 0;
 	for (__u32 i = 0; i < a->nworkers; i++)
 		frames[i] = a->workers[i].nframes;
-	a->live = xnf_live_tx_open(a->xdp->ports, a->xdp->nports, a->nworkers, frames, a->cfg.frame_size, why,
+	a->live = xnf_live_tx_open(a->ports, a->nports, a->nworkers, frames, a->cfg.frame_size, why,
 				   sizeof(why));
 	if (a->live) {
 		a->tx_path = XNF_TX_LIVE;
-		atomic_store(&a->live_ports, (1u << a->xdp->nports) - 1);
+		atomic_store(&a->live_ports, (1u << a->nports) - 1);
 		xnf_afxdp_refresh(a);
 		return 0;
 	}
@@ -169,7 +169,7 @@ bool xnf_tx_path_wants_live(const struct xnf_afxdp *a)
 		return true; /* checked by xnf_afxdp_check_config */
 	if (cfg->tx_path == XNF_TX_XSK || (cfg->nf_in_kernel && !cfg->forward_only) || a->zerocopy)
 		return false;
-	return !port_too_large_for_live(cfg, a->xdp->ports, a->xdp->nports, &mtu);
+	return !port_too_large_for_live(cfg, a->ports, a->nports, &mtu);
 }
 
 enum xnf_tx_path xnf_afxdp_tx_path(const struct xnf_afxdp *a, __u32 port)
@@ -182,14 +182,14 @@ enum xnf_tx_path xnf_afxdp_tx_path(const struct xnf_afxdp *a, __u32 port)
 /* Says which ports changed path, and why. */
 static void report_port_paths(const struct xnf_afxdp *a, __u32 before, __u32 now)
 {
-	for (__u32 p = 0; p < a->xdp->nports; p++) {
+	for (__u32 p = 0; p < a->nports; p++) {
 		__u32 bit = 1u << p;
 
 		if ((before ^ now) & bit && now & bit)
-			xnf_info("%s takes frames from XDP: sending to it through live frames", a->xdp->ports[p].name);
+			xnf_info("%s takes frames from XDP: sending to it through live frames", a->ports[p].name);
 		else if ((before ^ now) & bit)
 			xnf_warn("%s %s: sending to it on the xsk ring (slower in copy mode) until it does",
-				 a->xdp->ports[p].name, refusing_port_advice);
+				 a->ports[p].name, refusing_port_advice);
 	}
 }
 
@@ -199,7 +199,7 @@ void xnf_afxdp_refresh(struct xnf_afxdp *a)
 
 	if (!a || a->tx_path != XNF_TX_LIVE || a->cfg.tx_path != XNF_TX_AUTO)
 		return;
-	now = ports_taking_xdp_frames(a->xdp->ports, a->xdp->nports);
+	now = ports_taking_xdp_frames(a->ports, a->nports);
 	before = atomic_exchange(&a->live_ports, now);
 	report_port_paths(a, before, now);
 }
@@ -208,7 +208,7 @@ void xnf_afxdp_live_port_refused(struct xnf_afxdp *a, __u32 port)
 {
 	__u32 before;
 
-	if (a->cfg.tx_path != XNF_TX_AUTO || port >= a->xdp->nports)
+	if (a->cfg.tx_path != XNF_TX_AUTO || port >= a->nports)
 		return;
 	before = atomic_fetch_and(&a->live_ports, ~(1u << port));
 	report_port_paths(a, before, before & ~(1u << port));

@@ -25,8 +25,8 @@
 #include <unistd.h>
 
 #include <xnf/helpers.h>
-#include <xnf/native_maps.h>
-#include <xnf/nf_entry.h>
+#include <xnf/internal/native_maps.h>
+#include <xnf/internal/nf_entry.h>
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/rcu.h>
 

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <xnf/chain.h>
+#include <xnf/internal/chain.h>
 
 #define MAX_CHAIN_MAPS 64
 

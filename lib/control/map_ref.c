@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <xnf/runtime/map_ref.h>
-#include <xnf/native_maps.h>
+#include <xnf/internal/native_maps.h>
 
 #include <bpf/bpf.h>
 #include <errno.h>

@@ -4,7 +4,7 @@
  * plane behave the same on both data paths. Error codes follow bpf(2) per map
  * type; tests/c/test_native_maps.c checks them against real kernel maps.
  */
-#include <xnf/native_maps.h>
+#include <xnf/internal/native_maps.h>
 
 #include <errno.h>
 #include <pthread.h>

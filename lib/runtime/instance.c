@@ -12,9 +12,9 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include <xnf/native_maps.h>
-#include <xnf/nf_control.h>
-#include <xnf/nf_entry.h>
+#include <xnf/internal/native_maps.h>
+#include <xnf/control.h>
+#include <xnf/internal/nf_entry.h>
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/ports.h>
 #include <xnf/runtime/rules_engine.h>
@@ -181,7 +181,7 @@ static int start_sockets(struct instance *in)
 {
 	if (!in->mode->sockets)
 		return 0;
-	in->afxdp = xnf_afxdp_create(&in->opt->afxdp, &in->xdp);
+	in->afxdp = xnf_afxdp_create(&in->opt->afxdp, in->xdp.ports, in->xdp.nports, xnf_xdp_socket_map_fd(&in->xdp));
 	if (!in->afxdp || xnf_afxdp_start(in->afxdp))
 		return -1;
 	return 0;

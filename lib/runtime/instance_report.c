@@ -5,9 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <xnf/native_maps.h>
+#include <xnf/internal/native_maps.h>
 
-#include <xnf/nf_entry.h>
+#include <xnf/internal/nf_entry.h>
 #include <xnf/rules.h>
 #include <xnf/runtime/json.h>
 

@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <xnf/native_maps.h>
-#include <xnf/nf_control.h>
-#include <xnf/nf_entry.h>
+#include <xnf/internal/native_maps.h>
+#include <xnf/control.h>
+#include <xnf/internal/nf_entry.h>
 #include <xnf/rules.h>
 #include <xnf/runtime/json.h>
 #include <xnf/runtime/log.h>

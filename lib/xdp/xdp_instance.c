@@ -3,7 +3,7 @@
 #include <xnf/runtime/xdp_attach.h>
 #include <xnf/runtime/embedded.h>
 #include <xnf/runtime/log.h>
-#include <xnf/native_maps.h>
+#include <xnf/internal/native_maps.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -261,4 +261,9 @@ int xnf_xdp_read_stats(const struct xnf_xdp_instance *x, struct xnf_counter tota
 	}
 	free(per_cpu);
 	return 0;
+}
+
+int xnf_xdp_socket_map_fd(const struct xnf_xdp_instance *x)
+{
+	return x->obj ? bpf_object__find_map_fd_by_name(x->obj, "xnf_xsks") : -1;
 }

@@ -3,8 +3,7 @@
  * Rules of the checksum NF: one setting.
  *   repeat N     compute each packet's L4 checksum N times (0-4096; 0 by default)
  */
-#include <xnf/nf_control.h>
-#include <xnf/settings_codec.h>
+#include <xnf/control.h>
 #include "checksum.h"
 
 static const struct xnf_setting ck_setting_list[] = {

@@ -13,8 +13,7 @@
 #include <string.h>
 
 #include <xnf/parse.h>
-#include <xnf/nf_control.h>
-#include <xnf/rules_text.h>
+#include <xnf/control.h>
 #include "firewall.h"
 
 #define MAX_TOKENS 8

@@ -11,9 +11,8 @@
 #include <string.h>
 
 #include <xnf/helpers.h>
-#include <xnf/nf_control.h>
+#include <xnf/control.h>
 #include <xnf/parse.h>
-#include <xnf/runtime/rules_engine.h>
 #include "lb.h"
 
 #define SWEEP_BUDGET 65536
@@ -26,7 +25,7 @@ static __u64 timeout_ns(const struct xnf_rules_target *maps)
 	__u32 slot = LB_SETTING_TIMEOUT_S, seconds = 0;
 	struct xnf_map_ref config;
 
-	if (maps->resolve(maps->ctx, "lb_config", &config) == 0)
+	if (xnf_map_find(maps, "lb_config", &config) == 0)
 		xnf_map_ref_lookup(&config, &slot, &seconds);
 	return (__u64)(seconds ? seconds : LB_DEFAULT_TIMEOUT_S) * 1000000000ull;
 }
@@ -40,7 +39,7 @@ static void lb_sweep(const struct xnf_rules_target *maps)
 	struct lb_session session;
 	__u32 n = 0;
 
-	if (!keys || maps->resolve(maps->ctx, "lb_sessions", &sessions)) {
+	if (!keys || xnf_map_find(maps, "lb_sessions", &sessions)) {
 		free(keys);
 		return;
 	}

@@ -15,8 +15,7 @@
 #include <string.h>
 
 #include <xnf/common.h>
-#include <xnf/nf_control.h>
-#include <xnf/rules_text.h>
+#include <xnf/control.h>
 #include "lb.h"
 
 #define MAX_TOKENS 14

@@ -8,8 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <xnf/nf_control.h>
-#include <xnf/runtime/rules_engine.h>
+#include <xnf/control.h>
 #include "memload.h"
 
 static int ml_start(const struct xnf_rules_target *maps, char *err, size_t errlen)
@@ -18,7 +17,7 @@ static int ml_start(const struct xnf_rules_target *maps, char *err, size_t errle
 	__u32 slot = ML_SETTING_LINES;
 	int rc;
 
-	if (maps->resolve(maps->ctx, "ml_area", &area) || maps->resolve(maps->ctx, "ml_config", &config)) {
+	if (xnf_map_find(maps, "ml_area", &area) || xnf_map_find(maps, "ml_config", &config)) {
 		snprintf(err, errlen, "its maps are missing");
 		return -1;
 	}

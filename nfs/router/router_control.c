@@ -22,9 +22,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <xnf/nf_control.h>
-#include <xnf/nf_entry.h>
-#include <xnf/runtime/rules_engine.h>
+#include <xnf/control.h>
 #include "router.h"
 
 #define DUMP_BUFFER (1 << 16)
@@ -40,7 +38,7 @@ static __u32 refreshes;
 
 static bool port_of(int ifindex, __u32 *port)
 {
-	return xnf_config_port_of(&xnf_cfg, (__u32)ifindex, port);
+	return xnf_config_port_of(xnf_instance_ports(), (__u32)ifindex, port);
 }
 
 /* Sends one dump request and hands every answer to take(); 0 or -errno. */
@@ -153,13 +151,14 @@ static void take_neighbour(struct nlmsghdr *nh, struct mirror *m)
 
 static void take_port_macs(struct mirror *m)
 {
+	const struct xnf_config *ports = xnf_instance_ports();
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
-	for (__u32 port = 0; fd >= 0 && port < xnf_cfg.nports; port++) {
+	for (__u32 port = 0; fd >= 0 && port < ports->nports; port++) {
 		struct rt_port_mac mac = { .set = 1 };
 		struct ifreq ifr = { 0 };
 
-		if (!if_indextoname(xnf_cfg.ifindex[port], ifr.ifr_name) || ioctl(fd, SIOCGIFHWADDR, &ifr))
+		if (!if_indextoname(ports->ifindex[port], ifr.ifr_name) || ioctl(fd, SIOCGIFHWADDR, &ifr))
 			continue;
 		memcpy(mac.mac, ifr.ifr_hwaddr.sa_data, 6);
 		xnf_map_ref_update(&m->port_mac, &port, &mac, BPF_ANY);
@@ -202,12 +201,12 @@ static bool mirror_wanted(const struct xnf_rules_target *maps, struct mirror *m)
 	struct xnf_map_ref config;
 	__u32 slot = RT_SETTING_FIB_KERNEL, on = 0;
 
-	if (maps->resolve(maps->ctx, "rt_config", &config) || xnf_map_ref_lookup(&config, &slot, &on) || !on)
+	if (xnf_map_find(maps, "rt_config", &config) || xnf_map_ref_lookup(&config, &slot, &on) || !on)
 		return false;
 	/* Kernel maps: the XDP program asks bpf_fib_lookup, the mirror would be unused. */
-	return config.native && !maps->resolve(maps->ctx, "rt_kfib4", &m->fib4) &&
-	       !maps->resolve(maps->ctx, "rt_kfib6", &m->fib6) && !maps->resolve(maps->ctx, "rt_kneigh", &m->neigh) &&
-	       !maps->resolve(maps->ctx, "rt_kport_mac", &m->port_mac);
+	return config.native && !xnf_map_find(maps, "rt_kfib4", &m->fib4) &&
+	       !xnf_map_find(maps, "rt_kfib6", &m->fib6) && !xnf_map_find(maps, "rt_kneigh", &m->neigh) &&
+	       !xnf_map_find(maps, "rt_kport_mac", &m->port_mac);
 }
 
 static int rt_mirror(const struct xnf_rules_target *maps, char *err, size_t errlen)

@@ -14,9 +14,7 @@
 #include <time.h>
 
 #include <xnf/helpers.h>
-#include <xnf/nf_control.h>
-#include <xnf/runtime/rules_engine.h>
-#include <xnf/settings_codec.h>
+#include <xnf/control.h>
 #include "taskemu.h"
 
 #define TE_BATCH 65536
@@ -110,7 +108,7 @@ static int te_start(const struct xnf_rules_target *maps, char *err, size_t errle
 	__u32 *next;
 	int rc;
 
-	if (maps->resolve(maps->ctx, "te_list", &list) || maps->resolve(maps->ctx, "te_config", &config)) {
+	if (xnf_map_find(maps, "te_list", &list) || xnf_map_find(maps, "te_config", &config)) {
 		snprintf(err, errlen, "its maps are missing");
 		return -1;
 	}

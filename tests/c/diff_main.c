@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <xnf/native_maps.h>
-#include <xnf/nf_entry.h>
+#include <xnf/internal/native_maps.h>
+#include <xnf/internal/nf_entry.h>
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/rules_engine.h>
 #include <xnf/runtime/xdp_instance.h>

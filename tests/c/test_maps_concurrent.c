@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <xnf/native_maps.h>
+#include <xnf/internal/native_maps.h>
 #include <xnf/runtime/rcu.h>
 
 #define KEYS 64

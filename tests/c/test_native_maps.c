@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <xnf/native_maps.h>
+#include <xnf/internal/native_maps.h>
 
 #define OPS 20000
 

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * What an NF gives the control plane, from its native-only file
- * (nfs/<name>/<name>_rules.c):
+ * The control side of the NF API: everything an NF's native-only files
+ * (nfs/<name>/<name>_rules.c, <name>_control.c) may use, in one include.
+ * The data path is <xnf/nf.h>; nothing else of xnf is part of the API.
+ *
+ * What an NF gives the control plane:
  *
  *   XNF_EXPORT_RULES(firewall, &fw_codec);   its rules codec (xnf/rules.h)
  *   XNF_EXPORT_START(taskemu, te_start);     a step run once before traffic flows
@@ -12,14 +15,58 @@
  * xnf_nf_start). In a chain (built with -DXNF_CHAIN_MEMBER) they get the
  * member's own names, and the chain's generated code dispatches to each.
  */
-#ifndef XNF_NF_CONTROL_H
-#define XNF_NF_CONTROL_H
+#ifndef XNF_CONTROL_H
+#define XNF_CONTROL_H
 
 #include <stddef.h>
 
+#include <xnf/common.h>
+#include <xnf/maps.h>
 #include <xnf/rules.h>
+#include <xnf/rules_text.h>
+#include <xnf/settings_codec.h>
 
-struct xnf_rules_target;
+struct xnf_map;
+
+/*
+ * One of the NF's maps as the control side sees it, on whichever side runs
+ * the NF: a kernel BPF map (fd) in the XDP modes, a native map (native) in
+ * the user-space ones. The calls below work on both, with bpf(2)'s semantics
+ * and error codes (negative errno).
+ */
+struct xnf_map_ref {
+	const char *name;
+	int fd;                 /* kernel map, or -1 */
+	struct xnf_map *native; /* native map, or NULL */
+	__u32 key_size;
+	__u32 value_size;
+	__u32 max_entries;
+};
+
+int xnf_map_ref_update(const struct xnf_map_ref *ref, const void *key, const void *value, __u64 flags);
+int xnf_map_ref_delete(const struct xnf_map_ref *ref, const void *key);
+int xnf_map_ref_lookup(const struct xnf_map_ref *ref, const void *key, void *value);
+int xnf_map_ref_next_key(const struct xnf_map_ref *ref, const void *key, void *next_key);
+/* count entries at once (one syscall for a kernel map): for filling large arrays. 0 or -errno. */
+int xnf_map_ref_update_batch(const struct xnf_map_ref *ref, const void *keys, const void *values, __u32 count);
+
+/* Finds map `name` on the side the instance runs on. 0, or -ENOENT. */
+typedef int (*xnf_map_resolver)(void *ctx, const char *name, struct xnf_map_ref *ref);
+
+/* The maps of the running instance, as the start and housekeeping steps receive them. */
+struct xnf_rules_target {
+	xnf_map_resolver resolve;
+	void *ctx;
+};
+
+/* The map called name in maps. 0, or -ENOENT. */
+static inline int xnf_map_find(const struct xnf_rules_target *maps, const char *name, struct xnf_map_ref *ref)
+{
+	return maps->resolve(maps->ctx, name, ref);
+}
+
+/* The instance's ports, in command-line order (count and ifindex of each), as the data path sees them. */
+const struct xnf_config *xnf_instance_ports(void);
 
 /*
  * Runs after the maps exist (on the side that runs the NF) and the --rules
@@ -68,4 +115,4 @@ extern const struct xnf_nf_option *const xnf_nf_options;
 #define XNF_EXPORT_OPTIONS(nf, list) const struct xnf_nf_option *const xnf_nf_options = (list)
 #endif
 
-#endif /* XNF_NF_CONTROL_H */
+#endif /* XNF_CONTROL_H */

@@ -4,6 +4,9 @@
  * the control-plane operations with the kernel's semantics (lookup by copy,
  * get_next_key, per-CPU value arrays).
  */
+#if !defined(XNF_INTERNAL_OK) && !defined(XNF__FROM_SDK)
+#error "xnf/internal/ is xnf's own glue, not the NF API: include <xnf/nf.h> (the data path) or <xnf/control.h> (the control side)"
+#endif
 #ifndef XNF_NATIVE_MAPS_H
 #define XNF_NATIVE_MAPS_H
 

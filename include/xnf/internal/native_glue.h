@@ -4,10 +4,13 @@
  * loop. The user-space runtime calls it once per batch of received frames and
  * applies the verdicts itself. Included by nf.h only for the host compiler.
  */
+#if !defined(XNF_INTERNAL_OK) && !defined(XNF__FROM_SDK)
+#error "xnf/internal/ is xnf's own glue, not the NF API: include <xnf/nf.h> (the data path) or <xnf/control.h> (the control side)"
+#endif
 #ifndef XNF_NATIVE_GLUE_H
 #define XNF_NATIVE_GLUE_H
 
-#include <xnf/nf_entry.h>
+#include <xnf/internal/nf_entry.h>
 
 /* The entry of a binary: its NF's name and batch function. */
 #define XNF_DEFINE_NF_ENTRY(fn, name)                                          \

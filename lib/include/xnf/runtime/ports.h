@@ -2,7 +2,7 @@
 #ifndef XNF_RUNTIME_PORTS_H
 #define XNF_RUNTIME_PORTS_H
 
-#include <xnf/runtime/xdp_instance.h>
+#include <xnf/runtime/types.h>
 
 /* Resolves interface names in this network namespace. Prints the reason and returns -1 on error. */
 int xnf_ports_resolve(char *const *names, __u32 count, struct xnf_port *ports);

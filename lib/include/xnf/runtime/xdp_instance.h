@@ -12,20 +12,10 @@
 
 #include <xnf/common.h>
 #include <xnf/runtime/map_ref.h>
+#include <xnf/runtime/types.h>
 
 struct bpf_object;
 struct xnf_embedded;
-
-struct xnf_port {
-	char name[IF_NAMESIZE];
-	int ifindex;
-};
-
-/* A map's max_entries chosen at run time (--map-size), for both of its sides. */
-struct xnf_map_size {
-	const char *name;
-	__u32 entries;
-};
 
 struct xnf_xdp_instance {
 	struct xnf_embedded *embedded;
@@ -51,6 +41,9 @@ int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32
 int xnf_xdp_attach(struct xnf_xdp_instance *x);
 void xnf_xdp_detach(struct xnf_xdp_instance *x);
 void xnf_xdp_destroy(struct xnf_xdp_instance *x);
+
+/* The socket map (XSKMAP) the program redirects to in the AF_XDP modes; -1 if the object has none. */
+int xnf_xdp_socket_map_fd(const struct xnf_xdp_instance *x);
 
 /* Map resolver for the control plane (ctx is the instance). */
 int xnf_xdp_resolve_map(void *ctx, const char *name, struct xnf_map_ref *ref);

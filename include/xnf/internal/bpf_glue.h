@@ -4,6 +4,9 @@
  * its verdict into an XDP action and counts it. Included by nf.h only when
  * compiling with -target bpf.
  */
+#if !defined(XNF_INTERNAL_OK) && !defined(XNF__FROM_SDK)
+#error "xnf/internal/ is xnf's own glue, not the NF API: include <xnf/nf.h> (the data path) or <xnf/control.h> (the control side)"
+#endif
 #ifndef XNF_BPF_GLUE_H
 #define XNF_BPF_GLUE_H
 

@@ -9,6 +9,9 @@
  * walks). The call is a direct BPF-to-BPF call, never an indirect one.
  * Natively the member is inlined into the chain, as an NF is into its loop.
  */
+#if !defined(XNF_INTERNAL_OK) && !defined(XNF__FROM_SDK)
+#error "xnf/internal/ is xnf's own glue, not the NF API: include <xnf/nf.h> (the data path) or <xnf/control.h> (the control side)"
+#endif
 #ifndef XNF_CHAIN_PROGRAM_H
 #define XNF_CHAIN_PROGRAM_H
 

@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include <xnf/common.h>
-#include <xnf/runtime/xdp_instance.h>
+#include <xnf/runtime/types.h>
 
 #define XNF_MAX_WORKERS 64
 
@@ -100,9 +100,10 @@ struct xnf_afxdp;
 
 /* Validates the configuration against the ports; prints the reason and returns -1. */
 int xnf_afxdp_check_config(const struct xnf_afxdp_config *cfg, const struct xnf_port *ports, __u32 nports);
-/* Creates UMEMs and sockets, registers them in the loaded XDP object's XSKMAP and
- * applies busy-poll settings. Prints the reason and returns NULL on failure. */
-struct xnf_afxdp *xnf_afxdp_create(const struct xnf_afxdp_config *cfg, struct xnf_xdp_instance *xdp);
+/* Creates UMEMs and sockets on the ports, registers each socket in the XSKMAP xsks_fd (key port * 16 +
+ * queue) and applies busy-poll settings. Prints the reason and returns NULL on failure. */
+struct xnf_afxdp *xnf_afxdp_create(const struct xnf_afxdp_config *cfg, const struct xnf_port *ports, __u32 nports,
+				   int xsks_fd);
 int xnf_afxdp_start(struct xnf_afxdp *a);
 /* Stops the workers, closes the sockets, frees the UMEMs and restores settings. */
 void xnf_afxdp_destroy(struct xnf_afxdp *a);

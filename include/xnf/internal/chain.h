@@ -11,10 +11,13 @@
  *                    start and housekeeping steps (compiled with their member
  *                    names); lib/control/chain_control.c serves them as one.
  */
+#if !defined(XNF_INTERNAL_OK) && !defined(XNF__FROM_SDK)
+#error "xnf/internal/ is xnf's own glue, not the NF API: include <xnf/nf.h> (the data path) or <xnf/control.h> (the control side)"
+#endif
 #ifndef XNF_CHAIN_H
 #define XNF_CHAIN_H
 
-#include <xnf/nf_control.h>
+#include <xnf/control.h>
 
 #define XNF_CHAIN_MAX_MEMBERS 8
 

@@ -8,13 +8,8 @@
 
 #include <stdio.h>
 
-#include <xnf/rules.h>
+#include <xnf/control.h>
 #include <xnf/runtime/map_ref.h>
-
-struct xnf_rules_target {
-	xnf_map_resolver resolve;
-	void *ctx;
-};
 
 /* Parses every line of path first; applies them only if all are valid, and
  * undoes what it applied if one fails, so a file is loaded whole or not at all.
