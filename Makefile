@@ -24,7 +24,7 @@ BPF_CFLAGS := -O2 -g -target bpf -std=gnu11 -Wall -Werror -Wno-unused-function \
              $(SDK_INCLUDES) -I/usr/include/$(MULTIARCH) -MMD -MP
 # An NF's source must not reach past the SDK: checked before it is compiled, with a message that says so.
 CHECK_SDK  = scripts/check-sdk-line
-LDLIBS    := -lxdp -lbpf -lurcu-qsbr -lelf -lz -lpthread
+LDLIBS    := -lxdp -lbpf -lurcu-qsbr -lelf -lz -lpthread -lm
 
 # Test NFs live under tests/nfs: built the same way, never installed. NF_EXTRA_DIRS adds NF folders from
 # elsewhere (each DIR/NAME/NAME.c), built into build/bin/xnf-NAME the same way.

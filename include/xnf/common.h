@@ -40,6 +40,8 @@
 #define XNF_MAX_PORTS 8
 /* Queues per port that AF_XDP sockets can serve. */
 #define XNF_MAX_QUEUES 16
+/* Counters of an NF's own (XNF_COUNTER_NAMES), a chain's members together. */
+#define XNF_MAX_NF_COUNTERS 32
 
 /* Where the XDP program sends packets (the NF's verdict, or a user-space socket). */
 enum xnf_datapath {

@@ -94,9 +94,10 @@ extern const xnf_nf_housekeeping_fn xnf_nf_housekeeping;
  * checked with the rules, and `xnf rules` can change it while the NF runs.
  */
 struct xnf_nf_option {
-	const char *name;
-	const char *help;        /* for --help: "--fib kernel|own  route by ..." */
-	const char *rule_format; /* "fib %s" */
+	const char *name;        /* "fib": the option is --fib */
+	const char *value;       /* what it takes, for --help: "kernel|own" */
+	const char *help;        /* what it does, for --help and describe */
+	const char *rule_format; /* the rule line it stands for: "fib %s" */
 };
 
 /* The linked NF's options, ending with a NULL name; or NULL (weak default). */

@@ -37,7 +37,6 @@ const volatile struct xnf_config xnf_cfg = {};
  * counts with xnf_count_event(FW_CNT_NON_IP), and `xnf stats` shows them by name, on either path.
  * In a chain every member counts from its own base (XNF_COUNTER_BASE), set by the chain's code.
  */
-#define XNF_MAX_NF_COUNTERS 32
 XNF_MAP_PERCPU_ARRAY(xnf_nf_counters, __u64, XNF_MAX_NF_COUNTERS);
 
 static __always_inline void xnf__count_event_at(__u32 index)

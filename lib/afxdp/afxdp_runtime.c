@@ -61,8 +61,6 @@ static int check_ports(const struct xnf_afxdp_config *cfg, const struct xnf_port
 
 int xnf_afxdp_check_config(const struct xnf_afxdp_config *cfg, const struct xnf_port *ports, __u32 nports)
 {
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-
 	if (cfg->queues < 1 || cfg->queues > XNF_MAX_QUEUES) {
 		xnf_error("--queues %u is out of range 1-%d", cfg->queues, XNF_MAX_QUEUES);
 		return -1;
@@ -89,16 +87,10 @@ int xnf_afxdp_check_config(const struct xnf_afxdp_config *cfg, const struct xnf_
 		xnf_error("--frame-size %u: use 2048 or 4096", cfg->frame_size);
 		return -1;
 	}
-	if (cfg->ncores && cfg->ncores != cfg->workers) {
-		xnf_error("--cores lists %u cores for %u workers: give one core per worker", cfg->ncores,
+	if (cfg->cores.count && cfg->cores.count != cfg->workers) {
+		xnf_error("--cores lists %u cores for %u workers: give one core per worker", cfg->cores.count,
 			  cfg->workers);
 		return -1;
-	}
-	for (__u32 i = 0; i < cfg->ncores; i++) {
-		if (cfg->cores[i] < 0 || cfg->cores[i] >= ncpu) {
-			xnf_error("core %d is not one of this machine's cores (0-%ld)", cfg->cores[i], ncpu - 1);
-			return -1;
-		}
 	}
 	return check_ports(cfg, ports, nports) || xnf_tx_path_check(cfg, ports, nports) ? -1 : 0;
 }
@@ -315,8 +307,8 @@ static int worker_core(const struct xnf_afxdp_config *cfg, __u32 index)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
-	if (cfg->ncores)
-		return cfg->cores[index];
+	if (cfg->cores.count)
+		return cfg->cores.cores[index];
 	/* From the last core down: core 0 is where the lab's generator runs. */
 	return (int)((ncpu - 1 - (long)index % ncpu + ncpu) % ncpu);
 }
@@ -428,31 +420,6 @@ void xnf_afxdp_read_stats(const struct xnf_afxdp *a, __u32 worker, struct xnf_af
 		out->live_device_sent = c->device_sent;
 		out->live_device_dropped = c->device_dropped;
 	}
-}
-
-void xnf_afxdp_write_socket_stats(const struct xnf_afxdp *a, __u32 worker, FILE *out)
-{
-	const struct afxdp_worker *w = &a->workers[worker];
-	struct xdp_statistics sum = { 0 };
-
-	for (__u32 i = 0; i < w->nsockets; i++) {
-		struct xdp_statistics st = { 0 };
-		socklen_t len = sizeof(st);
-
-		if (getsockopt(w->sockets[i].fd, SOL_XDP, XDP_STATISTICS, &st, &len))
-			continue;
-		sum.rx_dropped += st.rx_dropped;
-		sum.rx_invalid_descs += st.rx_invalid_descs;
-		sum.tx_invalid_descs += st.tx_invalid_descs;
-		sum.rx_ring_full += st.rx_ring_full;
-		sum.rx_fill_ring_empty_descs += st.rx_fill_ring_empty_descs;
-		sum.tx_ring_empty_descs += st.tx_ring_empty_descs;
-	}
-	fprintf(out, "\"kernel_rx_dropped\": %llu, \"rx_invalid_descs\": %llu, \"tx_invalid_descs\": %llu, "
-		"\"rx_ring_full\": %llu, \"rx_fill_ring_empty\": %llu, \"tx_ring_empty\": %llu",
-		(unsigned long long)sum.rx_dropped, (unsigned long long)sum.rx_invalid_descs,
-		(unsigned long long)sum.tx_invalid_descs, (unsigned long long)sum.rx_ring_full,
-		(unsigned long long)sum.rx_fill_ring_empty_descs, (unsigned long long)sum.tx_ring_empty_descs);
 }
 
 int xnf_afxdp_account(struct xnf_afxdp *a, struct xnf_frame_accounting *out, __u32 timeout_ms)

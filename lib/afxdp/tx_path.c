@@ -17,17 +17,19 @@
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/netdev_features.h>
 
-static const char *const tx_path_names[] = { [XNF_TX_AUTO] = "auto", [XNF_TX_XSK] = "xsk", [XNF_TX_LIVE] = "live" };
+const char *const xnf_tx_path_names[] = {
+	[XNF_TX_AUTO] = "auto", [XNF_TX_XSK] = "xsk", [XNF_TX_LIVE] = "live", NULL,
+};
 
 const char *xnf_tx_path_name(enum xnf_tx_path path)
 {
-	return path < sizeof(tx_path_names) / sizeof(tx_path_names[0]) ? tx_path_names[path] : "?";
+	return path <= XNF_TX_LIVE ? xnf_tx_path_names[path] : "?";
 }
 
 int xnf_tx_path_parse(const char *name, enum xnf_tx_path *out)
 {
-	for (size_t i = 0; i < sizeof(tx_path_names) / sizeof(tx_path_names[0]); i++) {
-		if (strcmp(name, tx_path_names[i]) == 0) {
+	for (size_t i = 0; xnf_tx_path_names[i]; i++) {
+		if (strcmp(name, xnf_tx_path_names[i]) == 0) {
 			*out = (enum xnf_tx_path)i;
 			return 0;
 		}

@@ -29,14 +29,15 @@ const struct mode_info *xnf_find_mode(const char *name);
 #define XNF_MAX_OPTION_RULES 8
 
 struct run_options {
-	const char *mode;
+	const struct mode_info *mode;
 	char *ifaces[XNF_MAX_PORTS + 1];
 	__u32 nifaces;
 	const char *rules;
 	const char *name;
 	const char *run_dir;
 	struct xnf_afxdp_config afxdp;
-	const char *afxdp_option; /* first AF_XDP-only option given, for the error in XDP modes */
+	bool no_need_wakeup;
+	bool verbose;
 	struct xnf_map_size map_sizes[XNF_MAX_MAP_SIZES]; /* --map-size NAME=ENTRIES */
 	__u32 nmap_sizes;
 	char *option_rules[XNF_MAX_OPTION_RULES]; /* the NF's own options, as the rule lines they stand for */

@@ -10,20 +10,11 @@
 #include <xnf/internal/nf_entry.h>
 #include <xnf/rules.h>
 #include <xnf/runtime/json.h>
+#include <xnf/runtime/stats.h>
 
 #include "instance.h"
 
 #define ACCOUNTING_TIMEOUT_MS 2000
-
-static const char *const stat_names[XNF_STAT_NSLOTS] = {
-	[XNF_STAT_ABORT] = "abort",
-	[XNF_STAT_DROP] = "drop",
-	[XNF_STAT_PASS] = "pass",
-	[XNF_STAT_TX] = "tx",
-	[XNF_STAT_REDIRECT] = "redirect",
-	[XNF_STAT_REDIRECT_ERROR] = "redirect_error",
-	[XNF_STAT_MALFORMED] = "malformed",
-};
 
 /* Opens a JSON object with the fields every answer starts with. */
 static void write_identity(FILE *out, const struct instance *in)
@@ -60,11 +51,6 @@ static double seconds_since(const struct timespec *t0)
 	return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-static void write_counter(FILE *out, const char *name, __u64 value)
-{
-	fprintf(out, "\"%s\": %llu, ", name, (unsigned long long)value);
-}
-
 static void write_worker(FILE *out, const struct instance *in, __u32 index,
 			 const struct xnf_afxdp_worker_stats *s)
 {
@@ -75,30 +61,10 @@ static void write_worker(FILE *out, const struct instance *in, __u32 index,
 		fprintf(out, ": \"%s\"", xnf_tx_path_name(xnf_afxdp_tx_path(in->afxdp, p)));
 	}
 	fprintf(out, "}, ");
-	write_counter(out, "rx_packets", s->rx_packets);
-	write_counter(out, "rx_bytes", s->rx_bytes);
-	write_counter(out, "tx_packets", s->tx_packets);
-	write_counter(out, "tx_bytes", s->tx_bytes);
-	write_counter(out, "tx_ring_full", s->tx_ring_full);
-	write_counter(out, "fill_empty", s->fill_empty);
-	write_counter(out, "pass_injected", s->pass_injected);
-	write_counter(out, "pass_dropped", s->pass_dropped);
-	write_counter(out, "empty_polls", s->empty_polls);
-	write_counter(out, "wakeups", s->wakeups);
-	write_counter(out, "busy_polls", s->busy_polls);
-	write_counter(out, "polls", s->polls);
-	write_counter(out, "live_calls", s->live_calls);
-	write_counter(out, "live_frames", s->live_frames);
-	write_counter(out, "live_unsent", s->live_unsent);
-	write_counter(out, "live_refused", s->live_refused);
-	write_counter(out, "live_redirect_errors", s->live_redirect_errors);
-	write_counter(out, "live_device_sent", s->live_device_sent);
-	write_counter(out, "live_device_dropped", s->live_device_dropped);
-	write_counter(out, "xsk_fallback", s->xsk_fallback);
-	xnf_afxdp_write_socket_stats(in->afxdp, index, out);
+	xnf_afxdp_write_counters(in->afxdp, index, s, out);
 	fprintf(out, ", \"verdicts\": {");
 	for (__u32 slot = 0; slot < XNF_STAT_NSLOTS; slot++)
-		fprintf(out, "%s\"%s\": %llu", slot ? ", " : "", stat_names[slot],
+		fprintf(out, "%s\"%s\": %llu", slot ? ", " : "", xnf_stat_names[slot],
 			(unsigned long long)s->verdicts[slot]);
 	fprintf(out, "}}");
 }
@@ -176,7 +142,7 @@ int xnf_report_stats(void *ctx, FILE *out)
 	write_nf_counters(out, in);
 	fprintf(out, ", \"verdicts\": {");
 	for (__u32 slot = 0; slot < XNF_STAT_NSLOTS; slot++)
-		fprintf(out, "%s\"%s\": {\"packets\": %llu, \"bytes\": %llu}", slot ? ", " : "", stat_names[slot],
+		fprintf(out, "%s\"%s\": {\"packets\": %llu, \"bytes\": %llu}", slot ? ", " : "", xnf_stat_names[slot],
 			(unsigned long long)totals[slot].packets, (unsigned long long)totals[slot].bytes);
 	fprintf(out, "}}\n");
 	return 0;

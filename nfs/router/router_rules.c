@@ -174,8 +174,9 @@ static const struct xnf_rules_codec rt_codec = {
 };
 
 static const struct xnf_nf_option rt_options[] = {
-	{ "fib", "--fib kernel|own    route by the host's routing table (bpf_fib_lookup in XDP; a mirror kept\n"
-		 "                         from rtnetlink in user space) or by the routes file (default)", "fib %s" },
+	{ "fib", "kernel|own",
+	  "route by the host's routing table (bpf_fib_lookup in XDP; a mirror kept\n"
+	  "from rtnetlink in user space) or by the routes file (own, the default)", "fib %s" },
 	{ 0 },
 };
 

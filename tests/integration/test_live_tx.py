@@ -167,7 +167,7 @@ def test_every_frame_is_accounted_for_under_overload(rules_file):
 # ---------------------------------------------------------------- what it cannot do, said clearly
 
 @pytest.mark.parametrize("args, message", [
-    (["--mode", "afxdp", "--tx-path", "fast"], "--tx-path takes live, xsk or auto, not 'fast'"),
+    (["--mode", "afxdp", "--tx-path", "fast"], "--tx-path takes auto, xsk or live, not 'fast'"),
     (["--mode", "afxdp", "--tx-path", "live", "--zerocopy"], "zero-copy sockets send fastest on their own ring"),
     (["--mode", "xdp-sk", "--tx-path", "live"], "the workers send nothing"),
     (["--mode", "afxdp", "--live-batch", "5000"], "--live-batch 5000 is out of range 1-4096"),

@@ -8,12 +8,14 @@
 #define XNF_RUNTIME_AFXDP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include <xnf/common.h>
+#include <xnf/runtime/options.h>
 #include <xnf/runtime/types.h>
 
-#define XNF_MAX_WORKERS 64
+#define XNF_MAX_WORKERS XNF_MAX_CORES
 
 enum xnf_afxdp_wait {
 	XNF_WAIT_BUSY,     /* spin on the rings; the driver runs from interrupts/softirq */
@@ -34,8 +36,7 @@ struct xnf_afxdp_config {
 	bool forward_only;  /* hybrid: the NF ran in XDP; each frame's verdict is in its metadata */
 	__u32 queues;       /* queues 0..queues-1 of every port */
 	__u32 workers;      /* queue q is served by worker q % workers */
-	int cores[XNF_MAX_WORKERS];
-	__u32 ncores;       /* 0: workers are pinned from the last core down */
+	struct xnf_core_list cores; /* worker i on cores.cores[i]; none given: from the last core down */
 	__u32 batch;
 	__u32 ring_size;    /* rx, tx, fill and completion rings */
 	__u32 frame_size;   /* 2048 or 4096 */
@@ -80,6 +81,17 @@ struct xnf_afxdp_worker_stats {
 	__u64 live_device_dropped;   /* frames a driver refused (e.g. a full veth ring): dropped */
 };
 
+/* A counter's name as the control socket and describe write it, and where it is in its struct. */
+struct xnf_stat_field {
+	const char *name;
+	size_t offset;
+};
+
+/* The worker counters in the order stats shows them (NULL-name terminated), and the kernel's socket
+ * counters (XDP_STATISTICS, summed over a worker's sockets) that follow them. */
+extern const struct xnf_stat_field xnf_worker_stat_fields[];
+extern const struct xnf_stat_field xnf_socket_stat_fields[];
+
 /* Where every UMEM frame of a worker is: the sum is always the worker's frame count. */
 struct xnf_frame_accounting {
 	__u64 total;
@@ -110,8 +122,9 @@ void xnf_afxdp_destroy(struct xnf_afxdp *a);
 
 __u32 xnf_afxdp_nworkers(const struct xnf_afxdp *a);
 void xnf_afxdp_read_stats(const struct xnf_afxdp *a, __u32 worker, struct xnf_afxdp_worker_stats *out);
-/* Kernel-side socket statistics (XDP_STATISTICS) summed over a worker's sockets, as JSON members. */
-void xnf_afxdp_write_socket_stats(const struct xnf_afxdp *a, __u32 worker, FILE *out);
+/* Worker w's counters s (from xnf_afxdp_read_stats) and its sockets' XDP_STATISTICS, as JSON members. */
+void xnf_afxdp_write_counters(const struct xnf_afxdp *a, __u32 worker, const struct xnf_afxdp_worker_stats *s,
+			      FILE *out);
 /* Asks every worker for its frame accounting and waits for the answers (up to timeout_ms). */
 int xnf_afxdp_account(struct xnf_afxdp *a, struct xnf_frame_accounting *out, __u32 timeout_ms);
 bool xnf_afxdp_zerocopy(const struct xnf_afxdp *a);
@@ -121,6 +134,8 @@ enum xnf_tx_path xnf_afxdp_tx_path(const struct xnf_afxdp *a, __u32 port);
  * from XDP (a veth: while its peer has an XDP program or GRO), on the xsk ring otherwise. */
 void xnf_afxdp_refresh(struct xnf_afxdp *a);
 const char *xnf_tx_path_name(enum xnf_tx_path path);
+/* The paths' names in enum order, NULL-terminated: what --tx-path takes. */
+extern const char *const xnf_tx_path_names[];
 /* The path called name; -1 if there is none. */
 int xnf_tx_path_parse(const char *name, enum xnf_tx_path *out);
 

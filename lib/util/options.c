@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <xnf/runtime/options.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <xnf/runtime/json.h>
+#include <xnf/runtime/log.h>
+
+#define MAX_OPTIONS 96
+#define HELP_COLUMN 27
+#define ID_BASE 1000
+
+static const char *const kind_names[] = {
+	[XNF_OPT_FLAG] = "flag", [XNF_OPT_UINT] = "uint", [XNF_OPT_NUMBER] = "number", [XNF_OPT_STRING] = "string",
+	[XNF_OPT_CHOICE] = "choice", [XNF_OPT_CORES] = "cores", [XNF_OPT_CUSTOM] = "string",
+};
+
+size_t xnf_options_count(const struct xnf_option *table)
+{
+	size_t n = 0;
+
+	while (table[n].name)
+		n++;
+	return n;
+}
+
+int xnf_parse_uint(const char *option, const char *text, double min, double max, __u32 *out)
+{
+	char *end;
+	double n;
+
+	errno = 0;
+	n = strtod(text, &end);
+	if (!*text || *end || errno || n != floor(n) || n < min || n > max) {
+		xnf_error("--%s takes a whole number from %.0f to %.0f, not '%s'", option, min, max, text);
+		return -1;
+	}
+	*out = (__u32)n;
+	return 0;
+}
+
+static int parse_number(const struct xnf_option *o, const char *text, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(text, &end);
+	if (!*text || *end || errno || *out < o->min || *out > o->max || isnan(*out)) {
+		xnf_error("--%s takes a number from %g to %g, not '%s'", o->name, o->min, o->max, text);
+		return -1;
+	}
+	return 0;
+}
+
+int xnf_parse_cores(const char *option, const char *text, struct xnf_core_list *out)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	char copy[256], *save = NULL;
+
+	snprintf(copy, sizeof(copy), "%s", text);
+	out->count = 0;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long core = strtol(tok, &end, 10);
+
+		if (!*tok || *end || core < 0 || core >= ncpu) {
+			xnf_error("--%s: '%s' is not one of this machine's cores (0-%ld)", option, tok, ncpu - 1);
+			return -1;
+		}
+		if (out->count == XNF_MAX_CORES) {
+			xnf_error("--%s lists more than %d cores", option, XNF_MAX_CORES);
+			return -1;
+		}
+		for (__u32 i = 0; i < out->count; i++) {
+			if (out->cores[i] == core) {
+				xnf_error("--%s: core %ld is given twice: give each core once", option, core);
+				return -1;
+			}
+		}
+		out->cores[out->count++] = (int)core;
+	}
+	if (!out->count) {
+		xnf_error("--%s takes a comma-separated list of cores, e.g. 0 or 0,1, not '%s'", option, text);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_choice(const struct xnf_option *o, const char *text, int *out)
+{
+	for (int i = 0; o->choices[i]; i++) {
+		if (strcmp(o->choices[i], text) == 0) {
+			*out = i;
+			return 0;
+		}
+	}
+	fprintf(stderr, "xnf: error: --%s takes", o->name);
+	for (int i = 0; o->choices[i]; i++)
+		fprintf(stderr, "%s %s", i == 0 ? "" : o->choices[i + 1] ? "," : " or", o->choices[i]);
+	fprintf(stderr, ", not '%s'\n", text);
+	return -1;
+}
+
+/* Puts one option's value where the table says. */
+static int take(const struct xnf_option *o, const char *text, void *opts)
+{
+	void *field = (char *)opts + o->offset;
+
+	switch (o->kind) {
+	case XNF_OPT_FLAG: *(bool *)field = true; return 0;
+	case XNF_OPT_UINT: return xnf_parse_uint(o->name, text, o->min, o->max, field);
+	case XNF_OPT_NUMBER: return parse_number(o, text, field);
+	case XNF_OPT_STRING: *(const char **)field = text; return 0;
+	case XNF_OPT_CHOICE: return parse_choice(o, text, field);
+	case XNF_OPT_CORES: return xnf_parse_cores(o->name, text, field);
+	case XNF_OPT_CUSTOM: return o->parse(o, text, opts);
+	}
+	return -1;
+}
+
+static size_t build_getopt_table(const struct xnf_option *table, struct option *longopts, char *shortopts)
+{
+	size_t n = xnf_options_count(table), s = 0;
+
+	shortopts[s++] = ':'; /* a missing value is reported, not taken for an unknown option */
+	for (size_t i = 0; i < n; i++) {
+		longopts[i] = (struct option){ table[i].name,
+					       table[i].kind == XNF_OPT_FLAG ? no_argument : required_argument, NULL,
+					       ID_BASE + (int)i };
+		if (table[i].short_name) {
+			shortopts[s++] = table[i].short_name;
+			if (table[i].kind != XNF_OPT_FLAG)
+				shortopts[s++] = ':';
+		}
+	}
+	longopts[n] = (struct option){ "help", no_argument, NULL, 'h' };
+	longopts[n + 1] = (struct option){ 0 };
+	shortopts[s++] = 'h';
+	shortopts[s] = 0;
+	return n;
+}
+
+static int index_of_short(const struct xnf_option *table, int c)
+{
+	for (size_t i = 0; table[i].name; i++) {
+		if (table[i].short_name == c)
+			return (int)i;
+	}
+	return -1;
+}
+
+int xnf_options_parse(const struct xnf_option *table, int argc, char **argv, void *opts, bool *given,
+		      const char *usage, const void *defaults)
+{
+	struct option longopts[MAX_OPTIONS + 2];
+	char shortopts[2 * MAX_OPTIONS + 3];
+	size_t n = xnf_options_count(table);
+	int c;
+
+	if (n > MAX_OPTIONS)
+		return -1;
+	build_getopt_table(table, longopts, shortopts);
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		int i = c >= ID_BASE ? c - ID_BASE : index_of_short(table, c);
+
+		if (c == 'h' && i < 0) {
+			xnf_options_help(stdout, table, usage, defaults);
+			return 1;
+		}
+		if (c == ':') {
+			xnf_error("option %s needs a value", argv[optind - 1]);
+			return -1;
+		}
+		if (c == '?' || i < 0) {
+			xnf_error("unknown option %s (see --help)", argv[optind - 1]);
+			return -1;
+		}
+		if (take(&table[i], optarg, opts))
+			return -1;
+		if (given)
+			given[i] = true;
+	}
+	if (optind < argc) {
+		xnf_error("unexpected argument '%s' (see --help)", argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+/* The option's default as text, from default_text or the defaults struct; false if it has none. */
+static bool default_of(const struct xnf_option *o, const void *defaults, char *buf, size_t len)
+{
+	const void *field = defaults ? (const char *)defaults + o->offset : NULL;
+
+	if (o->default_text) {
+		snprintf(buf, len, "%s", o->default_text);
+		return true;
+	}
+	if (!field)
+		return false;
+	switch (o->kind) {
+	case XNF_OPT_UINT: snprintf(buf, len, "%u", *(const __u32 *)field); return true;
+	case XNF_OPT_NUMBER: snprintf(buf, len, "%g", *(const double *)field); return true;
+	case XNF_OPT_CHOICE: snprintf(buf, len, "%s", o->choices[*(const int *)field]); return true;
+	default: return false;
+	}
+}
+
+/* "  -m, --mode MODE" and the help text at HELP_COLUMN, continuation lines indented alike. */
+static void help_line(FILE *out, const struct xnf_option *o, const void *defaults)
+{
+	char dflt[128];
+	char head[96];
+	int len = snprintf(head, sizeof(head), "  %c%c%s--%s%s%s", o->short_name ? '-' : ' ',
+			   o->short_name ? o->short_name : ' ', o->short_name ? ", " : "  ", o->name,
+			   o->value ? " " : "", o->value ? o->value : "");
+
+	fputs(head, out);
+	if (len >= HELP_COLUMN - 1)
+		fprintf(out, "\n%*s", HELP_COLUMN, "");
+	else
+		fprintf(out, "%*s", HELP_COLUMN - len, "");
+	for (const char *p = o->help; *p; p++) {
+		fputc(*p, out);
+		if (*p == '\n')
+			fprintf(out, "%*s", HELP_COLUMN, "");
+	}
+	if (default_of(o, defaults, dflt, sizeof(dflt)))
+		fprintf(out, " (default %s)", dflt);
+	fputc('\n', out);
+}
+
+void xnf_options_help(FILE *out, const struct xnf_option *table, const char *usage, const void *defaults)
+{
+	const char *section = NULL;
+
+	if (usage)
+		fprintf(out, "%s\n\n", usage);
+	for (size_t i = 0; table[i].name; i++) {
+		const struct xnf_option *o = &table[i];
+
+		if (o->section && (!section || strcmp(section, o->section))) {
+			fprintf(out, "\n%s:\n", o->section);
+			section = o->section;
+		}
+		help_line(out, o, defaults);
+	}
+	fprintf(out, "  -h, --help%*sthis text\n", HELP_COLUMN - 12, "");
+}
+
+void xnf_options_describe(FILE *out, const struct xnf_option *table, const void *defaults)
+{
+	char dflt[128];
+
+	fputc('[', out);
+	for (size_t i = 0; table[i].name; i++) {
+		const struct xnf_option *o = &table[i];
+
+		fprintf(out, "%s{\"name\": ", i ? ", " : "");
+		xnf_json_string(out, o->name);
+		fprintf(out, ", \"short\": ");
+		if (o->short_name)
+			fprintf(out, "\"%c\"", o->short_name);
+		else
+			fprintf(out, "null");
+		fprintf(out, ", \"kind\": \"%s\", \"value\": ", kind_names[o->kind]);
+		xnf_json_string(out, o->value ? o->value : "");
+		fprintf(out, ", \"help\": ");
+		xnf_json_string(out, o->help);
+		fprintf(out, ", \"section\": ");
+		xnf_json_string(out, o->section ? o->section : "");
+		if (o->kind == XNF_OPT_UINT || o->kind == XNF_OPT_NUMBER)
+			fprintf(out, ", \"min\": %.17g, \"max\": %.17g", o->min, o->max);
+		if (o->choices) {
+			fprintf(out, ", \"choices\": [");
+			for (int c = 0; o->choices[c]; c++) {
+				fprintf(out, "%s", c ? ", " : "");
+				xnf_json_string(out, o->choices[c]);
+			}
+			fputc(']', out);
+		}
+		fprintf(out, ", \"default\": ");
+		if (default_of(o, defaults, dflt, sizeof(dflt)))
+			xnf_json_string(out, dflt);
+		else
+			fprintf(out, "null");
+		fprintf(out, ", \"repeat\": %s}", o->repeat ? "true" : "false");
+	}
+	fputc(']', out);
+}
