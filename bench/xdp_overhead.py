@@ -39,7 +39,7 @@ def attach(topology: Topology, how):
     kind, what = how
     if kind == "nf":
         return NfInstance.start(topology, what, "xdp", topology.dut_ifaces)
-    proc = topology.spawn(topology.dut_ns, [str(BIN_DIR / "xnf-xdp-load"), str(what), "--iface", "dut0"])
+    proc = topology.spawn(topology.dut_ns, [str(BIN_DIR / "xnf-xdp-load"), "--object", str(what), "--iface", "dut0"])
     line = proc.stdout.readline()
     if "attached" not in line:
         raise RuntimeError(f"xnf-xdp-load failed: {proc.stderr.read()}")

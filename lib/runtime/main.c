@@ -222,6 +222,14 @@ static int take_nf_option(const struct xnf_option *o, const char *text, void *op
 	return 0;
 }
 
+static void print_modes(FILE *out)
+{
+	fprintf(out, "\nmodes:\n");
+	for (size_t i = 0; i < xnf_nmodes; i++)
+		fprintf(out, "  %-12s %s%s\n", xnf_modes[i].name, xnf_modes[i].summary,
+			xnf_modes[i].available ? "" : " (not yet available)");
+}
+
 static void usage(FILE *out)
 {
 	char text[256];
@@ -230,10 +238,7 @@ static void usage(FILE *out)
 		 "       xnf-%s check-rules FILE\n       xnf-%s describe [--json]", xnf_nf_name, xnf_nf_name,
 		 xnf_nf_name);
 	xnf_options_help(out, option_table(), text, &defaults);
-	fprintf(out, "\nmodes:\n");
-	for (size_t i = 0; i < xnf_nmodes; i++)
-		fprintf(out, "  %-12s %s%s\n", xnf_modes[i].name, xnf_modes[i].summary,
-			xnf_modes[i].available ? "" : " (not yet available)");
+	print_modes(out);
 }
 
 /* The NF's name where it is a valid instance name; "chain:firewall,lb" becomes "chain-firewall-lb". */
@@ -300,8 +305,10 @@ static int cmd_run(int argc, char **argv)
 
 	snprintf(text, sizeof(text), "usage: xnf-%s run --mode MODE --iface IF [--iface IF ...] [options]", xnf_nf_name);
 	rc = xnf_options_parse(table, argc, argv, &opt, given, text, &defaults);
-	if (rc > 0)
+	if (rc > 0) {
+		print_modes(stdout);
 		return 0;
+	}
 	if (rc < 0 || check_run_options(&opt, table, given))
 		return EXIT_USAGE;
 	return xnf_instance_run(&opt, opt.mode);

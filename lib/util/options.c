@@ -16,7 +16,7 @@
 #define ID_BASE 1000
 
 static const char *const kind_names[] = {
-	[XNF_OPT_FLAG] = "flag", [XNF_OPT_UINT] = "uint", [XNF_OPT_NUMBER] = "number", [XNF_OPT_STRING] = "string",
+	[XNF_OPT_FLAG] = "flag", [XNF_OPT_UINT] = "uint", [XNF_OPT_U64] = "uint", [XNF_OPT_NUMBER] = "number", [XNF_OPT_STRING] = "string",
 	[XNF_OPT_CHOICE] = "choice", [XNF_OPT_CORES] = "cores", [XNF_OPT_CUSTOM] = "string",
 };
 
@@ -54,6 +54,21 @@ static int parse_number(const struct xnf_option *o, const char *text, double *ou
 		xnf_error("--%s takes a number from %g to %g, not '%s'", o->name, o->min, o->max, text);
 		return -1;
 	}
+	return 0;
+}
+
+static int parse_u64(const struct xnf_option *o, const char *text, __u64 *out)
+{
+	char *end;
+	unsigned long long n;
+
+	errno = 0;
+	n = strtoull(text, &end, 10);
+	if (!*text || *end || errno || text[0] == '-' || (double)n < o->min || (double)n > o->max) {
+		xnf_error("--%s takes a whole number from %.0f to %.0f, not '%s'", o->name, o->min, o->max, text);
+		return -1;
+	}
+	*out = n;
 	return 0;
 }
 
@@ -114,6 +129,7 @@ static int take(const struct xnf_option *o, const char *text, void *opts)
 	switch (o->kind) {
 	case XNF_OPT_FLAG: *(bool *)field = true; return 0;
 	case XNF_OPT_UINT: return xnf_parse_uint(o->name, text, o->min, o->max, field);
+	case XNF_OPT_U64: return parse_u64(o, text, field);
 	case XNF_OPT_NUMBER: return parse_number(o, text, field);
 	case XNF_OPT_STRING: *(const char **)field = text; return 0;
 	case XNF_OPT_CHOICE: return parse_choice(o, text, field);
@@ -207,6 +223,7 @@ static bool default_of(const struct xnf_option *o, const void *defaults, char *b
 		return false;
 	switch (o->kind) {
 	case XNF_OPT_UINT: snprintf(buf, len, "%u", *(const __u32 *)field); return true;
+	case XNF_OPT_U64: snprintf(buf, len, "%llu", (unsigned long long)*(const __u64 *)field); return true;
 	case XNF_OPT_NUMBER: snprintf(buf, len, "%g", *(const double *)field); return true;
 	case XNF_OPT_CHOICE: snprintf(buf, len, "%s", o->choices[*(const int *)field]); return true;
 	default: return false;
@@ -276,7 +293,7 @@ void xnf_options_describe(FILE *out, const struct xnf_option *table, const void 
 		xnf_json_string(out, o->help);
 		fprintf(out, ", \"section\": ");
 		xnf_json_string(out, o->section ? o->section : "");
-		if (o->kind == XNF_OPT_UINT || o->kind == XNF_OPT_NUMBER)
+		if (o->kind == XNF_OPT_UINT || o->kind == XNF_OPT_U64 || o->kind == XNF_OPT_NUMBER)
 			fprintf(out, ", \"min\": %.17g, \"max\": %.17g", o->min, o->max);
 		if (o->choices) {
 			fprintf(out, ", \"choices\": [");

@@ -8,14 +8,12 @@ still declares as many, so a stale chain fails to build instead of miscounting.
 
 from __future__ import annotations
 
-import json
 import subprocess
 
-from xnf import build
+from xnf import build, contract
 from xnf.errors import XnfError
 
 PREFIX = "chain:"
-MAX_MEMBERS = 8
 
 
 def is_chain(nf: str) -> bool:
@@ -31,8 +29,8 @@ def members_of(nf: str) -> list[str]:
         raise XnfError(f"{nf}: unknown NF '{unknown[0]}': a chain is made of {', '.join(build.available_nfs())}")
     if len(members) < 2:
         raise XnfError(f"{nf}: a chain needs at least two NFs, as in chain:firewall,lb")
-    if len(members) > MAX_MEMBERS:
-        raise XnfError(f"{nf}: at most {MAX_MEMBERS} NFs in a chain")
+    if len(members) > contract.limit("chain_members"):
+        raise XnfError(f"{nf}: at most {contract.limit('chain_members')} NFs in a chain")
     twice = sorted({m for m in members if members.count(m) > 1})
     if twice:
         raise XnfError(f"{nf}: {twice[0]} appears twice; an NF's tables can be in a chain only once")
@@ -44,10 +42,7 @@ def chain_id(members: list[str]) -> str:
 
 
 def _counter_names(member: str) -> list[str]:
-    described = subprocess.run([str(build.BIN_DIR / f"xnf-{member}"), "describe"], capture_output=True, text=True)
-    if described.returncode != 0:
-        raise XnfError(f"cannot ask xnf-{member} for its counters: {described.stderr.strip()}")
-    return json.loads(described.stdout)["counters"]
+    return contract.describe(member)["counters"]
 
 
 def chain_source(nf: str, members: list[str], counters: dict[str, list[str]]) -> str:
@@ -61,8 +56,9 @@ def chain_source(nf: str, members: list[str], counters: dict[str, list[str]]) ->
                   f'#include "{build.nf_source(member).relative_to(build.REPO_ROOT)}"',
                   "#undef XNF_CHAIN_MEMBER", "#undef XNF_COUNTER_BASE", "#undef XNF_MEMBER_NCOUNTERS", ""]
         base += len(counters[member])
-    if base > 32:
-        raise XnfError(f"{nf}: its NFs have {base} counters together, more than the 32 a program can hold")
+    if base > contract.limit("nf_counters"):
+        raise XnfError(f"{nf}: its NFs have {base} counters together, more than the {contract.limit('nf_counters')} "
+                       "a program can hold")
     lines += ["#include <xnf/internal/chain_program.h>", ""]
     lines += [f"XNF_CHAIN_STEP({member})" for member in members]
     lines += ["", "static __always_inline xnf_verdict xnf_chain(struct xnf_pkt *pkt)", "{",

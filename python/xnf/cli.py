@@ -10,27 +10,27 @@ import sys
 from xnf import build, control
 from xnf.errors import XnfError
 
-STAT_ORDER = ("drop", "tx", "redirect", "pass", "abort", "redirect_error", "malformed")
-
 
 def _require_root(what: str) -> None:
     if os.geteuid() != 0:
         raise XnfError(f"{what} needs root (CAP_BPF and CAP_NET_ADMIN): run it with sudo")
 
 
+RUN_USAGE = ("usage: xnf run NF --mode MODE --iface IF [--iface IF ...] [options]\n\n"
+             "Runs NF until Ctrl-C. Every option goes to the NF binary, which checks it; 'xnf run NF --help' "
+             "shows the NF's own options too.\n\n")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    if not args.nf or args.nf in ("-h", "--help"):
+        from xnf import contract
+
+        print(RUN_USAGE + contract.help_text())
+        return 0
     binary = build.nf_binary(args.nf)
-    _require_root("xnf run")
-    argv = [str(binary), "run", "--mode", args.mode]
-    for iface in args.iface:
-        argv += ["--iface", iface]
-    if args.rules:
-        argv += ["--rules", args.rules]
-    if args.name:
-        argv += ["--name", args.name]
-    if args.verbose:
-        argv.append("--verbose")
-    argv += args.options
+    if not {"-h", "--help"} & set(args.options):
+        _require_root("xnf run")
+    argv = [str(binary), "run", *args.options]
     sys.stdout.flush()
     os.execv(binary, argv)  # the NF binary owns signals and clean-up from here on
 
@@ -43,8 +43,7 @@ def _print_stats_table(stats: dict) -> None:
     table.add_column("verdict")
     table.add_column("packets", justify="right")
     table.add_column("bytes", justify="right")
-    for verdict in STAT_ORDER:
-        counter = stats["verdicts"].get(verdict, {"packets": 0, "bytes": 0})
+    for verdict, counter in stats["verdicts"].items():  # in the runtime's own order
         table.add_row(verdict, f"{counter['packets']:,}", f"{counter['bytes']:,}")
     for name, value in stats.get("counters", {}).items():
         table.add_row(f"[dim]{name}[/dim]", f"{value:,}", "")
@@ -177,17 +176,9 @@ def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="xnf", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    run = sub.add_parser("run", help="run an NF on one or more interfaces until Ctrl-C",
-                         epilog="Every other option goes to the NF binary, which checks it: the AF_XDP modes' "
-                                "settings (--queues, --workers, --cores, --tx-path ...), --map-size, the NF's own "
-                                "options. 'xnf-NF run --help' lists them all.")
-    run.add_argument("nf", help="NF name (see 'xnf list')")
-    run.add_argument("--mode", "-m", required=True,
-                     help="xdp, xdp-generic, afxdp, afxdp-sysc, afxdp-poll, xdp-sk, xdp-sk-sysc or hybrid")
-    run.add_argument("--iface", "-i", action="append", required=True, help="a port; repeat for more")
-    run.add_argument("--rules", "-r", help="rules file loaded before traffic flows")
-    run.add_argument("--name", "-n", help="instance name (default: the NF's name)")
-    run.add_argument("--verbose", "-v", action="store_true")
+    run = sub.add_parser("run", add_help=False, help="run an NF on one or more interfaces until Ctrl-C "
+                         "('xnf run --help' lists the options and modes)")
+    run.add_argument("nf", nargs="?", help="NF name (see 'xnf list')")
     run.set_defaults(func=cmd_run)
 
     stats = sub.add_parser("stats", help="verdict counters of a running NF")

@@ -35,11 +35,11 @@ def test_reference_generator_accounts_for_every_frame(bare_pair):
 
 @pytest.mark.parametrize("args, message", [
     (["--dst-mac", "02:00:00:00:00:01"], "--iface and --dst-mac are required"),
-    (["--iface", "gen0", "--dst-mac", "02:00:00:00:00"], "--dst-mac 02:00:00:00:00"),
-    (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:01", "--batch", "300"], "1 to 256 frames"),
+    (["--iface", "gen0", "--dst-mac", "02:00:00:00:00"], "--dst-mac takes a MAC address"),
+    (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:01", "--batch", "300"], "--batch takes a whole number from 1 to 256"),
     (["--iface", "nosuch0", "--dst-mac", "02:00:00:00:00:01"], "no interface 'nosuch0'"),
-    (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:01", "--cores", "0,x"], "--cores 0,x"),
-    (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:01", "--cores", "0,77"], "cannot pin a thread to core 77"),
+    (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:01", "--cores", "0,x"], "--cores: 'x' is not one of"),
+    (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:01", "--cores", "0,77"], "--cores: '77' is not one of"),
 ])
 def test_reference_generator_refuses_bad_arguments(bare_pair, args, message):
     result = subprocess.run(netns.exec_argv(bare_pair.gen_ns, [str(BIN_DIR / "xnf-gen-ref"), *args]),

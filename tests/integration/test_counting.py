@@ -34,19 +34,20 @@ def test_generator_refuses_bad_input(pair):
     gen = str(BIN_DIR / "xnf-gen")
     cases = [
         (["--iface", "nope", "--dst-mac", "02:00:00:00:00:02"], "does not exist"),
-        (["--iface", "gen0", "--dst-mac", "zz"], "bad value 'zz'"),
+        (["--iface", "gen0", "--dst-mac", "zz"], "--dst-mac takes a MAC address like 02:00:00:00:00:02, not 'zz'"),
         (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--size", "20"],
          "frame size 20: IPv4/UDP frames with xnf's probe take 64 to 1518 bytes"),
         (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--ipv6", "--proto", "tcp", "--size", "64"],
          "IPv6/TCP frames with xnf's probe take 94"),
-        (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--flows", "0"], "--flows 0 is out of range"),
+        (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--flows", "0"],
+         "--flows takes a whole number from 1 to 65536, not '0'"),
         (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--vary", "ttl"], "unknown field 'ttl'"),
-        (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--proto", "sctp"], "bad value 'sctp'"),
+        (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--proto", "sctp"], "--proto takes udp or tcp, not 'sctp'"),
         (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--src-ip", "2001:2::1", "--dst-ip", "198.18.0.2"],
          "both be IPv4 or both IPv6"),
         (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--cores", "0,0"], "core 0 is given twice"),
         (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--rx-iface", "nope"], "'nope' does not exist"),
-        (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--cores", "7"], "core '7'"),
+        (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--cores", "7"], "'7' is not one of this machine's cores"),
     ]
     for args, message in cases:
         result = pair.run(pair.gen_ns, [gen] + args, check=False)

@@ -25,6 +25,7 @@
 #include <xdp/xsk.h>
 
 #include <xnf/runtime/log.h>
+#include <xnf/runtime/options.h>
 #include <xnf/runtime/ports.h>
 #include <xnf/runtime/xdp_instance.h>
 
@@ -147,35 +148,72 @@ static int setup(struct ref *r, const char *ifname, struct xnf_xdp_instance *x)
 	return bpf_map_update_elem(bpf_object__find_map_fd_by_name(x->obj, "xnf_xsks"), &key, &fd, BPF_ANY);
 }
 
+static const char *const jobs[] = { "drop", "macswap", NULL };
+
+struct options {
+	char *iface;
+	int job;      /* index in jobs */
+	__u32 core;
+	bool pinned;
+	__u32 batch;
+};
+
+static int take_core(const struct xnf_option *o, const char *text, void *opts)
+{
+	struct options *opt = opts;
+	struct xnf_core_list one;
+
+	if (xnf_parse_cores(o->name, text, &one))
+		return -1;
+	if (one.count != 1) {
+		xnf_error("--%s takes one core, not '%s'", o->name, text);
+		return -1;
+	}
+	opt->core = (__u32)one.cores[0];
+	opt->pinned = true;
+	return 0;
+}
+
+#define OPT(field) offsetof(struct options, field)
+
+static const struct xnf_option table[] = {
+	{ .name = "iface", .kind = XNF_OPT_STRING, .value = "IF", .offset = OPT(iface), .help = "the interface" },
+	{ .name = "job", .kind = XNF_OPT_CHOICE, .value = "JOB", .choices = jobs, .offset = OPT(job),
+	  .help = "receive and free, or swap the MACs and send back" },
+	{ .name = "core", .kind = XNF_OPT_CUSTOM, .value = "N", .parse = take_core, .default_text = "not pinned",
+	  .help = "pin the loop to this core" },
+	{ .name = "batch", .kind = XNF_OPT_UINT, .value = "N", .offset = OPT(batch), .min = 1, .max = RING,
+	  .help = "frames per round" },
+	XNF_OPTIONS_END,
+};
+
 int main(int argc, char **argv)
 {
-	char *ifname = NULL;
-	const char *job = "drop";
+	struct options opt = { .batch = 64 };
 	struct xnf_xdp_instance x;
 	struct xnf_port port;
 	static struct ref r;
-	int core = -1, err;
-	__u32 batch = 64;
+	char *ifname;
+	const char *job;
+	int err;
+	__u32 batch;
 
-	for (int i = 1; i + 1 < argc; i += 2) {
-		if (strcmp(argv[i], "--iface") == 0)
-			ifname = argv[i + 1];
-		else if (strcmp(argv[i], "--job") == 0)
-			job = argv[i + 1];
-		else if (strcmp(argv[i], "--core") == 0)
-			core = atoi(argv[i + 1]);
-		else if (strcmp(argv[i], "--batch") == 0)
-			batch = (__u32)atoi(argv[i + 1]);
-	}
-	if (!ifname || (strcmp(job, "drop") && strcmp(job, "macswap")) || batch < 1 || batch > RING) {
-		fprintf(stderr, "usage: xnf-afxdp-ref --iface IF --job drop|macswap [--core N] [--batch N]\n");
+	err = xnf_options_parse(table, argc, argv, &opt, NULL, "usage: xnf-afxdp-ref --iface IF [--job JOB] [options]",
+				&(struct options){ .batch = 64 });
+	if (err)
+		return err > 0 ? 0 : 2;
+	if (!opt.iface) {
+		xnf_error("--iface is required (see --help)");
 		return 2;
 	}
-	if (core >= 0) {
+	ifname = opt.iface;
+	job = jobs[opt.job];
+	batch = opt.batch;
+	if (opt.pinned) {
 		cpu_set_t set;
 
 		CPU_ZERO(&set);
-		CPU_SET(core, &set);
+		CPU_SET((int)opt.core, &set);
 		sched_setaffinity(0, sizeof(set), &set);
 	}
 	if (xnf_ports_resolve(&ifname, 1, &port) ||

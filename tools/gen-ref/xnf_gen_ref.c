@@ -17,7 +17,6 @@
 #include <bpf/libbpf.h>
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <linux/if_link.h>
 #include <net/if.h>
 #include <pthread.h>
@@ -30,6 +29,7 @@
 
 #include <xnf/helpers.h>
 #include <xnf/runtime/log.h>
+#include <xnf/runtime/options.h>
 #include <xnf/rules_text.h>
 
 #include "frame.h"
@@ -42,9 +42,7 @@
 struct options {
 	const char *iface;
 	__u8 dst_mac[6];
-	int have_mac;
-	int cores[MAX_THREADS];
-	int ncores;
+	struct xnf_core_list cores;
 	__u32 batch;
 	double duration_s;
 };
@@ -63,79 +61,52 @@ struct sender {
 	int pin_error;
 };
 
-static int parse_cores(const char *text, struct options *opt)
+static int take_mac(const struct xnf_option *o, const char *text, void *opts)
 {
-	char *copy = strdup(text), *save = NULL;
+	char why[128];
 
-	opt->ncores = 0;
-	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *endp;
-		long core = strtol(tok, &endp, 10);
-
-		if (*endp || core < 0 || core >= CPU_SETSIZE || opt->ncores == MAX_THREADS) {
-			xnf_error("--cores %s: give core numbers separated by commas, at most %d", text, MAX_THREADS);
-			free(copy);
-			return -1;
-		}
-		opt->cores[opt->ncores++] = (int)core;
-	}
-	free(copy);
-	if (opt->ncores == 0) {
-		xnf_error("--cores %s: give at least one core", text);
-		return -1;
-	}
-	return 0;
+	if (xnf_rules_parse_mac(text, ((struct options *)opts)->dst_mac, why, sizeof(why)) == 0)
+		return 0;
+	xnf_error("--%s takes a MAC address like 02:00:00:00:00:02, not '%s'", o->name, text);
+	return -1;
 }
 
-static void usage(FILE *out)
-{
-	fprintf(out, "usage: xnf-gen-ref --iface IF --dst-mac MAC [--cores N[,N...]] [--batch N] [--duration S]\n"
-		     "  unpaced 64-byte frames by BPF_PROG_RUN live frames, nothing else; prints {\"sent\",\"seconds\"}\n");
-}
+#define OPT(field) offsetof(struct options, field)
 
+static const struct xnf_option table[] = {
+	{ .name = "iface", .kind = XNF_OPT_STRING, .value = "IF", .offset = OPT(iface), .help = "interface to send on" },
+	{ .name = "dst-mac", .kind = XNF_OPT_CUSTOM, .value = "MAC", .parse = take_mac,
+	  .help = "destination MAC (the device under test)" },
+	{ .name = "cores", .kind = XNF_OPT_CORES, .value = "LIST", .offset = OPT(cores), .default_text = "0",
+	  .help = "one pinned sender thread per core" },
+	{ .name = "batch", .kind = XNF_OPT_UINT, .value = "N", .offset = OPT(batch), .min = 1, .max = 256,
+	  .help = "frames per kernel round" },
+	{ .name = "duration", .kind = XNF_OPT_NUMBER, .value = "S", .offset = OPT(duration_s), .min = 0.001,
+	  .max = 1e7, .help = "send for S seconds" },
+	XNF_OPTIONS_END,
+};
+
+static const struct options defaults = { .cores = { .cores = { 0 }, .count = 1 }, .batch = 64, .duration_s = 3.0 };
+
+/* 0 to run, 1 after --help, -1 after an error. */
 static int parse_options(int argc, char **argv, struct options *opt)
 {
-	static const struct option longs[] = {
-		{ "iface", required_argument, NULL, 'i' }, { "dst-mac", required_argument, NULL, 'm' },
-		{ "cores", required_argument, NULL, 'c' }, { "batch", required_argument, NULL, 'b' },
-		{ "duration", required_argument, NULL, 'd' }, { "help", no_argument, NULL, 'h' }, { 0 }
-	};
-	int c;
+	bool given[sizeof(table) / sizeof(table[0])] = { 0 };
+	int rc;
 
-	*opt = (struct options){ .cores = { 0 }, .ncores = 1, .batch = 64, .duration_s = 3.0 };
-	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
-		switch (c) {
-		case 'i': opt->iface = optarg; break;
-		case 'm': {
-			char why[128];
-
-			if (xnf_rules_parse_mac(optarg, opt->dst_mac, why, sizeof(why))) {
-				xnf_error("--dst-mac %s: %s", optarg, why);
-				return -1;
-			}
-		}
-			opt->have_mac = 1;
-			break;
-		case 'c':
-			if (parse_cores(optarg, opt))
-				return -1;
-			break;
-		case 'b': opt->batch = (__u32)strtoul(optarg, NULL, 10); break;
-		case 'd': opt->duration_s = strtod(optarg, NULL); break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); return -1;
-		}
-	}
-	if (!opt->iface || !opt->have_mac) {
+	*opt = defaults;
+	rc = xnf_options_parse(table, argc, argv, opt, given,
+			       "usage: xnf-gen-ref --iface IF --dst-mac MAC [options]\n"
+			       "unpaced 64-byte frames by BPF_PROG_RUN live frames, nothing else; prints {\"sent\", "
+			       "\"seconds\"}", &defaults);
+	if (rc)
+		return rc;
+	if (!opt->iface || !given[1]) {
 		xnf_error("--iface and --dst-mac are required");
 		return -1;
 	}
-	if (opt->batch < 1 || opt->batch > 256) {
-		xnf_error("--batch %u: the kernel takes 1 to 256 frames per round", opt->batch);
-		return -1;
-	}
-	if (!(opt->duration_s > 0)) {
-		xnf_error("--duration: give a positive number of seconds");
+	if (opt->cores.count > MAX_THREADS) {
+		xnf_error("--cores: at most %d sender threads", MAX_THREADS);
 		return -1;
 	}
 	return 0;
@@ -205,8 +176,10 @@ int main(int argc, char **argv)
 	int ifindex, link_fd = -1, err = 1, started = 0;
 	__u64 start, sent = 0;
 
-	if (parse_options(argc, argv, &opt))
-		return 2;
+	err = parse_options(argc, argv, &opt);
+	if (err)
+		return err > 0 ? 0 : 2;
+	err = 1;
 	ifindex = (int)if_nametoindex(opt.iface);
 	if (!ifindex) {
 		xnf_error("no interface '%s' here: check the name (ip link) and the namespace", opt.iface);
@@ -225,8 +198,9 @@ int main(int argc, char **argv)
 	build_frame(frame, opt.dst_mac);
 
 	start = xnf_now_ns();
-	for (int i = 0; i < opt.ncores; i++) {
-		threads[i] = (struct sender){ .core = opt.cores[i], .prog_fd = bpf_program__fd(skel->progs.xnf_gen_ref),
+	for (__u32 i = 0; i < opt.cores.count; i++) {
+		threads[i] = (struct sender){ .core = opt.cores.cores[i],
+					      .prog_fd = bpf_program__fd(skel->progs.xnf_gen_ref),
 					      .ifindex = ifindex, .opt = &opt, .frame = frame,
 					      .end_ns = start + (__u64)(opt.duration_s * 1e9) };
 		if (pthread_create(&threads[i].thread, NULL, send_loop, &threads[i])) {
@@ -239,7 +213,7 @@ int main(int argc, char **argv)
 		pthread_join(threads[i].thread, NULL);
 		sent += threads[i].sent;
 	}
-	if (started == opt.ncores && !(err = report_failures(threads, started, opt.iface)))
+	if ((__u32)started == opt.cores.count && !(err = report_failures(threads, started, opt.iface)))
 		printf("{\"sent\": %llu, \"seconds\": %.6f, \"threads\": %d}\n", (unsigned long long)sent,
 		       (xnf_now_ns() - start) / 1e9, started);
 	if (link_fd >= 0)

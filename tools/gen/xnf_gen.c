@@ -13,7 +13,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <getopt.h>
 #include <linux/if_link.h>
 #include <net/if.h>
 #include <pthread.h>
@@ -31,6 +30,7 @@
 #include <xnf/helpers.h>
 #include <xnf/rules_text.h>
 #include <xnf/runtime/log.h>
+#include <xnf/runtime/options.h>
 
 #include "frame.h"
 #include "iface_stats.h"
@@ -57,17 +57,17 @@ struct gen_options {
 	struct frame_spec frame;
 	bool have_src_ip, have_dst_ip;
 	double duration_s;
-	unsigned long long count;
+	__u64 count;
 	double rate;          /* frames per second, all threads together; 0: as fast as possible */
 	__u32 flows;
-	bool random_flows;
+	int flow_mode;        /* index in flow_modes */
+	int proto;            /* index in protos */
 	__u32 vary;
-	int cores[XNF_GEN_MAX_THREADS];
-	int nthreads;
-	unsigned int batch;
-	unsigned int call_ms;
-	unsigned int drain_ms;
-	unsigned int stamp_every; /* a power of two */
+	struct xnf_core_list cores; /* one sender thread per core */
+	__u32 batch;
+	__u32 call_ms;
+	__u32 drain_ms;
+	__u32 stamp_every;    /* a power of two */
 };
 
 struct gen_thread {
@@ -205,9 +205,9 @@ static int assign_cpus(struct gen_bpf *skel, const struct gen_options *opt)
 	if (!values)
 		return -ENOMEM;
 	for (int c = 0; c < ncpus; c++)
-		values[c].nthreads = (__u32)opt->nthreads;
-	for (int i = 0; i < opt->nthreads; i++)
-		values[opt->cores[i]].thread = (__u32)i;
+		values[c].nthreads = opt->cores.count;
+	for (__u32 i = 0; i < opt->cores.count; i++)
+		values[opt->cores.cores[i]].thread = (__u32)i;
 	err = bpf_map_update_elem(bpf_map__fd(skel->maps.gen_cpu), &zero, values, BPF_ANY);
 	free(values);
 	return err;
@@ -254,32 +254,6 @@ static int read_iface_mac(const char *iface, __u8 *mac)
 	return 0;
 }
 
-static int parse_cores(const char *text, struct gen_options *opt)
-{
-	char copy[256], *save = NULL;
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-
-	snprintf(copy, sizeof(copy), "%s", text);
-	opt->nthreads = 0;
-	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *end;
-		long core = strtol(tok, &end, 10);
-
-		if (*end || core < 0 || core >= ncpu || opt->nthreads == XNF_GEN_MAX_THREADS) {
-			xnf_error("core '%s' is not one of this machine's cores (0-%ld)", tok, ncpu - 1);
-			return -1;
-		}
-		for (int i = 0; i < opt->nthreads; i++) {
-			if (opt->cores[i] == core) {
-				xnf_error("core %ld is given twice: one thread per core", core);
-				return -1;
-			}
-		}
-		opt->cores[opt->nthreads++] = (int)core;
-	}
-	return opt->nthreads ? 0 : -1;
-}
-
 static int parse_vary(const char *text, __u32 *vary)
 {
 	static const struct { const char *name; __u32 bit; } fields[] = {
@@ -322,36 +296,6 @@ static int parse_ip(const char *text, struct gen_options *opt, bool source)
 	return 0;
 }
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: xnf-gen --iface IF --dst-mac MAC [options]\n"
-		"  --iface IF        interface to send on (on veth its peer needs an XDP program or GRO)\n"
-		"  --dst-mac MAC     destination MAC (the device under test)\n"
-		"  --src-mac MAC     source MAC (default: the interface's)\n"
-		"  --src-ip A --dst-ip B   addresses, IPv4 or IPv6 (default 198.18.0.1 -> 198.18.0.2,\n"
-		"                    or 2001:2::1 -> 2001:2::2 with --ipv6)\n"
-		"  --ipv6            IPv6 with the default addresses\n"
-		"  --proto udp|tcp   L4 protocol (default udp)\n"
-		"  --sport N --dport N   base ports (default 9, 9)\n"
-		"  --flows N         flows, 1-%d (default 1); --vary sets what differs between them\n"
-		"  --vary LIST       sport,dport,saddr,daddr: fields that carry base + flow (default dport)\n"
-		"  --flow-mode seq|random   flows in turn, or a random flow per frame (default seq)\n"
-		"  --size N          frame size on the wire with FCS, up to 1518 (default: the smallest that\n"
-		"                    carries the probe, 64 for IPv4/UDP)\n"
-		"  --rate PPS        frames per second, all threads together, paced every 1 ms (default: max)\n"
-		"  --duration S      send for S seconds (default 1)\n"
-		"  --count N         send exactly N frames (split over the threads) instead\n"
-		"  --cores LIST      one pinned sender thread per core, e.g. 0 or 0,1 (default 0)\n"
-		"  --rx-iface IF     attach the receiver here and report loss, reordering, latency\n"
-		"  --drain-ms N      wait after sending before reading the receiver (default 200)\n"
-		"  --batch N         frames per kernel round, 1-256 (default 64)\n"
-		"  --call-ms N       length of one BPF_PROG_RUN call when unpaced, 1-5000 (default 100)\n"
-		"  --stamp-every N   put a send time in one frame of N (power of two; default 1): reading\n"
-		"                    the clock is the generator's dearest step; latency is then sampled\n",
-		XNF_GEN_MAX_FLOWS);
-}
-
 /* Threads beyond the interface's tx queues share a veth ring: besides the refusals it counts, the
  * kernel then loses a few frames on the way in that no counter shows. */
 static void warn_if_queues_short(const struct gen_options *opt)
@@ -364,10 +308,10 @@ static void warn_if_queues_short(const struct gen_options *opt)
 		if (access(path, F_OK))
 			break;
 	}
-	if (queues && opt->nthreads > queues)
-		xnf_warn("%d sender threads on %s with %d tx queue%s: threads sharing a queue overflow it, and a few "
+	if (queues && opt->cores.count > (__u32)queues)
+		xnf_warn("%u sender threads on %s with %d tx queue%s: threads sharing a queue overflow it, and a few "
 			 "frames are then lost without a counter; give the interface one queue per thread",
-			 opt->nthreads, opt->iface, queues, queues == 1 ? "" : "s");
+			 opt->cores.count, opt->iface, queues, queues == 1 ? "" : "s");
 }
 
 static int check_options(struct gen_options *opt)
@@ -399,24 +343,12 @@ static int check_options(struct gen_options *opt)
 			  opt->frame.ipv6 ? "IPv6" : "IPv4", opt->frame.tcp ? "TCP" : "UDP", min, MAX_FRAME);
 		return -1;
 	}
-	if (opt->flows < 1 || opt->flows > XNF_GEN_MAX_FLOWS) {
-		xnf_error("--flows %u is out of range 1-%d", opt->flows, XNF_GEN_MAX_FLOWS);
-		return -1;
-	}
-	if (opt->batch < 1 || opt->batch > 256 || opt->call_ms < 1 || opt->call_ms > 5000) {
-		xnf_error("--batch takes 1-256 and --call-ms 1-5000");
-		return -1;
-	}
 	if (opt->duration_s <= 0 && !opt->count) {
 		xnf_error("give a positive --duration or --count");
 		return -1;
 	}
-	if (opt->stamp_every < 1 || opt->stamp_every > 65536 || (opt->stamp_every & (opt->stamp_every - 1))) {
+	if (opt->stamp_every & (opt->stamp_every - 1)) {
 		xnf_error("--stamp-every %u: give a power of two from 1 to 65536", opt->stamp_every);
-		return -1;
-	}
-	if (opt->rate < 0) {
-		xnf_error("--rate must not be negative");
 		return -1;
 	}
 	if (opt->count)
@@ -424,81 +356,137 @@ static int check_options(struct gen_options *opt)
 	return 0;
 }
 
+static const char *const protos[] = { "udp", "tcp", NULL };
+enum { FLOW_SEQ, FLOW_RANDOM };
+static const char *const flow_modes[] = { [FLOW_SEQ] = "seq", [FLOW_RANDOM] = "random", NULL };
+
+static int take_mac(const struct xnf_option *o, const char *text, void *opts)
+{
+	if (parse_mac(text, (__u8 *)opts + o->offset) == 0)
+		return 0;
+	xnf_error("--%s takes a MAC address like 02:00:00:00:00:02, not '%s'", o->name, text);
+	return -1;
+}
+
+static int take_ip(const struct xnf_option *o, const char *text, void *opts)
+{
+	return parse_ip(text, opts, strcmp(o->name, "src-ip") == 0);
+}
+
+static int take_port(const struct xnf_option *o, const char *text, void *opts)
+{
+	__u32 port;
+
+	if (xnf_parse_uint(o->name, text, 0, 65535, &port))
+		return -1;
+	*(__u16 *)((char *)opts + o->offset) = (__u16)port;
+	return 0;
+}
+
+static int take_vary(const struct xnf_option *o, const char *text, void *opts)
+{
+	return parse_vary(text, &((struct gen_options *)opts)->vary);
+}
+
+#define GEN(field) offsetof(struct gen_options, field)
+
+static const struct xnf_option gen_table[] = {
+	{ .name = "iface", .kind = XNF_OPT_STRING, .value = "IF", .offset = GEN(iface),
+	  .help = "interface to send on (on veth its peer needs an XDP program or GRO)" },
+	{ .name = "dst-mac", .kind = XNF_OPT_CUSTOM, .value = "MAC", .offset = GEN(frame.dst_mac), .parse = take_mac,
+	  .help = "destination MAC (the device under test)" },
+	{ .name = "src-mac", .kind = XNF_OPT_CUSTOM, .value = "MAC", .offset = GEN(frame.src_mac), .parse = take_mac,
+	  .help = "source MAC", .default_text = "the interface's" },
+	{ .name = "src-ip", .kind = XNF_OPT_CUSTOM, .value = "ADDR", .parse = take_ip,
+	  .help = "source address, IPv4 or IPv6", .default_text = "198.18.0.1, or 2001:2::1 with --ipv6" },
+	{ .name = "dst-ip", .kind = XNF_OPT_CUSTOM, .value = "ADDR", .parse = take_ip,
+	  .help = "destination address, IPv4 or IPv6", .default_text = "198.18.0.2, or 2001:2::2 with --ipv6" },
+	{ .name = "ipv6", .kind = XNF_OPT_FLAG, .offset = GEN(frame.ipv6), .help = "IPv6 with the default addresses" },
+	{ .name = "proto", .kind = XNF_OPT_CHOICE, .value = "PROTO", .choices = protos, .offset = GEN(proto),
+	  .help = "L4 protocol" },
+	{ .name = "sport", .kind = XNF_OPT_CUSTOM, .value = "N", .offset = GEN(frame.sport), .parse = take_port,
+	  .help = "base source port", .default_text = "9" },
+	{ .name = "dport", .kind = XNF_OPT_CUSTOM, .value = "N", .offset = GEN(frame.dport), .parse = take_port,
+	  .help = "base destination port", .default_text = "9" },
+	{ .name = "flows", .kind = XNF_OPT_UINT, .value = "N", .offset = GEN(flows), .min = 1,
+	  .max = XNF_GEN_MAX_FLOWS, .help = "flows; --vary sets what differs between them" },
+	{ .name = "vary", .kind = XNF_OPT_CUSTOM, .value = "LIST", .parse = take_vary, .default_text = "dport",
+	  .help = "sport,dport,saddr,daddr: the fields that carry base + flow" },
+	{ .name = "flow-mode", .kind = XNF_OPT_CHOICE, .value = "MODE", .choices = flow_modes,
+	  .offset = GEN(flow_mode), .help = "flows in turn, or a random flow per frame" },
+	{ .name = "size", .kind = XNF_OPT_UINT, .value = "N", .offset = GEN(frame.size), .min = 1, .max = 65535,
+	  .help = "frame size on the wire with FCS, up to " XNF_STR(MAX_FRAME),
+	  .default_text = "the smallest that carries the probe, 64 for IPv4/UDP" },
+	{ .name = "rate", .kind = XNF_OPT_NUMBER, .value = "PPS", .offset = GEN(rate), .min = 0, .max = 1e12,
+	  .help = "frames per second, all threads together, paced every 1 ms; 0: as fast as it goes" },
+	{ .name = "duration", .kind = XNF_OPT_NUMBER, .value = "S", .offset = GEN(duration_s), .min = 0, .max = 1e7,
+	  .help = "send for S seconds" },
+	{ .name = "count", .kind = XNF_OPT_U64, .value = "N", .offset = GEN(count), .min = 1, .max = 1e15,
+	  .help = "send exactly N frames (split over the threads) instead", .default_text = "none" },
+	{ .name = "cores", .kind = XNF_OPT_CORES, .value = "LIST", .offset = GEN(cores), .default_text = "0",
+	  .help = "one pinned sender thread per core, e.g. 0 or 0,1" },
+	{ .name = "rx-iface", .kind = XNF_OPT_STRING, .value = "IF", .offset = GEN(rx_iface),
+	  .help = "attach the receiver here and report loss, reordering, latency" },
+	{ .name = "drain-ms", .kind = XNF_OPT_UINT, .value = "N", .offset = GEN(drain_ms), .min = 0, .max = 60000,
+	  .help = "wait after sending before reading the receiver" },
+	{ .name = "batch", .kind = XNF_OPT_UINT, .value = "N", .offset = GEN(batch), .min = 1, .max = 256,
+	  .help = "frames per kernel round" },
+	{ .name = "call-ms", .kind = XNF_OPT_UINT, .value = "N", .offset = GEN(call_ms), .min = 1, .max = 5000,
+	  .help = "length of one BPF_PROG_RUN call when unpaced" },
+	{ .name = "stamp-every", .kind = XNF_OPT_UINT, .value = "N", .offset = GEN(stamp_every), .min = 1,
+	  .max = 65536, .help = "put a send time in one frame of N (a power of two): reading the clock is the\n"
+				"generator's dearest step; latency is then sampled" },
+	{ .name = "describe", .kind = XNF_OPT_FLAG, .help = "print these options as JSON and exit" },
+	XNF_OPTIONS_END,
+};
+
+static const struct gen_options gen_defaults = {
+	.duration_s = 1.0, .flows = 1, .cores = { .cores = { 0 }, .count = 1 }, .batch = DEFAULT_BATCH,
+	.call_ms = DEFAULT_CALL_MS, .drain_ms = 200, .stamp_every = 1, .frame = { .sport = 9, .dport = 9 },
+};
+
+static bool was_given(const bool *given, const char *name)
+{
+	for (size_t i = 0; gen_table[i].name; i++) {
+		if (strcmp(gen_table[i].name, name) == 0)
+			return given[i];
+	}
+	return false;
+}
+
+/* 0 to run, 1 after --help or --describe, -1 after an error. */
 static int parse_args(int argc, char **argv, struct gen_options *opt)
 {
-	static const struct option long_options[] = {
-		{ "iface", required_argument, NULL, 'i' }, { "dst-mac", required_argument, NULL, 'd' },
-		{ "src-mac", required_argument, NULL, 's' }, { "src-ip", required_argument, NULL, 'S' },
-		{ "dst-ip", required_argument, NULL, 'D' }, { "ipv6", no_argument, NULL, '6' },
-		{ "proto", required_argument, NULL, 'p' }, { "sport", required_argument, NULL, 'P' },
-		{ "dport", required_argument, NULL, 'Q' }, { "flows", required_argument, NULL, 'f' },
-		{ "vary", required_argument, NULL, 'V' }, { "flow-mode", required_argument, NULL, 'F' },
-		{ "size", required_argument, NULL, 'z' }, { "rate", required_argument, NULL, 'R' },
-		{ "duration", required_argument, NULL, 't' }, { "count", required_argument, NULL, 'c' },
-		{ "cores", required_argument, NULL, 'C' }, { "rx-iface", required_argument, NULL, 'r' },
-		{ "drain-ms", required_argument, NULL, 'w' }, { "batch", required_argument, NULL, 'b' },
-		{ "call-ms", required_argument, NULL, 'L' }, { "stamp-every", required_argument, NULL, 'T' },
-		{ "help", no_argument, NULL, 'h' }, { 0 },
-	};
-	bool have_dst_mac = false, have_src_mac = false, have_vary = false;
-	int c;
+	bool given[sizeof(gen_table) / sizeof(gen_table[0])] = { 0 };
+	int rc = xnf_options_parse(gen_table, argc, argv, opt, given, "usage: xnf-gen --iface IF --dst-mac MAC [options]",
+				   &gen_defaults);
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
-		switch (c) {
-		case 'i': opt->iface = optarg; break;
-		case 'd': if (parse_mac(optarg, opt->frame.dst_mac)) goto bad; have_dst_mac = true; break;
-		case 's': if (parse_mac(optarg, opt->frame.src_mac)) goto bad; have_src_mac = true; break;
-		case 'S': if (parse_ip(optarg, opt, true)) return -1; break;
-		case 'D': if (parse_ip(optarg, opt, false)) return -1; break;
-		case '6': opt->frame.ipv6 = true; break;
-		case 'p':
-			if (strcmp(optarg, "udp") && strcmp(optarg, "tcp"))
-				goto bad;
-			opt->frame.tcp = strcmp(optarg, "tcp") == 0;
-			break;
-		case 'P': opt->frame.sport = (__u16)atoi(optarg); break;
-		case 'Q': opt->frame.dport = (__u16)atoi(optarg); break;
-		case 'f': opt->flows = (__u32)strtoul(optarg, NULL, 10); break;
-		case 'V': if (parse_vary(optarg, &opt->vary)) return -1; have_vary = true; break;
-		case 'F':
-			if (strcmp(optarg, "seq") && strcmp(optarg, "random"))
-				goto bad;
-			opt->random_flows = strcmp(optarg, "random") == 0;
-			break;
-		case 'z': opt->frame.size = (__u32)atoi(optarg); break;
-		case 'R': opt->rate = atof(optarg); break;
-		case 't': opt->duration_s = atof(optarg); break;
-		case 'c': opt->count = strtoull(optarg, NULL, 10); break;
-		case 'C': if (parse_cores(optarg, opt)) return -1; break;
-		case 'r': opt->rx_iface = optarg; break;
-		case 'w': opt->drain_ms = (unsigned int)atoi(optarg); break;
-		case 'b': opt->batch = (unsigned int)atoi(optarg); break;
-		case 'L': opt->call_ms = (unsigned int)atoi(optarg); break;
-		case 'T': opt->stamp_every = (unsigned int)atoi(optarg); break;
-		case 'h': usage(stdout); exit(0);
-		default:
-			xnf_error("unknown or incomplete option %s (see --help)", argv[optind - 1]);
-			return -1;
-		}
+	if (rc)
+		return rc;
+	if (was_given(given, "describe")) {
+		xnf_options_describe(stdout, gen_table, &gen_defaults);
+		putchar('\n');
+		return 1;
 	}
-	if (!have_dst_mac) {
+	if (!was_given(given, "dst-mac") || !opt->iface) {
 		xnf_error("--iface and --dst-mac are required (see --help)");
 		return -1;
 	}
-	if (!have_vary && opt->flows > 1)
+	if (opt->cores.count > XNF_GEN_MAX_THREADS) {
+		xnf_error("--cores: at most %d sender threads", XNF_GEN_MAX_THREADS);
+		return -1;
+	}
+	opt->frame.tcp = strcmp(protos[opt->proto], "tcp") == 0;
+	if (!was_given(given, "vary") && opt->flows > 1)
 		opt->vary = XNF_VARY_DPORT;
 	if (check_options(opt))
 		return -1;
 	warn_if_queues_short(opt);
-	if (!have_src_mac && read_iface_mac(opt->iface, opt->frame.src_mac)) {
+	if (!was_given(given, "src-mac") && read_iface_mac(opt->iface, opt->frame.src_mac)) {
 		xnf_error("cannot read the MAC address of %s: give --src-mac", opt->iface);
 		return -1;
 	}
 	return 0;
-bad:
-	xnf_error("bad value '%s' for %s", optarg, argv[optind - 1]);
-	return -1;
 }
 
 /* ---------------------------------------------------------------- run */
@@ -511,7 +499,7 @@ static struct gen_bpf *load_generator(const struct gen_options *opt, const __u8 
 	if (!skel)
 		return NULL;
 	skel->rodata->cfg = (struct xnf_gen_config){
-		.ifindex = (__u32)opt->ifindex, .flows = opt->flows, .random_flows = opt->random_flows,
+		.ifindex = (__u32)opt->ifindex, .flows = opt->flows, .random_flows = opt->flow_mode == FLOW_RANDOM,
 		.vary = opt->vary, .ipv6 = opt->frame.ipv6, .tcp = opt->frame.tcp, .l3_offset = 14,
 		.l4_offset = opt->frame.ipv6 ? 54 : 34, .probe_offset = header,
 		.l4_csum = opt->frame.tcp || opt->frame.ipv6, .stamp_mask = opt->stamp_every - 1,
@@ -560,19 +548,19 @@ static int run_threads(const struct gen_options *opt, struct gen_bpf *skel, cons
 {
 	int rc = 0;
 
-	for (int i = 0; i < opt->nthreads; i++) {
+	for (__u32 i = 0; i < opt->cores.count; i++) {
 		struct gen_thread *t = &threads[i];
 
-		t->core = opt->cores[i];
+		t->core = opt->cores.cores[i];
 		t->prog_fd = bpf_program__fd(skel->progs.xnf_gen);
 		t->opt = opt;
 		t->frame = frame;
 		t->frame_len = len;
-		t->quota = split(total_frames(opt), opt->nthreads, i);
-		t->rate = opt->rate / opt->nthreads;
+		t->quota = split(total_frames(opt), opt->cores.count, i);
+		t->rate = opt->rate / opt->cores.count;
 		pthread_create(&t->tid, NULL, send_loop, t);
 	}
-	for (int i = 0; i < opt->nthreads; i++) {
+	for (__u32 i = 0; i < opt->cores.count; i++) {
 		pthread_join(threads[i].tid, NULL);
 		if (threads[i].error && !rc) {
 			explain_run_error(threads[i].error, opt->iface);
@@ -611,7 +599,7 @@ static void report(const struct gen_options *opt, const struct gen_thread *threa
 	       "\"rate_target\": %.0f, \"seconds\": %.6f, \"threads\": [",
 	       opt->iface, opt->frame.size, opt->frame.tcp ? "tcp" : "udp", opt->frame.ipv6 ? "true" : "false",
 	       opt->flows, opt->rate, seconds);
-	for (int i = 0; i < opt->nthreads; i++) {
+	for (__u32 i = 0; i < opt->cores.count; i++) {
 		unsigned long long built = built_on(skel, threads[i].core);
 
 		printf("%s{\"core\": %d, \"requested\": %llu, \"built\": %llu}", i ? ", " : "", threads[i].core,
@@ -639,9 +627,7 @@ static void report(const struct gen_options *opt, const struct gen_thread *threa
 
 int main(int argc, char **argv)
 {
-	struct gen_options opt = { .duration_s = 1.0, .flows = 1, .nthreads = 1, .batch = DEFAULT_BATCH,
-				   .call_ms = DEFAULT_CALL_MS, .drain_ms = 200, .stamp_every = 1,
-				   .frame = { .sport = 9, .dport = 9 } };
+	struct gen_options opt = gen_defaults;
 	static struct gen_thread threads[XNF_GEN_MAX_THREADS];
 	static __u8 frame[MAX_FRAME];
 	struct receiver rx = { .link_fd = -1 };
@@ -650,8 +636,9 @@ int main(int argc, char **argv)
 	__u64 start;
 	int rc, hold_fd;
 
-	if (parse_args(argc, argv, &opt))
-		return 2;
+	rc = parse_args(argc, argv, &opt);
+	if (rc)
+		return rc > 0 ? 0 : 2;
 	frame_len = frame_build(&opt.frame, frame);
 	skel = load_generator(&opt, frame, frame_len);
 	if (!skel) {

@@ -13,7 +13,6 @@
  * Prints one JSON object: per size, calls made, frames sent, ns per call and per frame.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <net/if.h>
 #include <pthread.h>
 #include <sched.h>
@@ -23,6 +22,7 @@
 
 #include <xnf/helpers.h>
 #include <xnf/runtime/log.h>
+#include <xnf/runtime/options.h>
 #include <xnf/runtime/ports.h>
 
 #include "live_tx.h"
@@ -37,52 +37,57 @@ struct options {
 	__u32 nsizes;
 	__u32 frame_len;
 	double seconds;
-	int core;
+	__u32 core; /* (__u32)-1: not pinned */
 };
 
-static int parse_sizes(const char *text, struct options *o)
+static int take_sizes(const struct xnf_option *option, const char *text, void *opts)
 {
+	struct options *o = opts;
 	char copy[256], *save = NULL;
 
 	snprintf(copy, sizeof(copy), "%s", text);
 	o->nsizes = 0;
 	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		long n = strtol(tok, NULL, 10);
-
-		if (o->nsizes == MAX_SIZES || n < 1 || n > XNF_LIVE_MAX_BATCH) {
-			xnf_error("--sizes takes up to %d frame counts from 1 to %d, not '%s'", MAX_SIZES,
-				  XNF_LIVE_MAX_BATCH, text);
+		if (o->nsizes == MAX_SIZES) {
+			xnf_error("--%s takes at most %d frame counts", option->name, MAX_SIZES);
 			return -1;
 		}
-		o->sizes[o->nsizes++] = (__u32)n;
+		if (xnf_parse_uint(option->name, tok, 1, XNF_LIVE_MAX_BATCH, &o->sizes[o->nsizes++]))
+			return -1;
 	}
 	return o->nsizes ? 0 : -1;
 }
 
+#define OPT(field) offsetof(struct options, field)
+
+static const struct xnf_option table[] = {
+	{ .name = "iface", .kind = XNF_OPT_STRING, .value = "IF", .offset = OPT(iface),
+	  .help = "the port to send out of (its peer needs an XDP program or GRO)" },
+	{ .name = "sizes", .kind = XNF_OPT_CUSTOM, .value = "N,N...", .parse = take_sizes,
+	  .default_text = "16,64,256,1024,4096", .help = "frames per call, one measurement each" },
+	{ .name = "frame-len", .kind = XNF_OPT_UINT, .value = "N", .offset = OPT(frame_len), .min = XNF_LIVE_MIN_LEN,
+	  .max = XNF_LIVE_MAX_FRAME, .help = "length of the frame sent" },
+	{ .name = "seconds", .kind = XNF_OPT_NUMBER, .value = "S", .offset = OPT(seconds), .min = 0.001, .max = 3600,
+	  .help = "time per measurement" },
+	{ .name = "core", .kind = XNF_OPT_UINT, .value = "N", .offset = OPT(core), .min = 0, .max = 4095,
+	  .help = "pin to this core", .default_text = "not pinned" },
+	XNF_OPTIONS_END,
+};
+
+static const struct options defaults = {
+	.sizes = { 16, 64, 256, 1024, 4096 }, .nsizes = 5, .frame_len = 60, .seconds = 1.0, .core = (__u32)-1,
+};
+
 static int parse(int argc, char **argv, struct options *o)
 {
-	static const struct option longopts[] = {
-		{ "iface", required_argument, NULL, 'i' }, { "sizes", required_argument, NULL, 's' },
-		{ "frame-len", required_argument, NULL, 'l' }, { "seconds", required_argument, NULL, 't' },
-		{ "core", required_argument, NULL, 'c' }, { 0 },
-	};
-	int c;
+	int rc;
 
-	*o = (struct options){ .frame_len = 60, .seconds = 1.0, .core = -1 };
-	parse_sizes("16,64,256,1024,4096", o);
-	while ((c = getopt_long(argc, argv, "i:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i': o->iface = optarg; break;
-		case 's': if (parse_sizes(optarg, o)) return -1; break;
-		case 'l': o->frame_len = (__u32)strtoul(optarg, NULL, 10); break;
-		case 't': o->seconds = strtod(optarg, NULL); break;
-		case 'c': o->core = atoi(optarg); break;
-		default: return -1;
-		}
-	}
-	if (!o->iface || o->frame_len < XNF_LIVE_MIN_LEN || o->frame_len > XNF_LIVE_MAX_FRAME || o->seconds <= 0) {
-		xnf_error("usage: xnf-live-tx-cost --iface IF [--sizes N,N...] [--frame-len %d-%d] [--seconds S] "
-			  "[--core N]", XNF_LIVE_MIN_LEN, XNF_LIVE_MAX_FRAME);
+	*o = defaults;
+	rc = xnf_options_parse(table, argc, argv, o, NULL, "usage: xnf-live-tx-cost --iface IF [options]", &defaults);
+	if (rc)
+		return rc;
+	if (!o->iface) {
+		xnf_error("--iface is required (see --help)");
 		return -1;
 	}
 	return 0;
@@ -124,14 +129,14 @@ static int measure(struct xnf_live_tx *t, __u32 size, double seconds)
 	return 0;
 }
 
-static void pin(int core)
+static void pin(__u32 core)
 {
 	cpu_set_t set;
 
-	if (core < 0)
+	if (core == (__u32)-1)
 		return;
 	CPU_ZERO(&set);
-	CPU_SET(core, &set);
+	CPU_SET((int)core, &set);
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
@@ -144,7 +149,10 @@ int main(int argc, char **argv)
 	char err[512];
 	int rc = 0;
 
-	if (parse(argc, argv, &o) || xnf_ports_resolve((char *const *)&o.iface, 1, &port))
+	rc = parse(argc, argv, &o);
+	if (rc)
+		return rc > 0 ? 0 : 2;
+	if (xnf_ports_resolve((char *const *)&o.iface, 1, &port))
 		return 2;
 	pin(o.core);
 	t = xnf_live_tx_open(&port, 1, 1, &frames, FRAME_SIZE, err, sizeof(err));

@@ -14,40 +14,63 @@
 #include <unistd.h>
 
 #include <xnf/runtime/log.h>
+#include <xnf/runtime/options.h>
 #include <xnf/runtime/ports.h>
 #include <xnf/runtime/xdp_attach.h>
 
+struct options {
+	const char *object;
+	char *names[XNF_MAX_PORTS];
+	__u32 n;
+	bool generic;
+};
+
+static int take_iface(const struct xnf_option *o, const char *text, void *opts)
+{
+	struct options *opt = opts;
+
+	if (opt->n == XNF_MAX_PORTS) {
+		xnf_error("more than %d interfaces given", XNF_MAX_PORTS);
+		return -1;
+	}
+	opt->names[opt->n++] = (char *)text;
+	return 0;
+}
+
+static const struct xnf_option table[] = {
+	{ .name = "object", .kind = XNF_OPT_STRING, .value = "FILE", .offset = offsetof(struct options, object),
+	  .help = "the BPF object whose first XDP program is attached" },
+	{ .name = "iface", .kind = XNF_OPT_CUSTOM, .value = "IF", .repeat = true, .parse = take_iface,
+	  .help = "an interface to attach it to; give it again for more" },
+	{ .name = "generic", .kind = XNF_OPT_FLAG, .offset = offsetof(struct options, generic),
+	  .help = "skb-mode XDP instead of the driver's" },
+	XNF_OPTIONS_END,
+};
+
 int main(int argc, char **argv)
 {
-	char *names[XNF_MAX_PORTS];
 	struct xnf_port ports[XNF_MAX_PORTS];
 	int link_fds[XNF_MAX_PORTS];
 	struct bpf_program *prog = NULL, *p;
+	struct options opt = { 0 };
 	struct bpf_object *obj;
-	bool generic = false;
-	__u32 n = 0;
 	sigset_t mask;
-	int sig;
+	int sig, rc;
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: xnf-xdp-load OBJECT.o --iface IF [--iface IF ...] [--generic]\n");
+	rc = xnf_options_parse(table, argc, argv, &opt, NULL,
+			       "usage: xnf-xdp-load --object FILE --iface IF [--iface IF ...] [--generic]\n"
+			       "attaches an XDP program through bpf_links until SIGINT or SIGTERM", NULL);
+	if (rc)
+		return rc > 0 ? 0 : 2;
+	if (!opt.object) {
+		xnf_error("--object is required (see --help)");
 		return 2;
 	}
-	for (int i = 2; i < argc; i++) {
-		if (strcmp(argv[i], "--iface") == 0 && i + 1 < argc && n < XNF_MAX_PORTS)
-			names[n++] = argv[++i];
-		else if (strcmp(argv[i], "--generic") == 0)
-			generic = true;
-		else {
-			xnf_error("unexpected argument '%s'", argv[i]);
-			return 2;
-		}
-	}
-	if (xnf_ports_resolve(names, n, ports))
+	if (xnf_ports_resolve(opt.names, opt.n, ports))
 		return 1;
-	obj = bpf_object__open_file(argv[1], NULL);
+	obj = bpf_object__open_file(opt.object, NULL);
 	if (!obj) {
-		xnf_error("cannot open %s: %s", argv[1], strerror(errno));
+		xnf_error("cannot open %s: %s", opt.object, strerror(errno));
 		return 1;
 	}
 	bpf_object__for_each_program(p, obj) {
@@ -55,7 +78,7 @@ int main(int argc, char **argv)
 			prog = p;
 	}
 	if (!prog || bpf_object__load(obj)) {
-		xnf_error("%s has no XDP program that loads", argv[1]);
+		xnf_error("%s has no XDP program that loads", opt.object);
 		bpf_object__close(obj);
 		return 1;
 	}
@@ -63,14 +86,14 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
-	if (xnf_xdp_attach_ports(bpf_program__fd(prog), ports, n, generic, link_fds)) {
+	if (xnf_xdp_attach_ports(bpf_program__fd(prog), ports, opt.n, opt.generic, link_fds)) {
 		bpf_object__close(obj);
 		return 1;
 	}
 	printf("xnf-xdp-load: %s attached\n", bpf_program__name(prog));
 	fflush(stdout);
 	sigwait(&mask, &sig);
-	xnf_xdp_detach_ports(link_fds, n);
+	xnf_xdp_detach_ports(link_fds, opt.n);
 	bpf_object__close(obj);
 	return 0;
 }

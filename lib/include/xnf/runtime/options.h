@@ -23,6 +23,7 @@
 enum xnf_option_kind {
 	XNF_OPT_FLAG,   /* bool; takes no value */
 	XNF_OPT_UINT,   /* __u32 in [min, max] */
+	XNF_OPT_U64,    /* __u64 in [min, max] */
 	XNF_OPT_NUMBER, /* double in [min, max] */
 	XNF_OPT_STRING, /* const char *, the argument itself */
 	XNF_OPT_CHOICE, /* int: the index of the value in choices */

@@ -1,0 +1,88 @@
+"""One contract: an NF binary's option table gives its --help, its checks and its describe output, and the Python
+CLI shows and enforces exactly that, restating none of it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from xnf import build, contract
+
+NFS = build.available_nfs() + build.test_nfs()
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "xnf", *args], capture_output=True, text=True)
+
+
+def binary(nf: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(build.nf_binary(nf)), *args], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("nf", NFS)
+def test_help_is_the_described_table(nf):
+    described = contract.describe(nf)
+    own = binary(nf, "run", "--help")
+    assert own.returncode == 0
+    listed = [line.split("--", 1)[1].split()[0] for line in own.stdout.splitlines()
+              if line.startswith("  ") and "--" in line[:10] and not line.strip().startswith("-h")]
+    assert listed == [o["name"] for o in described["options"]]
+    for option in described["options"]:
+        if option["default"] is not None:
+            assert f"(default {option['default']})" in own.stdout.replace("\n" + " " * 27, " ")
+    for mode in described["modes"]:
+        assert f"  {mode['name']:<12} {mode['summary']}" in own.stdout
+    through_cli = cli("run", nf, "--help")
+    assert through_cli.returncode == 0 and through_cli.stdout == own.stdout
+
+
+def test_xnf_run_help_lists_the_runtime_contract():
+    shown = cli("run", "--help")
+    assert shown.returncode == 0
+    for option in contract.runtime()["options"]:
+        assert f"--{option['name']}" in shown.stdout
+    for mode in contract.mode_names():
+        assert f"  {mode} " in shown.stdout
+
+
+def bad_values(option: dict) -> list[tuple[str, str]]:
+    """(value, what the refusal says) for each way the table says a value can be wrong."""
+    name = option["name"]
+    if option["kind"] == "uint":
+        rule = f"--{name} takes a whole number from {option['min']:.0f} to {option['max']:.0f}"
+        return [(f"{option['max'] + 1:.0f}", rule), ("x", rule)] + ([(f"{option['min'] - 1:.0f}", rule)]
+                                                                     if option["min"] > 0 else [])
+    if option["kind"] == "choice":
+        return [("bogus", f"--{name} takes {', '.join(option['choices'][:-1])} or {option['choices'][-1]}, "
+                          "not 'bogus'")]
+    if option["kind"] == "cores":
+        return [("99", f"--{name}: '99' is not one of this machine's cores"),
+                ("0,0", f"--{name}: core 0 is given twice")]
+    return []
+
+
+@pytest.mark.parametrize("option", [o for o in contract.runtime()["options"] if bad_values(o)],
+                         ids=lambda o: o["name"])
+def test_every_checked_value_is_refused_as_described(option):
+    for value, message in bad_values(option):
+        refused = cli("run", contract.RUNTIME_REFERENCE_NF, "--mode", "afxdp", "--iface", "lo", f"--{option['name']}",
+                      value)
+        assert refused.returncode == 2, (option["name"], value, refused.stderr)
+        assert message in refused.stderr and refused.stderr.count("\n") == 1, refused.stderr
+
+
+def test_an_nf_option_is_in_its_contract():
+    router = contract.describe("router")
+    fib = [o for o in router["options"] if o["name"] == "fib"]
+    assert fib and fib[0]["section"].startswith("this NF's own options")
+    refused = cli("run", "router", "--mode", "xdp", "--iface", "lo", "--fib", "sideways")
+    assert refused.returncode == 2 and "--fib sideways: the table to route by reads" in refused.stderr
+
+
+def test_limits_and_stat_names_are_described_once():
+    runtime = contract.runtime()
+    assert runtime["limits"]["chain_members"] >= 2 and runtime["limits"]["ports"] >= 2
+    assert "drop" in runtime["stats"]["verdicts"] and "live_frames" in runtime["stats"]["worker"]
+    assert runtime["tx_paths"] == next(o["choices"] for o in runtime["options"] if o["name"] == "tx-path")
