@@ -22,6 +22,7 @@
 #include <xnf/runtime/json.h>
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/options.h>
+#include <xnf/runtime/ports.h>
 #include <xnf/runtime/rules_engine.h>
 #include <xnf/runtime/stats.h>
 #include <xnf/internal/chain.h>
@@ -156,12 +157,7 @@ static int take_iface(const struct xnf_option *o, const char *text, void *opts)
 {
 	struct run_options *opt = opts;
 
-	if (opt->nifaces == XNF_MAX_PORTS) {
-		xnf_error("more than %d interfaces given", XNF_MAX_PORTS);
-		return -1;
-	}
-	opt->ifaces[opt->nifaces++] = (char *)text;
-	return 0;
+	return xnf_ports_add_name(opt->ifaces, &opt->nifaces, text);
 }
 
 /* NAME=ENTRIES, with an optional binary K/M/G multiplier. */

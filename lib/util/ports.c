@@ -4,6 +4,16 @@
 
 #include <string.h>
 
+int xnf_ports_add_name(char **names, __u32 *count, const char *name)
+{
+	if (*count == XNF_MAX_PORTS) {
+		xnf_error("more than %d interfaces given", XNF_MAX_PORTS);
+		return -1;
+	}
+	names[(*count)++] = (char *)name;
+	return 0;
+}
+
 int xnf_ports_resolve(char *const *names, __u32 count, struct xnf_port *ports)
 {
 	if (count == 0) {

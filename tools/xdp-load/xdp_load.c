@@ -29,12 +29,7 @@ static int take_iface(const struct xnf_option *o, const char *text, void *opts)
 {
 	struct options *opt = opts;
 
-	if (opt->n == XNF_MAX_PORTS) {
-		xnf_error("more than %d interfaces given", XNF_MAX_PORTS);
-		return -1;
-	}
-	opt->names[opt->n++] = (char *)text;
-	return 0;
+	return xnf_ports_add_name(opt->names, &opt->n, text);
 }
 
 static const struct xnf_option table[] = {
