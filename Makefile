@@ -45,7 +45,7 @@ DIFF_BINS := $(foreach n,$(NFS),$(BUILD)/tests/xnf-diff-$(n))
 TEST_BINS := $(BUILD)/tests/test-native-maps $(BUILD)/tests/test-maps-concurrent
 BENCH_OBJS := $(patsubst bench/baselines/%.bpf.c,$(BUILD)/bench/%.bpf.o,$(wildcard bench/baselines/*.bpf.c))
 
-.PHONY: all clean
+.PHONY: all clean install
 all: $(NF_BINS) $(DIFF_BINS) $(TOOLS) $(TEST_BINS) $(BENCH_OBJS) $(BUILD)/bpf/xnf_pass.bpf.o $(BUILD)/bpf/xnf_sink.bpf.o
 
 $(BUILD)/%.o: %.c
@@ -65,37 +65,19 @@ $(LIBXNF): $(LIB_OBJS)
 	@mkdir -p $(@D)
 	ar rcs $@ $^
 
-# Per-NF rules: objects, skeleton, glue, binary, differential harness.
+# Per-NF rules: the shared NF build (mk/nf.mk, also what `xnf build` uses outside the tree), then the
+# differential harness, which links the same objects with its own main.
+XNF_INCLUDE     := include
+XNF_RT_INCLUDE  := lib/include
+XNF_LIBS        := $(BUILD)/lib/runtime/main.o $(LIBXNF)
+XNF_SKEL_GLUE   := lib/xdp/skel_glue.c
+XNF_CHECK_SDK   := $(CHECK_SDK)
+XNF_BPF_INCLUDE := -I/usr/include/$(MULTIARCH)
+CFLAGS_BASE      = $(CFLAGS)
+include mk/nf.mk
+
 define NF_RULES
-$(BUILD)/nfs/$(1)/$(1).bpf.o: $(call nf_src,$(1))
-	@mkdir -p $$(@D)
-	@$(CHECK_SDK) $$<
-	$(CLANG) $(BPF_CFLAGS) -I$(call nf_dir,$(1)) -c $$< -o $$@
-
-$(BUILD)/nfs/$(1)/$(1).skel.h: $(BUILD)/nfs/$(1)/$(1).bpf.o
-	$(BPFTOOL) gen skeleton $$< name $(1)_bpf > $$@.tmp && mv $$@.tmp $$@
-
-$(BUILD)/nfs/$(1)/$(1).native.o: $(call nf_src,$(1))
-	@mkdir -p $$(@D)
-	@$(CHECK_SDK) $$<
-	$(CC) $(NF_CFLAGS) -I$(call nf_dir,$(1)) -c $$< -o $$@
-
-$(BUILD)/nfs/$(1)/skel_glue.o: lib/xdp/skel_glue.c $(BUILD)/nfs/$(1)/$(1).skel.h
-	$(CC) $(RT_CFLAGS) -I$(BUILD)/nfs/$(1) -DXNF_SKEL_HEADER='"$(1).skel.h"' -DXNF_SKEL=$(1)_bpf -c $$< -o $$@
-
-# The NF's native-only side: its rules codec (<nf>_rules.c) and/or start step (<nf>_control.c).
-$(1)_CONTROL_SRC := $(wildcard $(call nf_dir,$(1))/$(1)_rules.c $(call nf_dir,$(1))/$(1)_control.c)
-$(1)_OBJS := $(BUILD)/nfs/$(1)/$(1).native.o $(BUILD)/nfs/$(1)/skel_glue.o \
-	$$(patsubst $(call nf_dir,$(1))/%.c,$(BUILD)/nfs/$(1)/%.o,$$($(1)_CONTROL_SRC))
-
-$(BUILD)/nfs/$(1)/%.o: $(call nf_dir,$(1))/%.c
-	@mkdir -p $$(@D)
-	@$(CHECK_SDK) $$<
-	$(CC) $(NF_CFLAGS) -I$(call nf_dir,$(1)) -c $$< -o $$@
-
-$(BUILD)/bin/xnf-$(1): $$($(1)_OBJS) $(BUILD)/lib/runtime/main.o $(LIBXNF)
-	@mkdir -p $$(@D)
-	$(CC) -o $$@ $$^ $(LDLIBS)
+$(call XNF_NF_RULES,$(1),$(call nf_dir,$(1)),$(BUILD)/nfs/$(1),$(BUILD)/bin/xnf-$(1))
 
 $(BUILD)/tests/xnf-diff-$(1): $$($(1)_OBJS) $(BUILD)/tests/c/diff_main.o $(LIBXNF)
 	@mkdir -p $$(@D)
@@ -208,6 +190,24 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c
 $(BUILD)/bench/%.bpf.o: bench/baselines/%.bpf.c
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+# make install [PREFIX=/usr/local] [DESTDIR=...]: the SDK (headers, libxnf.a, mk/nf.mk, pkg-config file),
+# the NFs and tools, the lab's helper programs. The Python package installs with pip (pip install .).
+PREFIX  ?= /usr/local
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+SHIPPED_NFS := $(patsubst nfs/%/,%,$(wildcard nfs/*/))
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/xnf/internal $(DESTDIR)$(PREFIX)/lib/xnf/bpf \
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/xnf/include/xnf/runtime
+	install -m 644 include/xnf/*.h $(DESTDIR)$(PREFIX)/include/xnf/
+	install -m 644 include/xnf/internal/*.h $(DESTDIR)$(PREFIX)/include/xnf/internal/
+	install -m 644 $(LIBXNF) $(BUILD)/lib/runtime/main.o $(DESTDIR)$(PREFIX)/lib/xnf/
+	install -m 644 $(BUILD)/bpf/*.bpf.o $(DESTDIR)$(PREFIX)/lib/xnf/bpf/
+	install -m 644 mk/nf.mk lib/xdp/skel_glue.c $(DESTDIR)$(PREFIX)/share/xnf/
+	install -m 644 lib/include/xnf/runtime/embedded.h $(DESTDIR)$(PREFIX)/share/xnf/include/xnf/runtime/
+	install -m 755 scripts/check-sdk-line $(DESTDIR)$(PREFIX)/share/xnf/
+	install -m 755 $(TOOLS) $(foreach n,$(SHIPPED_NFS),$(BUILD)/bin/xnf-$(n)) $(DESTDIR)$(PREFIX)/bin/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' mk/xnf.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/xnf.pc
 
 clean:
 	rm -rf $(BUILD)

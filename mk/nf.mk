@@ -1,0 +1,76 @@
+# How one NF becomes one binary: the rules shared by xnf's own build (the Makefile includes this file and
+# evaluates XNF_NF_RULES for every NF folder) and by NFs built outside it (`xnf build DIR`, or
+# `make -f $(pkg-config --variable=nfmk xnf) NF_DIR=DIR`, against an installed xnf).
+#
+#   NAME.c           the NF (compiled twice: BPF object and native object), <xnf/nf.h> only
+#   NAME_rules.c     its rules codec, NAME_control.c its start/housekeeping steps (optional), <xnf/control.h> only
+#
+# The including side sets:
+#   XNF_INCLUDE     the SDK's headers (include/ in the tree)       XNF_RT_INCLUDE  headers skel_glue.c needs
+#   XNF_LIBS        libxnf.a and the object with main()            XNF_SKEL_GLUE   lib/xdp/skel_glue.c
+#   XNF_CHECK_SDK   scripts/check-sdk-line                          CC, CLANG, BPFTOOL, LDLIBS, CFLAGS_BASE
+#   XNF_BPF_INCLUDE the architecture's include folder for -target bpf
+# and calls $(eval $(call XNF_NF_RULES,NAME,SOURCE_DIR,BUILD_DIR,BINARY)).
+
+XNF_NF_CFLAGS   = $(CFLAGS_BASE) -I$(XNF_INCLUDE)
+XNF_GLUE_CFLAGS = $(CFLAGS_BASE) -I$(XNF_INCLUDE) -I$(XNF_RT_INCLUDE) -DXNF_INTERNAL_OK
+XNF_BPF_CFLAGS  = -O2 -g -target bpf -std=gnu11 -Wall -Werror -Wno-unused-function -I$(XNF_INCLUDE) \
+                  $(XNF_BPF_INCLUDE) -MMD -MP
+
+# $(1) name, $(2) its source folder, $(3) where its objects go, $(4) the binary.
+define XNF_NF_RULES
+$(3)/$(1).bpf.o: $(2)/$(1).c
+	@mkdir -p $$(@D)
+	@$(XNF_CHECK_SDK) $$<
+	$(CLANG) $(XNF_BPF_CFLAGS) -I$(2) -c $$< -o $$@
+
+$(3)/$(1).skel.h: $(3)/$(1).bpf.o
+	$(BPFTOOL) gen skeleton $$< name $(1)_bpf > $$@.tmp && mv $$@.tmp $$@
+
+$(3)/$(1).native.o: $(2)/$(1).c
+	@mkdir -p $$(@D)
+	@$(XNF_CHECK_SDK) $$<
+	$(CC) $(XNF_NF_CFLAGS) -I$(2) -c $$< -o $$@
+
+$(3)/skel_glue.o: $(XNF_SKEL_GLUE) $(3)/$(1).skel.h
+	$(CC) $(XNF_GLUE_CFLAGS) -I$(3) -DXNF_SKEL_HEADER='"$(1).skel.h"' -DXNF_SKEL=$(1)_bpf -c $$< -o $$@
+
+# The NF's native-only side: its rules codec (NAME_rules.c) and/or start step (NAME_control.c).
+$(1)_CONTROL_SRC := $(wildcard $(2)/$(1)_rules.c $(2)/$(1)_control.c)
+$(1)_OBJS := $(3)/$(1).native.o $(3)/skel_glue.o $$(patsubst $(2)/%.c,$(3)/%.o,$$($(1)_CONTROL_SRC))
+
+$(3)/%.o: $(2)/%.c
+	@mkdir -p $$(@D)
+	@$(XNF_CHECK_SDK) $$<
+	$(CC) $(XNF_NF_CFLAGS) -I$(2) -c $$< -o $$@
+
+$(4): $$($(1)_OBJS) $(XNF_LIBS)
+	@mkdir -p $$(@D)
+	$(CC) -o $$@ $$^ $(LDLIBS)
+endef
+
+# Stand-alone use (an installed xnf): make -f nf.mk NF_DIR=DIR [OUT=BINDIR]; the NF is named after its folder.
+ifdef NF_DIR
+XNF_PREFIX      ?= $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/../..)
+XNF_INCLUDE     ?= $(XNF_PREFIX)/include
+XNF_RT_INCLUDE  ?= $(XNF_PREFIX)/share/xnf/include
+XNF_LIBS        ?= $(XNF_PREFIX)/lib/xnf/main.o $(XNF_PREFIX)/lib/xnf/libxnf.a
+XNF_SKEL_GLUE   ?= $(XNF_PREFIX)/share/xnf/skel_glue.c
+XNF_CHECK_SDK   ?= $(XNF_PREFIX)/share/xnf/check-sdk-line
+CC              ?= cc
+CLANG           ?= clang
+BPFTOOL         ?= bpftool
+XNF_BPF_INCLUDE ?= -I/usr/include/$(shell $(CC) -print-multiarch 2>/dev/null)
+CFLAGS_BASE     ?= -O2 -g -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation \
+                   -fno-strict-aliasing -D_GNU_SOURCE -MMD -MP
+LDLIBS          ?= -lxdp -lbpf -lurcu-qsbr -lelf -lz -lpthread -lm
+NF_NAME         := $(notdir $(abspath $(NF_DIR)))
+NF_BUILD        ?= $(abspath $(NF_DIR))/build
+OUT             ?= $(NF_BUILD)
+NF_BINARY       := $(OUT)/xnf-$(NF_NAME)
+
+.PHONY: nf
+nf: $(NF_BINARY)
+$(eval $(call XNF_NF_RULES,$(NF_NAME),$(abspath $(NF_DIR)),$(NF_BUILD),$(NF_BINARY)))
+-include $(wildcard $(NF_BUILD)/*.d)
+endif
