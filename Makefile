@@ -3,11 +3,9 @@
 #   make            all NF binaries, tools and test harnesses
 #   make clean
 
-CC        ?= cc
-CLANG     ?= clang
-BPFTOOL   ?= bpftool
 ARCH      := $(shell uname -m)
-MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+# The compilers and flags, and the rules that turn one NF folder into one binary (shared with `xnf build`).
+include mk/nf.mk
 
 BUILD     := build
 # The SDK line: an NF's sources see include/ only (<xnf/nf.h>, <xnf/control.h> and what they include);
@@ -15,16 +13,12 @@ BUILD     := build
 SDK_INCLUDES     := -Iinclude
 RUNTIME_INCLUDES := -Iinclude -Ilib/include -DXNF_INTERNAL_OK
 
-CFLAGS    ?= -O2 -g
-CFLAGS    += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation -fno-strict-aliasing \
-             -D_GNU_SOURCE -MMD -MP
-NF_CFLAGS  = $(CFLAGS) $(SDK_INCLUDES)
-RT_CFLAGS  = $(CFLAGS) $(RUNTIME_INCLUDES)
-BPF_CFLAGS := -O2 -g -target bpf -std=gnu11 -Wall -Werror -Wno-unused-function \
-             $(SDK_INCLUDES) -I/usr/include/$(MULTIARCH) -MMD -MP
+NF_CFLAGS  = $(CFLAGS) $(XNF_C_FLAGS) $(SDK_INCLUDES)
+RT_CFLAGS  = $(CFLAGS) $(XNF_C_FLAGS) $(RUNTIME_INCLUDES)
+BPF_CFLAGS = $(XNF_BPF_FLAGS) $(SDK_INCLUDES)
 # An NF's source must not reach past the SDK: checked before it is compiled, with a message that says so.
 CHECK_SDK  = scripts/check-sdk-line
-LDLIBS    := -lxdp -lbpf -lurcu-qsbr -lelf -lz -lpthread -lm
+LDLIBS    := $(XNF_LDLIBS)
 
 # Test NFs live under tests/nfs: built the same way, never installed. NF_EXTRA_DIRS adds NF folders from
 # elsewhere (each DIR/NAME/NAME.c), built into build/bin/xnf-NAME the same way.
@@ -65,16 +59,13 @@ $(LIBXNF): $(LIB_OBJS)
 	@mkdir -p $(@D)
 	ar rcs $@ $^
 
-# Per-NF rules: the shared NF build (mk/nf.mk, also what `xnf build` uses outside the tree), then the
+# Per-NF rules: the shared NF build (mk/nf.mk, included above; also what `xnf build` uses outside the tree), then the
 # differential harness, which links the same objects with its own main.
 XNF_INCLUDE     := include
 XNF_RT_INCLUDE  := lib/include
 XNF_LIBS        := $(BUILD)/lib/runtime/main.o $(LIBXNF)
 XNF_SKEL_GLUE   := lib/xdp/skel_glue.c
 XNF_CHECK_SDK   := $(CHECK_SDK)
-XNF_BPF_INCLUDE := -I/usr/include/$(MULTIARCH)
-CFLAGS_BASE      = $(CFLAGS)
-include mk/nf.mk
 
 define NF_RULES
 $(call XNF_NF_RULES,$(1),$(call nf_dir,$(1)),$(BUILD)/nfs/$(1),$(BUILD)/bin/xnf-$(1))
@@ -191,23 +182,30 @@ $(BUILD)/bench/%.bpf.o: bench/baselines/%.bpf.c
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-# make install [PREFIX=/usr/local] [DESTDIR=...]: the SDK (headers, libxnf.a, mk/nf.mk, pkg-config file),
-# the NFs and tools, the lab's helper programs. The Python package installs with pip (pip install .).
+# make install [PREFIX=/usr/local] [DESTDIR=...]: the SDK (headers, libxnf.a, the runtime's objects, nf.mk,
+# xnf.pc), the NFs and tools, the lab's BPF programs, and the Python package with its `xnf` command (its
+# dependencies too, unless DESTDIR stages the install for a package whose system provides them; a staged
+# install leaves the xnf package Python already has alone).
 PREFIX  ?= /usr/local
+PYTHON  ?= python3
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
 SHIPPED_NFS := $(patsubst nfs/%/,%,$(wildcard nfs/*/))
+INSTALL_TO   = $(DESTDIR)$(PREFIX)
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/xnf/internal $(DESTDIR)$(PREFIX)/lib/xnf/bpf \
-		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/xnf/include/xnf/runtime
-	install -m 644 include/xnf/*.h $(DESTDIR)$(PREFIX)/include/xnf/
-	install -m 644 include/xnf/internal/*.h $(DESTDIR)$(PREFIX)/include/xnf/internal/
-	install -m 644 $(LIBXNF) $(BUILD)/lib/runtime/main.o $(DESTDIR)$(PREFIX)/lib/xnf/
-	install -m 644 $(BUILD)/bpf/*.bpf.o $(DESTDIR)$(PREFIX)/lib/xnf/bpf/
-	install -m 644 mk/nf.mk lib/xdp/skel_glue.c $(DESTDIR)$(PREFIX)/share/xnf/
-	install -m 644 lib/include/xnf/runtime/embedded.h $(DESTDIR)$(PREFIX)/share/xnf/include/xnf/runtime/
-	install -m 755 scripts/check-sdk-line $(DESTDIR)$(PREFIX)/share/xnf/
-	install -m 755 $(TOOLS) $(foreach n,$(SHIPPED_NFS),$(BUILD)/bin/xnf-$(n)) $(DESTDIR)$(PREFIX)/bin/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' mk/xnf.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/xnf.pc
+	install -d $(INSTALL_TO)/bin $(INSTALL_TO)/include/xnf/internal $(INSTALL_TO)/lib/xnf/bpf \
+		$(INSTALL_TO)/lib/pkgconfig $(INSTALL_TO)/share/xnf/include/xnf/runtime
+	install -m 644 include/xnf/*.h $(INSTALL_TO)/include/xnf/
+	install -m 644 include/xnf/internal/*.h $(INSTALL_TO)/include/xnf/internal/
+	install -m 644 $(LIBXNF) $(BUILD)/lib/runtime/main.o $(INSTALL_TO)/lib/xnf/
+	install -m 644 $(BUILD)/bpf/*.bpf.o $(INSTALL_TO)/lib/xnf/bpf/
+	install -m 644 mk/nf.mk lib/xdp/skel_glue.c $(INSTALL_TO)/share/xnf/
+	install -m 644 lib/include/xnf/runtime/embedded.h $(INSTALL_TO)/share/xnf/include/xnf/runtime/
+	install -m 755 scripts/check-sdk-line $(INSTALL_TO)/share/xnf/
+	install -m 755 $(TOOLS) $(foreach n,$(SHIPPED_NFS),$(BUILD)/bin/xnf-$(n)) $(INSTALL_TO)/bin/
+	printf '%s\n' $(SHIPPED_NFS) > $(INSTALL_TO)/share/xnf/nfs
+	sed -e 's|@VERSION@|$(VERSION)|' mk/xnf.pc.in > $(INSTALL_TO)/lib/pkgconfig/xnf.pc
+	$(PYTHON) -m pip install -q --root-user-action=ignore --prefix=$(PREFIX) \
+		$(if $(DESTDIR),--root=$(DESTDIR) --no-deps --ignore-installed) .
 
 clean:
 	rm -rf $(BUILD)

@@ -8,14 +8,22 @@
 # The including side sets:
 #   XNF_INCLUDE     the SDK's headers (include/ in the tree)       XNF_RT_INCLUDE  headers skel_glue.c needs
 #   XNF_LIBS        libxnf.a and the object with main()            XNF_SKEL_GLUE   lib/xdp/skel_glue.c
-#   XNF_CHECK_SDK   scripts/check-sdk-line                          CC, CLANG, BPFTOOL, LDLIBS, CFLAGS_BASE
-#   XNF_BPF_INCLUDE the architecture's include folder for -target bpf
+#   XNF_CHECK_SDK   scripts/check-sdk-line
 # and calls $(eval $(call XNF_NF_RULES,NAME,SOURCE_DIR,BUILD_DIR,BINARY)).
 
-XNF_NF_CFLAGS   = $(CFLAGS_BASE) -I$(XNF_INCLUDE)
-XNF_GLUE_CFLAGS = $(CFLAGS_BASE) -I$(XNF_INCLUDE) -I$(XNF_RT_INCLUDE) -DXNF_INTERNAL_OK
-XNF_BPF_CFLAGS  = -O2 -g -target bpf -std=gnu11 -Wall -Werror -Wno-unused-function -I$(XNF_INCLUDE) \
-                  $(XNF_BPF_INCLUDE) -MMD -MP
+# The compilers and flags, for every C file of xnf as well (the tree's Makefile reads them from here).
+CLANG           ?= clang
+BPFTOOL         ?= bpftool
+CFLAGS          ?= -O2 -g
+XNF_C_FLAGS     := -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation \
+                   -fno-strict-aliasing -D_GNU_SOURCE -MMD -MP
+XNF_BPF_FLAGS   := -O2 -g -target bpf -std=gnu11 -Wall -Werror -Wno-unused-function -MMD -MP \
+                   -I/usr/include/$(shell $(CC) -print-multiarch 2>/dev/null)
+XNF_LDLIBS      := -lxdp -lbpf -lurcu-qsbr -lelf -lz -lpthread -lm
+
+XNF_NF_CFLAGS   = $(CFLAGS) $(XNF_C_FLAGS) -I$(XNF_INCLUDE)
+XNF_GLUE_CFLAGS = $(CFLAGS) $(XNF_C_FLAGS) -I$(XNF_INCLUDE) -I$(XNF_RT_INCLUDE) -DXNF_INTERNAL_OK
+XNF_BPF_CFLAGS  = $(XNF_BPF_FLAGS) -I$(XNF_INCLUDE)
 
 # $(1) name, $(2) its source folder, $(3) where its objects go, $(4) the binary.
 define XNF_NF_RULES
@@ -46,28 +54,35 @@ $(3)/%.o: $(2)/%.c
 
 $(4): $$($(1)_OBJS) $(XNF_LIBS)
 	@mkdir -p $$(@D)
-	$(CC) -o $$@ $$^ $(LDLIBS)
+	$(CC) -o $$@ $$^ $(XNF_LDLIBS)
 endef
 
-# Stand-alone use (an installed xnf): make -f nf.mk NF_DIR=DIR [OUT=BINDIR]; the NF is named after its folder.
+# Stand-alone use: make -f nf.mk NF_DIR=DIR [OUT=BINDIR], or `include` this file from an NF's own Makefile;
+# the NF is named after its folder. This file knows where the SDK is from where it sits itself: in a
+# checkout (mk/nf.mk, after `make`) or in an installed prefix (share/xnf/nf.mk, after `make install`).
+XNF_MK_DIR := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 ifdef NF_DIR
-XNF_PREFIX      ?= $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/../..)
+ifneq ($(wildcard $(XNF_MK_DIR)/../lib/include/xnf/runtime),)
+XNF_ROOT        := $(abspath $(XNF_MK_DIR)/..)
+XNF_INCLUDE     ?= $(XNF_ROOT)/include
+XNF_RT_INCLUDE  ?= $(XNF_ROOT)/lib/include
+XNF_LIBS        ?= $(XNF_ROOT)/build/lib/runtime/main.o $(XNF_ROOT)/build/libxnf.a
+XNF_SKEL_GLUE   ?= $(XNF_ROOT)/lib/xdp/skel_glue.c
+XNF_CHECK_SDK   ?= $(XNF_ROOT)/scripts/check-sdk-line
+else
+XNF_PREFIX      ?= $(abspath $(XNF_MK_DIR)/../..)
 XNF_INCLUDE     ?= $(XNF_PREFIX)/include
 XNF_RT_INCLUDE  ?= $(XNF_PREFIX)/share/xnf/include
 XNF_LIBS        ?= $(XNF_PREFIX)/lib/xnf/main.o $(XNF_PREFIX)/lib/xnf/libxnf.a
 XNF_SKEL_GLUE   ?= $(XNF_PREFIX)/share/xnf/skel_glue.c
 XNF_CHECK_SDK   ?= $(XNF_PREFIX)/share/xnf/check-sdk-line
-CC              ?= cc
-CLANG           ?= clang
-BPFTOOL         ?= bpftool
-XNF_BPF_INCLUDE ?= -I/usr/include/$(shell $(CC) -print-multiarch 2>/dev/null)
-CFLAGS_BASE     ?= -O2 -g -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation \
-                   -fno-strict-aliasing -D_GNU_SOURCE -MMD -MP
-LDLIBS          ?= -lxdp -lbpf -lurcu-qsbr -lelf -lz -lpthread -lm
+endif
+$(foreach lib,$(XNF_LIBS),$(if $(wildcard $(lib)),,$(error $(lib) is missing: build xnf first (make, or make install))))
 NF_NAME         := $(notdir $(abspath $(NF_DIR)))
 NF_BUILD        ?= $(abspath $(NF_DIR))/build
 OUT             ?= $(NF_BUILD)
-NF_BINARY       := $(OUT)/xnf-$(NF_NAME)
+NF_BINARY       := $(abspath $(OUT))/xnf-$(NF_NAME)
+$(if $(wildcard $(abspath $(NF_DIR))/$(NF_NAME).c),,$(error $(NF_DIR) holds no $(NF_NAME).c: an NF folder is named after its NF, and NAME/NAME.c is the NF))
 
 .PHONY: nf
 nf: $(NF_BINARY)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* The pieces every rules codec parses and prints: words, MAC addresses, small numbers. */
+/* The pieces every rules codec parses and prints: words, MAC addresses, numbers, ports, protocols. */
 #ifndef XNF_RULES_TEXT_H
 #define XNF_RULES_TEXT_H
 
@@ -13,6 +13,10 @@ int xnf_rules_parse_mac(const char *text, __u8 *mac, char *err, size_t errlen);
 /* A whole number in [min, max]; what names it in the error ("port number (0-7)"). */
 int xnf_rules_parse_number(const char *text, long min, long max, const char *what, __u32 *out, char *err,
 			   size_t errlen);
+/* A TCP or UDP port number in [min, 65535], into network order. */
+int xnf_rules_parse_l4_port(const char *text, long min, __be16 *port, char *err, size_t errlen);
+/* "tcp" or "udp", into IPPROTO_TCP or IPPROTO_UDP. */
+int xnf_rules_parse_tcp_udp(const char *text, __u8 *proto, char *err, size_t errlen);
 void xnf_rules_format_mac(const __u8 *mac, char *out, size_t len);
 
 #endif

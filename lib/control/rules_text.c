@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <arpa/inet.h> /* before the linux headers rules_text.h pulls in */
+#include <netinet/in.h>
 #include <xnf/rules_text.h>
 
 #include <stdio.h>
@@ -41,6 +43,31 @@ int xnf_rules_parse_number(const char *text, long min, long max, const char *wha
 		return -1;
 	}
 	*out = (__u32)n;
+	return 0;
+}
+
+int xnf_rules_parse_l4_port(const char *text, long min, __be16 *port, char *err, size_t errlen)
+{
+	char what[32];
+	__u32 n;
+
+	snprintf(what, sizeof(what), "port number (%ld-65535)", min);
+	if (xnf_rules_parse_number(text, min, 65535, what, &n, err, errlen))
+		return -1;
+	*port = htons((__u16)n);
+	return 0;
+}
+
+int xnf_rules_parse_tcp_udp(const char *text, __u8 *proto, char *err, size_t errlen)
+{
+	if (strcmp(text, "tcp") == 0)
+		*proto = IPPROTO_TCP;
+	else if (strcmp(text, "udp") == 0)
+		*proto = IPPROTO_UDP;
+	else {
+		snprintf(err, errlen, "unknown protocol '%s': use tcp or udp", text);
+		return -1;
+	}
 	return 0;
 }
 

@@ -77,19 +77,6 @@ static int parse_addr(const char *word, struct xnf_5tuple *t, __be32 *addr, char
 	return 0;
 }
 
-static int parse_port(const char *word, __be16 *port, char *err, size_t errlen)
-{
-	char *end;
-	long n = strtol(word, &end, 10);
-
-	if (!*word || *end || n < 0 || n > 65535) {
-		snprintf(err, errlen, "'%s' is not a port number (0-65535)", word);
-		return -1;
-	}
-	*port = htons((__u16)n);
-	return 0;
-}
-
 static int parse_default(char **tok, int ntok, struct xnf_rule_entry *entry, char *err, size_t errlen)
 {
 	__u32 slot = FW_SETTING_DEFAULT_ACTION, action;
@@ -138,8 +125,8 @@ static int fw_parse(const char *text, struct xnf_rule_entry *entry, char *err, s
 	}
 	if (parse_addr(tok[2], &t, t.saddr, err, errlen))
 		return -1;
-	if (has_ports && (parse_port(tok[3], &t.sport, err, errlen) ||
-			  parse_port(tok[5], &t.dport, err, errlen)))
+	if (has_ports && (xnf_rules_parse_l4_port(tok[3], 0, &t.sport, err, errlen) ||
+			  xnf_rules_parse_l4_port(tok[5], 0, &t.dport, err, errlen)))
 		return -1;
 	if (parse_addr(tok[has_ports ? 4 : 3], &t, t.daddr, err, errlen))
 		return -1;

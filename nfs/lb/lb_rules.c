@@ -22,19 +22,6 @@
 
 static const char *const lb_maps[] = { "lb_services", "lb_backends", "lb_config", NULL };
 
-static int parse_proto(const char *word, __u8 *proto, char *err, size_t errlen)
-{
-	if (strcmp(word, "tcp") == 0)
-		*proto = IPPROTO_TCP;
-	else if (strcmp(word, "udp") == 0)
-		*proto = IPPROTO_UDP;
-	else {
-		snprintf(err, errlen, "'%s' is not a protocol the balancer serves: use tcp or udp", word);
-		return -1;
-	}
-	return 0;
-}
-
 /* An address of the given family (0: either); the family found goes to *family. */
 static int parse_addr(const char *word, __u8 *family, __be32 addr[4], char *err, size_t errlen)
 {
@@ -58,21 +45,12 @@ static int parse_addr(const char *word, __u8 *family, __be32 addr[4], char *err,
 	return 0;
 }
 
-static int parse_port(const char *word, __be16 *port, char *err, size_t errlen)
-{
-	__u32 n;
-
-	if (xnf_rules_parse_number(word, 1, 65535, "port number (1-65535)", &n, err, errlen))
-		return -1;
-	*port = htons((__u16)n);
-	return 0;
-}
-
 static int parse_service(char **tok, struct lb_service_key *key, char *err, size_t errlen)
 {
 	memset(key, 0, sizeof(*key));
-	return parse_proto(tok[0], &key->proto, err, errlen) ||
-	       parse_addr(tok[1], &key->family, key->addr, err, errlen) || parse_port(tok[2], &key->port, err, errlen)
+	return xnf_rules_parse_tcp_udp(tok[0], &key->proto, err, errlen) ||
+	       parse_addr(tok[1], &key->family, key->addr, err, errlen) ||
+	       xnf_rules_parse_l4_port(tok[2], 1, &key->port, err, errlen)
 		       ? -1 : 0;
 }
 
@@ -90,7 +68,8 @@ static int parse_backend(char **tok, int ntok, struct xnf_rule_entry *entry, cha
 	if (parse_service(tok + 1, &key.service, err, errlen) ||
 	    xnf_rules_parse_number(tok[5], 0, LB_SLOTS_PER_SERVICE - 1, "slot (0-31)", &slot, err, errlen) ||
 	    parse_addr(tok[6], &key.service.family, backend.addr, err, errlen) ||
-	    parse_port(tok[7], &backend.port, err, errlen) || xnf_rules_parse_mac(tok[9], backend.mac, err, errlen) ||
+	    xnf_rules_parse_l4_port(tok[7], 1, &backend.port, err, errlen) ||
+	    xnf_rules_parse_mac(tok[9], backend.mac, err, errlen) ||
 	    xnf_rules_parse_number(tok[11], 0, XNF_MAX_PORTS - 1, "port index (0-7)", &egress, err, errlen))
 		return -1;
 	key.slot = slot;

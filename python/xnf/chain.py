@@ -53,7 +53,7 @@ def chain_source(nf: str, members: list[str], counters: dict[str, list[str]]) ->
     for member in members:
         lines += [f"#define XNF_CHAIN_MEMBER {member}", f"#define XNF_COUNTER_BASE {base}",
                   f"#define XNF_MEMBER_NCOUNTERS {len(counters[member])}",
-                  f'#include "{build.nf_source(member).relative_to(build.REPO_ROOT)}"',
+                  f'#include "{build.nf_source(member).relative_to(build.layout().root)}"',
                   "#undef XNF_CHAIN_MEMBER", "#undef XNF_COUNTER_BASE", "#undef XNF_MEMBER_NCOUNTERS", ""]
         base += len(counters[member])
     if base > contract.limit("nf_counters"):
@@ -96,19 +96,23 @@ def _write_if_changed(path, text: str) -> None:
 def ensure_chain(nf: str, test_harness: bool = False):
     """Generates and builds the chain's binary (and, if asked, its kernel-vs-native harness); returns its path."""
     members = members_of(nf)
+    root = build.layout().root
+    if not build.layout().checkout:
+        raise XnfError(f"{nf}: chains are built from the sources of an xnf checkout, and this xnf is installed: "
+                       "run xnf from a checkout, or set XNF_PREFIX to one")
     build.ensure_built()
     counters = {m: _counter_names(m) for m in members}
     ident = chain_id(members)
-    folder = build.BUILD_DIR / "chains" / ident
+    folder = root / "build" / "chains" / ident
     folder.mkdir(parents=True, exist_ok=True)
     _write_if_changed(folder / "chain.c", chain_source(nf, members, counters))
     _write_if_changed(folder / "chain_control.c", control_source(nf, members))
     _write_if_changed(folder / "members.mk", f"{ident}_MEMBERS := {' '.join(members)}\n")
-    binary = build.BIN_DIR / f"xnf-chain-{ident}"
-    targets = [str(binary.relative_to(build.REPO_ROOT))]
+    binary = build.layout().bin_dir / f"xnf-chain-{ident}"
+    targets = [str(binary.relative_to(root))]
     if test_harness:
         targets.append(f"build/tests/xnf-diff-chain-{ident}")
-    made = subprocess.run(["make", "-s", "-C", str(build.REPO_ROOT)] + targets, capture_output=True, text=True)
+    made = subprocess.run(["make", "-s", "-C", str(root)] + targets, capture_output=True, text=True)
     if made.returncode != 0:
         raise XnfError(f"building {nf} failed:\n{made.stderr.strip()[-3000:]}")
     return binary

@@ -119,8 +119,23 @@ def cmd_ps(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    built = build.user_nfs()
     for nf in build.available_nfs():
-        print(nf)
+        print(f"{nf}\t(built: {built[nf]})" if nf in built else nf)
+    return 0
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from xnf.build_nf import build_nf
+
+    binary = build_nf(Path(args.folder), Path(args.out) if args.out else None)
+    name = binary.name.removeprefix("xnf-")
+    print(f"built {binary}")
+    if binary.parent.resolve() not in (d.resolve() for d in build.user_nf_dirs()):
+        print(f"xnf commands find it with XNF_NF_DIR={binary.parent}")
+    print(f"run it with: sudo xnf run {name} --mode xdp --iface IF")
     return 0
 
 
@@ -144,9 +159,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from xnf.bench.grid import run_benchmark
-    from xnf.build import ensure_built
-
-    ensure_built()
+    build.ensure_built()
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn()) as progress:
         task = progress.add_task(f"{bench.name}", total=None)
         path = run_benchmark(bench, Path(args.out),
@@ -193,7 +206,13 @@ def make_parser() -> argparse.ArgumentParser:
     rules.set_defaults(func=cmd_rules)
 
     sub.add_parser("ps", help="running NF instances").set_defaults(func=cmd_ps)
-    sub.add_parser("list", help="NFs this build has").set_defaults(func=cmd_list)
+    sub.add_parser("list", help="the NFs xnf has: shipped, and built with 'xnf build'").set_defaults(func=cmd_list)
+
+    build_cmd = sub.add_parser("build", help="build an NF of your own (a folder NAME/ with NAME.c) into xnf-NAME")
+    build_cmd.add_argument("folder", help="the NF's folder (docs/writing-an-nf.md)")
+    build_cmd.add_argument("--out", help="where the binary goes (default: $XNF_NF_DIR, else ~/.local/share/xnf/nfs, "
+                           "where every xnf command looks)")
+    build_cmd.set_defaults(func=cmd_build)
 
     bench = sub.add_parser("bench", help="list or run the benchmarks (results in results/)")
     bench.add_argument("action", choices=("list", "run"))

@@ -18,8 +18,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from xnf import control
-from xnf.build import BIN_DIR, ensure_built
+from xnf import build, control
 from xnf.lab import cpu, veth_stats
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.pktio import PacketPort
@@ -150,7 +149,7 @@ def _measure(t: Topology, nf: str, mode: str, tx_path: str | None, seconds: floa
             return veth_stats.read(t.gen_ns, "gen0")["rx_xdp_drops"]  # frames back at the generator side
 
         before, cpu_before = completed(), cpu.snapshot()
-        gen = t.run(t.gen_ns, [str(BIN_DIR / "xnf-gen"), "--iface", "gen0", "--dst-mac", t.links[0].dut_mac,
+        gen = t.run(t.gen_ns, [str(build.tool_binary("xnf-gen")), "--iface", "gen0", "--dst-mac", t.links[0].dut_mac,
                                "--duration", str(seconds), "--cores", str(GEN_CORE), "--call-ms", "1000"],
                     timeout=seconds + 30)
         after, cpu_after = completed(), cpu.snapshot()
@@ -192,7 +191,7 @@ def rates(seconds: float) -> None:
 
 
 def run(seconds: float = 2.0) -> int:
-    ensure_built()
+    build.ensure_built()
     ok = behaviour()
     rates(seconds)
     leftover = [name for name in control.instances() if name.startswith("xnf-")]

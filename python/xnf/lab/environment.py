@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import platform
 import re
@@ -9,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from xnf.build import REPO_ROOT
+from xnf import build
 
 
 def _cpu_model() -> str:
@@ -35,15 +36,27 @@ def _tsc_hz() -> float | None:
     return found
 
 
+def _version() -> str:
+    """The commit of a checkout, or the version of an installed xnf."""
+    where = build.layout()
+    if where.checkout:
+        commit = subprocess.run(["git", "-C", str(where.root), "rev-parse", "--short", "HEAD"],
+                                capture_output=True, text=True).stdout.strip()
+        if commit:
+            return commit
+    try:
+        return "xnf " + importlib.metadata.version("xnf")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def describe() -> dict:
-    commit = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
     return {
         "kernel": platform.release(),
         "cpu_model": _cpu_model(),
         "cores": os.cpu_count(),
         "tsc_hz": _tsc_hz(),
-        "commit": commit or "unknown",
+        "commit": _version(),
         "command_line": " ".join(sys.argv),
         "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from xnf.build import BIN_DIR
+from xnf import build
 from xnf.lab import cpu, veth_stats
 from xnf.lab.topology import Topology
 
@@ -34,7 +34,7 @@ class Flood:
 def flood(t: Topology, seconds: float, core: int, gen_args: list[str]) -> Flood:
     """xnf-gen pinned to core, unpaced, 1 s calls, for seconds; gen_args: its traffic options."""
     returned_before, cpu_before = veth_stats.read(t.gen_ns, "gen0")["rx_xdp_drops"], cpu.snapshot()
-    gen = t.run(t.gen_ns, [str(BIN_DIR / "xnf-gen"), "--iface", "gen0", "--dst-mac", t.links[0].dut_mac,
+    gen = t.run(t.gen_ns, [str(build.tool_binary("xnf-gen")), "--iface", "gen0", "--dst-mac", t.links[0].dut_mac,
                            "--duration", str(seconds), "--cores", str(core), "--call-ms", "1000", *gen_args],
                 timeout=seconds + 30)
     cpu_after, returned_after = cpu.snapshot(), veth_stats.read(t.gen_ns, "gen0")["rx_xdp_drops"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, replace
 
-from xnf.build import BIN_DIR
+from xnf import build
 from xnf.errors import XnfError
 from xnf.lab import cpu
 from xnf.lab.topology import Topology
@@ -94,7 +94,7 @@ def run_trial(topology: Topology, rate: float, seconds: float, traffic: TrafficS
     processed (sent - its verdict counters), instead of what did not come back."""
     traffic = traffic or TrafficSpec()
     tx, rx = topology.links[link], topology.links[rx_link if rx_link is not None else link]
-    argv = [str(BIN_DIR / "xnf-gen"), "--iface", tx.gen_if, "--dst-mac", tx.dut_mac, "--rx-iface", rx.gen_if,
+    argv = [str(build.tool_binary("xnf-gen")), "--iface", tx.gen_if, "--dst-mac", tx.dut_mac, "--rx-iface", rx.gen_if,
             "--duration", str(seconds), "--rate", str(rate)] + traffic.argv()
     processed_before = _processed(sink) if sink else 0
     before = cpu.snapshot()

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from xnf.build import BUILD_DIR
+from xnf import build
 from xnf.errors import XnfError
 from xnf.lab import netns
 
@@ -32,7 +32,7 @@ _live: list["Topology"] = []
 # Generator-side XDP: "pass" hands returned frames to the stack (tests capture them with AF_PACKET);
 # "drop" sinks them in XDP, counted by veth; None attaches nothing (xnf-gen --rx-iface attaches its
 # receiver there itself).
-GEN_PROGRAMS = {"pass": BUILD_DIR / "bpf" / "xnf_pass.bpf.o", "drop": BUILD_DIR / "bpf" / "xnf_sink.bpf.o"}
+GEN_PROGRAMS = {"pass": "xnf_pass", "drop": "xnf_sink"}
 
 
 @dataclass
@@ -149,7 +149,7 @@ class Topology:
                    (self.dut_ns, link.dut_if, link.dut_mac, link.dut_ip))
         if self.gen_xdp:
             # veth fact: a frame the DUT sends with XDP_TX reaches gen<i> only if gen<i> has XDP.
-            netns.ip("link", "set", "dev", link.gen_if, "xdp", "obj", str(GEN_PROGRAMS[self.gen_xdp]),
+            netns.ip("link", "set", "dev", link.gen_if, "xdp", "obj", str(build.bpf_object(GEN_PROGRAMS[self.gen_xdp])),
                      "sec", "xdp", ns=self.gen_ns)
         else:
             # veth fact: dut<i> takes frames from XDP (redirects, the live transmit path) only while gen<i> has
