@@ -37,10 +37,11 @@ TOOLS     := $(BUILD)/bin/xnf-gen $(BUILD)/bin/xnf-xdp-load $(BUILD)/bin/xnf-afx
 NF_BINS   := $(foreach n,$(NFS),$(BUILD)/bin/xnf-$(n))
 DIFF_BINS := $(foreach n,$(NFS),$(BUILD)/tests/xnf-diff-$(n))
 TEST_BINS := $(BUILD)/tests/test-native-maps $(BUILD)/tests/test-maps-concurrent
-BENCH_OBJS := $(patsubst bench/baselines/%.bpf.c,$(BUILD)/bench/%.bpf.o,$(wildcard bench/baselines/*.bpf.c))
+# The lab's own XDP programs: the generator side's pass and sink, the hand-written baselines.
+LAB_BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(wildcard bpf/*.bpf.c))
 
 .PHONY: all clean install
-all: $(NF_BINS) $(DIFF_BINS) $(TOOLS) $(TEST_BINS) $(BENCH_OBJS) $(BUILD)/bpf/xnf_pass.bpf.o $(BUILD)/bpf/xnf_sink.bpf.o
+all: $(NF_BINS) $(DIFF_BINS) $(TOOLS) $(TEST_BINS) $(LAB_BPF_OBJS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
@@ -175,10 +176,6 @@ $(BUILD)/tests/test-maps-concurrent: tests/c/test_maps_concurrent.c lib/maps/nat
 	$(CC) $(filter-out -MMD -MP,$(RT_CFLAGS)) $(ASAN_FLAGS) -o $@ $^ -lurcu-qsbr -lpthread
 
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c
-	@mkdir -p $(@D)
-	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
-
-$(BUILD)/bench/%.bpf.o: bench/baselines/%.bpf.c
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 

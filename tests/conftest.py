@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -10,8 +9,9 @@ import sys
 
 import pytest
 
-from xnf.build import BIN_DIR, REPO_ROOT, ensure_built
+from xnf.build import REPO_ROOT, ensure_built
 from xnf.lab import topology as topo
+from xnf.lab.generator import Generator
 
 
 
@@ -43,9 +43,7 @@ def bare_pair():
 
 def gen(t: topo.Topology, *args: str) -> dict:
     """Runs xnf-gen on gen0 towards the DUT, receiving on gen0; returns its JSON summary."""
-    result = t.run(t.gen_ns, [str(BIN_DIR / "xnf-gen"), "--iface", "gen0", "--dst-mac", t.links[0].dut_mac,
-                              "--rx-iface", "gen0", *args])
-    return json.loads(result.stdout)
+    return Generator(t, receive_on=0).run(*args).summary
 
 
 @pytest.fixture

@@ -52,14 +52,24 @@ static __always_inline void xnf__count_event_at(__u32 index)
 #endif
 #define xnf_count_event(index) xnf__count_event_at((XNF_COUNTER_BASE) + (index))
 
-#if defined(XNF_TARGET_BPF)
+#define XNF__CAT2(a, b) a##b
+#define XNF__CAT(a, b) XNF__CAT2(a, b)
+#define XNF__COUNT_NAMES(...) ((__u32)(sizeof((const char *[]){ __VA_ARGS__ }) / sizeof(const char *)))
+
+#if defined(XNF_CHAIN_MEMBER)
+/* In a chain: how many counters the member has (the next member counts from after them) and, natively, their
+ * names. The chain's code declares both beforehand, tentatively: a member without counters leaves them 0. */
+#ifdef XNF_TARGET_BPF
+#define XNF_COUNTER_NAMES(...) \
+	static const __u32 XNF__CAT(xnf_ncounters_, XNF_CHAIN_MEMBER) = XNF__COUNT_NAMES(__VA_ARGS__)
+#else
+#define XNF_COUNTER_NAMES(...)                                                                  \
+	static const __u32 XNF__CAT(xnf_ncounters_, XNF_CHAIN_MEMBER) = XNF__COUNT_NAMES(__VA_ARGS__); \
+	static const char *const *const XNF__CAT(xnf_counter_names_, XNF_CHAIN_MEMBER) =        \
+		(const char *const[]){ __VA_ARGS__, NULL }
+#endif
+#elif defined(XNF_TARGET_BPF)
 #define XNF_COUNTER_NAMES(...) extern int xnf__counter_names_are_native_only
-#elif defined(XNF_CHAIN_MEMBER)
-/* The chain lists the names itself; this checks it was generated for these counters. */
-#define XNF_COUNTER_NAMES(...)                                                 \
-	_Static_assert(sizeof((const char *[]){ __VA_ARGS__ }) / sizeof(const char *) == \
-			       XNF_MEMBER_NCOUNTERS,                           \
-		       "the chain was generated for other counters: rebuild it")
 #else
 #define XNF_COUNTER_NAMES(...) const char *xnf_nf_counter_names[] = { __VA_ARGS__, NULL }
 #endif

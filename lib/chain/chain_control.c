@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The control side of a chain: one rules codec, start step and housekeeping
- * step made of its members'. A chain's rule line starts with the member it is
+ * step made of its members', and one list of counter names ("firewall.rule_drop"). A chain's rule line starts with the member it is
  * for ("firewall drop udp ...", "lb service tcp ..."), and is listed that way.
  * Linked only into chain binaries (not part of libxnf.a, whose no_rules.o and
  * friends give standalone NFs their defaults).
@@ -96,9 +96,37 @@ __attribute__((constructor)) static void collect_chain_maps(void)
 	}
 }
 
+/* The members' counters as the runtime reports them: "member.name", in chain order, the order their bases follow. */
+const char *xnf_nf_counter_names[XNF_MAX_NF_COUNTERS + 1];
+static char counter_name_text[XNF_MAX_NF_COUNTERS][XNF_RULE_MAX_TEXT / 4];
+static __u32 chain_counters_declared;
+
+__attribute__((constructor)) static void collect_counter_names(void)
+{
+	struct xnf_chain_counters members[XNF_CHAIN_MAX_MEMBERS + 1];
+
+	xnf_chain_counter_list(members);
+	for (const struct xnf_chain_counters *c = members; c->member; c++) {
+		for (__u32 i = 0; i < c->count; i++, chain_counters_declared++) {
+			__u32 n = chain_counters_declared;
+
+			if (n >= XNF_MAX_NF_COUNTERS)
+				continue;
+			snprintf(counter_name_text[n], sizeof(counter_name_text[n]), "%s.%s", c->member, c->names[i]);
+			xnf_nf_counter_names[n] = counter_name_text[n];
+		}
+	}
+}
+
 static int chain_start(const struct xnf_rules_target *maps, char *err, size_t errlen)
 {
 	char reason[512];
+
+	if (chain_counters_declared > XNF_MAX_NF_COUNTERS) {
+		snprintf(err, errlen, "its NFs have %u counters together, more than the %u one program holds: "
+			 "chain fewer of them", chain_counters_declared, XNF_MAX_NF_COUNTERS);
+		return -1;
+	}
 
 	for (const struct xnf_chain_member *m = xnf_chain_members; m->name; m++) {
 		if (m->start && *m->start && (*m->start)(maps, reason, sizeof(reason))) {

@@ -153,11 +153,7 @@ def _unknown_nf(nf: str) -> XnfError:
 
 
 def nf_binary(nf: str) -> Path:
-    """The binary of an NF or a chain ('chain:a,b'), built if needed; unknown NFs get a clear error."""
-    from xnf import chain  # chain builds on this module
-
-    if chain.is_chain(nf):
-        return chain.ensure_chain(nf)
+    """The binary of one NF (not a chain: programs.nf_binary), built if needed; unknown NFs get a clear error."""
     if nf in layout().shipped_nfs() or nf in test_nfs():
         path = layout().bin_dir / f"xnf-{nf}"
         if not path.exists():

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from xnf import build, control
+from xnf import build, control, programs
 from xnf.errors import XnfError
 
 
@@ -27,7 +27,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         print(RUN_USAGE + contract.help_text())
         return 0
-    binary = build.nf_binary(args.nf)
+    binary = programs.nf_binary(args.nf)
     if not {"-h", "--help"} & set(args.options):
         _require_root("xnf run")
     argv = [str(binary), "run", *args.options]
@@ -142,13 +142,28 @@ def cmd_build(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from xnf.bench import catalog
 
+    asks_help = bool({"-h", "--help"} & set(args.options))
+    if not args.action or (asks_help and (not args.name or isinstance(catalog.find(args.name), catalog.Benchmark))):
+        args.parser.print_help()
+        return 0
     if args.action == "list":
         for bench in catalog.BENCHMARKS:
-            print(f"{bench.name:18s} {bench.description}")
+            print(f"{bench.name:20s} {bench.description}")
+        for study in catalog.STUDIES:
+            print(f"{study.NAME:20s} {study.DESCRIPTION} (study: 'xnf bench run {study.NAME} --help')")
         return 0
     if not args.name:
         raise XnfError("'xnf bench run' needs a benchmark name: see 'xnf bench list'")
     bench = catalog.find(args.name)
+    if isinstance(bench, catalog.Benchmark):
+        if args.options:
+            raise XnfError(f"{bench.name} is a grid: it takes --out and --dut-receive-core only, not "
+                           f"{' '.join(args.options)}")
+        return _run_grid(args, bench)
+    return _run_study(args, bench)
+
+
+def _run_grid(args: argparse.Namespace, bench) -> int:
     if args.dut_receive_core is not None:
         import dataclasses
 
@@ -159,12 +174,31 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from xnf.bench.grid import run_benchmark
+
     build.ensure_built()
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn()) as progress:
         task = progress.add_task(f"{bench.name}", total=None)
         path = run_benchmark(bench, Path(args.out),
                              lambda text: progress.update(task, description=f"{bench.name}: {text}"))
     print(f"results: {path} (and {path.with_suffix('.csv').name}); draw them with: xnf report {path}")
+    return 0
+
+
+def _run_study(args: argparse.Namespace, study) -> int:
+    """A study's own options come after its name; its docstring is its --help."""
+    from pathlib import Path
+
+    parser = argparse.ArgumentParser(prog=f"xnf bench run {study.NAME}", description=study.__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="--out DIR: where the results files go (default: results)")
+    study.add_arguments(parser)
+    options = parser.parse_args(args.options)
+    if args.dut_receive_core is not None:
+        raise XnfError(f"{study.NAME} places its work on cores itself: --dut-receive-core is for the grids")
+    _require_root("xnf bench run")
+    build.ensure_built()
+    path = study.run(options, Path(args.out))
+    print(f"results: {path} (and {path.with_suffix('.csv').name})")
     return 0
 
 
@@ -214,14 +248,15 @@ def make_parser() -> argparse.ArgumentParser:
                            "where every xnf command looks)")
     build_cmd.set_defaults(func=cmd_build)
 
-    bench = sub.add_parser("bench", help="list or run the benchmarks (results in results/)")
-    bench.add_argument("action", choices=("list", "run"))
+    # Its --help is handled in cmd_bench: after a study's name it is the study's own.
+    bench = sub.add_parser("bench", add_help=False, help="list or run the benchmarks (results in results/)")
+    bench.add_argument("action", nargs="?", choices=("list", "run"))
     bench.add_argument("name", nargs="?", help="benchmark to run (see 'xnf bench list')")
     bench.add_argument("--out", default="results", help="where results files go")
     bench.add_argument("--dut-receive-core", type=int, metavar="CORE",
                        help="XDP modes: run the DUT's receive (and the NF) in threaded NAPI on CORE, not in softirq "
                             "on the generator's core (docs/lab.md)")
-    bench.set_defaults(func=cmd_bench)
+    bench.set_defaults(func=cmd_bench, parser=bench)
 
     report = sub.add_parser("report", help="plots and a Markdown page from a results file")
     report.add_argument("results", help="a results JSON written by 'xnf bench run'")
@@ -239,6 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if args.command == "run":
         args.options = extra  # AF_XDP settings (--queues, --workers, --batch ...): the NF binary checks them
+    elif args.command == "bench":
+        args.options = extra  # a study's own options: its parser checks them
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:

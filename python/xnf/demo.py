@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import json
 import struct
 import tempfile
 from pathlib import Path
@@ -19,13 +18,14 @@ from rich.console import Console
 from rich.table import Table
 
 from xnf import build, control
-from xnf.lab import cpu, veth_stats
+from xnf.lab import veth_stats
+from xnf.lab.cores import GEN_CORE
+from xnf.lab.flood import flood
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.pktio import PacketPort
 from xnf.lab.topology import Link, Topology
 
 console = Console()
-GEN_CORE = 0
 
 
 def _udp_frame(link: Link, sport: int, dport: int) -> bytes:
@@ -148,16 +148,11 @@ def _measure(t: Topology, nf: str, mode: str, tx_path: str | None, seconds: floa
                 return instance.stats()["drop"]["packets"]
             return veth_stats.read(t.gen_ns, "gen0")["rx_xdp_drops"]  # frames back at the generator side
 
-        before, cpu_before = completed(), cpu.snapshot()
-        gen = t.run(t.gen_ns, [str(build.tool_binary("xnf-gen")), "--iface", "gen0", "--dst-mac", t.links[0].dut_mac,
-                               "--duration", str(seconds), "--cores", str(GEN_CORE), "--call-ms", "1000"],
-                    timeout=seconds + 30)
-        after, cpu_after = completed(), cpu.snapshot()
+        run = flood(t, seconds, GEN_CORE, [], completed)
     finally:
         instance.stop()
-    result = json.loads(gen.stdout)
-    return {"nf": nf, "mode": mode, "tx_path": tx_path or "", "sent": result["sent"],
-            "mpps": (after - before) / result["seconds"] / 1e6, "cpu": cpu.split(cpu_before, cpu_after)}
+    return {"nf": nf, "mode": mode, "tx_path": tx_path or "", "sent": run.sent, "mpps": run.mpps(run.returned),
+            "cpu": run.cpu}
 
 
 # Per NF: XDP, then AF_XDP on each transmit path (drop sends nothing, so it has one AF_XDP line).

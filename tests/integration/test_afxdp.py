@@ -8,6 +8,7 @@ import pytest
 from packets import arp_request, swap_macs, udp4
 from test_xdp_nfs import FW_RULES, exchange, firewall_traffic
 from xnf import control
+from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.pktio import PacketPort
 from xnf.lab.topology import Topology
@@ -134,9 +135,7 @@ def test_no_frame_is_lost_under_overload_drops_and_redirects(queues, rules_file)
     """Overload with drops, redirects between ports and full rings on the xsk ring path; afterwards every
     UMEM frame is in exactly one place (a scan finds none twice and none missing). The live path's own
     accounting is tested in test_live_tx.py."""
-    import json
 
-    from xnf.build import BIN_DIR
 
     with Topology("two-port", queues=queues, gen_xdp="drop") as t:
         link = t.links[0]
@@ -145,9 +144,8 @@ def test_no_frame_is_lost_under_overload_drops_and_redirects(queues, rules_file)
                               extra=["--queues", str(queues), "--workers", str(queues), "--ring-size", "512",
                                      "--tx-path", "xsk"])
         cores = "0,1" if queues == 2 else "0"
-        gen = t.run(t.gen_ns, [str(BIN_DIR / "xnf-gen"), "--iface", "gen0", "--dst-mac", link.dut_mac,
-                               "--count", "2000000", "--cores", cores, "--call-ms", "100"])
-        assert json.loads(gen.stdout)["sent"] == 2000000
+        gen = Generator(t).run("--count", "2000000", "--cores", cores, "--call-ms", "100")
+        assert gen.summary["sent"] == 2000000
         with_drops = [udp4(link, 1, 1, seq=i) for i in range(100)]
         exchange(t, with_drops, send_link=0, recv_link=1)
 
@@ -180,10 +178,8 @@ def test_frames_request_needs_sockets(pair):
 def test_rules_change_under_load_in_user_space(rules_file):
     """Hundreds of rule changes through the control socket while the generator floods the workers:
     the data path keeps running and the final rule set is exactly what was left."""
-    import json
     import threading
 
-    from xnf.build import BIN_DIR
 
     with Topology("pair", gen_xdp="drop") as t:
         link = t.links[0]
@@ -200,11 +196,10 @@ def test_rules_change_under_load_in_user_space(rules_file):
 
         worker = threading.Thread(target=churn)
         worker.start()
-        gen = t.run(t.gen_ns, [str(BIN_DIR / "xnf-gen"), "--iface", "gen0", "--dst-mac", link.dut_mac,
-                               "--duration", "2", "--cores", "0", "--call-ms", "100"])
+        gen = Generator(t).run("--duration", "2", "--cores", "0", "--call-ms", "100")
         worker.join(timeout=60)
         assert done.is_set()
-        sent = json.loads(gen.stdout)["sent"]
+        sent = gen.summary["sent"]
         stats = control.request_json(nf.name, "stats")
         assert stats["workers"][0]["rx_packets"] > 0 and sent > 0
         listed = nf.request("rules list").splitlines()

@@ -6,27 +6,26 @@ for, on real veth pairs, and that they leave nothing attached behind them.
 
 from __future__ import annotations
 
-import json
 import subprocess
 
 import pytest
 
 from conftest import gen, xdp_attached
-from xnf.build import BIN_DIR, BUILD_DIR
+from xnf import build
+from xnf.build import BIN_DIR
 from xnf.errors import XnfError
 from xnf.lab import netns, veth_stats
+from xnf.lab.generator import Generator
 from xnf.lab.testpmd import RUNTIME_DIR, Testpmd
 
-SINK = BUILD_DIR / "bpf" / "xnf_sink.bpf.o"
+SINK = build.bpf_object("xnf_sink")
 
 
 def test_reference_generator_accounts_for_every_frame(bare_pair):
     netns.ip("link", "set", "dev", "dut0", "xdp", "obj", str(SINK), "sec", "xdp", ns=bare_pair.dut_ns)
     rx0, tx0 = veth_stats.read(bare_pair.dut_ns, "dut0"), veth_stats.read(bare_pair.gen_ns, "gen0")
-    out = bare_pair.run(bare_pair.gen_ns, [str(BIN_DIR / "xnf-gen-ref"), "--iface", "gen0", "--dst-mac",
-                                           bare_pair.links[0].dut_mac, "--duration", "0.2", "--batch", "256"])
+    sent = Generator(bare_pair, program="xnf-gen-ref").run("--duration", "0.2", "--batch", "256").summary["sent"]
     rx1, tx1 = veth_stats.read(bare_pair.dut_ns, "dut0"), veth_stats.read(bare_pair.gen_ns, "gen0")
-    sent = json.loads(out.stdout)["sent"]
     delivered = rx1["rx_xdp_drops"] - rx0["rx_xdp_drops"]
     refused = tx1.get("tx_xdp_xmit_errors", 0) - tx0.get("tx_xdp_xmit_errors", 0)
     assert sent >= 1 << 20 and sent % (1 << 20) == 0

@@ -1,11 +1,11 @@
 """The numbers the lab publishes come from three counters that must agree exactly."""
 
-import json
 
 import pytest
 
 from xnf.build import BIN_DIR
 from xnf.lab import cpu, veth_stats
+from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
 
@@ -16,11 +16,9 @@ def test_generator_veth_and_nf_counts_agree(cores):
         nf = NfInstance.start(t, "drop", "xdp", t.dut_ifaces)
         before = veth_stats.read(t.dut_ns, "dut0")
         cpu_before = cpu.snapshot()
-        gen = t.run(t.gen_ns, [str(BIN_DIR / "xnf-gen"), "--iface", "gen0", "--dst-mac", t.links[0].dut_mac,
-                               "--count", "200000", "--cores", cores, "--call-ms", "100"])
+        sent = Generator(t).run("--count", "200000", "--cores", cores, "--call-ms", "100").summary["sent"]
         usage = cpu.split(cpu_before, cpu.snapshot())
         after = veth_stats.read(t.dut_ns, "dut0")
-        sent = json.loads(gen.stdout)["sent"]
         assert sent == 200000
         assert after["rx_xdp_drops"] - before["rx_xdp_drops"] == sent
         assert after["rx_xdp_packets"] - before["rx_xdp_packets"] == sent

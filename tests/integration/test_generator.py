@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
 from conftest import gen
-from xnf.build import BIN_DIR
 from xnf.lab import veth_stats
+from xnf.lab.generator import Generator
 from xnf.lab.measure import TrafficSpec, run_trial
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.rfc2544 import search_once
@@ -63,10 +62,9 @@ def test_threads_sharing_a_queue_are_warned_about_and_refusals_counted():
     with Topology("pair", queues=1, gen_xdp=None) as t:
         NfInstance.start(t, "macswap", "xdp", t.dut_ifaces)
         before_gen = veth_stats.read(t.gen_ns, "gen0")
-        result = t.run(t.gen_ns, [str(BIN_DIR / "xnf-gen"), "--iface", "gen0", "--dst-mac", t.links[0].dut_mac,
-                                  "--rx-iface", "gen0", "--count", "123457", "--cores", "0,1"])
+        result = Generator(t, receive_on=0).run("--count", "123457", "--cores", "0,1")
         after_gen = veth_stats.read(t.gen_ns, "gen0")
-        out = json.loads(result.stdout)
+        out = result.summary
         assert "2 sender threads on gen0 with 1 tx queue" in result.stderr
         assert out["send_errors"] == after_gen["tx_xdp_xmit_errors"] - before_gen["tx_xdp_xmit_errors"]
         assert out["sent"] + out["send_errors"] == out["built"]
@@ -83,8 +81,7 @@ def test_paced_run_offers_exactly_rate_times_duration(bare_pair):
 
 
 def test_receiver_refuses_a_busy_interface(pair):
-    result = pair.run(pair.gen_ns, [str(BIN_DIR / "xnf-gen"), "--iface", "gen0", "--dst-mac", pair.links[0].dut_mac,
-                                    "--rx-iface", "gen0", "--count", "10"], check=False)
+    result = Generator(pair, receive_on=0).run("--count", "10", check=False)
     assert result.returncode == 1
     assert "needs the interface to itself" in result.stderr and "Traceback" not in result.stderr
 

@@ -3,7 +3,6 @@ in order within a flow, every frame accounted for under overload, and a clear me
 
 from __future__ import annotations
 
-import json
 import time
 
 import pytest
@@ -15,9 +14,9 @@ from test_chains import chain_rules, traffic as chain_traffic
 from test_lb import BACKENDS, VIP, expected_backend, from_backend, lb_rules, to_service
 from test_router import routes, udp, udp6
 from test_xdp_nfs import FW_RULES, exchange, firewall_traffic
-from xnf import control
-from xnf.build import BIN_DIR, BUILD_DIR
+from xnf import build, control
 from xnf.lab import veth_stats
+from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
 
@@ -118,10 +117,8 @@ def test_no_reordering_within_a_flow(queues):
         NfInstance.start(t, "macswap", "afxdp", t.dut_ifaces,
                          extra=LIVE + ["--queues", str(queues), "--workers", str(queues)])
         cores = "0,1" if queues == 2 else "0"
-        result = t.run(t.gen_ns, [str(BIN_DIR / "xnf-gen"), "--iface", "gen0", "--dst-mac", t.links[0].dut_mac,
-                                  "--rx-iface", "gen0", "--count", "100000", "--flows", "64", "--rate", "200000",
-                                  "--cores", cores])
-        out = json.loads(result.stdout)
+        out = Generator(t, receive_on=0).run("--count", "100000", "--flows", "64", "--rate", "200000",
+                                             "--cores", cores).summary
         assert out["sent"] == 100000
         assert out["reordered"] == 0 and out["lost"] == 0 and out["received"] == 100000, out
 
@@ -137,9 +134,8 @@ def test_every_frame_is_accounted_for_under_overload(rules_file):
                               rules=rules_file(f"drop udp {link.gen_ip} 1 {link.dut_ip} 1\n"),
                               extra=LIVE + ["--ring-size", "512", "--cores", "1"])
         before = {p: veth_stats.read(t.dut_ns, p) for p in ("dut0", "dut1")}
-        gen = t.run(t.gen_ns, [str(BIN_DIR / "xnf-gen"), "--iface", "gen0", "--dst-mac", link.dut_mac,
-                               "--count", "2000000", "--cores", "0", "--call-ms", "100", "--flows", "16"])
-        assert json.loads(gen.stdout)["sent"] == 2000000
+        gen = Generator(t).run("--count", "2000000", "--cores", "0", "--call-ms", "100", "--flows", "16")
+        assert gen.summary["sent"] == 2000000
         exchange(t, [udp4(link, 1, 1, seq=i) for i in range(100)], send_link=0, recv_link=1)
         time.sleep(0.2)
         stats = control.request_json(nf.name, "stats")
@@ -201,7 +197,7 @@ def test_a_port_that_refuses_xdp_frames():
         sent = [udp4(t.links[0], 1000 + i, 2000) for i in range(10)]
         assert len(exchange(t, sent, expect=10)) == 10
         assert control.request_json(nf.name, "stats")["workers"][0]["tx_path"] == {"dut0": "xsk"}
-        t.run(t.gen_ns, ["ip", "link", "set", "gen0", "xdpdrv", "obj", str(BUILD_DIR / "bpf" / "xnf_pass.bpf.o"),
+        t.run(t.gen_ns, ["ip", "link", "set", "gen0", "xdpdrv", "obj", str(build.bpf_object("xnf_pass")),
                          "sec", "xdp"])
         deadline = time.monotonic() + 5
         while control.request_json(nf.name, "stats")["workers"][0]["tx_path"] != {"dut0": "live"}:

@@ -1,8 +1,15 @@
-"""The benchmarks xnf ships. `xnf bench list` shows them; `xnf bench run NAME` runs one."""
+"""The benchmarks xnf ships. `xnf bench list` shows them; `xnf bench run NAME` runs one.
+
+Two kinds share one home, one order of trials (bench/rounds.py), one generator wrapper and one results
+writer: grids (a declared NFs x modes x parameters sweep, measured by grid.py) and studies (python/xnf/bench/
+studies/: a comparison with its own subjects and yardsticks, and its own options)."""
 
 from __future__ import annotations
 
+from types import ModuleType
+
 from xnf.bench.grid import Benchmark
+from xnf.bench.studies import afxdp_modes, generator_reference, live_tx, xdp_overhead
 from xnf.errors import XnfError
 
 def _cost_model(name: str, nf: str, what: str, param: str, values: list[int]) -> Benchmark:
@@ -66,8 +73,20 @@ BENCHMARKS = [
 ]
 
 
-def find(name: str) -> Benchmark:
+# Each study module has NAME, DESCRIPTION, add_arguments(parser) and run(args, out_dir) -> results path.
+STUDIES: list[ModuleType] = [xdp_overhead, afxdp_modes, generator_reference, live_tx]
+
+
+def names() -> list[str]:
+    return [b.name for b in BENCHMARKS] + [s.NAME for s in STUDIES]
+
+
+def find(name: str) -> Benchmark | ModuleType:
+    """A grid (Benchmark) or a study module."""
     for bench in BENCHMARKS:
         if bench.name == name:
             return bench
-    raise XnfError(f"unknown benchmark '{name}': choose one of {', '.join(b.name for b in BENCHMARKS)}")
+    for study in STUDIES:
+        if study.NAME == name:
+            return study
+    raise XnfError(f"unknown benchmark '{name}': choose one of {', '.join(names())}")

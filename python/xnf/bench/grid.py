@@ -7,7 +7,6 @@ sample is kept; the summary is computed from them.
 
 from __future__ import annotations
 
-import csv
 import itertools
 import json
 import statistics
@@ -16,15 +15,15 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from xnf.bench import nf_setup
+from xnf.bench import nf_setup, results_file
+from xnf.bench.rounds import interleaved
 from xnf.lab import environment
+from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.measure import TrafficSpec, run_trial
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.rfc2544 import measure_throughput
 from xnf.lab.topology import Topology
 
-GEN_CORE = 0
-WORKER_CORE = 1
 
 
 @dataclass
@@ -96,7 +95,7 @@ def _measure_case(bench: Benchmark, case: dict, tsc_hz: float | None, rules_dir:
             Path(rules).write_text(rules_text)
         extra = list(setup.extra)
         if case["mode"].startswith("afxdp") or case["mode"].startswith("xdp-sk"):
-            extra += ["--cores", str(WORKER_CORE)]
+            extra += ["--cores", str(DUT_CORE)]
         if "tx_path" in case:
             extra += ["--tx-path", case["tx_path"]]
         instance = NfInstance.start(t, case["nf"], case["mode"], t.dut_ifaces, rules=rules, extra=extra)
@@ -148,23 +147,19 @@ def run_benchmark(bench: Benchmark, out_dir: Path, progress: Callable[[str], Non
     cases = bench.cases()
     samples = []
     out_dir.mkdir(parents=True, exist_ok=True)
-    for rep in range(bench.repetitions):
-        for case in (cases if rep % 2 == 0 else cases[::-1]):
-            if progress:
-                progress(f"rep {rep + 1}/{bench.repetitions} {case}")
-            started = time.time()
-            result = _measure_case(bench, case, env["tsc_hz"], out_dir)
-            samples.append({"case": case, "repetition": rep, "started": started, "result": result})
+    for rep, case in interleaved(cases, bench.repetitions):
+        if progress:
+            progress(f"rep {rep + 1}/{bench.repetitions} {case}")
+        started = time.time()
+        result = _measure_case(bench, case, env["tsc_hz"], out_dir)
+        samples.append({"case": case, "repetition": rep, "started": started, "result": result})
     summary = _summarise(samples)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    path = out_dir / f"{bench.name}-{stamp}.json"
-    path.write_text(json.dumps({"benchmark": asdict(bench), "environment": env, "generator_core": GEN_CORE,
-                                "worker_core": WORKER_CORE, "summary": summary, "samples": samples},
-                               indent=1, default=list))
-    with open(path.with_suffix(".csv"), "w", newline="") as f:
-        fields = sorted({k for row in summary for k in row}, key=lambda k: (k not in ("nf", "mode"), k))
-        writer = csv.DictWriter(f, fieldnames=fields)
-        writer.writeheader()
-        for row in summary:
-            writer.writerow({k: (",".join(map(str, v)) if isinstance(v, (list, tuple)) else v) for k, v in row.items()})
-    return path
+    return results_file.write(out_dir, bench.name, {"benchmark": asdict(bench), "environment": env,
+                                                    "generator_core": GEN_CORE, "worker_core": DUT_CORE,
+                                                    "summary": summary, "samples": samples},
+                              [_csv_order(row) for row in summary])
+
+
+def _csv_order(row: dict) -> dict:
+    """The case's NF and mode first, the rest by name."""
+    return dict(sorted(row.items(), key=lambda kv: (kv[0] not in ("nf", "mode"), kv[0])))

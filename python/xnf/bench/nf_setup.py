@@ -15,8 +15,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 
-from xnf import build
-from xnf.errors import XnfError
+from xnf.lab.generator import Generator
 from xnf.lab.topology import Topology
 
 GEN_MAX_FLOWS = 65536
@@ -70,10 +69,6 @@ def setup_for(case: dict, topology: Topology) -> NfSetup:
 
 def warm_up(topology: Topology, setup: NfSetup, flows: int) -> None:
     """Opens the lb's extra sessions: one generator run of `flows` new flows per client address."""
-    link = topology.links[0]
     for client in setup.warmup_clients:
-        argv = [str(build.tool_binary("xnf-gen")), "--iface", link.gen_if, "--dst-mac", link.dut_mac, "--src-ip", client,
-                "--count", str(flows), "--rate", "500000", "--flows", str(flows), "--vary", "sport"]
-        result = topology.run(topology.gen_ns, argv, check=False, timeout=120)
-        if result.returncode != 0:
-            raise XnfError(f"warm-up run of xnf-gen failed: {result.stderr.strip()}")
+        Generator(topology).run("--src-ip", client, "--count", str(flows), "--rate", "500000", "--flows", str(flows),
+                                "--vary", "sport")

@@ -1,5 +1,6 @@
-"""Where a stand-alone benchmark script's results go: one timestamped JSON file with everything (the set-up,
-the environment, the summary, every raw sample, the command line) and a CSV of the summary beside it."""
+"""Where every benchmark's results go (the grids and the studies alike): NAME-STAMP.json with everything
+(the set-up, the environment, the same-run yardsticks, the summary, every raw sample, the command line) and
+NAME-STAMP.csv beside it, one row per summary line (or per sample, where the summary is not a table)."""
 
 from __future__ import annotations
 
@@ -10,15 +11,18 @@ import time
 from pathlib import Path
 
 
-def write(out_dir: str | Path, name: str, header: dict, summary: list[dict], samples: list[dict]) -> Path:
+def write(out_dir: str | Path, name: str, doc: dict, rows: list[dict]) -> Path:
+    """Writes doc (with "benchmark": name unless doc names it itself, and the command line) and the rows;
+    returns the JSON's path. Lists and tuples in a row become comma-separated cells."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     path = out / f"{name}-{stamp}.json"
-    doc = {"benchmark": name, **header, "command": " ".join(sys.argv), "summary": summary, "samples": samples}
-    path.write_text(json.dumps(doc, indent=2))
-    with open(out / f"{name}-{stamp}.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(summary[0]) if summary else [])
+    path.write_text(json.dumps({"benchmark": name, "command": " ".join(sys.argv), **doc}, indent=1, default=list))
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    with open(path.with_suffix(".csv"), "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=columns)
         writer.writeheader()
-        writer.writerows(summary)
+        writer.writerows({k: ",".join(map(str, v)) if isinstance(v, (list, tuple)) else v for k, v in row.items()}
+                         for row in rows)
     return path

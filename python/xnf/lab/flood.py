@@ -1,14 +1,15 @@
-"""One flat-out run of xnf-gen from gen0 into the device under test, for the stand-alone benchmarks: what the
-generator sent, what came back to gen0 (counted by veth's own XDP counter there, the same for every subject,
-so gen0 needs the topology's XDP sink: gen_xdp="drop"), and every core's CPU time meanwhile."""
+"""One flat-out run of xnf-gen from gen0 into the device under test, for the benchmark studies and the demo:
+what the generator sent, what the DUT completed (by default the frames that came back to gen0, counted by
+veth's own XDP counter there, the same for every subject, so gen0 needs the topology's XDP sink:
+gen_xdp="drop"), and every core's CPU time meanwhile."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
+from typing import Callable
 
-from xnf import build
 from xnf.lab import cpu, veth_stats
+from xnf.lab.generator import Generator, flat_out
 from xnf.lab.topology import Topology
 
 
@@ -31,12 +32,16 @@ class Flood:
         return sum(c["busy"] for c in self.cpu.values()) / frames * 1e9 if frames else None
 
 
-def flood(t: Topology, seconds: float, core: int, gen_args: list[str]) -> Flood:
-    """xnf-gen pinned to core, unpaced, 1 s calls, for seconds; gen_args: its traffic options."""
-    returned_before, cpu_before = veth_stats.read(t.gen_ns, "gen0")["rx_xdp_drops"], cpu.snapshot()
-    gen = t.run(t.gen_ns, [str(build.tool_binary("xnf-gen")), "--iface", "gen0", "--dst-mac", t.links[0].dut_mac,
-                           "--duration", str(seconds), "--cores", str(core), "--call-ms", "1000", *gen_args],
-                timeout=seconds + 30)
-    cpu_after, returned_after = cpu.snapshot(), veth_stats.read(t.gen_ns, "gen0")["rx_xdp_drops"]
-    out = json.loads(gen.stdout)
-    return Flood(out["sent"], out["seconds"], returned_after - returned_before, cpu.split(cpu_before, cpu_after))
+def returned_to_gen0(t: Topology) -> Callable[[], int]:
+    return lambda: veth_stats.read(t.gen_ns, "gen0")["rx_xdp_drops"]
+
+
+def flood(t: Topology, seconds: float, core: int, gen_args: list[str],
+          completed: Callable[[], int] | None = None) -> Flood:
+    """xnf-gen pinned to core, unpaced, 1 s calls, for seconds; gen_args: its traffic options. completed:
+    a counter of the frames the DUT completed (default: returned to gen0)."""
+    completed = completed or returned_to_gen0(t)
+    done_before, cpu_before = completed(), cpu.snapshot()
+    out = Generator(t).run(*flat_out(seconds, core), *gen_args).summary
+    cpu_after, done_after = cpu.snapshot(), completed()
+    return Flood(out["sent"], out["seconds"], done_after - done_before, cpu.split(cpu_before, cpu_after))

@@ -9,12 +9,10 @@ cores) is reported beside it.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, replace
 
-from xnf import build
-from xnf.errors import XnfError
 from xnf.lab import cpu
+from xnf.lab.generator import Generator
 from xnf.lab.topology import Topology
 
 
@@ -93,16 +91,11 @@ def run_trial(topology: Topology, rate: float, seconds: float, traffic: TrafficS
     sink: for an NF that sends nothing back (drop), its NfInstance: loss is then what the NF never
     processed (sent - its verdict counters), instead of what did not come back."""
     traffic = traffic or TrafficSpec()
-    tx, rx = topology.links[link], topology.links[rx_link if rx_link is not None else link]
-    argv = [str(build.tool_binary("xnf-gen")), "--iface", tx.gen_if, "--dst-mac", tx.dut_mac, "--rx-iface", rx.gen_if,
-            "--duration", str(seconds), "--rate", str(rate)] + traffic.argv()
+    generator = Generator(topology, link=link, receive_on=rx_link if rx_link is not None else link)
     processed_before = _processed(sink) if sink else 0
     before = cpu.snapshot()
-    result = topology.run(topology.gen_ns, argv, check=False, timeout=seconds + 60)
+    out = generator.run("--duration", str(seconds), "--rate", str(rate), *traffic.argv()).summary
     usage = cpu.split(before, cpu.snapshot())
-    if result.returncode != 0:
-        raise XnfError(f"xnf-gen failed: {result.stderr.strip()}")
-    out = json.loads(result.stdout)
     if sink:
         processed = _processed(sink) - processed_before
         out["lost"] = max(out["sent"] - processed, 0)

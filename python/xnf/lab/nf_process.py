@@ -7,7 +7,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 
-from xnf import build, control
+from xnf import control, programs
 from xnf.errors import XnfError
 from xnf.lab.topology import Topology
 
@@ -27,7 +27,7 @@ class NfInstance:
         """Starts the NF and returns once its control socket answers; raises with its stderr if it exits.
         extra: more options for the NF binary (AF_XDP settings, for instance)."""
         name = name or f"{topology.dut_ns}-{nf}".replace(":", "-").replace(",", "-")
-        argv = [str(build.nf_binary(nf)), "run", "--mode", mode, "--name", name]
+        argv = [str(programs.nf_binary(nf)), "run", "--mode", mode, "--name", name]
         for iface in ifaces:
             argv += ["--iface", iface]
         if rules:

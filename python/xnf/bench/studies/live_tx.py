@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The live-frames transmit path (--tx-path live) beside the xsk ring, DPDK testpmd's net_af_xdp and XDP mode.
 
 Part 1, forwarding rate. Every subject forwards what xnf-gen sends flat out from core 0 (1,000 UDP flows,
@@ -19,8 +18,8 @@ transmit program, out of dut0 on core 1, in calls of 16 to 4,096 frames (60- and
 through ns per call against frames per call gives the fixed cost of a call and the cost of a frame.
 --study adds live macswap with 64, 256 and 4,096 frames per call beside the default 1,024.
 
-    python3 bench/live_tx.py [--rounds 5] [--seconds 3] [--latency] [--profile] [--study] [--cost] [--no-dpdk]
-                             [--out DIR]
+    xnf bench run live-tx [--rounds 5] [--seconds 3] [--latency] [--profile] [--study] [--cost] [--no-dpdk]
+                          [--out DIR]
 """
 
 from __future__ import annotations
@@ -29,24 +28,27 @@ import argparse
 import json
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from xnf import control
+from xnf import build, control
 from xnf.bench import nf_setup, results_file
-from xnf.build import BIN_DIR, ensure_built
+from xnf.bench.rounds import interleaved
 from xnf.lab import environment
+from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood
+from xnf.lab.generator import Generator, flat_out
 from xnf.lab.measure import TrafficSpec
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.rfc2544 import measure_throughput
 from xnf.lab.testpmd import Testpmd
 from xnf.lab.topology import Topology
 
-GEN_CORE, WORKER_CORE = 0, 1
+NAME = "live-tx"
+DESCRIPTION = ("the live-frames transmit path beside the xsk ring, DPDK testpmd's net_af_xdp and XDP; "
+               "--latency, --profile, --cost, --study add parts")
 FLOWS = 1000
 GEN_TRAFFIC = ["--flows", str(FLOWS), "--vary", "sport", "--stamp-every", "64"]
 
@@ -67,14 +69,14 @@ class Subject:
 
     def start(self, t: Topology, rules_dir: Path) -> None:
         if self.mode is None:
-            self.handle = Testpmd.start(t, self.nf, "af_xdp", "dut0", core=WORKER_CORE, control_core=GEN_CORE)
+            self.handle = Testpmd.start(t, self.nf, "af_xdp", "dut0", core=DUT_CORE, control_core=GEN_CORE)
             return
         setup = nf_setup_for(self.nf, t)
         rules = None
         if setup.rules:
             rules = str(rules_dir / f"{self.nf}.rules")
             Path(rules).write_text(setup.rules)
-        extra = setup.extra + (["--cores", str(WORKER_CORE)] + self.extra if self.mode != "xdp" else [])
+        extra = setup.extra + (["--cores", str(DUT_CORE)] + self.extra if self.mode != "xdp" else [])
         self.handle = NfInstance.start(t, self.nf, self.mode, t.dut_ifaces, rules=rules, extra=extra)
 
     def dropped(self) -> int:
@@ -185,36 +187,32 @@ def forwarding(rounds: int, seconds: float, dpdk: bool, study: bool, tsc_hz: flo
     todo = subjects(dpdk, study)
     samples = []
     with Topology("pair", gen_xdp="drop") as t:
-        for round_no in range(rounds):
-            for subject in (todo if round_no % 2 == 0 else todo[::-1]):
-                s = forwarding_trial(t, subject, seconds, tsc_hz, rules_dir) | {"round": round_no}
-                samples.append(s)
-                print(f"round {round_no} {s['subject']:22s} offered {s['offered_mpps']:6.3f}  done "
-                      f"{s['mpps']:6.3f} Mpps  {s['ns_per_packet'] or 0:6.0f} ns/pkt", flush=True)
+        for round_no, subject in interleaved(todo, rounds):
+            s = forwarding_trial(t, subject, seconds, tsc_hz, rules_dir) | {"round": round_no}
+            samples.append(s)
+            print(f"round {round_no} {s['subject']:22s} offered {s['offered_mpps']:6.3f}  done "
+                  f"{s['mpps']:6.3f} Mpps  {s['ns_per_packet'] or 0:6.0f} ns/pkt", flush=True)
     return samples
 
 
 def latency(repetitions: int, seconds: float, tsc_hz: float | None) -> list[dict]:
     """RFC 2544 throughput and latency at 10/50/90 % of it, macswap on each transmit path, interleaved."""
     out = []
-    paths = ["live", "xsk"]
-    for rep in range(repetitions):
-        for path in (paths if rep % 2 == 0 else paths[::-1]):
-            with Topology("pair", gen_xdp=None) as t:
-                nf = NfInstance.start(t, "macswap", "afxdp", t.dut_ifaces,
-                                      extra=["--cores", str(WORKER_CORE), "--tx-path", path])
-                try:
-                    result = measure_throughput(t, seconds, 1, TrafficSpec(flows=FLOWS, vary="sport"),
-                                                tsc_hz=tsc_hz)
-                finally:
-                    nf.stop()
-            at = {f: {k: tr.latency_ns.get(k) for k in ("p50", "p90", "p99", "max", "samples")}
-                  | {"offered_mpps": tr.offered_pps / 1e6, "loss_ratio": tr.loss_ratio}
-                  for f, tr in result.latency_at.items()}
-            out.append({"path": path, "repetition": rep, "throughput_mpps": result.mean_pps / 1e6,
-                        "generator_limited": result.generator_limited, "latency_at": at})
-            print(f"latency {path:4s} rep {rep}: throughput {result.mean_pps / 1e6:.3f} Mpps; p99 at "
-                  + ", ".join(f"{int(f * 100)} %: {v['p99'] / 1000:.1f} us" for f, v in at.items()), flush=True)
+    for rep, path in interleaved(["live", "xsk"], repetitions):
+        with Topology("pair", gen_xdp=None) as t:
+            nf = NfInstance.start(t, "macswap", "afxdp", t.dut_ifaces,
+                                  extra=["--cores", str(DUT_CORE), "--tx-path", path])
+            try:
+                result = measure_throughput(t, seconds, 1, TrafficSpec(flows=FLOWS, vary="sport"), tsc_hz=tsc_hz)
+            finally:
+                nf.stop()
+        at = {f: {k: tr.latency_ns.get(k) for k in ("p50", "p90", "p99", "max", "samples")}
+              | {"offered_mpps": tr.offered_pps / 1e6, "loss_ratio": tr.loss_ratio}
+              for f, tr in result.latency_at.items()}
+        out.append({"path": path, "repetition": rep, "throughput_mpps": result.mean_pps / 1e6,
+                    "generator_limited": result.generator_limited, "latency_at": at})
+        print(f"latency {path:4s} rep {rep}: throughput {result.mean_pps / 1e6:.3f} Mpps; p99 at "
+              + ", ".join(f"{int(f * 100)} %: {v['p99'] / 1000:.1f} us" for f, v in at.items()), flush=True)
     return out
 
 
@@ -226,9 +224,7 @@ def profile(seconds: float, rules_dir: Path) -> dict:
             subject = Subject(f"afxdp {path} macswap", "macswap", "afxdp", ["--tx-path", path])
             subject.start(t, rules_dir)
             data = Path(tmp) / "perf.data"
-            gen = t.spawn(t.gen_ns, [str(BIN_DIR / "xnf-gen"), "--iface", "gen0", "--dst-mac", t.links[0].dut_mac,
-                                     "--duration", str(seconds + 2), "--cores", str(GEN_CORE), "--call-ms", "1000",
-                                     *GEN_TRAFFIC])
+            gen = Generator(t).spawn(*flat_out(seconds + 2, GEN_CORE), *GEN_TRAFFIC)
             time.sleep(1)
             subprocess.run(["perf", "record", "-e", "cpu-clock", "-C", "0,1", "-o", str(data), "--", "sleep",
                             str(seconds)], capture_output=True, check=True)
@@ -243,8 +239,8 @@ def path_cost(seconds: float) -> dict:
     out = {}
     with Topology("pair", gen_xdp="drop") as t:
         for frame_len in (60, 1514):
-            run = t.run(t.dut_ns, [str(BIN_DIR / "xnf-live-tx-cost"), "--iface", "dut0", "--frame-len",
-                                   str(frame_len), "--seconds", str(seconds), "--core", str(WORKER_CORE)])
+            run = t.run(t.dut_ns, [str(build.tool_binary("xnf-live-tx-cost")), "--iface", "dut0", "--frame-len",
+                                   str(frame_len), "--seconds", str(seconds), "--core", str(DUT_CORE)])
             results = json.loads(run.stdout)["results"]
             fixed, per_frame = fit([(r["size"], r["ns_per_call"]) for r in results])
             out[str(frame_len)] = {"calls": results, "ns_fixed_per_call": fixed, "ns_per_frame": per_frame}
@@ -273,8 +269,7 @@ def top_symbols(data: Path, core: int, limit: float = 1.0) -> list[list]:
     return rows
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--no-dpdk", action="store_true", help="leave out DPDK testpmd")
@@ -283,9 +278,9 @@ def main() -> int:
     parser.add_argument("--profile", action="store_true", help="add perf profiles of both cores")
     parser.add_argument("--study", action="store_true", help="add macswap with 64, 256 and 4,096 frames per call")
     parser.add_argument("--cost", action="store_true", help="add the transmit path's own cost per call and frame")
-    parser.add_argument("--out", default="results")
-    args = parser.parse_args()
-    ensure_built()
+
+
+def run(args: argparse.Namespace, out_dir: Path) -> Path:
     env = environment.describe()
     with tempfile.TemporaryDirectory() as rules_dir:
         samples = forwarding(args.rounds, args.seconds, not args.no_dpdk, args.study, env["tsc_hz"], Path(rules_dir))
@@ -294,18 +289,13 @@ def main() -> int:
         cost = path_cost(1.0) if args.cost else {}
     table = summarise(samples)
     found = ratios(samples, args.rounds)
-    path = results_file.write(args.out, "live_tx", {
-        "environment": env, "generator_core": GEN_CORE, "worker_core": WORKER_CORE,
+    path = results_file.write(out_dir, "live_tx", {
+        "environment": env, "generator_core": GEN_CORE, "worker_core": DUT_CORE,
         "seconds_per_trial": args.seconds, "rounds": args.rounds, "ratios": found, "latency": lat,
-        "profile": prof, "path_cost": cost}, table, samples)
+        "profile": prof, "path_cost": cost, "summary": table, "samples": samples}, table)
     for row in table:
         print(f"{row['subject']:22s} {row['median_mpps']:6.3f} Mpps (mean {row['mean_mpps']:.3f} ± "
               f"{row['stdev_mpps']:.3f})  {row['ns_per_packet'] or 0:6.0f} ns/pkt")
     for name, r in found.items():
         print(f"{name:38s} median {r['median']:5.2f}  (min {r['min']:.2f}, max {r['max']:.2f})")
-    print(f"results: {path}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return path

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """drop and macswap in every mode, beside a minimal reference AF_XDP loop and (--dpdk) DPDK's testpmd with
 its af_xdp and af_packet drivers, with CPU cost per packet.
 
@@ -8,7 +7,7 @@ generator's core (0); the worker's loop and its sendto() calls run on core 1, an
 frames it sends back (veth receive runs on the sender's core) unless --pin-return moves that to core 0.
 
 The xnf AF_XDP subjects send with the runtime's default transmit path (--tx-path auto: live frames on veth);
-bench/live_tx.py compares the live path with the socket's own ring. The results in docs/results.md, "AF_XDP
+The live-tx study compares the live path with the socket's own ring. The results in docs/results.md, "AF_XDP
 modes", were taken before the live path existed, on the ring.
 
 Counted: drop = frames the NF dropped (its own verdict counters; the reference loop's and testpmd's own
@@ -16,7 +15,7 @@ receive counts);
 macswap = frames that came back to the generator side (veth's rx_xdp_drops on gen0, the sink), the same
 counter for every subject. Cost per packet = busy CPU time of both cores / frames completed.
 
-    python3 bench/afxdp_modes.py [--rounds 3] [--seconds 3] [--study] [--dpdk] [--only LABELS] [--out results/]
+    xnf bench run afxdp-modes [--rounds 3] [--seconds 3] [--study] [--dpdk] [--only LABELS] [--out results/]
 """
 
 from __future__ import annotations
@@ -24,18 +23,22 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
+from pathlib import Path
 
-from xnf import control
+from xnf import build, control
 from xnf.bench import results_file
-from xnf.build import BIN_DIR, ensure_built
+from xnf.bench.rounds import interleaved
+from xnf.errors import XnfError
 from xnf.lab import environment
+from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.testpmd import Testpmd
 from xnf.lab.topology import Topology
 
-GEN_CORE, WORKER_CORE = 0, 1
+NAME = "afxdp-modes"
+DESCRIPTION = ("drop and macswap in every mode beside a minimal AF_XDP loop and (--dpdk) DPDK testpmd; "
+               "cost per packet")
 MODES = ["xdp", "xdp-sk", "xdp-sk-sysc", "afxdp", "afxdp-sysc", "afxdp-poll"]
 # One change at a time against plain afxdp, for the transmit study (macswap).
 TX_STUDY = {
@@ -58,16 +61,16 @@ class Subject:
 
     def start(self, t: Topology) -> None:
         if self.testpmd_driver:
-            self.handle = Testpmd.start(t, self.job, self.testpmd_driver, "dut0", core=WORKER_CORE,
+            self.handle = Testpmd.start(t, self.job, self.testpmd_driver, "dut0", core=DUT_CORE,
                                         control_core=GEN_CORE, busy_budget=self.busy_budget)
             return
         if self.mode is None:
-            self.handle = t.spawn(t.dut_ns, [str(BIN_DIR / "xnf-afxdp-ref"), "--iface", "dut0", "--job", self.job,
-                                             "--core", str(WORKER_CORE)])
+            self.handle = t.spawn(t.dut_ns, [str(build.tool_binary("xnf-afxdp-ref")), "--iface", "dut0", "--job", self.job,
+                                             "--core", str(DUT_CORE)])
             if "xnf-afxdp-ref" not in self.handle.stdout.readline():
                 raise RuntimeError(self.handle.stderr.read())
             return
-        extra = ["--cores", str(WORKER_CORE)] + self.extra if self.mode != "xdp" else []
+        extra = ["--cores", str(DUT_CORE)] + self.extra if self.mode != "xdp" else []
         self.handle = NfInstance.start(t, self.job, self.mode, t.dut_ifaces, extra=extra)
 
     def dropped(self) -> int:
@@ -99,7 +102,7 @@ def trial(t: Topology, subject: Subject, seconds: float, tsc_hz: float | None) -
         done = run.returned
     else:
         done = ref_rx if subject.mode is None else drops1 - drops0
-    worker = run.cpu[WORKER_CORE]
+    worker = run.cpu[DUT_CORE]
     ns = run.ns_per_frame(done)
     return {"subject": subject.label, "job": subject.job, "offered_mpps": run.offered_mpps,
             "mpps": run.mpps(done), "completed": done, "seconds": run.seconds,
@@ -137,8 +140,7 @@ def summarise(samples: list[dict]) -> list[dict]:
     return table
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--study", action="store_true", help="add the macswap transmit study variants")
@@ -148,38 +150,32 @@ def main() -> int:
                         help="add DPDK testpmd with its af_xdp (busy poll off and on) and af_packet drivers")
     parser.add_argument("--only", metavar="LABELS",
                         help="comma-separated subject labels to keep (e.g. 'afxdp,reference loop,dpdk af_xdp')")
-    parser.add_argument("--out", default="results")
-    args = parser.parse_args()
-    ensure_built()
+
+
+def run(args: argparse.Namespace, out_dir: Path) -> Path:
     env = environment.describe()
     todo = subjects(args.study, args.dpdk)
     if args.only:
         keep = {label.strip() for label in args.only.split(",")}
         todo = [s for s in todo if s.label in keep]
         if not todo:
-            parser.error(f"--only {args.only}: no such subject")
+            raise XnfError(f"--only {args.only}: no such subject")
     samples = []
     with Topology("pair", gen_xdp="drop") as t:
         if args.pin_return:
             t.pin_gen_receive(GEN_CORE)
-        for round_no in range(args.rounds):
-            for subject in (todo if round_no % 2 == 0 else todo[::-1]):
-                s = trial(t, subject, args.seconds, env["tsc_hz"])
-                s["round"] = round_no
-                samples.append(s)
-                print(f"round {round_no} {s['job']:8s} {s['subject']:22s} {s['mpps']:6.3f} Mpps "
-                      f"({s['ns_per_packet'] or 0:7.0f} ns/pkt, worker core "
-                      f"{s['worker_core_ns_per_packet'] or 0:6.0f})", flush=True)
+        for round_no, subject in interleaved(todo, args.rounds):
+            s = trial(t, subject, args.seconds, env["tsc_hz"])
+            s["round"] = round_no
+            samples.append(s)
+            print(f"round {round_no} {s['job']:8s} {s['subject']:22s} {s['mpps']:6.3f} Mpps "
+                  f"({s['ns_per_packet'] or 0:7.0f} ns/pkt, worker core "
+                  f"{s['worker_core_ns_per_packet'] or 0:6.0f})", flush=True)
     table = summarise(samples)
-    path = results_file.write(args.out, "afxdp_modes", {
-        "environment": env, "generator_core": GEN_CORE, "worker_core": WORKER_CORE, "pin_return": args.pin_return,
-        "seconds_per_trial": args.seconds}, table, samples)
+    path = results_file.write(out_dir, "afxdp_modes", {
+        "environment": env, "generator_core": GEN_CORE, "worker_core": DUT_CORE, "pin_return": args.pin_return,
+        "seconds_per_trial": args.seconds, "summary": table, "samples": samples}, table)
     for row in table:
         print(f"{row['job']:8s} {row['subject']:22s} {row['mean_mpps']:6.3f} ± {row['stdev_mpps']:.3f} Mpps  "
               f"{row['ns_per_packet'] or 0:6.0f} ns/pkt  worker core {row['worker_core_ns_per_packet'] or 0:6.0f}")
-    print(f"results: {path}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return path

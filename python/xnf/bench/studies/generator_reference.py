@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """xnf-gen beside the smallest live-frames generator (tools/gen-ref), in the same run.
 
 The generator's targets were measured with a public live-frames tool (xdp-trafficgen), whose Debian build
@@ -15,24 +14,29 @@ queues, a generator thread on each core with the sink's receive beside it (the "
 Counted: frames the sink received (veth's rx_xdp_drops on dut0), the same counter for every subject;
 frames the peer's full ring refused (veth's xdp_xmit_errors on gen0) are reported as "refused".
 
-    python3 bench/generator_reference.py [--rounds 3] [--seconds 3] [--out results/]
+    xnf bench run generator-reference [--rounds 3] [--seconds 3] [--placements LIST] [--out results/]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
-import sys
+from pathlib import Path
 
+from xnf import build
 from xnf.bench import results_file
-from xnf.build import BIN_DIR, BUILD_DIR, ensure_built
+from xnf.bench.rounds import interleaved
+from xnf.errors import XnfError
 from xnf.lab import cpu, environment, netns, veth_stats
+from xnf.lab.cores import DUT_CORE as PEER_CORE
+from xnf.lab.cores import GEN_CORE
+from xnf.lab.generator import Generator, flat_out
 from xnf.lab.topology import Topology
 
-GEN_CORE, PEER_CORE = 0, 1
+NAME = "generator-reference"
+DESCRIPTION = ("xnf-gen beside the smallest live-frames generator (xnf-gen-ref), in the same run, on one core "
+               "and on two")
 PLACEMENTS = ("shared", "napi", "two-cores")
-SINK = BUILD_DIR / "bpf" / "xnf_sink.bpf.o"
 # label -> (binary, extra arguments)
 SUBJECTS = {
     "xnf-gen stamp=1 batch=64": ("xnf-gen", ["--stamp-every", "1", "--batch", "64"]),
@@ -43,18 +47,12 @@ SUBJECTS = {
 }
 
 
-def gen_argv(binary: str, extra: list[str], t: Topology, seconds: float, cores: str) -> list[str]:
-    argv = [str(BIN_DIR / binary), "--iface", "gen0", "--dst-mac", t.links[0].dut_mac, "--duration", str(seconds),
-            "--cores", cores]
-    return argv + (["--call-ms", "1000"] if binary == "xnf-gen" else []) + extra
-
-
 def trial(t: Topology, label: str, seconds: float, tsc_hz: float | None, cores: str) -> dict:
     binary, extra = SUBJECTS[label]
     rx0, tx0, cpu0 = veth_stats.read(t.dut_ns, "dut0"), veth_stats.read(t.gen_ns, "gen0"), cpu.snapshot()
-    out = t.run(t.gen_ns, gen_argv(binary, extra, t, seconds, cores), timeout=seconds + 30)
+    options = flat_out(seconds, cores) if binary == "xnf-gen" else ["--duration", str(seconds), "--cores", cores]
+    g = Generator(t, program=binary).run(*options, *extra).summary
     rx1, tx1, cpu1 = veth_stats.read(t.dut_ns, "dut0"), veth_stats.read(t.gen_ns, "gen0"), cpu.snapshot()
-    g = json.loads(out.stdout.strip().splitlines()[-1])
     delivered = rx1["rx_xdp_drops"] - rx0["rx_xdp_drops"]
     refused = tx1.get("tx_xdp_xmit_errors", 0) - tx0.get("tx_xdp_xmit_errors", 0)
     usage = cpu.split(cpu0, cpu1)
@@ -70,17 +68,16 @@ def run_placement(placement: str, rounds: int, seconds: float, tsc_hz: float | N
     labels = list(SUBJECTS)
     cores = f"{GEN_CORE},{PEER_CORE}" if placement == "two-cores" else str(GEN_CORE)
     with Topology("pair", queues=len(cores.split(",")), gen_xdp=None) as t:
-        netns.ip("link", "set", "dev", "dut0", "xdp", "obj", str(SINK), "sec", "xdp", ns=t.dut_ns)
+        netns.ip("link", "set", "dev", "dut0", "xdp", "obj", str(build.bpf_object("xnf_sink")), "sec", "xdp", ns=t.dut_ns)
         if placement == "napi":
             t.pin_dut_receive(PEER_CORE)
-        for round_no in range(rounds):
-            for label in (labels if round_no % 2 == 0 else labels[::-1]):
-                s = trial(t, label, seconds, tsc_hz, cores)
-                s.update(round=round_no, placement=placement)
-                samples.append(s)
-                print(f"{placement:9s} round {round_no} {label:30s} {s['mpps']:6.2f} Mpps delivered "
-                      f"({s['refused_mpps']:.2f} refused; cores {cores}: {s['gen_core_ns_per_frame'] or 0:.0f} "
-                      f"ns/frame)", flush=True)
+        for round_no, label in interleaved(labels, rounds):
+            s = trial(t, label, seconds, tsc_hz, cores)
+            s.update(round=round_no, placement=placement)
+            samples.append(s)
+            print(f"{placement:9s} round {round_no} {label:30s} {s['mpps']:6.2f} Mpps delivered "
+                  f"({s['refused_mpps']:.2f} refused; cores {cores}: {s['gen_core_ns_per_frame'] or 0:.0f} "
+                  f"ns/frame)", flush=True)
     return samples
 
 
@@ -101,32 +98,26 @@ def summarise(samples: list[dict]) -> list[dict]:
     return table
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--placements", default=",".join(PLACEMENTS),
                         help=f"comma-separated, of: {', '.join(PLACEMENTS)}")
-    parser.add_argument("--out", default="results")
-    args = parser.parse_args()
+
+
+def run(args: argparse.Namespace, out_dir: Path) -> Path:
     placements = [p.strip() for p in args.placements.split(",")]
     if not set(placements) <= set(PLACEMENTS):
-        parser.error(f"--placements {args.placements}: choose from {', '.join(PLACEMENTS)}")
-    ensure_built()
+        raise XnfError(f"--placements {args.placements}: choose from {', '.join(PLACEMENTS)}")
     env = environment.describe()
     samples = []
     for placement in placements:
         samples += run_placement(placement, args.rounds, args.seconds, env["tsc_hz"])
     table = summarise(samples)
-    path = results_file.write(args.out, "generator_reference", {
+    path = results_file.write(out_dir, "generator_reference", {
         "environment": env, "generator_core": GEN_CORE, "peer_core_napi": PEER_CORE,
-        "seconds_per_trial": args.seconds}, table, samples)
+        "seconds_per_trial": args.seconds, "summary": table, "samples": samples}, table)
     for row in table:
         print(f"{row['placement']:9s} {row['subject']:30s} {row['mean_mpps']:6.2f} ± {row['stdev_mpps']:.2f} Mpps "
               f"({(row['of_reference_batch64'] or 0):.2f} of reference batch=64)")
-    print(f"results: {path}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return path

@@ -1,0 +1,16 @@
+"""The order every benchmark measures in: each round goes through all subjects, and the order turns around
+every round, so slow drift of the machine (and the first trial's warm-up) spreads over all of them instead
+of favouring one. Ratios to a yardstick are taken within a round."""
+
+from __future__ import annotations
+
+from typing import Iterator, Sequence, TypeVar
+
+T = TypeVar("T")
+
+
+def interleaved(subjects: Sequence[T], rounds: int) -> Iterator[tuple[int, T]]:
+    """(round, subject) for every round, forwards in even rounds and backwards in odd ones."""
+    for round_no in range(rounds):
+        for subject in (subjects if round_no % 2 == 0 else subjects[::-1]):
+            yield round_no, subject

@@ -1,0 +1,43 @@
+"""Every benchmark study runs through `xnf bench run` in its smallest form, on real veth pairs, and writes a
+results file whose samples cover each subject it names with frames actually completed (not a benchmark:
+the numbers are only checked to be there and non-zero)."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from conftest import run_xnf
+
+CASES = {
+    "xdp-overhead": (["--rounds", "1", "--seconds", "0.3"], {"xnf-drop", "hand-drop", "xnf-macswap", "hand-macswap"}),
+    "generator-reference": (["--rounds", "1", "--seconds", "0.3", "--placements", "shared"],
+                            {"xnf-gen stamp=1/64 batch=64", "reference batch=64"}),
+    "afxdp-modes": (["--rounds", "1", "--seconds", "0.3", "--only", "afxdp,reference loop"],
+                    {"afxdp", "reference loop"}),
+    "live-tx": (["--rounds", "1", "--seconds", "0.3", "--no-dpdk"],
+                {"afxdp rx-drop", "afxdp live macswap", "afxdp xsk macswap", "xdp macswap"}),
+}
+
+
+@pytest.mark.parametrize("study", sorted(CASES))
+def test_a_study_runs_and_writes_its_results(study, tmp_path):
+    options, subjects = CASES[study]
+    ran = run_xnf(["bench", "run", study, "--out", str(tmp_path), *options], timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    [results] = tmp_path.glob("*.json")
+    doc = json.loads(results.read_text())
+    assert doc["environment"]["kernel"] and doc["command"]
+    measured = {s["subject"] for s in doc["samples"] if s["mpps"] > 0}
+    assert subjects <= measured, subjects - measured
+    rows = list(csv.DictReader(results.with_suffix(".csv").open()))
+    assert rows and "subject" in rows[0]
+
+
+def test_a_study_refuses_what_it_does_not_take():
+    wrong = run_xnf(["bench", "run", "live-tx", "--frobnicate"])
+    assert wrong.returncode == 2 and "unrecognized arguments: --frobnicate" in wrong.stderr
+    grid_option = run_xnf(["bench", "run", "smoke", "--rounds", "3"])
+    assert grid_option.returncode == 1 and "smoke is a grid" in grid_option.stderr
