@@ -19,6 +19,7 @@
 #include <xnf/internal/nf_entry.h>
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/rules_engine.h>
+#include <xnf/runtime/stats.h>
 #include <xnf/runtime/xdp_instance.h>
 
 #define MAX_FRAME 4096
@@ -27,6 +28,7 @@ struct side_result {
 	int action;      /* XDP_* */
 	int stat_slot;   /* which verdict counter moved */
 	bool malformed;  /* the malformed counter moved too */
+	int port;        /* native side, a redirect: the port it names (the kernel's is not observable here) */
 	__u32 len;
 	__u8 data[MAX_FRAME];
 };
@@ -42,6 +44,7 @@ static void native_apply(xnf_verdict v, __u32 nports, struct side_result *r)
 {
 	r->malformed = (v & XNF_REASON_MALFORMED) != 0;
 	r->stat_slot = (int)xnf_verdict_slot(v, nports);
+	r->port = XNF_VERDICT_ACTION(v) == XNF_REDIRECT_ACTION ? (int)XNF_VERDICT_PORT(v) : -1;
 	r->action = slot_action[r->stat_slot];
 }
 
@@ -78,6 +81,7 @@ static int run_kernel(const struct xnf_xdp_instance *x, const __u8 *frame, __u32
 	if (xnf_xdp_read_stats(x, after))
 		return -1;
 	r->action = (int)opts.retval;
+	r->port = -1;
 	r->len = opts.data_size_out;
 	r->stat_slot = -1;
 	r->malformed = after[XNF_STAT_MALFORMED].packets != before[XNF_STAT_MALFORMED].packets;
@@ -92,6 +96,17 @@ static void print_hex(const __u8 *d, __u32 n)
 {
 	for (__u32 i = 0; i < n; i++)
 		printf("%02x", d[i]);
+}
+
+/* One side's record: the action, the verdict counter that moved (by name), malformed, the redirect port, the bytes out. */
+static void print_side(const struct side_result *r)
+{
+	const char *verdict = r->stat_slot >= 0 ? xnf_stat_names[r->stat_slot] : "none";
+
+	printf("{\"action\": %d, \"slot\": %d, \"verdict\": \"%s\", \"malformed\": %s, \"port\": %d, \"out\": \"",
+	       r->action, r->stat_slot, verdict, r->malformed ? "true" : "false", r->port);
+	print_hex(r->data, r->len);
+	printf("\"}");
 }
 
 struct pcap_reader {
@@ -213,15 +228,11 @@ int main(int argc, char **argv)
 		       kernel.malformed == native.malformed && kernel.len == native.len &&
 		       memcmp(kernel.data, native.data, kernel.len) == 0;
 		mismatches += !same;
-		printf("{\"index\": %u, \"same\": %s, \"kernel\": {\"action\": %d, \"slot\": %d, "
-		       "\"malformed\": %s, \"out\": \"",
-		       total++, same ? "true" : "false", kernel.action, kernel.stat_slot,
-		       kernel.malformed ? "true" : "false");
-		print_hex(kernel.data, kernel.len);
-		printf("\"}, \"native\": {\"action\": %d, \"slot\": %d, \"malformed\": %s, \"out\": \"",
-		       native.action, native.stat_slot, native.malformed ? "true" : "false");
-		print_hex(native.data, native.len);
-		printf("\"}}\n");
+		printf("{\"index\": %u, \"same\": %s, \"kernel\": ", total++, same ? "true" : "false");
+		print_side(&kernel);
+		printf(", \"native\": ");
+		print_side(&native);
+		printf("}\n");
 	}
 	printf("{\"summary\": {\"frames\": %u, \"mismatches\": %u}}\n", total, mismatches);
 	xnf_xdp_destroy(&x);

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from conftest import gen, xdp_attached
+from lab_helpers import gen, xdp_attached
 from xnf import build
 from xnf.build import BIN_DIR
 from xnf.errors import XnfError

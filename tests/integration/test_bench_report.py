@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import json
 
-from conftest import run_xnf
+from lab_helpers import run_xnf
 
 
 def test_smoke_benchmark_and_report(tmp_path):

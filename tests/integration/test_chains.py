@@ -6,7 +6,7 @@ import pytest
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 
-from conftest import run_xnf
+from lab_helpers import run_xnf
 from differential import XDP_DROP, XDP_TX, run_differential
 from test_lb import BACKENDS, VIP, VPORT, lb_rules, to_service
 from test_xdp_nfs import exchange

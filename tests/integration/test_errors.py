@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import run_xnf, xdp_attached
+from lab_helpers import run_xnf, xdp_attached
 from xnf.build import BIN_DIR, REPO_ROOT
 from xnf.lab.nf_process import NfInstance
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import gen
+from lab_helpers import gen
 from xnf.lab import veth_stats
 from xnf.lab.generator import Generator
 from xnf.lab.measure import TrafficSpec, run_trial

@@ -11,7 +11,7 @@ from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
-from conftest import assert_rules_rejected
+from lab_helpers import assert_rules_rejected
 from differential import XDP_PASS, XDP_TX, run_differential
 from test_xdp_nfs import exchange
 from xnf import control

@@ -8,7 +8,7 @@ import time
 import pytest
 from scapy.layers.inet import TCP, UDP
 
-from conftest import run_xnf
+from lab_helpers import run_xnf
 from packets import swap_macs, udp4
 from test_chains import chain_rules, traffic as chain_traffic
 from test_lb import BACKENDS, VIP, expected_backend, from_backend, lb_rules, to_service

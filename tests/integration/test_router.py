@@ -7,7 +7,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Ether
 
-from conftest import assert_rules_rejected, run_xnf
+from lab_helpers import assert_rules_rejected, run_xnf
 from differential import XDP_DROP, XDP_PASS, XDP_REDIRECT, run_differential
 from test_xdp_nfs import exchange
 from xnf import control

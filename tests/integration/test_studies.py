@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from conftest import run_xnf
+from lab_helpers import run_xnf
 
 CASES = {
     "xdp-overhead": (["--rounds", "1", "--seconds", "0.3"], {"xnf-drop", "hand-drop", "xnf-macswap", "hand-macswap"}),

@@ -10,7 +10,7 @@ from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
-from conftest import assert_rules_rejected, run_xnf
+from lab_helpers import assert_rules_rejected, run_xnf
 from packets import swap_macs
 from test_xdp_nfs import exchange
 from xnf import build, control

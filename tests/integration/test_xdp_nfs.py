@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import run_xnf, xdp_attached
+from lab_helpers import run_xnf, xdp_attached
 from packets import arp_request, icmp4, swap_macs, tcp6, udp4
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.pktio import PacketPort
