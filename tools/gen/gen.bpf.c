@@ -2,10 +2,11 @@
 /*
  * The generator's program, run by BPF_PROG_RUN in live-frames mode: every
  * frame it returns XDP_TX for is transmitted out of the generator's
- * interface. Per frame it writes the template's headers and probe back,
- * picks the flow, writes the probe (flow, sequence number, send time) and the
- * flow's header fields, and keeps the checksums right by incremental updates
- * from the template. Live frames are recycled, and on veth the receiving NF
+ * interface. Per frame it picks the frame's class (--class: its own headers
+ * and flows, in its share of the frames), writes that class's template
+ * headers and probe back, picks the flow, writes the probe (flow, sequence
+ * number, send time) and the flow's header fields, and keeps the checksums
+ * right by incremental updates from the template. Live frames are recycled, and on veth the receiving NF
  * works on the very same page: a router's TTL, a load balancer's rewritten
  * address would otherwise come back in the next frame built on that page.
  *
@@ -20,8 +21,8 @@
 #include "probe.h"
 
 const volatile struct xnf_gen_config cfg = {};
-/* The frame as user space built it, as 8-byte words (little-endian hosts: BPF runs on the CPU's order). */
-const volatile __u64 template_words[XNF_GEN_TEMPLATE_MAX / 8] = {};
+/* Each class's frame as user space built it, as 8-byte words (little-endian hosts: BPF runs on the CPU's order). */
+const volatile __u64 template_words[XNF_GEN_MAX_CLASSES][XNF_GEN_TEMPLATE_MAX / 8] = {};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -69,87 +70,102 @@ static __always_inline void set32(__u8 *field, __u32 value_raw, __sum16 *csum)
 		xnf_csum_replace4(csum, old, value_raw);
 }
 
-/* Puts the template's first cfg.restore_len bytes (an even count) back into the frame. */
-static __always_inline void restore_template(__u8 *data, const __u8 *end)
+/* Puts the class's template's first restore_len bytes (an even count) back into the frame. */
+static __always_inline void restore_template(__u8 *data, const __u8 *end, __u32 cls, __u32 restore_len)
 {
-	__u32 words = cfg.restore_len / 8, tail_off;
+	__u32 words = restore_len / 8, tail_off;
 	__u64 tail;
 
 	for (__u32 i = 0; i < XNF_GEN_TEMPLATE_MAX / 8; i++) {
 		if (i >= words || data + 8 * (i + 1) > end)
 			break;
-		*(__u64 *)(data + 8 * i) = template_words[i];
+		*(__u64 *)(data + 8 * i) = template_words[cls][i];
 	}
 	if (words >= XNF_GEN_TEMPLATE_MAX / 8)
 		return;
-	tail = template_words[words];
+	tail = template_words[cls][words];
 	tail_off = words * 8;
 	for (__u32 j = 0; j < 3; j++) {
-		if (tail_off + 2 * (j + 1) > cfg.restore_len || data + tail_off + 2 * (j + 1) > end)
+		if (tail_off + 2 * (j + 1) > restore_len || data + tail_off + 2 * (j + 1) > end)
 			break;
 		*(__u16 *)(data + tail_off + 2 * j) = (__u16)(tail >> (16 * j));
 	}
 }
 
-static __always_inline __u32 pick_flow(struct xnf_gen_cpu *c)
-{
-	__u32 owned, k;
+/* A class's shape, read once: the offsets are then constants on each path the verifier walks (offsets read
+ * from a class chosen at run time, or the same field read twice, it could not tie to the bounds checks). */
+struct shape {
+	__u32 ipv6, tcp, l4_offset, probe_offset;
+};
 
-	if (cfg.flows <= 1 || c->nthreads == 0)
-		return 0;
-	owned = (cfg.flows - c->thread + c->nthreads - 1) / c->nthreads;
-	if (owned == 0)
-		return 0;
-	k = cfg.random_flows ? bpf_get_prandom_u32() % owned : (__u32)(c->next % owned);
-	return c->thread + k * c->nthreads;
+static __always_inline struct shape shape_of(const volatile struct xnf_gen_class *k)
+{
+	struct shape sh = { .ipv6 = k->ipv6 != 0, .tcp = k->tcp != 0 };
+
+	sh.l4_offset = sh.ipv6 ? 14 + 40 : 14 + 20;
+	sh.probe_offset = sh.l4_offset + (sh.tcp ? 20 : 8);
+	return sh;
 }
 
-/* The flow's ports and address tails: base + flow, in every field the run varies. */
-static __always_inline void write_flow_fields(__u8 *data, const __u8 *end, __u32 flow, struct checksums *cs)
+/* One of the class's flows this thread owns (a flow is only ever built on its owner's CPU). */
+static __always_inline __u32 pick_flow(struct xnf_gen_cpu *c, const volatile struct xnf_gen_class *k, __u32 cls)
 {
-	__u8 *l3 = data + cfg.l3_offset, *l4 = data + cfg.l4_offset;
-	__u32 saddr_low = cfg.ipv6 ? 8 + 14 : 12 + 2, daddr_low = cfg.ipv6 ? 24 + 14 : 16 + 2;
+	__u32 owned, n;
+
+	if (k->flows <= 1 || c->nthreads == 0)
+		return k->first_flow;
+	owned = (k->flows - c->thread + c->nthreads - 1) / c->nthreads;
+	if (owned == 0)
+		return k->first_flow;
+	n = cfg.random_flows ? bpf_get_prandom_u32() % owned : (__u32)(c->next_in_class[cls] % owned);
+	return k->first_flow + c->thread + n * c->nthreads;
+}
+
+/* The flow's ports and address tails: base + the flow's place in its class, in every field the class varies. */
+static __always_inline void write_flow_fields(__u8 *data, const __u8 *end, const volatile struct xnf_gen_class *k,
+					      const struct shape *sh, __u32 flow, struct checksums *cs)
+{
+	__u8 *l3 = data + 14, *l4 = data + sh->l4_offset;
+	__u32 saddr_low = sh->ipv6 ? 8 + 14 : 12 + 2, daddr_low = sh->ipv6 ? 24 + 14 : 16 + 2;
+	__u16 n = (__u16)(flow - k->first_flow);
 
 	if (l4 + 4 > end || l3 + daddr_low + 2 > end)
 		return;
-	if (cfg.vary & XNF_VARY_SPORT)
-		set16(l4, bpf_htons((__u16)(cfg.base_sport + flow)), cs->l4, 0);
-	if (cfg.vary & XNF_VARY_DPORT)
-		set16(l4 + 2, bpf_htons((__u16)(cfg.base_dport + flow)), cs->l4, 0);
-	if (cfg.vary & XNF_VARY_SADDR)
-		set16(l3 + saddr_low, bpf_htons((__u16)(cfg.base_saddr_low + flow)), cs->ip, cs->l4);
-	if (cfg.vary & XNF_VARY_DADDR)
-		set16(l3 + daddr_low, bpf_htons((__u16)(cfg.base_daddr_low + flow)), cs->ip, cs->l4);
+	if (k->vary & XNF_VARY_SPORT)
+		set16(l4, bpf_htons((__u16)(k->base_sport + n)), cs->l4, 0);
+	if (k->vary & XNF_VARY_DPORT)
+		set16(l4 + 2, bpf_htons((__u16)(k->base_dport + n)), cs->l4, 0);
+	if (k->vary & XNF_VARY_SADDR)
+		set16(l3 + saddr_low, bpf_htons((__u16)(k->base_saddr_low + n)), cs->ip, cs->l4);
+	if (k->vary & XNF_VARY_DADDR)
+		set16(l3 + daddr_low, bpf_htons((__u16)(k->base_daddr_low + n)), cs->ip, cs->l4);
 }
 
-SEC("xdp")
-int xnf_gen(struct xdp_md *ctx)
+/* Builds one frame of class cls. Inlined twice: with cls the constant 0 (a one-class run, whose class the
+ * verifier then reads as constants and prunes to the branches it takes) and with the scheduled class. */
+static __always_inline int build_frame(__u8 *data, const __u8 *end, struct xnf_gen_cpu *c, __u32 cls)
 {
-	__u8 *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	const volatile struct xnf_gen_class *k = &cfg.classes[cls];
+	struct shape sh = shape_of(k);
 	struct checksums cs = { 0 };
-	struct xnf_gen_cpu *c;
-	__u8 *probe;
-	__u32 zero = 0, flow, head;
-	__u64 *seq;
-	__u64 now;
+	__u8 *probe = data + sh.probe_offset;
+	__u32 flow, head;
+	__u64 *seq, now;
 
-	if (ctx->ingress_ifindex != cfg.ifindex)
-		return XDP_PASS;
-	c = bpf_map_lookup_elem(&gen_cpu, &zero);
-	probe = data + cfg.probe_offset;
-	if (!c || probe + sizeof(struct xnf_probe) > end || data + cfg.l4_offset + 20 > end)
+	if (probe + sizeof(struct xnf_probe) > end || data + sh.l4_offset + 20 > end)
 		return XDP_ABORTED;
-	if (!cfg.ipv6 && (cfg.vary & (XNF_VARY_SADDR | XNF_VARY_DADDR)))
-		cs.ip = (__sum16 *)(data + cfg.l3_offset + 10);
-	if (cfg.l4_csum)
-		cs.l4 = (__sum16 *)(data + cfg.l4_offset + (cfg.tcp ? 16 : 6));
-	restore_template(data, end);
-	flow = pick_flow(c);
+	if (!sh.ipv6 && (k->vary & (XNF_VARY_SADDR | XNF_VARY_DADDR)))
+		cs.ip = (__sum16 *)(data + 14 + 10);
+	if (k->l4_csum)
+		cs.l4 = (__sum16 *)(data + sh.l4_offset + (sh.tcp ? 16 : 6));
+	restore_template(data, end, cls, sh.probe_offset + sizeof(struct xnf_probe));
+	flow = pick_flow(c, k, cls);
 	c->next++;
+	c->next_in_class[cls]++;
 	seq = bpf_map_lookup_elem(&gen_seq, &flow);
 	if (!seq)
 		return XDP_ABORTED;
-	write_flow_fields(data, end, flow, &cs);
+	write_flow_fields(data, end, k, &sh, flow, &cs);
 	head = (__u32)bpf_htons(XNF_PROBE_MAGIC) | ((__u32)flow << 16);
 	/* Reading the clock is the dearest thing here: --stamp-every N reads it once per N frames. */
 	now = (*seq & cfg.stamp_mask) == 0 ? bpf_ktime_get_ns() : 0;
@@ -158,6 +174,26 @@ int xnf_gen(struct xdp_md *ctx)
 	set32(probe + 8, (__u32)now, cs.l4);
 	set32(probe + 12, (__u32)(now >> 32), cs.l4);
 	return XDP_TX;
+}
+
+SEC("xdp")
+int xnf_gen(struct xdp_md *ctx)
+{
+	__u8 *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct xnf_gen_cpu *c;
+	__u32 zero = 0, cls;
+
+	if (ctx->ingress_ifindex != cfg.ifindex)
+		return XDP_PASS;
+	c = bpf_map_lookup_elem(&gen_cpu, &zero);
+	if (!c)
+		return XDP_ABORTED;
+	if (cfg.nclasses <= 1)
+		return build_frame(data, end, c, 0);
+	cls = cfg.schedule[c->next & (XNF_GEN_SCHEDULE - 1)];
+	if (cls >= XNF_GEN_MAX_CLASSES)
+		return XDP_ABORTED;
+	return build_frame(data, end, c, cls);
 }
 
 char _license[] SEC("license") = "Dual BSD/GPL";

@@ -28,25 +28,33 @@ enum xnf_gen_vary {
 	XNF_VARY_DADDR = 1 << 3,
 };
 
+/* Traffic classes: each has its own headers and flows, and a share of the frames. Frame n of a thread
+ * is of class schedule[n % XNF_GEN_SCHEDULE]: shares are exact to 1/1024 over every 1024 frames. */
+#define XNF_GEN_MAX_CLASSES 8
+#define XNF_GEN_SCHEDULE 1024
+
+struct xnf_gen_class {
+	__u32 first_flow;   /* the class's flows are first_flow .. first_flow + flows - 1 */
+	__u32 flows;
+	__u32 vary;         /* enum xnf_gen_vary bits */
+	__u32 ipv6;         /* and tcp: the headers, so where the L4 header (14 + 20 or 40) and the probe start */
+	__u32 tcp;
+	__u32 l4_csum;      /* the L4 checksum must be kept right (IPv6, or TCP) */
+	__u16 base_sport, base_dport;
+	__u16 base_saddr_low, base_daddr_low; /* host order: the last 16 bits of the addresses */
+};
+
 /* Set in .rodata before load. */
 struct xnf_gen_config {
 	__u32 ifindex;      /* the sending interface: frames from anywhere else are not the generator's */
-	__u32 flows;
 	__u32 random_flows; /* 0: flows in turn; 1: a random flow per frame */
-	__u32 vary;         /* enum xnf_gen_vary bits */
-	__u32 ipv6;
-	__u32 tcp;
-	__u32 l3_offset;    /* 14 */
-	__u32 l4_offset;    /* 34 or 54 */
-	__u32 probe_offset; /* after the L4 header */
-	__u32 l4_csum;      /* the L4 checksum must be kept right (IPv6, or TCP) */
 	__u32 stamp_mask;   /* frames whose seq & mask is 0 carry a send time; the others carry 0 */
-	__u16 base_sport, base_dport;
-	__u16 base_saddr_low, base_daddr_low; /* host order: the last 16 bits of the addresses */
-	__u32 restore_len;  /* bytes of the template written back into every frame: headers and probe */
+	__u32 nclasses;
+	struct xnf_gen_class classes[XNF_GEN_MAX_CLASSES];
+	__u8 schedule[XNF_GEN_SCHEDULE];
 };
 
-/* The frame's first bytes, kept by the program to restore each recycled frame: headers and probe fit. */
+/* Each class's frame's first bytes, kept by the program to restore each recycled frame: headers and probe fit. */
 #define XNF_GEN_TEMPLATE_MAX 96
 
 /* Per CPU, written by user space before a run: which thread this CPU's frames belong to. */
@@ -54,6 +62,7 @@ struct xnf_gen_cpu {
 	__u32 thread;
 	__u32 nthreads;
 	__u64 next;   /* frames built on this CPU */
+	__u64 next_in_class[XNF_GEN_MAX_CLASSES]; /* of them, per class: picks the class's flows in turn */
 };
 
 /* Log-linear latency histogram: 8 sub-buckets per power of two of nanoseconds. */

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <linux/if_link.h>
 #include <net/if.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,18 +16,28 @@
 #include "probe.h"
 #include "recv.skel.h"
 
-int receiver_attach(struct receiver *r, const char *ifname)
+int receiver_attach(struct receiver *r, const char *ifname, const struct receiver_class *classes, __u32 nclasses)
 {
 	LIBBPF_OPTS(bpf_link_create_opts, opts, .flags = XDP_FLAGS_DRV_MODE);
 	int ifindex = (int)if_nametoindex(ifname);
 
 	r->link_fd = -1;
 	r->ifname = ifname;
+	r->nclasses = nclasses;
 	if (!ifindex) {
 		xnf_error("receive interface '%s' does not exist in this network namespace", ifname);
 		return -1;
 	}
-	r->skel = recv_bpf__open_and_load();
+	r->skel = recv_bpf__open();
+	if (r->skel) {
+		r->skel->rodata->nclasses = nclasses;
+		for (__u32 i = 0; i < nclasses && i < XNF_GEN_MAX_CLASSES; i++)
+			r->skel->rodata->class_first_flow[i] = classes[i].first_flow;
+	}
+	if (r->skel && recv_bpf__load(r->skel)) {
+		recv_bpf__destroy(r->skel);
+		r->skel = NULL;
+	}
 	if (!r->skel) {
 		xnf_error("cannot load the receiver's BPF program: %s", strerror(errno));
 		return -1;
@@ -77,17 +88,19 @@ static __u64 sum_percpu(int fd, __u32 key, __u64 *scratch, int ncpus)
 	return total;
 }
 
-static void write_latency(int fd, int ncpus, FILE *out)
+/* The latency of classes [first, first + n) together; with the histogram, or the summary alone. */
+static void write_latency(int fd, int ncpus, __u32 first, __u32 n, bool histogram, FILE *out)
 {
 	static const struct { const char *name; double q; } quantiles[] = {
 		{ "p50", 0.50 }, { "p90", 0.90 }, { "p99", 0.99 }, { "p99_9", 0.999 },
 	};
-	__u64 counts[XNF_LAT_BUCKETS], *scratch = calloc(ncpus, sizeof(__u64)), total = 0;
+	__u64 counts[XNF_LAT_BUCKETS] = { 0 }, *scratch = calloc(ncpus, sizeof(__u64)), total = 0;
 	double weighted = 0;
 	__u32 last = 0;
 
 	for (__u32 b = 0; b < XNF_LAT_BUCKETS; b++) {
-		counts[b] = scratch ? sum_percpu(fd, b, scratch, ncpus) : 0;
+		for (__u32 c = first; scratch && c < first + n; c++)
+			counts[b] += sum_percpu(fd, c * XNF_LAT_BUCKETS + b, scratch, ncpus);
 		total += counts[b];
 		weighted += (double)counts[b] * (latency_bucket_floor(b) + bucket_ceiling(b)) / 2.0;
 		if (counts[b])
@@ -110,15 +123,52 @@ static void write_latency(int fd, int ncpus, FILE *out)
 		fprintf(out, ", \"max\": %llu, \"mean\": %.0f", (unsigned long long)bucket_ceiling(last),
 			weighted / total);
 	}
-	fprintf(out, ", \"histogram\": [");
-	for (__u32 b = 0, first = 1; b < XNF_LAT_BUCKETS; b++) {
-		if (!counts[b])
-			continue;
-		fprintf(out, "%s[%llu, %llu]", first ? "" : ", ", (unsigned long long)latency_bucket_floor(b),
-			(unsigned long long)counts[b]);
-		first = 0;
+	if (histogram) {
+		fprintf(out, ", \"histogram\": [");
+		for (__u32 b = 0, first_bucket = 1; b < XNF_LAT_BUCKETS; b++) {
+			if (!counts[b])
+				continue;
+			fprintf(out, "%s[%llu, %llu]", first_bucket ? "" : ", ", (unsigned long long)latency_bucket_floor(b),
+				(unsigned long long)counts[b]);
+			first_bucket = 0;
+		}
+		fprintf(out, "]");
 	}
-	fprintf(out, "]}");
+	fprintf(out, "}");
+}
+
+/* Frames received on flows [first, first + n), summed over CPUs. */
+static __u64 received_on(const struct receiver *r, __u32 first, __u32 n, __u64 *reordered)
+{
+	int ncpus = libbpf_num_possible_cpus(), fd = bpf_map__fd(r->skel->maps.recv_flows);
+	struct xnf_recv_flow *per_cpu = calloc(ncpus, sizeof(*per_cpu));
+	__u64 got = 0;
+
+	for (__u32 flow = first; per_cpu && flow < first + n; flow++) {
+		if (bpf_map_lookup_elem(fd, &flow, per_cpu))
+			continue;
+		for (int c = 0; c < ncpus; c++) {
+			got += per_cpu[c].packets;
+			if (reordered)
+				*reordered += per_cpu[c].reordered;
+		}
+	}
+	free(per_cpu);
+	return got;
+}
+
+int receiver_class_report(const struct receiver *r, const struct receiver_class *c, __u32 index,
+			  const __u64 *sent_per_flow, FILE *out)
+{
+	__u64 sent = 0, received = received_on(r, c->first_flow, c->flows, NULL), lost;
+
+	for (__u32 flow = c->first_flow; flow < c->first_flow + c->flows; flow++)
+		sent += sent_per_flow[flow];
+	lost = sent > received ? sent - received : 0;
+	fprintf(out, "\"received\": %llu, \"lost\": %llu, \"loss_ratio\": %.9f, ", (unsigned long long)received,
+		(unsigned long long)lost, sent ? (double)lost / (double)sent : 0.0);
+	write_latency(bpf_map__fd(r->skel->maps.recv_latency), libbpf_num_possible_cpus(), index, 1, false, out);
+	return 0;
 }
 
 int receiver_report(const struct receiver *r, const __u64 *sent_per_flow, __u32 flows, __u64 send_errors,
@@ -162,7 +212,7 @@ int receiver_report(const struct receiver *r, const __u64 *sent_per_flow, __u32 
 		(unsigned long long)received, (unsigned long long)sum_percpu(fd, XNF_RECV_OTHER, scratch, ncpus),
 		(unsigned long long)lost, sent ? (double)lost / (double)sent : 0.0, flows_with_loss,
 		(unsigned long long)reordered);
-	write_latency(bpf_map__fd(r->skel->maps.recv_latency), ncpus, out);
+	write_latency(bpf_map__fd(r->skel->maps.recv_latency), ncpus, 0, r->nclasses, true, out);
 	free(per_cpu);
 	free(scratch);
 	return 0;

@@ -3,8 +3,8 @@
  * xnf-gen's receiver, on the interface where traffic comes back. For every
  * frame that carries a probe: count it for its flow, note whether it came
  * after a later frame of the same flow (reordering), and put its one-way
- * latency (sender and receiver share bpf_ktime_get_ns) in a log-linear
- * histogram. Then drop it: the receiver is the end of the line. Everything is
+ * latency (sender and receiver share bpf_ktime_get_ns) in its traffic class's
+ * log-linear histogram. Then drop it: the receiver is the end of the line. Everything is
  * per CPU; user space merges.
  */
 #include <xnf/parse.h>
@@ -18,12 +18,17 @@ struct {
 	__uint(max_entries, XNF_GEN_MAX_FLOWS);
 } recv_flows SEC(".maps");
 
+/* One histogram per traffic class: key class * XNF_LAT_BUCKETS + bucket. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, __u64);
-	__uint(max_entries, XNF_LAT_BUCKETS);
+	__uint(max_entries, XNF_GEN_MAX_CLASSES * XNF_LAT_BUCKETS);
 } recv_latency SEC(".maps");
+
+/* Where each class's flows start (set before load): a flow's class is the last one starting at or below it. */
+const volatile __u32 nclasses = 1;
+const volatile __u32 class_first_flow[XNF_GEN_MAX_CLASSES] = {};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -63,6 +68,17 @@ static __always_inline __u32 latency_bucket(__u64 ns)
 	e = msb64(ns);
 	return (e - XNF_LAT_SUB_BITS + 1) * (1 << XNF_LAT_SUB_BITS) +
 	       (__u32)((ns >> (e - XNF_LAT_SUB_BITS)) & ((1 << XNF_LAT_SUB_BITS) - 1));
+}
+
+static __always_inline __u32 class_of(__u32 flow)
+{
+	__u32 cls = 0;
+
+	for (__u32 i = 1; i < XNF_GEN_MAX_CLASSES; i++) {
+		if (i < nclasses && flow >= class_first_flow[i])
+			cls = i;
+	}
+	return cls;
 }
 
 static __always_inline struct xnf_probe *find_probe(struct xnf_pkt *pkt)
@@ -117,7 +133,7 @@ int xnf_recv(struct xdp_md *ctx)
 		return XDP_DROP; /* not a stamped frame (--stamp-every) */
 	now = bpf_ktime_get_ns();
 	if (now >= sent)
-		bump(&recv_latency, latency_bucket(now - sent));
+		bump(&recv_latency, class_of(flow) * XNF_LAT_BUCKETS + latency_bucket(now - sent));
 	return XDP_DROP;
 }
 

@@ -32,6 +32,7 @@
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/options.h>
 
+#include "classes.h"
 #include "frame.h"
 #include "iface_stats.h"
 #include "gen.skel.h"
@@ -68,6 +69,11 @@ struct gen_options {
 	__u32 call_ms;
 	__u32 drain_ms;
 	__u32 stamp_every;    /* a power of two */
+	const char *class_specs[XNF_GEN_MAX_CLASSES]; /* --class, as given: read once every other option is in */
+	__u32 nclass_specs;
+	struct gen_class classes[XNF_GEN_MAX_CLASSES]; /* without --class, one: the run's own options */
+	__u32 nclasses;
+	__u8 schedule[XNF_GEN_SCHEDULE];
 };
 
 struct gen_thread {
@@ -280,16 +286,13 @@ static int parse_vary(const char *text, __u32 *vary)
 
 static int parse_ip(const char *text, struct gen_options *opt, bool source)
 {
-	struct frame_spec *f = &opt->frame;
-	__u8 buf[16];
+	int prefix_len;
 
-	if (inet_pton(AF_INET, text, buf) == 1) {
-		memcpy(source ? (void *)&f->src4 : (void *)&f->dst4, buf, 4);
-	} else if (inet_pton(AF_INET6, text, buf) == 1) {
-		memcpy(source ? f->src6 : f->dst6, buf, 16);
-		f->ipv6 = true;
-	} else {
-		xnf_error("'%s' is not an IPv4 or IPv6 address", text);
+	if (gen_parse_addr(source ? "--src-ip" : "--dst-ip", text, &opt->frame, source, &prefix_len))
+		return -1;
+	if (prefix_len >= 0) {
+		xnf_error("--%s takes one address: a class of flows over a prefix is --class NAME:%s=%s,share=...",
+			  source ? "src-ip" : "dst-ip", source ? "saddr" : "daddr", text);
 		return -1;
 	}
 	*(source ? &opt->have_src_ip : &opt->have_dst_ip) = true;
@@ -331,7 +334,7 @@ static int check_options(struct gen_options *opt)
 		parse_ip(opt->frame.ipv6 ? "2001:2::1" : "198.18.0.1", opt, true);
 	if (!opt->have_dst_ip)
 		parse_ip(opt->frame.ipv6 ? "2001:2::2" : "198.18.0.2", opt, false);
-	if (opt->frame.ipv6 && (opt->frame.src4 || opt->frame.dst4)) {
+	if (!gen_spec_one_family(&opt->frame)) {
 		xnf_error("source and destination addresses must both be IPv4 or both IPv6");
 		return -1;
 	}
@@ -388,6 +391,18 @@ static int take_vary(const struct xnf_option *o, const char *text, void *opts)
 	return parse_vary(text, &((struct gen_options *)opts)->vary);
 }
 
+static int take_class(const struct xnf_option *o, const char *text, void *opts)
+{
+	struct gen_options *opt = opts;
+
+	if (opt->nclass_specs == XNF_GEN_MAX_CLASSES) {
+		xnf_error("--class: at most %d classes", XNF_GEN_MAX_CLASSES);
+		return -1;
+	}
+	opt->class_specs[opt->nclass_specs++] = text;
+	return 0;
+}
+
 #define GEN(field) offsetof(struct gen_options, field)
 
 static const struct xnf_option gen_table[] = {
@@ -414,6 +429,12 @@ static const struct xnf_option gen_table[] = {
 	  .help = "sport,dport,saddr,daddr: the fields that carry base + flow" },
 	{ .name = "flow-mode", .kind = XNF_OPT_CHOICE, .value = "MODE", .choices = flow_modes,
 	  .offset = GEN(flow_mode), .help = "flows in turn, or a random flow per frame" },
+	{ .name = "class", .kind = XNF_OPT_CUSTOM, .value = "NAME:K=V,...", .parse = take_class, .repeat = true,
+	  .help = "a traffic class with its share of the frames, on top of the options above:\n"
+		  "share=F,saddr=ADDR[/LEN],daddr=ADDR[/LEN],sport=N,dport=N,proto=udp|tcp,flows=N,\n"
+		  "vary=sport+dport+...; a prefix spreads the class's flows over it. Shares add\n"
+		  "up to 1; loss and latency are reported per class",
+	  .default_text = "one class: the options above" },
 	{ .name = "size", .kind = XNF_OPT_UINT, .value = "N", .offset = GEN(frame.size), .min = 1, .max = 65535,
 	  .help = "frame size on the wire with FCS, up to " XNF_STR(MAX_FRAME),
 	  .default_text = "the smallest that carries the probe, 64 for IPv4/UDP" },
@@ -444,6 +465,40 @@ static const struct gen_options gen_defaults = {
 	.duration_s = 1.0, .flows = 1, .cores = { .cores = { 0 }, .count = 1 }, .batch = DEFAULT_BATCH,
 	.call_ms = DEFAULT_CALL_MS, .drain_ms = 200, .stamp_every = 1, .frame = { .sport = 9, .dport = 9 },
 };
+
+/* The run's classes: each --class on top of the run's own options, or those options as the one class; one
+ * frame size for all (live frames share one length): the size asked, or the smallest that fits them all. */
+static int plan_classes(struct gen_options *opt, bool size_given)
+{
+	struct gen_class base = { .name = "all", .share = 1.0, .frame = opt->frame, .flows = opt->flows,
+				  .vary = opt->vary };
+	__u32 size = 0;
+
+	opt->nclasses = opt->nclass_specs ? opt->nclass_specs : 1;
+	if (!opt->nclass_specs)
+		opt->classes[0] = base;
+	for (__u32 i = 0; i < opt->nclass_specs; i++) {
+		if (gen_class_parse(opt->class_specs[i], &base, &opt->classes[i]))
+			return -1;
+	}
+	if (gen_classes_plan(opt->classes, opt->nclasses, opt->schedule))
+		return -1;
+	for (__u32 i = 0; i < opt->nclasses; i++) {
+		__u32 min = frame_min_size(&opt->classes[i].frame);
+
+		if (size_given && opt->frame.size < min) {
+			xnf_error("frame size %u: class %s (%s/%s) takes at least %u bytes", opt->frame.size,
+				  opt->classes[i].name, opt->classes[i].frame.ipv6 ? "IPv6" : "IPv4",
+				  opt->classes[i].frame.tcp ? "TCP" : "UDP", min);
+			return -1;
+		}
+		size = min > size ? min : size;
+	}
+	for (__u32 i = 0; i < opt->nclasses; i++)
+		opt->classes[i].frame.size = size_given ? opt->frame.size : size;
+	opt->frame.size = opt->classes[0].frame.size;
+	return 0;
+}
 
 static bool was_given(const bool *given, const char *name)
 {
@@ -479,7 +534,7 @@ static int parse_args(int argc, char **argv, struct gen_options *opt)
 	opt->frame.tcp = strcmp(protos[opt->proto], "tcp") == 0;
 	if (!was_given(given, "vary") && opt->flows > 1)
 		opt->vary = XNF_VARY_DPORT;
-	if (check_options(opt))
+	if (check_options(opt) || plan_classes(opt, was_given(given, "size")))
 		return -1;
 	warn_if_queues_short(opt);
 	if (!was_given(given, "src-mac") && read_iface_mac(opt->iface, opt->frame.src_mac)) {
@@ -491,27 +546,36 @@ static int parse_args(int argc, char **argv, struct gen_options *opt)
 
 /* ---------------------------------------------------------------- run */
 
-static struct gen_bpf *load_generator(const struct gen_options *opt, const __u8 *frame, __u32 frame_len)
+static struct xnf_gen_class class_config(const struct gen_class *c)
+{
+	const struct frame_spec *f = &c->frame;
+
+	return (struct xnf_gen_class){
+		.first_flow = c->first_flow, .flows = c->flows, .vary = c->vary, .ipv6 = f->ipv6, .tcp = f->tcp,
+		.l4_csum = f->tcp || f->ipv6,
+		.base_sport = f->sport, .base_dport = f->dport,
+		.base_saddr_low = f->ipv6 ? (__u16)(f->src6[14] << 8 | f->src6[15]) : (__u16)ntohl(f->src4),
+		.base_daddr_low = f->ipv6 ? (__u16)(f->dst6[14] << 8 | f->dst6[15]) : (__u16)ntohl(f->dst4),
+	};
+}
+
+/* templates[i]: class i's frame, every one frame_len long. */
+static struct gen_bpf *load_generator(const struct gen_options *opt, __u8 (*templates)[MAX_FRAME], __u32 frame_len)
 {
 	struct gen_bpf *skel = gen_bpf__open();
-	__u32 header = frame_header_len(&opt->frame);
+	size_t keep = sizeof(skel->rodata->template_words[0]);
 
 	if (!skel)
 		return NULL;
-	skel->rodata->cfg = (struct xnf_gen_config){
-		.ifindex = (__u32)opt->ifindex, .flows = opt->flows, .random_flows = opt->flow_mode == FLOW_RANDOM,
-		.vary = opt->vary, .ipv6 = opt->frame.ipv6, .tcp = opt->frame.tcp, .l3_offset = 14,
-		.l4_offset = opt->frame.ipv6 ? 54 : 34, .probe_offset = header,
-		.l4_csum = opt->frame.tcp || opt->frame.ipv6, .stamp_mask = opt->stamp_every - 1,
-		.base_sport = opt->frame.sport, .base_dport = opt->frame.dport,
-		.base_saddr_low = opt->frame.ipv6 ? (__u16)(opt->frame.src6[14] << 8 | opt->frame.src6[15])
-						  : (__u16)ntohl(opt->frame.src4),
-		.base_daddr_low = opt->frame.ipv6 ? (__u16)(opt->frame.dst6[14] << 8 | opt->frame.dst6[15])
-						  : (__u16)ntohl(opt->frame.dst4),
-		.restore_len = header + (__u32)sizeof(struct xnf_probe),
-	};
-	memcpy((void *)skel->rodata->template_words, frame,
-	       frame_len < sizeof(skel->rodata->template_words) ? frame_len : sizeof(skel->rodata->template_words));
+	skel->rodata->cfg.ifindex = (__u32)opt->ifindex;
+	skel->rodata->cfg.random_flows = opt->flow_mode == FLOW_RANDOM;
+	skel->rodata->cfg.stamp_mask = opt->stamp_every - 1;
+	skel->rodata->cfg.nclasses = opt->nclasses;
+	memcpy((void *)skel->rodata->cfg.schedule, opt->schedule, sizeof(opt->schedule));
+	for (__u32 i = 0; i < opt->nclasses; i++) {
+		skel->rodata->cfg.classes[i] = class_config(&opt->classes[i]);
+		memcpy((void *)skel->rodata->template_words[i], templates[i], frame_len < keep ? frame_len : keep);
+	}
 	if (gen_bpf__load(skel) || assign_cpus(skel, opt)) {
 		gen_bpf__destroy(skel);
 		return NULL;
@@ -590,15 +654,46 @@ static unsigned long long built_on(struct gen_bpf *skel, int core)
 	return built;
 }
 
+static __u32 total_flows(const struct gen_options *opt)
+{
+	const struct gen_class *last = &opt->classes[opt->nclasses - 1];
+
+	return last->first_flow + last->flows;
+}
+
+/* Per class: its share, flows and frames sent, and with the receiver its loss and latency. */
+static void report_classes(const struct gen_options *opt, const __u64 *per_flow, const struct receiver *rx,
+			   const struct receiver_class *rx_classes)
+{
+	printf(", \"classes\": [");
+	for (__u32 i = 0; i < opt->nclasses; i++) {
+		const struct gen_class *c = &opt->classes[i];
+		__u64 sent = 0;
+
+		for (__u32 f = c->first_flow; per_flow && f < c->first_flow + c->flows; f++)
+			sent += per_flow[f];
+		printf("%s{\"name\": \"%s\", \"share\": %.6f, \"flows\": %u, \"sent\": %llu", i ? ", " : "", c->name,
+		       (double)c->slots / XNF_GEN_SCHEDULE, c->flows, (unsigned long long)sent);
+		if (rx->skel && per_flow) {
+			printf(", ");
+			receiver_class_report(rx, &rx_classes[i], i, per_flow, stdout);
+		}
+		printf("}");
+	}
+	printf("]");
+}
+
 static void report(const struct gen_options *opt, const struct gen_thread *threads, double seconds,
-		   struct gen_bpf *skel, const struct receiver *rx, long long errors)
+		   struct gen_bpf *skel, const struct receiver *rx, const struct receiver_class *rx_classes,
+		   long long errors)
 {
 	unsigned long long total = 0, requested = 0;
+	__u64 *per_flow = sent_per_flow(skel, total_flows(opt));
 
 	printf("{\"iface\": \"%s\", \"size\": %u, \"proto\": \"%s\", \"ipv6\": %s, \"flows\": %u, "
 	       "\"rate_target\": %.0f, \"seconds\": %.6f, \"threads\": [",
 	       opt->iface, opt->frame.size, opt->frame.tcp ? "tcp" : "udp", opt->frame.ipv6 ? "true" : "false",
-	       opt->flows, opt->rate, seconds);
+	       total_flows(opt), opt->rate, seconds);
 	for (__u32 i = 0; i < opt->cores.count; i++) {
 		unsigned long long built = built_on(skel, threads[i].core);
 
@@ -614,14 +709,12 @@ static void report(const struct gen_options *opt, const struct gen_thread *threa
 	printf("], \"requested\": %llu, \"built\": %llu, \"send_errors\": %lld, \"sent\": %llu, \"pps\": %.0f",
 	       requested, total, errors, total - (unsigned long long)errors,
 	       (total - (unsigned long long)errors) / seconds);
-	if (rx->skel) {
-		__u64 *per_flow = sent_per_flow(skel, opt->flows);
-
+	if (rx->skel && per_flow) {
 		printf(", ");
-		if (per_flow)
-			receiver_report(rx, per_flow, opt->flows, (__u64)errors, stdout);
-		free(per_flow);
+		receiver_report(rx, per_flow, total_flows(opt), (__u64)errors, stdout);
 	}
+	report_classes(opt, per_flow, rx, rx_classes);
+	free(per_flow);
 	printf("}\n");
 }
 
@@ -629,24 +722,28 @@ int main(int argc, char **argv)
 {
 	struct gen_options opt = gen_defaults;
 	static struct gen_thread threads[XNF_GEN_MAX_THREADS];
-	static __u8 frame[MAX_FRAME];
+	static __u8 templates[XNF_GEN_MAX_CLASSES][MAX_FRAME];
+	struct receiver_class rx_classes[XNF_GEN_MAX_CLASSES];
 	struct receiver rx = { .link_fd = -1 };
 	struct gen_bpf *skel;
-	__u32 frame_len;
+	__u32 frame_len = 0;
 	__u64 start;
 	int rc, hold_fd;
 
 	rc = parse_args(argc, argv, &opt);
 	if (rc)
 		return rc > 0 ? 0 : 2;
-	frame_len = frame_build(&opt.frame, frame);
-	skel = load_generator(&opt, frame, frame_len);
+	for (__u32 i = 0; i < opt.nclasses; i++) {
+		frame_len = frame_build(&opt.classes[i].frame, templates[i]);
+		rx_classes[i] = (struct receiver_class){ opt.classes[i].first_flow, opt.classes[i].flows };
+	}
+	skel = load_generator(&opt, templates, frame_len);
 	if (!skel) {
 		xnf_error("cannot load the generator's BPF program: %s%s", strerror(errno),
 			  geteuid() ? " (xnf-gen needs root)" : "");
 		return 1;
 	}
-	if (opt.rx_iface && receiver_attach(&rx, opt.rx_iface)) {
+	if (opt.rx_iface && receiver_attach(&rx, opt.rx_iface, rx_classes, opt.nclasses)) {
 		gen_bpf__destroy(skel);
 		return 1;
 	}
@@ -656,14 +753,14 @@ int main(int argc, char **argv)
 	long long errors_before = send_errors(opt.iface);
 
 	start = xnf_now_ns();
-	rc = run_threads(&opt, skel, frame, frame_len, threads);
+	rc = run_threads(&opt, skel, templates[0], frame_len, threads);
 	double seconds = (xnf_now_ns() - start) / 1e9;
 
 	if (rx.skel)
 		usleep(opt.drain_ms * 1000); /* frames still on their way back */
 	long long errors_after = send_errors(opt.iface);
 
-	report(&opt, threads, seconds, skel, &rx,
+	report(&opt, threads, seconds, skel, &rx, rx_classes,
 	       errors_before >= 0 && errors_after >= 0 ? errors_after - errors_before : -1);
 	receiver_detach(&rx);
 	if (hold_fd >= 0)
