@@ -1,0 +1,57 @@
+"""A real local application behind the NF: memcached in an application namespace of the edge topology,
+loaded by memcaslap from the generator's side. The router passes the application's prefix to the local stack
+(XDP_PASS in xdp and hybrid, the TAP device in afxdp), which forwards it to memcached; every request is
+answered, and the router counts what it passed."""
+
+from __future__ import annotations
+
+import pytest
+
+from xnf import control
+from xnf.lab import local_app
+from xnf.lab.generator import Generator
+from xnf.lab.nf_process import NfInstance
+from xnf.lab.topology import Topology
+
+
+def edge_router_rules(t: Topology) -> str:
+    """The applications and the DUT itself are local; pass-through traffic (198.18.100.0/24) is routed back."""
+    link = t.links[0]
+    return (f"local 198.19.0.0/16\nlocal {link.dut_ip}/32\n"
+            f"route 198.18.100.0/24 via {link.gen_mac} port 0\n")
+
+
+@pytest.mark.parametrize("mode", ["xdp", "afxdp", "hybrid"])
+def test_memcached_answers_through_the_nf(mode, rules_file):
+    with Topology("edge", apps=1) as t:
+        app = t.app_list[0]
+        local_app.reach_apps_from_generator(t)
+        nf = NfInstance.start(t, "router", mode, t.dut_ifaces, rules=rules_file(edge_router_rules(t)),
+                              extra=[] if mode == "xdp" else ["--cores", "1"])
+        local_app.start_memcached(t, app)
+        load = local_app.load_memcached(t, app, seconds=1, concurrency=4)
+        assert load.ops > 1000 and load.tps > 0 and load.get_misses == 0
+        assert 0 < load.latency_us["p50"] <= load.latency_us["p99"]
+        stats = control.request_json(nf.name, "stats")
+        assert stats["counters"]["local"] >= load.ops  # every request crossed the NF, and was passed
+        assert stats["verdicts"]["pass"]["packets"] >= load.ops
+        if mode == "afxdp":
+            assert sum(w["pass_injected"] for w in stats["workers"]) >= load.ops
+        assert nf.stop() == 0
+
+
+def test_memcached_answers_while_pass_through_traffic_loads_the_port(rules_file):
+    with Topology("edge", apps=1) as t:
+        app, link = t.app_list[0], t.links[0]
+        local_app.reach_apps_from_generator(t)
+        nf = NfInstance.start(t, "router", "xdp", t.dut_ifaces, rules=rules_file(edge_router_rules(t)))
+        local_app.start_memcached(t, app)
+        flood = Generator(t).spawn("--duration", "3", "--rate", "200000", "--dst-ip", "198.18.100.1",
+                                   "--flows", "64", "--vary", "daddr", "--cores", "0")
+        load = local_app.load_memcached(t, app, seconds=1, concurrency=4)
+        flood.communicate(timeout=60)
+        assert flood.returncode == 0
+        assert load.ops > 1000 and load.get_misses == 0
+        counters = control.request_json(nf.name, "stats")["counters"]
+        assert counters["forwarded"] > 100000 and counters["local"] >= load.ops
+        assert nf.stop() == 0
