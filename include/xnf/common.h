@@ -59,6 +59,18 @@ struct xnf_config {
 	__u32 nports;
 	__u32 ifindex[XNF_MAX_PORTS];
 	__u32 datapath; /* enum xnf_datapath */
+	/* The dispatcher (--local, user-space modes): frames on these rx queues (a bit each), or for the
+	 * local_ports entries of xnf_local_ports, go to the local stack in XDP without the NF. */
+	__u32 local_queues;
+	__u32 local_ports;
+};
+
+/* A key of xnf_local_ports: a local service by protocol and destination port. */
+#define XNF_MAX_LOCAL_PORTS 64
+struct xnf_local_key {
+	__u8 proto;  /* IPPROTO_TCP or IPPROTO_UDP */
+	__u8 pad;
+	__be16 port;
 };
 
 /* The port (command-line order) an interface is in cfg; 0 if it is none of them. */
@@ -84,6 +96,7 @@ enum xnf_stat_slot {
 	XNF_STAT_REDIRECT,
 	XNF_STAT_REDIRECT_ERROR, /* redirect to a port with no device: dropped */
 	XNF_STAT_MALFORMED,      /* reason, counted in addition to the verdict */
+	XNF_STAT_LOCAL,          /* sent to the local stack by the dispatcher (--local), before the NF */
 	XNF_STAT_NSLOTS,
 };
 

@@ -240,7 +240,7 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 		goto out;
 	if (prepare_native_side(&in, ports, opt->nifaces) ||
 	    xnf_xdp_load(&in.xdp, ports, opt->nifaces, mode->generic, mode->datapath, opt->map_sizes,
-			  opt->nmap_sizes) ||
+			  opt->nmap_sizes, &opt->local) ||
 	    load_rules(&in) || apply_option_rules(&in) || run_start_step(&in) ||
 	    start_sockets(&in) || xnf_xdp_attach(&in.xdp))
 		goto out;

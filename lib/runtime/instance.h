@@ -43,6 +43,7 @@ struct run_options {
 	char *option_rules[XNF_MAX_OPTION_RULES]; /* the NF's own options, as the rule lines they stand for */
 	const char *option_names[XNF_MAX_OPTION_RULES];
 	__u32 noption_rules;
+	struct xnf_local_dispatch local;  /* --local */
 };
 
 struct instance {

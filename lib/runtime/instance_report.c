@@ -129,9 +129,10 @@ int xnf_report_stats(void *ctx, FILE *out)
 	if (xnf_xdp_read_stats(&in->xdp, totals))
 		return -1;
 	if (user) {
-		/* The kernel program only redirects; every verdict but a missing socket is the workers'. */
+		/* The kernel program only redirects (or dispatches to the local stack); every verdict but a missing
+		 * socket and the dispatcher's is the workers'. */
 		for (__u32 slot = 0; slot < XNF_STAT_NSLOTS; slot++) {
-			if (slot != XNF_STAT_REDIRECT_ERROR)
+			if (slot != XNF_STAT_REDIRECT_ERROR && slot != XNF_STAT_LOCAL)
 				totals[slot] = (struct xnf_counter){ 0 };
 		}
 	}

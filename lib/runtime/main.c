@@ -12,6 +12,8 @@
  * them, prints --help, and `describe` writes it out with the modes, the stat
  * names and the limits, so that the Python CLI restates none of it.
  */
+#include <arpa/inet.h> /* before the linux headers */
+#include <netinet/in.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +48,7 @@ static int take_mode(const struct xnf_option *o, const char *text, void *opts);
 static int take_iface(const struct xnf_option *o, const char *text, void *opts);
 static int take_map_size(const struct xnf_option *o, const char *text, void *opts);
 static int take_nf_option(const struct xnf_option *o, const char *text, void *opts);
+static int take_local(const struct xnf_option *o, const char *text, void *opts);
 
 static const struct xnf_option runtime_options[] = {
 	{ .name = "mode", .short_name = 'm', .kind = XNF_OPT_CUSTOM, .value = "MODE", .choices = mode_names,
@@ -104,6 +107,11 @@ static const struct xnf_option runtime_options[] = {
 		  "runs it and the port takes frames from XDP, else xsk)" },
 	{ .name = "live-batch", .kind = XNF_OPT_UINT, .value = "N", .section = AFXDP_SECTION, .id = TAG_AFXDP,
 	  .offset = AFXDP(live_batch), .min = 1, .max = 1 << 20, .help = "live path: frames one call sends at most" },
+	{ .name = "local", .kind = XNF_OPT_CUSTOM, .value = "tcp:PORT|udp:PORT|queue:N", .section = AFXDP_SECTION,
+	  .id = TAG_AFXDP, .repeat = true, .parse = take_local,
+	  .help = "user-space modes: send this traffic to the local stack in XDP, before the NF\n"
+		  "(a local service by destination port, or every frame of an rx queue that has no\n"
+		  "socket); counted as local", .default_text = "none" },
 	{ .name = "live-wait-us", .kind = XNF_OPT_UINT, .value = "N", .section = AFXDP_SECTION, .id = TAG_AFXDP,
 	  .offset = AFXDP(live_wait_us), .min = 0, .max = 1000000,
 	  .help = "live path: the longest a frame waits for its call while frames keep\n"
@@ -194,6 +202,34 @@ static int take_map_size(const struct xnf_option *o, const char *text, void *opt
 	return 0;
 }
 
+/* --local tcp:PORT, udp:PORT or queue:N: the dispatcher's table. */
+static int take_local(const struct xnf_option *o, const char *text, void *opts)
+{
+	struct xnf_local_dispatch *local = &((struct run_options *)opts)->local;
+	const char *colon = strchr(text, ':');
+	__u32 n;
+
+	if (colon && strncmp(text, "queue:", 6) == 0) {
+		if (xnf_parse_uint("--local queue", colon + 1, 0, XNF_MAX_QUEUES - 1, &n))
+			return -1;
+		local->queues |= 1u << n;
+		return 0;
+	}
+	if (!colon || (strncmp(text, "tcp:", 4) && strncmp(text, "udp:", 4))) {
+		xnf_error("--local takes tcp:PORT, udp:PORT or queue:N, not '%s'", text);
+		return -1;
+	}
+	if (xnf_parse_uint("--local port", colon + 1, 1, 65535, &n))
+		return -1;
+	if (local->nports == XNF_MAX_LOCAL_PORTS) {
+		xnf_error("--local: at most %d local services", XNF_MAX_LOCAL_PORTS);
+		return -1;
+	}
+	local->ports[local->nports++] = (struct xnf_local_key){ .proto = text[0] == 't' ? IPPROTO_TCP : IPPROTO_UDP,
+								 .port = htons((__u16)n) };
+	return 0;
+}
+
 /* --NAME VALUE of the NF's own: kept as its rule line, checked with the codec before anything loads. */
 static int take_nf_option(const struct xnf_option *o, const char *text, void *opts)
 {
@@ -275,6 +311,18 @@ static int check_run_options(struct run_options *opt, const struct xnf_option *t
 	if (!opt->mode->sockets && afxdp_option) {
 		xnf_error("--%s only applies to the AF_XDP modes (afxdp, afxdp-sysc, afxdp-poll, xdp-sk, xdp-sk-sysc, "
 			  "hybrid), not to --mode %s", afxdp_option, opt->mode->name);
+		return -1;
+	}
+	if ((opt->local.queues || opt->local.nports) && opt->mode->datapath != XNF_DATAPATH_USER) {
+		xnf_error("--local is for the modes whose NF runs in user space (afxdp, afxdp-sysc, afxdp-poll): in "
+			  "--mode %s the NF runs in XDP, where its own PASS verdict reaches the local stack",
+			  opt->mode->name);
+		return -1;
+	}
+	if (opt->local.queues & ((1u << opt->afxdp.queues) - 1)) {
+		xnf_error("--local queue:%d: queues 0-%u have AF_XDP sockets (--queues %u); a local queue is one "
+			  "past them", __builtin_ctz(opt->local.queues & ((1u << opt->afxdp.queues) - 1)),
+			  opt->afxdp.queues - 1, opt->afxdp.queues);
 		return -1;
 	}
 	if (opt->afxdp.copy_fallback && !opt->afxdp.zerocopy) {

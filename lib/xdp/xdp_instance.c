@@ -155,10 +155,29 @@ static int size_maps(struct bpf_object *obj, enum xnf_datapath datapath, const s
 	return 0;
 }
 
-int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32 nports, bool generic,
-		 enum xnf_datapath datapath, const struct xnf_map_size *sizes, __u32 nsizes)
+/* The dispatcher's local services, after load (its .rodata already says how many). */
+static int fill_local_ports(struct bpf_object *obj, const struct xnf_local_dispatch *local)
 {
-	struct xnf_config cfg = { .nports = nports, .datapath = datapath };
+	int fd = bpf_object__find_map_fd_by_name(obj, "xnf_local_ports");
+	__u32 one = 1;
+
+	for (__u32 i = 0; local && i < local->nports; i++) {
+		int err = fd < 0 ? fd : bpf_map_update_elem(fd, &local->ports[i], &one, BPF_ANY);
+
+		if (err) {
+			xnf_error("cannot add a local service to the dispatcher: %s", strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32 nports, bool generic,
+		 enum xnf_datapath datapath, const struct xnf_map_size *sizes, __u32 nsizes,
+		 const struct xnf_local_dispatch *local)
+{
+	struct xnf_config cfg = { .nports = nports, .datapath = datapath,
+				  .local_queues = local ? local->queues : 0, .local_ports = local ? local->nports : 0 };
 	struct bpf_program *prog;
 	int err;
 
@@ -197,7 +216,7 @@ int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32
 	reset_libbpf_log();
 	x->prog_fd = bpf_program__fd(prog);
 	x->stats_fd = bpf_object__find_map_fd_by_name(x->obj, "xnf_stats");
-	if (fill_port_map(x))
+	if (fill_local_ports(x->obj, local) || fill_port_map(x))
 		return -1;
 	return 0;
 }

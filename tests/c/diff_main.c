@@ -37,6 +37,7 @@ struct side_result {
 static const int slot_action[XNF_STAT_NSLOTS] = {
 	[XNF_STAT_ABORT] = XDP_ABORTED, [XNF_STAT_DROP] = XDP_DROP, [XNF_STAT_PASS] = XDP_PASS,
 	[XNF_STAT_TX] = XDP_TX, [XNF_STAT_REDIRECT] = XDP_REDIRECT, [XNF_STAT_REDIRECT_ERROR] = XDP_DROP,
+	[XNF_STAT_LOCAL] = XDP_PASS,
 };
 
 /* Applies a verdict the way the native runtime does (the same slots as the workers). */
@@ -212,7 +213,7 @@ int main(int argc, char **argv)
 		xnf_error("cannot create the native maps");
 		return 1;
 	}
-	if (xnf_xdp_load(&x, ports, nports, false, XNF_DATAPATH_KERNEL, NULL, 0) || load_rules_both(rules, &x) || pcap_open(&pcap, corpus))
+	if (xnf_xdp_load(&x, ports, nports, false, XNF_DATAPATH_KERNEL, NULL, 0, NULL) || load_rules_both(rules, &x) || pcap_open(&pcap, corpus))
 		return 1;
 	while ((len = pcap_next(&pcap, frame, sizeof(frame))) > 0) {
 		bool same;

@@ -34,6 +34,14 @@ struct {
 	__uint(max_entries, XNF_MAX_PORTS * XNF_MAX_QUEUES);
 } xnf_xsks SEC(".maps");
 
+/* The dispatcher's local services (--local PROTO:PORT): filled by the loader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct xnf_local_key);
+	__type(value, __u32);
+	__uint(max_entries, XNF_MAX_LOCAL_PORTS);
+} xnf_local_ports SEC(".maps");
+
 static __always_inline void xnf_count(__u32 slot, __u64 bytes)
 {
 	struct xnf_counter *c = bpf_map_lookup_elem(&xnf_stats, &slot);
@@ -88,10 +96,40 @@ static __always_inline int xnf_xdp_action(struct xdp_md *ctx, xnf_verdict verdic
  * The user-space data path: hand the frame to the socket of its port and
  * queue. Only a missing socket is counted here; the workers count the rest.
  */
+/*
+ * The dispatcher (--local): a frame on a local queue, or for a local service, goes to the local stack here,
+ * before any socket; the NF in user space never sees it. Both tests cost nothing when unused: the loader's
+ * .rodata says so and the verifier drops them.
+ */
+static __always_inline int xnf_xdp_is_local(struct xnf_pkt *pkt)
+{
+	struct xnf_local_key key = { 0 };
+	struct xnf_headers h;
+
+	if (xnf_cfg.local_queues & (1u << (pkt->ctx->rx_queue_index & 31)))
+		return 1;
+	if (!xnf_cfg.local_ports || xnf_parse_headers(pkt, &h) < 0)
+		return 0;
+	if (h.tcp)
+		key.port = h.tcp->dest;
+	else if (h.udp)
+		key.port = h.udp->dest;
+	else
+		return 0;
+	key.proto = h.l4_proto;
+	return bpf_map_lookup_elem(&xnf_local_ports, &key) != NULL;
+}
+
 static __always_inline int xnf_xdp_to_user(struct xnf_pkt *pkt)
 {
 	__u32 key = xnf_ingress_port(pkt) * XNF_MAX_QUEUES + pkt->ctx->rx_queue_index;
-	int action = bpf_redirect_map(&xnf_xsks, key, 0);
+	int action;
+
+	if ((xnf_cfg.local_queues || xnf_cfg.local_ports) && xnf_xdp_is_local(pkt)) {
+		xnf_count(XNF_STAT_LOCAL, pkt->ctx->data_end - pkt->ctx->data);
+		return XDP_PASS;
+	}
+	action = bpf_redirect_map(&xnf_xsks, key, 0);
 
 	if (action == XDP_REDIRECT)
 		return action;

@@ -20,4 +20,11 @@ struct xnf_map_size {
 	__u32 entries;
 };
 
+/* The dispatcher's table (--local): what goes to the local stack in XDP, before the NF in user space. */
+struct xnf_local_dispatch {
+	__u32 queues;                /* a bit per rx queue */
+	__u32 nports;
+	struct xnf_local_key ports[XNF_MAX_LOCAL_PORTS];
+};
+
 #endif

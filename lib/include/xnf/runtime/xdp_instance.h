@@ -36,7 +36,8 @@ struct xnf_xdp_instance {
  * twins hold data), so a large table is not allocated twice.
  */
 int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32 nports, bool generic,
-		 enum xnf_datapath datapath, const struct xnf_map_size *sizes, __u32 nsizes);
+		 enum xnf_datapath datapath, const struct xnf_map_size *sizes, __u32 nsizes,
+		 const struct xnf_local_dispatch *local);
 /* Attaches to every port, or to none: on failure nothing stays attached. */
 int xnf_xdp_attach(struct xnf_xdp_instance *x);
 void xnf_xdp_detach(struct xnf_xdp_instance *x);
