@@ -40,6 +40,9 @@
 #define XNF_MAX_PORTS 8
 /* Queues per port that AF_XDP sockets can serve. */
 #define XNF_MAX_QUEUES 16
+/* Pure-drop rules (--offload-drops): most the XDP pre-filter holds, most whose hits are counted. */
+#define XNF_MAX_OFFLOADED_DROPS 4096
+#define XNF_MAX_DROP_RULE_HITS 65536
 /* Counters of an NF's own (XNF_COUNTER_NAMES), a chain's members together. */
 #define XNF_MAX_NF_COUNTERS 32
 
@@ -49,6 +52,8 @@ enum xnf_datapath {
 	XNF_DATAPATH_USER = 1,   /* redirect every packet to the AF_XDP socket of its port and queue */
 	XNF_DATAPATH_HYBRID = 2, /* run the NF in XDP; drops and passes stay there, TX and REDIRECT go to
 				  * the AF_XDP socket with the verdict in the frame's metadata */
+	XNF_DATAPATH_SPLIT = 3,  /* a split chain: XDP runs the first xnf_config.chain_split members, frames
+				  * they send on go to the AF_XDP socket, whose worker runs the rest */
 };
 
 /*
@@ -63,6 +68,11 @@ struct xnf_config {
 	 * local_ports entries of xnf_local_ports, go to the local stack in XDP without the NF. */
 	__u32 local_queues;
 	__u32 local_ports;
+	/* Split chains (XNF_DATAPATH_SPLIT): members before this position run in XDP, the others in the
+	 * workers; 0 when the chain is not split (every member runs wherever the NF runs). */
+	__u32 chain_split;
+	/* --offload-drops (user-space modes): the pre-filter of hot pure-drop rules runs before the sockets. */
+	__u32 offload_drops;
 };
 
 /* A key of xnf_local_ports: a local service by protocol and destination port. */

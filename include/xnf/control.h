@@ -10,6 +10,7 @@
  *   XNF_EXPORT_START(taskemu, te_start);     a step run once before traffic flows
  *   XNF_EXPORT_HOUSEKEEPING(lb, lb_sweep);   a step run about once a second while it runs
  *   XNF_EXPORT_OPTIONS(router, rt_options);  options of its own (--fib kernel) that stand for rule lines
+ *   XNF_EXPORT_DROP_RULES(firewall, &decl);  which of its rules are pure drops (--offload-drops)
  *
  * A standalone binary binds them to the names the runtime reads (xnf_nf_rules,
  * xnf_nf_start). In a chain (built with -DXNF_CHAIN_MEMBER) they get the
@@ -103,13 +104,30 @@ struct xnf_nf_option {
 /* The linked NF's options, ending with a NULL name; or NULL (weak default). */
 extern const struct xnf_nf_option *const xnf_nf_options;
 
+/*
+ * An NF's pure-drop rules (xnf/drop_rules.h), for --offload-drops: the rules map whose keys are the rule keys
+ * its data path reports hits for, and which entries of that map are pure drops (a packet that matches one is
+ * dropped whatever else it carries, so dropping it earlier, in XDP, changes nothing else).
+ */
+struct xnf_drop_rules {
+	const char *map;
+	int (*drops)(const void *value);
+};
+
+/* The linked NF's pure-drop rules, or NULL (weak default). */
+extern const struct xnf_drop_rules *const xnf_nf_drop_rules;
+
 #ifdef XNF_CHAIN_MEMBER
 #define XNF_EXPORT_RULES(nf, codec) const struct xnf_rules_codec *const xnf_member_rules_##nf = (codec)
 #define XNF_EXPORT_START(nf, fn) const xnf_nf_start_fn xnf_member_start_##nf = (fn)
 #define XNF_EXPORT_HOUSEKEEPING(nf, fn) const xnf_nf_housekeeping_fn xnf_member_housekeeping_##nf = (fn)
 /* A chain takes no member options: their rule lines ("router fib kernel") do the same. */
 #define XNF_EXPORT_OPTIONS(nf, list) extern int xnf__member_options_unused_##nf
+/* Chains do not offload (see xnf/drop_rules.h). */
+#define XNF_EXPORT_DROP_RULES(nf, decl)                                                   \
+	static const struct xnf_drop_rules *const xnf__member_drop_rules_##nf __attribute__((unused)) = (decl)
 #else
+#define XNF_EXPORT_DROP_RULES(nf, decl) const struct xnf_drop_rules *const xnf_nf_drop_rules = (decl)
 #define XNF_EXPORT_RULES(nf, codec) const struct xnf_rules_codec *const xnf_nf_rules = (codec)
 #define XNF_EXPORT_START(nf, fn) const xnf_nf_start_fn xnf_nf_start = (fn)
 #define XNF_EXPORT_HOUSEKEEPING(nf, fn) const xnf_nf_housekeeping_fn xnf_nf_housekeeping = (fn)

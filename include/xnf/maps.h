@@ -19,6 +19,11 @@
 
 #include <xnf/common.h>
 
+/* A chain member's position in its chain (chain.c defines it around each member); native maps record it. */
+#ifndef XNF_CHAIN_POSITION
+#define XNF_CHAIN_POSITION 0
+#endif
+
 #ifdef XNF_TARGET_BPF
 
 #define XNF__BPF_MAP(name, map_type, K, V, N, flags)                           \
@@ -60,6 +65,8 @@ struct xnf_map {
 	__u32 key_size;
 	__u32 value_size;
 	__u32 max_entries;
+	__u32 chain_position; /* the declaring member's place in a chain (0 outside one): split chains
+			       * serve each member's maps on the side that runs it */
 	void *impl; /* set by xnf_maps_init() */
 };
 
@@ -70,6 +77,7 @@ struct xnf_map {
 		.key_size = sizeof(K),                                         \
 		.value_size = sizeof(V),                                       \
 		.max_entries = N,                                              \
+		.chain_position = XNF_CHAIN_POSITION,                          \
 	};                                                                     \
 	static struct xnf_map *xnf__registered_##mname                         \
 		__attribute__((used, section("xnf_maps"))) = &mname

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <stdbool.h>
 #include <xnf/runtime/control.h>
 #include <xnf/runtime/log.h>
 
@@ -132,6 +133,10 @@ static int dispatch_rules(const char *args, const struct xnf_control_handlers *h
 {
 	if (strcmp(args, "list") == 0)
 		return xnf_rules_list(body, &h->rules, err, errlen) < 0 ? -1 : 0;
+	bool change = strncmp(args, "add ", 4) == 0 || strncmp(args, "del ", 4) == 0;
+
+	if (change && h->before_rules_change)
+		h->before_rules_change(h->ctx);
 	if (strncmp(args, "add ", 4) == 0)
 		return xnf_rules_add(args + 4, &h->rules, err, errlen);
 	if (strncmp(args, "del ", 4) == 0)

@@ -23,11 +23,27 @@
 
 #define HOUSEKEEPING_INTERVAL_S 1
 
+/* A split chain's maps: each member's on the side that runs it (its native twin records its position). */
+static int resolve_split_map(void *ctx, const char *name, struct xnf_map_ref *ref)
+{
+	struct instance *in = ctx;
+	const struct xnf_map *twin = xnf_native_map_find(name);
+
+	if (twin && twin->chain_position < in->opt->chain_split)
+		return xnf_xdp_resolve_map(&in->xdp, name, ref);
+	return xnf_native_resolve_map(NULL, name, ref);
+}
+
 struct xnf_rules_target xnf_instance_maps(struct instance *in)
 {
-	if (in->mode->datapath == XNF_DATAPATH_USER)
+	switch (in->mode->datapath) {
+	case XNF_DATAPATH_USER:
 		return (struct xnf_rules_target){ .resolve = xnf_native_resolve_map, .ctx = NULL };
-	return (struct xnf_rules_target){ .resolve = xnf_xdp_resolve_map, .ctx = &in->xdp };
+	case XNF_DATAPATH_SPLIT:
+		return (struct xnf_rules_target){ .resolve = resolve_split_map, .ctx = in };
+	default:
+		return (struct xnf_rules_target){ .resolve = xnf_xdp_resolve_map, .ctx = &in->xdp };
+	}
 }
 
 static int make_signalfd(void)
@@ -51,6 +67,21 @@ static void housekeeping(struct instance *in, const struct xnf_rules_target *rul
 	xnf_afxdp_refresh(in->afxdp);
 }
 
+static void withdraw_offloaded_drops(void *ctx)
+{
+	drop_offload_withdraw_all(((struct instance *)ctx)->offload);
+}
+
+/* The poll timeout: the sooner of the housekeeping step and the offload controller's next look. */
+static int next_wake_ms(struct instance *in, int housekeeping_ms)
+{
+	int offload_ms = in->offload ? drop_offload_tick(in->offload) : -1;
+
+	if (offload_ms < 0 || (housekeeping_ms >= 0 && housekeeping_ms < offload_ms))
+		return housekeeping_ms;
+	return offload_ms;
+}
+
 static void serve_until_signal(struct instance *in, int sig_fd)
 {
 	const struct xnf_control_handlers handlers = {
@@ -59,6 +90,7 @@ static void serve_until_signal(struct instance *in, int sig_fd)
 		.stats = xnf_report_stats,
 		.frames = xnf_report_frames,
 		.rules = xnf_instance_maps(in),
+		.before_rules_change = withdraw_offloaded_drops,
 	};
 	struct pollfd fds[2] = {
 		{ .fd = sig_fd, .events = POLLIN },
@@ -79,7 +111,7 @@ static void serve_until_signal(struct instance *in, int sig_fd)
 			}
 			timeout_ms = HOUSEKEEPING_INTERVAL_S * 1000;
 		}
-		if (poll(fds, 2, timeout_ms) < 0) {
+		if (poll(fds, 2, next_wake_ms(in, timeout_ms)) < 0) {
 			if (errno == EINTR)
 				continue;
 			xnf_error("poll failed: %s", strerror(errno));
@@ -169,6 +201,8 @@ static int prepare_native_side(const struct instance *in, const struct xnf_port 
 
 	xnf_cfg.nports = nports;
 	xnf_cfg.datapath = in->mode->datapath;
+	xnf_cfg.chain_split = in->opt->chain_split;
+	xnf_cfg.offload_drops = in->opt->offload.enabled;
 	for (__u32 i = 0; i < nports; i++)
 		xnf_cfg.ifindex[i] = (__u32)ports[i].ifindex;
 	err = xnf_native_maps_init(in->mode->sockets ? in->opt->afxdp.workers : 1);
@@ -185,6 +219,14 @@ static int start_sockets(struct instance *in)
 	if (!in->afxdp || xnf_afxdp_start(in->afxdp))
 		return -1;
 	return 0;
+}
+
+static int start_offload(struct instance *in)
+{
+	if (!in->opt->offload.enabled)
+		return 0;
+	in->offload = drop_offload_start(&in->opt->offload, &in->xdp);
+	return in->offload ? 0 : -1;
 }
 
 static void print_ready(const struct instance *in)
@@ -210,6 +252,8 @@ static void tear_down(struct instance *in)
 	xnf_xdp_detach(&in->xdp);
 	xnf_afxdp_destroy(in->afxdp);
 	in->afxdp = NULL;
+	drop_offload_stop(in->offload);
+	in->offload = NULL;
 	xnf_xdp_destroy(&in->xdp);
 	xnf_native_maps_free();
 	xnf_control_close(&in->control);
@@ -218,6 +262,8 @@ static void tear_down(struct instance *in)
 int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode)
 {
 	struct instance in = { .opt = opt, .mode = mode, .control = { .listen_fd = -1 } };
+	struct xnf_xdp_plan plan = { .datapath = mode->datapath, .chain_split = opt->chain_split, .local = &opt->local,
+				     .offload_table = opt->offload.enabled ? opt->offload.table : 0 };
 	struct xnf_port ports[XNF_MAX_PORTS];
 	int sig_fd, rc = 1;
 
@@ -239,10 +285,9 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 	if (xnf_control_open(&in.control, xnf_run_dir(opt->run_dir), opt->name))
 		goto out;
 	if (prepare_native_side(&in, ports, opt->nifaces) ||
-	    xnf_xdp_load(&in.xdp, ports, opt->nifaces, mode->generic, mode->datapath, opt->map_sizes,
-			  opt->nmap_sizes, &opt->local) ||
+	    xnf_xdp_load(&in.xdp, ports, opt->nifaces, mode->generic, &plan, opt->map_sizes, opt->nmap_sizes) ||
 	    load_rules(&in) || apply_option_rules(&in) || run_start_step(&in) ||
-	    start_sockets(&in) || xnf_xdp_attach(&in.xdp))
+	    start_sockets(&in) || start_offload(&in) || xnf_xdp_attach(&in.xdp))
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &in.started);
 	print_ready(&in);

@@ -11,6 +11,8 @@
 #include <xnf/runtime/rules_engine.h>
 #include <xnf/runtime/xdp_instance.h>
 
+#include "drop_offload.h"
+
 struct mode_info {
 	const char *name;
 	bool available;
@@ -44,6 +46,8 @@ struct run_options {
 	const char *option_names[XNF_MAX_OPTION_RULES];
 	__u32 noption_rules;
 	struct xnf_local_dispatch local;  /* --local */
+	__u32 chain_split;                /* --split: a chain's members that run in XDP (0: not split) */
+	struct drop_offload_config offload; /* --offload-drops and its settings */
 };
 
 struct instance {
@@ -51,6 +55,7 @@ struct instance {
 	const struct mode_info *mode;
 	struct xnf_xdp_instance xdp;
 	struct xnf_afxdp *afxdp;
+	struct drop_offload *offload;      /* --offload-drops, or NULL */
 	struct xnf_control_server control;
 	struct timespec started;
 };

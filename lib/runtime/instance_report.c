@@ -25,6 +25,8 @@ static void write_identity(FILE *out, const struct instance *in)
 	xnf_json_string(out, xnf_nf_name);
 	fprintf(out, ", \"mode\": ");
 	xnf_json_string(out, in->mode->name);
+	if (in->opt->chain_split)
+		fprintf(out, ", \"split\": %u", in->opt->chain_split);
 }
 
 int xnf_report_info(void *ctx, FILE *out)
@@ -70,7 +72,8 @@ static void write_worker(FILE *out, const struct instance *in, __u32 index,
 }
 
 /* In user-space modes the verdicts are the workers'; the kernel only counts frames with no socket.
- * In hybrid mode the kernel counts what it handled and the workers what they forwarded. */
+ * In hybrid mode the kernel counts what it handled and the workers what they forwarded; in a split chain the
+ * kernel what its members dropped or passed, the workers the verdicts of the rest. */
 static void add_worker_verdicts(struct instance *in, struct xnf_counter totals[XNF_STAT_NSLOTS], FILE *out)
 {
 	fprintf(out, ", \"workers\": [");
@@ -90,10 +93,24 @@ static void add_worker_verdicts(struct instance *in, struct xnf_counter totals[X
 	fprintf(out, "]");
 }
 
-/* The NF's own counters by name, summed over CPUs (kernel) or workers (native). */
+/* Adds one side's per-CPU (or per-worker) values of the NF's counters to totals. */
+static void add_counters(const struct xnf_map_ref *ref, __u64 *values, int slots, __u64 totals[XNF_MAX_NF_COUNTERS])
+{
+	for (__u32 i = 0; i < XNF_MAX_NF_COUNTERS && xnf_nf_counter_names[i]; i++) {
+		memset(values, 0, (size_t)slots * sizeof(*values));
+		if (xnf_map_ref_lookup(ref, &i, values) == 0) {
+			for (int c = 0; c < slots; c++)
+				totals[i] += values[c];
+		}
+	}
+}
+
+/* The NF's own counters by name, summed over CPUs (kernel) or workers (native); a split chain's members count
+ * on the side that runs them, so both sides are summed. */
 static void write_nf_counters(FILE *out, struct instance *in)
 {
 	struct xnf_rules_target maps = xnf_instance_maps(in);
+	__u64 totals[XNF_MAX_NF_COUNTERS] = { 0 };
 	int slots = libbpf_num_possible_cpus();
 	struct xnf_map_ref ref;
 	__u64 *values;
@@ -101,20 +118,19 @@ static void write_nf_counters(FILE *out, struct instance *in)
 	if (slots < XNF_NATIVE_MAX_CPUS)
 		slots = XNF_NATIVE_MAX_CPUS;
 	values = calloc((size_t)slots, sizeof(*values));
+	if (in->mode->datapath == XNF_DATAPATH_SPLIT) {
+		if (values && xnf_xdp_resolve_map(&in->xdp, "xnf_nf_counters", &ref) == 0)
+			add_counters(&ref, values, slots, totals);
+		if (values && xnf_native_resolve_map(NULL, "xnf_nf_counters", &ref) == 0)
+			add_counters(&ref, values, slots, totals);
+	} else if (values && maps.resolve(maps.ctx, "xnf_nf_counters", &ref) == 0) {
+		add_counters(&ref, values, slots, totals);
+	}
 	fprintf(out, ", \"counters\": {");
-	if (values && maps.resolve(maps.ctx, "xnf_nf_counters", &ref) == 0) {
-		for (__u32 i = 0; xnf_nf_counter_names[i]; i++) {
-			__u64 total = 0;
-
-			memset(values, 0, (size_t)slots * sizeof(*values));
-			if (xnf_map_ref_lookup(&ref, &i, values) == 0) {
-				for (int c = 0; c < slots; c++)
-					total += values[c];
-			}
-			fprintf(out, "%s", i ? ", " : "");
-			xnf_json_string(out, xnf_nf_counter_names[i]);
-			fprintf(out, ": %llu", (unsigned long long)total);
-		}
+	for (__u32 i = 0; values && i < XNF_MAX_NF_COUNTERS && xnf_nf_counter_names[i]; i++) {
+		fprintf(out, "%s", i ? ", " : "");
+		xnf_json_string(out, xnf_nf_counter_names[i]);
+		fprintf(out, ": %llu", (unsigned long long)totals[i]);
 	}
 	fprintf(out, "}");
 	free(values);
@@ -129,10 +145,10 @@ int xnf_report_stats(void *ctx, FILE *out)
 	if (xnf_xdp_read_stats(&in->xdp, totals))
 		return -1;
 	if (user) {
-		/* The kernel program only redirects (or dispatches to the local stack); every verdict but a missing
-		 * socket and the dispatcher's is the workers'. */
+		/* The kernel program only redirects, dispatches to the local stack (--local) or drops by an offloaded
+		 * rule (--offload-drops); every other verdict is the workers'. */
 		for (__u32 slot = 0; slot < XNF_STAT_NSLOTS; slot++) {
-			if (slot != XNF_STAT_REDIRECT_ERROR && slot != XNF_STAT_LOCAL)
+			if (slot != XNF_STAT_REDIRECT_ERROR && slot != XNF_STAT_LOCAL && slot != XNF_STAT_DROP)
 				totals[slot] = (struct xnf_counter){ 0 };
 		}
 	}
@@ -141,6 +157,8 @@ int xnf_report_stats(void *ctx, FILE *out)
 	if (in->afxdp)
 		add_worker_verdicts(in, totals, out);
 	write_nf_counters(out, in);
+	if (in->offload)
+		drop_offload_report(in->offload, out);
 	fprintf(out, ", \"verdicts\": {");
 	for (__u32 slot = 0; slot < XNF_STAT_NSLOTS; slot++)
 		fprintf(out, "%s\"%s\": {\"packets\": %llu, \"bytes\": %llu}", slot ? ", " : "", xnf_stat_names[slot],

@@ -35,11 +35,12 @@
 #define MAX_NF_OPTIONS 8
 
 /* Tags in the table's id: which options only the AF_XDP modes take, which are the NF's own. */
-enum { TAG_AFXDP = 1, TAG_NF_OPTION };
+enum { TAG_AFXDP = 1, TAG_NF_OPTION, TAG_OFFLOAD };
 
 #define RUN(field) offsetof(struct run_options, field)
 #define AFXDP(field) offsetof(struct run_options, afxdp.field)
 #define AFXDP_SECTION "AF_XDP modes (afxdp, afxdp-sysc, afxdp-poll, xdp-sk, xdp-sk-sysc, hybrid)"
+#define OFFLOAD_SECTION "offloading hot drop rules (user-space modes)"
 #define NF_SECTION "this NF's own options (each stands for a rule line)"
 
 static const char *mode_names[16];
@@ -112,6 +113,26 @@ static const struct xnf_option runtime_options[] = {
 	  .help = "user-space modes: send this traffic to the local stack in XDP, before the NF\n"
 		  "(a local service by destination port, or every frame of an rx queue that has no\n"
 		  "socket); counted as local", .default_text = "none" },
+	{ .name = "split", .kind = XNF_OPT_UINT, .value = "N", .section = AFXDP_SECTION, .id = TAG_AFXDP,
+	  .offset = RUN(chain_split), .min = 1, .max = XNF_CHAIN_MAX_MEMBERS - 1, .default_text = "not split",
+	  .help = "chains, user-space modes: the first N members run in XDP, the rest in the\n"
+		  "workers (what they drop or pass never leaves the kernel)" },
+	{ .name = "offload-drops", .kind = XNF_OPT_FLAG, .section = OFFLOAD_SECTION, .id = TAG_AFXDP,
+	  .offset = RUN(offload.enabled),
+	  .help = "copy the NF's hottest pure-drop rules into an XDP pre-filter while they are hot\n"
+		  "(NFs that declare them: the firewall's drop rules)" },
+	{ .name = "offload-above", .kind = XNF_OPT_UINT, .value = "PPS", .section = OFFLOAD_SECTION, .id = TAG_OFFLOAD,
+	  .offset = RUN(offload.above_pps), .min = 1, .max = 1u << 31,
+	  .help = "a rule dropping at least PPS packets a second goes into the kernel" },
+	{ .name = "offload-below", .kind = XNF_OPT_UINT, .value = "PPS", .section = OFFLOAD_SECTION, .id = TAG_OFFLOAD,
+	  .offset = RUN(offload.below_pps), .min = 0, .max = 1u << 31,
+	  .help = "an offloaded rule dropping fewer than PPS a second comes back out" },
+	{ .name = "offload-table", .kind = XNF_OPT_UINT, .value = "N", .section = OFFLOAD_SECTION, .id = TAG_OFFLOAD,
+	  .offset = RUN(offload.table), .min = 1, .max = XNF_MAX_OFFLOADED_DROPS,
+	  .help = "rules the kernel holds at once (the hottest win a full table)" },
+	{ .name = "offload-interval-ms", .kind = XNF_OPT_UINT, .value = "MS", .section = OFFLOAD_SECTION,
+	  .id = TAG_OFFLOAD, .offset = RUN(offload.interval_ms), .min = 10, .max = 60000,
+	  .help = "how often the rules' drop rates are measured" },
 	{ .name = "live-wait-us", .kind = XNF_OPT_UINT, .value = "N", .section = AFXDP_SECTION, .id = TAG_AFXDP,
 	  .offset = AFXDP(live_wait_us), .min = 0, .max = 1000000,
 	  .help = "live path: the longest a frame waits for its call while frames keep\n"
@@ -126,6 +147,7 @@ static const struct run_options defaults = {
 		.need_wakeup = true, .busy_poll_usec = 20, .busy_poll_budget = 64,
 		.tx_path = XNF_TX_AUTO, .live_batch = 1024, .live_wait_us = 50,
 	},
+	.offload = { .above_pps = 10000, .below_pps = 1000, .table = 256, .interval_ms = 200 },
 };
 
 /* The runtime's options and the NF's own, in one table; the NF's take their values as rule lines. */
@@ -296,6 +318,62 @@ static const char *first_afxdp_option(const struct xnf_option *table, const bool
 	return NULL;
 }
 
+/* The members a chain binary has (its generated table); 0 in a single NF's binary. */
+extern const struct xnf_chain_member xnf_chain_members[] __attribute__((weak));
+
+static __u32 chain_length(void)
+{
+	__u32 n = 0;
+
+	while (xnf_chain_members && xnf_chain_members[n].name)
+		n++;
+	return n;
+}
+
+/* --split N: a chain of more than N members, in a user-space mode; the instance then runs it split. */
+static int check_split(struct run_options *opt)
+{
+	static struct mode_info split_mode;
+	__u32 members = chain_length();
+
+	if (!members) {
+		xnf_error("--split divides a chain between XDP and the workers, and %s is one NF: run a chain "
+			  "(xnf run chain:firewall@xdp,lb@afxdp)", xnf_nf_name);
+		return -1;
+	}
+	if (opt->chain_split >= members) {
+		xnf_error("--split %u: %s has %u members, and at least one must run in the workers: give 1 to %u",
+			  opt->chain_split, xnf_nf_name, members, members - 1);
+		return -1;
+	}
+	if (opt->mode->datapath != XNF_DATAPATH_USER) {
+		xnf_error("--split runs a chain's last members in user space: give a user-space mode (afxdp, "
+			  "afxdp-sysc, afxdp-poll), not --mode %s", opt->mode->name);
+		return -1;
+	}
+	if (opt->local.queues || opt->local.nports) {
+		xnf_error("--local and --split do not go together: a split chain's kernel members already pass "
+			  "local traffic to the stack in XDP");
+		return -1;
+	}
+	split_mode = *opt->mode;
+	split_mode.datapath = XNF_DATAPATH_SPLIT;
+	opt->mode = &split_mode;
+	return 0;
+}
+
+/* The offload settings only with --offload-drops, and that only where the NF declares pure-drop rules. */
+static int check_offload(const struct run_options *opt, const struct xnf_option *table, const bool *given)
+{
+	for (size_t i = 0; table[i].name; i++) {
+		if (given[i] && table[i].id == TAG_OFFLOAD && !opt->offload.enabled) {
+			xnf_error("--%s sets how --offload-drops works: add --offload-drops", table[i].name);
+			return -1;
+		}
+	}
+	return drop_offload_check(&opt->offload, opt->mode->datapath == XNF_DATAPATH_USER, xnf_nf_name);
+}
+
 static int check_run_options(struct run_options *opt, const struct xnf_option *table, const bool *given)
 {
 	const char *afxdp_option = first_afxdp_option(table, given);
@@ -325,13 +403,18 @@ static int check_run_options(struct run_options *opt, const struct xnf_option *t
 			  opt->afxdp.queues - 1, opt->afxdp.queues);
 		return -1;
 	}
+	if (opt->chain_split && check_split(opt))
+		return -1;
+	if (check_offload(opt, table, given))
+		return -1;
 	if (opt->afxdp.copy_fallback && !opt->afxdp.zerocopy) {
 		xnf_error("--copy-fallback only makes sense with --zerocopy");
 		return -1;
 	}
 	opt->afxdp.need_wakeup = !opt->no_need_wakeup;
 	opt->afxdp.wait = opt->mode->wait;
-	opt->afxdp.nf_in_kernel = opt->mode->datapath != XNF_DATAPATH_USER;
+	opt->afxdp.nf_in_kernel = opt->mode->datapath == XNF_DATAPATH_KERNEL ||
+				  opt->mode->datapath == XNF_DATAPATH_HYBRID;
 	opt->afxdp.forward_only = opt->mode->datapath == XNF_DATAPATH_HYBRID;
 	if (!opt->name)
 		opt->name = default_instance_name();
@@ -378,6 +461,7 @@ static int cmd_check_rules(int argc, char **argv)
 
 static const char *const datapath_names[] = {
 	[XNF_DATAPATH_KERNEL] = "kernel", [XNF_DATAPATH_USER] = "user", [XNF_DATAPATH_HYBRID] = "hybrid",
+	[XNF_DATAPATH_SPLIT] = "split",
 };
 
 static void describe_strings(const char *const *strings, size_t n)

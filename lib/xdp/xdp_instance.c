@@ -133,7 +133,27 @@ static bool is_nf_map(const struct bpf_map *map)
 	return !bpf_map__is_internal(map) && !xnf_map_is_glue(bpf_map__name(map));
 }
 
-static int size_maps(struct bpf_object *obj, enum xnf_datapath datapath, const struct xnf_map_size *sizes,
+/* Whether the kernel's copy of an NF map holds nothing: its NF, or its chain member, runs in user space. */
+static bool runs_in_user_space(const struct bpf_map *map, const struct xnf_xdp_plan *plan)
+{
+	const struct xnf_map *twin;
+
+	if (!is_nf_map(map))
+		return false;
+	if (plan->datapath == XNF_DATAPATH_USER)
+		return true;
+	twin = xnf_native_map_find(bpf_map__name(map));
+	return plan->datapath == XNF_DATAPATH_SPLIT && twin && twin->chain_position >= plan->chain_split;
+}
+
+/* The pre-filter of pure-drop rules (xnf/drop_rules.h): as big as --offload-table, or nothing. */
+static bool is_prefilter_map(const struct bpf_map *map)
+{
+	return strcmp(bpf_map__name(map), "xnf_offload_drops") == 0 ||
+	       strcmp(bpf_map__name(map), "xnf_offload_hits") == 0;
+}
+
+static int size_maps(struct bpf_object *obj, const struct xnf_xdp_plan *plan, const struct xnf_map_size *sizes,
 		     __u32 nsizes)
 {
 	struct bpf_map *map;
@@ -145,8 +165,10 @@ static int size_maps(struct bpf_object *obj, enum xnf_datapath datapath, const s
 			if (strcmp(sizes[i].name, bpf_map__name(map)) == 0)
 				entries = sizes[i].entries;
 		}
-		if (datapath == XNF_DATAPATH_USER && is_nf_map(map))
+		if (runs_in_user_space(map, plan))
 			entries = 1;
+		if (is_prefilter_map(map))
+			entries = plan->offload_table ? plan->offload_table : 1;
 		if (bpf_map__set_max_entries(map, entries)) {
 			xnf_error("cannot size map %s to %u entries", bpf_map__name(map), entries);
 			return -1;
@@ -173,10 +195,11 @@ static int fill_local_ports(struct bpf_object *obj, const struct xnf_local_dispa
 }
 
 int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32 nports, bool generic,
-		 enum xnf_datapath datapath, const struct xnf_map_size *sizes, __u32 nsizes,
-		 const struct xnf_local_dispatch *local)
+		 const struct xnf_xdp_plan *plan, const struct xnf_map_size *sizes, __u32 nsizes)
 {
-	struct xnf_config cfg = { .nports = nports, .datapath = datapath,
+	const struct xnf_local_dispatch *local = plan->local;
+	struct xnf_config cfg = { .nports = nports, .datapath = plan->datapath, .chain_split = plan->chain_split,
+				  .offload_drops = plan->offload_table != 0,
 				  .local_queues = local ? local->queues : 0, .local_ports = local ? local->nports : 0 };
 	struct bpf_program *prog;
 	int err;
@@ -206,7 +229,7 @@ int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32
 		xnf_error("the embedded BPF object has no XDP program: was the NF built with XNF_DEFINE_NF?");
 		return -1;
 	}
-	if (size_maps(x->obj, datapath, sizes, nsizes))
+	if (size_maps(x->obj, plan, sizes, nsizes))
 		return -1;
 	err = bpf_object__load(x->obj);
 	if (err) {

@@ -10,6 +10,8 @@
 
 XNF_MAP_HASH_GROWING(fw_acl, struct xnf_5tuple, __u32, FW_MAX_RULES);
 XNF_MAP_ARRAY(fw_config, __u32, FW_NSETTINGS);
+/* Its drop rules are pure drops: --offload-drops may copy the hot ones into an XDP pre-filter. */
+XNF_DROP_RULES(struct xnf_5tuple);
 XNF_COUNTER_NAMES("rule_drop", "rule_allow", "default_drop", "default_allow", "non_ip");
 
 static __always_inline __u32 fw_action_for(const struct xnf_5tuple *t)
@@ -20,12 +22,24 @@ static __always_inline __u32 fw_action_for(const struct xnf_5tuple *t)
 	if (action) {
 		verdict = *action;
 		xnf_count_event(verdict == FW_DROP ? FW_CNT_RULE_DROP : FW_CNT_RULE_ALLOW);
+		if (verdict == FW_DROP)
+			xnf_drop_rule_hit(t);
 		return verdict;
 	}
 	action = xnf_map_lookup(&fw_config, &slot);
 	verdict = action ? *action : FW_ALLOW;
 	xnf_count_event(verdict == FW_DROP ? FW_CNT_DEFAULT_DROP : FW_CNT_DEFAULT_ALLOW);
 	return verdict;
+}
+
+/* A packet's rule key, for the pre-filter: the 5-tuple its rules match. */
+static __always_inline int fw_rule_key(struct xnf_pkt *pkt, struct xnf_5tuple *t)
+{
+	struct xnf_headers h;
+
+	if (xnf_parse_headers(pkt, &h) < 0)
+		return -1;
+	return xnf_headers_to_5tuple(&h, t);
 }
 
 static __always_inline xnf_verdict firewall(struct xnf_pkt *pkt)
@@ -43,4 +57,4 @@ static __always_inline xnf_verdict firewall(struct xnf_pkt *pkt)
 		return XNF_DROP;
 	return xnf_forward(pkt);
 }
-XNF_DEFINE_NF(firewall);
+XNF_DEFINE_NF_WITH_DROP_RULES(firewall, fw_rule_key);

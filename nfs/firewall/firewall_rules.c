@@ -183,3 +183,12 @@ static const struct xnf_rules_codec fw_codec = {
 };
 
 XNF_EXPORT_RULES(firewall, &fw_codec);
+
+static int fw_rule_drops(const void *value)
+{
+	return *(const __u32 *)value == FW_DROP;
+}
+
+/* Every fw_acl entry whose action is drop is a pure drop: nothing else happens to its packets. */
+static const struct xnf_drop_rules fw_drop_rules = { .map = "fw_acl", .drops = fw_rule_drops };
+XNF_EXPORT_DROP_RULES(firewall, &fw_drop_rules);

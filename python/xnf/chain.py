@@ -1,4 +1,5 @@
-"""Chains of NFs in one program (`xnf run chain:firewall,lb`): the generated sources and their build.
+"""Chains of NFs in one program (`xnf run chain:firewall,lb`): the generated sources and their build, and split
+chains (`chain:firewall@xdp,lb@afxdp`: the first members in XDP, the rest in the AF_XDP workers).
 
 A chain is built on first use into build/bin/xnf-chain-<a>+<b>, in one step: this module writes three files
 in build/chains/<a>+<b>/ from the members' names alone (include/xnf/internal/chain.h says what they hold),
@@ -14,15 +15,26 @@ from xnf import build, contract
 from xnf.errors import XnfError
 
 PREFIX = "chain:"
+KERNEL_PLACE = "xdp"
 
 
 def is_chain(nf: str) -> bool:
     return nf.startswith(PREFIX)
 
 
+def _entries(nf: str) -> list[tuple[str, str | None]]:
+    """'chain:a@xdp,b@afxdp' -> [(a, xdp), (b, afxdp)]; a member without '@' has no place."""
+    entries = []
+    for word in (w.strip() for w in nf[len(PREFIX):].split(",")):
+        if word:
+            name, at, place = word.partition("@")
+            entries.append((name.strip(), place.strip() if at else None))
+    return entries
+
+
 def members_of(nf: str) -> list[str]:
-    """The member NFs of 'chain:a,b', checked: known, at least two, none twice."""
-    members = [m.strip() for m in nf[len(PREFIX):].split(",") if m.strip()]
+    """The member NFs of 'chain:a,b' (places after '@' aside), checked: known, at least two, none twice."""
+    members = [name for name, _ in _entries(nf)]
     known = build.available_nfs() + build.test_nfs()
     unknown = [m for m in members if m not in known]
     if unknown:
@@ -35,6 +47,38 @@ def members_of(nf: str) -> list[str]:
     if twice:
         raise XnfError(f"{nf}: {twice[0]} appears twice; an NF's tables can be in a chain only once")
     return members
+
+
+def user_space_modes() -> list[str]:
+    return [m["name"] for m in contract.runtime()["modes"] if m["datapath"] == "user"]
+
+
+def run_arguments(nf: str, options: list[str]) -> list[str]:
+    """The NF binary's options for nf: a chain whose members say where they run (name@xdp first, then
+    name@afxdp, afxdp-sysc or afxdp-poll) gets its mode and --split from them; anything else is unchanged."""
+    if not is_chain(nf) or "@" not in nf:
+        return options
+    members_of(nf)
+    places = [place for _, place in _entries(nf)]
+    user_modes = user_space_modes()
+    if None in places:
+        raise XnfError(f"{nf}: give every member a place (name@xdp or name@{user_modes[0]}), or none")
+    wrong = [p for p in places if p != KERNEL_PLACE and p not in user_modes]
+    if wrong:
+        raise XnfError(f"{nf}: '@{wrong[0]}' is not a place: a member runs @{KERNEL_PLACE} or in user space "
+                       f"@{', @'.join(user_modes)}")
+    kernel = places.count(KERNEL_PLACE)
+    if places[:kernel] != [KERNEL_PLACE] * kernel:
+        raise XnfError(f"{nf}: XDP sees a frame before user space does: put the members @{KERNEL_PLACE} first")
+    if len(set(places[kernel:])) > 1:
+        raise XnfError(f"{nf}: the user-space members share the workers: give them one mode, not "
+                       f"{' and '.join(sorted(set(places[kernel:])))}")
+    if {"-m", "--mode"} & set(options) or any(o.startswith("--mode=") for o in options):
+        raise XnfError(f"{nf}: its members' places give the mode: leave out --mode")
+    if kernel == len(places):
+        return ["--mode", KERNEL_PLACE, *options]
+    split = ["--split", str(kernel)] if kernel else []
+    return ["--mode", places[-1], *split, *options]
 
 
 def chain_id(members: list[str]) -> str:
@@ -57,14 +101,19 @@ def chain_source(nf: str, members: list[str]) -> str:
     for position, member in enumerate(members):
         base = " + ".join(["0"] + [f"xnf_ncounters_{m}" for m in members[:position]])
         lines += [f"#define XNF_CHAIN_MEMBER {member}", f"#define XNF_COUNTER_BASE ({base})",
+                  f"#define XNF_CHAIN_POSITION {position}",
                   f'#include "{build.nf_source(member).relative_to(build.layout().root)}"',
-                  "#undef XNF_CHAIN_MEMBER", "#undef XNF_COUNTER_BASE", ""]
+                  "#undef XNF_CHAIN_MEMBER", "#undef XNF_COUNTER_BASE", "#undef XNF_CHAIN_POSITION", ""]
     lines += ["#include <xnf/internal/chain_program.h>", ""]
     lines += [f"XNF_CHAIN_STEP({member})" for member in members]
+    # A split chain's workers start at the split with the frame the kernel's members sent on (XNF_TX).
     lines += ["", "static __always_inline xnf_verdict xnf_chain(struct xnf_pkt *pkt)", "{",
-              f"\txnf_verdict v = XNF_CHAIN_CALL({members[0]}, pkt);", ""]
-    for member in members[1:]:
-        lines += ["\tif (!xnf_chain_goes_on(v))", "\t\treturn v;", f"\tv = XNF_CHAIN_CALL({member}, pkt);"]
+              "\txnf_verdict v = XNF_TX;", ""]
+    for position, member in enumerate(members):
+        lines += [f"\tif (XNF_CHAIN_RUNS_HERE({position})) {{", f"\t\tv = XNF_CHAIN_CALL({member}, pkt);"]
+        if position < len(members) - 1:
+            lines += ["\t\tif (!xnf_chain_goes_on(v))", "\t\t\treturn v;"]
+        lines.append("\t}")
     lines += ["\treturn v;", "}", f'XNF_DEFINE_NF_ENTRY(xnf_chain, "{nf}");', "",
               "#ifndef __BPF__", "#include <xnf/internal/chain.h>", "",
               "/* A function, not a table: a member's count is a const object, not a constant expression. */",
@@ -99,6 +148,7 @@ def _write_if_changed(path, text: str) -> None:
 def ensure_chain(nf: str, test_harness: bool = False):
     """Generates and builds the chain's binary (and, if asked, its kernel-vs-native harness); returns its path."""
     members = members_of(nf)
+    nf = PREFIX + ",".join(members)  # a split chain runs the whole chain's binary
     root = build.layout().root
     if not build.layout().checkout:
         raise XnfError(f"{nf}: chains are built from the sources of an xnf checkout, and this xnf is installed: "

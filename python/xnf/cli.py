@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from xnf import build, control, programs
+from xnf import build, chain, control, programs
 from xnf.errors import XnfError
 
 
@@ -30,7 +30,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     binary = programs.nf_binary(args.nf)
     if not {"-h", "--help"} & set(args.options):
         _require_root("xnf run")
-    argv = [str(binary), "run", *args.options]
+    argv = [str(binary), "run", *chain.run_arguments(args.nf, args.options)]
     sys.stdout.flush()
     os.execv(binary, argv)  # the NF binary owns signals and clean-up from here on
 
@@ -39,7 +39,12 @@ def _print_stats_table(stats: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"{stats['name']}: {stats['nf']} in {stats['mode']} mode, up {stats['uptime_s']:.1f} s")
+    where = f"{stats['mode']} mode"
+    if stats.get("split"):
+        members = chain.members_of(stats["nf"])
+        split = stats["split"]
+        where = f"{', '.join(members[:split])} in XDP, {', '.join(members[split:])} in {stats['mode']} mode"
+    table = Table(title=f"{stats['name']}: {stats['nf']}, {where}, up {stats['uptime_s']:.1f} s")
     table.add_column("verdict")
     table.add_column("packets", justify="right")
     table.add_column("bytes", justify="right")
@@ -51,6 +56,23 @@ def _print_stats_table(stats: dict) -> None:
     console.print(table)
     if stats.get("workers"):
         console.print(_workers_table(stats["workers"]))
+    if "offload" in stats:
+        console.print(_offload_table(stats["offload"]))
+
+
+def _offload_table(offload: dict):
+    """Where each pure-drop rule lives now (--offload-drops), the most hit first, with its hits on each side."""
+    from rich.table import Table
+
+    table = Table(title=f"drop rules offloaded above {offload['above_pps']:,} pps, back below "
+                        f"{offload['below_pps']:,} pps ({offload['installs']:,} in, {offload['removals']:,} out; "
+                        f"{offload['rules_hit']:,} rules hit)")
+    for column in ("rule", "where", "hits", "in the kernel", "in user space"):
+        table.add_column(column, justify="left" if column in ("rule", "where") else "right")
+    for rule in offload["rules"]:
+        table.add_row(rule["rule"], rule["where"], f"{rule['hits']:,}", f"{rule['kernel_hits']:,}",
+                      f"{rule['user_hits']:,}")
+    return table
 
 
 def _workers_table(workers: list[dict]):

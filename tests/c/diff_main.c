@@ -213,7 +213,8 @@ int main(int argc, char **argv)
 		xnf_error("cannot create the native maps");
 		return 1;
 	}
-	if (xnf_xdp_load(&x, ports, nports, false, XNF_DATAPATH_KERNEL, NULL, 0, NULL) || load_rules_both(rules, &x) || pcap_open(&pcap, corpus))
+	if (xnf_xdp_load(&x, ports, nports, false, &(struct xnf_xdp_plan){ .datapath = XNF_DATAPATH_KERNEL }, NULL, 0) ||
+	    load_rules_both(rules, &x) || pcap_open(&pcap, corpus))
 		return 1;
 	while ((len = pcap_next(&pcap, frame, sizeof(frame))) > 0) {
 		bool same;

@@ -42,7 +42,7 @@ def test_memcached_answers_through_the_nf(mode, rules_file):
 
 def test_memcached_answers_while_pass_through_traffic_loads_the_port(rules_file):
     with Topology("edge", apps=1) as t:
-        app, link = t.app_list[0], t.links[0]
+        app = t.app_list[0]
         local_app.reach_apps_from_generator(t)
         nf = NfInstance.start(t, "router", "xdp", t.dut_ifaces, rules=rules_file(edge_router_rules(t)))
         local_app.start_memcached(t, app)

@@ -11,7 +11,7 @@ import pytest
 
 from lab_helpers import run_xnf
 
-CASES = {
+CASES = {  # study: (its smallest options, the subjects it must measure, the sample field that says it did)
     "xdp-overhead": (["--rounds", "1", "--seconds", "0.3"], {"xnf-drop", "hand-drop", "xnf-macswap", "hand-macswap"}),
     "generator-reference": (["--rounds", "1", "--seconds", "0.3", "--placements", "shared"],
                             {"xnf-gen stamp=1/64 batch=64", "reference batch=64"}),
@@ -19,21 +19,27 @@ CASES = {
                     {"afxdp", "reference loop"}),
     "live-tx": (["--rounds", "1", "--seconds", "0.3", "--no-dpdk"],
                 {"afxdp rx-drop", "afxdp live macswap", "afxdp xsk macswap", "xdp macswap"}),
+    "mixed-traffic": (["--rounds", "1", "--seconds", "0.3", "--shares", "0.5"],
+                      {"xdp", "afxdp", "hybrid", "split", "offload"}, "legit_mpps"),
+    "local-app": (["--rounds", "1", "--seconds", "1", "--load-kpps", "50"], {"xdp", "afxdp", "hybrid", "dispatch"},
+                  "tps"),
+    "dispatch": (["--rounds", "1", "--seconds", "0.3"], {"none", "software", "queue"}),
 }
 
 
 @pytest.mark.parametrize("study", sorted(CASES))
 def test_a_study_runs_and_writes_its_results(study, tmp_path):
-    options, subjects = CASES[study]
+    options, subjects, *metric = CASES[study]
     ran = run_xnf(["bench", "run", study, "--out", str(tmp_path), *options], timeout=300)
     assert ran.returncode == 0, ran.stderr
     [results] = tmp_path.glob("*.json")
     doc = json.loads(results.read_text())
     assert doc["environment"]["kernel"] and doc["command"]
-    measured = {s["subject"] for s in doc["samples"] if s["mpps"] > 0}
+    measured = {s["subject"] for s in doc["samples"] if s[metric[0] if metric else "mpps"] > 0}
     assert subjects <= measured, subjects - measured
     rows = list(csv.DictReader(results.with_suffix(".csv").open()))
     assert rows and "subject" in rows[0]
+    assert doc.get("yardstick") is None or doc["yardstick"] in measured
 
 
 def test_a_study_refuses_what_it_does_not_take():

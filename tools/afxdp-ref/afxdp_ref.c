@@ -217,7 +217,7 @@ int main(int argc, char **argv)
 		sched_setaffinity(0, sizeof(set), &set);
 	}
 	if (xnf_ports_resolve(&ifname, 1, &port) ||
-	    xnf_xdp_load(&x, &port, 1, false, XNF_DATAPATH_USER, NULL, 0, NULL))
+	    xnf_xdp_load(&x, &port, 1, false, &(struct xnf_xdp_plan){ .datapath = XNF_DATAPATH_USER }, NULL, 0))
 		return 1;
 	err = setup(&r, ifname, &x);
 	if (err || xnf_xdp_attach(&x)) {

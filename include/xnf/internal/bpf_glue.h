@@ -165,24 +165,81 @@ static __always_inline int xnf_xdp_hybrid(struct xdp_md *ctx, struct xnf_pkt *pk
 	return XDP_DROP;
 }
 
-#define XNF_DEFINE_NF_ENTRY(fn, name)                                          \
+/*
+ * A split chain's kernel part: what its members drop or pass ends here; a frame they send on goes to the
+ * socket of its port and queue, whose worker runs the remaining members. Members hand each other only the
+ * frame (the chain's contract), and the worker knows its port and queue, so no metadata is needed.
+ */
+static __always_inline int xnf_xdp_split(struct xdp_md *ctx, struct xnf_pkt *pkt, xnf_verdict verdict)
+{
+	__u32 action = XNF_VERDICT_ACTION(verdict);
+
+	if (action != XNF_TX && action != XNF_REDIRECT_ACTION)
+		return xnf_xdp_action(ctx, verdict);
+	return xnf_xdp_to_user(pkt);
+}
+
+/* An NF without pure-drop rules has no pre-filter. */
+static __always_inline int xnf__no_offloaded_drop(struct xnf_pkt *pkt)
+{
+	return 0;
+}
+
+/*
+ * The entry point. In the user-space modes a pre-filter (--offload-drops) may drop a frame first, by one of
+ * the NF's pure-drop rules the controller copied into the kernel; every other frame goes to its socket.
+ */
+#define XNF__DEFINE_ENTRY(fn, name, offloaded_drop)                            \
 	SEC("xdp")                                                             \
 	int xnf_xdp_main(struct xdp_md *ctx)                                   \
 	{                                                                      \
 		struct xnf_pkt pkt = xnf_pkt_of(ctx);                          \
-		if (xnf_cfg.datapath == XNF_DATAPATH_USER)                     \
+		if (xnf_cfg.datapath == XNF_DATAPATH_USER) {                   \
+			if (xnf_cfg.offload_drops && offloaded_drop(&pkt)) {   \
+				xnf_count(XNF_STAT_DROP, ctx->data_end - ctx->data); \
+				return XDP_DROP;                               \
+			}                                                      \
 			return xnf_xdp_to_user(&pkt);                          \
+		}                                                              \
 		if (xnf_cfg.datapath == XNF_DATAPATH_HYBRID)                   \
 			return xnf_xdp_hybrid(ctx, &pkt, fn(&pkt));            \
+		if (xnf_cfg.datapath == XNF_DATAPATH_SPLIT)                    \
+			return xnf_xdp_split(ctx, &pkt, fn(&pkt));             \
 		return xnf_xdp_action(ctx, fn(&pkt));                          \
 	}                                                                      \
 	char _license[] SEC("license") = "Dual BSD/GPL"
 
+#define XNF_DEFINE_NF_ENTRY(fn, name) XNF__DEFINE_ENTRY(fn, name, xnf__no_offloaded_drop)
+
+/* The pre-filter of an NF with pure-drop rules (xnf/drop_rules.h): the packet's rule key, looked up among
+ * the rules the controller put in the kernel; a hit is counted in the rule's slot. */
+#define XNF__OFFLOADED_DROP(fn, key_fn)                                        \
+	static __always_inline int xnf__offloaded_drop_##fn(struct xnf_pkt *pkt) \
+	{                                                                      \
+		xnf__drop_rule_key_t key;                                      \
+		__u32 *slot;                                                   \
+		__u64 *hits;                                                   \
+		__builtin_memset(&key, 0, sizeof(key));                        \
+		if (key_fn(pkt, &key) < 0)                                     \
+			return 0;                                              \
+		slot = bpf_map_lookup_elem(&xnf_offload_drops, &key);          \
+		if (!slot)                                                     \
+			return 0;                                              \
+		hits = bpf_map_lookup_elem(&xnf_offload_hits, slot);           \
+		if (hits)                                                      \
+			(*hits)++;                                             \
+		return 1;                                                      \
+	}
+
 /* A chain member only provides its function: the chain defines the entry. */
 #ifdef XNF_CHAIN_MEMBER
 #define XNF_DEFINE_NF(fn) extern int xnf__chain_member_##fn
+#define XNF_DEFINE_NF_WITH_DROP_RULES(fn, key_fn) XNF_DEFINE_NF(fn)
 #else
 #define XNF_DEFINE_NF(fn) XNF_DEFINE_NF_ENTRY(fn, #fn)
+#define XNF_DEFINE_NF_WITH_DROP_RULES(fn, key_fn)                              \
+	XNF__OFFLOADED_DROP(fn, key_fn)                                        \
+	XNF__DEFINE_ENTRY(fn, #fn, xnf__offloaded_drop_##fn)
 #endif
 
 #endif /* XNF_BPF_GLUE_H */

@@ -30,6 +30,16 @@
 #define XNF_CHAIN_CALL(fn, pkt) fn(pkt)
 #endif
 
+/*
+ * Split chains (xnf_cfg.chain_split > 0): XDP runs the members before the split, the workers the rest. The
+ * test is on .rodata in the kernel, so the verifier drops the members that side does not run.
+ */
+#ifdef XNF_TARGET_BPF
+#define XNF_CHAIN_RUNS_HERE(position) (!xnf_cfg.chain_split || (position) < xnf_cfg.chain_split)
+#else
+#define XNF_CHAIN_RUNS_HERE(position) ((position) >= xnf_cfg.chain_split)
+#endif
+
 /* A member that sends the packet on hands it to the next; any other verdict ends the chain. */
 static __always_inline int xnf_chain_goes_on(xnf_verdict v)
 {

@@ -29,5 +29,8 @@
 #else
 #define XNF_DEFINE_NF(fn) XNF_DEFINE_NF_ENTRY(fn, #fn)
 #endif
+/* Natively the NF counts its pure-drop rules' hits itself (xnf_drop_rule_hit): the key function is the
+ * kernel pre-filter's alone. */
+#define XNF_DEFINE_NF_WITH_DROP_RULES(fn, key_fn) XNF_DEFINE_NF(fn)
 
 #endif /* XNF_NATIVE_GLUE_H */

@@ -78,10 +78,10 @@ def cost(summary: list[dict], path: Path) -> Path | None:
     ax.set_xlabel(param)
     ax.set_ylabel("DUT CPU ns per packet")
     ax.set_yscale("log")
-    return _finish(fig, ax, "Cost per packet (at the highest loss-free rate)", path)
+    return finish(fig, ax, "Cost per packet (at the highest loss-free rate)", path)
 
 
-def _finish(fig, ax, title: str, path: Path) -> Path:
+def finish(fig, ax, title: str, path: Path) -> Path:
     """Title, grid, legend, and the PNG written."""
     ax.set_title(title)
     ax.grid(alpha=0.3, which="both")
@@ -145,4 +145,4 @@ def latency_cdf(samples: list[dict], path: Path, fraction: str = "0.5") -> Path 
     ax.set_xscale("log")
     ax.set_xlabel("one-way latency (µs, bucket floor)")
     ax.set_ylabel("fraction of frames")
-    return _finish(fig, ax, f"Latency CDF at {float(fraction):.0%} of throughput", path)
+    return finish(fig, ax, f"Latency CDF at {float(fraction):.0%} of throughput", path)

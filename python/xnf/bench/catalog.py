@@ -9,7 +9,8 @@ from __future__ import annotations
 from types import ModuleType
 
 from xnf.bench.grid import Benchmark
-from xnf.bench.studies import afxdp_modes, generator_reference, live_tx, xdp_overhead
+from xnf.bench.studies import (afxdp_modes, dispatch_cost, generator_reference, live_tx, local_app_load,
+                               mixed_traffic, xdp_overhead)
 from xnf.errors import XnfError
 
 def _cost_model(name: str, nf: str, what: str, param: str, values: list[int]) -> Benchmark:
@@ -74,7 +75,8 @@ BENCHMARKS = [
 
 
 # Each study module has NAME, DESCRIPTION, add_arguments(parser) and run(args, out_dir) -> results path.
-STUDIES: list[ModuleType] = [xdp_overhead, afxdp_modes, generator_reference, live_tx]
+STUDIES: list[ModuleType] = [xdp_overhead, afxdp_modes, generator_reference, live_tx, mixed_traffic, local_app_load,
+                             dispatch_cost]
 
 
 def names() -> list[str]:

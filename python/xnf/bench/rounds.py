@@ -4,7 +4,7 @@ of favouring one. Ratios to a yardstick are taken within a round."""
 
 from __future__ import annotations
 
-from typing import Iterator, Sequence, TypeVar
+from typing import Callable, Iterator, Sequence, TypeVar
 
 T = TypeVar("T")
 
@@ -14,3 +14,16 @@ def interleaved(subjects: Sequence[T], rounds: int) -> Iterator[tuple[int, T]]:
     for round_no in range(rounds):
         for subject in (subjects if round_no % 2 == 0 else subjects[::-1]):
             yield round_no, subject
+
+
+def measure_rounds(subjects: Sequence[T], rounds: int, trial: Callable[[T], dict],
+                   line: Callable[[dict], str]) -> list[dict]:
+    """Runs trial(subject) in the interleaved order; each sample gets its "round", and line(sample) is printed
+    as it comes (a benchmark shows its progress)."""
+    samples = []
+    for round_no, subject in interleaved(subjects, rounds):
+        sample = trial(subject)
+        sample["round"] = round_no
+        samples.append(sample)
+        print(f"round {round_no} {line(sample)}", flush=True)
+    return samples

@@ -7,7 +7,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 
-from xnf import control, programs
+from xnf import chain, control, programs
 from xnf.errors import XnfError
 from xnf.lab.topology import Topology
 
@@ -22,17 +22,19 @@ class NfInstance:
     process: subprocess.Popen
 
     @classmethod
-    def start(cls, topology: Topology, nf: str, mode: str, ifaces: list[str], rules: str | None = None,
+    def start(cls, topology: Topology, nf: str, mode: str | None, ifaces: list[str], rules: str | None = None,
               name: str | None = None, ns: str | None = None, extra: list[str] | None = None) -> "NfInstance":
         """Starts the NF and returns once its control socket answers; raises with its stderr if it exits.
+        mode: None for a chain whose members say where they run (chain:firewall@xdp,lb@afxdp).
         extra: more options for the NF binary (AF_XDP settings, for instance)."""
-        name = name or f"{topology.dut_ns}-{nf}".replace(":", "-").replace(",", "-")
-        argv = [str(programs.nf_binary(nf)), "run", "--mode", mode, "--name", name]
+        name = name or f"{topology.dut_ns}-{nf}".replace(":", "-").replace(",", "-").replace("@", "-")
+        options = (["--mode", mode] if mode else []) + ["--name", name]
         for iface in ifaces:
-            argv += ["--iface", iface]
+            options += ["--iface", iface]
         if rules:
-            argv += ["--rules", rules]
-        argv += extra or []
+            options += ["--rules", rules]
+        options += extra or []
+        argv = [str(programs.nf_binary(nf)), "run", *chain.run_arguments(nf, options)]
         proc = topology.spawn(ns or topology.dut_ns, argv)
         instance = cls(topology, nf, name, proc)
         topology.on_teardown(instance._remove_stale_socket)

@@ -29,6 +29,8 @@ struct xnf_control_handlers {
 	int (*stats)(void *ctx, FILE *out);
 	int (*frames)(void *ctx, FILE *out); /* AF_XDP frame accounting */
 	struct xnf_rules_target rules;
+	/* Called before a rule is added or deleted (the offload controller withdraws its copies); or NULL. */
+	void (*before_rules_change)(void *ctx);
 };
 
 const char *xnf_run_dir(const char *override);

@@ -33,11 +33,19 @@ struct xnf_xdp_instance {
 /*
  * Opens and loads the embedded object. sizes override max_entries; when the
  * NF runs in user space its own maps are cut to one entry (only the native
- * twins hold data), so a large table is not allocated twice.
+ * twins hold data), so a large table is not allocated twice; in a split
+ * chain, those of the members the workers run.
  */
+/* What the program does around the NF, written into its .rodata. */
+struct xnf_xdp_plan {
+	enum xnf_datapath datapath;
+	__u32 chain_split;                        /* XNF_DATAPATH_SPLIT: members the kernel runs */
+	const struct xnf_local_dispatch *local;   /* the dispatcher (--local), or NULL */
+	__u32 offload_table;                      /* --offload-drops: the pre-filter's rules; 0: off */
+};
+
 int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32 nports, bool generic,
-		 enum xnf_datapath datapath, const struct xnf_map_size *sizes, __u32 nsizes,
-		 const struct xnf_local_dispatch *local);
+		 const struct xnf_xdp_plan *plan, const struct xnf_map_size *sizes, __u32 nsizes);
 /* Attaches to every port, or to none: on failure nothing stays attached. */
 int xnf_xdp_attach(struct xnf_xdp_instance *x);
 void xnf_xdp_detach(struct xnf_xdp_instance *x);

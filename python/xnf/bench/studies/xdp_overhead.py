@@ -18,7 +18,7 @@ from pathlib import Path
 
 from xnf import build
 from xnf.bench import results_file
-from xnf.bench.rounds import interleaved
+from xnf.bench.rounds import measure_rounds
 from xnf.errors import XnfError
 from xnf.lab import environment, veth_stats
 from xnf.lab.cores import GEN_CORE
@@ -95,14 +95,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, out_dir: Path) -> Path:
     env = environment.describe()
-    samples = []
     with Topology("pair", gen_xdp="drop") as topology:
-        for round_no, (label, job, how) in interleaved(SUBJECTS, args.rounds):
-            sample = trial(topology, label, job, how, args.seconds)
-            sample["round"] = round_no
-            samples.append(sample)
-            print(f"round {round_no} {label:13s} {sample['mpps']:6.3f} Mpps "
-                  f"(sent {sample['sent']}, completed {sample['completed']})", flush=True)
+        samples = measure_rounds(SUBJECTS, args.rounds, lambda s: trial(topology, *s, args.seconds),
+                                 lambda s: f"{s['subject']:13s} {s['mpps']:6.3f} Mpps "
+                                           f"(sent {s['sent']}, completed {s['completed']})")
     samples.sort(key=lambda s: (s["round"], s["subject"]))
     summary = summarise(samples)
     rows = [{"round": s["round"], "subject": s["subject"], "job": s["job"], "sent": s["sent"],

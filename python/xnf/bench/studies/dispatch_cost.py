@@ -1,0 +1,92 @@
+"""What the dispatcher (--local) costs the traffic it does not dispatch: in software (the kernel program parses
+each frame's headers and looks its protocol and port up in a table) or by queue (one bit test on the frame's rx
+queue; the steering itself is the sender's choice of core on veth, a NIC's flow rule on hardware).
+
+macswap in afxdp (worker on core 1) forwards what xnf-gen sends flat out from core 0 (64-byte UDP, 1,000
+flows, none of it local); the frames that come back are counted by veth on gen0. Subjects, in rounds whose
+order turns around every round:
+  none       no dispatcher (the yardstick: ratios are to it, in the same round)
+  software   --local udp:7777 (no frame matches: every frame is parsed and looked up)
+  queue      --queues 1 --local queue:1 on a two-queue veth (every frame arrives on queue 0)
+The receive path (and so the dispatcher) runs in softirq on core 0 with the generator, so its cost shows in
+core 0's time per frame and, where core 0 is the limit, in the rate.
+
+    xnf bench run dispatch [--rounds 5] [--seconds 3] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from pathlib import Path
+
+from xnf.analysis import mix_plots
+from xnf.bench import results_file
+from xnf.bench.rounds import measure_rounds
+from xnf.lab import environment
+from xnf.lab.cores import DUT_CORE, GEN_CORE
+from xnf.lab.flood import flood
+from xnf.lab.nf_process import NfInstance
+from xnf.lab.topology import Topology
+
+NAME = "dispatch"
+DESCRIPTION = "the dispatcher's cost on traffic it does not dispatch: none, software (port table), queue"
+SUBJECTS = {
+    "none": [],
+    "software": ["--local", "udp:7777"],
+    "queue": ["--queues", "1", "--local", "queue:1"],
+}
+YARDSTICK = "none"
+GEN_TRAFFIC = ["--flows", "1000", "--vary", "sport", "--size", "64"]
+
+
+def trial(t: Topology, label: str, seconds: float) -> dict:
+    nf = NfInstance.start(t, "macswap", "afxdp", t.dut_ifaces, extra=["--cores", str(DUT_CORE), *SUBJECTS[label]])
+    try:
+        run = flood(t, seconds, GEN_CORE, GEN_TRAFFIC)
+    finally:
+        nf.stop()
+    core0 = run.cpu[GEN_CORE]
+    return {"subject": label, "sent": run.sent, "forwarded": run.returned, "seconds": round(run.seconds, 4),
+            "mpps": round(run.mpps(run.returned), 4),
+            "ns_per_frame": round(run.ns_per_frame(run.returned), 1) if run.returned else None,
+            "core0_ns_per_frame": round(core0["busy"] / run.returned * 1e9, 1) if run.returned else None,
+            "core0_busy_share": core0["busy_share"], "core1_busy_share": run.cpu[DUT_CORE]["busy_share"]}
+
+
+def summarise(samples: list[dict]) -> list[dict]:
+    yard = {s["round"]: s for s in samples if s["subject"] == YARDSTICK}
+    rows = []
+    for label in SUBJECTS:
+        mine = [s for s in samples if s["subject"] == label]
+        rate_ratio = [s["mpps"] / yard[s["round"]]["mpps"] for s in mine]
+        core0_extra = [s["core0_ns_per_frame"] - yard[s["round"]]["core0_ns_per_frame"] for s in mine]
+        rows.append({"subject": label, "mpps": statistics.median(s["mpps"] for s in mine),
+                     "ns_per_frame": statistics.median(s["ns_per_frame"] for s in mine),
+                     "core0_ns_per_frame": statistics.median(s["core0_ns_per_frame"] for s in mine),
+                     "rate_ratio_to_none": round(statistics.median(rate_ratio), 3),
+                     "core0_ns_added": round(statistics.median(core0_extra), 1), "rounds": len(mine)})
+    return rows
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seconds", type=float, default=3.0)
+
+
+def run(args: argparse.Namespace, out_dir: Path) -> Path:
+    env = environment.describe()
+    with Topology("pair", queues=2, gen_xdp="drop") as t:
+        samples = measure_rounds(list(SUBJECTS), args.rounds, lambda label: trial(t, label, args.seconds),
+                                 lambda s: f"{s['subject']:8s}: {s['mpps']:6.3f} Mpps, core 0 "
+                                           f"{s['core0_ns_per_frame']} ns/frame")
+    summary = summarise(samples)
+    path = results_file.write(out_dir, "dispatch", {
+        "environment": env, "generator_core": GEN_CORE, "dut_core": DUT_CORE, "seconds_per_trial": args.seconds,
+        "yardstick": YARDSTICK, "subjects": SUBJECTS, "traffic": GEN_TRAFFIC, "summary": summary,
+        "samples": samples}, summary)
+    mix_plots.dispatch_cost(summary, path.with_suffix(".png"))
+    for row in summary:
+        print(f"{row['subject']:8s}: {row['mpps']:.3f} Mpps ({row['rate_ratio_to_none']} of none), core 0 "
+              f"{row['core0_ns_per_frame']} ns/frame ({row['core0_ns_added']:+} ns)")
+    return path

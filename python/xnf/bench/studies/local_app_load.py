@@ -1,0 +1,120 @@
+"""A real local application behind the NF: memcached's requests/s and p99 latency with the router in each mode,
+idle and while pass-through traffic loads the same port.
+
+The edge topology: memcached (one thread) in an application namespace behind the DUT, memcaslap (concurrency
+16, 90 % get) in the generator's namespace, both on core 0; the router passes the applications' prefix to the
+DUT's stack and routes 198.18.100.0/24 back out. Subjects:
+  xdp        the router in XDP: requests reach the stack with XDP_PASS on the port
+  afxdp      the router in user space: requests cross to the worker (core 1) and are re-injected through a TAP
+  hybrid     the router in XDP, its forwarding by the workers
+  dispatch   the router in user space with --local tcp:11211: memcached's requests go to the stack in XDP,
+             before the worker
+'load' adds xnf-gen sending pass-through traffic at --load-kpps from core 0 during the measurement.
+Subjects run in rounds whose order turns around every round; the yardstick is xdp in the same round and
+load. memcaslap's percentiles are the upper edges of its log2 buckets (a factor of two).
+
+    xnf bench run local-app [--rounds 3] [--seconds 3] [--load-kpps 300] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+from pathlib import Path
+
+from xnf.analysis import mix_plots
+from xnf.bench import results_file
+from xnf.bench.rounds import measure_rounds
+from xnf.lab import environment, local_app
+from xnf.lab.cores import DUT_CORE, GEN_CORE
+from xnf.lab.generator import Generator
+from xnf.lab.nf_process import NfInstance
+from xnf.lab.topology import Topology
+
+NAME = "local-app"
+DESCRIPTION = ("memcached behind the router in xdp, afxdp, hybrid and afxdp with the dispatcher: requests/s "
+               "and p99, idle and under pass-through load")
+SUBJECTS = {
+    "xdp": ("xdp", []),
+    "afxdp": ("afxdp", ["--cores", str(DUT_CORE)]),
+    "hybrid": ("hybrid", ["--cores", str(DUT_CORE)]),
+    "dispatch": ("afxdp", ["--cores", str(DUT_CORE), "--local", f"tcp:{local_app.MEMCACHED_PORT}"]),
+}
+LOADS = ["idle", "load"]
+YARDSTICK = "xdp"
+CONCURRENCY = 16
+
+
+def router_rules(t: Topology) -> str:
+    link = t.links[0]
+    return (f"local 198.19.0.0/16\nlocal {link.dut_ip}/32\n"
+            f"route 198.18.100.0/24 via {link.gen_mac} port 0\n")
+
+
+def trial(t: Topology, label: str, load: str, seconds: float, load_kpps: int, rules: str) -> dict:
+    mode, extra = SUBJECTS[label]
+    app = t.app_list[0]
+    nf = NfInstance.start(t, "router", mode, t.dut_ifaces, rules=rules, extra=extra)
+    flood = None
+    try:
+        if load == "load":
+            flood = Generator(t).spawn("--duration", str(seconds + 2), "--rate", str(load_kpps * 1000),
+                                       "--dst-ip", "198.18.100.1", "--flows", "64", "--vary", "daddr",
+                                       "--cores", str(GEN_CORE))
+        result = local_app.load_memcached(t, app, seconds=seconds, concurrency=CONCURRENCY, core=GEN_CORE)
+    finally:
+        if flood:
+            flood.wait(timeout=seconds + 60)
+        nf.stop()
+    return {"subject": label, "load": load, "ops": result.ops, "tps": result.tps,
+            "get_misses": result.get_misses, "p50_us": result.latency_us.get("p50"),
+            "p90_us": result.latency_us.get("p90"), "p99_us": result.latency_us.get("p99"),
+            "mean_us": result.latency_us.get("mean")}
+
+
+def summarise(samples: list[dict]) -> list[dict]:
+    yard = {(s["round"], s["load"]): s["tps"] for s in samples if s["subject"] == YARDSTICK}
+    rows = []
+    for load in LOADS:
+        for label in SUBJECTS:
+            mine = [s for s in samples if s["subject"] == label and s["load"] == load]
+            if not mine:
+                continue
+            ratios = [s["tps"] / yard[s["round"], load] for s in mine if yard.get((s["round"], load))]
+            rows.append({"subject": label, "load": load, "tps": statistics.median(s["tps"] for s in mine),
+                         "p99_us": statistics.median(s["p99_us"] for s in mine),
+                         "mean_us": statistics.median(s["mean_us"] for s in mine),
+                         "tps_ratio_to_xdp": round(statistics.median(ratios), 3) if ratios else None,
+                         "rounds": len(mine)})
+    return rows
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--load-kpps", type=int, default=300, help="pass-through traffic during 'load' trials")
+
+
+def run(args: argparse.Namespace, out_dir: Path) -> Path:
+    env = environment.describe()
+    with Topology("edge", apps=1) as t, tempfile.TemporaryDirectory() as tmp:
+        local_app.reach_apps_from_generator(t)
+        rules = Path(tmp) / "router.rules"
+        rules.write_text(router_rules(t))
+        local_app.start_memcached(t, t.app_list[0], core=GEN_CORE)
+        samples = measure_rounds([(s, ld) for ld in LOADS for s in SUBJECTS], args.rounds,
+                                 lambda s: trial(t, s[0], s[1], args.seconds, args.load_kpps, str(rules)),
+                                 lambda s: f"{s['subject']:8s} {s['load']:4s}: {s['tps']:9.0f} req/s, "
+                                           f"p99 <= {s['p99_us']} us")
+    summary = summarise(samples)
+    path = results_file.write(out_dir, "local_app", {
+        "environment": env, "generator_core": GEN_CORE, "dut_core": DUT_CORE, "seconds_per_trial": args.seconds,
+        "load_kpps": args.load_kpps, "concurrency": CONCURRENCY, "yardstick": YARDSTICK,
+        "subjects": {k: {"mode": v[0], "options": v[1]} for k, v in SUBJECTS.items()},
+        "summary": summary, "samples": samples}, summary)
+    mix_plots.memcached_by_mode(summary, path.with_suffix(".png"))
+    for row in summary:
+        print(f"{row['subject']:8s} {row['load']:4s}: {row['tps']:9.0f} req/s ({row['tps_ratio_to_xdp']} of xdp), "
+              f"p99 <= {row['p99_us']} us")
+    return path

@@ -1,0 +1,136 @@
+"""Legitimate throughput under a growing share of traffic to drop: where the drop happens decides what is left
+for the rest (the analogue of the research's mixed-traffic figure).
+
+The firewall holds one drop rule per attack source (16 sources in 203.0.113.0/28) and allows everything else.
+xnf-gen sends flat out from core 0, 64-byte UDP frames, a legitimate class (16 flows) and the attack class at
+drop shares 0 to 90 %; the legitimate frames come back to gen0 and are counted by veth there (the attack never
+comes back). Subjects, each in one run, in rounds whose order turns around every round:
+  xdp      the firewall in XDP: drops and forwards in the kernel
+  afxdp    the firewall in user space: every frame crosses to the workers (core 1)
+  hybrid   the firewall in XDP, what it forwards sent by the workers
+  split    chain:firewall@xdp,macswap@afxdp: the firewall in XDP, a user-space NF behind it
+  offload  the firewall in user space with --offload-drops: its hot drop rules move into XDP
+Each trial first runs 0.5 s of the same traffic unmeasured (the offload controller's rules move in then).
+The yardstick is xdp in the same round: every subject's legitimate rate is also given as a ratio to it.
+
+    xnf bench run mixed-traffic [--rounds 3] [--seconds 2] [--shares 0,0.25,0.5,0.75,0.9] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+from pathlib import Path
+
+from xnf.analysis import mix_plots
+from xnf.bench import results_file
+from xnf.bench.rounds import measure_rounds
+from xnf.lab import environment
+from xnf.lab.cores import DUT_CORE, GEN_CORE
+from xnf.lab.flood import flood
+from xnf.lab.generator import Generator, flat_out
+from xnf.lab.nf_process import NfInstance
+from xnf.lab.topology import Topology
+
+NAME = "mixed-traffic"
+DESCRIPTION = ("the legitimate class's throughput as the share of traffic to drop grows 0-90 %: xdp, afxdp, "
+               "hybrid, a split chain and dynamic offload, side by side")
+ATTACK_SOURCES = 16
+ATTACKERS = "203.0.113"
+WARM_UP_S = 0.5
+# label: (NF, mode or None when the NF's places say it, options)
+SUBJECTS = {
+    "xdp": ("firewall", "xdp", []),
+    "afxdp": ("firewall", "afxdp", ["--cores", str(DUT_CORE)]),
+    "hybrid": ("firewall", "hybrid", ["--cores", str(DUT_CORE)]),
+    "split": ("chain:firewall@xdp,macswap@afxdp", None, ["--cores", str(DUT_CORE)]),
+    "offload": ("firewall", "afxdp", ["--cores", str(DUT_CORE), "--offload-drops", "--offload-interval-ms", "100"]),
+}
+YARDSTICK = "xdp"
+
+
+def rules(nf: str, dut_ip: str) -> str:
+    lines = [f"drop udp {ATTACKERS}.{i} 9 {dut_ip} 9" for i in range(ATTACK_SOURCES)]
+    prefix = "firewall " if nf.startswith("chain:") else ""
+    return "".join(f"{prefix}{line}\n" for line in lines)
+
+
+def traffic(share: float, dut_ip: str) -> list[str]:
+    options = ["--dst-ip", dut_ip, "--size", "64"]
+    if share == 0:
+        return options + ["--flows", "16"]
+    return options + ["--class", f"legit:share={1 - share:g},flows=16",
+                      "--class", f"attack:saddr={ATTACKERS}.0/28,share={share:g}"]
+
+
+def trial(t: Topology, label: str, share: float, seconds: float, rules_dir: Path) -> dict:
+    nf, mode, extra = SUBJECTS[label]
+    link = t.links[0]
+    path = rules_dir / f"{label}.rules"
+    path.write_text(rules(nf, link.dut_ip))
+    instance = NfInstance.start(t, nf, mode, t.dut_ifaces, rules=str(path), extra=extra)
+    try:
+        Generator(t).run(*flat_out(WARM_UP_S, GEN_CORE), *traffic(share, link.dut_ip))
+        run = flood(t, seconds, GEN_CORE, traffic(share, link.dut_ip))
+    finally:
+        instance.stop()
+    busy = sum(c["busy"] for c in run.cpu.values())
+    return {"subject": label, "drop_share": share, "sent": run.sent, "legit_returned": run.returned,
+            "seconds": round(run.seconds, 4), "offered_mpps": round(run.offered_mpps, 4),
+            "legit_mpps": round(run.mpps(run.returned), 4),
+            "ns_per_frame": round(busy / run.sent * 1e9, 1) if run.sent else None,
+            "core0_busy_share": run.cpu[GEN_CORE]["busy_share"], "core1_busy_share": run.cpu[DUT_CORE]["busy_share"]}
+
+
+def summarise(samples: list[dict]) -> list[dict]:
+    """Per subject and share: the median legitimate rate, and its median ratio to the yardstick in the same
+    round."""
+    yard = {(s["round"], s["drop_share"]): s["legit_mpps"] for s in samples if s["subject"] == YARDSTICK}
+    rows = []
+    for label in SUBJECTS:
+        for share in sorted({s["drop_share"] for s in samples}):
+            mine = [s for s in samples if s["subject"] == label and s["drop_share"] == share]
+            if not mine:
+                continue
+            ratios = [s["legit_mpps"] / yard[s["round"], share] for s in mine if yard.get((s["round"], share))]
+            rows.append({"subject": label, "drop_share": share,
+                         "legit_mpps": statistics.median(s["legit_mpps"] for s in mine),
+                         "offered_mpps": statistics.median(s["offered_mpps"] for s in mine),
+                         "ns_per_frame": statistics.median(s["ns_per_frame"] for s in mine),
+                         "ratio_to_xdp": round(statistics.median(ratios), 3) if ratios else None,
+                         "rounds": len(mine)})
+    return rows
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument("--shares", default="0,0.25,0.5,0.75,0.9",
+                        help="drop shares to measure, comma-separated, each from 0 to 0.9")
+    parser.add_argument("--subjects", default=",".join(SUBJECTS), help="a subset of " + ", ".join(SUBJECTS))
+
+
+def run(args: argparse.Namespace, out_dir: Path) -> Path:
+    shares = [float(x) for x in args.shares.split(",")]
+    labels = [s for s in args.subjects.split(",") if s]
+    if any(not 0 <= x <= 0.9 for x in shares) or any(s not in SUBJECTS for s in labels) or YARDSTICK not in labels:
+        raise SystemExit(f"mixed-traffic: shares go from 0 to 0.9, subjects are {', '.join(SUBJECTS)} (xdp, the "
+                         "yardstick, always among them)")
+    env = environment.describe()
+    with Topology("pair", gen_xdp="drop") as t, tempfile.TemporaryDirectory() as rules_dir:
+        samples = measure_rounds([(lb, x) for x in shares for lb in labels], args.rounds,
+                                 lambda s: trial(t, s[0], s[1], args.seconds, Path(rules_dir)),
+                                 lambda s: f"{s['subject']:8s} drop {s['drop_share']:4.2f}: legit "
+                                           f"{s['legit_mpps']:6.3f} Mpps (offered {s['offered_mpps']:.3f})")
+    summary = summarise(samples)
+    path = results_file.write(out_dir, "mixed_traffic", {
+        "environment": env, "generator_core": GEN_CORE, "dut_core": DUT_CORE, "seconds_per_trial": args.seconds,
+        "warm_up_s": WARM_UP_S, "attack_sources": ATTACK_SOURCES, "yardstick": YARDSTICK,
+        "subjects": {k: {"nf": v[0], "mode": v[1], "options": v[2]} for k, v in SUBJECTS.items() if k in labels},
+        "summary": summary, "samples": samples}, summary)
+    mix_plots.legit_vs_drop_share(summary, path.with_suffix(".png"))
+    for row in summary:
+        print(f"{row['subject']:8s} drop {row['drop_share']:4.2f}: {row['legit_mpps']:.3f} Mpps, "
+              f"{row['ratio_to_xdp']} of xdp")
+    return path
