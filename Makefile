@@ -33,7 +33,7 @@ LIB_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
 LIBXNF    := $(BUILD)/libxnf.a
 
 TOOLS     := $(BUILD)/bin/xnf-gen $(BUILD)/bin/xnf-xdp-load $(BUILD)/bin/xnf-afxdp-ref $(BUILD)/bin/xnf-gen-ref \
-             $(BUILD)/bin/xnf-live-tx-cost
+             $(BUILD)/bin/xnf-live-tx-cost $(BUILD)/bin/xnf-xdp-cost
 NF_BINS   := $(foreach n,$(NFS),$(BUILD)/bin/xnf-$(n))
 DIFF_BINS := $(foreach n,$(NFS),$(BUILD)/tests/xnf-diff-$(n))
 TEST_BINS := $(BUILD)/tests/test-native-maps $(BUILD)/tests/test-maps-concurrent
@@ -154,6 +154,11 @@ $(BUILD)/bin/xnf-gen-ref: $(BUILD)/tools/gen-ref/xnf_gen_ref.o $(BUILD)/tools/ge
 # The live-frames transmit path alone (the runtime's own code, lib/afxdp/live_tx.c), for benchmarks.
 $(BUILD)/tools/live-tx-cost/live_tx_cost.o: RT_CFLAGS += -Ilib/afxdp -I$(BUILD)/lib/afxdp
 $(BUILD)/bin/xnf-live-tx-cost: $(BUILD)/tools/live-tx-cost/live_tx_cost.o $(LIBXNF)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDLIBS)
+
+# The attached XDP program's time per frame (BPF_PROG_RUN), for costs below veth's spread.
+$(BUILD)/bin/xnf-xdp-cost: $(BUILD)/tools/xdp-cost/xdp_cost.o $(LIBXNF)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS)
 

@@ -1,5 +1,5 @@
 """A real local application behind the NF: memcached's requests/s and p99 latency with the router in each mode,
-idle and while pass-through traffic loads the same port.
+idle and while pass-through traffic loads the same port, and the CPU time both cores spend per request.
 
 The edge topology: memcached (one thread) in an application namespace behind the DUT, memcaslap (concurrency
 16, 90 % get) in the generator's namespace, both on core 0; the router passes the applications' prefix to the
@@ -26,7 +26,7 @@ from pathlib import Path
 from xnf.analysis import mix_plots
 from xnf.bench import results_file
 from xnf.bench.rounds import measure_rounds
-from xnf.lab import environment, local_app
+from xnf.lab import cpu, environment, local_app
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
@@ -62,7 +62,9 @@ def trial(t: Topology, label: str, load: str, seconds: float, load_kpps: int, ru
             flood = Generator(t).spawn("--duration", str(seconds + 2), "--rate", str(load_kpps * 1000),
                                        "--dst-ip", "198.18.100.1", "--flows", "64", "--vary", "daddr",
                                        "--cores", str(GEN_CORE))
+        before = cpu.snapshot()
         result = local_app.load_memcached(t, app, seconds=seconds, concurrency=CONCURRENCY, core=GEN_CORE)
+        cores = cpu.split(before, cpu.snapshot())
     finally:
         if flood:
             flood.wait(timeout=seconds + 60)
@@ -70,7 +72,10 @@ def trial(t: Topology, label: str, load: str, seconds: float, load_kpps: int, ru
     return {"subject": label, "load": load, "ops": result.ops, "tps": result.tps,
             "get_misses": result.get_misses, "p50_us": result.latency_us.get("p50"),
             "p90_us": result.latency_us.get("p90"), "p99_us": result.latency_us.get("p99"),
-            "mean_us": result.latency_us.get("mean")}
+            "mean_us": result.latency_us.get("mean"), "core0_busy_share": cores[GEN_CORE]["busy_share"],
+            "core1_busy_share": cores[DUT_CORE]["busy_share"],
+            "cpu_us_per_request": round(sum(c["busy"] for c in cores.values()) / result.ops * 1e6, 2)
+            if result.ops else None}
 
 
 def summarise(samples: list[dict]) -> list[dict]:
@@ -85,6 +90,8 @@ def summarise(samples: list[dict]) -> list[dict]:
             rows.append({"subject": label, "load": load, "tps": statistics.median(s["tps"] for s in mine),
                          "p99_us": statistics.median(s["p99_us"] for s in mine),
                          "mean_us": statistics.median(s["mean_us"] for s in mine),
+                         "core1_busy_share": statistics.median(s["core1_busy_share"] for s in mine),
+                         "cpu_us_per_request": statistics.median(s["cpu_us_per_request"] for s in mine),
                          "tps_ratio_to_xdp": round(statistics.median(ratios), 3) if ratios else None,
                          "rounds": len(mine)})
     return rows

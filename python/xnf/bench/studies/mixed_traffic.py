@@ -4,16 +4,22 @@ for the rest (the analogue of the research's mixed-traffic figure).
 The firewall holds one drop rule per attack source (16 sources in 203.0.113.0/28) and allows everything else.
 xnf-gen sends flat out from core 0, 64-byte UDP frames, a legitimate class (16 flows) and the attack class at
 drop shares 0 to 90 %; the legitimate frames come back to gen0 and are counted by veth there (the attack never
-comes back). Subjects, each in one run, in rounds whose order turns around every round:
+comes back). Two placements of the AF_XDP workers: on core 1, their own ("own"), and on core 0 with the
+generator and the kernel's receive ("shared", as on an edge server whose cores are all busy). Subjects, each in
+one run, in rounds whose order turns around every round:
   xdp      the firewall in XDP: drops and forwards in the kernel
   afxdp    the firewall in user space: every frame crosses to the workers (core 1)
   hybrid   the firewall in XDP, what it forwards sent by the workers
   split    chain:firewall@xdp,macswap@afxdp: the firewall in XDP, a user-space NF behind it
-  offload  the firewall in user space with --offload-drops: its hot drop rules move into XDP
-Each trial first runs 0.5 s of the same traffic unmeasured (the offload controller's rules move in then).
+  offload  the firewall in user space with --offload-drops: its hot drop rules move into XDP (above 2,000 pps
+           each: the controller sees the rate that reaches the NF, and a starved worker sees ~7,500 pps of
+           each of 16 sources sending 90,000)
+Each trial first runs 1.2 s of the same traffic unmeasured: the offload controller (measuring every 0.5 s,
+so the pause between the two generator runs does not cool its rules) moves them in then.
 The yardstick is xdp in the same round: every subject's legitimate rate is also given as a ratio to it.
 
-    xnf bench run mixed-traffic [--rounds 3] [--seconds 2] [--shares 0,0.25,0.5,0.75,0.9] [--out DIR]
+    xnf bench run mixed-traffic [--rounds 3] [--seconds 2] [--shares 0,0.25,0.5,0.75,0.9] [--placements own,shared]
+                                [--subjects xdp,afxdp,...] [--out DIR]
 """
 
 from __future__ import annotations
@@ -38,16 +44,18 @@ DESCRIPTION = ("the legitimate class's throughput as the share of traffic to dro
                "hybrid, a split chain and dynamic offload, side by side")
 ATTACK_SOURCES = 16
 ATTACKERS = "203.0.113"
-WARM_UP_S = 0.5
-# label: (NF, mode or None when the NF's places say it, options)
+WARM_UP_S = 1.2
+# label: (NF, mode or None when the NF's places say it, options besides the workers' core)
 SUBJECTS = {
     "xdp": ("firewall", "xdp", []),
-    "afxdp": ("firewall", "afxdp", ["--cores", str(DUT_CORE)]),
-    "hybrid": ("firewall", "hybrid", ["--cores", str(DUT_CORE)]),
-    "split": ("chain:firewall@xdp,macswap@afxdp", None, ["--cores", str(DUT_CORE)]),
-    "offload": ("firewall", "afxdp", ["--cores", str(DUT_CORE), "--offload-drops", "--offload-interval-ms", "100"]),
+    "afxdp": ("firewall", "afxdp", []),
+    "hybrid": ("firewall", "hybrid", []),
+    "split": ("chain:firewall@xdp,macswap@afxdp", None, []),
+    "offload": ("firewall", "afxdp", ["--offload-drops", "--offload-interval-ms", "500", "--offload-above", "2000",
+                                   "--offload-below", "200"]),
 }
 YARDSTICK = "xdp"
+PLACEMENTS = {"own": DUT_CORE, "shared": GEN_CORE}  # the workers' core
 
 
 def rules(nf: str, dut_ip: str) -> str:
@@ -64,8 +72,10 @@ def traffic(share: float, dut_ip: str) -> list[str]:
                       "--class", f"attack:saddr={ATTACKERS}.0/28,share={share:g}"]
 
 
-def trial(t: Topology, label: str, share: float, seconds: float, rules_dir: Path) -> dict:
+def trial(t: Topology, label: str, share: float, placement: str, seconds: float, rules_dir: Path) -> dict:
     nf, mode, extra = SUBJECTS[label]
+    if mode != "xdp":
+        extra = ["--cores", str(PLACEMENTS[placement]), *extra]
     link = t.links[0]
     path = rules_dir / f"{label}.rules"
     path.write_text(rules(nf, link.dut_ip))
@@ -76,7 +86,7 @@ def trial(t: Topology, label: str, share: float, seconds: float, rules_dir: Path
     finally:
         instance.stop()
     busy = sum(c["busy"] for c in run.cpu.values())
-    return {"subject": label, "drop_share": share, "sent": run.sent, "legit_returned": run.returned,
+    return {"subject": label, "placement": placement, "drop_share": share, "sent": run.sent, "legit_returned": run.returned,
             "seconds": round(run.seconds, 4), "offered_mpps": round(run.offered_mpps, 4),
             "legit_mpps": round(run.mpps(run.returned), 4),
             "ns_per_frame": round(busy / run.sent * 1e9, 1) if run.sent else None,
@@ -84,22 +94,26 @@ def trial(t: Topology, label: str, share: float, seconds: float, rules_dir: Path
 
 
 def summarise(samples: list[dict]) -> list[dict]:
-    """Per subject and share: the median legitimate rate, and its median ratio to the yardstick in the same
-    round."""
-    yard = {(s["round"], s["drop_share"]): s["legit_mpps"] for s in samples if s["subject"] == YARDSTICK}
+    """Per placement, subject and share: the median legitimate rate, and its median ratio to the yardstick in
+    the same round and placement."""
+    yard = {(s["round"], s["placement"], s["drop_share"]): s["legit_mpps"] for s in samples
+            if s["subject"] == YARDSTICK}
     rows = []
-    for label in SUBJECTS:
-        for share in sorted({s["drop_share"] for s in samples}):
-            mine = [s for s in samples if s["subject"] == label and s["drop_share"] == share]
-            if not mine:
-                continue
-            ratios = [s["legit_mpps"] / yard[s["round"], share] for s in mine if yard.get((s["round"], share))]
-            rows.append({"subject": label, "drop_share": share,
-                         "legit_mpps": statistics.median(s["legit_mpps"] for s in mine),
-                         "offered_mpps": statistics.median(s["offered_mpps"] for s in mine),
-                         "ns_per_frame": statistics.median(s["ns_per_frame"] for s in mine),
-                         "ratio_to_xdp": round(statistics.median(ratios), 3) if ratios else None,
-                         "rounds": len(mine)})
+    for placement in PLACEMENTS:
+        for label in SUBJECTS:
+            for share in sorted({s["drop_share"] for s in samples}):
+                mine = [s for s in samples
+                        if s["subject"] == label and s["drop_share"] == share and s["placement"] == placement]
+                if not mine:
+                    continue
+                ratios = [s["legit_mpps"] / yard[key] for s in mine
+                          if yard.get(key := (s["round"], placement, share))]
+                rows.append({"placement": placement, "subject": label, "drop_share": share,
+                             "legit_mpps": statistics.median(s["legit_mpps"] for s in mine),
+                             "offered_mpps": statistics.median(s["offered_mpps"] for s in mine),
+                             "ns_per_frame": statistics.median(s["ns_per_frame"] for s in mine),
+                             "ratio_to_xdp": round(statistics.median(ratios), 3) if ratios else None,
+                             "rounds": len(mine)})
     return rows
 
 
@@ -109,28 +123,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shares", default="0,0.25,0.5,0.75,0.9",
                         help="drop shares to measure, comma-separated, each from 0 to 0.9")
     parser.add_argument("--subjects", default=",".join(SUBJECTS), help="a subset of " + ", ".join(SUBJECTS))
+    parser.add_argument("--placements", default=",".join(PLACEMENTS),
+                        help=f"where the AF_XDP workers run: own (core {DUT_CORE}), shared (core {GEN_CORE}, with the "
+                             "generator and the kernel's receive)")
 
 
 def run(args: argparse.Namespace, out_dir: Path) -> Path:
     shares = [float(x) for x in args.shares.split(",")]
     labels = [s for s in args.subjects.split(",") if s]
-    if any(not 0 <= x <= 0.9 for x in shares) or any(s not in SUBJECTS for s in labels) or YARDSTICK not in labels:
+    placements = [p for p in args.placements.split(",") if p]
+    if any(not 0 <= x <= 0.9 for x in shares) or any(s not in SUBJECTS for s in labels) or \
+            YARDSTICK not in labels or any(p not in PLACEMENTS for p in placements):
         raise SystemExit(f"mixed-traffic: shares go from 0 to 0.9, subjects are {', '.join(SUBJECTS)} (xdp, the "
-                         "yardstick, always among them)")
+                         f"yardstick, always among them), placements {', '.join(PLACEMENTS)}")
     env = environment.describe()
     with Topology("pair", gen_xdp="drop") as t, tempfile.TemporaryDirectory() as rules_dir:
-        samples = measure_rounds([(lb, x) for x in shares for lb in labels], args.rounds,
-                                 lambda s: trial(t, s[0], s[1], args.seconds, Path(rules_dir)),
-                                 lambda s: f"{s['subject']:8s} drop {s['drop_share']:4.2f}: legit "
-                                           f"{s['legit_mpps']:6.3f} Mpps (offered {s['offered_mpps']:.3f})")
+        samples = measure_rounds([(lb, x, p) for p in placements for x in shares for lb in labels], args.rounds,
+                                 lambda s: trial(t, *s, args.seconds, Path(rules_dir)),
+                                 lambda s: f"{s['placement']:6s} {s['subject']:8s} drop {s['drop_share']:4.2f}: "
+                                           f"legit {s['legit_mpps']:6.3f} Mpps (offered {s['offered_mpps']:.3f})")
     summary = summarise(samples)
     path = results_file.write(out_dir, "mixed_traffic", {
-        "environment": env, "generator_core": GEN_CORE, "dut_core": DUT_CORE, "seconds_per_trial": args.seconds,
-        "warm_up_s": WARM_UP_S, "attack_sources": ATTACK_SOURCES, "yardstick": YARDSTICK,
+        "environment": env, "generator_core": GEN_CORE, "worker_cores": PLACEMENTS,
+        "seconds_per_trial": args.seconds, "warm_up_s": WARM_UP_S, "attack_sources": ATTACK_SOURCES, "yardstick": YARDSTICK,
         "subjects": {k: {"nf": v[0], "mode": v[1], "options": v[2]} for k, v in SUBJECTS.items() if k in labels},
         "summary": summary, "samples": samples}, summary)
     mix_plots.legit_vs_drop_share(summary, path.with_suffix(".png"))
     for row in summary:
-        print(f"{row['subject']:8s} drop {row['drop_share']:4.2f}: {row['legit_mpps']:.3f} Mpps, "
+        print(f"{row['placement']:6s} {row['subject']:8s} drop {row['drop_share']:4.2f}: {row['legit_mpps']:.3f} Mpps, "
               f"{row['ratio_to_xdp']} of xdp")
     return path
