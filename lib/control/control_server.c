@@ -1,18 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include <stdbool.h>
 #include <xnf/runtime/control.h>
 #include <xnf/runtime/log.h>
 
 #include <ctype.h>
 #include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #define REQUEST_MAX 1024
+#define TOO_LONG_ANSWER "error: a request is one line of at most 1023 bytes\n"
+/* The longest a client may take to send its request, or to take the answer: the control thread serves one
+ * client at a time, and also runs housekeeping and the offload controller. */
 #define CLIENT_TIMEOUT_MS 1000
 
 const char *xnf_run_dir(const char *override)
@@ -110,18 +115,35 @@ int xnf_control_open(struct xnf_control_server *s, const char *run_dir, const ch
 	return 0;
 }
 
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* One line, within CLIENT_TIMEOUT_MS in all (a client trickling bytes gets no more time than a silent one).
+ * 0; -1 when the client went away or ran out of time; -2 when the line is longer than the buffer. */
 static int read_request(int fd, char *buf, size_t len)
 {
+	struct timespec start;
 	size_t got = 0;
 
-	while (got < len - 1) {
-		ssize_t n = recv(fd, buf + got, len - 1 - got, 0);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (!memchr(buf, '\n', got)) {
+		long left = CLIENT_TIMEOUT_MS - ms_since(&start);
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
 
+		if (got == len - 1)
+			return -2;
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			return -1;
+		n = recv(fd, buf + got, len - 1 - got, MSG_DONTWAIT);
 		if (n <= 0)
 			return -1;
 		got += (size_t)n;
-		if (memchr(buf, '\n', got))
-			break;
 	}
 	buf[got] = '\0';
 	buf[strcspn(buf, "\r\n")] = '\0';
@@ -179,7 +201,8 @@ static void write_all(int fd, const char *buf, size_t len)
 
 void xnf_control_serve_one(struct xnf_control_server *s, const struct xnf_control_handlers *h)
 {
-	struct timeval timeout = { .tv_sec = 0, .tv_usec = CLIENT_TIMEOUT_MS * 1000 };
+	/* Whole seconds and microseconds below a million: the kernel refuses anything else (EDOM). */
+	struct timeval timeout = { .tv_sec = CLIENT_TIMEOUT_MS / 1000, .tv_usec = CLIENT_TIMEOUT_MS % 1000 * 1000 };
 	char request[REQUEST_MAX], err[1024] = "";
 	char *body_buf = NULL;
 	size_t body_len = 0;
@@ -189,9 +212,15 @@ void xnf_control_serve_one(struct xnf_control_server *s, const struct xnf_contro
 	fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-	if (read_request(fd, request, sizeof(request))) {
+	/* The answer is sent blocking, but a client that does not read it gets no more than the timeout. */
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout))) {
+		close(fd);
+		return;
+	}
+	rc = read_request(fd, request, sizeof(request));
+	if (rc == -2)
+		write_all(fd, TOO_LONG_ANSWER, strlen(TOO_LONG_ANSWER));
+	if (rc) {
 		close(fd);
 		return;
 	}

@@ -83,55 +83,122 @@ static const char *map_error(int err)
 	}
 }
 
-/* Reads and parses the whole file; on error err says "path:line: reason". */
-static struct parsed_rule *parse_file(const char *path, int *count, char *err, size_t errlen)
-{
-	FILE *f = fopen(path, "r");
-	struct parsed_rule *rules = NULL;
-	size_t cap = 0, len = 0;
-	char *line = NULL, reason[512];
-	size_t linecap = 0;
-	int lineno = 0;
+/* A rules file's longest line, comments and blanks included. */
+#define MAX_LINE (4 * XNF_RULE_MAX_TEXT)
 
+enum { LINE_OK = 0, LINE_END = -1, LINE_TOO_LONG = -2, LINE_NUL = -3, LINE_READ_ERROR = -4 };
+
+/*
+ * One line into buf (without its newline), bounded: a file with no newline (/dev/zero) is refused at
+ * MAX_LINE instead of filling memory, a NUL byte is refused instead of cutting the rule short, and a read
+ * error is told apart from the end of the file.
+ */
+static int read_line(FILE *f, char *buf)
+{
+	size_t len = 0;
+	int c;
+
+	while ((c = getc(f)) != EOF && c != '\n') {
+		if (c == '\0')
+			return LINE_NUL;
+		if (len == MAX_LINE)
+			return LINE_TOO_LONG;
+		buf[len++] = (char)c;
+	}
+	buf[len] = '\0';
+	if (c == EOF && ferror(f))
+		return LINE_READ_ERROR;
+	return c == EOF && len == 0 ? LINE_END : LINE_OK;
+}
+
+static bool line_error(int rc, const char *path, int lineno, char *err, size_t errlen)
+{
+	if (rc == LINE_TOO_LONG)
+		snprintf(err, errlen, "%s:%d: line longer than %d characters: is this a rules file?", path, lineno,
+			 MAX_LINE);
+	else if (rc == LINE_NUL)
+		snprintf(err, errlen, "%s:%d: a NUL byte in the line: is this a rules file?", path, lineno);
+	else if (rc == LINE_READ_ERROR)
+		snprintf(err, errlen, "cannot read rules file %s: %s", path, strerror(errno));
+	return rc < LINE_END;
+}
+
+struct xnf_rules_file {
+	char *path;
+	struct parsed_rule *rules;
+	int count;
+};
+
+void xnf_rules_free_file(struct xnf_rules_file *file)
+{
+	if (!file)
+		return;
+	free(file->path);
+	free(file->rules);
+	free(file);
+}
+
+static bool add_rule(struct xnf_rules_file *file, size_t *cap, const char *text, int lineno, char *err,
+		     size_t errlen)
+{
+	char reason[512];
+
+	if ((size_t)file->count == *cap) {
+		struct parsed_rule *grown;
+
+		*cap = *cap ? *cap * 2 : 64;
+		grown = realloc(file->rules, *cap * sizeof(*file->rules));
+		if (!grown) {
+			snprintf(err, errlen, "out of memory reading %s", file->path);
+			return false;
+		}
+		file->rules = grown;
+	}
+	if (parse_one(text, &file->rules[file->count].entry, reason, sizeof(reason))) {
+		snprintf(err, errlen, "%s:%d: %s", file->path, lineno, reason);
+		return false;
+	}
+	file->rules[file->count++].line = lineno;
+	return true;
+}
+
+struct xnf_rules_file *xnf_rules_read_file(const char *path, char *err, size_t errlen)
+{
+	struct xnf_rules_file *file;
+	char *line;
+	size_t cap = 0;
+	int lineno = 0, rc;
+	FILE *f;
+
+	if (!have_codec(err, errlen))
+		return NULL;
+	f = fopen(path, "r");
 	if (!f) {
 		snprintf(err, errlen, "cannot read rules file %s: %s", path, strerror(errno));
 		return NULL;
 	}
-	while (getline(&line, &linecap, f) >= 0) {
+	file = calloc(1, sizeof(*file));
+	line = malloc(MAX_LINE + 1);
+	if (!file || !line || !(file->path = strdup(path))) {
+		snprintf(err, errlen, "out of memory reading %s", path);
+		goto fail;
+	}
+	while ((rc = read_line(f, line)) == LINE_OK) {
 		char *text = rule_text(line);
 
 		lineno++;
-		if (!*text)
-			continue;
-		if (len == cap) {
-			struct parsed_rule *grown;
-
-			cap = cap ? cap * 2 : 64;
-			grown = realloc(rules, cap * sizeof(*rules));
-			if (!grown) {
-				snprintf(err, errlen, "out of memory reading %s", path);
-				goto fail;
-			}
-			rules = grown;
-		}
-		if (parse_one(text, &rules[len].entry, reason, sizeof(reason))) {
-			snprintf(err, errlen, "%s:%d: %s", path, lineno, reason);
+		if (*text && !add_rule(file, &cap, text, lineno, err, errlen))
 			goto fail;
-		}
-		rules[len++].line = lineno;
 	}
-	if (ferror(f)) {
-		snprintf(err, errlen, "cannot read rules file %s: %s", path, strerror(errno));
+	if (line_error(rc, path, lineno + 1, err, errlen))
 		goto fail;
-	}
 	free(line);
 	fclose(f);
-	*count = (int)len;
-	return rules ? rules : calloc(1, sizeof(*rules));
+	return file;
 fail:
 	free(line);
-	free(rules);
 	fclose(f);
+	xnf_rules_free_file(file);
 	return NULL;
 }
 
@@ -149,56 +216,53 @@ static void undo(struct journal_entry *journal, int applied)
 
 int xnf_rules_check_file(const char *path, char *err, size_t errlen)
 {
-	struct parsed_rule *rules;
-	int count;
+	struct xnf_rules_file *file = xnf_rules_read_file(path, err, errlen);
+	int count = file ? file->count : -1;
 
-	if (!have_codec(err, errlen))
-		return -1;
-	rules = parse_file(path, &count, err, errlen);
-	free(rules);
-	return rules ? count : -1;
+	xnf_rules_free_file(file);
+	return count;
 }
 
-int xnf_rules_load_file(const char *path, const struct xnf_rules_target *target, char *err, size_t errlen)
+int xnf_rules_apply_file(const struct xnf_rules_file *file, const struct xnf_rules_target *target, char *err,
+			 size_t errlen)
 {
-	struct journal_entry *journal;
-	struct parsed_rule *rules;
-	int count, applied = 0;
+	struct journal_entry *journal = calloc(file->count ? (size_t)file->count : 1, sizeof(*journal));
+	int applied = 0;
 
-	if (!have_codec(err, errlen))
-		return -1;
-	rules = parse_file(path, &count, err, errlen);
-	if (!rules)
-		return -1;
-	journal = calloc(count ? count : 1, sizeof(*journal));
 	if (!journal) {
-		free(rules);
-		snprintf(err, errlen, "out of memory loading %s", path);
+		snprintf(err, errlen, "out of memory loading %s", file->path);
 		return -1;
 	}
-	for (; applied < count; applied++) {
+	for (; applied < file->count; applied++) {
 		struct journal_entry *j = &journal[applied];
 		int rc;
 
-		j->entry = &rules[applied].entry;
+		j->entry = &file->rules[applied].entry;
 		if (resolve(target, j->entry, &j->ref, err, errlen))
 			goto fail;
 		j->existed = xnf_map_ref_lookup(&j->ref, j->entry->key, j->old_value) == 0;
 		rc = xnf_map_ref_update(&j->ref, j->entry->key, j->entry->value, BPF_ANY);
 		if (rc) {
 			snprintf(err, errlen, "%s:%d: cannot apply the rule: %s; no rule of the file was kept",
-				 path, rules[applied].line, map_error(rc));
+				 file->path, file->rules[applied].line, map_error(rc));
 			goto fail;
 		}
 	}
 	free(journal);
-	free(rules);
-	return count;
+	return file->count;
 fail:
 	undo(journal, applied);
 	free(journal);
-	free(rules);
 	return -1;
+}
+
+int xnf_rules_load_file(const char *path, const struct xnf_rules_target *target, char *err, size_t errlen)
+{
+	struct xnf_rules_file *file = xnf_rules_read_file(path, err, errlen);
+	int count = file ? xnf_rules_apply_file(file, target, err, errlen) : -1;
+
+	xnf_rules_free_file(file);
+	return count;
 }
 
 int xnf_rules_add(const char *text, const struct xnf_rules_target *target, char *err, size_t errlen)

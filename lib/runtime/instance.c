@@ -124,11 +124,16 @@ static void serve_until_signal(struct instance *in, int sig_fd)
 	}
 }
 
-static int check_rules_early(const char *path)
+/* The --rules file, read once before the kernel is touched (a pipe or /dev/stdin can be read only once, and
+ * a FIFO with no writer must be waited for while Ctrl-C still works). */
+static int read_rules_early(struct instance *in)
 {
 	char err[1024];
 
-	if (path && xnf_rules_check_file(path, err, sizeof(err)) < 0) {
+	if (!in->opt->rules)
+		return 0;
+	in->rules = xnf_rules_read_file(in->opt->rules, err, sizeof(err));
+	if (!in->rules) {
 		xnf_error("%s", err);
 		return -1;
 	}
@@ -141,9 +146,9 @@ static int load_rules(struct instance *in)
 	char err[1024];
 	int n;
 
-	if (!in->opt->rules)
+	if (!in->rules)
 		return 0;
-	n = xnf_rules_load_file(in->opt->rules, &target, err, sizeof(err));
+	n = xnf_rules_apply_file(in->rules, &target, err, sizeof(err));
 	if (n < 0) {
 		xnf_error("%s", err);
 		return -1;
@@ -257,6 +262,8 @@ static void tear_down(struct instance *in)
 	xnf_xdp_destroy(&in->xdp);
 	xnf_native_maps_free();
 	xnf_control_close(&in->control);
+	xnf_rules_free_file(in->rules);
+	in->rules = NULL;
 }
 
 int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode)
@@ -271,14 +278,18 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 		xnf_error("xnf run needs root (CAP_BPF and CAP_NET_ADMIN) to load XDP programs: run it with sudo");
 		return 1;
 	}
-	if (xnf_ports_resolve(opt->ifaces, opt->nifaces, ports) || check_rules_early(opt->rules) ||
-	    size_native_maps(opt))
+	if (xnf_ports_resolve(opt->ifaces, opt->nifaces, ports) || read_rules_early(&in) || size_native_maps(opt)) {
+		xnf_rules_free_file(in.rules);
 		return 1;
-	if (mode->sockets && xnf_afxdp_check_config(&opt->afxdp, ports, opt->nifaces))
+	}
+	if (mode->sockets && xnf_afxdp_check_config(&opt->afxdp, ports, opt->nifaces)) {
+		xnf_rules_free_file(in.rules);
 		return 2;
+	}
 	sig_fd = make_signalfd();
 	if (sig_fd < 0) {
 		xnf_error("cannot set up signal handling: %s", strerror(errno));
+		xnf_rules_free_file(in.rules);
 		return 1;
 	}
 	signal(SIGPIPE, SIG_IGN);

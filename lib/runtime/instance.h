@@ -56,6 +56,7 @@ struct instance {
 	struct xnf_xdp_instance xdp;
 	struct xnf_afxdp *afxdp;
 	struct drop_offload *offload;      /* --offload-drops, or NULL */
+	struct xnf_rules_file *rules;      /* --rules, read once at the start */
 	struct xnf_control_server control;
 	struct timespec started;
 };

@@ -45,6 +45,8 @@ def request(name: str, line: str, directory: str | None = None) -> str:
         raise XnfError(f"cannot reach {path}: run xnf with sudo") from None
     except socket.timeout:
         raise XnfError(f"instance '{name}' did not answer within {TIMEOUT_S:.0f} s") from None
+    except BlockingIOError:
+        raise XnfError(f"instance '{name}' has more clients waiting than it queues: try again") from None
     status, _, body = answer.partition("\n")
     if status == "ok":
         return body
@@ -58,6 +60,7 @@ def request_json(name: str, line: str, directory: str | None = None) -> dict:
 def _is_stale(path: Path) -> bool:
     """A socket file nobody listens on: its instance was killed before it could remove it."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(TIMEOUT_S)  # a busy instance's full backlog must not hang the caller
         try:
             sock.connect(str(path))
         except ConnectionRefusedError:

@@ -42,3 +42,18 @@ def test_errors_name_file_line_and_syntax(tmp_path, line, reason):
     assert result.returncode == 1
     assert result.stderr.startswith(f"xnf: error: {path}:2: ")
     assert reason in result.stderr and "(syntax:" in result.stderr
+
+
+def test_a_file_that_is_not_text_is_refused(tmp_path):
+    """A line without end is refused at a bounded length (not read into memory whole), and a NUL byte
+    (/dev/zero is nothing else) never cuts a rule short."""
+    long_line = tmp_path / "long.txt"
+    long_line.write_text("drop " * 100000)
+    endless = check(long_line)
+    assert endless.returncode == 1 and f"{long_line}:1: line longer than" in endless.stderr
+    zeros = check("/dev/zero")
+    assert zeros.returncode == 1 and "/dev/zero:1: a NUL byte in the line" in zeros.stderr
+    nul = tmp_path / "nul.txt"
+    nul.write_bytes(b"drop udp 198.18.0.1 1 198.18.0.2 2\ndrop udp 198.18.0.1 1\x00 198.18.0.2 2\n")
+    refused = check(nul)
+    assert refused.returncode == 1 and f"{nul}:2: a NUL byte in the line" in refused.stderr

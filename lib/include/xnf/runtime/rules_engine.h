@@ -11,7 +11,18 @@
 #include <xnf/control.h>
 #include <xnf/runtime/map_ref.h>
 
-/* Parses every line of path first; applies them only if all are valid, and
+/*
+ * A rules file read and parsed once, whole (a pipe or /dev/stdin can be read only once): lines are bounded,
+ * a NUL byte or a read error is an error, never a shorter file. NULL with "path:line: reason" in err.
+ */
+struct xnf_rules_file;
+struct xnf_rules_file *xnf_rules_read_file(const char *path, char *err, size_t errlen);
+/* Applies every rule of the file, or none: what was applied is undone if one fails. Count, or -1. */
+int xnf_rules_apply_file(const struct xnf_rules_file *file, const struct xnf_rules_target *target, char *err,
+			 size_t errlen);
+void xnf_rules_free_file(struct xnf_rules_file *file);
+
+/* Reads, then applies (the two above). Parses every line of path first; applies them only if all are valid, and
  * undoes what it applied if one fails, so a file is loaded whole or not at all.
  * Errors name the file and line. Returns the number of rules, or -1. */
 int xnf_rules_load_file(const char *path, const struct xnf_rules_target *target, char *err, size_t errlen);

@@ -1,0 +1,96 @@
+"""The control socket against clients that misbehave: one that connects and says nothing, one that trickles
+bytes, one that sends a line longer than a request may be, and many at once. None of them may keep the
+instance from answering the next client, nor stop the packets."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+from lab_helpers import run_xnf
+from test_xdp_nfs import exchange
+from packets import swap_macs, udp4
+from xnf import control
+from xnf.lab.nf_process import NfInstance
+
+ANSWER_WITHIN_S = 3.0  # the instance gives a stalled client one second
+
+
+def connect(name: str) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(str(control.socket_path(name)))
+    return sock
+
+
+def timed_stats(name: str) -> float:
+    start = time.monotonic()
+    control.request_json(name, "stats")
+    return time.monotonic() - start
+
+
+def test_a_silent_client_does_not_wedge_the_instance(pair):
+    nf = NfInstance.start(pair, "macswap", "xdp", pair.dut_ifaces)
+    silent = connect(nf.name)
+    try:
+        assert timed_stats(nf.name) < ANSWER_WITHIN_S
+        listed = run_xnf(["ps"], timeout=ANSWER_WITHIN_S * 3)
+        assert listed.returncode == 0 and nf.name in listed.stdout
+        assert silent.recv(100) == b"", "the instance should have closed the silent client's connection"
+    finally:
+        silent.close()
+    sent = [udp4(pair.links[0], 1, 2, seq=i) for i in range(10)]
+    assert sorted(exchange(pair, sent, expect=10)) == sorted(swap_macs(f) for f in sent)
+    assert nf.stop() == 0
+
+
+def test_a_trickling_client_gets_one_second_in_all(pair):
+    nf = NfInstance.start(pair, "macswap", "xdp", pair.dut_ifaces)
+    trickler = connect(nf.name)
+    stop = threading.Event()
+
+    def trickle():
+        try:
+            while not stop.is_set():
+                trickler.send(b"i")
+                time.sleep(0.2)
+        except OSError:
+            pass  # the instance closed it: what it should do
+
+    thread = threading.Thread(target=trickle)
+    thread.start()
+    try:
+        time.sleep(0.1)
+        assert timed_stats(nf.name) < ANSWER_WITHIN_S
+    finally:
+        stop.set()
+        thread.join()
+        trickler.close()
+    assert nf.stop() == 0
+
+
+def test_an_oversized_request_is_answered_with_an_error(pair):
+    nf = NfInstance.start(pair, "macswap", "xdp", pair.dut_ifaces)
+    with connect(nf.name) as client:
+        client.settimeout(ANSWER_WITHIN_S)
+        client.sendall(b"x" * 5000)
+        answer = client.recv(200).decode()
+    assert answer.startswith("error: a request is one line of at most 1023 bytes")
+    assert timed_stats(nf.name) < ANSWER_WITHIN_S
+    assert nf.stop() == 0
+
+
+def test_many_clients_at_once_are_all_answered(pair):
+    nf = NfInstance.start(pair, "macswap", "xdp", pair.dut_ifaces)
+    answers: list[str] = []
+
+    def ask():
+        answers.append(control.request_json(nf.name, "info")["nf"])
+
+    threads = [threading.Thread(target=ask) for _ in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert answers == ["macswap"] * 12
+    assert nf.stop() == 0
