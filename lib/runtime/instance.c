@@ -295,6 +295,8 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 	signal(SIGPIPE, SIG_IGN);
 	if (xnf_control_open(&in.control, xnf_run_dir(opt->run_dir), opt->name))
 		goto out;
+	for (__u32 i = 0; i < opt->nifaces; i++)
+		xnf_busy_poll_recover(xnf_run_dir(opt->run_dir), ports[i].name);
 	if (prepare_native_side(&in, ports, opt->nifaces) ||
 	    xnf_xdp_load(&in.xdp, ports, opt->nifaces, mode->generic, &plan, opt->map_sizes, opt->nmap_sizes) ||
 	    load_rules(&in) || apply_option_rules(&in) || run_start_step(&in) ||

@@ -412,6 +412,7 @@ static int check_run_options(struct run_options *opt, const struct xnf_option *t
 		return -1;
 	}
 	opt->afxdp.need_wakeup = !opt->no_need_wakeup;
+	opt->afxdp.journal_dir = xnf_run_dir(opt->run_dir);
 	opt->afxdp.wait = opt->mode->wait;
 	opt->afxdp.nf_in_kernel = opt->mode->datapath == XNF_DATAPATH_KERNEL ||
 				  opt->mode->datapath == XNF_DATAPATH_HYBRID;

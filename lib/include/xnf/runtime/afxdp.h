@@ -51,6 +51,7 @@ struct xnf_afxdp_config {
 	enum xnf_tx_path tx_path;
 	__u32 live_batch;   /* live path: frames one call sends at most */
 	__u32 live_wait_us; /* live path: the longest a frame waits for its call while frames keep coming */
+	const char *journal_dir; /* where interface settings' old values are kept until put back (the run dir) */
 };
 
 /* Counters of one worker; kernel socket statistics are added when read. */
@@ -138,5 +139,12 @@ const char *xnf_tx_path_name(enum xnf_tx_path path);
 extern const char *const xnf_tx_path_names[];
 /* The path called name; -1 if there is none. */
 int xnf_tx_path_parse(const char *name, enum xnf_tx_path *out);
+
+/*
+ * Interface settings (busy polling's napi_defer_hard_irqs, gro_flush_timeout) that an instance killed before
+ * it could restore them left changed on ifname: put back from their journal in dir. Every start calls it for
+ * its ports, whatever its mode.
+ */
+void xnf_busy_poll_recover(const char *dir, const char *ifname);
 
 #endif
