@@ -193,6 +193,8 @@ PREFIX  ?= /usr/local
 PYTHON  ?= python3
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
 SHIPPED_NFS := $(patsubst nfs/%/,%,$(wildcard nfs/*/))
+
+include mk/fuzz.mk
 INSTALL_TO   = $(DESTDIR)$(PREFIX)
 install: all
 	install -d $(INSTALL_TO)/bin $(INSTALL_TO)/include/xnf/internal $(INSTALL_TO)/lib/xnf/bpf \

@@ -11,10 +11,11 @@ fi
 
 # dpdk-dev and its two socket drivers: testpmd, the public baseline the AF_XDP benchmarks compare with.
 # memcached and libmemcached-tools (memcaslap): the real local application of the traffic-mix measurements.
+# libclang-rt-14-dev: libFuzzer and the sanitizers' runtimes, for the fuzz targets (make fuzz-bins).
 apt_packages=(clang llvm libbpf-dev libxdp-dev bpftool liburcu-dev libelf-dev zlib1g-dev
               pkg-config make gcc iproute2 ethtool
               dpdk-dev librte-net-af-xdp23 librte-net-af-packet23
-              memcached libmemcached-tools)
+              memcached libmemcached-tools libclang-rt-14-dev)
 missing=()
 for pkg in "${apt_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

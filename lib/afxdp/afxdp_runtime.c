@@ -232,6 +232,10 @@ static void plan_worker(struct xnf_afxdp *a, struct afxdp_worker *w, bool live)
 				 : (__u64)w->nsockets * cfg->ring_size * 3 + (live ? cfg->live_batch : 0);
 	/* Workers' stretches of the shared live UMEM each start on a page. */
 	w->nframes = (w->nframes + frames_per_page - 1) / frames_per_page * frames_per_page;
+	if (cfg->frames && w->index == 0 && cfg->frames < (__u64)w->nsockets * cfg->ring_size)
+		xnf_warn("--frames %u is fewer than one ring (%u) per socket: the kernel will find the fill ring empty "
+			 "and drop most frames (counted as rx_fill_ring_empty and kernel_rx_dropped); the default is three rings "
+			 "per socket", cfg->frames, cfg->ring_size);
 }
 
 static int setup_worker(struct xnf_afxdp *a, struct afxdp_worker *w)

@@ -83,14 +83,15 @@ int xnf_control_open(struct xnf_control_server *s, const char *run_dir, const ch
 			  name, XNF_MAX_NAME);
 		return -1;
 	}
-	if (make_dir(run_dir)) {
-		xnf_error("cannot create the run directory %s: %s", run_dir, strerror(errno));
-		return -1;
-	}
+	/* Checked before anything is created: a refused directory is not left behind. */
 	n = snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/%s.sock", run_dir, name);
 	if (n < 0 || (size_t)n >= sizeof(addr.sun_path)) {
-		xnf_error("control socket path %s/%s.sock is too long: use a shorter XNF_RUN_DIR", run_dir,
-			  name);
+		xnf_error("control socket path %s/%s.sock is too long (a socket path holds %zu bytes): use a shorter "
+			  "--run-dir or XNF_RUN_DIR", run_dir, name, sizeof(addr.sun_path) - 1);
+		return -1;
+	}
+	if (make_dir(run_dir)) {
+		xnf_error("cannot create the run directory %s: %s", run_dir, strerror(errno));
 		return -1;
 	}
 	if (access(addr.sun_path, F_OK) == 0) {
@@ -167,8 +168,8 @@ static int dispatch_rules(const char *args, const struct xnf_control_handlers *h
 	return -1;
 }
 
-static int dispatch(const char *request, const struct xnf_control_handlers *h, FILE *body, char *err,
-		    size_t errlen)
+int xnf_control_dispatch(const char *request, const struct xnf_control_handlers *h, FILE *body, char *err,
+			 size_t errlen)
 {
 	if (strcmp(request, "info") == 0)
 		return h->info(h->ctx, body);
@@ -229,7 +230,7 @@ void xnf_control_serve_one(struct xnf_control_server *s, const struct xnf_contro
 		close(fd);
 		return;
 	}
-	rc = dispatch(request, h, body, err, sizeof(err));
+	rc = xnf_control_dispatch(request, h, body, err, sizeof(err));
 	fclose(body);
 	if (rc) {
 		char line[1100];

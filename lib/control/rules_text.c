@@ -3,6 +3,7 @@
 #include <netinet/in.h>
 #include <xnf/rules_text.h>
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,14 +21,25 @@ int xnf_rules_split(char *text, char **words, int max)
 	return n;
 }
 
+/* Six groups of one or two hex digits, separated by ':' (scanf's %hhx would take "1ff" and "-1"). */
 int xnf_rules_parse_mac(const char *text, __u8 *mac, char *err, size_t errlen)
 {
-	char tail;
+	const char *p = text;
 
-	if (sscanf(text, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx%c", &mac[0], &mac[1], &mac[2], &mac[3], &mac[4], &mac[5],
-		   &tail) != 6) {
-		snprintf(err, errlen, "'%s' is not a MAC address (aa:bb:cc:dd:ee:ff)", text);
-		return -1;
+	for (int i = 0; i < 6; i++) {
+		int digits = 0, value = 0;
+
+		while (isxdigit((unsigned char)*p) && digits < 3) {
+			value = value * 16 + (isdigit((unsigned char)*p) ? *p - '0' : tolower((unsigned char)*p) - 'a' + 10);
+			p++;
+			digits++;
+		}
+		if (digits == 0 || digits > 2 || *p != (i < 5 ? ':' : '\0')) {
+			snprintf(err, errlen, "'%.40s' is not a MAC address (aa:bb:cc:dd:ee:ff)", text);
+			return -1;
+		}
+		mac[i] = (__u8)value;
+		p += i < 5;
 	}
 	return 0;
 }

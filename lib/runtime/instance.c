@@ -6,6 +6,7 @@
  * socket), stop the workers, restore settings, remove the socket.
  */
 #include <errno.h>
+#include <net/if.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
@@ -59,12 +60,32 @@ static int make_signalfd(void)
 	return signalfd(-1, &mask, SFD_CLOEXEC);
 }
 
-/* Once a second: the NF's own step (expiring sessions...) and the runtime's (ports' transmit paths). */
-static void housekeeping(struct instance *in, const struct xnf_rules_target *rules)
+/* A port deleted under the instance (or gone with its peer's namespace): its name, or NULL if all are there. */
+static const char *port_gone(const struct instance *in)
 {
+	char name[IF_NAMESIZE];
+
+	for (__u32 i = 0; i < in->xdp.nports; i++) {
+		if (!if_indextoname((unsigned int)in->xdp.ports[i].ifindex, name))
+			return in->xdp.ports[i].name;
+	}
+	return NULL;
+}
+
+/* Once a second: the NF's own step (expiring sessions...) and the runtime's (ports' transmit paths). 0, or -1
+ * when the instance cannot go on. */
+static int housekeeping(struct instance *in, const struct xnf_rules_target *rules)
+{
+	const char *gone = port_gone(in);
+
+	if (gone) {
+		xnf_error("interface %s disappeared (deleted, or its veth peer's namespace removed): stopping", gone);
+		return -1;
+	}
 	if (xnf_nf_housekeeping)
 		xnf_nf_housekeeping(rules);
 	xnf_afxdp_refresh(in->afxdp);
+	return 0;
 }
 
 static void withdraw_offloaded_drops(void *ctx)
@@ -82,7 +103,8 @@ static int next_wake_ms(struct instance *in, int housekeeping_ms)
 	return offload_ms;
 }
 
-static void serve_until_signal(struct instance *in, int sig_fd)
+/* Returns 0 on a signal, -1 when the instance had to stop. */
+static int serve_until_signal(struct instance *in, int sig_fd)
 {
 	const struct xnf_control_handlers handlers = {
 		.ctx = in,
@@ -101,24 +123,22 @@ static void serve_until_signal(struct instance *in, int sig_fd)
 
 	clock_gettime(CLOCK_MONOTONIC, &next_housekeeping);
 	for (;;) {
-		int timeout_ms = -1;
+		int timeout_ms = HOUSEKEEPING_INTERVAL_S * 1000;
 
-		if (xnf_nf_housekeeping || in->afxdp) {
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if (now.tv_sec >= next_housekeeping.tv_sec) {
-				housekeeping(in, &handlers.rules);
-				next_housekeeping.tv_sec = now.tv_sec + HOUSEKEEPING_INTERVAL_S;
-			}
-			timeout_ms = HOUSEKEEPING_INTERVAL_S * 1000;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec >= next_housekeeping.tv_sec) {
+			if (housekeeping(in, &handlers.rules))
+				return -1;
+			next_housekeeping.tv_sec = now.tv_sec + HOUSEKEEPING_INTERVAL_S;
 		}
 		if (poll(fds, 2, next_wake_ms(in, timeout_ms)) < 0) {
 			if (errno == EINTR)
 				continue;
 			xnf_error("poll failed: %s", strerror(errno));
-			return;
+			return -1;
 		}
 		if (fds[0].revents)
-			return;
+			return 0;
 		if (fds[1].revents)
 			xnf_control_serve_one(&in->control, &handlers);
 	}
@@ -304,8 +324,7 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &in.started);
 	print_ready(&in);
-	serve_until_signal(&in, sig_fd);
-	rc = 0;
+	rc = serve_until_signal(&in, sig_fd) ? 1 : 0;
 out:
 	tear_down(&in);
 	close(sig_fd);

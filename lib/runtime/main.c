@@ -215,8 +215,8 @@ static int take_map_size(const struct xnf_option *o, const char *text, void *opt
 		n = 0;
 	}
 	if (!eq[1] || n == 0 || n > 0xffffffffull) {
-		xnf_error("--map-size %s: the entry count must be a whole number from 1 to 4G, with an optional "
-			  "K, M or G", text);
+		xnf_error("--map-size %s: the entry count must be a whole number from 1 to 4294967295 (4G less one), "
+			  "with an optional K, M or G", text);
 		return -1;
 	}
 	opt->map_sizes[opt->nmap_sizes].name = strndup(text, eq - text);

@@ -6,10 +6,20 @@
 
 bool xnf_verbose;
 
+/* Messages quote what the user gave (a rule, a file name): its control bytes are written
+ * as \xNN, so a message never moves the terminal's cursor or changes its colours. */
 static void emit(const char *level, const char *fmt, va_list ap)
 {
+	char text[2048];
+
+	vsnprintf(text, sizeof(text), fmt, ap);
 	fprintf(stderr, "xnf: %s", level);
-	vfprintf(stderr, fmt, ap);
+	for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+		if ((*c < 0x20 && *c != '\n' && *c != '\t') || *c == 0x7f)
+			fprintf(stderr, "\\x%02x", *c);
+		else
+			fputc(*c, stderr);
+	}
 	fputc('\n', stderr);
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <xnf/runtime/options.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -75,15 +76,29 @@ static int parse_u64(const struct xnf_option *o, const char *text, __u64 *out)
 int xnf_parse_cores(const char *option, const char *text, struct xnf_core_list *out)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	char copy[256], *save = NULL;
+	char copy[256], *next;
 
-	snprintf(copy, sizeof(copy), "%s", text);
 	out->count = 0;
-	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	if (!*text || strlen(text) >= sizeof(copy)) {
+		xnf_error("--%s takes a comma-separated list of cores, e.g. 0 or 0,1, not '%.40s%s'", option, text,
+			  strlen(text) > 40 ? "..." : "");
+		return -1;
+	}
+	snprintf(copy, sizeof(copy), "%s", text);
+	/* Every item between commas counts: "0,", ",0" and "0,,1" are mistakes, not lists. */
+	for (char *tok = copy; tok; tok = next) {
 		char *end;
-		long core = strtol(tok, &end, 10);
+		long core;
 
-		if (!*tok || *end || core < 0 || core >= ncpu) {
+		next = strchr(tok, ',');
+		if (next)
+			*next++ = '\0';
+		if (!*tok) {
+			xnf_error("--%s '%s': an item between commas is empty", option, text);
+			return -1;
+		}
+		core = strtol(tok, &end, 10);
+		if (!isdigit((unsigned char)*tok) || *end || core < 0 || core >= ncpu) {
 			xnf_error("--%s: '%s' is not one of this machine's cores (0-%ld)", option, tok, ncpu - 1);
 			return -1;
 		}
@@ -98,10 +113,6 @@ int xnf_parse_cores(const char *option, const char *text, struct xnf_core_list *
 			}
 		}
 		out->cores[out->count++] = (int)core;
-	}
-	if (!out->count) {
-		xnf_error("--%s takes a comma-separated list of cores, e.g. 0 or 0,1, not '%s'", option, text);
-		return -1;
 	}
 	return 0;
 }

@@ -8,6 +8,7 @@
  * PREFIX is IPv4 or IPv6 with /length; its host bits must be zero.
  */
 #include <arpa/inet.h> /* before the linux headers */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,10 @@ static int parse_prefix(const char *text, struct xnf_rule_entry *entry, char *er
 	int family, bits;
 	long len;
 
+	if (strlen(text) >= sizeof(addr)) { /* cut short, "/0001" would read as /0: a default route */
+		snprintf(err, errlen, "'%.60s...' is too long for an IPv4 or IPv6 prefix", text);
+		return -1;
+	}
 	snprintf(addr, sizeof(addr), "%s", text);
 	slash = strchr(addr, '/');
 	if (!slash) {
@@ -44,7 +49,8 @@ static int parse_prefix(const char *text, struct xnf_rule_entry *entry, char *er
 	family = strchr(addr, ':') ? AF_INET6 : AF_INET;
 	bits = family == AF_INET6 ? 128 : 32;
 	len = strtol(slash + 1, &end, 10);
-	if (inet_pton(family, addr, bytes) != 1 || !slash[1] || *end || len < 0 || len > bits) {
+	if (inet_pton(family, addr, bytes) != 1 || !isdigit((unsigned char)slash[1]) || *end || len < 0 ||
+	    len > bits) {
 		snprintf(err, errlen, "'%s' is not an IPv4 or IPv6 prefix with a length of 0-%d", text, bits);
 		return -1;
 	}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import stat
 from pathlib import Path
 
 from xnf.errors import XnfError
@@ -57,6 +58,13 @@ def request_json(name: str, line: str, directory: str | None = None) -> dict:
     return json.loads(request(name, line, directory))
 
 
+def _is_socket(path: Path) -> bool:
+    try:
+        return stat.S_ISSOCK(path.stat().st_mode)
+    except OSError:
+        return False
+
+
 def _is_stale(path: Path) -> bool:
     """A socket file nobody listens on: its instance was killed before it could remove it."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
@@ -75,6 +83,8 @@ def instances(directory: str | None = None, remove_stale: bool = False) -> list[
     names = []
     folder = run_dir(directory)
     for path in sorted(folder.glob("*.sock")) if folder.is_dir() else []:
+        if not _is_socket(path):
+            continue  # not ours: a file or folder that only looks like a control socket is left alone
         if _is_stale(path):
             if remove_stale:
                 path.unlink(missing_ok=True)

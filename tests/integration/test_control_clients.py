@@ -5,6 +5,7 @@ instance from answering the next client, nor stop the packets."""
 from __future__ import annotations
 
 import socket
+import subprocess
 import threading
 import time
 
@@ -12,6 +13,7 @@ from lab_helpers import run_xnf
 from test_xdp_nfs import exchange
 from packets import swap_macs, udp4
 from xnf import control
+from xnf.build import REPO_ROOT
 from xnf.lab.nf_process import NfInstance
 
 ANSWER_WITHIN_S = 3.0  # the instance gives a stalled client one second
@@ -93,4 +95,33 @@ def test_many_clients_at_once_are_all_answered(pair):
     for thread in threads:
         thread.join()
     assert answers == ["macswap"] * 12
+    assert nf.stop() == 0
+
+
+def test_garbage_and_partial_requests_leave_the_instance_serving(pair):
+    nf = NfInstance.start(pair, "firewall", "xdp", pair.dut_ifaces)
+    for garbage in (b"\x00\xff\x1b[2J\n", b"rules add \x00drop\n", b"stats", b"rules " + b"A" * 1000 + b"\n"):
+        with connect(nf.name) as client:
+            client.settimeout(ANSWER_WITHIN_S)
+            client.sendall(garbage)
+            client.shutdown(socket.SHUT_WR)
+            answer = client.recv(4096)
+        assert answer == b"" or answer.startswith((b"error: ", b"ok\n")), answer
+    assert control.request_json(nf.name, "info")["nf"] == "firewall"
+    assert nf.request("rules list").splitlines() == ["default allow"]
+    assert nf.stop() == 0
+
+
+def test_an_unprivileged_user_can_neither_read_nor_change(pair):
+    """The control socket is root's alone: 'nobody' can neither read the stats nor add a rule."""
+    nf = NfInstance.start(pair, "firewall", "xdp", pair.dut_ifaces)
+    probe = ("import sys; sys.path.insert(0, sys.argv[1]); from xnf import control; from xnf.errors import XnfError\n"
+             "try:\n    control.request(sys.argv[2], sys.argv[3])\nexcept XnfError as e:\n    print(e)\n")
+    for request in ("stats", "rules add drop udp 198.18.0.1 1 198.18.0.2 2"):
+        ran = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c",
+                              probe, str(REPO_ROOT / "python"), nf.name, request],
+                             capture_output=True, text=True, timeout=10,
+                             env={"XNF_RUN_DIR": str(control.run_dir()), "PATH": "/usr/bin:/bin"})
+        assert "run xnf with sudo" in ran.stdout, (ran.stdout, ran.stderr)
+    assert nf.request("rules list").splitlines() == ["default allow"]
     assert nf.stop() == 0

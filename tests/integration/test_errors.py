@@ -138,6 +138,11 @@ def test_nothing_stays_attached_after_exit(pair, sig):
     (["--zerocopy"], "does not support AF_XDP zero-copy"),
     (["--copy-fallback"], "--copy-fallback only makes sense with --zerocopy"),
     (["--batch", "lots"], "--batch takes a whole number"),
+    (["--cores", ""], "--cores takes a comma-separated list of cores"),
+    (["--cores", "0,"], "--cores '0,': an item between commas is empty"),
+    (["--cores", ",,,"], "an item between commas is empty"),
+    (["--cores", ",".join(["0"] * 65)], "--cores: core 0 is given twice"),
+    (["--map-size", "ml_area=4G"], "from 1 to 4294967295 (4G less one)"),
 ])
 def test_afxdp_bad_configuration(pair, options, fragment):
     result = run_xnf(["run", "drop", "--mode", "afxdp", "--iface", "dut0", "--name", f"{pair.dut_ns}-bad"]
@@ -167,8 +172,25 @@ def test_ps_lists_live_instances_and_removes_stale_sockets(pair, tmp_path):
         sock.bind(str(stale))  # bound, never listening: what a SIGKILLed instance leaves behind
     env_dir = str(tmp_path)
     os.symlink(f"/run/xnf/{live.name}.sock", tmp_path / f"{live.name}.sock")
+    (tmp_path / "notes.sock").write_text("a file of someone else's")
+    (tmp_path / "folder.sock").mkdir()
     result = subprocess.run([sys.executable, "-m", "xnf", "ps"], capture_output=True, text=True,
                             env=dict(os.environ, XNF_RUN_DIR=env_dir, PYTHONPATH=str(REPO_ROOT / "python")))
     assert result.returncode == 0, result.stderr
     assert live.name in result.stdout and "killed" not in result.stdout
     assert not stale.exists()
+    assert (tmp_path / "notes.sock").exists() and (tmp_path / "folder.sock").is_dir()
+
+
+def test_a_run_dir_too_long_is_refused_before_it_is_made(pair, tmp_path):
+    too_long = tmp_path / ("d" * 120)
+    result = run_xnf(["run", "drop", "--mode", "xdp", "--iface", "dut0", "--run-dir", str(too_long)],
+                     ns=pair.dut_ns)
+    assert_one_clear_error(result, "is too long (a socket path holds 107 bytes): use a shorter --run-dir")
+    assert not too_long.exists()
+
+
+def test_too_few_frames_is_said_at_the_start(pair):
+    nf = NfInstance.start(pair, "drop", "afxdp", pair.dut_ifaces, extra=["--frames", "1"])
+    assert nf.stop() == 0
+    assert "--frames 1 is fewer than one ring (2048) per socket" in nf.process.stderr.read()

@@ -8,6 +8,7 @@ import signal
 import pytest
 
 from lab_helpers import xdp_attached
+from xnf import control
 from xnf.lab.nf_process import NfInstance
 
 BUSY_POLL_SETTINGS = ("napi_defer_hard_irqs", "gro_flush_timeout")
@@ -35,3 +36,14 @@ def test_busy_poll_settings_a_killed_instance_changed_are_put_back(pair, next_mo
     assert following.stop() == 0
     assert settings(pair) == before
     assert "put napi_defer_hard_irqs back to" in following.process.stderr.read()
+
+
+@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+def test_an_interface_deleted_under_the_instance_stops_it_clearly(pair, mode):
+    """Workers do not spin on a port that no longer exists, and `xnf ps` does not list the instance."""
+    nf = NfInstance.start(pair, "macswap", mode, pair.dut_ifaces, extra=[] if mode == "xdp" else ["--cores", "1"])
+    pair.run(pair.dut_ns, ["ip", "link", "del", "dut0"])
+    assert nf.process.wait(timeout=5) == 1
+    assert "interface dut0 disappeared (deleted, or its veth peer's namespace removed): stopping" in \
+        nf.process.stderr.read()
+    assert nf.name not in control.instances()

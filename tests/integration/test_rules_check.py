@@ -57,3 +57,25 @@ def test_a_file_that_is_not_text_is_refused(tmp_path):
     nul.write_bytes(b"drop udp 198.18.0.1 1 198.18.0.2 2\ndrop udp 198.18.0.1 1\x00 198.18.0.2 2\n")
     refused = check(nul)
     assert refused.returncode == 1 and f"{nul}:2: a NUL byte in the line" in refused.stderr
+
+
+@pytest.mark.parametrize("line,reason", [
+    ("route 10.0.0.0/" + "0" * 60 + "8 via 02:00:00:00:00:01 port 0", "is too long for an IPv4 or IPv6 prefix"),
+    ("route 10.0.0.0/+8 via 02:00:00:00:00:01 port 0", "is not an IPv4 or IPv6 prefix with a length of 0-32"),
+    ("route 10.0.0.0/8 via 1ff:00:00:00:00:01 port 0", "'1ff:00:00:00:00:01' is not a MAC address"),
+    ("route 10.0.0.0/8 via -1:00:00:00:00:01 port 0", "'-1:00:00:00:00:01' is not a MAC address"),
+    ("route 10.0.0.0/8 via 02:00:00:00:00:01: port 0", "is not a MAC address"),
+])
+def test_router_refuses_what_it_would_misread(tmp_path, line, reason):
+    """A prefix cut short would read as /0 (a default route); scanf's MAC parsing took '1ff' and '-1'."""
+    path = tmp_path / "routes.txt"
+    path.write_text(line + "\n")
+    result = subprocess.run([str(BIN_DIR / "xnf-router"), "check-rules", str(path)], capture_output=True, text=True)
+    assert result.returncode == 1 and f"{path}:1: " in result.stderr and reason in result.stderr
+
+
+def test_control_bytes_in_a_message_are_escaped(tmp_path):
+    path = tmp_path / "escape.txt"
+    path.write_bytes(b"drop \x1b[31mred\n")
+    result = check(path)
+    assert result.returncode == 1 and "'\\x1b[31mred'" in result.stderr and "\x1b" not in result.stderr

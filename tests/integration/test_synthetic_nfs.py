@@ -103,7 +103,7 @@ def test_kernel_side_of_taskemu_list_is_one_cycle():
 
 @pytest.mark.parametrize("option,reason", [
     ("bogus=10", "memload has no map called 'bogus'"),
-    ("ml_area=0", "a whole number from 1 to 4G"),
+    ("ml_area=0", "a whole number from 1 to 4294967295 (4G less one)"),
     ("ml_area", "MAP=ENTRIES"),
     ("xnf_stats=4", "memload has no map called 'xnf_stats'"),
 ])

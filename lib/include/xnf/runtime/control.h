@@ -38,6 +38,10 @@ const char *xnf_run_dir(const char *override);
 int xnf_control_open(struct xnf_control_server *s, const char *run_dir, const char *name);
 /* Accepts and answers one request; never blocks on a silent client for long. */
 void xnf_control_serve_one(struct xnf_control_server *s, const struct xnf_control_handlers *h);
+/* Answers one request line (no newline) into body: 0, or -1 with the reason in err. What serve_one does with
+ * a request once read; on its own for the fuzzer (tests/fuzz/fuzz_control.c). */
+int xnf_control_dispatch(const char *request, const struct xnf_control_handlers *h, FILE *body, char *err,
+			 size_t errlen);
 void xnf_control_close(struct xnf_control_server *s);
 
 #endif
