@@ -61,10 +61,11 @@ static int read_setting(const char *path, char *buf, size_t len)
 	return 0;
 }
 
-/* A journal file, created or replaced. */
-static int write_setting_new(const char *path, const char *value)
+/* Writes value to path, whole or not at all: open_flags O_CREAT | O_TRUNC make a journal file, none a sysfs
+ * setting (which exists already). */
+static int write_value(const char *path, const char *value, int open_flags)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fd = open(path, O_WRONLY | O_CLOEXEC | open_flags, 0600);
 	ssize_t n;
 
 	if (fd < 0)
@@ -76,14 +77,7 @@ static int write_setting_new(const char *path, const char *value)
 
 static int write_setting(const char *path, const char *value)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, value, strlen(value));
-	close(fd);
-	return n == (ssize_t)strlen(value) ? 0 : -1;
+	return write_value(path, value, 0);
 }
 
 /* The journal of one setting: named by the network namespace (interface names are per namespace), the
@@ -128,7 +122,7 @@ static int change(struct xnf_afxdp *a, const char *ifname, const char *name, con
 		return -1;
 	}
 	if (journal_path(s->journal, sizeof(s->journal), a->cfg.journal_dir, ifname, name) == 0 &&
-	    write_setting_new(s->journal, s->old_value)) {
+	    write_value(s->journal, s->old_value, O_CREAT | O_TRUNC)) {
 		xnf_error("cannot keep %s's old value in %s (%s): without it a killed instance could not have it put "
 			  "back", s->path, s->journal, strerror(errno));
 		return -1;
