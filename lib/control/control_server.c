@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <xnf/runtime/clock.h>
 #include <xnf/runtime/control.h>
 #include <xnf/runtime/log.h>
 
@@ -116,14 +117,6 @@ int xnf_control_open(struct xnf_control_server *s, const char *run_dir, const ch
 	return 0;
 }
 
-static long ms_since(const struct timespec *t0)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
-}
-
 /* One line, within CLIENT_TIMEOUT_MS in all (a client trickling bytes gets no more time than a silent one).
  * 0; -1 when the client went away or ran out of time; -2 when the line is longer than the buffer. */
 static int read_request(int fd, char *buf, size_t len)
@@ -133,7 +126,7 @@ static int read_request(int fd, char *buf, size_t len)
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	while (!memchr(buf, '\n', got)) {
-		long left = CLIENT_TIMEOUT_MS - ms_since(&start);
+		long left = CLIENT_TIMEOUT_MS - (long)(xnf_seconds_since(&start) * 1000);
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		ssize_t n;
 

@@ -17,6 +17,7 @@
 #include <xnf/drop_rules.h>
 #include <xnf/internal/native_maps.h>
 #include <xnf/internal/nf_entry.h>
+#include <xnf/runtime/clock.h>
 #include <xnf/runtime/json.h>
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/xdp_instance.h>
@@ -56,11 +57,6 @@ struct drop_offload {
 	struct slot slots[XNF_MAX_OFFLOADED_DROPS];
 	struct candidate *candidates; /* XNF_MAX_DROP_RULE_HITS of them */
 };
-
-static double seconds_between(const struct timespec *a, const struct timespec *b)
-{
-	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
-}
 
 int drop_offload_check(const struct drop_offload_config *cfg, bool user_space_mode, const char *nf_name)
 {
@@ -285,7 +281,7 @@ int drop_offload_tick(struct drop_offload *o)
 	double seconds;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	seconds = seconds_between(&o->last, &now);
+	seconds = xnf_seconds_between(&o->last, &now);
 	if (seconds * 1000 < o->cfg.interval_ms)
 		return (int)(o->cfg.interval_ms - seconds * 1000) + 1;
 	o->last = now;

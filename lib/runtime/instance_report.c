@@ -9,6 +9,7 @@
 
 #include <xnf/internal/nf_entry.h>
 #include <xnf/rules.h>
+#include <xnf/runtime/clock.h>
 #include <xnf/runtime/json.h>
 #include <xnf/runtime/stats.h>
 
@@ -43,14 +44,6 @@ int xnf_report_info(void *ctx, FILE *out)
 	}
 	fprintf(out, "]}\n");
 	return 0;
-}
-
-static double seconds_since(const struct timespec *t0)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
 static void write_worker(FILE *out, const struct instance *in, __u32 index,
@@ -153,7 +146,7 @@ int xnf_report_stats(void *ctx, FILE *out)
 		}
 	}
 	write_identity(out, in);
-	fprintf(out, ", \"uptime_s\": %.3f", seconds_since(&in->started));
+	fprintf(out, ", \"uptime_s\": %.3f", xnf_seconds_since(&in->started));
 	if (in->afxdp)
 		add_worker_verdicts(in, totals, out);
 	write_nf_counters(out, in);
