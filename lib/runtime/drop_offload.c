@@ -137,6 +137,30 @@ static __u64 slot_count(struct drop_offload *o, __u32 slot, bool zero)
 	return total;
 }
 
+/* In the kernel now: not taken out and waiting to be folded in. */
+static bool in_kernel(const struct slot *s)
+{
+	return s->used && !s->draining;
+}
+
+typedef void (*rule_visitor)(struct drop_offload *o, const void *key, struct xnf_drop_rule_hits *hits, void *ctx);
+
+/* Every rule hit so far (the per-rule table), with its key and its hits. */
+static void each_rule_hit(struct drop_offload *o, rule_visitor visit, void *ctx)
+{
+	__u8 key[MAX_KEY_SIZE], next[MAX_KEY_SIZE];
+	const void *prev = NULL;
+
+	while (xnf_native_map_get_next_key(o->hits, prev, next) == 0) {
+		struct xnf_drop_rule_hits *hits = xnf_map_lookup(o->hits, next);
+
+		memcpy(key, next, o->hits->key_size);
+		prev = key;
+		if (hits)
+			visit(o, key, hits, ctx);
+	}
+}
+
 /* Out of the kernel: from now on the rule's packets reach the NF, which drops them itself. */
 static void take_out(struct drop_offload *o, struct slot *s)
 {
@@ -174,7 +198,7 @@ static struct slot *free_slot(struct drop_offload *o, double pps)
 
 		if (!s->used && !s->draining)
 			return s;
-		if (s->used && !s->draining && (!coolest || s->pps < coolest->pps))
+		if (in_kernel(s) && (!coolest || s->pps < coolest->pps))
 			coolest = s;
 	}
 	if (coolest && coolest->pps < pps)
@@ -219,7 +243,7 @@ static void measure_offloaded(struct drop_offload *o, double seconds)
 		struct slot *s = &o->slots[i];
 		__u64 count;
 
-		if (!s->used || s->draining)
+		if (!in_kernel(s))
 			continue;
 		count = slot_count(o, i, false);
 		s->pps = (double)(count - s->kernel_seen) / seconds;
@@ -236,33 +260,35 @@ static int by_pps_descending(const void *a, const void *b)
 	return x->pps < y->pps ? 1 : x->pps > y->pps ? -1 : 0;
 }
 
+struct measuring {
+	double seconds;
+	size_t n;
+};
+
+/* One rule's rate in user space since the last look; a candidate when above the threshold and not in. */
+static void measure_rule(struct drop_offload *o, const void *key, struct xnf_drop_rule_hits *hits, void *ctx)
+{
+	struct measuring *m = ctx;
+	__u64 user = __atomic_load_n(&hits->user, __ATOMIC_RELAXED);
+	double pps = (double)(user - hits->user_seen) / m->seconds;
+
+	hits->user_seen = user;
+	if (pps >= o->cfg.above_pps && m->n < XNF_MAX_DROP_RULE_HITS && !find_slot(o, key)) {
+		memcpy(o->candidates[m->n].key, key, o->hits->key_size);
+		o->candidates[m->n].hits = hits;
+		o->candidates[m->n++].pps = pps;
+	}
+}
+
 /* The rules above the threshold in user space, the hottest first: a hotter rule must not wait behind a
  * cooler one for a slot, or the two would take turns. */
 static size_t hot_in_user_space(struct drop_offload *o, double seconds)
 {
-	__u8 key[MAX_KEY_SIZE], next[MAX_KEY_SIZE];
-	const void *prev = NULL;
-	size_t n = 0;
+	struct measuring m = { .seconds = seconds };
 
-	while (xnf_native_map_get_next_key(o->hits, prev, next) == 0) {
-		struct xnf_drop_rule_hits *h = xnf_map_lookup(o->hits, next);
-
-		memcpy(key, next, o->hits->key_size);
-		prev = key;
-		if (h) {
-			__u64 user = __atomic_load_n(&h->user, __ATOMIC_RELAXED);
-			double pps = (double)(user - h->user_seen) / seconds;
-
-			h->user_seen = user;
-			if (pps >= o->cfg.above_pps && n < XNF_MAX_DROP_RULE_HITS && !find_slot(o, key)) {
-				memcpy(o->candidates[n].key, key, o->hits->key_size);
-				o->candidates[n].hits = h;
-				o->candidates[n++].pps = pps;
-			}
-		}
-	}
-	qsort(o->candidates, n, sizeof(*o->candidates), by_pps_descending);
-	return n;
+	each_rule_hit(o, measure_rule, &m);
+	qsort(o->candidates, m.n, sizeof(*o->candidates), by_pps_descending);
+	return m.n;
 }
 
 static void measure_in_user_space(struct drop_offload *o, double seconds)
@@ -294,7 +320,7 @@ int drop_offload_tick(struct drop_offload *o)
 void drop_offload_withdraw_all(struct drop_offload *o)
 {
 	for (__u32 i = 0; o && i < o->cfg.table; i++) {
-		if (o->slots[i].used && !o->slots[i].draining)
+		if (in_kernel(&o->slots[i]))
 			take_out(o, &o->slots[i]);
 	}
 }
@@ -315,7 +341,7 @@ static int by_total_descending(const void *a, const void *b)
 static void write_rule(struct drop_offload *o, FILE *out, const struct rule_report *r, bool first)
 {
 	struct slot *s = find_slot(o, r->key); /* a slot taken out is still counting until it is folded in */
-	__u64 in_kernel = s ? r->hits->kernel + slot_count(o, (__u32)(s - o->slots), false) : r->hits->kernel;
+	__u64 kernel_hits = s ? r->hits->kernel + slot_count(o, (__u32)(s - o->slots), false) : r->hits->kernel;
 	char text[XNF_RULE_MAX_TEXT] = "?";
 	__u8 value[256];
 
@@ -324,35 +350,41 @@ static void write_rule(struct drop_offload *o, FILE *out, const struct rule_repo
 	fprintf(out, "%s{\"rule\": ", first ? "" : ", ");
 	xnf_json_string(out, text);
 	fprintf(out, ", \"where\": \"%s\", \"hits\": %llu, \"kernel_hits\": %llu, \"user_hits\": %llu}",
-		s && !s->draining ? "kernel" : "user", (unsigned long long)(in_kernel + r->hits->user),
-		(unsigned long long)in_kernel, (unsigned long long)r->hits->user);
+		s && in_kernel(s) ? "kernel" : "user", (unsigned long long)(kernel_hits + r->hits->user),
+		(unsigned long long)kernel_hits, (unsigned long long)r->hits->user);
+}
+
+struct report {
+	struct rule_report *rules;
+	size_t n;
+};
+
+static void add_to_report(struct drop_offload *o, const void *key, struct xnf_drop_rule_hits *hits, void *ctx)
+{
+	struct report *r = ctx;
+
+	if (r->n == XNF_MAX_DROP_RULE_HITS)
+		return;
+	memcpy(r->rules[r->n].key, key, o->hits->key_size);
+	r->rules[r->n].hits = hits;
+	r->rules[r->n++].total = hits->user + hits->kernel;
 }
 
 void drop_offload_report(struct drop_offload *o, FILE *out)
 {
-	struct rule_report *rules = calloc(XNF_MAX_DROP_RULE_HITS, sizeof(*rules));
-	__u8 next[MAX_KEY_SIZE];
-	const void *prev = NULL;
-	size_t n = 0;
+	struct report r = { .rules = calloc(XNF_MAX_DROP_RULE_HITS, sizeof(*r.rules)) };
 
 	fprintf(out, ", \"offload\": {\"above_pps\": %u, \"below_pps\": %u, \"table\": %u, \"installs\": %llu, "
 		"\"removals\": %llu, \"rules\": [", o->cfg.above_pps, o->cfg.below_pps, o->cfg.table,
 		(unsigned long long)o->installs, (unsigned long long)o->removals);
-	while (rules && n < XNF_MAX_DROP_RULE_HITS && xnf_native_map_get_next_key(o->hits, prev, next) == 0) {
-		memcpy(rules[n].key, next, o->hits->key_size);
-		prev = rules[n].key;
-		rules[n].hits = xnf_map_lookup(o->hits, next);
-		if (rules[n].hits) {
-			rules[n].total = rules[n].hits->user + rules[n].hits->kernel;
-			n++;
-		}
+	if (r.rules) {
+		each_rule_hit(o, add_to_report, &r);
+		qsort(r.rules, r.n, sizeof(*r.rules), by_total_descending);
 	}
-	if (rules)
-		qsort(rules, n, sizeof(*rules), by_total_descending);
-	for (size_t i = 0; i < n && i < REPORTED_RULES; i++)
-		write_rule(o, out, &rules[i], i == 0);
-	fprintf(out, "], \"rules_hit\": %zu}", n);
-	free(rules);
+	for (size_t i = 0; i < r.n && i < REPORTED_RULES; i++)
+		write_rule(o, out, &r.rules[i], i == 0);
+	fprintf(out, "], \"rules_hit\": %zu}", r.n);
+	free(r.rules);
 }
 
 void drop_offload_stop(struct drop_offload *o)
