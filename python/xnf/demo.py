@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import struct
 import tempfile
 from pathlib import Path
 
@@ -21,29 +20,12 @@ from xnf import build, control
 from xnf.lab import veth_stats
 from xnf.lab.cores import GEN_CORE
 from xnf.lab.flood import flood
+from xnf.lab.frames import udp_frame
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.pktio import PacketPort
 from xnf.lab.topology import Link, Topology
 
 console = Console()
-
-
-def _udp_frame(link: Link, sport: int, dport: int) -> bytes:
-    """A minimal UDP/IPv4 frame (checksum 0 is valid for UDP over IPv4)."""
-    def ip_bytes(addr: str) -> bytes:
-        return bytes(int(part) for part in addr.split("."))
-
-    payload = b"xnf-demo"
-    udp = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
-    header = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0, ip_bytes(link.gen_ip),
-                         ip_bytes(link.dut_ip))
-    words = struct.unpack("!10H", header)
-    total = sum(words)
-    total = (total & 0xFFFF) + (total >> 16)
-    checksum = ~((total & 0xFFFF) + (total >> 16)) & 0xFFFF
-    header = header[:10] + struct.pack("!H", checksum) + header[12:]
-    eth = bytes.fromhex(link.dut_mac.replace(":", "")) + bytes.fromhex(link.gen_mac.replace(":", "")) + b"\x08\x00"
-    return eth + header + udp
 
 
 def _exchange(t: Topology, frames: list[bytes]) -> list[bytes]:
@@ -57,7 +39,7 @@ def behaviour() -> bool:
     ok = True
     with Topology("pair") as t, tempfile.TemporaryDirectory() as tmp:
         link = t.links[0]
-        frames = [_udp_frame(link, 1000 + i, 53) for i in range(50)]
+        frames = [udp_frame(link, 1000 + i, 53) for i in range(50)]
         rules = Path(tmp) / "acl.txt"
         rules.write_text("".join(f"drop udp {link.gen_ip} {1000 + i} {link.dut_ip} 53\n" for i in range(0, 50, 2)))
         for mode in ("xdp", "afxdp"):

@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 
 from lab_helpers import run_xnf
-from test_local_app import edge_router_rules
 from xnf import control
 from xnf.lab import local_app
 from xnf.lab.generator import Generator
@@ -35,7 +34,7 @@ def test_memcached_is_served_without_the_nf_or_its_tap(rules_file):
     with Topology("edge", apps=1) as t:
         app = t.app_list[0]
         local_app.reach_apps_from_generator(t)
-        nf = NfInstance.start(t, "router", "afxdp", t.dut_ifaces, rules=rules_file(edge_router_rules(t)),
+        nf = NfInstance.start(t, "router", "afxdp", t.dut_ifaces, rules=rules_file(local_app.edge_router_rules(t)),
                               extra=["--local", f"tcp:{local_app.MEMCACHED_PORT}", "--cores", "1"])
         local_app.start_memcached(t, app)
         load = local_app.load_memcached(t, app, seconds=1, concurrency=4)

@@ -14,19 +14,12 @@ from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
 
 
-def edge_router_rules(t: Topology) -> str:
-    """The applications and the DUT itself are local; pass-through traffic (198.18.100.0/24) is routed back."""
-    link = t.links[0]
-    return (f"local 198.19.0.0/16\nlocal {link.dut_ip}/32\n"
-            f"route 198.18.100.0/24 via {link.gen_mac} port 0\n")
-
-
 @pytest.mark.parametrize("mode", ["xdp", "afxdp", "hybrid"])
 def test_memcached_answers_through_the_nf(mode, rules_file):
     with Topology("edge", apps=1) as t:
         app = t.app_list[0]
         local_app.reach_apps_from_generator(t)
-        nf = NfInstance.start(t, "router", mode, t.dut_ifaces, rules=rules_file(edge_router_rules(t)),
+        nf = NfInstance.start(t, "router", mode, t.dut_ifaces, rules=rules_file(local_app.edge_router_rules(t)),
                               extra=[] if mode == "xdp" else ["--cores", "1"])
         local_app.start_memcached(t, app)
         load = local_app.load_memcached(t, app, seconds=1, concurrency=4)
@@ -44,10 +37,10 @@ def test_memcached_answers_while_pass_through_traffic_loads_the_port(rules_file)
     with Topology("edge", apps=1) as t:
         app = t.app_list[0]
         local_app.reach_apps_from_generator(t)
-        nf = NfInstance.start(t, "router", "xdp", t.dut_ifaces, rules=rules_file(edge_router_rules(t)))
+        nf = NfInstance.start(t, "router", "xdp", t.dut_ifaces, rules=rules_file(local_app.edge_router_rules(t)))
         local_app.start_memcached(t, app)
-        flood = Generator(t).spawn("--duration", "3", "--rate", "200000", "--dst-ip", "198.18.100.1",
-                                   "--flows", "64", "--vary", "daddr", "--cores", "0")
+        flood = Generator(t).spawn("--duration", "3", "--rate", "200000", *local_app.pass_through_traffic(),
+                                   "--cores", "0")
         load = local_app.load_memcached(t, app, seconds=1, concurrency=4)
         flood.communicate(timeout=60)
         assert flood.returncode == 0

@@ -4,6 +4,7 @@ the DUT's port, where the NF runs, and the DUT's own stack, which forwards them 
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import subprocess
 import time
@@ -63,13 +64,30 @@ def parse_memcaslap(text: str) -> MemcachedLoad:
     return MemcachedLoad(float(seconds), int(ops), float(tps), int(misses[-1]) if misses else 0, latency)
 
 
+APPS_PREFIX = "198.19.0.0/16"           # every application namespace of the edge topology
+PASS_THROUGH_PREFIX = "198.18.100.0/24"  # traffic the router sends back out: the port's load besides the apps
+
+
+def edge_router_rules(t: Topology) -> str:
+    """The router of the edge topology: the applications and the DUT itself are local; pass-through traffic
+    is routed back out of the port it came in on."""
+    link = t.links[0]
+    return (f"local {APPS_PREFIX}\nlocal {link.dut_ip}/32\n"
+            f"route {PASS_THROUGH_PREFIX} via {link.gen_mac} port 0\n")
+
+
+def pass_through_traffic() -> list[str]:
+    """xnf-gen options for the pass-through load: 64 flows across the pass-through prefix."""
+    return ["--dst-ip", str(ipaddress.ip_network(PASS_THROUGH_PREFIX)[1]), "--flows", "64", "--vary", "daddr"]
+
+
 def reach_apps_from_generator(t: Topology) -> None:
     """Makes the applications reachable from the generator through the DUT's port and stack: a route on the
     generator's side, forwarding in the DUT's namespace, and static neighbours on both sides of the port (in
     the user-space modes passed frames reach the stack through a TAP device, where ARP replies would not
     resolve the port's neighbours: docs/afxdp.md)."""
     link = t.links[0]
-    netns.ip("route", "replace", "198.19.0.0/16", "via", link.dut_ip, ns=t.gen_ns)
+    netns.ip("route", "replace", APPS_PREFIX, "via", link.dut_ip, ns=t.gen_ns)
     netns.ip("neigh", "replace", link.dut_ip, "lladdr", link.dut_mac, "dev", link.gen_if, "nud", "permanent",
              ns=t.gen_ns)
     netns.ip("neigh", "replace", link.gen_ip, "lladdr", link.gen_mac, "dev", link.dut_if, "nud", "permanent",

@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import statistics
-import struct
 from pathlib import Path
 
 from xnf import build
@@ -33,6 +31,7 @@ from xnf.bench.rounds import measure_rounds
 from xnf.lab import environment
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood
+from xnf.lab.frames import udp_frame
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
 
@@ -49,16 +48,6 @@ LOCAL_PORT, FORWARDED_PORT = 7777, 9
 PROGRAM_RUNS = 1000000
 
 
-def udp_frame(link, dport: int) -> bytes:
-    """A 60-byte Ethernet/IPv4/UDP frame from the generator to the DUT (the program parses, never checks sums)."""
-    mac = lambda text: bytes.fromhex(text.replace(":", ""))  # noqa: E731
-    payload = bytes(18)
-    udp = struct.pack("!HHHH", 1234, dport, 8 + len(payload), 0) + payload
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, socket.IPPROTO_UDP, 0,
-                     socket.inet_aton(link.gen_ip), socket.inet_aton(link.dut_ip))
-    return mac(link.dut_mac) + mac(link.gen_mac) + b"\x08\x00" + ip + udp
-
-
 def program_ns(t: Topology, frame: bytes, queue: int) -> float:
     """The attached program's mean time on frame, over PROGRAM_RUNS runs."""
     out = t.run(t.dut_ns, [str(build.tool_binary("xnf-xdp-cost")), "--iface", "dut0", "--frame", frame.hex(),
@@ -71,8 +60,8 @@ def trial(t: Topology, label: str, seconds: float) -> dict:
     link = t.links[0]
     try:
         run = flood(t, seconds, GEN_CORE, GEN_TRAFFIC)
-        forwarded_ns = program_ns(t, udp_frame(link, FORWARDED_PORT), 0)
-        local_ns = program_ns(t, udp_frame(link, LOCAL_PORT), 1 if label == "queue" else 0)
+        forwarded_ns = program_ns(t, udp_frame(link, 1234, FORWARDED_PORT, bytes(18)), 0)
+        local_ns = program_ns(t, udp_frame(link, 1234, LOCAL_PORT, bytes(18)), 1 if label == "queue" else 0)
     finally:
         nf.stop()
     core0 = run.cpu[GEN_CORE]

@@ -46,12 +46,6 @@ YARDSTICK = "xdp"
 CONCURRENCY = 16
 
 
-def router_rules(t: Topology) -> str:
-    link = t.links[0]
-    return (f"local 198.19.0.0/16\nlocal {link.dut_ip}/32\n"
-            f"route 198.18.100.0/24 via {link.gen_mac} port 0\n")
-
-
 def trial(t: Topology, label: str, load: str, seconds: float, load_kpps: int, rules: str) -> dict:
     mode, extra = SUBJECTS[label]
     app = t.app_list[0]
@@ -60,8 +54,7 @@ def trial(t: Topology, label: str, load: str, seconds: float, load_kpps: int, ru
     try:
         if load == "load":
             flood = Generator(t).spawn("--duration", str(seconds + 2), "--rate", str(load_kpps * 1000),
-                                       "--dst-ip", "198.18.100.1", "--flows", "64", "--vary", "daddr",
-                                       "--cores", str(GEN_CORE))
+                                       *local_app.pass_through_traffic(), "--cores", str(GEN_CORE))
         before = cpu.snapshot()
         result = local_app.load_memcached(t, app, seconds=seconds, concurrency=CONCURRENCY, core=GEN_CORE)
         cores = cpu.split(before, cpu.snapshot())
@@ -108,7 +101,7 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
     with Topology("edge", apps=1) as t, tempfile.TemporaryDirectory() as tmp:
         local_app.reach_apps_from_generator(t)
         rules = Path(tmp) / "router.rules"
-        rules.write_text(router_rules(t))
+        rules.write_text(local_app.edge_router_rules(t))
         local_app.start_memcached(t, t.app_list[0], core=GEN_CORE)
         samples = measure_rounds([(s, ld) for ld in LOADS for s in SUBJECTS], args.rounds,
                                  lambda s: trial(t, s[0], s[1], args.seconds, args.load_kpps, str(rules)),
