@@ -93,16 +93,6 @@ static void withdraw_offloaded_drops(void *ctx)
 	drop_offload_withdraw_all(((struct instance *)ctx)->offload);
 }
 
-/* The poll timeout: the sooner of the housekeeping step and the offload controller's next look. */
-static int next_wake_ms(struct instance *in, int housekeeping_ms)
-{
-	int offload_ms = in->offload ? drop_offload_tick(in->offload) : -1;
-
-	if (offload_ms < 0 || (housekeeping_ms >= 0 && housekeeping_ms < offload_ms))
-		return housekeeping_ms;
-	return offload_ms;
-}
-
 /* Returns 0 on a signal, -1 when the instance had to stop. */
 static int serve_until_signal(struct instance *in, int sig_fd)
 {
@@ -131,7 +121,14 @@ static int serve_until_signal(struct instance *in, int sig_fd)
 				return -1;
 			next_housekeeping.tv_sec = now.tv_sec + HOUSEKEEPING_INTERVAL_S;
 		}
-		if (poll(fds, 2, next_wake_ms(in, timeout_ms)) < 0) {
+		/* The offload controller looks when its interval has passed, and says when it wants to look next. */
+		if (in->offload) {
+			int offload_ms = drop_offload_tick(in->offload);
+
+			if (offload_ms < timeout_ms)
+				timeout_ms = offload_ms;
+		}
+		if (poll(fds, 2, timeout_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			xnf_error("poll failed: %s", strerror(errno));
@@ -291,6 +288,7 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 	struct instance in = { .opt = opt, .mode = mode, .control = { .listen_fd = -1 } };
 	struct xnf_xdp_plan plan = { .datapath = mode->datapath, .chain_split = opt->chain_split, .local = &opt->local,
 				     .offload_table = opt->offload.enabled ? opt->offload.table : 0 };
+	const char *run_dir = xnf_run_dir(opt->run_dir);
 	struct xnf_port ports[XNF_MAX_PORTS];
 	int sig_fd, rc = 1;
 
@@ -298,25 +296,22 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 		xnf_error("xnf run needs root (CAP_BPF and CAP_NET_ADMIN) to load XDP programs: run it with sudo");
 		return 1;
 	}
-	if (xnf_ports_resolve(opt->ifaces, opt->nifaces, ports) || read_rules_early(&in) || size_native_maps(opt)) {
-		xnf_rules_free_file(in.rules);
-		return 1;
-	}
+	if (xnf_ports_resolve(opt->ifaces, opt->nifaces, ports) || read_rules_early(&in) || size_native_maps(opt))
+		goto before_start;
 	if (mode->sockets && xnf_afxdp_check_config(&opt->afxdp, ports, opt->nifaces)) {
-		xnf_rules_free_file(in.rules);
-		return 2;
+		rc = 2;
+		goto before_start;
 	}
 	sig_fd = make_signalfd();
 	if (sig_fd < 0) {
 		xnf_error("cannot set up signal handling: %s", strerror(errno));
-		xnf_rules_free_file(in.rules);
-		return 1;
+		goto before_start;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	if (xnf_control_open(&in.control, xnf_run_dir(opt->run_dir), opt->name))
+	if (xnf_control_open(&in.control, run_dir, opt->name))
 		goto out;
 	for (__u32 i = 0; i < opt->nifaces; i++)
-		xnf_busy_poll_recover(xnf_run_dir(opt->run_dir), ports[i].name);
+		xnf_busy_poll_recover(run_dir, ports[i].name);
 	if (prepare_native_side(&in, ports, opt->nifaces) ||
 	    xnf_xdp_load(&in.xdp, ports, opt->nifaces, mode->generic, &plan, opt->map_sizes, opt->nmap_sizes) ||
 	    load_rules(&in) || apply_option_rules(&in) || run_start_step(&in) ||
@@ -328,5 +323,8 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 out:
 	tear_down(&in);
 	close(sig_fd);
+	return rc;
+before_start: /* refused before anything was set up: only the rules file was read */
+	xnf_rules_free_file(in.rules);
 	return rc;
 }
