@@ -15,8 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define REQUEST_MAX 1024
-#define TOO_LONG_ANSWER "error: a request is one line of at most 1023 bytes\n"
 /* The longest a client may take to send its request, or to take the answer: the control thread serves one
  * client at a time, and also runs housekeeping and the offload controller. */
 #define CLIENT_TIMEOUT_MS 1000
@@ -149,13 +147,13 @@ static int dispatch_rules(const char *args, const struct xnf_control_handlers *h
 {
 	if (strcmp(args, "list") == 0)
 		return xnf_rules_list(body, &h->rules, err, errlen) < 0 ? -1 : 0;
-	bool change = strncmp(args, "add ", 4) == 0 || strncmp(args, "del ", 4) == 0;
+	bool add = strncmp(args, "add ", 4) == 0, del = strncmp(args, "del ", 4) == 0;
 
-	if (change && h->before_rules_change)
+	if ((add || del) && h->before_rules_change)
 		h->before_rules_change(h->ctx);
-	if (strncmp(args, "add ", 4) == 0)
+	if (add)
 		return xnf_rules_add(args + 4, &h->rules, err, errlen);
-	if (strncmp(args, "del ", 4) == 0)
+	if (del)
 		return xnf_rules_del(args + 4, &h->rules, err, errlen);
 	snprintf(err, errlen, "unknown rules command '%s': use list, add RULE or del RULE", args);
 	return -1;
@@ -197,7 +195,7 @@ void xnf_control_serve_one(struct xnf_control_server *s, const struct xnf_contro
 {
 	/* Whole seconds and microseconds below a million: the kernel refuses anything else (EDOM). */
 	struct timeval timeout = { .tv_sec = CLIENT_TIMEOUT_MS / 1000, .tv_usec = CLIENT_TIMEOUT_MS % 1000 * 1000 };
-	char request[REQUEST_MAX], err[1024] = "";
+	char request[XNF_CONTROL_REQUEST_MAX + 1], err[1024] = "";
 	char *body_buf = NULL;
 	size_t body_len = 0;
 	FILE *body;
@@ -212,8 +210,13 @@ void xnf_control_serve_one(struct xnf_control_server *s, const struct xnf_contro
 		return;
 	}
 	rc = read_request(fd, request, sizeof(request));
-	if (rc == -2)
-		write_all(fd, TOO_LONG_ANSWER, strlen(TOO_LONG_ANSWER));
+	if (rc == -2) {
+		char answer[80];
+		int n = snprintf(answer, sizeof(answer), "error: a request is one line of at most %d bytes\n",
+				 XNF_CONTROL_REQUEST_MAX);
+
+		write_all(fd, answer, (size_t)n);
+	}
 	if (rc) {
 		close(fd);
 		return;

@@ -111,10 +111,10 @@ static void write_nf_counters(FILE *out, struct instance *in)
 	if (slots < XNF_NATIVE_MAX_CPUS)
 		slots = XNF_NATIVE_MAX_CPUS;
 	values = calloc((size_t)slots, sizeof(*values));
-	if (in->mode->datapath == XNF_DATAPATH_SPLIT) {
-		if (values && xnf_xdp_resolve_map(&in->xdp, "xnf_nf_counters", &ref) == 0)
+	if (values && in->mode->datapath == XNF_DATAPATH_SPLIT) {
+		if (xnf_xdp_resolve_map(&in->xdp, "xnf_nf_counters", &ref) == 0)
 			add_counters(&ref, values, slots, totals);
-		if (values && xnf_native_resolve_map(NULL, "xnf_nf_counters", &ref) == 0)
+		if (xnf_native_resolve_map(NULL, "xnf_nf_counters", &ref) == 0)
 			add_counters(&ref, values, slots, totals);
 	} else if (values && maps.resolve(maps.ctx, "xnf_nf_counters", &ref) == 0) {
 		add_counters(&ref, values, slots, totals);

@@ -13,8 +13,6 @@
 #include <xnf/runtime/control.h>
 #include <xnf/runtime/map_ref.h>
 
-#define REQUEST_MAX 1024
-
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const __u8 *data, size_t size);
 
@@ -40,12 +38,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const __u8 *data, size_t size)
 {
-	char request[REQUEST_MAX], err[1024];
+	char request[XNF_CONTROL_REQUEST_MAX + 1], err[1024];
 	char *body_text = NULL;
 	size_t body_len = 0;
 	FILE *body;
 
-	/* What serve_one hands on: one line, at most REQUEST_MAX - 1 bytes, without its newline. */
+	/* What serve_one hands on: one line, at most XNF_CONTROL_REQUEST_MAX bytes, without its newline. */
 	if (size >= sizeof(request))
 		return 0;
 	memcpy(request, data, size);

@@ -37,6 +37,9 @@ const char *xnf_run_dir(const char *override);
 /* Creates the socket; prints the reason and returns -1 if the name is taken or invalid. */
 int xnf_control_open(struct xnf_control_server *s, const char *run_dir, const char *name);
 /* Accepts and answers one request; never blocks on a silent client for long. */
+/* A request is one line of at most this many bytes, its newline not counted. */
+#define XNF_CONTROL_REQUEST_MAX 1023
+
 void xnf_control_serve_one(struct xnf_control_server *s, const struct xnf_control_handlers *h);
 /* Answers one request line (no newline) into body: 0, or -1 with the reason in err. What serve_one does with
  * a request once read; on its own for the fuzzer (tests/fuzz/fuzz_control.c). */
