@@ -27,3 +27,14 @@ def measure_rounds(subjects: Sequence[T], rounds: int, trial: Callable[[T], dict
         samples.append(sample)
         print(f"round {round_no} {line(sample)}", flush=True)
     return samples
+
+
+def beside_yardstick(samples: list[dict], mine: list[dict], metric: str, yardstick: str,
+                     same: tuple[str, ...] = ()) -> list[tuple[float, float]]:
+    """(value, the yardstick's value) of metric for each sample of mine whose round (and whose values of the keys
+    in same) the yardstick subject was measured in too: what a same-run ratio or difference is taken from."""
+    def key(sample: dict) -> tuple:
+        return (sample["round"], *(sample[k] for k in same))
+
+    yard = {key(s): s[metric] for s in samples if s["subject"] == yardstick}
+    return [(s[metric], yard[key(s)]) for s in mine if key(s) in yard]

@@ -27,7 +27,7 @@ from pathlib import Path
 from xnf import build
 from xnf.analysis import mix_plots
 from xnf.bench import results_file
-from xnf.bench.rounds import measure_rounds
+from xnf.bench.rounds import beside_yardstick, measure_rounds
 from xnf.lab import environment
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood
@@ -74,13 +74,12 @@ def trial(t: Topology, label: str, seconds: float) -> dict:
 
 
 def summarise(samples: list[dict]) -> list[dict]:
-    yard = {s["round"]: s for s in samples if s["subject"] == YARDSTICK}
     rows = []
     for label in SUBJECTS:
         mine = [s for s in samples if s["subject"] == label]
-        rate_ratio = [s["mpps"] / yard[s["round"]]["mpps"] for s in mine]
-        core0_extra = [s["core0_ns_per_frame"] - yard[s["round"]]["core0_ns_per_frame"] for s in mine]
-        program_extra = [s["program_ns_forwarded"] - yard[s["round"]]["program_ns_forwarded"] for s in mine]
+        rate_ratio = [v / y for v, y in beside_yardstick(samples, mine, "mpps", YARDSTICK)]
+        core0_extra = [v - y for v, y in beside_yardstick(samples, mine, "core0_ns_per_frame", YARDSTICK)]
+        program_extra = [v - y for v, y in beside_yardstick(samples, mine, "program_ns_forwarded", YARDSTICK)]
         rows.append({"subject": label, "mpps": statistics.median(s["mpps"] for s in mine),
                      "ns_per_frame": statistics.median(s["ns_per_frame"] for s in mine),
                      "core0_ns_per_frame": statistics.median(s["core0_ns_per_frame"] for s in mine),

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from xnf.analysis import mix_plots
 from xnf.bench import results_file
-from xnf.bench.rounds import measure_rounds
+from xnf.bench.rounds import beside_yardstick, measure_rounds
 from xnf.lab import cpu, environment, local_app
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.generator import Generator
@@ -72,14 +72,13 @@ def trial(t: Topology, label: str, load: str, seconds: float, load_kpps: int, ru
 
 
 def summarise(samples: list[dict]) -> list[dict]:
-    yard = {(s["round"], s["load"]): s["tps"] for s in samples if s["subject"] == YARDSTICK}
     rows = []
     for load in LOADS:
         for label in SUBJECTS:
             mine = [s for s in samples if s["subject"] == label and s["load"] == load]
             if not mine:
                 continue
-            ratios = [s["tps"] / yard[s["round"], load] for s in mine if yard.get((s["round"], load))]
+            ratios = [v / y for v, y in beside_yardstick(samples, mine, "tps", YARDSTICK, ("load",)) if y]
             rows.append({"subject": label, "load": load, "tps": statistics.median(s["tps"] for s in mine),
                          "p99_us": statistics.median(s["p99_us"] for s in mine),
                          "mean_us": statistics.median(s["mean_us"] for s in mine),

@@ -8,7 +8,7 @@ comes back). Two placements of the AF_XDP workers: on core 1, their own ("own"),
 generator and the kernel's receive ("shared", as on an edge server whose cores are all busy). Subjects, each in
 one run, in rounds whose order turns around every round:
   xdp      the firewall in XDP: drops and forwards in the kernel
-  afxdp    the firewall in user space: every frame crosses to the workers (core 1)
+  afxdp    the firewall in user space: every frame crosses to the workers
   hybrid   the firewall in XDP, what it forwards sent by the workers
   split    chain:firewall@xdp,macswap@afxdp: the firewall in XDP, a user-space NF behind it
   offload  the firewall in user space with --offload-drops: its hot drop rules move into XDP (above 2,000 pps
@@ -31,7 +31,7 @@ from pathlib import Path
 
 from xnf.analysis import mix_plots
 from xnf.bench import results_file
-from xnf.bench.rounds import measure_rounds
+from xnf.bench.rounds import beside_yardstick, measure_rounds
 from xnf.lab import environment
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood
@@ -85,19 +85,16 @@ def trial(t: Topology, label: str, share: float, placement: str, seconds: float,
         run = flood(t, seconds, GEN_CORE, traffic(share, link.dut_ip))
     finally:
         instance.stop()
-    busy = sum(c["busy"] for c in run.cpu.values())
     return {"subject": label, "placement": placement, "drop_share": share, "sent": run.sent, "legit_returned": run.returned,
             "seconds": round(run.seconds, 4), "offered_mpps": round(run.offered_mpps, 4),
             "legit_mpps": round(run.mpps(run.returned), 4),
-            "ns_per_frame": round(busy / run.sent * 1e9, 1) if run.sent else None,
+            "ns_per_frame": round(run.ns_per_frame(run.sent), 1) if run.sent else None,
             "core0_busy_share": run.cpu[GEN_CORE]["busy_share"], "core1_busy_share": run.cpu[DUT_CORE]["busy_share"]}
 
 
 def summarise(samples: list[dict]) -> list[dict]:
     """Per placement, subject and share: the median legitimate rate, and its median ratio to the yardstick in
     the same round and placement."""
-    yard = {(s["round"], s["placement"], s["drop_share"]): s["legit_mpps"] for s in samples
-            if s["subject"] == YARDSTICK}
     rows = []
     for placement in PLACEMENTS:
         for label in SUBJECTS:
@@ -106,8 +103,8 @@ def summarise(samples: list[dict]) -> list[dict]:
                         if s["subject"] == label and s["drop_share"] == share and s["placement"] == placement]
                 if not mine:
                     continue
-                ratios = [s["legit_mpps"] / yard[key] for s in mine
-                          if yard.get(key := (s["round"], placement, share))]
+                ratios = [v / y for v, y in beside_yardstick(samples, mine, "legit_mpps", YARDSTICK,
+                                                             ("placement", "drop_share")) if y]
                 rows.append({"placement": placement, "subject": label, "drop_share": share,
                              "legit_mpps": statistics.median(s["legit_mpps"] for s in mine),
                              "offered_mpps": statistics.median(s["offered_mpps"] for s in mine),
