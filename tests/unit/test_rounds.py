@@ -1,6 +1,6 @@
 """The benchmarks' order: every round covers every subject, and the order turns around each round."""
 
-from xnf.bench.rounds import interleaved
+from xnf.bench.rounds import beside_yardstick, interleaved
 
 
 def test_rounds_alternate_direction():
@@ -10,3 +10,14 @@ def test_rounds_alternate_direction():
 
 def test_no_rounds_no_trials():
     assert list(interleaved(["a"], 0)) == []
+
+
+def test_a_value_meets_the_yardstick_of_its_own_round_and_keys():
+    samples = [{"subject": "xdp", "round": 0, "load": "idle", "tps": 100},
+               {"subject": "xdp", "round": 0, "load": "busy", "tps": 50},
+               {"subject": "xdp", "round": 1, "load": "idle", "tps": 80},
+               {"subject": "afxdp", "round": 0, "load": "idle", "tps": 90},
+               {"subject": "afxdp", "round": 1, "load": "idle", "tps": 88},
+               {"subject": "afxdp", "round": 2, "load": "idle", "tps": 70}]  # round 2 has no yardstick
+    mine = [s for s in samples if s["subject"] == "afxdp"]
+    assert beside_yardstick(samples, mine, "tps", "xdp", ("load",)) == [(90, 100), (88, 80)]
