@@ -2,6 +2,7 @@
 #include <xnf/runtime/clock.h>
 #include <xnf/runtime/control.h>
 #include <xnf/runtime/log.h>
+#include <xnf/runtime/map_ref.h>
 
 #include <ctype.h>
 #include <errno.h>
@@ -159,6 +160,28 @@ static int dispatch_rules(const char *args, const struct xnf_control_handlers *h
 	return -1;
 }
 
+/* How many entries one of the NF's maps holds now, and how many it can. */
+static int report_entries(const char *map_name, const struct xnf_control_handlers *h, FILE *body, char *err,
+			  size_t errlen)
+{
+	struct xnf_map_ref ref;
+	long long count;
+
+	if (!h->rules.resolve || h->rules.resolve(h->rules.ctx, map_name, &ref)) {
+		snprintf(err, errlen, "no map '%s' in this NF: its maps are the XNF_MAP_... lines of its source",
+			 map_name);
+		return -1;
+	}
+	count = xnf_map_ref_count(&ref);
+	if (count < 0) {
+		snprintf(err, errlen, "map '%s' cannot be walked: %s", map_name, strerror((int)-count));
+		return -1;
+	}
+	fprintf(body, "{\"map\": \"%s\", \"entries\": %lld, \"capacity\": %u}\n", ref.name, count,
+		ref.max_entries);
+	return 0;
+}
+
 int xnf_control_dispatch(const char *request, const struct xnf_control_handlers *h, FILE *body, char *err,
 			 size_t errlen)
 {
@@ -175,7 +198,9 @@ int xnf_control_dispatch(const char *request, const struct xnf_control_handlers 
 	}
 	if (strncmp(request, "rules ", 6) == 0)
 		return dispatch_rules(request + 6, h, body, err, errlen);
-	snprintf(err, errlen, "unknown request '%s': use info, stats, frames or rules", request);
+	if (strncmp(request, "entries ", 8) == 0)
+		return report_entries(request + 8, h, body, err, errlen);
+	snprintf(err, errlen, "unknown request '%s': use info, stats, frames, entries MAP or rules", request);
 	return -1;
 }
 

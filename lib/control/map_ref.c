@@ -4,6 +4,8 @@
 
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* libbpf 1.x returns -errno directly from these calls. */
 
@@ -48,4 +50,23 @@ int xnf_map_ref_update_batch(const struct xnf_map_ref *ref, const void *keys, co
 		return 0;
 	}
 	return bpf_map_update_batch(ref->fd, keys, values, &count, NULL);
+}
+
+long long xnf_map_ref_count(const struct xnf_map_ref *ref)
+{
+	void *key = calloc(2, ref->key_size ? ref->key_size : 1);
+	void *next = (char *)key + ref->key_size;
+	long long count = 0;
+	int err;
+
+	if (!key)
+		return -ENOMEM;
+	err = xnf_map_ref_next_key(ref, NULL, next);
+	while (err == 0 && count < ref->max_entries) {
+		count++;
+		memcpy(key, next, ref->key_size);
+		err = xnf_map_ref_next_key(ref, key, next);
+	}
+	free(key);
+	return err == 0 || err == -ENOENT ? count : err;
 }

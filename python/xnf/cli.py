@@ -102,6 +102,16 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_entries(args: argparse.Namespace) -> int:
+    name = control.pick_instance(args.name)
+    rows = [control.request_json(name, f"entries {m}") for m in args.maps]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    for row in [] if args.json else rows:
+        print(f"{row['map']}: {row['entries']} of {row['capacity']} entries")
+    return 0
+
+
 def _split_name_option(words: list[str], name: str | None) -> tuple[list[str], str | None]:
     """Takes --name/-n out of the rule words: argparse.REMAINDER swallows options after the action."""
     rule = []
@@ -254,6 +264,12 @@ def make_parser() -> argparse.ArgumentParser:
     stats.add_argument("--name", "-n", help="instance (default: the only running one)")
     stats.add_argument("--json", action="store_true", help="machine-readable output")
     stats.set_defaults(func=cmd_stats)
+
+    entries = sub.add_parser("entries", help="how full the NF's maps are (entries held, capacity)")
+    entries.add_argument("maps", nargs="+", metavar="MAP", help="a map of the NF (lb_sessions, fw_acl ...)")
+    entries.add_argument("--name", "-n", help="instance (default: the only running one)")
+    entries.add_argument("--json", action="store_true", help="machine-readable output")
+    entries.set_defaults(func=cmd_entries)
 
     rules = sub.add_parser("rules", help="add, delete or list the rules of a running NF")
     rules.add_argument("action", choices=("add", "del", "list"))

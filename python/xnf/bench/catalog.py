@@ -10,7 +10,7 @@ from types import ModuleType
 
 from xnf.bench.grid import Benchmark
 from xnf.bench.studies import (afxdp_modes, dispatch_cost, generator_reference, live_tx, local_app_load,
-                               mixed_traffic, xdp_overhead)
+                               mixed_traffic, soak, xdp_overhead)
 from xnf.errors import XnfError
 
 def _cost_model(name: str, nf: str, what: str, param: str, values: list[int]) -> Benchmark:
@@ -76,7 +76,7 @@ BENCHMARKS = [
 
 # Each study module has NAME, DESCRIPTION, add_arguments(parser) and run(args, out_dir) -> results path.
 STUDIES: list[ModuleType] = [xdp_overhead, afxdp_modes, generator_reference, live_tx, mixed_traffic, local_app_load,
-                             dispatch_cost]
+                             dispatch_cost, soak]
 
 
 def names() -> list[str]:

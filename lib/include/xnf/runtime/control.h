@@ -4,7 +4,7 @@
  * RUN_DIR/NAME.sock (RUN_DIR is /run/xnf unless XNF_RUN_DIR says otherwise).
  * A filesystem path, not an abstract socket, so it is reachable from every
  * network namespace. One request per connection, one line:
- *   info | stats | frames | rules list | rules add RULE | rules del RULE
+ *   info | stats | frames | entries MAP | rules list | rules add RULE | rules del RULE
  * answered with "ok" or "error: REASON" on the first line, then the body.
  */
 #ifndef XNF_RUNTIME_CONTROL_H
