@@ -12,10 +12,11 @@ fi
 # dpdk-dev and its two socket drivers: testpmd, the public baseline the AF_XDP benchmarks compare with.
 # memcached and libmemcached-tools (memcaslap): the real local application of the traffic-mix measurements.
 # libclang-rt-14-dev: libFuzzer and the sanitizers' runtimes, for the fuzz targets (make fuzz-bins).
+# prometheus: the real server the exporter's test starts on a loopback port (never as a service).
 apt_packages=(clang llvm libbpf-dev libxdp-dev bpftool liburcu-dev libelf-dev zlib1g-dev
               pkg-config make gcc iproute2 ethtool
               dpdk-dev librte-net-af-xdp23 librte-net-af-packet23
-              memcached libmemcached-tools libclang-rt-14-dev)
+              memcached libmemcached-tools libclang-rt-14-dev prometheus)
 missing=()
 for pkg in "${apt_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -27,7 +28,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 # Reinstall when the package is missing or installed from another checkout.
-installed_from=$(python3 -c 'import xnf, rich, matplotlib, pytest, scapy; print(xnf.__file__)' 2>/dev/null || true)
+installed_from=$(python3 -c 'import xnf, rich, matplotlib, prometheus_client, pytest, scapy; print(xnf.__file__)' 2>/dev/null || true)
 if [ "$installed_from" != "$PWD/python/xnf/__init__.py" ]; then
     echo "xnf setup: installing the python package (editable) and its test dependencies"
     python3 -m pip install -q --root-user-action=ignore -e ".[test]"

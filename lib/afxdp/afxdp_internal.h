@@ -8,6 +8,7 @@
 #include <xdp/xsk.h>
 
 #include <xnf/runtime/afxdp.h>
+#include <xnf/internal/capture_abi.h>
 
 #include "live_tx.h"
 
@@ -61,6 +62,8 @@ struct afxdp_worker {
 	atomic_uint account_requested;
 	struct xnf_frame_accounting accounting;
 	atomic_uint account_ready;
+	/* xnf dump: this worker's queue of captured frames, from the first capture on (worker_capture.c) */
+	struct capture_queue *capture;
 } __attribute__((aligned(CACHE_LINE)));
 
 /* A sysfs setting of an interface changed for busy polling, and its value before. */
@@ -87,6 +90,7 @@ struct xnf_afxdp {
 	struct saved_setting settings[XNF_MAX_PORTS * 2];
 	__u32 nsettings;
 	int pass_fds[XNF_MAX_PORTS]; /* TAP devices for XNF_PASS, per port; -1 when none */
+	atomic_uint capture_slots;   /* xnf dump: the verdict slots the workers copy out (0: no capture) */
 };
 
 void *xnf_afxdp_worker_main(void *arg);
@@ -107,6 +111,10 @@ __u32 xnf_live_max_len(const struct xnf_afxdp_config *cfg);
 /* pass_tap.c */
 int xnf_pass_tap_open(struct xnf_afxdp *a, __u32 port);
 void xnf_pass_tap_close_all(struct xnf_afxdp *a);
+
+/* worker_capture.c: copies one frame and its verdict into the worker's capture queue */
+void xnf_worker_capture(struct afxdp_worker *w, const struct xsk_port_socket *s, const void *data, __u32 len,
+			__u32 slot);
 
 /* busy_poll.c */
 int xnf_busy_poll_apply_socket(int fd, const struct xnf_afxdp_config *cfg);

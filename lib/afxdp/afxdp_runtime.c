@@ -396,6 +396,7 @@ void xnf_afxdp_destroy(struct xnf_afxdp *a)
 	xnf_live_tx_close(a->live); /* after the UMEMs it holds are gone */
 	xnf_busy_poll_restore(a);
 	xnf_pass_tap_close_all(a);
+	xnf_afxdp_capture_close(a);
 	free(a->workers);
 	free(a);
 }

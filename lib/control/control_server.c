@@ -216,6 +216,14 @@ static void write_all(int fd, const char *buf, size_t len)
 	}
 }
 
+static void answer_error(int fd, const char *err)
+{
+	char line[1100];
+	int n = snprintf(line, sizeof(line), "error: %s\n", err[0] ? err : "request failed");
+
+	write_all(fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+}
+
 void xnf_control_serve_one(struct xnf_control_server *s, const struct xnf_control_handlers *h)
 {
 	/* Whole seconds and microseconds below a million: the kernel refuses anything else (EDOM). */
@@ -246,6 +254,13 @@ void xnf_control_serve_one(struct xnf_control_server *s, const struct xnf_contro
 		close(fd);
 		return;
 	}
+	if (strncmp(request, "capture ", 8) == 0 && h->capture) {
+		if (h->capture(h->ctx, fd, request + 8, err, sizeof(err)) == 0)
+			return; /* the capture owns the connection now */
+		answer_error(fd, err);
+		close(fd);
+		return;
+	}
 	body = open_memstream(&body_buf, &body_len);
 	if (!body) {
 		close(fd);
@@ -254,10 +269,7 @@ void xnf_control_serve_one(struct xnf_control_server *s, const struct xnf_contro
 	rc = xnf_control_dispatch(request, h, body, err, sizeof(err));
 	fclose(body);
 	if (rc) {
-		char line[1100];
-		int n = snprintf(line, sizeof(line), "error: %s\n", err[0] ? err : "request failed");
-
-		write_all(fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+		answer_error(fd, err);
 	} else {
 		write_all(fd, "ok\n", 3);
 		write_all(fd, body_buf, body_len);

@@ -20,6 +20,7 @@
 #include <xnf/runtime/ports.h>
 #include <xnf/runtime/rules_engine.h>
 
+#include "capture_session.h"
 #include "instance.h"
 
 #define HOUSEKEEPING_INTERVAL_S 1
@@ -88,6 +89,11 @@ static int housekeeping(struct instance *in, const struct xnf_rules_target *rule
 	return 0;
 }
 
+static int start_capture(void *ctx, int fd, const char *args, char *err, size_t errlen)
+{
+	return capture_session_start(ctx, fd, args, err, errlen);
+}
+
 static void withdraw_offloaded_drops(void *ctx)
 {
 	drop_offload_withdraw_all(((struct instance *)ctx)->offload);
@@ -103,6 +109,7 @@ static int serve_until_signal(struct instance *in, int sig_fd)
 		.frames = xnf_report_frames,
 		.rules = xnf_instance_maps(in),
 		.before_rules_change = withdraw_offloaded_drops,
+		.capture = start_capture,
 	};
 	struct pollfd fds[2] = {
 		{ .fd = sig_fd, .events = POLLIN },
@@ -271,6 +278,7 @@ static void print_ready(const struct instance *in)
 
 static void tear_down(struct instance *in)
 {
+	capture_session_stop(in);
 	xnf_xdp_detach(&in->xdp);
 	xnf_afxdp_destroy(in->afxdp);
 	in->afxdp = NULL;

@@ -59,6 +59,7 @@ struct instance {
 	struct xnf_rules_file *rules;      /* --rules, read once at the start */
 	struct xnf_control_server control;
 	struct timespec started;
+	struct capture_session *capture;   /* xnf dump's running (or last) capture, or NULL */
 };
 
 /* The NF's maps, on the side that runs it (native in the user-space modes, the kernel's otherwise). */

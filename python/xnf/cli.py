@@ -94,12 +94,35 @@ def _workers_table(workers: list[dict]):
 
 def cmd_stats(args: argparse.Namespace) -> int:
     name = control.pick_instance(args.name)
+    if args.interval is not None:
+        from xnf import watch
+
+        return watch.stats_every(name, args.interval, args.count, args.json)
     stats = control.request_json(name, "stats")
     if args.json:
         print(json.dumps(stats, indent=2))
     else:
         _print_stats_table(stats)
     return 0
+
+
+def cmd_dump(args: argparse.Namespace) -> int:
+    from xnf import capture
+
+    verdicts = [v for item in args.verdict or [] for v in item.split(",") if v]
+    return capture.dump(control.pick_instance(args.name), verdicts, args.count or 0, args.write)
+
+
+def cmd_top(args: argparse.Namespace) -> int:
+    from xnf import watch
+
+    return watch.top(args.interval, args.count, args.json)
+
+
+def cmd_exporter(args: argparse.Namespace) -> int:
+    from xnf import exporter
+
+    return exporter.serve(args.listen, args.run_dir)
 
 
 def cmd_entries(args: argparse.Namespace) -> int:
@@ -251,6 +274,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return demo.run(seconds=args.seconds)
 
 
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) == 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number above 0")
+    return int(text)
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="xnf", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -262,8 +291,34 @@ def make_parser() -> argparse.ArgumentParser:
 
     stats = sub.add_parser("stats", help="verdict counters of a running NF")
     stats.add_argument("--name", "-n", help="instance (default: the only running one)")
-    stats.add_argument("--json", action="store_true", help="machine-readable output")
+    stats.add_argument("--json", action="store_true", help="machine-readable output (with --interval: a line "
+                       "per interval)")
+    stats.add_argument("--interval", "-i", type=float, metavar="S", help="rates every S seconds until Ctrl-C")
+    stats.add_argument("--count", "-c", type=_positive_int, metavar="N", help="with --interval: stop after N")
     stats.set_defaults(func=cmd_stats)
+
+    dump = sub.add_parser("dump", help="capture what a running NF received and the verdict it gave (pcapng "
+                          "with -w, for tcpdump and Wireshark)")
+    dump.add_argument("--name", "-n", help="instance (default: the only running one)")
+    dump.add_argument("--verdict", action="append", metavar="V",
+                      help="only frames given this verdict: drop, tx, pass, redirect, redirect_error, abort, local "
+                           "(repeat or join with commas; default all)")
+    dump.add_argument("--count", "-c", type=_positive_int, metavar="N", help="stop after N frames")
+    dump.add_argument("-w", dest="write", metavar="FILE", help="write pcapng to FILE ('-': standard output); each "
+                      "frame's comment gives its verdict, port, queue and side")
+    dump.set_defaults(func=cmd_dump)
+
+    top = sub.add_parser("top", help="the rates of every running instance, refreshed until Ctrl-C")
+    top.add_argument("--interval", "-i", type=float, default=1.0, metavar="S", help="seconds between refreshes")
+    top.add_argument("--count", "-c", type=_positive_int, metavar="N", help="stop after N refreshes")
+    top.add_argument("--json", action="store_true", help="one JSON list per refresh")
+    top.set_defaults(func=cmd_top)
+
+    exporter = sub.add_parser("exporter", help="serve every instance's counters as Prometheus metrics")
+    exporter.add_argument("--listen", default="127.0.0.1:9417", metavar="ADDR:PORT",
+                          help="where /metrics is served (default 127.0.0.1:9417)")
+    exporter.add_argument("--run-dir", help="the instances' run directory (default $XNF_RUN_DIR, else /run/xnf)")
+    exporter.set_defaults(func=cmd_exporter)
 
     entries = sub.add_parser("entries", help="how full the NF's maps are (entries held, capacity)")
     entries.add_argument("maps", nargs="+", metavar="MAP", help="a map of the NF (lb_sessions, fw_acl ...)")

@@ -10,6 +10,8 @@
 #ifndef XNF_BPF_GLUE_H
 #define XNF_BPF_GLUE_H
 
+#include <xnf/internal/capture_abi.h>
+
 /* Per-CPU packet and byte counts per verdict class (enum xnf_stat_slot). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -41,6 +43,48 @@ struct {
 	__type(value, __u32);
 	__uint(max_entries, XNF_MAX_LOCAL_PORTS);
 } xnf_local_ports SEC(".maps");
+
+/* xnf dump: which verdicts to capture (the instance's capture thread sets it), and the ring they go to. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct xnf_capture_control);
+	__uint(max_entries, 1);
+} xnf_capture_ctl SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, XNF_CAPTURE_RING_BYTES);
+} xnf_capture_ring SEC(".maps");
+
+/* With no capture running this is one inlined array load and a test per frame. */
+static __always_inline void xnf_capture(struct xdp_md *ctx, __u32 slot, __u64 bytes)
+{
+	__u64 len = bytes > XNF_CAPTURE_SNAP ? XNF_CAPTURE_SNAP : bytes;
+	__u32 zero = 0;
+	struct xnf_capture_control *ctl = bpf_map_lookup_elem(&xnf_capture_ctl, &zero);
+	struct xnf_capture_record *r;
+
+	if (!ctl || !(ctl->slots & (1u << slot)))
+		return;
+	r = bpf_ringbuf_reserve(&xnf_capture_ring, sizeof(*r), 0);
+	if (!r) {
+		__sync_fetch_and_add(&ctl->lost, 1);
+		return;
+	}
+	r->h.mono_ns = bpf_ktime_get_ns();
+	r->h.wire_len = (__u32)bytes;
+	r->h.ifindex = ctx->ingress_ifindex;
+	r->h.queue = (__u16)ctx->rx_queue_index;
+	r->h.slot = (__u8)slot;
+	r->h.side = XNF_CAPTURE_KERNEL;
+	/* The verifier must see the bound on the register the helper gets: no copy of len in between. */
+	asm volatile("" : "+r"(len));
+	if (len < 1 || len > XNF_CAPTURE_SNAP || bpf_xdp_load_bytes(ctx, 0, r->data, len))
+		len = 0;
+	r->h.cap_len = (__u32)len;
+	bpf_ringbuf_submit(r, 0);
+}
 
 static __always_inline void xnf_count(__u32 slot, __u64 bytes)
 {
@@ -89,6 +133,7 @@ static __always_inline int xnf_xdp_action(struct xdp_md *ctx, xnf_verdict verdic
 	xnf_count(slot, bytes);
 	if (verdict & XNF_REASON_MALFORMED)
 		xnf_count(XNF_STAT_MALFORMED, bytes);
+	xnf_capture(ctx, slot, bytes);
 	return action;
 }
 

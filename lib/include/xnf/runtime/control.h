@@ -5,7 +5,8 @@
  * A filesystem path, not an abstract socket, so it is reachable from every
  * network namespace. One request per connection, one line:
  *   info | stats | frames | entries MAP | rules list | rules add RULE | rules del RULE
- * answered with "ok" or "error: REASON" on the first line, then the body.
+ * answered with "ok" or "error: REASON" on the first line, then the body. One request keeps its connection:
+ *   capture VERDICTS COUNT   (xnf dump: a stream of captured frames, lib/runtime/capture_session.c)
  */
 #ifndef XNF_RUNTIME_CONTROL_H
 #define XNF_RUNTIME_CONTROL_H
@@ -31,6 +32,8 @@ struct xnf_control_handlers {
 	struct xnf_rules_target rules;
 	/* Called before a rule is added or deleted (the offload controller withdraws its copies); or NULL. */
 	void (*before_rules_change)(void *ctx);
+	/* "capture ARGS": 0 when it took the connection fd (it answers and closes it), -1 with a reason; or NULL. */
+	int (*capture)(void *ctx, int fd, const char *args, char *err, size_t errlen);
 };
 
 const char *xnf_run_dir(const char *override);

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The workers' side of a capture (xnf dump): each worker copies the frames whose verdict is asked for into its
+ * own single-producer queue, the capture thread empties them. Nothing is allocated or copied while no capture
+ * runs; a full queue drops the record and counts it. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "afxdp_internal.h"
+
+/* Per worker: about 1.3 s of records at 3,000 captured frames a second between the thread's 20 ms reads, with
+ * room to spare. */
+#define CAPTURE_QUEUE_RECORDS 4096
+
+struct capture_queue {
+	_Atomic __u64 head; /* the next record the worker writes */
+	_Atomic __u64 tail; /* the next record the capture thread reads */
+	_Atomic __u64 lost;
+	struct xnf_capture_record records[CAPTURE_QUEUE_RECORDS];
+};
+
+int xnf_afxdp_capture_open(struct xnf_afxdp *a)
+{
+	for (__u32 i = 0; i < a->nworkers; i++) {
+		struct afxdp_worker *w = &a->workers[i];
+
+		if (w->capture)
+			continue;
+		w->capture = aligned_alloc(CACHE_LINE, sizeof(*w->capture));
+		if (!w->capture)
+			return -1;
+		memset(w->capture, 0, sizeof(*w->capture));
+	}
+	return 0;
+}
+
+void xnf_afxdp_capture_set(struct xnf_afxdp *a, __u32 slots)
+{
+	/* release: a worker that sees the slots sees its queue too */
+	atomic_store_explicit(&a->capture_slots, slots, memory_order_release);
+}
+
+void xnf_afxdp_capture_close(struct xnf_afxdp *a)
+{
+	for (__u32 i = 0; i < a->nworkers; i++) {
+		free(a->workers[i].capture);
+		a->workers[i].capture = NULL;
+	}
+}
+
+void xnf_worker_capture(struct afxdp_worker *w, const struct xsk_port_socket *s, const void *data, __u32 len,
+			__u32 slot)
+{
+	struct capture_queue *q = w->capture;
+	__u64 head = atomic_load_explicit(&q->head, memory_order_relaxed);
+	struct xnf_capture_record *r;
+	struct timespec now;
+
+	if (head - atomic_load_explicit(&q->tail, memory_order_acquire) >= CAPTURE_QUEUE_RECORDS) {
+		atomic_fetch_add_explicit(&q->lost, 1, memory_order_relaxed);
+		return;
+	}
+	r = &q->records[head % CAPTURE_QUEUE_RECORDS];
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	r->h.mono_ns = (__u64)now.tv_sec * 1000000000ull + (__u64)now.tv_nsec;
+	r->h.wire_len = len;
+	r->h.cap_len = len < XNF_CAPTURE_SNAP ? len : XNF_CAPTURE_SNAP;
+	r->h.ifindex = (__u32)w->owner->ports[s->port].ifindex;
+	r->h.queue = (__u16)s->queue;
+	r->h.slot = (__u8)slot;
+	r->h.side = XNF_CAPTURE_WORKER;
+	memcpy(r->data, data, r->h.cap_len);
+	atomic_store_explicit(&q->head, head + 1, memory_order_release);
+}
+
+__u64 xnf_afxdp_capture_drain(struct xnf_afxdp *a, xnf_capture_emit emit, void *ctx)
+{
+	__u64 n = 0;
+
+	for (__u32 i = 0; i < a->nworkers; i++) {
+		struct capture_queue *q = a->workers[i].capture;
+		__u64 tail, head;
+
+		if (!q)
+			continue;
+		tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
+		head = atomic_load_explicit(&q->head, memory_order_acquire);
+		for (; tail != head; tail++, n++) {
+			if (emit(ctx, &q->records[tail % CAPTURE_QUEUE_RECORDS])) {
+				tail = head; /* the consumer has all it wants: the rest is dropped */
+				break;
+			}
+		}
+		atomic_store_explicit(&q->tail, tail, memory_order_release);
+	}
+	return n;
+}
+
+__u64 xnf_afxdp_capture_lost(const struct xnf_afxdp *a)
+{
+	__u64 lost = 0;
+
+	for (__u32 i = 0; i < a->nworkers; i++) {
+		if (a->workers[i].capture)
+			lost += atomic_load_explicit(&a->workers[i].capture->lost, memory_order_relaxed);
+	}
+	return lost;
+}

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * xnf dump's server side: a control request "capture VERDICTS COUNT" keeps its connection, and a thread sends
+ * it the frames given those verdicts, from the kernel's ring buffer (the NF in XDP) and from the workers'
+ * capture queues (the NF in user space), until COUNT frames (0: no limit), the client hangs up, or the instance
+ * stops. One capture at a time per instance; with none running the data path only tests a switch.
+ *
+ * The stream after "ok\n": one JSON line (the verdicts' names by slot, the ports, the snap length and the
+ * offset from CLOCK_MONOTONIC to the wall clock), then records (struct xnf_capture_header and cap_len bytes),
+ * then a header whose side is XNF_CAPTURE_END and a JSON line with the totals.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <xnf/internal/capture_abi.h>
+#include <xnf/runtime/json.h>
+#include <xnf/runtime/log.h>
+#include <xnf/runtime/stats.h>
+
+#include "capture_session.h"
+#include "instance.h"
+
+#define POLL_MS 20
+#define SEND_TIMEOUT_S 2
+
+struct capture_session {
+	struct instance *in;
+	int fd;
+	__u32 slots;
+	__u64 limit, captured;
+	int ctl_fd;                 /* the kernel's switch, or -1 when the NF does not run there */
+	struct ring_buffer *ring;   /* the kernel's records, or NULL */
+	__u64 kernel_lost_before, worker_lost_before;
+	bool client_gone;
+	atomic_bool stop;
+	atomic_bool done;
+	pthread_t thread;
+};
+
+static __u64 now_ns(clockid_t clock)
+{
+	struct timespec t;
+
+	clock_gettime(clock, &t);
+	return (__u64)t.tv_sec * 1000000000ull + (__u64)t.tv_nsec;
+}
+
+/* "all", or verdict names joined by commas. */
+static int parse_slots(const char *text, __u32 *slots, char *err, size_t errlen)
+{
+	char copy[256], *save = NULL;
+
+	*slots = 0;
+	if (strcmp(text, "all") == 0) {
+		for (__u32 slot = 0; slot < XNF_STAT_NSLOTS; slot++)
+			if (slot != XNF_STAT_MALFORMED)
+				*slots |= 1u << slot;
+		return 0;
+	}
+	snprintf(copy, sizeof(copy), "%s", text);
+	for (char *name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		__u32 slot = 0;
+
+		while (slot < XNF_STAT_NSLOTS && (slot == XNF_STAT_MALFORMED || strcmp(name, xnf_stat_names[slot])))
+			slot++;
+		if (slot == XNF_STAT_NSLOTS) {
+			snprintf(err, errlen, "no verdict '%s' to capture: give all, or some of abort, drop, pass, tx, "
+				 "redirect, redirect_error, local", name);
+			return -1;
+		}
+		*slots |= 1u << slot;
+	}
+	if (!*slots)
+		snprintf(err, errlen, "capture needs at least one verdict, or all");
+	return *slots ? 0 : -1;
+}
+
+static int send_all(struct capture_session *c, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL);
+
+		if (n <= 0) {
+			c->client_gone = true;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Sends one record; non-zero once the capture has all it wants. */
+static int emit(void *ctx, const struct xnf_capture_record *r)
+{
+	struct capture_session *c = ctx;
+
+	if (c->client_gone || (c->limit && c->captured >= c->limit))
+		return 1;
+	if (send_all(c, r, sizeof(r->h) + r->h.cap_len))
+		return 1;
+	c->captured++;
+	return c->limit && c->captured >= c->limit;
+}
+
+static int on_kernel_record(void *ctx, void *data, size_t size)
+{
+	if (size < sizeof(struct xnf_capture_header))
+		return 0;
+	return emit(ctx, data) ? -1 : 0; /* negative: libbpf stops reading this round */
+}
+
+static bool client_hung_up(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDHUP };
+	char byte;
+
+	if (poll(&p, 1, 0) <= 0)
+		return false;
+	return (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) || recv(fd, &byte, 1, MSG_DONTWAIT) <= 0;
+}
+
+static int read_kernel_control(int fd, struct xnf_capture_control *ctl)
+{
+	__u32 zero = 0;
+
+	return fd < 0 ? -1 : bpf_map_lookup_elem(fd, &zero, ctl);
+}
+
+static void set_kernel_slots(struct capture_session *c, __u32 slots)
+{
+	struct xnf_capture_control ctl = { 0 };
+	__u32 zero = 0;
+
+	if (c->ctl_fd < 0)
+		return;
+	read_kernel_control(c->ctl_fd, &ctl);
+	ctl.slots = slots;
+	bpf_map_update_elem(c->ctl_fd, &zero, &ctl, BPF_ANY);
+}
+
+static void switch_on(struct capture_session *c)
+{
+	struct xnf_capture_control ctl = { 0 };
+
+	if (read_kernel_control(c->ctl_fd, &ctl) == 0)
+		c->kernel_lost_before = ctl.lost;
+	set_kernel_slots(c, c->slots);
+	if (c->in->afxdp) {
+		c->worker_lost_before = xnf_afxdp_capture_lost(c->in->afxdp);
+		xnf_afxdp_capture_set(c->in->afxdp, c->slots);
+	}
+}
+
+static int discard(void *ctx, const struct xnf_capture_record *r)
+{
+	(void)ctx;
+	(void)r;
+	return 1;
+}
+
+static void switch_off_and_report(struct capture_session *c)
+{
+	struct xnf_capture_control ctl = { 0 };
+	struct xnf_capture_header end = { .side = XNF_CAPTURE_END };
+	__u64 kernel_lost = 0, worker_lost = 0;
+	char totals[160];
+	int n;
+
+	set_kernel_slots(c, 0);
+	if (read_kernel_control(c->ctl_fd, &ctl) == 0)
+		kernel_lost = ctl.lost - c->kernel_lost_before;
+	if (c->ring)
+		while (ring_buffer__consume(c->ring) > 0)
+			; /* what is left of this capture must not open the next one */
+	if (c->in->afxdp) {
+		xnf_afxdp_capture_set(c->in->afxdp, 0);
+		worker_lost = xnf_afxdp_capture_lost(c->in->afxdp) - c->worker_lost_before;
+		xnf_afxdp_capture_drain(c->in->afxdp, discard, NULL);
+	}
+	if (c->client_gone)
+		return;
+	n = snprintf(totals, sizeof(totals), "{\"captured\": %llu, \"lost_in_kernel\": %llu, \"lost_in_workers\": %llu}\n",
+		     (unsigned long long)c->captured, (unsigned long long)kernel_lost, (unsigned long long)worker_lost);
+	if (send_all(c, &end, sizeof(end)) == 0)
+		send_all(c, totals, (size_t)n);
+}
+
+static void *capture_main(void *arg)
+{
+	struct capture_session *c = arg;
+	struct timespec pause = { .tv_nsec = POLL_MS * 1000000L };
+
+	switch_on(c);
+	while (!atomic_load(&c->stop) && !c->client_gone && !(c->limit && c->captured >= c->limit)) {
+		if (c->ring)
+			ring_buffer__poll(c->ring, POLL_MS);
+		else
+			nanosleep(&pause, NULL);
+		if (c->in->afxdp)
+			xnf_afxdp_capture_drain(c->in->afxdp, emit, c);
+		if (client_hung_up(c->fd))
+			c->client_gone = true;
+	}
+	switch_off_and_report(c);
+	close(c->fd);
+	atomic_store(&c->done, true);
+	return NULL;
+}
+
+static void write_stream_header(FILE *out, const struct instance *in)
+{
+	fprintf(out, "ok\n{\"snap\": %u, \"realtime_minus_monotonic_ns\": %lld, \"verdicts\": [", XNF_CAPTURE_SNAP,
+		(long long)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC)));
+	for (__u32 slot = 0; slot < XNF_STAT_NSLOTS; slot++)
+		fprintf(out, "%s\"%s\"", slot ? ", " : "", xnf_stat_names[slot]);
+	fprintf(out, "], \"ports\": [");
+	for (__u32 i = 0; i < in->xdp.nports; i++) {
+		fprintf(out, "%s{\"port\": %u, \"iface\": ", i ? ", " : "", i);
+		xnf_json_string(out, in->xdp.ports[i].name);
+		fprintf(out, ", \"ifindex\": %d}", in->xdp.ports[i].ifindex);
+	}
+	fprintf(out, "]}\n");
+}
+
+/* Connects the session to the data path's sources: the kernel's ring when the NF runs there. */
+static int open_sources(struct capture_session *c, char *err, size_t errlen)
+{
+	struct instance *in = c->in;
+	struct xnf_map_ref ctl, ring;
+
+	c->ctl_fd = -1;
+	if (in->mode->datapath != XNF_DATAPATH_USER && xnf_xdp_resolve_map(&in->xdp, "xnf_capture_ctl", &ctl) == 0 &&
+	    xnf_xdp_resolve_map(&in->xdp, "xnf_capture_ring", &ring) == 0) {
+		c->ctl_fd = ctl.fd;
+		c->ring = ring_buffer__new(ring.fd, on_kernel_record, c, NULL);
+		if (!c->ring) {
+			snprintf(err, errlen, "cannot read the capture ring: %s", strerror(errno));
+			return -1;
+		}
+	}
+	if (in->afxdp && xnf_afxdp_capture_open(in->afxdp)) {
+		snprintf(err, errlen, "no memory for the workers' capture queues");
+		return -1;
+	}
+	return 0;
+}
+
+static void session_free(struct capture_session *c)
+{
+	if (!c)
+		return;
+	ring_buffer__free(c->ring);
+	free(c);
+}
+
+int capture_session_start(struct instance *in, int fd, const char *args, char *err, size_t errlen)
+{
+	struct timeval timeout = { .tv_sec = SEND_TIMEOUT_S };
+	char verdicts[256], *header = NULL;
+	unsigned long long limit;
+	size_t header_len = 0;
+	struct capture_session *c;
+	FILE *out;
+
+	if (in->capture && !atomic_load(&in->capture->done)) {
+		snprintf(err, errlen, "a capture is already running on this instance (one at a time): stop it first");
+		return -1;
+	}
+	capture_session_stop(in);
+	if (sscanf(args, "%255s %llu", verdicts, &limit) != 2) {
+		snprintf(err, errlen, "capture takes VERDICTS COUNT: all or names joined by commas, and 0 for no limit");
+		return -1;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	*c = (struct capture_session){ .in = in, .fd = fd, .limit = limit };
+	if (parse_slots(verdicts, &c->slots, err, errlen) || open_sources(c, err, errlen)) {
+		session_free(c);
+		return -1;
+	}
+	out = open_memstream(&header, &header_len);
+	if (!out) {
+		session_free(c);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	write_stream_header(out, in);
+	fclose(out);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
+	if (send_all(c, header, header_len) || pthread_create(&c->thread, NULL, capture_main, c)) {
+		free(header);
+		session_free(c);
+		close(fd);
+		return 0; /* the client is gone, or the thread could not start: the connection is closed either way */
+	}
+	free(header);
+	in->capture = c;
+	return 0;
+}
+
+void capture_session_stop(struct instance *in)
+{
+	if (!in->capture)
+		return;
+	atomic_store(&in->capture->stop, true);
+	pthread_join(in->capture->thread, NULL);
+	session_free(in->capture);
+	in->capture = NULL;
+}

@@ -1,0 +1,151 @@
+"""`xnf dump`: what a running NF received and what it decided, from its control socket's capture stream
+(lib/runtime/capture_session.c), printed one line per frame or written as pcapng for tcpdump and Wireshark.
+
+Each frame's pcapng comment says its verdict, port, queue and which side gave the verdict ("verdict=drop
+port=0 iface=eth0 queue=0 side=xdp"); the frame is as the NF left it (a tx frame with its addresses swapped), cut
+to the snap length the stream announces, with its whole length kept."""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import sys
+from dataclasses import dataclass
+from typing import BinaryIO, Iterator
+
+from xnf import control
+from xnf.errors import XnfError
+
+# struct xnf_capture_header (include/xnf/internal/capture_abi.h)
+HEADER = struct.Struct("=QIIIHBB")
+SIDES = {0: "xdp", 1: "worker"}
+END = 255
+ANSWER_TIMEOUT_S = 5.0
+
+
+@dataclass
+class Frame:
+    time_ns: int        # wall clock
+    verdict: str
+    iface: str
+    port: int
+    queue: int
+    side: str
+    wire_len: int
+    data: bytes
+
+    def comment(self) -> str:
+        return f"verdict={self.verdict} port={self.port} iface={self.iface} queue={self.queue} side={self.side}"
+
+
+class CaptureStream:
+    """One capture: the stream's header, then frames until the count, the end, or close()."""
+
+    def __init__(self, name: str, verdicts: list[str] | None, count: int):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(ANSWER_TIMEOUT_S)
+        path = control.socket_path(name)
+        try:
+            self.sock.connect(str(path))
+        except FileNotFoundError:
+            raise XnfError(f"no running instance named '{name}' (no {path}); see 'xnf ps'") from None
+        except (ConnectionRefusedError, PermissionError) as e:
+            raise XnfError(f"cannot reach instance '{name}' at {path}: {e.strerror}") from None
+        self.file: BinaryIO = self.sock.makefile("rb")
+        self.sock.sendall(f"capture {','.join(verdicts) if verdicts else 'all'} {count}\n".encode())
+        status = self.file.readline().decode().rstrip("\n")
+        if status != "ok":
+            self.close()
+            raise XnfError(status.removeprefix("error: ") or f"instance '{name}' closed the connection")
+        self.header = json.loads(self.file.readline())
+        self.ports = {p["ifindex"]: p for p in self.header["ports"]}
+        self.totals: dict | None = None
+        self.sock.settimeout(None)  # frames come when traffic does
+
+    def frames(self) -> Iterator[Frame]:
+        offset = self.header["realtime_minus_monotonic_ns"]
+        while raw := self.file.read(HEADER.size):
+            if len(raw) < HEADER.size:
+                break
+            mono_ns, wire_len, cap_len, ifindex, queue, slot, side = HEADER.unpack(raw)
+            if side == END:
+                self.totals = json.loads(self.file.readline())
+                return
+            data = self.file.read(cap_len)
+            port = self.ports.get(ifindex, {"port": -1, "iface": f"ifindex {ifindex}"})
+            yield Frame(mono_ns + offset, self.header["verdicts"][slot], port["iface"], port["port"], queue,
+                        SIDES.get(side, str(side)), wire_len, data)
+
+    def close(self) -> None:
+        self.file.close()
+        self.sock.close()
+
+
+def write_pcapng(stream: CaptureStream, path: str, quiet: bool) -> int:
+    """Writes every frame of the stream to path ('-': standard output) with scapy's pcapng writer."""
+    from scapy.layers.l2 import Ether
+    from scapy.utils import PcapNgWriter
+
+    target = "/dev/stdout" if path == "-" else path
+    try:
+        writer = PcapNgWriter(target)
+    except OSError as e:
+        raise XnfError(f"cannot write {path}: {e.strerror}") from None
+    written = 0
+    try:
+        for frame in stream.frames():
+            packet = Ether(frame.data)
+            packet.time = frame.time_ns / 1e9
+            packet.wirelen = frame.wire_len
+            packet.sniffed_on = frame.iface
+            packet.comments = [frame.comment().encode()]
+            writer.write(packet)
+            writer.flush()
+            written += 1
+    finally:
+        writer.close()
+    if not quiet:
+        _report(stream, written, path)
+    return written
+
+
+def print_frames(stream: CaptureStream) -> int:
+    from scapy.layers.l2 import Ether
+
+    shown = 0
+    for frame in stream.frames():
+        seconds, ns = divmod(frame.time_ns, 10**9)
+        print(f"{seconds}.{ns // 1000:06d} {frame.iface} q{frame.queue} {frame.side:6s} {frame.verdict:14s} "
+              f"{frame.wire_len:5d} {Ether(frame.data).summary()}", flush=True)
+        shown += 1
+    _report(stream, shown, None)
+    return shown
+
+
+def _report(stream: CaptureStream, frames: int, path: str | None) -> None:
+    lost = ""
+    if stream.totals and (stream.totals["lost_in_kernel"] or stream.totals["lost_in_workers"]):
+        lost = (f"; {stream.totals['lost_in_kernel']} lost in the kernel's ring and "
+                f"{stream.totals['lost_in_workers']} in the workers' queues (the reader fell behind)")
+    where = f" into {path}" if path and path != "-" else ""
+    print(f"{frames} frames captured{where}{lost}", file=sys.stderr)
+
+
+def dump(name: str, verdicts: list[str] | None, count: int, path: str | None, quiet: bool = False) -> int:
+    stream = CaptureStream(name, verdicts, count)
+    if not quiet:
+        print(f"xnf dump: capturing {', '.join(verdicts) if verdicts else 'every verdict'} on {name}"
+              f"{f', {count} frames' if count else ''}", file=sys.stderr, flush=True)
+    try:
+        if path:
+            write_pcapng(stream, path, quiet)
+        else:
+            print_frames(stream)
+    except KeyboardInterrupt:
+        pass  # the instance sees the connection close and stops capturing
+    except BrokenPipeError:
+        sys.stderr.close()  # the reader of our output (head, tcpdump -r -) has all it wanted
+    finally:
+        stream.close()
+    return 0

@@ -1,0 +1,99 @@
+"""`xnf exporter --listen ADDR:PORT`: every running instance's counters as Prometheus metrics.
+
+Each scrape asks every instance in the run directory for its stats (nothing is cached, so a scrape sees what
+`xnf stats` would). The metric names and their labels are written here only; docs/operations.md lists them.
+The label `instance` is the xnf instance's name: Prometheus must keep it (honor_labels: true in the scrape job),
+or it renames it to exported_instance beside its own target label."""
+
+from __future__ import annotations
+
+import signal
+import threading
+
+from xnf import control
+from xnf.errors import XnfError
+
+IDENTITY = ["instance", "nf", "mode"]
+# name (without _total): (help, extra labels)
+COUNTERS = {
+    "xnf_packets": ("frames given each verdict (malformed: a reason counted beside the verdict)", ["verdict"]),
+    "xnf_bytes": ("bytes of the frames given each verdict", ["verdict"]),
+    "xnf_worker_packets": ("frames given each verdict by one AF_XDP worker", ["worker", "verdict"]),
+    "xnf_worker_events": ("an AF_XDP worker's own counters (rx_packets, tx_ring_full, kernel_rx_dropped ...)",
+                          ["worker", "counter"]),
+    "xnf_nf_events": ("the NF's own counters (rule_drop, new_session ...)", ["counter"]),
+}
+GAUGES = {"xnf_uptime_seconds": ("seconds since the instance started", [])}
+
+
+def _families():
+    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+    families = {name: CounterMetricFamily(name, text, labels=IDENTITY + extra) for name, (text, extra) in COUNTERS.items()}
+    families.update({name: GaugeMetricFamily(name, text, labels=IDENTITY + extra) for name, (text, extra) in GAUGES.items()})
+    return families
+
+
+def add_instance(families: dict, stats: dict) -> None:
+    who = [stats["name"], stats["nf"], stats["mode"]]
+    families["xnf_uptime_seconds"].add_metric(who, stats["uptime_s"])
+    for verdict, counter in stats["verdicts"].items():
+        families["xnf_packets"].add_metric(who + [verdict], counter["packets"])
+        families["xnf_bytes"].add_metric(who + [verdict], counter["bytes"])
+    for name, value in stats.get("counters", {}).items():
+        families["xnf_nf_events"].add_metric(who + [name], value)
+    for w in stats.get("workers", []):
+        worker = str(w["worker"])
+        for verdict, value in w["verdicts"].items():
+            families["xnf_worker_packets"].add_metric(who + [worker, verdict], value)
+        for name, value in w.items():
+            if isinstance(value, int) and name != "worker":
+                families["xnf_worker_events"].add_metric(who + [worker, name], value)
+
+
+class InstancesCollector:
+    """A prometheus_client collector over the control sockets of one run directory."""
+
+    def __init__(self, run_dir: str | None = None):
+        self.run_dir = run_dir
+
+    def collect(self):
+        families = _families()
+        for name in control.instances(self.run_dir):
+            try:
+                add_instance(families, control.request_json(name, "stats", self.run_dir))
+            except XnfError:
+                continue  # it stopped between the listing and the request
+        yield from families.values()
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise XnfError(f"--listen {text!r}: give ADDRESS:PORT, e.g. 127.0.0.1:9417 or 0.0.0.0:9417")
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+def serve(listen: str, run_dir: str | None = None) -> int:
+    """Serves /metrics until SIGINT or SIGTERM."""
+    try:
+        from prometheus_client import CollectorRegistry, start_http_server
+    except ImportError:
+        raise XnfError("the exporter needs prometheus_client: run scripts/setup.sh, or pip install "
+                       "prometheus_client") from None
+    host, port = parse_listen(listen)
+    registry = CollectorRegistry()
+    registry.register(InstancesCollector(run_dir))
+    try:
+        server, thread = start_http_server(port, addr=host, registry=registry)
+    except OSError as e:
+        raise XnfError(f"cannot listen on {host}:{port}: {e.strerror}; choose another port") from None
+    done = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: done.set())
+    print(f"xnf exporter: metrics of the instances in {control.run_dir(run_dir)} at http://{host}:{port}/metrics",
+          flush=True)
+    done.wait()
+    server.shutdown()
+    thread.join()
+    return 0

@@ -1,0 +1,92 @@
+"""`xnf dump` through a running firewall: tcpdump reads the pcapng file back and finds exactly the frames sent,
+each with the verdict it got (in its comment), on every path; a verdict filter keeps only those frames."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+from scapy.layers.inet import UDP
+from scapy.utils import PcapNgReader
+
+from lab_helpers import run_xnf
+from xnf.build import REPO_ROOT
+from xnf.lab.generator import Generator
+from xnf.lab.nf_process import NfInstance
+from xnf.lab.topology import Topology
+
+FRAMES = 500          # 5 flows (dport 9 to 13), 100 frames each
+DROPPED_DPORT = 13
+SIDE_OF = {"xdp": {"tx": "xdp", "drop": "xdp"}, "afxdp": {"tx": "worker", "drop": "worker"},
+           "hybrid": {"tx": "worker", "drop": "xdp"}}
+
+
+def start_dump(name: str, *options: str) -> subprocess.Popen:
+    """Starts xnf dump and returns once it captures (its first line on stderr says so)."""
+    proc = subprocess.Popen([sys.executable, "-m", "xnf", "dump", "--name", name, *options], stderr=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, env={"PYTHONPATH": str(REPO_ROOT / "python"),
+                                                                     "PATH": "/usr/sbin:/usr/bin:/bin"})
+    first = proc.stderr.readline()
+    assert "capturing" in first, first + proc.stderr.read()
+    return proc
+
+
+@pytest.mark.parametrize("mode", ["xdp", "afxdp", "hybrid"])
+def test_dump_writes_every_frame_with_its_verdict_and_tcpdump_reads_it(mode, tmp_path):
+    with Topology("pair") as pair:
+        nf = NfInstance.start(pair, "firewall", mode, pair.dut_ifaces)
+        nf.request(f"rules add drop udp 198.18.0.1 9 198.18.0.2 {DROPPED_DPORT}")
+        everything = tmp_path / "all.pcapng"
+        dump_all = start_dump(nf.name, "--count", str(FRAMES), "-w", str(everything))
+        Generator(pair).run("--count", str(FRAMES), "--rate", "10000", "--flows", "5")
+        _, err = dump_all.communicate(timeout=30)
+        assert dump_all.returncode == 0, err
+        assert f"{FRAMES} frames captured" in err
+
+        tcpdump = subprocess.run(["tcpdump", "-r", str(everything), "-nn", "-e"], capture_output=True, text=True)
+        assert tcpdump.returncode == 0, tcpdump.stderr
+        lines = tcpdump.stdout.splitlines()
+        assert len(lines) == FRAMES
+        by_dport = Counter(line.split(" > ")[1].split(":")[0].rsplit(".", 1)[1] for line in lines if "UDP" in line)
+        assert by_dport == {str(p): FRAMES // 5 for p in range(9, 14)}
+
+        packets = list(PcapNgReader(str(everything)))
+        for packet in packets:
+            note = dict(item.split("=") for item in packet.comments[0].decode().split())
+            expected = "drop" if packet[UDP].dport == DROPPED_DPORT else "tx"
+            assert note["verdict"] == expected and note["side"] == SIDE_OF[mode][expected], note
+            assert note["iface"] == pair.links[0].dut_if and note["port"] == "0"
+            assert packet.wirelen == len(packet) == 60
+        assert nf.stop() == 0
+
+
+@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+def test_dump_of_one_verdict_keeps_only_those_frames(mode, tmp_path):
+    with Topology("pair") as pair:
+        nf = NfInstance.start(pair, "firewall", mode, pair.dut_ifaces)
+        nf.request(f"rules add drop udp 198.18.0.1 9 198.18.0.2 {DROPPED_DPORT}")
+        path = tmp_path / "drop.pcapng"
+        dump = start_dump(nf.name, "--verdict", "drop", "--count", str(FRAMES // 5), "-w", str(path))
+        busy = run_xnf(["dump", "--name", nf.name, "--count", "1"])
+        assert busy.returncode == 1 and "a capture is already running" in busy.stderr
+        Generator(pair).run("--count", str(FRAMES), "--rate", "10000", "--flows", "5")
+        _, err = dump.communicate(timeout=30)
+        assert dump.returncode == 0, err
+        packets = list(PcapNgReader(str(path)))
+        assert len(packets) == FRAMES // 5
+        assert all(p[UDP].dport == DROPPED_DPORT and b"verdict=drop" in p.comments[0] for p in packets)
+        # the capture is over: the next one starts, and a wrong verdict is refused with the names
+        wrong = run_xnf(["dump", "--name", nf.name, "--verdict", "dropped", "--count", "1"])
+        assert wrong.returncode == 1 and "no verdict 'dropped' to capture" in wrong.stderr
+        assert nf.stop() == 0
+
+
+def test_an_instance_stops_cleanly_while_a_capture_waits():
+    with Topology("pair") as pair:
+        nf = NfInstance.start(pair, "firewall", "afxdp", pair.dut_ifaces)
+        dump = start_dump(nf.name)
+        assert nf.stop() == 0
+        _, err = dump.communicate(timeout=15)
+        assert dump.returncode == 0 and "0 frames captured" in err

@@ -1,0 +1,131 @@
+"""`xnf exporter` scraped by a real Prometheus (Debian's, started here on a loopback port in a temporary folder
+and always stopped) while traffic flows: its HTTP API answers the instance's packet counter with the value
+`xnf stats` gives."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from lab_helpers import run_xnf
+from xnf import control
+from xnf.build import REPO_ROOT
+from xnf.lab.generator import Generator
+from xnf.lab.nf_process import NfInstance
+from xnf.lab.topology import Topology
+
+FRAMES = 60000
+SCRAPE_CONFIG = """global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: xnf
+    honor_labels: true
+    static_configs:
+      - targets: ["{target}"]
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_http(url: str, seconds: float = 30) -> str:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as answer:
+                return answer.read().decode()
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+class Server:
+    """A background process that is always stopped."""
+
+    def __init__(self, argv: list[str], cwd: Path | None = None):
+        self.process = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                        env={"PATH": "/usr/sbin:/usr/bin:/bin", "PYTHONPATH": str(REPO_ROOT / "python")})
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def query(prometheus: str, promql: str) -> list[dict]:
+    url = f"{prometheus}/api/v1/query?" + urllib.parse.urlencode({"query": promql})
+    answer = json.loads(wait_http(url))
+    assert answer["status"] == "success", answer
+    return answer["data"]["result"]
+
+
+@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+def test_prometheus_scrapes_the_counters_xnf_stats_shows(mode, tmp_path):
+    prometheus_bin = shutil.which("prometheus", path="/usr/bin:/usr/sbin")
+    assert prometheus_bin, "Debian's prometheus package is missing: scripts/setup.sh installs it"
+    exporter_port, prometheus_port = free_port(), free_port()
+    (tmp_path / "prometheus.yml").write_text(SCRAPE_CONFIG.format(target=f"127.0.0.1:{exporter_port}"))
+    with Topology("pair") as pair:
+        nf = NfInstance.start(pair, "firewall", mode, pair.dut_ifaces)
+        nf.request("rules add drop udp 198.18.0.1 9 198.18.0.2 13")
+        prometheus = f"http://127.0.0.1:{prometheus_port}"
+        with Server([sys.executable, "-m", "xnf", "exporter", "--listen", f"127.0.0.1:{exporter_port}"]) as exporter, \
+                Server([prometheus_bin, f"--config.file={tmp_path / 'prometheus.yml'}",
+                        f"--storage.tsdb.path={tmp_path / 'data'}", f"--web.listen-address=127.0.0.1:{prometheus_port}"],
+                       cwd=tmp_path) as server:
+            metrics = wait_http(f"http://127.0.0.1:{exporter_port}/metrics")
+            assert f'xnf_packets_total{{instance="{nf.name}",mode="{mode}",nf="firewall",verdict="tx"}}' in metrics
+            wait_http(f"{prometheus}/-/ready")
+            # 5 flows, one of them (dport 13) dropped by the rule: 1 in 5 frames
+            Generator(pair).run("--count", str(FRAMES), "--rate", "20000", "--flows", "5")
+            stats = control.request_json(nf.name, "stats")
+            expected = {v: stats["verdicts"][v]["packets"] for v in ("tx", "drop")}
+            assert expected == {"tx": FRAMES * 4 // 5, "drop": FRAMES // 5}
+            scraped = {}
+            deadline = time.monotonic() + 30
+            while scraped != expected and time.monotonic() < deadline:
+                time.sleep(1)
+                for verdict in expected:
+                    found = query(prometheus, f'xnf_packets_total{{instance="{nf.name}",verdict="{verdict}"}}')
+                    scraped[verdict] = int(float(found[0]["value"][1])) if found else None
+            assert scraped == expected, (scraped, server.process.stderr)
+            up = query(prometheus, f'up{{job="xnf"}}')
+            assert up and up[0]["value"][1] == "1"
+            history = query(prometheus, f'count_over_time(xnf_packets_total{{instance="{nf.name}",verdict="tx"}}[1m])')
+            assert int(history[0]["value"][1]) >= 3  # scraped again and again while the traffic flowed
+            rule_drops = query(prometheus, f'xnf_nf_events_total{{instance="{nf.name}",counter="rule_drop"}}')
+            assert int(rule_drops[0]["value"][1]) == FRAMES // 5
+            if mode == "afxdp":
+                rx = query(prometheus, f'xnf_worker_events_total{{instance="{nf.name}",worker="0",counter="rx_packets"}}')
+                assert int(rx[0]["value"][1]) == FRAMES
+            assert exporter.process.poll() is None
+        assert nf.stop() == 0
+
+
+def test_the_exporter_refuses_a_bad_address_or_a_taken_port():
+    out = run_xnf(["exporter", "--listen", "localhost"])
+    assert out.returncode == 1 and "give ADDRESS:PORT" in out.stderr
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        out = run_xnf(["exporter", "--listen", f"127.0.0.1:{taken.getsockname()[1]}"])
+    assert out.returncode == 1 and "cannot listen on" in out.stderr and "Traceback" not in out.stderr
