@@ -13,9 +13,13 @@ BUILD     := build
 SDK_INCLUDES     := -Iinclude
 RUNTIME_INCLUDES := -Iinclude -Ilib/include -DXNF_INTERNAL_OK
 
-NF_CFLAGS  = $(CFLAGS) $(XNF_C_FLAGS) $(SDK_INCLUDES)
-RT_CFLAGS  = $(CFLAGS) $(XNF_C_FLAGS) $(RUNTIME_INCLUDES)
-BPF_CFLAGS = $(XNF_BPF_FLAGS) $(SDK_INCLUDES)
+# VARIANT_DEFINES: a variant build for a benchmark (make BUILD=build/variants/X VARIANT_DEFINES=-DXNF_NO_CAPTURE):
+# xnf bench run capture-cost builds the data path with no capture hook at all.
+# The version is pyproject.toml's, written there once; the runtime's --version prints it.
+VERSION   := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+NF_CFLAGS  = $(CFLAGS) $(XNF_C_FLAGS) $(SDK_INCLUDES) $(VARIANT_DEFINES)
+RT_CFLAGS  = $(CFLAGS) $(XNF_C_FLAGS) $(RUNTIME_INCLUDES) $(VARIANT_DEFINES) -DXNF_VERSION='"$(VERSION)"'
+BPF_CFLAGS = $(XNF_BPF_FLAGS) $(SDK_INCLUDES) $(VARIANT_DEFINES)
 # An NF's source must not reach past the SDK: checked before it is compiled, with a message that says so.
 CHECK_SDK  = scripts/check-sdk-line
 LDLIBS    := $(XNF_LDLIBS)
@@ -191,7 +195,6 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c
 # install leaves the xnf package Python already has alone).
 PREFIX  ?= /usr/local
 PYTHON  ?= python3
-VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
 SHIPPED_NFS := $(patsubst nfs/%/,%,$(wildcard nfs/*/))
 
 include mk/fuzz.mk

@@ -213,7 +213,9 @@ static void apply_verdicts(struct afxdp_worker *w, struct xsk_port_socket *s, st
 			   const xnf_verdict *verdicts, __u32 n)
 {
 	struct xsk_port_socket *queue_sockets = &w->sockets[(s - w->sockets) / w->nports * w->nports];
+#ifndef XNF_NO_CAPTURE
 	__u32 capture = atomic_load_explicit(&w->owner->capture_slots, memory_order_acquire);
+#endif
 
 	for (__u32 i = 0; i < n; i++) {
 		xnf_verdict v = verdicts[i];
@@ -225,8 +227,10 @@ static void apply_verdicts(struct afxdp_worker *w, struct xsk_port_socket *s, st
 			w->stats.verdicts[XNF_STAT_MALFORMED]++;
 			w->stats.verdict_bytes[XNF_STAT_MALFORMED] += len;
 		}
+#ifndef XNF_NO_CAPTURE /* a benchmark's variant without the hook (xnf bench run capture-cost) */
 		if (capture & (1u << slot))
 			xnf_worker_capture(w, s, pkts[i].data, len, slot);
+#endif
 		if (slot == XNF_STAT_TX) {
 			send_frame(w, s, addr, len);
 		} else if (slot == XNF_STAT_REDIRECT) {

@@ -294,9 +294,11 @@ static void tear_down(struct instance *in)
 int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode)
 {
 	struct instance in = { .opt = opt, .mode = mode, .control = { .listen_fd = -1 } };
-	struct xnf_xdp_plan plan = { .datapath = mode->datapath, .chain_split = opt->chain_split, .local = &opt->local,
-				     .offload_table = opt->offload.enabled ? opt->offload.table : 0 };
 	const char *run_dir = xnf_run_dir(opt->run_dir);
+	struct xnf_xdp_plan plan = { .datapath = mode->datapath, .chain_split = opt->chain_split, .local = &opt->local,
+				     .offload_table = opt->offload.enabled ? opt->offload.table : 0,
+				     .attach_libxdp = opt->attach == XNF_ATTACH_LIBXDP, .libxdp_priority = opt->priority,
+				     .journal_dir = run_dir };
 	struct xnf_port ports[XNF_MAX_PORTS];
 	int sig_fd, rc = 1;
 
@@ -318,16 +320,20 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 	signal(SIGPIPE, SIG_IGN);
 	if (xnf_control_open(&in.control, run_dir, opt->name))
 		goto out;
-	for (__u32 i = 0; i < opt->nifaces; i++)
+	for (__u32 i = 0; i < opt->nifaces; i++) {
 		xnf_busy_poll_recover(run_dir, ports[i].name);
+		xnf_libxdp_recover(run_dir, &ports[i]);
+	}
 	if (prepare_native_side(&in, ports, opt->nifaces) ||
 	    xnf_xdp_load(&in.xdp, ports, opt->nifaces, mode->generic, &plan, opt->map_sizes, opt->nmap_sizes) ||
+	    (opt->pin_dir && xnf_xdp_pin_maps(&in.xdp, opt->pin_dir)) ||
 	    load_rules(&in) || apply_option_rules(&in) || run_start_step(&in) ||
 	    start_sockets(&in) || start_offload(&in) || xnf_xdp_attach(&in.xdp))
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &in.started);
 	print_ready(&in);
 	rc = serve_until_signal(&in, sig_fd) ? 1 : 0;
+	xnf_report_summary(&in, stderr);
 out:
 	tear_down(&in);
 	close(sig_fd);

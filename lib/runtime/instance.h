@@ -48,7 +48,14 @@ struct run_options {
 	struct xnf_local_dispatch local;  /* --local */
 	__u32 chain_split;                /* --split: a chain's members that run in XDP (0: not split) */
 	struct drop_offload_config offload; /* --offload-drops and its settings */
+	int attach;                       /* --attach: enum xnf_attach_via */
+	__u32 priority;                   /* --priority: the run priority in libxdp's dispatcher */
+	const char *pin_dir;              /* --pin: where the maps are pinned while it runs, or NULL */
 };
+
+/* How the program reaches the hook: alone through bpf_links, or in libxdp's dispatcher beside others. */
+enum xnf_attach_via { XNF_ATTACH_LINK, XNF_ATTACH_LIBXDP };
+extern const char *const xnf_attach_names[];
 
 struct instance {
 	const struct run_options *opt;
@@ -72,5 +79,7 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 int xnf_report_info(void *ctx, FILE *out);
 int xnf_report_stats(void *ctx, FILE *out);
 int xnf_report_frames(void *ctx, FILE *out);
+/* One line when it stops: how long it ran and its frames per verdict. */
+void xnf_report_summary(struct instance *in, FILE *out);
 
 #endif

@@ -69,7 +69,8 @@ static void write_worker(FILE *out, const struct instance *in, __u32 index,
  * kernel what its members dropped or passed, the workers the verdicts of the rest. */
 static void add_worker_verdicts(struct instance *in, struct xnf_counter totals[XNF_STAT_NSLOTS], FILE *out)
 {
-	fprintf(out, ", \"workers\": [");
+	if (out)
+		fprintf(out, ", \"workers\": [");
 	for (__u32 w = 0; w < xnf_afxdp_nworkers(in->afxdp); w++) {
 		struct xnf_afxdp_worker_stats s;
 
@@ -80,10 +81,52 @@ static void add_worker_verdicts(struct instance *in, struct xnf_counter totals[X
 				totals[slot].bytes += s.verdict_bytes[slot];
 			}
 		}
-		fprintf(out, "%s", w ? ", " : "");
-		write_worker(out, in, w, &s);
+		if (out) {
+			fprintf(out, "%s", w ? ", " : "");
+			write_worker(out, in, w, &s);
+		}
 	}
-	fprintf(out, "]");
+	if (out)
+		fprintf(out, "]");
+}
+
+/* The instance's verdict totals, kernel and workers together; then, with out, the workers' JSON. */
+static int read_totals(struct instance *in, struct xnf_counter totals[XNF_STAT_NSLOTS], FILE *out)
+{
+	if (xnf_xdp_read_stats(&in->xdp, totals))
+		return -1;
+	if (in->mode->datapath == XNF_DATAPATH_USER) {
+		/* The kernel program only redirects, dispatches to the local stack (--local) or drops by an offloaded
+		 * rule (--offload-drops); every other verdict is the workers'. */
+		for (__u32 slot = 0; slot < XNF_STAT_NSLOTS; slot++) {
+			if (slot != XNF_STAT_REDIRECT_ERROR && slot != XNF_STAT_LOCAL && slot != XNF_STAT_DROP)
+				totals[slot] = (struct xnf_counter){ 0 };
+		}
+	}
+	if (in->afxdp)
+		add_worker_verdicts(in, totals, out);
+	return 0;
+}
+
+void xnf_report_summary(struct instance *in, FILE *out)
+{
+	struct xnf_counter totals[XNF_STAT_NSLOTS];
+	unsigned long long handled = 0;
+
+	if (read_totals(in, totals, NULL))
+		return;
+	for (__u32 slot = 0; slot < XNF_STAT_NSLOTS; slot++)
+		handled += slot == XNF_STAT_MALFORMED ? 0 : totals[slot].packets;
+	fprintf(out, "xnf: %s stopped after %.1f s: %llu frames", in->opt->name, xnf_seconds_since(&in->started),
+		handled);
+	for (__u32 slot = 0, first = 1; slot < XNF_STAT_NSLOTS; slot++) {
+		if (!totals[slot].packets)
+			continue;
+		fprintf(out, "%s%s %llu", first ? " (" : ", ", xnf_stat_names[slot],
+			(unsigned long long)totals[slot].packets);
+		first = 0;
+	}
+	fprintf(out, "%s\n", handled ? ")" : "");
 }
 
 /* Adds one side's per-CPU (or per-worker) values of the NF's counters to totals. */
@@ -133,22 +176,11 @@ int xnf_report_stats(void *ctx, FILE *out)
 {
 	struct instance *in = ctx;
 	struct xnf_counter totals[XNF_STAT_NSLOTS];
-	bool user = in->mode->datapath == XNF_DATAPATH_USER;
 
-	if (xnf_xdp_read_stats(&in->xdp, totals))
-		return -1;
-	if (user) {
-		/* The kernel program only redirects, dispatches to the local stack (--local) or drops by an offloaded
-		 * rule (--offload-drops); every other verdict is the workers'. */
-		for (__u32 slot = 0; slot < XNF_STAT_NSLOTS; slot++) {
-			if (slot != XNF_STAT_REDIRECT_ERROR && slot != XNF_STAT_LOCAL && slot != XNF_STAT_DROP)
-				totals[slot] = (struct xnf_counter){ 0 };
-		}
-	}
 	write_identity(out, in);
 	fprintf(out, ", \"uptime_s\": %.3f", xnf_seconds_since(&in->started));
-	if (in->afxdp)
-		add_worker_verdicts(in, totals, out);
+	if (read_totals(in, totals, out))
+		return -1;
 	write_nf_counters(out, in);
 	if (in->offload)
 		drop_offload_report(in->offload, out);

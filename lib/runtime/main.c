@@ -65,6 +65,16 @@ static const struct xnf_option runtime_options[] = {
 	  .help = "where control sockets live", .default_text = "$XNF_RUN_DIR or " XNF_DEFAULT_RUN_DIR },
 	{ .name = "map-size", .kind = XNF_OPT_CUSTOM, .value = "MAP=N", .repeat = true, .parse = take_map_size,
 	  .help = "give one of the NF's maps N entries (K, M, G: times 1024, 1024^2, 1024^3)" },
+	{ .name = "attach", .kind = XNF_OPT_CHOICE, .value = "VIA", .offset = RUN(attach), .choices = xnf_attach_names,
+	  .help = "link: the program takes the XDP hook alone (a bpf_link: it leaves with the\n"
+		  "process); libxdp: it joins libxdp's dispatcher, in front of or behind other\n"
+		  "programs by --priority (needs bpffs; see docs/operations.md)" },
+	{ .name = "priority", .kind = XNF_OPT_UINT, .value = "N", .offset = RUN(priority), .min = 0, .max = 1000,
+	  .help = "--attach libxdp: the run priority, lower runs first; the next program runs\n"
+		  "when this one passes a frame (XDP_PASS)" },
+	{ .name = "pin", .kind = XNF_OPT_STRING, .value = "DIR", .offset = RUN(pin_dir),
+	  .help = "pin the maps in bpffs as DIR/MAP while it runs (bpftool map dump pinned\n"
+		  "DIR/MAP); removed when it stops" },
 	{ .name = "verbose", .short_name = 'v', .kind = XNF_OPT_FLAG, .offset = RUN(verbose),
 	  .help = "show libbpf's messages" },
 	{ .name = "queues", .kind = XNF_OPT_UINT, .value = "N", .section = AFXDP_SECTION, .id = TAG_AFXDP,
@@ -148,7 +158,10 @@ static const struct run_options defaults = {
 		.tx_path = XNF_TX_AUTO, .live_batch = 1024, .live_wait_us = 50,
 	},
 	.offload = { .above_pps = 10000, .below_pps = 1000, .table = 256, .interval_ms = 200 },
+	.attach = XNF_ATTACH_LINK, .priority = XNF_LIBXDP_DEFAULT_PRIORITY,
 };
+
+const char *const xnf_attach_names[] = { "link", "libxdp", NULL };
 
 /* The runtime's options and the NF's own, in one table; the NF's take their values as rule lines. */
 static const struct xnf_option *option_table(void)
@@ -363,6 +376,17 @@ static int check_split(struct run_options *opt)
 }
 
 /* The offload settings only with --offload-drops, and that only where the NF declares pure-drop rules. */
+static int check_priority(const struct run_options *opt, const struct xnf_option *table, const bool *given)
+{
+	for (size_t i = 0; table[i].name; i++) {
+		if (given[i] && strcmp(table[i].name, "priority") == 0 && opt->attach != XNF_ATTACH_LIBXDP) {
+			xnf_error("--priority orders the programs in libxdp's dispatcher: it needs --attach libxdp");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int check_offload(const struct run_options *opt, const struct xnf_option *table, const bool *given)
 {
 	for (size_t i = 0; table[i].name; i++) {
@@ -405,7 +429,7 @@ static int check_run_options(struct run_options *opt, const struct xnf_option *t
 	}
 	if (opt->chain_split && check_split(opt))
 		return -1;
-	if (check_offload(opt, table, given))
+	if (check_offload(opt, table, given) || check_priority(opt, table, given))
 		return -1;
 	if (opt->afxdp.copy_fallback && !opt->afxdp.zerocopy) {
 		xnf_error("--copy-fallback only makes sense with --zerocopy");
@@ -434,7 +458,8 @@ static int cmd_run(int argc, char **argv)
 	snprintf(text, sizeof(text), "usage: xnf-%s run --mode MODE --iface IF [--iface IF ...] [options]", xnf_nf_name);
 	rc = xnf_options_parse(table, argc, argv, &opt, given, text, &defaults);
 	if (rc > 0) {
-		print_modes(stdout);
+		if (rc == 1)
+			print_modes(stdout);
 		return 0;
 	}
 	if (rc < 0 || check_run_options(&opt, table, given))
@@ -561,6 +586,10 @@ int main(int argc, char **argv)
 		return cmd_check_rules(argc - 1, argv + 1);
 	if (strcmp(argv[1], "describe") == 0)
 		return cmd_describe(argc - 1, argv + 1);
+	if (strcmp(argv[1], "--version") == 0) {
+		xnf_print_version();
+		return 0;
+	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		usage(stdout);
 		return 0;

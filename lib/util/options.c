@@ -21,6 +21,14 @@ static const char *const kind_names[] = {
 	[XNF_OPT_CHOICE] = "choice", [XNF_OPT_CORES] = "cores", [XNF_OPT_CUSTOM] = "string",
 };
 
+/* getopt's value for --version: past every table index (ID_BASE + i) and every short option. */
+#define VERSION_ID (ID_BASE - 1)
+
+void xnf_print_version(void)
+{
+	printf("%s %s\n", program_invocation_short_name, XNF_VERSION);
+}
+
 size_t xnf_options_count(const struct xnf_option *table)
 {
 	size_t n = 0;
@@ -166,7 +174,8 @@ static size_t build_getopt_table(const struct xnf_option *table, struct option *
 		}
 	}
 	longopts[n] = (struct option){ "help", no_argument, NULL, 'h' };
-	longopts[n + 1] = (struct option){ 0 };
+	longopts[n + 1] = (struct option){ "version", no_argument, NULL, VERSION_ID };
+	longopts[n + 2] = (struct option){ 0 };
 	shortopts[s++] = 'h';
 	shortopts[s] = 0;
 	return n;
@@ -184,7 +193,7 @@ static int index_of_short(const struct xnf_option *table, int c)
 int xnf_options_parse(const struct xnf_option *table, int argc, char **argv, void *opts, bool *given,
 		      const char *usage, const void *defaults)
 {
-	struct option longopts[MAX_OPTIONS + 2];
+	struct option longopts[MAX_OPTIONS + 3];
 	char shortopts[2 * MAX_OPTIONS + 3];
 	size_t n = xnf_options_count(table);
 	int c;
@@ -200,6 +209,10 @@ int xnf_options_parse(const struct xnf_option *table, int argc, char **argv, voi
 		if (c == 'h' && i < 0) {
 			xnf_options_help(stdout, table, usage, defaults);
 			return 1;
+		}
+		if (c == VERSION_ID) {
+			xnf_print_version();
+			return 2;
 		}
 		if (c == ':') {
 			xnf_error("option %s needs a value", argv[optind - 1]);
@@ -281,6 +294,7 @@ void xnf_options_help(FILE *out, const struct xnf_option *table, const char *usa
 		help_line(out, o, defaults);
 	}
 	fprintf(out, "  -h, --help%*sthis text\n", HELP_COLUMN - 12, "");
+	fprintf(out, "      --version%*sxnf's version\n", HELP_COLUMN - 15, "");
 }
 
 void xnf_options_describe(FILE *out, const struct xnf_option *table, const void *defaults)

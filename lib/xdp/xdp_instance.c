@@ -214,6 +214,10 @@ int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32
 	memcpy(x->ports, ports, nports * sizeof(*ports));
 	for (__u32 i = 0; i < nports; i++)
 		cfg.ifindex[i] = (__u32)ports[i].ifindex;
+	x->cfg = cfg;
+	x->attach_libxdp = plan->attach_libxdp;
+	x->libxdp_priority = plan->libxdp_priority;
+	x->journal_dir = plan->journal_dir;
 
 	libbpf_set_print(capture_libbpf);
 	reset_libbpf_log();
@@ -246,17 +250,22 @@ int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32
 
 int xnf_xdp_attach(struct xnf_xdp_instance *x)
 {
+	if (x->attach_libxdp)
+		return xnf_libxdp_attach(x, x->journal_dir);
 	return xnf_xdp_attach_ports(x->prog_fd, x->ports, x->nports, x->generic, x->link_fds);
 }
 
 void xnf_xdp_detach(struct xnf_xdp_instance *x)
 {
+	xnf_libxdp_detach(x);
 	xnf_xdp_detach_ports(x->link_fds, x->nports);
 }
 
 void xnf_xdp_destroy(struct xnf_xdp_instance *x)
 {
 	xnf_xdp_detach(x);
+	if (x->pinned)
+		xnf_xdp_unpin_maps(x);
 	xnf_embedded_destroy(x->embedded);
 	x->embedded = NULL;
 	reset_libbpf_log();

@@ -157,7 +157,8 @@ def cmd_rules(args: argparse.Namespace) -> int:
     if args.action == "list":
         if args.rule:
             raise XnfError("'xnf rules list' takes no rule")
-        sys.stdout.write(control.request(name, "rules list"))
+        text = control.request(name, "rules list")
+        sys.stdout.write(json.dumps(text.splitlines(), indent=2) + "\n" if args.json else text)
         return 0
     if not args.rule:
         raise XnfError(f"'xnf rules {args.action}' needs a rule, e.g. xnf rules {args.action} drop udp 10.0.0.1 1234 10.0.0.2 53")
@@ -166,17 +167,27 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 
 def cmd_ps(args: argparse.Namespace) -> int:
+    infos = []
     for name in control.instances(remove_stale=True):
-        info = control.request_json(name, "info")
+        try:
+            infos.append(control.request_json(name, "info"))
+        except XnfError:
+            continue  # it stopped between the listing and the request
+    if args.json:
+        print(json.dumps(infos, indent=2))
+    for info in [] if args.json else infos:
         ports = ",".join(p["iface"] for p in info["ports"])
-        print(f"{name}\t{info['nf']}\t{info['mode']}\tpid {info['pid']}\t{ports}")
+        print(f"{info['name']}\t{info['nf']}\t{info['mode']}\tpid {info['pid']}\t{ports}")
     return 0
 
 
 def cmd_list(args: argparse.Namespace) -> int:
     built = build.user_nfs()
-    for nf in build.available_nfs():
-        print(f"{nf}\t(built: {built[nf]})" if nf in built else nf)
+    nfs = [{"nf": nf, "built": str(built[nf]) if nf in built else None} for nf in build.available_nfs()]
+    if args.json:
+        print(json.dumps(nfs, indent=2))
+    for row in [] if args.json else nfs:
+        print(f"{row['nf']}\t(built: {row['built']})" if row["built"] else row["nf"])
     return 0
 
 
@@ -202,10 +213,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
         args.parser.print_help()
         return 0
     if args.action == "list":
-        for bench in catalog.BENCHMARKS:
-            print(f"{bench.name:20s} {bench.description}")
-        for study in catalog.STUDIES:
-            print(f"{study.NAME:20s} {study.DESCRIPTION} (study: 'xnf bench run {study.NAME} --help')")
+        rows = [{"name": b.name, "kind": "grid", "description": b.description} for b in catalog.BENCHMARKS]
+        rows += [{"name": s.NAME, "kind": "study", "description": s.DESCRIPTION} for s in catalog.STUDIES]
+        if args.json:
+            print(json.dumps(rows, indent=2))
+        for row in [] if args.json else rows:
+            study = f" (study: 'xnf bench run {row['name']} --help')" if row["kind"] == "study" else ""
+            print(f"{row['name']:20s} {row['description']}{study}")
         return 0
     if not args.name:
         raise XnfError("'xnf bench run' needs a benchmark name: see 'xnf bench list'")
@@ -274,6 +288,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return demo.run(seconds=args.seconds)
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("xnf")
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
 def _positive_int(text: str) -> int:
     if not text.isdigit() or int(text) == 0:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number above 0")
@@ -282,6 +305,7 @@ def _positive_int(text: str) -> int:
 
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="xnf", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"xnf {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", add_help=False, help="run an NF on one or more interfaces until Ctrl-C "
@@ -330,10 +354,15 @@ def make_parser() -> argparse.ArgumentParser:
     rules.add_argument("action", choices=("add", "del", "list"))
     rules.add_argument("rule", nargs=argparse.REMAINDER, help="the rule, in the NF's syntax")
     rules.add_argument("--name", "-n", help="instance (default: the only running one)")
+    rules.add_argument("--json", action="store_true", help="'rules list' as a JSON list of rule lines")
     rules.set_defaults(func=cmd_rules)
 
-    sub.add_parser("ps", help="running NF instances").set_defaults(func=cmd_ps)
-    sub.add_parser("list", help="the NFs xnf has: shipped, and built with 'xnf build'").set_defaults(func=cmd_list)
+    ps = sub.add_parser("ps", help="running NF instances")
+    ps.add_argument("--json", action="store_true", help="machine-readable output")
+    ps.set_defaults(func=cmd_ps)
+    nf_list = sub.add_parser("list", help="the NFs xnf has: shipped, and built with 'xnf build'")
+    nf_list.add_argument("--json", action="store_true", help="machine-readable output")
+    nf_list.set_defaults(func=cmd_list)
 
     build_cmd = sub.add_parser("build", help="build an NF of your own (a folder NAME/ with NAME.c) into xnf-NAME")
     build_cmd.add_argument("folder", help="the NF's folder (docs/writing-an-nf.md)")
@@ -346,6 +375,7 @@ def make_parser() -> argparse.ArgumentParser:
     bench.add_argument("action", nargs="?", choices=("list", "run"))
     bench.add_argument("name", nargs="?", help="benchmark to run (see 'xnf bench list')")
     bench.add_argument("--out", default="results", help="where results files go")
+    bench.add_argument("--json", action="store_true", help="'bench list' as JSON")
     bench.add_argument("--dut-receive-core", type=int, metavar="CORE",
                        help="XDP modes: run the DUT's receive (and the NF) in threaded NAPI on CORE, not in softirq "
                             "on the generator's core (docs/lab.md)")
@@ -378,6 +408,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # the reader (head, grep -q) has what it wanted: end quietly, and keep Python from complaining at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -108,7 +108,7 @@ def test_prometheus_scrapes_the_counters_xnf_stats_shows(mode, tmp_path):
                     found = query(prometheus, f'xnf_packets_total{{instance="{nf.name}",verdict="{verdict}"}}')
                     scraped[verdict] = int(float(found[0]["value"][1])) if found else None
             assert scraped == expected, (scraped, server.process.stderr)
-            up = query(prometheus, f'up{{job="xnf"}}')
+            up = query(prometheus, 'up{job="xnf"}')
             assert up and up[0]["value"][1] == "1"
             history = query(prometheus, f'count_over_time(xnf_packets_total{{instance="{nf.name}",verdict="tx"}}[1m])')
             assert int(history[0]["value"][1]) >= 3  # scraped again and again while the traffic flowed

@@ -24,6 +24,10 @@ CASES = {  # study: (its smallest options, the subjects it must measure, the sam
     "local-app": (["--rounds", "1", "--seconds", "1", "--load-kpps", "50"], {"xdp", "afxdp", "hybrid", "dispatch"},
                   "tps"),
     "dispatch": (["--rounds", "1", "--seconds", "0.3"], {"none", "software", "queue"}),
+    "capture-cost": (["--rounds", "1", "--seconds", "0.3"],
+                     {f"{m} {s}" for m in ("xdp", "afxdp") for s in ("not-compiled", "off", "on")}),
+    "soak": (["--minutes", "0.05", "--sample-seconds", "1", "--churn-per-s", "20"],
+             {"firewall-xdp", "firewall-afxdp", "lb-xdp", "lb-afxdp"}),
 }
 
 

@@ -2,9 +2,11 @@
 /*
  * xnf-xdp-load: attaches the first XDP program of any BPF object file to
  * interfaces until SIGINT/SIGTERM, through bpf_links (nothing stays attached
- * after it ends). For hand-written baselines measured beside our NFs.
+ * after it ends), or through libxdp's dispatcher (--libxdp, detached when it
+ * ends). For hand-written baselines measured beside our NFs, and for the other
+ * program the coexistence test runs beside an NF.
  *
- *   xnf-xdp-load OBJECT.o --iface IF [--iface IF ...] [--generic]
+ *   xnf-xdp-load --object OBJECT.o --iface IF [--iface IF ...] [--generic] [--libxdp [--priority N]]
  */
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <xdp/libxdp.h>
 
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/options.h>
@@ -23,6 +26,8 @@ struct options {
 	char *names[XNF_MAX_PORTS];
 	__u32 n;
 	bool generic;
+	bool libxdp;
+	__u32 priority;
 };
 
 static int take_iface(const struct xnf_option *o, const char *text, void *opts)
@@ -39,21 +44,65 @@ static const struct xnf_option table[] = {
 	  .help = "an interface to attach it to; give it again for more" },
 	{ .name = "generic", .kind = XNF_OPT_FLAG, .offset = offsetof(struct options, generic),
 	  .help = "skb-mode XDP instead of the driver's" },
+	{ .name = "libxdp", .kind = XNF_OPT_FLAG, .offset = offsetof(struct options, libxdp),
+	  .help = "attach through libxdp's multi-program dispatcher (needs bpffs: LIBXDP_BPFFS)" },
+	{ .name = "priority", .kind = XNF_OPT_UINT, .value = "N", .offset = offsetof(struct options, priority),
+	  .min = 0, .max = 1000, .help = "with --libxdp: the run priority, lower runs first (libxdp's default: 50)" },
 	XNF_OPTIONS_END,
 };
+
+/* --libxdp: one program per interface in its dispatcher, until a signal; detached before returning. */
+static int run_in_dispatcher(const struct options *opt, const struct xnf_port *ports, const sigset_t *mask)
+{
+	struct xdp_program *progs[XNF_MAX_PORTS] = { 0 };
+	enum xdp_attach_mode mode = opt->generic ? XDP_MODE_SKB : XDP_MODE_NATIVE;
+	int sig, rc = 0;
+	__u32 n;
+
+	for (n = 0; n < opt->n; n++) {
+		char why[256];
+		int err;
+
+		progs[n] = xdp_program__open_file(opt->object, NULL, NULL);
+		err = libxdp_get_error(progs[n]);
+		if (!err)
+			err = xdp_program__set_run_prio(progs[n], opt->priority);
+		if (!err)
+			err = xdp_program__attach(progs[n], ports[n].ifindex, mode, 0);
+		if (err) {
+			libxdp_strerror(err, why, sizeof(why));
+			xnf_error("cannot attach %s to %s through libxdp: %s", opt->object, ports[n].name, why);
+			if (!libxdp_get_error(progs[n]))
+				xdp_program__close(progs[n]);
+			rc = 1;
+			break;
+		}
+	}
+	if (!rc) {
+		printf("xnf-xdp-load: %s attached through libxdp at priority %u\n", xdp_program__name(progs[0]),
+		       opt->priority);
+		fflush(stdout);
+		sigwait(mask, &sig);
+	}
+	while (n-- > 0) {
+		xdp_program__detach(progs[n], ports[n].ifindex, mode, 0);
+		xdp_program__close(progs[n]);
+	}
+	return rc;
+}
 
 int main(int argc, char **argv)
 {
 	struct xnf_port ports[XNF_MAX_PORTS];
 	int link_fds[XNF_MAX_PORTS];
 	struct bpf_program *prog = NULL, *p;
-	struct options opt = { 0 };
+	struct options opt = { .priority = XNF_LIBXDP_DEFAULT_PRIORITY };
 	struct bpf_object *obj;
 	sigset_t mask;
 	int sig, rc;
 
 	rc = xnf_options_parse(table, argc, argv, &opt, NULL,
-			       "usage: xnf-xdp-load --object FILE --iface IF [--iface IF ...] [--generic]\n"
+			       "usage: xnf-xdp-load --object FILE --iface IF [--iface IF ...] [--generic] [--libxdp [--priority N]]\n"
 			       "attaches an XDP program through bpf_links until SIGINT or SIGTERM", NULL);
 	if (rc)
 		return rc > 0 ? 0 : 2;
@@ -63,6 +112,12 @@ int main(int argc, char **argv)
 	}
 	if (xnf_ports_resolve(opt.names, opt.n, ports))
 		return 1;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	if (opt.libxdp)
+		return run_in_dispatcher(&opt, ports, &mask);
 	obj = bpf_object__open_file(opt.object, NULL);
 	if (!obj) {
 		xnf_error("cannot open %s: %s", opt.object, strerror(errno));
@@ -77,10 +132,6 @@ int main(int argc, char **argv)
 		bpf_object__close(obj);
 		return 1;
 	}
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
 	if (xnf_xdp_attach_ports(bpf_program__fd(prog), ports, opt.n, opt.generic, link_fds)) {
 		bpf_object__close(obj);
 		return 1;

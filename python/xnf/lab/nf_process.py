@@ -6,6 +6,7 @@ import signal
 import subprocess
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from xnf import chain, control, programs
 from xnf.errors import XnfError
@@ -23,10 +24,12 @@ class NfInstance:
 
     @classmethod
     def start(cls, topology: Topology, nf: str, mode: str | None, ifaces: list[str], rules: str | None = None,
-              name: str | None = None, ns: str | None = None, extra: list[str] | None = None) -> "NfInstance":
+              name: str | None = None, ns: str | None = None, extra: list[str] | None = None,
+              binary: Path | None = None) -> "NfInstance":
         """Starts the NF and returns once its control socket answers; raises with its stderr if it exits.
         mode: None for a chain whose members say where they run (chain:firewall@xdp,lb@afxdp).
-        extra: more options for the NF binary (AF_XDP settings, for instance)."""
+        extra: more options for the NF binary (AF_XDP settings, for instance).
+        binary: another build of the NF (a benchmark's variant) instead of the usual one."""
         name = name or f"{topology.dut_ns}-{nf}".replace(":", "-").replace(",", "-").replace("@", "-")
         options = (["--mode", mode] if mode else []) + ["--name", name]
         for iface in ifaces:
@@ -34,7 +37,7 @@ class NfInstance:
         if rules:
             options += ["--rules", rules]
         options += extra or []
-        argv = [str(programs.nf_binary(nf)), "run", *chain.run_arguments(nf, options)]
+        argv = [str(binary or programs.nf_binary(nf)), "run", *chain.run_arguments(nf, options)]
         proc = topology.spawn(ns or topology.dut_ns, argv)
         instance = cls(topology, nf, name, proc)
         topology.on_teardown(instance._remove_stale_socket)

@@ -58,7 +58,7 @@ struct xnf_option {
 
 /*
  * Parses argv[first..] into opts. Returns 0; 1 after printing --help (to
- * stdout); -1 after one error message on stderr. given[i] is set for every
+ * stdout), 2 after --version; -1 after one error message on stderr. given[i] is set for every
  * table entry i that appeared (may be NULL). Positional arguments are refused.
  */
 int xnf_options_parse(const struct xnf_option *table, int argc, char **argv, void *opts, bool *given,
@@ -68,6 +68,9 @@ void xnf_options_help(FILE *out, const struct xnf_option *table, const char *usa
 /* The table as a JSON array: name, short, kind, value, help, section, min, max, choices, default, repeat. */
 void xnf_options_describe(FILE *out, const struct xnf_option *table, const void *defaults);
 size_t xnf_options_count(const struct xnf_option *table);
+/* "PROGRAM VERSION" on stdout (the binary's own name, whichever subcommand asks): what --version prints (every binary's; the version is pyproject.toml's, given to
+ * the build by the Makefile as XNF_VERSION). */
+void xnf_print_version(void);
 
 /* The one core-list parser: "0", "0,1". On error says what was wrong, naming option. */
 int xnf_parse_cores(const char *option, const char *text, struct xnf_core_list *out);

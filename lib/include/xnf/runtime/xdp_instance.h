@@ -2,7 +2,8 @@
 /*
  * The kernel data path of one NF instance: the embedded BPF object loaded and
  * attached to its ports through bpf_links, so that nothing stays attached when
- * the process ends, however it ends.
+ * the process ends, however it ends; or (--attach libxdp) through libxdp's
+ * multi-program dispatcher, beside other programs (xdp_libxdp.c).
  */
 #ifndef XNF_RUNTIME_XDP_INSTANCE_H
 #define XNF_RUNTIME_XDP_INSTANCE_H
@@ -16,6 +17,7 @@
 
 struct bpf_object;
 struct xnf_embedded;
+struct xnf_libxdp;
 
 struct xnf_xdp_instance {
 	struct xnf_embedded *embedded;
@@ -26,6 +28,12 @@ struct xnf_xdp_instance {
 	__u32 nports;
 	struct xnf_port ports[XNF_MAX_PORTS];
 	int link_fds[XNF_MAX_PORTS]; /* bpf_link fds: closing the last one detaches */
+	struct xnf_config cfg;       /* what the program's .rodata says: the same for every copy of it */
+	bool attach_libxdp;          /* --attach libxdp */
+	unsigned libxdp_priority;    /* its run priority in the dispatcher: lower runs first */
+	const char *journal_dir;     /* where a libxdp attachment is written down (the run directory) */
+	struct xnf_libxdp *libxdp;   /* the attachments, while attached through libxdp */
+	bool pinned;                 /* --pin: its maps are pinned in bpffs */
 };
 
 /* Loads the NF for these ports. On failure prints one clear message (with the
@@ -42,6 +50,9 @@ struct xnf_xdp_plan {
 	__u32 chain_split;                        /* XNF_DATAPATH_SPLIT: members the kernel runs */
 	const struct xnf_local_dispatch *local;   /* the dispatcher (--local), or NULL */
 	__u32 offload_table;                      /* --offload-drops: the pre-filter's rules; 0: off */
+	bool attach_libxdp;                       /* --attach libxdp, at --priority */
+	unsigned libxdp_priority;
+	const char *journal_dir;                  /* the run directory */
 };
 
 int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32 nports, bool generic,
@@ -50,6 +61,17 @@ int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32
 int xnf_xdp_attach(struct xnf_xdp_instance *x);
 void xnf_xdp_detach(struct xnf_xdp_instance *x);
 void xnf_xdp_destroy(struct xnf_xdp_instance *x);
+
+/* xdp_libxdp.c: attach to every port through libxdp's dispatcher, or to none; detach; and, before any start on
+ * port, remove what a killed instance left in its dispatcher. */
+int xnf_libxdp_attach(struct xnf_xdp_instance *x, const char *journal_dir);
+void xnf_libxdp_detach(struct xnf_xdp_instance *x);
+void xnf_libxdp_recover(const char *dir, const struct xnf_port *port);
+/* map_pins.c: --pin DIR, every map of the object pinned as DIR/NAME until unpinned (xnf_xdp_destroy does it). */
+int xnf_xdp_pin_maps(struct xnf_xdp_instance *x, const char *dir);
+void xnf_xdp_unpin_maps(struct xnf_xdp_instance *x);
+/* libxdp's run priority when --priority is not given: its own default. */
+#define XNF_LIBXDP_DEFAULT_PRIORITY 50
 
 /* The socket map (XSKMAP) the program redirects to in the AF_XDP modes; -1 if the object has none. */
 int xnf_xdp_socket_map_fd(const struct xnf_xdp_instance *x);

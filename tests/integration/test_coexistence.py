@@ -1,0 +1,176 @@
+"""`--attach libxdp`: an NF shares a veth with another XDP program through libxdp's dispatcher, behind it or in
+front of it by run priority; both run; stopping the NF leaves the other in place; a killed NF's program is
+removed by the next start; and what cannot work is refused with a message."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from lab_helpers import run_xnf
+from xnf import build, contract, control
+from xnf.lab.generator import Generator
+from xnf.lab.nf_process import NfInstance
+from xnf.lab.topology import Topology
+
+FRAMES = 500            # 5 flows, dport 9 to 13; the firewall drops dport 13
+DROPPED_DPORT = 13
+OTHER_OBJECT = build.BUILD_DIR / "bpf" / "xnf_count_pass.bpf.o"
+
+
+@pytest.fixture
+def bpffs(tmp_path, monkeypatch):
+    """A bpffs every process of the test shares (ip netns exec hides /sys/fs/bpf): libxdp finds it by
+    LIBXDP_BPFFS."""
+    folder = tmp_path / "bpffs"
+    folder.mkdir()
+    subprocess.run(["mount", "-t", "bpf", "bpf", str(folder)], check=True)
+    monkeypatch.setenv("LIBXDP_BPFFS", str(folder))
+    yield folder
+    subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def start_other(pair: Topology, priority: int) -> subprocess.Popen:
+    proc = pair.spawn(pair.dut_ns, [str(build.tool_binary("xnf-xdp-load")), "--object", str(OTHER_OBJECT),
+                                    "--iface", pair.links[0].dut_if, "--libxdp", "--priority", str(priority)])
+    line = proc.stdout.readline()
+    assert "attached through libxdp" in line, line + proc.stderr.read()
+    return proc
+
+
+def hook_holder(pair: Topology) -> str:
+    """The name of the program on the DUT's hook: libxdp's dispatcher, or a program attached alone."""
+    out = pair.run(pair.dut_ns, ["ip", "-d", "link", "show", pair.links[0].dut_if]).stdout
+    return out.split("prog/xdp id ")[1].split(" name ")[1].split()[0] if "prog/xdp id " in out else ""
+
+
+def need_dispatcher(pair: Topology) -> None:
+    """libxdp builds its dispatcher from extension programs (freplace); a kernel that refuses them makes libxdp
+    attach the first program alone, and nothing can join it. Then there is nothing to test here but the
+    refusal (test_a_kernel_without_extensions_gets_a_clear_refusal)."""
+    if hook_holder(pair) != "xdp_dispatcher":
+        pytest.skip("this kernel refuses BPF_PROG_TYPE_EXT programs: libxdp cannot build a dispatcher")
+
+
+def other_count() -> int:
+    out = subprocess.run(["bpftool", "-j", "map", "dump", "name", "count_pass_frames"], capture_output=True,
+                         text=True, check=True).stdout
+    [entry] = json.loads(out)
+    return sum(cpu["value"] for cpu in entry["values"])
+
+
+def xnf_programs_in_dispatchers() -> int:
+    progs = json.loads(subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True,
+                                      check=True).stdout)
+    return sum(1 for p in progs if p.get("name") == "xnf_xdp_main" and p.get("type") == "ext")
+
+
+def send(pair: Topology) -> None:
+    Generator(pair).run("--count", str(FRAMES), "--rate", "10000", "--flows", "5")
+
+
+def verdicts(nf: NfInstance) -> dict:
+    return {v: c["packets"] for v, c in nf.stats().items() if v in ("tx", "drop")}
+
+
+@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+def test_an_nf_behind_another_program_both_run(mode, bpffs):
+    with Topology("pair") as pair:
+        other = start_other(pair, priority=10)
+        need_dispatcher(pair)
+        nf = NfInstance.start(pair, "firewall", mode, pair.dut_ifaces,
+                              extra=["--attach", "libxdp", "--priority", "20"])
+        nf.request(f"rules add drop udp 198.18.0.1 9 198.18.0.2 {DROPPED_DPORT}")
+        send(pair)
+        assert other_count() == FRAMES           # the other program saw every frame first, and passed it on
+        assert verdicts(nf) == {"tx": FRAMES * 4 // 5, "drop": FRAMES // 5}   # then the NF gave its verdicts
+        assert nf.stop() == 0
+        assert xnf_programs_in_dispatchers() == 0
+        send(pair)                               # the other program stays, alone
+        assert other_count() == 2 * FRAMES
+        other.terminate()
+        other.wait(timeout=10)
+
+
+def test_an_nf_in_front_decides_first(bpffs):
+    with Topology("pair") as pair:
+        start_other(pair, priority=50)
+        need_dispatcher(pair)
+        nf = NfInstance.start(pair, "firewall", "xdp", pair.dut_ifaces,
+                              extra=["--attach", "libxdp", "--priority", "5"])
+        nf.request(f"rules add drop udp 198.18.0.1 9 198.18.0.2 {DROPPED_DPORT}")
+        send(pair)
+        # tx and drop end the dispatcher's run (only XDP_PASS goes on): nothing reaches the program behind it
+        assert verdicts(nf) == {"tx": FRAMES * 4 // 5, "drop": FRAMES // 5}
+        assert other_count() == 0
+        assert nf.stop() == 0
+        send(pair)
+        assert other_count() == FRAMES
+
+
+def test_a_killed_nf_is_removed_from_the_dispatcher_by_the_next_start(bpffs):
+    with Topology("pair") as pair:
+        start_other(pair, priority=10)
+        need_dispatcher(pair)
+        options = ["--attach", "libxdp", "--priority", "20"]
+        killed = NfInstance.start(pair, "firewall", "xdp", pair.dut_ifaces, extra=options)
+        killed.process.kill()
+        killed.process.wait()
+        assert xnf_programs_in_dispatchers() == 1   # libxdp's pinned link keeps it attached
+        nf = NfInstance.start(pair, "firewall", "xdp", pair.dut_ifaces, name=killed.name + "-2", extra=options)
+        assert xnf_programs_in_dispatchers() == 1   # the new one only
+        send(pair)
+        assert verdicts(nf)["tx"] == FRAMES and other_count() == FRAMES
+        assert nf.stop() == 0
+        assert xnf_programs_in_dispatchers() == 0
+
+
+def test_a_kernel_without_extensions_gets_a_clear_refusal(bpffs):
+    with Topology("pair") as pair:
+        other = start_other(pair, priority=10)
+        if hook_holder(pair) == "xdp_dispatcher":
+            pytest.skip("this kernel loads extension programs: the coexistence tests above run instead")
+        other.terminate()
+        other.wait(timeout=10)
+        out = run_xnf(["run", "firewall", "--mode", "xdp", "--iface", pair.links[0].dut_if, "--attach", "libxdp"],
+                      ns=pair.dut_ns)
+        assert out.returncode == 1
+        assert "this kernel refuses the extension programs" in out.stderr and "--attach link" in out.stderr
+        assert "Traceback" not in out.stderr and "libxdp:" not in out.stderr
+        assert hook_holder(pair) == ""           # nothing left on the interface
+        assert not [f for f in control.run_dir().glob(".*-libxdp-*")]   # nor in the run directory
+
+
+def test_what_cannot_work_is_refused_clearly():
+    with Topology("pair") as pair:
+        without_bpffs = run_xnf(["run", "firewall", "--mode", "xdp", "--iface", pair.links[0].dut_if,
+                                 "--attach", "libxdp"], ns=pair.dut_ns)
+        assert without_bpffs.returncode == 1
+        assert "--attach libxdp needs bpffs" in without_bpffs.stderr and "LIBXDP_BPFFS" in without_bpffs.stderr
+        priority_alone = run_xnf(["run", "firewall", "--mode", "xdp", "--iface", pair.links[0].dut_if,
+                                  "--priority", "5"], ns=pair.dut_ns)
+        assert priority_alone.returncode != 0 and "it needs --attach libxdp" in priority_alone.stderr
+
+
+def test_pinned_maps_are_readable_by_bpftool_while_it_runs(bpffs):
+    with Topology("pair") as pair:
+        pins = bpffs / "edge-fw"
+        nf = NfInstance.start(pair, "firewall", "xdp", pair.dut_ifaces, extra=["--pin", str(pins)])
+        nf.request(f"rules add drop udp 198.18.0.1 9 198.18.0.2 {DROPPED_DPORT}")
+        send(pair)
+        acl = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "pinned", str(pins / "fw_acl")],
+                                        capture_output=True, text=True, check=True).stdout)
+        assert len(acl) == 1 and acl[0]["formatted"]["key"]["dport"] != 0
+        stats = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "pinned", str(pins / "xnf_stats")],
+                                          capture_output=True, text=True, check=True).stdout)
+        drop_slot = contract.runtime()["stats"]["verdicts"].index("drop")
+        drops = sum(cpu["value"]["packets"] for entry in stats if entry["formatted"]["key"] == drop_slot
+                    for cpu in entry["formatted"]["values"])   # bpftool's view through the map's BTF
+        assert drops == FRAMES // 5
+        assert nf.stop() == 0
+        assert not any(pins.iterdir())   # unpinned at the stop
+        refused = run_xnf(["run", "firewall", "--mode", "xdp", "--iface", pair.links[0].dut_if, "--pin",
+                           "/tmp/not-bpffs-here"], ns=pair.dut_ns)
+        assert refused.returncode == 1 and "is not in bpffs" in refused.stderr
