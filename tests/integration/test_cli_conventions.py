@@ -1,0 +1,50 @@
+"""What every command does alike: --version, --json, a quiet end when the reader of its output stops, and the
+line an instance prints when it is stopped."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from lab_helpers import run_xnf
+from xnf import build
+from xnf.build import REPO_ROOT
+from xnf.lab.generator import Generator
+from xnf.lab.nf_process import NfInstance
+from xnf.lab.topology import Topology
+
+
+def test_every_program_says_its_version():
+    version = run_xnf(["--version"]).stdout.split()
+    assert version[0] == "xnf" and version[1][0].isdigit()
+    for binary in [build.nf_binary("firewall"), build.tool_binary("xnf-gen"), build.tool_binary("xnf-xdp-load")]:
+        out = subprocess.run([str(binary), "--version"], capture_output=True, text=True)
+        assert out.returncode == 0 and out.stdout.split() == [binary.name, version[1]], out
+    run_version = subprocess.run([str(build.nf_binary("firewall")), "run", "--version"], capture_output=True, text=True)
+    assert run_version.stdout.split() == ["xnf-firewall", version[1]]
+
+
+def test_lists_come_as_json_too():
+    nfs = json.loads(run_xnf(["list", "--json"]).stdout)
+    assert {"firewall", "lb", "router"} <= {row["nf"] for row in nfs}
+    benches = json.loads(run_xnf(["bench", "list", "--json"]).stdout)
+    assert {"soak", "capture-cost", "smoke"} <= {row["name"] for row in benches}
+    assert json.loads(run_xnf(["ps", "--json"]).stdout) is not None
+
+
+def test_a_closed_pipe_ends_quietly():
+    piped = subprocess.run(["bash", "-c", f"set -o pipefail; {sys.executable} -m xnf bench list | head -1"],
+                           capture_output=True, text=True, env={"PYTHONPATH": str(REPO_ROOT / "python"),
+                                                                "PATH": "/usr/bin:/bin"})
+    assert piped.returncode == 0 and len(piped.stdout.splitlines()) == 1 and piped.stderr == ""
+
+
+def test_a_stopped_instance_says_what_it_did():
+    with Topology("pair") as pair:
+        nf = NfInstance.start(pair, "firewall", "xdp", pair.dut_ifaces, name="summary-fw")
+        nf.request("rules add drop udp 198.18.0.1 9 198.18.0.2 13")
+        Generator(pair).run("--count", "500", "--rate", "10000", "--flows", "5")
+        assert nf.stop() == 0
+        last = nf.process.stderr.read().strip().splitlines()[-1]
+        assert last.startswith("xnf: summary-fw stopped after ") and last.endswith("500 frames (drop 100, tx 400)")
