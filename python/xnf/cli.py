@@ -225,10 +225,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         raise XnfError("'xnf bench run' needs a benchmark name: see 'xnf bench list'")
     bench = catalog.find(args.name)
     if isinstance(bench, catalog.Benchmark):
-        if args.options:
-            raise XnfError(f"{bench.name} is a grid: it takes --out and --dut-receive-core only, not "
-                           f"{' '.join(args.options)}")
-        return _run_grid(args, bench)
+        from xnf.bench import overrides
+
+        return _run_grid(args, overrides.apply(bench, overrides.parse(args.options)))
     return _run_study(args, bench)
 
 

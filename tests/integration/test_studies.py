@@ -50,4 +50,24 @@ def test_a_study_refuses_what_it_does_not_take():
     wrong = run_xnf(["bench", "run", "live-tx", "--frobnicate"])
     assert wrong.returncode == 2 and "unrecognized arguments: --frobnicate" in wrong.stderr
     grid_option = run_xnf(["bench", "run", "smoke", "--rounds", "3"])
-    assert grid_option.returncode == 1 and "smoke is a grid" in grid_option.stderr
+    assert grid_option.returncode == 1 and "a grid benchmark takes --set KEY=VALUE" in grid_option.stderr
+    wrong_key = run_xnf(["bench", "run", "smoke", "--set", "colour=blue"])
+    assert wrong_key.returncode == 1 and "no setting 'colour'" in wrong_key.stderr
+    wrong_loss = run_xnf(["bench", "run", "smoke", "--loss", "2"])
+    assert wrong_loss.returncode == 1 and "--loss: a share" in wrong_loss.stderr
+
+
+def test_a_grid_runs_as_the_user_changed_it(tmp_path):
+    config = tmp_path / "mine.toml"
+    config.write_text('modes = ["xdp"]\nrepetitions = 3\n[params]\nsize = [128]\n')
+    ran = run_xnf(["bench", "run", "smoke", "--out", str(tmp_path), "--config", str(config),
+                   "--set", "repetitions=1", "--seconds", "0.2", "--loss", "0.01"], timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    [results] = tmp_path.glob("smoke-*.json")
+    doc = json.loads(results.read_text())
+    bench = doc["benchmark"]
+    assert (bench["modes"], bench["params"], bench["repetitions"], bench["seconds"], bench["loss_threshold"]) == \
+        (["xdp"], {"size": [128]}, 1, 0.2, 0.01)          # the command line won over the file
+    [row] = doc["summary"]
+    assert row["size"] == 128 and row["samples"] == 1
+    assert row["ndr_mean_mpps"] > 0 and row["mean_mpps"] > 0   # no loss at all, beside at most 1 %

@@ -21,7 +21,7 @@ from xnf.lab import environment
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.measure import TrafficSpec, run_trial
 from xnf.lab.nf_process import NfInstance
-from xnf.lab.rfc2544 import measure_throughput
+from xnf.lab.rfc2544 import DEFAULT_LOSS_THRESHOLD, measure_throughput
 from xnf.lab.topology import Topology
 
 
@@ -49,6 +49,8 @@ class Benchmark:
     dut_receive_core: int | None = None
     # Modes whose workers send: one case per transmit path (--tx-path); empty: the NF's default (auto)
     tx_paths: list[str] = field(default_factory=list)
+    # "throughput": the loss the rate may have (the PDR's); the NDR (no loss) is searched and reported beside it
+    loss_threshold: float = DEFAULT_LOSS_THRESHOLD
 
     def cases(self) -> list[dict]:
         swept = {**self.params, **self.nf_params}
@@ -111,9 +113,10 @@ def _measure_case(bench: Benchmark, case: dict, tsc_hz: float | None, rules_dir:
                 return {"mpps": trial.achieved_pps / 1e6, "built_mpps": built_mpps,
                         "dut_ns_per_packet": trial.dut_ns_per_packet, "trial": trial.as_dict()}
             result = measure_throughput(t, bench.seconds, bench.search_repetitions, traffic, tsc_hz=tsc_hz,
-                                        sink=sink)
+                                        sink=sink, loss_threshold=bench.loss_threshold, ndr=True)
             latency = {str(f): tr.as_dict() for f, tr in result.latency_at.items()}
-            return {"mpps": result.mean_pps / 1e6, "generator_limited": result.generator_limited,
+            return {"mpps": result.mean_pps / 1e6, "ndr_mpps": result.ndr_pps / 1e6,
+                    "loss_threshold": bench.loss_threshold, "generator_limited": result.generator_limited,
                     "dut_ns_per_packet": _cost_at_throughput(result),
                     "search": [[tr.as_dict() for tr in run.trials] for run in result.runs],
                     "latency_at": latency}
@@ -134,6 +137,9 @@ def _summarise(samples: list[dict]) -> list[dict]:
         costs = [g["result"].get("dut_ns_per_packet") for g in group if g["result"].get("dut_ns_per_packet")]
         row["dut_ns_per_packet"] = statistics.mean(costs) if costs else None
         row["generator_limited"] = any(g["result"].get("generator_limited") for g in group)
+        ndr = [g["result"]["ndr_mpps"] for g in group if g["result"].get("ndr_mpps") is not None]
+        if ndr:
+            row["ndr_mean_mpps"] = statistics.mean(ndr)
         built = [g["result"]["built_mpps"] for g in group if g["result"].get("built_mpps")]
         if built:
             row["built_mpps"] = statistics.mean(built)

@@ -15,7 +15,8 @@ from typing import Callable
 from xnf.lab.measure import Trial, TrafficSpec, run_trial
 from xnf.lab.topology import Topology
 
-DEFAULT_LOSS_THRESHOLD = 0.001   # 0.1 %
+DEFAULT_LOSS_THRESHOLD = 0.001   # 0.1 %: the partial drop rate (PDR)
+NO_LOSS = 1e-12                  # the no-drop rate (NDR): not one frame lost
 DEFAULT_PRECISION = 0.01         # stop when the bracket is within 1 % of the generator's maximum
 LATENCY_FRACTIONS = (0.1, 0.5, 0.9)
 # The search only needs loss: one send time in 64 frames keeps the generator fast. Latency trials stamp all.
@@ -52,10 +53,15 @@ def search_once(trial: Callable[[float], Trial], loss_threshold: float = DEFAULT
 
 @dataclass
 class Throughput:
-    mean_pps: float
+    mean_pps: float                 # at the loss threshold (the PDR, or the NDR when the threshold is 0)
     stdev_pps: float
     runs: list[SearchResult]
     latency_at: dict[float, Trial]
+    ndr: list[SearchResult] = field(default_factory=list)   # with ndr=True: searches for no loss at all
+
+    @property
+    def ndr_pps(self) -> float | None:
+        return statistics.mean(r.throughput_pps for r in self.ndr) if self.ndr else None
 
     @property
     def generator_limited(self) -> bool:
@@ -65,7 +71,9 @@ class Throughput:
 def measure_throughput(topology: Topology, seconds: float = 2.0, repetitions: int = 10,
                        traffic: TrafficSpec | None = None, loss_threshold: float = DEFAULT_LOSS_THRESHOLD,
                        precision: float = DEFAULT_PRECISION, tsc_hz: float | None = None,
-                       progress: Callable[[str], None] | None = None, sink=None) -> Throughput:
+                       progress: Callable[[str], None] | None = None, sink=None, ndr: bool = False) -> Throughput:
+    """With ndr, each repetition also searches the rate that loses no frame at all (RFC 2544's own criterion),
+    reported beside the rate at loss_threshold."""
     traffic = traffic or TrafficSpec()
 
     def trial(rate: float, spec: TrafficSpec) -> Trial:
@@ -75,9 +83,12 @@ def measure_throughput(topology: Topology, seconds: float = 2.0, repetitions: in
         return t
 
     search_spec = traffic.with_stamps(SEARCH_STAMP_EVERY)
-    runs = [search_once(lambda rate: trial(rate, search_spec), loss_threshold, precision)
+    runs = [search_once(lambda rate: trial(rate, search_spec), loss_threshold or NO_LOSS, precision)
             for _ in range(repetitions)]
+    no_loss = [search_once(lambda rate: trial(rate, search_spec), NO_LOSS, precision)
+               for _ in range(repetitions if ndr and loss_threshold > 0 else 0)]
     values = [r.throughput_pps for r in runs]
     mean = statistics.mean(values)
     latency = {f: trial(mean * f, traffic) for f in LATENCY_FRACTIONS if mean > 0}
-    return Throughput(mean, statistics.stdev(values) if len(values) > 1 else 0.0, runs, latency)
+    return Throughput(mean, statistics.stdev(values) if len(values) > 1 else 0.0, runs, latency,
+                      no_loss or (runs if ndr else []))
