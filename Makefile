@@ -44,7 +44,7 @@ TEST_BINS := $(BUILD)/tests/test-native-maps $(BUILD)/tests/test-maps-concurrent
 # The lab's own XDP programs: the generator side's pass and sink, the hand-written baselines.
 LAB_BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(wildcard bpf/*.bpf.c))
 
-.PHONY: all clean install
+.PHONY: all clean install man
 all: $(NF_BINS) $(DIFF_BINS) $(TOOLS) $(TEST_BINS) $(LAB_BPF_OBJS)
 
 $(BUILD)/%.o: %.c
@@ -199,9 +199,20 @@ SHIPPED_NFS := $(patsubst nfs/%/,%,$(wildcard nfs/*/))
 
 include mk/fuzz.mk
 INSTALL_TO   = $(DESTDIR)$(PREFIX)
-install: all
+# Man pages from each program's own --help and --version (help2man): nothing is written twice.
+MAN_PROGRAMS := $(TOOLS) $(foreach n,$(SHIPPED_NFS),$(BUILD)/bin/xnf-$(n))
+man: all
+	@mkdir -p $(BUILD)/man
+	for p in $(MAN_PROGRAMS); do \
+		help2man --no-info --no-discard-stderr --output $(BUILD)/man/$$(basename $$p).1 $$p || exit 1; done
+	help2man --no-info --name "write a network function once, run it with XDP, AF_XDP or both" \
+		--output $(BUILD)/man/xnf.1 "env PYTHONPATH=$(CURDIR)/python $(PYTHON) -m xnf"
+	sed -i 's/^\.TH "\?ENV[^ ]*/.TH XNF/' $(BUILD)/man/xnf.1
+
+install: all man
 	install -d $(INSTALL_TO)/bin $(INSTALL_TO)/include/xnf/internal $(INSTALL_TO)/lib/xnf/bpf \
-		$(INSTALL_TO)/lib/pkgconfig $(INSTALL_TO)/share/xnf/include/xnf/runtime
+		$(INSTALL_TO)/lib/pkgconfig $(INSTALL_TO)/share/xnf/include/xnf/runtime $(INSTALL_TO)/share/man/man1
+	install -m 644 $(BUILD)/man/*.1 $(INSTALL_TO)/share/man/man1/
 	install -m 644 include/xnf/*.h $(INSTALL_TO)/include/xnf/
 	install -m 644 include/xnf/internal/*.h $(INSTALL_TO)/include/xnf/internal/
 	install -m 644 $(LIBXNF) $(BUILD)/lib/runtime/main.o $(INSTALL_TO)/lib/xnf/

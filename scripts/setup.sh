@@ -13,10 +13,11 @@ fi
 # memcached and libmemcached-tools (memcaslap): the real local application of the traffic-mix measurements.
 # libclang-rt-14-dev: libFuzzer and the sanitizers' runtimes, for the fuzz targets (make fuzz-bins).
 # prometheus: the real server the exporter's test starts on a loopback port (never as a service).
+# tcpdump: reads xnf dump's captures in the tests. help2man: the man pages (make man, make install).
 apt_packages=(clang llvm libbpf-dev libxdp-dev bpftool liburcu-dev libelf-dev zlib1g-dev
               pkg-config make gcc iproute2 ethtool
               dpdk-dev librte-net-af-xdp23 librte-net-af-packet23
-              memcached libmemcached-tools libclang-rt-14-dev prometheus)
+              memcached libmemcached-tools libclang-rt-14-dev prometheus tcpdump help2man)
 missing=()
 for pkg in "${apt_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -28,10 +29,15 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 # Reinstall when the package is missing or installed from another checkout.
-installed_from=$(python3 -c 'import xnf, rich, matplotlib, prometheus_client, pytest, scapy; print(xnf.__file__)' 2>/dev/null || true)
+installed_from=$(python3 -c 'import xnf, rich, matplotlib, prometheus_client, shtab, pytest, scapy; print(xnf.__file__)' 2>/dev/null || true)
 if [ "$installed_from" != "$PWD/python/xnf/__init__.py" ]; then
     echo "xnf setup: installing the python package (editable) and its test dependencies"
     python3 -m pip install -q --root-user-action=ignore -e ".[test]"
 fi
 
 make -s -j"$(nproc)"
+
+# Tab completion for the xnf command, generated from its own parser (shtab): bash reads it from here.
+completions=/usr/share/bash-completion/completions
+mkdir -p "$completions"
+python3 -m shtab --shell=bash --prog xnf xnf.cli.make_parser > "$completions/xnf.tmp" && mv "$completions/xnf.tmp" "$completions/xnf"

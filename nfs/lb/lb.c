@@ -6,8 +6,9 @@
  * path, lb_hash.h) and opens a session of two entries: client -> service is
  * rewritten to the backend's address, port and MAC; backend -> client is
  * rewritten back to the service's address and port, towards the client's MAC.
- * Checksums are updated incrementally. Sessions idle for longer than the
- * timeout are over (the packet path ignores them; a sweeper removes them).
+ * Checksums are updated incrementally. A session whose two directions have
+ * both been idle for longer than the timeout is over (the packet path ignores
+ * it; a sweeper removes it).
  * Packets for no service and no session go to the local stack.
  */
 #include <xnf/nf.h>
@@ -208,6 +209,17 @@ static __always_inline xnf_verdict lb_apply(const struct xnf_pkt *pkt, struct xn
 	return XNF_REDIRECT(s->egress);
 }
 
+/* An idle direction whose other direction is in use: the session lives (lb.h, lb_twin_key). */
+static __always_inline int lb_twin_alive(const struct xnf_5tuple *t, const struct lb_session *s, __u64 now)
+{
+	struct lb_session *twin;
+	struct xnf_5tuple key;
+
+	lb_twin_key(t, s, &key);
+	twin = xnf_map_lookup(&lb_sessions, &key);
+	return twin && !lb_idle_for(now, twin, lb_timeout_ns());
+}
+
 /* The session the packet belongs to, opening one if it is a service's; 0 when it belongs to none. */
 static __always_inline int lb_session_for(const struct xnf_pkt *pkt, const struct xnf_headers *h,
 					  const struct xnf_5tuple *t, struct lb_session *out, xnf_verdict *verdict)
@@ -218,8 +230,7 @@ static __always_inline int lb_session_for(const struct xnf_pkt *pkt, const struc
 
 	session = xnf_map_lookup(&lb_sessions, t);
 	if (session) {
-		/* Signed: another worker may have stamped it a moment "after" this one's clock read. */
-		if ((__s64)(now - session->last_seen_ns) <= (__s64)lb_timeout_ns()) {
+		if (!lb_idle_for(now, session, lb_timeout_ns()) || lb_twin_alive(t, session, now)) {
 			session->last_seen_ns = now;
 			xnf_count_event(LB_CNT_HIT);
 			*out = *session;

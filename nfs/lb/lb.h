@@ -5,6 +5,8 @@
 
 #include <linux/types.h>
 
+#include <xnf/parse.h> /* struct xnf_5tuple */
+
 #define LB_MAX_SERVICES 4096
 #define LB_SLOTS_PER_SERVICE 32     /* backends a service can have: slots 0..31 */
 #define LB_DEFAULT_SESSIONS 262144  /* entries; a session takes two (one per direction) */
@@ -56,6 +58,35 @@ struct lb_session {
 	__u16 pad;
 	__u64 last_seen_ns; /* CLOCK_MONOTONIC on both sides */
 };
+
+/*
+ * The key of the other direction of the session that entry (t, s) belongs to. A session lives while either of
+ * its directions is used: a flow whose backend stays silent for a while (UDP, one-way streams) must still find
+ * its way back when the backend answers, so neither the packet path nor the sweeper ends one direction alone.
+ */
+static inline __attribute__((always_inline)) void lb_twin_key(const struct xnf_5tuple *t, const struct lb_session *s, struct xnf_5tuple *twin)
+{
+	__builtin_memset(twin, 0, sizeof(*twin));
+	twin->family = t->family;
+	twin->proto = t->proto;
+	if (s->rewrite == LB_REWRITE_DST) { /* t: client -> service; the twin: backend -> client */
+		__builtin_memcpy(twin->saddr, s->addr, sizeof(twin->saddr));
+		twin->sport = s->port;
+		__builtin_memcpy(twin->daddr, t->saddr, sizeof(twin->daddr));
+		twin->dport = t->sport;
+	} else {                            /* t: backend -> client; the twin: client -> service */
+		__builtin_memcpy(twin->saddr, t->daddr, sizeof(twin->saddr));
+		twin->sport = t->dport;
+		__builtin_memcpy(twin->daddr, s->addr, sizeof(twin->daddr));
+		twin->dport = s->port;
+	}
+}
+
+static inline __attribute__((always_inline)) int lb_idle_for(__u64 now, const struct lb_session *s, __u64 timeout_ns)
+{
+	/* Signed: another worker may have stamped it a moment "after" this one's clock read. */
+	return (__s64)(now - s->last_seen_ns) > (__s64)timeout_ns;
+}
 
 enum lb_setting {
 	LB_SETTING_TIMEOUT_S = 0, /* idle time after which a session is over; 0: the default */

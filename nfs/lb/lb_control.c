@@ -30,6 +30,17 @@ static __u64 timeout_ns(const struct xnf_rules_target *maps)
 	return (__u64)(seconds ? seconds : LB_DEFAULT_TIMEOUT_S) * 1000000000ull;
 }
 
+/* A direction stays while the other direction of its session is in use (lb.h, lb_twin_key). */
+static bool twin_in_use(const struct xnf_map_ref *sessions, const struct xnf_5tuple *key,
+			const struct lb_session *session, __u64 now, __u64 timeout)
+{
+	struct lb_session twin;
+	struct xnf_5tuple twin_key;
+
+	lb_twin_key(key, session, &twin_key);
+	return xnf_map_ref_lookup(sessions, &twin_key, &twin) == 0 && !lb_idle_for(now, &twin, timeout);
+}
+
 /* Keys are collected before any is deleted: a deleted key cannot lead to the next one. */
 static void lb_sweep(const struct xnf_rules_target *maps)
 {
@@ -48,8 +59,8 @@ static void lb_sweep(const struct xnf_rules_target *maps)
 		n++;
 	sweep_resumes = n == SWEEP_BUDGET;
 	for (__u32 i = 0; i < n; i++) {
-		if (xnf_map_ref_lookup(&sessions, &keys[i], &session) == 0 &&
-		    (__s64)(now - session.last_seen_ns) > (__s64)timeout)
+		if (xnf_map_ref_lookup(&sessions, &keys[i], &session) == 0 && lb_idle_for(now, &session, timeout) &&
+		    !twin_in_use(&sessions, &keys[i], &session, now, timeout))
 			xnf_map_ref_delete(&sessions, &keys[i]);
 	}
 	if (sweep_resumes)

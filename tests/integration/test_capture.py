@@ -49,7 +49,8 @@ def test_dump_writes_every_frame_with_its_verdict_and_tcpdump_reads_it(mode, tmp
         assert tcpdump.returncode == 0, tcpdump.stderr
         lines = tcpdump.stdout.splitlines()
         assert len(lines) == FRAMES
-        by_dport = Counter(line.split(" > ")[1].split(":")[0].rsplit(".", 1)[1] for line in lines if "UDP" in line)
+        # "... 198.18.0.1.9 > 198.18.0.2.13: UDP, length 18": the destination port after the last " > "
+        by_dport = Counter(line.rsplit(" > ", 1)[1].split(":")[0].rsplit(".", 1)[1] for line in lines if "UDP" in line)
         assert by_dport == {str(p): FRAMES // 5 for p in range(9, 14)}
 
         packets = list(PcapNgReader(str(everything)))

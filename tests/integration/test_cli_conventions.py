@@ -48,3 +48,24 @@ def test_a_stopped_instance_says_what_it_did():
         assert nf.stop() == 0
         last = nf.process.stderr.read().strip().splitlines()[-1]
         assert last.startswith("xnf: summary-fw stopped after ") and last.endswith("500 frames (drop 100, tx 400)")
+
+
+def test_setup_installed_tab_completion_from_the_parser():
+    script = "/usr/share/bash-completion/completions/xnf"
+    completed = subprocess.run(["bash", "-c", f"source {script} && complete -p xnf && "
+                                              "COMP_WORDS=(xnf d) COMP_CWORD=1 COMP_LINE='xnf d' COMP_POINT=5 && "
+                                              "$(complete -p xnf | sed 's/.*-F \\([^ ]*\\) .*/\\1/') && "
+                                              "printf '%s\\n' \"${COMPREPLY[@]}\""],
+                               capture_output=True, text=True)
+    assert completed.returncode == 0, completed.stderr
+    assert "dump" in completed.stdout.split() and "demo" in completed.stdout.split()
+
+
+def test_man_pages_come_from_each_programs_help():
+    made = subprocess.run(["make", "-s", "man"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr
+    firewall = (REPO_ROOT / "build" / "man" / "xnf-firewall.1").read_text()
+    assert firewall.startswith(".\\\" DO NOT MODIFY") or ".TH XNF-FIREWALL" in firewall
+    assert "attach" in firewall and "priority" in firewall
+    xnf = (REPO_ROOT / "build" / "man" / "xnf.1").read_text()
+    assert ".TH XNF" in xnf and "exporter" in xnf and "dump" in xnf

@@ -95,6 +95,9 @@ def test_prometheus_scrapes_the_counters_xnf_stats_shows(mode, tmp_path):
             metrics = wait_http(f"http://127.0.0.1:{exporter_port}/metrics")
             assert f'xnf_packets_total{{instance="{nf.name}",mode="{mode}",nf="firewall",verdict="tx"}}' in metrics
             wait_http(f"{prometheus}/-/ready")
+            deadline = time.monotonic() + 30
+            while not query(prometheus, 'up{job="xnf"}') and time.monotonic() < deadline:
+                time.sleep(0.5)   # its first scrape: from then on it scrapes every second, traffic or not
             # 5 flows, one of them (dport 13) dropped by the rule: 1 in 5 frames
             Generator(pair).run("--count", str(FRAMES), "--rate", "20000", "--flows", "5")
             stats = control.request_json(nf.name, "stats")

@@ -193,6 +193,26 @@ def test_idle_sessions_expire(mode, rules_file):
         assert counters["expired"] == 0
 
 
+@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+def test_a_backend_that_answers_after_a_long_one_way_stream_still_reaches_the_client(mode, rules_file):
+    """A session lives while either direction is used: the client streams past the timeout, the backend has
+    been silent all along (a UDP upload), and its answer is still rewritten back from the service. The soak
+    found this: the backend's direction expired alone, and its answers went to the stack unrewritten."""
+    with Topology("pair") as t:
+        nf = NfInstance.start(t, "lb", mode, t.dut_ifaces, rules=rules_file(lb_rules(timeout=1)))
+        link = t.links[0]
+        for _ in range(6):                        # 3 s of the client's stream, one frame every half second
+            exchange(t, [to_service(link, 45000, UDP)], expect=1)
+            time.sleep(0.5)                       # the sweeper runs every second meanwhile
+        backend = expected_backend(link.gen_ip, 45000, VIP, 17, BACKENDS)
+        reply = from_backend(link, backend, link.gen_ip, 45000, UDP)
+        got = exchange(t, [reply], expect=1)
+        assert got == [rewritten(reply, link.gen_mac, link.dut_mac, src=VIP, sport=VPORT)]
+        counters = control.request_json(nf.name, "stats")["counters"]
+        assert counters["new_session"] == 1 and counters["not_service"] == 0
+        assert nf.stop() == 0
+
+
 def test_no_backend_drops_and_other_traffic_goes_to_the_stack(rules_file):
     with Topology("pair") as t:
         nf = NfInstance.start(t, "lb", "xdp", t.dut_ifaces, rules=rules_file(f"service tcp {VIP} 443\n"))
