@@ -167,17 +167,23 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 
 def cmd_ps(args: argparse.Namespace) -> int:
+    from xnf import attached
+
     infos = []
     for name in control.instances(remove_stale=True):
         try:
-            infos.append(control.request_json(name, "info"))
+            info = control.request_json(name, "info")
         except XnfError:
             continue  # it stopped between the listing and the request
+        info["others_attached"] = attached.others_on(info)
+        infos.append(info)
     if args.json:
         print(json.dumps(infos, indent=2))
     for info in [] if args.json else infos:
         ports = ",".join(p["iface"] for p in info["ports"])
-        print(f"{info['name']}\t{info['nf']}\t{info['mode']}\tpid {info['pid']}\t{ports}")
+        others = "; ".join(f"also on {iface}: " + ", ".join(f"{p['name']} (id {p['id']}, {p['mode']})" for p in progs)
+                           for iface, progs in info["others_attached"].items())
+        print(f"{info['name']}\t{info['nf']}\t{info['mode']}\tpid {info['pid']}\t{ports}" + (f"\t{others}" if others else ""))
     return 0
 
 

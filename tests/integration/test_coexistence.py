@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from lab_helpers import run_xnf
-from xnf import build, contract, control
+from xnf import attached, build, contract, control
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
@@ -174,3 +174,16 @@ def test_pinned_maps_are_readable_by_bpftool_while_it_runs(bpffs):
         refused = run_xnf(["run", "firewall", "--mode", "xdp", "--iface", pair.links[0].dut_if, "--pin",
                            "/tmp/not-bpffs-here"], ns=pair.dut_ns)
         assert refused.returncode == 1 and "is not in bpffs" in refused.stderr
+
+
+@pytest.mark.parametrize("mode, hook_mode", [("xdp", "native"), ("xdp-generic", "generic")])
+def test_ps_reads_each_instances_hook_from_its_namespace(mode, hook_mode):
+    with Topology("pair") as pair:
+        nf = NfInstance.start(pair, "firewall", mode, pair.dut_ifaces)
+        info = control.request_json(nf.name, "info")
+        [mine] = attached.programs_on(info["pid"], pair.links[0].dut_if)
+        assert (mine["name"], mine["mode"]) == (attached.XNF_PROGRAM, hook_mode)
+        [listed] = [i for i in json.loads(run_xnf(["ps", "--json"]).stdout) if i["name"] == nf.name]
+        assert listed["others_attached"] == {}      # a bpf_link holds the hook alone
+        assert nf.stop() == 0
+        assert hook_holder(pair) == ""
