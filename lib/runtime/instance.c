@@ -207,8 +207,7 @@ static int run_start_step(struct instance *in)
 	return -1;
 }
 
-/* --map-size names one of the NF's own maps; its native twin gets the same size. */
-static int size_native_maps(const struct run_options *opt)
+int xnf_size_native_maps(const struct run_options *opt)
 {
 	for (__u32 i = 0; i < opt->nmap_sizes; i++) {
 		struct xnf_map *map = xnf_native_map_find(opt->map_sizes[i].name);
@@ -306,7 +305,7 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 		xnf_error("xnf run needs root (CAP_BPF and CAP_NET_ADMIN) to load XDP programs: run it with sudo");
 		return 1;
 	}
-	if (xnf_ports_resolve(opt->ifaces, opt->nifaces, ports) || read_rules_early(&in) || size_native_maps(opt))
+	if (xnf_ports_resolve(opt->ifaces, opt->nifaces, ports) || read_rules_early(&in) || xnf_size_native_maps(opt))
 		goto before_start;
 	if (mode->sockets && xnf_afxdp_check_config(&opt->afxdp, ports, opt->nifaces)) {
 		rc = 2;

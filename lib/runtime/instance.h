@@ -72,6 +72,9 @@ struct instance {
 /* The NF's maps, on the side that runs it (native in the user-space modes, the kernel's otherwise). */
 struct xnf_rules_target xnf_instance_maps(struct instance *in);
 
+/* --map-size names one of the NF's own maps; its native twin gets the same size (before the native maps are made). */
+int xnf_size_native_maps(const struct run_options *opt);
+
 /* Sets up, serves until SIGINT/SIGTERM/SIGHUP, tears down. Returns the exit code. */
 int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode);
 

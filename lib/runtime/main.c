@@ -7,6 +7,7 @@
  *   xnf-<nf> run --mode MODE --iface IF [--iface IF2 ...] [options]
  *   xnf-<nf> check-rules FILE
  *   xnf-<nf> describe [--json]
+ *   xnf-<nf> cost --frames FILE.pcap [--rules FILE] [--repeat N]   (what it costs per frame, nf_cost.c)
  *
  * The options are one table (below, with the NF's own appended): it parses
  * them, prints --help, and `describe` writes it out with the modes, the stat
@@ -17,6 +18,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <xnf/control.h>
 #include <xnf/internal/native_maps.h>
@@ -30,6 +32,7 @@
 #include <xnf/internal/chain.h>
 
 #include "instance.h"
+#include "nf_cost.h"
 
 #define EXIT_USAGE 2
 #define MAX_NF_OPTIONS 8
@@ -299,11 +302,12 @@ static void print_modes(FILE *out)
 
 static void usage(FILE *out)
 {
-	char text[256];
+	char text[384];
 
 	snprintf(text, sizeof(text), "usage: xnf-%s run --mode MODE --iface IF [--iface IF ...] [options]\n"
-		 "       xnf-%s check-rules FILE\n       xnf-%s describe [--json]", xnf_nf_name, xnf_nf_name,
-		 xnf_nf_name);
+		 "       xnf-%s check-rules FILE\n       xnf-%s describe [--json]\n"
+		 "       xnf-%s cost --frames FILE.pcap [--rules FILE] [--repeat N]", xnf_nf_name, xnf_nf_name,
+		 xnf_nf_name, xnf_nf_name);
 	xnf_options_help(out, option_table(), text, &defaults);
 	print_modes(out);
 }
@@ -574,6 +578,42 @@ static int cmd_describe(int argc, char **argv)
 	return 0;
 }
 
+#define COST(field) offsetof(struct cost_options, field)
+
+static const struct xnf_option cost_options_table[] = {
+	{ .name = "frames", .kind = XNF_OPT_STRING, .value = "FILE", .offset = COST(frames),
+	  .help = "the frames to run the NF on (pcap; xnf-gen --write-pcap makes a mix's)" },
+	{ .name = "rules", .short_name = 'r', .kind = XNF_OPT_STRING, .value = "FILE", .offset = COST(run.rules),
+	  .help = "rules loaded on both sides first" },
+	{ .name = "map-size", .kind = XNF_OPT_CUSTOM, .value = "MAP=N", .repeat = true, .parse = take_map_size,
+	  .help = "give one of the NF's maps N entries (K, M, G: times 1024, 1024^2, 1024^3)" },
+	{ .name = "repeat", .kind = XNF_OPT_UINT, .value = "N", .offset = COST(repeat), .min = 1, .max = 1000000,
+	  .help = "timed passes over the frames on each side" },
+	XNF_OPTIONS_END,
+};
+
+static int cmd_cost(int argc, char **argv)
+{
+	static const struct cost_options cost_defaults = { .repeat = 100 };
+	struct cost_options opt = cost_defaults;
+	char text[128];
+	int rc;
+
+	snprintf(text, sizeof(text), "usage: xnf-%s cost --frames FILE.pcap [--rules FILE] [--repeat N]", xnf_nf_name);
+	rc = xnf_options_parse(cost_options_table, argc, argv, &opt, NULL, text, &cost_defaults);
+	if (rc)
+		return rc > 0 ? 0 : EXIT_USAGE;
+	if (!opt.frames) {
+		xnf_error("--frames is required: a pcap of the frames to measure on (see --help)");
+		return EXIT_USAGE;
+	}
+	if (geteuid() != 0) {
+		xnf_error("xnf-%s cost loads the NF's XDP program: run it as root", xnf_nf_name);
+		return 1;
+	}
+	return xnf_cost_run(&opt);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -586,6 +626,8 @@ int main(int argc, char **argv)
 		return cmd_check_rules(argc - 1, argv + 1);
 	if (strcmp(argv[1], "describe") == 0)
 		return cmd_describe(argc - 1, argv + 1);
+	if (strcmp(argv[1], "cost") == 0)
+		return cmd_cost(argc - 1, argv + 1);
 	if (strcmp(argv[1], "--version") == 0) {
 		xnf_print_version();
 		return 0;
@@ -594,6 +636,6 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	xnf_error("unknown command '%s': use run, check-rules or describe", argv[1]);
+	xnf_error("unknown command '%s': use run, check-rules, describe or cost", argv[1]);
 	return EXIT_USAGE;
 }

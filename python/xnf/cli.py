@@ -106,6 +106,23 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_cost(args: argparse.Namespace) -> int:
+    from xnf import nf_cost
+
+    _require_root("xnf cost")
+    gen = [item for spec in args.mix_class or [] for item in ("--class", spec)]
+    gen += ["--flows", str(args.flows)] + (["--size", str(args.size)] if args.size else [])
+    result = nf_cost.measure(args.nf, gen, args.rules, args.frames, args.repeat, args.map_size)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    verdicts = ", ".join(f"{k} {v}" for k, v in result["verdicts"].items())
+    print(f"{result['nf']} on {result['frames']} frames of the mix ({verdicts}), {result['repeat']} passes:\n"
+          f"  native (the AF_XDP workers' code): {result['native_ns_per_frame']:.1f} ns per frame\n"
+          f"  XDP program (BPF_PROG_RUN, with its per-run work): {result['xdp_ns_per_frame']:.1f} ns per frame")
+    return 0
+
+
 def cmd_dump(args: argparse.Namespace) -> int:
     from xnf import capture
 
@@ -325,6 +342,20 @@ def make_parser() -> argparse.ArgumentParser:
     stats.add_argument("--interval", "-i", type=float, metavar="S", help="rates every S seconds until Ctrl-C")
     stats.add_argument("--count", "-c", type=_positive_int, metavar="N", help="with --interval: stop after N")
     stats.set_defaults(func=cmd_stats)
+
+    cost = sub.add_parser("cost", help="what an NF costs per frame on a traffic mix, natively and in XDP, without "
+                          "a topology")
+    cost.add_argument("nf", help="NF name (see 'xnf list'), or a chain")
+    cost.add_argument("--rules", help="rules loaded first")
+    cost.add_argument("--class", dest="mix_class", action="append", metavar="SPEC",
+                      help="a traffic class as xnf-gen takes it (NAME:share=F,saddr=ADDR/LEN,...); repeat for a mix")
+    cost.add_argument("--flows", type=_positive_int, default=1, help="flows of the base traffic (default 1)")
+    cost.add_argument("--size", type=_positive_int, help="frame size (default the smallest)")
+    cost.add_argument("--frames", type=_positive_int, default=1000, help="frames of the mix to run on (default 1000)")
+    cost.add_argument("--repeat", type=_positive_int, default=100, help="timed passes over them (default 100)")
+    cost.add_argument("--map-size", action="append", metavar="MAP=N", help="a map's size, as xnf run takes it")
+    cost.add_argument("--json", action="store_true", help="machine-readable output")
+    cost.set_defaults(func=cmd_cost)
 
     dump = sub.add_parser("dump", help="capture what a running NF received and the verdict it gave (pcapng "
                           "with -w, for tcpdump and Wireshark)")

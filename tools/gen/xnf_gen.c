@@ -34,6 +34,7 @@
 
 #include "classes.h"
 #include "frame.h"
+#include "pcap_out.h"
 #include "iface_stats.h"
 #include "gen.skel.h"
 #include "probe.h"
@@ -54,6 +55,7 @@
 
 struct gen_options {
 	const char *iface, *rx_iface;
+	const char *write_pcap; /* --write-pcap: the frames go to this file instead of the interface */
 	int ifindex;
 	struct frame_spec frame;
 	bool have_src_ip, have_dst_ip;
@@ -354,6 +356,11 @@ static int check_options(struct gen_options *opt)
 		xnf_error("--stamp-every %u: give a power of two from 1 to 65536", opt->stamp_every);
 		return -1;
 	}
+	if (opt->write_pcap && (!opt->count || opt->rx_iface || opt->cores.count != 1)) {
+		xnf_error("--write-pcap writes --count frames built on one core: give --count, and neither --rx-iface "
+			  "nor more than one core");
+		return -1;
+	}
 	if (opt->count)
 		opt->duration_s = 0;
 	return 0;
@@ -457,6 +464,9 @@ static const struct xnf_option gen_table[] = {
 	{ .name = "stamp-every", .kind = XNF_OPT_UINT, .value = "N", .offset = GEN(stamp_every), .min = 1,
 	  .max = 65536, .help = "put a send time in one frame of N (a power of two): reading the clock is the\n"
 				"generator's dearest step; latency is then sampled" },
+	{ .name = "write-pcap", .kind = XNF_OPT_STRING, .value = "FILE", .offset = GEN(write_pcap),
+	  .help = "write the --count frames the run would send to FILE (pcap) instead of sending\n"
+		  "them: a mix's representative frames (what xnf cost measures an NF on)" },
 	{ .name = "describe", .kind = XNF_OPT_FLAG, .help = "print these options as JSON and exit" },
 	XNF_OPTIONS_END,
 };
@@ -590,6 +600,31 @@ static void explain_run_error(int err, const char *iface)
 			  "newer, and on veth an XDP program or GRO on the peer interface", iface, strerror(err));
 	else
 		xnf_error("sending on %s failed: %s", iface, strerror(err));
+}
+
+/* --write-pcap: the run's frames built by the same program, one a call without live frames (the output is
+ * kept), and written to the file instead of sent. On the run's one core: the flows are built per CPU. */
+static int write_frames(int prog_fd, const struct gen_options *opt, const __u8 *frame, __u32 len)
+{
+	struct xdp_md ctx = { .data_end = len, .ingress_ifindex = (__u32)opt->ifindex };
+	struct pcap_out *out = pcap_out_open(opt->write_pcap);
+	static __u8 built[MAX_FRAME];
+
+	if (!out)
+		return -1;
+	for (__u64 i = 0; i < opt->count; i++) {
+		LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = frame, .data_size_in = len, .data_out = built,
+			    .data_size_out = sizeof(built), .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = 1);
+
+		if (bpf_prog_test_run_opts(prog_fd, &run)) {
+			xnf_error("building frame %llu failed: %s", (unsigned long long)i, strerror(errno));
+			pcap_out_close(out);
+			return -1;
+		}
+		pcap_out_write(out, built, run.data_size_out);
+	}
+	pcap_out_close(out);
+	return 0;
 }
 
 /* A paced run offers exactly rate x duration frames, not whatever fits before the deadline. */
@@ -742,6 +777,14 @@ int main(int argc, char **argv)
 		xnf_error("cannot load the generator's BPF program: %s%s", strerror(errno),
 			  geteuid() ? " (xnf-gen needs root)" : "");
 		return 1;
+	}
+	if (opt.write_pcap) {
+		rc = pin_to_core(opt.cores.cores[0]) ||
+		     write_frames(bpf_program__fd(skel->progs.xnf_gen), &opt, templates[0], frame_len);
+		if (!rc)
+			printf("{\"written\": %llu, \"file\": \"%s\"}\n", (unsigned long long)opt.count, opt.write_pcap);
+		gen_bpf__destroy(skel);
+		return rc ? 1 : 0;
 	}
 	if (opt.rx_iface && receiver_attach(&rx, opt.rx_iface, rx_classes, opt.nclasses)) {
 		gen_bpf__destroy(skel);

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * xnf-<nf> cost --frames FILE.pcap [--rules FILE] [--map-size MAP=N] [--repeat N]: what the NF costs per frame on
+ * a representative frame set, with no interface and no traffic: its native build (the workers' code) in batches
+ * as a worker runs it, and its XDP program by BPF_PROG_RUN. The c_task of the cost model (docs/cost-model.md):
+ * what the NF adds to a path's fixed I/O cost. Both sides hold the same rules and run the start step; a first pass
+ * over the frames warms them (sessions open, caches fill), then each side is timed over --repeat passes.
+ *
+ * Native time is the batch's time less the time to copy the frames into the batch (the NF rewrites frames in
+ * place, so every pass starts from fresh copies). XDP time is the kernel's own mean per run of each frame
+ * (BPF_PROG_RUN's duration), the program and the glue around the NF, without any driver or transmit work.
+ */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xnf/internal/native_maps.h>
+#include <xnf/internal/nf_entry.h>
+#include <xnf/runtime/clock.h>
+#include <xnf/runtime/log.h>
+#include <xnf/runtime/stats.h>
+
+#include "frame_set.h"
+#include "instance.h"
+#include "nf_cost.h"
+
+#define BATCH 64
+
+static int load_side(const struct cost_options *opt, const struct xnf_rules_target *side, const char *which)
+{
+	char err[1024] = "";
+
+	if (opt->run.rules && xnf_rules_load_file(opt->run.rules, side, err, sizeof(err)) < 0) {
+		xnf_error("%s", err);
+		return -1;
+	}
+	if (xnf_nf_start && xnf_nf_start(side, err, sizeof(err))) {
+		xnf_error("%s cannot start (%s side): %s", xnf_nf_name, which, err);
+		return -1;
+	}
+	return 0;
+}
+
+/* One pass of the frames through the native NF in batches; returns the nanoseconds it took. With run false, only
+ * the copies: what the pass spends outside the NF. counts (may be NULL) gets the verdicts. */
+static double native_pass(const struct frame_set *f, __u8 *bufs, bool run, __u64 counts[XNF_STAT_NSLOTS])
+{
+	struct xnf_pkt pkts[BATCH];
+	xnf_verdict verdicts[BATCH];
+	struct timespec start;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (__u32 first = 0; first < f->n; first += BATCH) {
+		__u32 n = f->n - first < BATCH ? f->n - first : BATCH;
+
+		for (__u32 i = 0; i < n; i++) {
+			__u8 *buf = bufs + (size_t)i * FRAME_SET_MAX;
+
+			memcpy(buf, f->data[first + i], f->len[first + i]);
+			pkts[i] = (struct xnf_pkt){ .data = buf, .data_end = buf + f->len[first + i] };
+		}
+		if (!run)
+			continue;
+		xnf_nf_run_batch(pkts, verdicts, n);
+		for (__u32 i = 0; counts && i < n; i++)
+			counts[xnf_verdict_slot(verdicts[i], xnf_cfg.nports)]++;
+	}
+	return xnf_seconds_since(&start) * 1e9;
+}
+
+static double native_ns_per_frame(const struct frame_set *f, __u32 repeat, __u64 counts[XNF_STAT_NSLOTS])
+{
+	__u8 *bufs = malloc((size_t)BATCH * FRAME_SET_MAX);
+	double with_nf = 0, copies_only = 0;
+
+	if (!bufs)
+		return -1;
+	native_pass(f, bufs, true, counts); /* warm-up: the verdicts of the first pass */
+	for (__u32 r = 0; r < repeat; r++) {
+		with_nf += native_pass(f, bufs, true, NULL);
+		copies_only += native_pass(f, bufs, false, NULL);
+	}
+	free(bufs);
+	return (with_nf - copies_only) / ((double)f->n * repeat);
+}
+
+static double xdp_ns_per_frame(const struct xnf_xdp_instance *x, const struct frame_set *f, __u32 repeat)
+{
+	static __u8 out[FRAME_SET_MAX];
+	double total = 0;
+
+	for (__u32 i = 0; i < f->n; i++) {
+		LIBBPF_OPTS(bpf_test_run_opts, warm, .data_in = f->data[i], .data_size_in = f->len[i],
+			    .data_out = out, .data_size_out = sizeof(out), .repeat = 1);
+		LIBBPF_OPTS(bpf_test_run_opts, timed, .data_in = f->data[i], .data_size_in = f->len[i],
+			    .data_out = out, .data_size_out = sizeof(out), .repeat = repeat);
+
+		if (bpf_prog_test_run_opts(x->prog_fd, &warm) || bpf_prog_test_run_opts(x->prog_fd, &timed)) {
+			xnf_error("BPF_PROG_RUN of frame %u failed: %s", i, strerror(errno));
+			return -1;
+		}
+		total += timed.duration;
+	}
+	return total / f->n;
+}
+
+static void report(const struct cost_options *opt, const struct frame_set *f, double native_ns, double xdp_ns,
+		   const __u64 counts[XNF_STAT_NSLOTS])
+{
+	printf("{\"nf\": \"%s\", \"frames\": %u, \"repeat\": %u, \"native_ns_per_frame\": %.2f, "
+	       "\"xdp_ns_per_frame\": %.2f, \"verdicts\": {", xnf_nf_name, f->n, opt->repeat, native_ns, xdp_ns);
+	for (__u32 slot = 0, first = 1; slot < XNF_STAT_NSLOTS; slot++) {
+		if (!counts[slot])
+			continue;
+		printf("%s\"%s\": %llu", first ? "" : ", ", xnf_stat_names[slot], (unsigned long long)counts[slot]);
+		first = 0;
+	}
+	printf("}}\n");
+}
+
+int xnf_cost_run(const struct cost_options *opt)
+{
+	struct xnf_port lo = { .name = "lo", .ifindex = 1 };  /* the redirect map needs a port that exists */
+	struct xnf_rules_target native = { .resolve = xnf_native_resolve_map };
+	struct xnf_xdp_instance x = { 0 };
+	__u64 counts[XNF_STAT_NSLOTS] = { 0 };
+	struct frame_set frames = { 0 };
+	double native_ns, xdp_ns = -1;
+	int rc = 1;
+
+	xnf_cfg.nports = 1;
+	xnf_cfg.ifindex[0] = 1;
+	if (frame_set_read(opt->frames, &frames) || xnf_size_native_maps(&opt->run) || xnf_native_maps_init(1))
+		goto out;
+	if (xnf_xdp_load(&x, &lo, 1, false, &(struct xnf_xdp_plan){ .datapath = XNF_DATAPATH_KERNEL },
+			 opt->run.map_sizes, opt->run.nmap_sizes))
+		goto out;
+	if (load_side(opt, &(struct xnf_rules_target){ .resolve = xnf_xdp_resolve_map, .ctx = &x }, "kernel") ||
+	    load_side(opt, &native, "native"))
+		goto out;
+	native_ns = native_ns_per_frame(&frames, opt->repeat, counts);
+	if (native_ns >= 0)
+		xdp_ns = xdp_ns_per_frame(&x, &frames, opt->repeat);
+	if (native_ns >= 0 && xdp_ns >= 0) {
+		report(opt, &frames, native_ns, xdp_ns, counts);
+		rc = 0;
+	}
+out:
+	xnf_xdp_destroy(&x);
+	xnf_native_maps_free();
+	frame_set_free(&frames);
+	return rc;
+}

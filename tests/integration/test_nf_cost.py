@@ -1,0 +1,40 @@
+"""`xnf cost`: an NF run on a mix's frames natively and in XDP, without a topology: the verdicts are the mix's,
+exactly, and both sides report a time per frame; what cannot be measured says why."""
+
+from __future__ import annotations
+
+import json
+
+from lab_helpers import run_xnf
+
+MIX = ["--class", "legit:share=0.75,flows=64,vary=sport", "--class", "attack:saddr=203.0.113.0/28,share=0.25"]
+FRAMES = 1024   # one turn of xnf-gen's 1,024-slot schedule: the shares exactly
+
+
+def test_the_mix_gets_the_verdicts_its_shares_say_on_both_sides(tmp_path):
+    rules = tmp_path / "fw.rules"
+    rules.write_text("".join(f"drop udp 203.0.113.{i} 9 198.18.0.2 9\n" for i in range(16)))
+    out = run_xnf(["cost", "firewall", "--rules", str(rules), *MIX, "--frames", str(FRAMES), "--repeat", "20",
+                   "--json"], timeout=120)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["frames"] == FRAMES and result["verdicts"] == {"drop": FRAMES // 4, "tx": FRAMES * 3 // 4}
+    assert result["native_ns_per_frame"] > 0 and result["xdp_ns_per_frame"] > 0
+
+
+def test_a_chain_and_a_sized_map_are_measured_too():
+    chain = run_xnf(["cost", "chain:firewall,macswap", "--frames", "64", "--repeat", "5", "--json"], timeout=120)
+    assert chain.returncode == 0, chain.stderr
+    assert json.loads(chain.stdout)["verdicts"] == {"tx": 64}
+    sized = run_xnf(["cost", "memload", "--map-size", "ml_area=1K", "--frames", "64", "--repeat", "5", "--json"],
+                    timeout=120)
+    assert sized.returncode == 0, sized.stderr
+
+
+def test_what_cannot_be_measured_says_why(tmp_path):
+    missing = run_xnf(["cost", "firewall", "--rules", str(tmp_path / "none.rules")])
+    assert missing.returncode == 1 and "none.rules" in missing.stderr and "Traceback" not in missing.stderr
+    bad_class = run_xnf(["cost", "firewall", "--class", "x:share=2"])
+    assert bad_class.returncode == 1 and "frames could not be made" in bad_class.stderr
+    bad_map = run_xnf(["cost", "firewall", "--map-size", "nosuch=4"])
+    assert bad_map.returncode == 1 and "no map called 'nosuch'" in bad_map.stderr

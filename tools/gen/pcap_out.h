@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* A pcap file of Ethernet frames (libpcap): xnf-gen --write-pcap. */
+#ifndef XNF_GEN_PCAP_OUT_H
+#define XNF_GEN_PCAP_OUT_H
+
+struct pcap_out;
+
+/* NULL after a message. */
+struct pcap_out *pcap_out_open(const char *path);
+void pcap_out_write(struct pcap_out *o, const unsigned char *frame, unsigned int len);
+void pcap_out_close(struct pcap_out *o);
+
+#endif
