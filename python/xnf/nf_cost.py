@@ -25,6 +25,18 @@ def mix_frames(path: Path, frames: int, gen_options: list[str]) -> None:
         raise XnfError(f"the mix's frames could not be made: {made.stderr.strip()}")
 
 
+def _copy_rules(rules: str, folder: Path) -> str:
+    """The rules read here and handed over as a file: a pipe (--rules <(...), /dev/stdin) is this process's, and
+    the NF binary would find it closed."""
+    try:
+        text = Path(rules).read_bytes()
+    except OSError as err:
+        raise XnfError(f"cannot read rules file {rules}: {err.strerror}") from None
+    copy = folder / "rules"
+    copy.write_bytes(text)
+    return str(copy)
+
+
 def measure(nf: str, gen_options: list[str], rules: str | None = None, frames: int = 1000, repeat: int = 100,
             map_sizes: list[str] | None = None) -> dict:
     """The NF's native and XDP time per frame on the mix, and the verdicts it gave (one JSON object)."""
@@ -33,7 +45,7 @@ def measure(nf: str, gen_options: list[str], rules: str | None = None, frames: i
         mix_frames(pcap, frames, gen_options)
         argv = [str(programs.nf_binary(nf)), "cost", "--frames", str(pcap), "--repeat", str(repeat)]
         if rules:
-            argv += ["--rules", rules]
+            argv += ["--rules", _copy_rules(rules, Path(folder))]
         for size in map_sizes or []:
             argv += ["--map-size", size]
         out = subprocess.run(argv, capture_output=True, text=True)

@@ -26,6 +26,9 @@ CASES = {  # study: (its smallest options, the subjects it must measure, the sam
     "dispatch": (["--rounds", "1", "--seconds", "0.3"], {"none", "software", "queue"}),
     "capture-cost": (["--rounds", "1", "--seconds", "0.3"],
                      {f"{m} {s}" for m in ("xdp", "afxdp") for s in ("not-compiled", "off", "on")}),
+    "nf-cost": (["--rounds", "1", "--frames", "64", "--repeat", "5"],
+                {"macswap", "firewall", "firewall-10k", "lb", "router", "checksum-16", "memload-16M", "chain"},
+                "native_ns"),
     "soak": (["--minutes", "0.05", "--sample-seconds", "1", "--churn-per-s", "20"],
              {"firewall-xdp", "firewall-afxdp", "lb-xdp", "lb-afxdp"}),
 }
