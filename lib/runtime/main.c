@@ -561,6 +561,8 @@ static int cmd_describe(int argc, char **argv)
 	describe_strings(xnf_nf_counter_names, (size_t)-1);
 	printf(", \"maps\": ");
 	describe_maps();
+	/* Whether --offload-drops can move some of its drops into XDP: the advisor proposes it only then. */
+	printf(", \"drop_rules\": %s", xnf_nf_drop_rules ? "true" : "false");
 	printf(", \"modes\": ");
 	describe_modes();
 	printf(", \"options\": ");

@@ -107,11 +107,12 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_cost(args: argparse.Namespace) -> int:
-    from xnf import nf_cost
+    from xnf import mix, nf_cost
 
     _require_root("xnf cost")
     gen = [item for spec in args.mix_class or [] for item in ("--class", spec)]
     gen += ["--flows", str(args.flows)] + (["--size", str(args.size)] if args.size else [])
+    gen += mix.parse(args.mix)
     result = nf_cost.measure(args.nf, gen, args.rules, args.frames, args.repeat, args.map_size)
     if args.json:
         print(json.dumps(result, indent=2))
@@ -121,6 +122,13 @@ def cmd_cost(args: argparse.Namespace) -> int:
           f"  native (the AF_XDP workers' code): {result['native_ns_per_frame']:.1f} ns per frame\n"
           f"  XDP program (BPF_PROG_RUN, with its per-run work): {result['xdp_ns_per_frame']:.1f} ns per frame")
     return 0
+
+
+def cmd_advise(args: argparse.Namespace) -> int:
+    from xnf.model import advise_command
+
+    _require_root("xnf advise")
+    return advise_command.run(args)
 
 
 def cmd_dump(args: argparse.Namespace) -> int:
@@ -354,8 +362,30 @@ def make_parser() -> argparse.ArgumentParser:
     cost.add_argument("--frames", type=_positive_int, default=1000, help="frames of the mix to run on (default 1000)")
     cost.add_argument("--repeat", type=_positive_int, default=100, help="timed passes over them (default 100)")
     cost.add_argument("--map-size", action="append", metavar="MAP=N", help="a map's size, as xnf run takes it")
+    cost.add_argument("--mix", metavar="FILE|SPEC", help="the traffic: xnf-gen's traffic options or classes, inline "
+                      "or in a file (docs/cost-model.md)")
     cost.add_argument("--json", action="store_true", help="machine-readable output")
     cost.set_defaults(func=cmd_cost)
+
+    advise = sub.add_parser("advise", help="where should this NF run for this mix? Every data path predicted by the "
+                            "cost model from the NF's own cost, the fastest recommended")
+    advise.add_argument("nf", help="NF name (see 'xnf list'), or a chain (chain:a,b: its split points are candidates)")
+    advise.add_argument("--rules", help="the NF's rules")
+    advise.add_argument("--mix", metavar="FILE|SPEC", help="the traffic: xnf-gen's traffic options or classes, inline "
+                        "or in a file (default one flow of 64-byte UDP frames)")
+    advise.add_argument("--profile", metavar="P", help="a machine profile (file, or a published one's name; default: "
+                        "the one 'xnf bench run model-fit' installed)")
+    advise.add_argument("--cores", type=_positive_int, metavar="N", help="cores the NF may use (default the "
+                        "profile's)")
+    advise.add_argument("--map-size", action="append", metavar="MAP=N", help="a map's size, as xnf run takes it")
+    advise.add_argument("--calibrate", action="store_true", help="scale the profile to the machine's speed now (its "
+                        "yardstick measured again: a few seconds)")
+    advise.add_argument("--verify", type=int, nargs="?", const=3, metavar="N", help="measure the best N candidates "
+                        "(default 3) in the lab and say whether the pick holds")
+    advise.add_argument("--rounds", type=_positive_int, default=3, help="rounds of xnf cost (default 3)")
+    advise.add_argument("--frames", type=_positive_int, default=1024, help="frames of the mix xnf cost runs on")
+    advise.add_argument("--json", action="store_true", help="machine-readable output")
+    advise.set_defaults(func=cmd_advise)
 
     dump = sub.add_parser("dump", help="capture what a running NF received and the verdict it gave (pcapng "
                           "with -w, for tcpdump and Wireshark)")

@@ -110,7 +110,7 @@ def test_a_sink_is_measured_by_what_it_processed(bare_pair):
     """drop sends nothing back: its loss is what it never processed, so a paced trial it keeps up with
     shows no loss, and the latency histogram stays empty."""
     nf = NfInstance.start(bare_pair, "drop", "xdp", bare_pair.dut_ifaces)
-    trial = run_trial(bare_pair, 300_000, 1.0, TrafficSpec(), sink=nf)
+    trial = run_trial(bare_pair, 300_000, 1.0, TrafficSpec(), nf=nf)
     assert trial.sent == 300_000 and trial.received == 0
     assert trial.lost == 0 and trial.loss_ratio == 0.0
 

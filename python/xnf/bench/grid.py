@@ -107,13 +107,13 @@ def _measure_case(bench: Benchmark, case: dict, tsc_hz: float | None, rules_dir:
                 t.pin_dut_receive(bench.dut_receive_core)
             nf_setup.warm_up(t, setup, traffic.flows)
             if bench.measure == "max-rate":
-                trial = run_trial(t, 0, bench.seconds, traffic, tsc_hz, sink=sink)
+                trial = run_trial(t, 0, bench.seconds, traffic, tsc_hz, nf=sink)
                 # built per second, counting the frames the peer's full ring refused: the generator's own pace
                 built_mpps = (trial.sent + trial.send_errors) / trial.seconds / 1e6 if trial.seconds else None
                 return {"mpps": trial.achieved_pps / 1e6, "built_mpps": built_mpps,
                         "dut_ns_per_packet": trial.dut_ns_per_packet, "trial": trial.as_dict()}
             result = measure_throughput(t, bench.seconds, bench.search_repetitions, traffic, tsc_hz=tsc_hz,
-                                        sink=sink, loss_threshold=bench.loss_threshold, ndr=True)
+                                        nf=sink, loss_threshold=bench.loss_threshold, ndr=True)
             latency = {str(f): tr.as_dict() for f, tr in result.latency_at.items()}
             return {"mpps": result.mean_pps / 1e6, "ndr_mpps": result.ndr_pps / 1e6,
                     "loss_threshold": bench.loss_threshold, "generator_limited": result.generator_limited,

@@ -29,6 +29,7 @@ class TrafficSpec:
     gen_cores: tuple[int, ...] = (0,)
     stamp_every: int = 1      # send time in one frame of N: reading the clock costs generator speed
     batch: int = 64           # frames per kernel round of BPF_PROG_RUN (xnf-gen --batch, at most 256)
+    options: tuple[str, ...] = ()   # any other xnf-gen options: a mix's classes, addresses (docs/methodology.md)
 
     def with_stamps(self, every: int) -> "TrafficSpec":
         return replace(self, stamp_every=every)
@@ -43,7 +44,7 @@ class TrafficSpec:
             args.append("--ipv6")
         if self.vary:
             args += ["--vary", self.vary]
-        return args
+        return args + list(self.options)
 
 
 @dataclass
@@ -77,28 +78,32 @@ def _costs(usage: dict, gen_cores: tuple[int, ...], frames: int, tsc_hz: float |
     return dut_ns, (dut_ns * tsc_hz / 1e9 if tsc_hz else None), gen / frames * 1e9
 
 
-def _processed(nf) -> int:
-    """Frames the NF ran on, whatever its verdict: malformed is counted beside a verdict, not as one."""
-    return sum(v["packets"] for k, v in nf.stats().items() if k != "malformed")
+# Verdicts by which an NF keeps a frame from coming back, by its own decision: not a loss of the data path.
+KEPT_BACK = ("drop", "pass", "local")
+
+
+def _kept_back(nf) -> int:
+    return sum(v["packets"] for k, v in nf.stats().items() if k in KEPT_BACK)
 
 
 def run_trial(topology: Topology, rate: float, seconds: float, traffic: TrafficSpec | None = None,
-              tsc_hz: float | None = None, link: int = 0, rx_link: int | None = None, sink=None) -> Trial:
+              tsc_hz: float | None = None, link: int = 0, rx_link: int | None = None, nf=None) -> Trial:
     """Offers rate frames per second (0: unlimited) for seconds into the DUT, receiving on the generator's
     side of rx_link (the same link by default). The receiver needs that interface free of XDP
     (a topology with gen_xdp=None).
 
-    sink: for an NF that sends nothing back (drop), its NfInstance: loss is then what the NF never
-    processed (sent - its verdict counters), instead of what did not come back."""
+    nf: for an NF that keeps frames back by its own decision (drops them, or passes them to the local stack),
+    its NfInstance: those frames are not lost, so loss is what neither came back nor was kept back by a verdict
+    (for the drop NF, what it never processed)."""
     traffic = traffic or TrafficSpec()
     generator = Generator(topology, link=link, receive_on=rx_link if rx_link is not None else link)
-    processed_before = _processed(sink) if sink else 0
+    kept_before = _kept_back(nf) if nf else 0
     before = cpu.snapshot()
     out = generator.run("--duration", str(seconds), "--rate", str(rate), *traffic.argv()).summary
     usage = cpu.split(before, cpu.snapshot())
-    if sink:
-        processed = _processed(sink) - processed_before
-        out["lost"] = max(out["sent"] - processed, 0)
+    if nf:
+        kept = _kept_back(nf) - kept_before
+        out["lost"] = max(out["sent"] - out["received"] - kept, 0)
         out["loss_ratio"] = out["lost"] / out["sent"] if out["sent"] else 0.0
     dut_ns, dut_cycles, gen_ns = _costs(usage, traffic.gen_cores, out["sent"], tsc_hz)
     latency = {k: v for k, v in out["latency_ns"].items() if k != "histogram"}

@@ -71,13 +71,13 @@ class Throughput:
 def measure_throughput(topology: Topology, seconds: float = 2.0, repetitions: int = 10,
                        traffic: TrafficSpec | None = None, loss_threshold: float = DEFAULT_LOSS_THRESHOLD,
                        precision: float = DEFAULT_PRECISION, tsc_hz: float | None = None,
-                       progress: Callable[[str], None] | None = None, sink=None, ndr: bool = False) -> Throughput:
+                       progress: Callable[[str], None] | None = None, nf=None, ndr: bool = False) -> Throughput:
     """With ndr, each repetition also searches the rate that loses no frame at all (RFC 2544's own criterion),
-    reported beside the rate at loss_threshold."""
+    reported beside the rate at loss_threshold. nf: as run_trial takes it (frames the NF keeps back are no loss)."""
     traffic = traffic or TrafficSpec()
 
     def trial(rate: float, spec: TrafficSpec) -> Trial:
-        t = run_trial(topology, rate, seconds, spec, tsc_hz, sink=sink)
+        t = run_trial(topology, rate, seconds, spec, tsc_hz, nf=nf)
         if progress:
             progress(f"offered {rate / 1e6:.3f} Mpps: loss {t.loss_ratio:.4%}")
         return t

@@ -1,0 +1,135 @@
+"""Does the advisor pick the fastest path? Ten NF x mix cases the profile was not fitted on (python/xnf/model/
+cases.py: firewalls under attacks of 50 and 90 %, a 100,000-rule firewall, light and heavy checksums, lb with
+10,000 flows, a router, memload over 256 MiB, two chains under attack), and for each every candidate the advisor
+weighs (every path of the profile, a chain's split points, offloaded drop rules) measured by RFC 2544.
+
+Every round measures the yardstick and, beside each candidate's rate, the case's c_task (its members' too, for the
+split points), as `xnf advise` does; the advisor's pick for a case is the candidate with the highest median
+prediction (the profile scaled to each round's yardstick). The pick holds when its measured rate is the fastest
+measured or within 5 % of it.
+
+    xnf bench run advisor-check [--profile P] [--rounds 3] [--seconds 0.5] [--cases ...] [--paths ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+
+from xnf import chain, contract
+from xnf.bench import results_file
+from xnf.bench.rounds import measure_rounds
+from xnf.lab import environment
+from xnf.model import advisor, cases, check_rounds, lab_rate, task
+from xnf.model.check_rounds import YARDSTICK_SUBJECT
+from xnf.model.predict import predict
+from xnf.model.profile import Profile
+from xnf.model.task import NfCost, TaskCost
+
+NAME = "advisor-check"
+DESCRIPTION = "the advisor's pick against every candidate it weighed, measured, on ten NF x mix cases it was not " \
+              "fitted on"
+# afxdp/xsk is the profile's too, but forwards a fifth of what the others do on veth: measuring it ten times over
+# says nothing new (--paths takes it).
+DEFAULT_PATHS = ["xdp", "afxdp/live", "afxdp-sysc/live", "afxdp-poll/live", "hybrid/live"]
+HOLDS_WITHIN = 0.05
+
+
+def measure_task(case: lab_rate.NfCase, baseline: dict, folder: Path, frames: int) -> TaskCost:
+    how = task.Measurement(case.gen_options, frames=frames, rounds=1, map_sizes=case.map_sizes)
+    return task.measure(case.nf, case.write_rules(folder), baseline, how)
+
+
+def drop_rules(nf: str) -> bool:
+    return not chain.is_chain(nf) and contract.describe(nf).get("drop_rules", False)
+
+
+def candidate(profile: Profile, case: lab_rate.NfCase, cost: TaskCost, label: str) -> advisor.Candidate:
+    found = [c for c in advisor.candidates(profile, case.nf, cost, drop_rules(case.nf)) if c.label == label]
+    return found[0]
+
+
+def trial(subject: tuple, profile: Profile, args: argparse.Namespace, tsc_hz, folder: Path) -> dict:
+    label, which = subject
+    if subject == YARDSTICK_SUBJECT:
+        return check_rounds.yardstick_trial(args, tsc_hz, candidate=None)
+    case = cases.find(label)
+    cost = measure_task(case, profile.baseline, folder, args.frames)
+    chosen = candidate(profile, case, cost, which)
+    rate = lab_rate.measure(case, chosen.nf, chosen.options, args.seconds, tsc_hz)
+    return {"case": label, "candidate": which, "mpps": rate["mpps"], "task": asdict(cost)}
+
+
+def _task_of(sample: dict) -> TaskCost:
+    t = sample["task"]
+    return TaskCost(NfCost(**t["whole"]), t["baseline"], [NfCost(**m) for m in t["members"]])
+
+
+def predicted(sample: dict, profile: Profile, yardstick: float) -> float:
+    day = check_rounds.on_the_day(profile, yardstick, "the round's yardstick")
+    case = cases.find(sample["case"])
+    chosen = candidate(day, case, _task_of(sample), sample["candidate"])
+    return predict(day.path(chosen.path_key), chosen.load).mpps
+
+
+def summarise(samples: list[dict], profile: Profile) -> tuple[list[dict], list[dict]]:
+    """(a row per case and candidate, a row per case: the pick, the measured fastest, whether the pick holds)."""
+    yard = check_rounds.yardsticks(samples)
+    for s in samples:
+        if s["candidate"]:
+            s["predicted_mpps"] = round(predicted(s, profile, yard[s["round"]]), 4)
+    rows, verdicts = [], []
+    for label in dict.fromkeys(s["case"] for s in samples if s["candidate"]):
+        mine = [s for s in samples if s["case"] == label]
+        here = []
+        for which in dict.fromkeys(s["candidate"] for s in mine):
+            of = [s for s in mine if s["candidate"] == which]
+            measured = [s["mpps"] for s in of]
+            here.append({"case": label, "candidate": which, "measured_mpps": round(statistics.median(measured), 4),
+                         "measured_stdev": round(statistics.stdev(measured), 4) if len(measured) > 1 else 0.0,
+                         "predicted_mpps": round(statistics.median(s["predicted_mpps"] for s in of), 4),
+                         "rounds": len(of)})
+        rows += here
+        pick = max(here, key=lambda r: r["predicted_mpps"])
+        fastest = max(here, key=lambda r: r["measured_mpps"])
+        ratio = pick["measured_mpps"] / fastest["measured_mpps"]
+        verdicts.append({"case": label, "pick": pick["candidate"], "pick_predicted_mpps": pick["predicted_mpps"],
+                         "pick_measured_mpps": pick["measured_mpps"], "fastest": fastest["candidate"],
+                         "fastest_mpps": fastest["measured_mpps"], "pick_over_fastest": round(ratio, 4),
+                         "holds": ratio >= 1 - HOLDS_WITHIN})
+    return rows, verdicts
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    check_rounds.add_arguments(parser, 3, [c.label for c in cases.held_out_cases()], DEFAULT_PATHS,
+                               "the profile the advisor uses")
+
+
+def run(args: argparse.Namespace, out_dir: Path) -> Path:
+    checked_setup = check_rounds.setup(args, NAME)
+    profile, labels = checked_setup.profile, checked_setup.labels
+    env = environment.describe()
+    with tempfile.TemporaryDirectory() as folder:
+        subjects = [YARDSTICK_SUBJECT]
+        for label in labels:   # the candidates of a case follow from its mix: one measurement names them
+            case = cases.find(label)
+            first = measure_task(case, profile.baseline, Path(folder), args.frames)
+            subjects += [(label, c.label) for c in advisor.candidates(profile, case.nf, first, drop_rules(case.nf))]
+        samples = measure_rounds(subjects, args.rounds,
+                                 lambda s: trial(s, profile, args, env["tsc_hz"], Path(folder)),
+                                 lambda s: f"{s['case']:28s} {s['candidate'] or '':40s} {s['mpps']:6.3f} Mpps")
+    rows, verdicts = summarise(samples, profile)
+    holds = sum(v["holds"] for v in verdicts)
+    path = results_file.write(out_dir, "advisor_check", {
+        "environment": env, "profile": json.loads(profile.to_json()), "yardstick": lab_rate.YARDSTICK,
+        "seconds_per_trial": args.seconds, "holds_within": HOLDS_WITHIN, "verdicts": verdicts,
+        "picks_that_hold": holds, "summary": rows, "samples": samples}, verdicts)
+    for v in verdicts:
+        print(f"{v['case']:28s} pick {v['pick']:40s} {v['pick_over_fastest']:5.1%} of the fastest "
+              f"({v['fastest']}): {'holds' if v['holds'] else 'DOES NOT HOLD'}")
+    print(f"the pick holds in {holds} of {len(verdicts)} cases")
+    return path

@@ -1,0 +1,127 @@
+"""How well the machine profile predicts NFs it was not fitted on (docs/cost-model.md): firewall (10,000 rules;
+16 rules under a 25 % attack), lb, router, memload (16 MiB), checksum (16 computations) and a chain, each on four
+data paths (xdp, afxdp on both transmit paths, hybrid), RFC 2544 measured against the cost model's prediction.
+
+Every round measures the yardstick (the hand-written XDP macswap) and, beside each case's rate, its c_task with
+`xnf cost` (the NF and the baseline alternately, as `xnf advise` does); a prediction uses the profile scaled by the
+ratio of the yardstick stored with it to the one of the same round, and the c_task of the same trial. The error of
+a case is its median prediction against its median measured rate. The errors are written into a copy of the profile
+(its "validation", which `xnf advise` reports as its confidence), installed where `xnf advise` looks when the
+profile came from there.
+
+    xnf bench run model-check [--profile P] [--rounds 5] [--seconds 0.5] [--cases ...] [--paths ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+from xnf.analysis import model_plots
+from xnf.bench import results_file
+from xnf.bench.rounds import measure_rounds
+from xnf.lab import environment
+from xnf.model import advisor, cases, check_rounds, lab_rate, task
+from xnf.model.check_rounds import YARDSTICK_SUBJECT
+from xnf.model.predict import predict
+from xnf.model.profile import Profile, default_path, load
+from xnf.model.task import NfCost
+
+NAME = "model-check"
+DESCRIPTION = "the cost model's predictions against measured RFC 2544 rates of NFs it was not fitted on (firewall, " \
+              "lb, router, memload, checksum, a chain) on four paths"
+PATHS = ["xdp", "afxdp/live", "afxdp/xsk", "hybrid/live"]
+WITHIN = 0.10
+
+
+def c_task(case: lab_rate.NfCase, baseline: dict, folder: Path, frames: int) -> NfCost:
+    how = task.Measurement(case.gen_options, frames=frames, rounds=1, map_sizes=case.map_sizes)
+    return task.measure(case.nf, case.write_rules(folder), baseline, how, members=False).whole
+
+
+def trial(subject: tuple, profile: Profile, args: argparse.Namespace, tsc_hz, folder: Path) -> dict:
+    label, key = subject
+    if subject == YARDSTICK_SUBJECT:
+        return check_rounds.yardstick_trial(args, tsc_hz, path=None)
+    case = cases.find(label)
+    cost = c_task(case, profile.baseline, folder, args.frames)
+    path = profile.path(key)
+    candidate = advisor.whole_nf(key, path, case.nf, cost)
+    rate = lab_rate.measure(case, case.nf, candidate.options, args.seconds, tsc_hz)
+    return {"case": label, "path": key, "mpps": rate["mpps"], "generator_limited": rate["generator_limited"],
+            "native_ns": cost.native_ns, "xdp_ns": cost.xdp_ns, "verdicts": cost.verdicts}
+
+
+def predicted(sample: dict, profile: Profile, yardstick: float) -> float:
+    """The sample's prediction: the profile scaled to its round's yardstick, its own c_task."""
+    day = check_rounds.on_the_day(profile, yardstick, "the round's yardstick")
+    cost = NfCost(sample["case"], sample["native_ns"], sample["xdp_ns"], sample["verdicts"])
+    path = day.path(sample["path"])
+    return predict(path, advisor.whole_nf(sample["path"], path, sample["case"], cost).load).mpps
+
+
+def summarise(samples: list[dict], profile: Profile) -> tuple[list[dict], dict]:
+    yard = check_rounds.yardsticks(samples)
+    for s in samples:
+        if s["path"]:
+            s["predicted_mpps"] = round(predicted(s, profile, yard[s["round"]]), 4)
+    rows = []
+    for label in dict.fromkeys(s["case"] for s in samples if s["path"]):
+        for key in dict.fromkeys(s["path"] for s in samples if s["path"]):
+            mine = [s for s in samples if s["case"] == label and s["path"] == key]
+            if not mine:
+                continue
+            measured = [s["mpps"] for s in mine]
+            pred = statistics.median(s["predicted_mpps"] for s in mine)
+            rows.append({"case": label, "path": key, "measured_mpps": round(statistics.median(measured), 4),
+                         "measured_stdev": round(statistics.stdev(measured), 4) if len(measured) > 1 else 0.0,
+                         "predicted_mpps": round(pred, 4), "rounds": len(mine),
+                         "error": round(pred / statistics.median(measured) - 1, 4)})
+    return rows, validation(rows)
+
+
+def validation(rows: list[dict]) -> dict:
+    def of(rs: list[dict]) -> dict:
+        errors = [abs(r["error"]) for r in rs]
+        return {"cases": len(rs), "median_error": round(statistics.median(errors), 4),
+                "max_error": round(max(errors), 4), "within_10_percent": sum(e <= WITHIN for e in errors)}
+
+    return {**of(rows), "paths": {key: of([r for r in rows if r["path"] == key])
+                                  for key in dict.fromkeys(r["path"] for r in rows)}}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    check_rounds.add_arguments(parser, 5, [c.label for c in cases.check_cases()], PATHS, "the profile to check")
+
+
+def run(args: argparse.Namespace, out_dir: Path) -> Path:
+    checked_setup = check_rounds.setup(args, NAME)
+    profile = checked_setup.profile
+    env = environment.describe()
+    subjects = [YARDSTICK_SUBJECT] + [(label, key) for label in checked_setup.labels for key in profile.paths]
+    with tempfile.TemporaryDirectory() as folder:
+        samples = measure_rounds(subjects, args.rounds,
+                                 lambda s: trial(s, profile, args, env["tsc_hz"], Path(folder)),
+                                 lambda s: f"{s['case']:16s} {s['path'] or '':12s} {s['mpps']:6.3f} Mpps")
+    rows, checked = summarise(samples, profile)
+    path = results_file.write(out_dir, "model_check", {
+        "environment": env, "profile": json.loads(profile.to_json()), "yardstick": lab_rate.YARDSTICK,
+        "seconds_per_trial": args.seconds, "summary": rows, "validation": checked, "samples": samples}, rows)
+    model_plots.predicted_vs_measured(rows, path.with_suffix(".png"))
+    checked.update(results=path.name, measured=env["started_utc"])
+    validated = replace(load(args.profile), validation=checked)   # every path of it, not only those checked
+    validated_path = path.with_name(path.stem.replace("model_check", "profile-validated") + ".json")
+    validated_path.write_text(validated.to_json())
+    if args.profile is None:
+        default_path().write_text(validated.to_json())
+        print(f"validation written into {default_path()} (xnf advise reports it as its confidence)")
+    for row in rows:
+        print(f"{row['case']:16s} {row['path']:12s} measured {row['measured_mpps']:.3f} ± {row['measured_stdev']:.3f}, "
+              f"predicted {row['predicted_mpps']:.3f} ({row['error']:+.1%})")
+    print(f"{checked['within_10_percent']} of {checked['cases']} within 10 %; median error "
+          f"{checked['median_error']:.1%}, largest {checked['max_error']:.1%}")
+    return path

@@ -1,0 +1,166 @@
+"""The machine profile of the cost model (docs/cost-model.md): c_IO of every data path, fitted from taskemu.
+
+taskemu spends a set number of TSC cycles per frame and takes one step along a list of a set size, then swaps the
+MACs and sends the frame on. Two series, and the drop NF:
+  cycles   0, 250, 750, 1500, 3000, 5000 cycles, the list 4 KiB (in cache)
+  memory   no cycles, the list 256 KiB, 16 MiB, 256 MiB (one dependent access per frame, out of cache)
+  drop     the drop NF: the time of a dropped frame
+Each point's c_task is what `xnf cost` measures for it, natively and in XDP, less what it measures for the first
+point (taskemu spending nothing: the baseline), the way a user's NF is measured; its RFC 2544 rate is measured on
+every data path of the lab (python/xnf/model/lab_paths.py). Each path's line (python/xnf/model/fit.py) is fitted
+to the medians of the rounds. The yardstick, measured in every round beside them: the hand-written XDP macswap's
+RFC 2544 rate, which `xnf advise --calibrate` and `model-check` measure again to scale the profile to the day.
+
+The profile goes to the results folder and is installed where `xnf advise` looks (profile.default_path(); not with
+--no-install).
+
+    xnf bench run model-fit [--rounds 3] [--seconds 0.5] [--paths xdp,afxdp/live,...] [--no-install]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+from pathlib import Path
+
+from xnf import nf_cost
+from xnf.analysis import model_plots
+from xnf.bench import results_file
+from xnf.bench.rounds import measure_rounds
+from xnf.lab import environment
+from xnf.model import fit, lab_paths, lab_rate
+from xnf.model.profile import Profile, default_path
+
+NAME = "model-fit"
+DESCRIPTION = "the cost model's machine profile: c_IO of every data path, fitted from taskemu's cycles and memory " \
+              "series and the drop NF (RFC 2544 on each path)"
+CYCLES = [0, 250, 750, 1500, 3000, 5000]
+MEMORY_BYTES = [256 << 10, 16 << 20, 256 << 20]
+NODE_BYTES = 64
+BASELINE_LABEL = "cycles-0"
+BASELINE = {"nf": "taskemu", "rules": "cycles 0\n"}
+YARDSTICK_SUBJECT = ("yardstick", None)
+
+
+def _size(n: int) -> str:
+    for unit, shift in (("M", 20), ("K", 10)):
+        if n >= 1 << shift:
+            return f"{n >> shift}{unit}"
+    return str(n)
+
+
+def points() -> dict[str, tuple[str, lab_rate.NfCase]]:
+    """label: (series, the case)."""
+    out = {f"cycles-{c}": ("cycles", lab_rate.NfCase(f"cycles-{c}", "taskemu", f"cycles {c}\n")) for c in CYCLES}
+    for size in MEMORY_BYTES:
+        label = f"memory-{_size(size)}"
+        out[label] = ("memory", lab_rate.NfCase(label, "taskemu", "cycles 0\n",
+                                                map_sizes=[f"te_list={size // NODE_BYTES}"]))
+    out["drop"] = ("drop", lab_rate.NfCase("drop", "drop"))
+    return out
+
+
+def c_task(case: lab_rate.NfCase, args: argparse.Namespace, folder: Path) -> dict:
+    rules = case.write_rules(folder)
+    return nf_cost.measure(case.nf, case.gen_options, rules, args.frames, args.repeat, case.map_sizes)
+
+
+def trial(subject: tuple[str, str | None], args: argparse.Namespace, tsc_hz: float | None, folder: Path) -> dict:
+    label, key = subject
+    if subject == YARDSTICK_SUBJECT:
+        return {"point": label, "path": None, "mpps": lab_rate.yardstick(args.seconds, tsc_hz)}
+    case = points()[label][1]
+    path = lab_paths.find(key)
+    cost = c_task(case, args, folder)   # beside the rate, in the same round
+    rate = lab_rate.measure(case, case.nf, ["--mode", path.mode, *path.run_options()], args.seconds, tsc_hz)
+    return {"point": label, "path": key, **rate, "native_ns": cost["native_ns_per_frame"],
+            "xdp_ns": cost["xdp_ns_per_frame"]}
+
+
+def _median(samples: list[dict], field: str, **match) -> float:
+    return statistics.median(s[field] for s in samples if all(s[k] == v for k, v in match.items()))
+
+
+def fit_profile(samples: list[dict], keys: list[str], env: dict) -> tuple[Profile, list[dict]]:
+    """The profile from the rounds' medians, and the table it was fitted on."""
+    measured = {s["point"] for s in samples}
+    series = {label: s for label, (s, _) in points().items() if label in measured}
+    table = []
+    paths = {}
+    for key in keys:
+        side = lab_paths.find(key).task_side + "_ns"
+        base = _median(samples, side, point=BASELINE_LABEL)
+        rows = []
+        for label in series:
+            mpps = _median(samples, "mpps", point=label, path=key)
+            x = _median(samples, side, point=label) - base
+            rows.append({"path": key, "point": label, "series": series[label], "x_ns": round(x, 2),
+                         "mpps": round(mpps, 4), "y_ns": round(1e3 / mpps, 2)})
+        table += rows
+        task_points = [fit.Point(r["x_ns"], r["y_ns"], r["series"]) for r in rows if r["series"] != "drop"]
+        drop = next(fit.Point(r["x_ns"], r["y_ns"], "drop") for r in rows if r["series"] == "drop")
+        load = statistics.median(s["generator_ns_per_packet"] for s in samples
+                                 if s["path"] == key and s.get("generator_ns_per_packet"))
+        paths[key] = fit.fit_path(lab_paths.find(key), task_points, drop, load_ns=load)
+    kernel_drop = paths.get(lab_paths.KERNEL_DROP_WITH_SOCKETS)
+    for key, path in paths.items():
+        if kernel_drop and path.task_side == "native":
+            fit.add_kernel_drop(path, kernel_drop)
+    baseline = {**BASELINE, "native_ns": round(_median(samples, "native_ns", point=BASELINE_LABEL), 2),
+                "xdp_ns": round(_median(samples, "xdp_ns", point=BASELINE_LABEL), 2)}
+    yard = statistics.median(s["mpps"] for s in samples if s["point"] == YARDSTICK_SUBJECT[0])
+    rounds = 1 + max(s["round"] for s in samples)
+    profile = Profile(
+        name=f"this machine, {env['started_utc'][:10]}", source="measured",
+        description=f"fitted by model-fit from taskemu ({rounds} rounds, medians)",
+        platform=f"veth lab: {lab_paths.SENDER_WHAT}; {lab_paths.WORKER_WHAT}; 64-byte UDP frames",
+        baseline=baseline, paths=paths, yardsticks={lab_rate.YARDSTICK_KEY: round(yard, 4)}, environment=env)
+    return profile, table
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=0.5, help="seconds per trial of the RFC 2544 search")
+    parser.add_argument("--paths", default=",".join(lab_paths.PATHS), help="a subset of " + ", ".join(lab_paths.PATHS))
+    parser.add_argument("--points", default=",".join(points()), help="a subset of " + ", ".join(points()) +
+                        f" ({BASELINE_LABEL}, the baseline, and drop always among them)")
+    parser.add_argument("--frames", type=int, default=1024, help="frames of xnf cost's mix")
+    parser.add_argument("--repeat", type=int, default=100, help="xnf cost's timed passes")
+    parser.add_argument("--no-install", action="store_true", help=f"do not install the profile as {default_path()}")
+
+
+def run(args: argparse.Namespace, out_dir: Path) -> Path:
+    keys = [k for k in args.paths.split(",") if k]
+    labels = [p for p in args.points.split(",") if p]
+    if any(k not in lab_paths.PATHS for k in keys) or not keys or args.rounds < 1 or \
+            any(p not in points() for p in labels) or not {BASELINE_LABEL, "drop"} <= set(labels) or \
+            len([p for p in labels if p != "drop"]) < 2:
+        raise SystemExit(f"model-fit: paths are {', '.join(lab_paths.PATHS)}; points {', '.join(points())} "
+                         f"({BASELINE_LABEL}, drop and one more at least); --rounds at least 1")
+    env = environment.describe()
+    subjects = [YARDSTICK_SUBJECT] + [(label, key) for label in labels for key in keys]
+    with tempfile.TemporaryDirectory() as folder:
+        samples = measure_rounds(subjects, args.rounds, lambda s: trial(s, args, env["tsc_hz"], Path(folder)),
+                                 lambda s: f"{s['point']:13s} {s['path'] or '':16s} {s['mpps']:6.3f} Mpps")
+    profile, table = fit_profile(samples, keys, env)
+    path = results_file.write(out_dir, "model_fit", {
+        "environment": env, "yardstick": lab_rate.YARDSTICK, "seconds_per_trial": args.seconds,
+        "points": {k: {"series": v[0], "nf": v[1].nf, "rules": v[1].rules, "map_sizes": v[1].map_sizes}
+                   for k, v in points().items() if k in labels},
+        "profile": json.loads(profile.to_json()), "fit_table": table,
+        "samples": samples}, table)
+    profile_path = path.with_name(path.stem.replace("model_fit", "profile") + ".json")
+    profile_path.write_text(profile.to_json())
+    model_plots.fit_lines(profile, table, path.with_suffix(".png"))
+    if not args.no_install:
+        default_path().parent.mkdir(parents=True, exist_ok=True)
+        default_path().write_text(profile.to_json())
+        print(f"profile installed as {default_path()} (xnf advise reads it)")
+    for key, p in profile.paths.items():
+        roles = ", ".join(f"{name} {r.fixed_ns['forward']:.0f} ns" for name, r in p.roles.items())
+        print(f"{key:16s} c_IO {roles}; NF on the {p.task_role} x{p.task_scale:.2f}; "
+              f"rms error {p.fit['rms_error']:.1%}, largest {p.fit['max_error']:.1%}")
+    print(f"profile: {profile_path}")
+    return path

@@ -1,0 +1,196 @@
+"""`xnf advise`: where should this NF run for this mix? Every data path of the profile, and what can be composed from
+them (a chain split between XDP and user space at each point, a user-space NF whose drop rules move into XDP), is
+predicted by the cost model from the NF's own c_task on the mix; the fastest is recommended, with what decides it
+and how sure the profile's measured error lets us be.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xnf import chain
+from xnf.model.predict import Load, Part, Prediction, predict
+from xnf.model.profile import PathCost, Profile
+from xnf.model.task import NfCost, TaskCost
+
+# Without a validation in the profile, a prediction is taken as this far off (the issue's aim is 10 %).
+UNVALIDATED_ERROR = 0.15
+KERNEL_SIDE, USER_SIDE = "xdp", "native"
+
+
+@dataclass
+class Candidate:
+    label: str                 # how the advice names it
+    path_key: str              # the profile's path it is built on
+    nf: str                    # the NF as `xnf run` takes it (a split chain names its members' places)
+    options: list[str]         # the rest of `xnf run`'s options (mode, transmit path, offload)
+    load: Load
+    notes: list[str] = field(default_factory=list)   # what the prediction assumes beyond the profile
+
+
+@dataclass
+class Ranked:
+    candidate: Candidate
+    prediction: Prediction
+    error: float               # the profile's measured error for this path (relative)
+
+
+def _drop_fate(path: PathCost) -> str:
+    return "drop_kernel" if path.task_side == KERNEL_SIDE else "drop_user"
+
+
+def _side_ns(cost: NfCost, side: str) -> float:
+    return cost.xdp_ns if side == KERNEL_SIDE else cost.native_ns
+
+
+def _run_options(path: PathCost) -> list[str]:
+    return ["--mode", path.mode] + (["--tx-path", path.tx_path] if path.tx_path else [])
+
+
+def _local_note(cost: NfCost) -> list[str]:
+    share = cost.local_share
+    return [f"{share:.0%} of the frames go to the local stack: their stack work is not in the model, they are "
+            "costed as forwarded"] if share else []
+
+
+def whole_nf(key: str, path: PathCost, nf: str, cost: NfCost) -> Candidate:
+    drop = cost.drop_share
+    load = Load(fates={"forward": 1 - drop, _drop_fate(path): drop},
+                parts=[Part(path.task_role, _side_ns(cost, path.task_side), path.task_scale)])
+    return Candidate(key, key, nf, _run_options(path), load, _local_note(cost))
+
+
+def _kernel_scale(profile: Profile) -> float:
+    """How XDP work measured by xnf cost translates into the run on the sender: from a path whose NF is in XDP."""
+    kernel = [p for p in profile.paths.values() if p.task_side == KERNEL_SIDE]
+    return kernel[0].task_scale if kernel else 1.0
+
+
+def _survives(members: list[NfCost]) -> float:
+    share = 1.0
+    for m in members:
+        share *= 1 - m.drop_share
+    return share
+
+
+def split_chain(key: str, path: PathCost, members: list[NfCost], at: int, kernel_scale: float) -> Candidate:
+    """members[:at] in XDP on the sender, the rest in the path's workers; frames the kernel part drops never cross."""
+    kernel, user = members[:at], members[at:]
+    reach = _survives(kernel)
+    user_drop = reach * (1 - _survives(user))
+    sender = next(name for name in path.roles if name != path.task_role)
+    load = Load(fates={"forward": reach - user_drop, "drop_kernel": 1 - reach, "drop_user": user_drop},
+                parts=[Part(sender, sum(m.xdp_ns for m in kernel), kernel_scale),
+                       Part(path.task_role, sum(m.native_ns for m in user), path.task_scale, reach)])
+    nf = chain.PREFIX + ",".join([f"{m.nf}@{chain.KERNEL_PLACE}" for m in kernel] +
+                                 [f"{m.nf}@{path.mode}" for m in user])
+    options = ["--tx-path", path.tx_path] if path.tx_path else []
+    notes = ["each member's c_task is measured alone on the whole mix; in the chain it sees what the members "
+             "before it sent on"]
+    return Candidate(f"split {'+'.join(m.nf for m in kernel)}@xdp | {'+'.join(m.nf for m in user)}@{key}", key, nf,
+                     options, load, notes)
+
+
+def offload(key: str, path: PathCost, nf: str, cost: NfCost) -> Candidate:
+    drop = cost.drop_share
+    sender = next(name for name in path.roles if name != path.task_role)
+    load = Load(fates={"forward": 1 - drop, "drop_kernel": drop},
+                parts=[Part(path.task_role, cost.native_ns, path.task_scale, 1 - drop)])
+    notes = ["assumes every dropped frame hits a drop rule hot enough to be offloaded (--offload-above)",
+             f"the XDP pre-filter's lookup on the {sender} is not in the model"]
+    return Candidate(f"offload {key}", key, nf, _run_options(path) + ["--offload-drops"], load, notes)
+
+
+def candidates(profile: Profile, nf: str, task: TaskCost, drop_rules: bool) -> list[Candidate]:
+    out = []
+    kernel_scale = _kernel_scale(profile)
+    for key, path in profile.paths.items():
+        out.append(whole_nf(key, path, nf, task.whole))
+        user_space = path.task_side == USER_SIDE and len(path.roles) > 1
+        if user_space:
+            out += [split_chain(key, path, task.members, at, kernel_scale) for at in range(1, len(task.members))]
+        if user_space and drop_rules and task.whole.drop_share > 0:
+            out.append(offload(key, path, nf, task.whole))
+    return out
+
+
+def path_error(profile: Profile, key: str) -> float:
+    """The profile's measured prediction error for a path (the median over its validation cases), else the overall."""
+    v = profile.validation
+    return v.get("paths", {}).get(key, {}).get("median_error", v.get("median_error", UNVALIDATED_ERROR))
+
+
+def rank(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: int | None = None) -> list[Ranked]:
+    ranked = [Ranked(c, predict(profile.path(c.path_key), c.load, cores), path_error(profile, c.path_key))
+              for c in candidates(profile, nf, task, drop_rules)]
+    return sorted(ranked, key=lambda r: -r.prediction.mpps)
+
+
+def confidence(ranked: list[Ranked]) -> tuple[str, str]:
+    """(level, why) from the lead of the best over the next against the errors the profile measured for both."""
+    if len(ranked) < 2:
+        return "high", "it is the only path"
+    best, second = ranked[0], ranked[1]
+    lead = best.prediction.mpps / second.prediction.mpps - 1
+    band = best.error + second.error
+    why = (f"{best.candidate.label} is predicted {lead:.0%} ahead of {second.candidate.label}; the profile's "
+           f"predictions were off by {best.error:.0%} and {second.error:.0%} (median) on these paths")
+    if lead > 2 * band:
+        return "high", why
+    if lead > band:
+        return "medium", why
+    return "low", why + ": too close to call, measure them (--verify)"
+
+
+def reasons(ranked: list[Ranked], task: TaskCost, profile: Profile) -> list[str]:
+    """A few lines on what decides it: I/O or the NF's work on the busiest role, the mix, the NF's two sides."""
+    best = ranked[0]
+    p, path = best.prediction, profile.path(best.candidate.path_key)
+    role = path.roles[p.bottleneck]
+    lines = [f"the limit is the {p.bottleneck} ({role.what or p.bottleneck}): {p.role_ns[p.bottleneck]:.0f} ns per "
+             f"frame, {p.io_share:.0%} of it the data path's own work (c_IO), {1 - p.io_share:.0%} the NF's (c_task)"]
+    w = task.whole
+    ratio = (w.xdp_ns + task.baseline["xdp_ns"]) / max(w.native_ns + task.baseline["native_ns"], 1e-9)
+    lines.append(f"the NF costs {w.native_ns:+.0f} ns natively and {w.xdp_ns:+.0f} ns in XDP over the baseline "
+                 f"({task.baseline['nf']}); its XDP build takes {ratio:.1f}x the native one's time")
+    if w.drop_share:
+        lines.append(f"the mix: {w.drop_share:.0%} of frames are dropped; where they are dropped decides how much "
+                     "of the user-space path's receive they take")
+    kernel = next((r for r in ranked if profile.path(r.candidate.path_key).task_side == KERNEL_SIDE
+                   and r.candidate.label == r.candidate.path_key), None)
+    user = next((r for r in ranked if profile.path(r.candidate.path_key).task_side == USER_SIDE
+                 and r.candidate.label == r.candidate.path_key), None)
+    if kernel and user:
+        lines.append(f"best in the kernel: {kernel.candidate.label} {kernel.prediction.mpps:.2f} Mpps; best in user "
+                     f"space: {user.candidate.label} {user.prediction.mpps:.2f} Mpps")
+    return lines + best.candidate.notes
+
+
+def advice(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: int | None = None) -> dict:
+    """The whole answer, as JSON-ready data: every candidate's prediction, the pick, the reasons, the confidence."""
+    ranked = rank(profile, nf, task, drop_rules, cores)
+    level, why = confidence(ranked)
+    return {
+        "nf": nf, "profile": {"name": profile.name, "source": profile.source, "platform": profile.platform,
+                              "scale": profile.scale},
+        "task": {"native_ns_over_baseline": round(task.whole.native_ns, 1),
+                 "xdp_ns_over_baseline": round(task.whole.xdp_ns, 1), "baseline": task.baseline,
+                 "verdicts": task.whole.verdicts, "drop_share": round(task.whole.drop_share, 4),
+                 "members": [{"nf": m.nf, "native_ns_over_baseline": round(m.native_ns, 1),
+                              "xdp_ns_over_baseline": round(m.xdp_ns, 1), "drop_share": round(m.drop_share, 4)}
+                             for m in task.members]},
+        "recommendation": {"label": ranked[0].candidate.label, "run": ["xnf", "run", ranked[0].candidate.nf,
+                                                                         *ranked[0].candidate.options],
+                           "confidence": level, "why": why},
+        "reasons": reasons(ranked, task, profile),
+        "candidates": [_row(r) for r in ranked],
+    }
+
+
+def _row(r: Ranked) -> dict:
+    p = r.prediction
+    return {"label": r.candidate.label, "path": r.candidate.path_key, "mpps": round(p.mpps, 3),
+            "error": round(r.error, 3), "bottleneck": p.bottleneck, "cores": p.cores,
+            "ns_per_frame": {k: round(v, 1) for k, v in p.role_ns.items()},
+            "cpu_ns_per_frame": round(p.cpu_ns_per_frame, 1), "io_share": round(p.io_share, 3),
+            "run": ["xnf", "run", r.candidate.nf, *r.candidate.options], "notes": r.candidate.notes}

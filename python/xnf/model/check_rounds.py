@@ -1,0 +1,59 @@
+"""What the model's checks (`model-check`, `advisor-check`) share: their options, the profile cut to the paths asked
+for, the yardstick measured in every round, and the profile scaled to it."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, replace
+
+from xnf.model import cases, lab_rate
+from xnf.model.profile import Profile, load
+
+YARDSTICK_SUBJECT = ("yardstick", None)
+
+
+def add_arguments(parser: argparse.ArgumentParser, rounds: int, default_cases: list[str], paths: list[str],
+                  profile_help: str) -> None:
+    parser.add_argument("--profile", help=profile_help + " (default: the installed one)")
+    parser.add_argument("--rounds", type=int, default=rounds)
+    parser.add_argument("--seconds", type=float, default=0.5, help="seconds per trial of the RFC 2544 search")
+    parser.add_argument("--cases", default=",".join(default_cases), help="a subset of " + ", ".join(default_cases))
+    parser.add_argument("--paths", default=",".join(paths), help="the profile's paths to measure")
+    parser.add_argument("--frames", type=int, default=1024, help="frames of xnf cost's mix")
+
+
+@dataclass
+class CheckSetup:
+    profile: Profile          # cut to the paths asked for
+    labels: list[str]         # the cases
+
+
+def setup(args: argparse.Namespace, study: str) -> CheckSetup:
+    """The profile and the cases the options ask for; a wrong option ends the study with what is known."""
+    full = load(args.profile)
+    labels = [c for c in args.cases.split(",") if c]
+    keys = [k for k in args.paths.split(",") if k]
+    known = [c.label for c in cases.check_cases() + cases.held_out_cases()]
+    if not labels or not keys or any(c not in known for c in labels) or any(k not in full.paths for k in keys) \
+            or args.rounds < 1:
+        raise SystemExit(f"{study}: cases are {', '.join(known)}; paths {', '.join(full.paths)}; --rounds at least 1")
+    return CheckSetup(replace(full, paths={k: v for k, v in full.paths.items() if k in keys}), labels)
+
+
+def yardstick_trial(args: argparse.Namespace, tsc_hz: float | None, **fields) -> dict:
+    return {**fields, "case": YARDSTICK_SUBJECT[0], "mpps": lab_rate.yardstick(args.seconds, tsc_hz)}
+
+
+def yardsticks(samples: list[dict]) -> dict[int, float]:
+    """round -> the yardstick's rate in it."""
+    return {s["round"]: s["mpps"] for s in samples if s["case"] == YARDSTICK_SUBJECT[0]}
+
+
+def on_the_day(profile: Profile, yardstick_mpps: float, why: str = "the yardstick measured now") -> Profile:
+    """The profile scaled to the machine's speed when its yardstick ran at yardstick_mpps (unchanged if it stores
+    none)."""
+    then = profile.yardsticks.get(lab_rate.YARDSTICK_KEY)
+    if not then:
+        return profile
+    return profile.scaled(then / yardstick_mpps, f"{why}: {lab_rate.YARDSTICK} {yardstick_mpps:.2f} Mpps, "
+                                                 f"{then:.2f} at the fit")

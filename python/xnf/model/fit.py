@@ -1,0 +1,130 @@
+"""Fitting a path's c_IO from a sweep: measured RFC 2544 rates of an NF whose c_task is known (taskemu, spending a
+set number of cycles or walking a list of a set size, its c_task measured by `xnf cost` the same way a user's NF is).
+
+Time per frame y = 1/rate. On a path whose NF runs on one role and nothing else binds, y = F + s x, x the NF's c_task
+over the baseline: F is the path's own time on that role (c_IO), s how a measured nanosecond of NF work translates
+into the run (caches shared with the generator, the clock the kernel side waits on). With a second role (the AF_XDP
+paths: the sender's core receives and copies, the worker's core runs the NF), y = max(F + s x, G): G is the other
+role's time, the floor a cheap NF sits on. Fits minimise the relative error of the predicted rate.
+
+A drop point (the `drop` NF on the path) gives the time of a dropped frame on the role that drops it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from xnf.errors import XnfError
+
+# A floor G is only fitted if at least this many points sit on it; with fewer it is the other role's bound.
+FLOOR_GRID = 400
+
+
+@dataclass
+class Point:
+    x_ns: float       # c_task over the baseline on the path's task side
+    y_ns: float       # measured time per frame, 1e3 / Mpps
+    series: str = ""  # "cycles", "memory": which sweep it comes from (residuals are reported per series)
+
+
+@dataclass
+class LineFit:
+    fixed_ns: float   # F
+    scale: float      # s
+    floor_ns: float   # G (0: no floor)
+
+    def y(self, x: float) -> float:
+        return max(self.fixed_ns + self.scale * x, self.floor_ns)
+
+
+def _weighted_line(xs: np.ndarray, ys: np.ndarray) -> tuple[float, float]:
+    """F, s minimising sum(((F + s x) - y) / y)^2."""
+    a = np.stack([1 / ys, xs / ys], axis=1)
+    (fixed, scale), *_ = np.linalg.lstsq(a, np.ones_like(ys), rcond=None)
+    return float(fixed), float(scale)
+
+
+def _relative_errors(fit: LineFit, points: list[Point]) -> np.ndarray:
+    """Error of the predicted rate relative to the measured one, per point."""
+    return np.array([p.y_ns / fit.y(p.x_ns) - 1 for p in points])
+
+
+def fit_line(points: list[Point], floor: bool) -> LineFit:
+    """y = F + s x, or with floor y = max(F + s x, G)."""
+    if len({p.x_ns for p in points}) < 2:
+        raise XnfError("a path's fit needs points at two task costs at least")
+    xs = np.array([p.x_ns for p in points])
+    ys = np.array([p.y_ns for p in points])
+    fixed, scale = _weighted_line(xs, ys)
+    best = LineFit(fixed, scale, 0.0)
+    if not floor:
+        return best
+    best_err = float(np.sum(_relative_errors(best, points) ** 2))
+    for g in np.linspace(ys.min() * 0.8, ys.max(), FLOOR_GRID):
+        above = ys > g * 1.02
+        if len(set(xs[above])) < 2:
+            continue
+        f, s = _weighted_line(xs[above], ys[above])
+        candidate = LineFit(f, s, float(g))
+        err = float(np.sum(_relative_errors(candidate, points) ** 2))
+        if err < best_err:
+            best, best_err = candidate, err
+    return best
+
+
+def quality(fit: LineFit, points: list[Point]) -> dict:
+    """rms and largest relative error of the rate, over all points and per series."""
+    def summary(ps: list[Point]) -> dict:
+        errs = _relative_errors(fit, ps)
+        return {"points": len(ps), "rms_error": round(math.sqrt(float(np.mean(errs ** 2))), 4),
+                "max_error": round(float(np.max(np.abs(errs))), 4)}
+
+    out = summary(points)
+    for series in sorted({p.series for p in points if p.series}):
+        out[series] = summary([p for p in points if p.series == series])
+    return out
+
+
+def drop_time(y_ns: float, x_ns: float, scale: float) -> float:
+    """The dropping role's own time for a dropped frame, from the drop NF's measured time per frame (y) and its
+    c_task (x). When that rate sat on another role's floor, this is a bound (the drop is at least that fast), which
+    is all a prediction needs: that other role binds first anyway."""
+    return max(y_ns - scale * x_ns, 0.0)
+
+
+def fit_path(lab_path, points: list[Point], drop: Point | None, load_ns: float = 0.0):
+    """A PathCost for one of the lab's paths (python/xnf/model/lab_paths.py) from its sweep points and its drop
+    point (the drop NF on the path, x its c_task over the baseline)."""
+    from xnf.model.lab_paths import SENDER, SENDER_WHAT, WORKER, WORKER_WHAT
+    from xnf.model.profile import PathCost, Role
+
+    line = fit_line(points, floor=len(lab_path.roles) > 1)
+    other_ns = line.floor_ns or min(p.y_ns for p in points)   # never bound in the sweep: at most its fastest
+    roles = {}
+    for name in lab_path.roles:
+        forward = line.fixed_ns if name == lab_path.task_role else other_ns
+        roles[name] = Role(cores=1, fixed_ns={"forward": round(forward, 2)},
+                           spins=bool(lab_path.worker_spins) if name == WORKER else False,
+                           load_ns=round(load_ns, 2) if name == SENDER else 0.0,
+                           what=SENDER_WHAT if name == SENDER else WORKER_WHAT)
+    fit = {**quality(line, points), "floor_bound": not line.floor_ns and len(roles) > 1}
+    if drop is not None:
+        dropping = lab_path.task_role if lab_path.drops_in == "drop_user" or len(roles) == 1 else SENDER
+        for name, role in roles.items():
+            role.fixed_ns[lab_path.drops_in] = round(drop_time(drop.y_ns, drop.x_ns, line.scale), 2) \
+                if name == dropping else (role.fixed_ns["forward"] if name == SENDER else 0.0)
+        fit["drop_point_ns"] = round(drop.y_ns, 2)
+    return PathCost(mode=lab_path.mode, tx_path=lab_path.tx_path, roles=roles, task_role=lab_path.task_role,
+                    task_side=lab_path.task_side, task_scale=round(line.scale, 4), fit=fit)
+
+
+def add_kernel_drop(path, with_sockets) -> None:
+    """Gives a user-space path the time of a frame dropped in XDP before it crosses (what a split chain's kernel
+    part and offloaded drop rules do): the sender's, as measured on the path that drops in XDP with sockets open."""
+    from xnf.model.lab_paths import SENDER
+
+    for name, role in path.roles.items():
+        role.fixed_ns["drop_kernel"] = with_sockets.roles[SENDER].fixed_ns["drop_kernel"] if name == SENDER else 0.0

@@ -1,0 +1,62 @@
+"""The data paths the cost model knows, as the veth lab lays them out on its two cores (docs/lab.md): which roles
+each has, where the NF runs, and which cores spin.
+
+On veth a frame's receive runs on the core that sent it. The generator (core 0) sends, so the DUT's receive runs
+there: the XDP program and its XDP_TX (and the generator side's receive of what comes back) for the kernel path, the
+redirect and the copy into the UMEM for the AF_XDP paths. The AF_XDP workers (core 1) run the NF natively and send;
+what they send is received on their own core. So there are two roles, "sender" and "worker", and an NF's work lands
+on the sender in XDP and hybrid (the NF is the XDP program) and on the worker in the user-space modes.
+
+Split chains and dynamic offload are composed from these by the advisor (python/xnf/model/advisor.py): the AF_XDP
+path's roles, with the kernel part's work (or the offloaded drops) on the sender as in hybrid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xnf.lab.cores import DUT_CORE, GEN_CORE
+
+SENDER, WORKER = "sender", "worker"
+SENDER_WHAT = f"core {GEN_CORE}: the generator, and the DUT's receive of what it sends (softirq)"
+WORKER_WHAT = f"core {DUT_CORE}: the AF_XDP workers, and the receive of what they send"
+
+
+@dataclass(frozen=True)
+class LabPath:
+    key: str
+    mode: str
+    tx_path: str | None
+    task_role: str
+    task_side: str                  # "xdp" or "native"
+    worker_spins: bool | None       # None: no worker role
+    drops_in: str                   # the fate of a frame the NF drops: "drop_kernel" or "drop_user"
+
+    @property
+    def roles(self) -> list[str]:
+        return [SENDER] if self.worker_spins is None else [SENDER, WORKER]
+
+    def run_options(self) -> list[str]:
+        """Options of `xnf run` beside --mode that put the path on the lab's cores."""
+        options = [] if self.worker_spins is None else ["--cores", str(DUT_CORE)]
+        return options + (["--tx-path", self.tx_path] if self.tx_path else [])
+
+
+PATHS = {p.key: p for p in (
+    LabPath("xdp", "xdp", None, SENDER, "xdp", None, "drop_kernel"),
+    LabPath("afxdp/live", "afxdp", "live", WORKER, "native", True, "drop_user"),
+    LabPath("afxdp/xsk", "afxdp", "xsk", WORKER, "native", True, "drop_user"),
+    LabPath("afxdp-sysc/live", "afxdp-sysc", "live", WORKER, "native", True, "drop_user"),
+    LabPath("afxdp-poll/live", "afxdp-poll", "live", WORKER, "native", False, "drop_user"),
+    LabPath("hybrid/live", "hybrid", "live", SENDER, "xdp", True, "drop_kernel"),
+)}
+# The path whose kernel-side drop (an XDP program dropping while AF_XDP sockets are open) the composed paths use.
+KERNEL_DROP_WITH_SOCKETS = "hybrid/live"
+
+
+def find(key: str) -> LabPath:
+    from xnf.errors import XnfError
+
+    if key not in PATHS:
+        raise XnfError(f"unknown data path '{key}': choose from {', '.join(PATHS)}")
+    return PATHS[key]

@@ -1,0 +1,91 @@
+"""The measured side of the cost model: the RFC 2544 rate of one NF on one data path of the lab, as the fit
+(`model-fit`), its check (`model-check`, `advisor-check`) and `xnf advise --verify` all measure it, and the
+hand-written XDP yardstick measured beside it.
+
+A pair topology per measurement; the NF is started with the path's mode, transmit path and the lab's worker core
+(python/xnf/model/lab_paths.py); a second of the same traffic runs first unmeasured (sessions open, caches fill,
+the offload controller moves its rules in); then the RFC 2544 search on the mix, where frames the NF keeps back by
+its own verdict (drop, pass) count as done, not lost (python/xnf/lab/measure.py).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from xnf import chain
+from xnf.bench.studies.xdp_overhead import attach, detach
+from xnf.lab.cores import DUT_CORE, GEN_CORE
+from xnf.lab.generator import Generator, flat_out
+from xnf.lab.measure import TrafficSpec
+from xnf.lab.nf_process import NfInstance
+from xnf.lab.rfc2544 import measure_throughput
+from xnf.lab.topology import Topology
+
+WARM_UP_S = 1.0
+YARDSTICK = "hand-written XDP macswap"
+YARDSTICK_KEY = "hand_macswap_mpps"
+
+
+@dataclass
+class NfCase:
+    """An NF as a user would run it: its rules (text), its traffic (xnf-gen options), its map sizes."""
+    label: str
+    nf: str
+    rules: str | None = None
+    gen_options: list[str] = field(default_factory=list)
+    map_sizes: list[str] = field(default_factory=list)
+
+    def write_rules(self, folder: Path) -> str | None:
+        if self.rules is None:
+            return None
+        path = folder / f"{self.label}.rules"
+        path.write_text(self.rules)
+        return str(path)
+
+
+def needs_workers(nf: str, options: list[str]) -> bool:
+    """Whether the run has AF_XDP workers, which the lab pins to its worker core."""
+    mode = options[options.index("--mode") + 1] if "--mode" in options else None
+    places = [p for _, _, p in (w.partition("@") for w in nf.removeprefix(chain.PREFIX).split(","))]
+    return (mode is not None and mode != "xdp" and mode != "xdp-generic") or any(p and p != "xdp" for p in places)
+
+
+def _search(t: Topology, seconds: float, traffic: TrafficSpec, tsc_hz: float | None, nf=None) -> dict:
+    Generator(t).run(*flat_out(WARM_UP_S, GEN_CORE), *traffic.options)
+    result = measure_throughput(t, seconds, 1, traffic, tsc_hz=tsc_hz, nf=nf)
+    run = result.runs[0]
+    saturated = [tr for tr in run.trials if tr.loss_ratio < 0.001 and tr.dut_ns_per_packet]
+    top = max(saturated, key=lambda tr: tr.offered_pps or float("inf")) if saturated else None
+    return {"mpps": result.mean_pps / 1e6, "generator_limited": run.generator_limited,
+            "dut_ns_per_packet": top.dut_ns_per_packet if top else None,
+            "generator_ns_per_packet": top.generator_ns_per_packet if top else None,
+            "trials": len(run.trials)}
+
+
+def measure(case: NfCase, run_nf: str, options: list[str], seconds: float, tsc_hz: float | None) -> dict:
+    """The case's NF run as run_nf (a split chain names its members' places) with options (mode, transmit path,
+    offload): its RFC 2544 rate in Mpps and the DUT's and the generator's CPU per frame at it."""
+    extra = list(options) + [a for size in case.map_sizes for a in ("--map-size", size)]
+    if needs_workers(run_nf, options):
+        extra += ["--cores", str(DUT_CORE)]
+    traffic = TrafficSpec(size=None, options=tuple(case.gen_options))
+    with Topology("pair", gen_xdp=None) as t, tempfile.TemporaryDirectory() as folder:
+        rules = case.write_rules(Path(folder))
+        instance = NfInstance.start(t, run_nf, None, t.dut_ifaces, rules=rules, extra=extra)
+        try:
+            return _search(t, seconds, traffic, tsc_hz, nf=instance)
+        finally:
+            instance.stop()
+
+
+def yardstick(seconds: float, tsc_hz: float | None) -> float:
+    """The hand-written XDP macswap's RFC 2544 rate in Mpps, measured the same way: what a profile's times are
+    scaled by when the machine's speed moved (Profile.scaled)."""
+    with Topology("pair", gen_xdp=None) as t:
+        handle = attach(t, ("object", "hand_macswap"))
+        try:
+            return _search(t, seconds, TrafficSpec(), tsc_hz)["mpps"]
+        finally:
+            detach(handle)

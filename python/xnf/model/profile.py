@@ -1,0 +1,152 @@
+"""A machine profile: what each data path costs per frame on one machine, the c_IO of the cost model.
+
+A profile is fitted from a taskemu sweep (`xnf bench run model-fit`, python/xnf/model/fit.py) or written by hand
+from published figures (python/xnf/model/profiles/), and says which. It is JSON, one file:
+
+  paths      one entry per data path ("xdp", "afxdp/live", "afxdp/xsk", "hybrid/live", ...): the mode and transmit
+             path to run, and its work split by role. A role is the cores that do one kind of work (on the veth lab:
+             "sender", core 0, where the generator and the kernel's receive of what it sends run; "worker", core 1,
+             where the AF_XDP workers run). Each role has a fixed time per frame for each fate a frame can have, and
+             the path names the role the NF runs on, which of `xnf cost`'s two times (xdp or native) it costs there,
+             and the scale from that time to the time it takes in the run.
+  baseline   the NF whose cost is the zero of c_task (taskemu spending no cycles): an NF's c_task is what `xnf cost`
+             measures for it less what it measures for the baseline, on the same machine.
+  yardsticks rates measured in the same run as the fit (Mpps), so that a profile can be scaled to the machine of
+             the day (machines differ by up to 2.6x between sessions here): `Profile.scaled`.
+  validation how far the profile's predictions were from measured RFC 2544 rates (`xnf bench run model-check`):
+             the advisor's confidence.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from xnf.errors import XnfError
+
+FORMAT = 1
+# What can happen to a frame, as far as the data path's own cost goes: sent on, dropped by an XDP program, or
+# dropped by an NF in user space (after the frame crossed to the workers).
+FATES = ("forward", "drop_kernel", "drop_user")
+SIDES = ("xdp", "native")
+SOURCES = ("measured", "published")
+PUBLISHED_DIR = Path(__file__).parent / "profiles"
+
+
+def default_path() -> Path:
+    """Where `model-fit` installs the profile it fits and `xnf advise` looks first: XNF_PROFILE, else the user's
+    data folder (beside the NFs that `xnf build` makes)."""
+    if os.environ.get("XNF_PROFILE"):
+        return Path(os.environ["XNF_PROFILE"])
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local/share") / "xnf" / "profile.json"
+
+
+@dataclass
+class Role:
+    cores: int
+    fixed_ns: dict[str, float]           # fate -> the path's own time per frame on one of these cores
+    spins: bool = False                  # busy-polls: the cores are taken whatever the rate (c_busy)
+    load_ns: float = 0.0                 # the part of fixed_ns that is the traffic generator's, not the DUT's
+    what: str = ""                       # what runs there, for people
+
+
+@dataclass
+class PathCost:
+    mode: str                            # xnf run --mode
+    tx_path: str | None                  # --tx-path of the modes whose workers send
+    roles: dict[str, Role]
+    task_role: str                       # where the NF runs
+    task_side: str                       # "xdp" or "native": which of xnf cost's times the NF costs there
+    task_scale: float = 1.0              # ns in the run per ns xnf cost measures
+    fit: dict = field(default_factory=dict)   # points, rms and max relative error of the fit
+
+    def fixed(self, role: str, fate: str) -> float:
+        """The role's own time for a frame of that fate; a fate the path never gives (XDP has no user-space
+        drop) costs what forwarding does."""
+        ns = self.roles[role].fixed_ns
+        return ns.get(fate, ns["forward"])
+
+
+@dataclass
+class Profile:
+    name: str
+    source: str                          # "measured" (fitted here) or "published" (from a paper's figures)
+    description: str
+    platform: str                        # where the figures hold: the lab's veth and cores, or a NIC
+    baseline: dict                       # {"nf", "rules", "native_ns", "xdp_ns"}: the zero of c_task
+    paths: dict[str, PathCost]
+    yardsticks: dict[str, float] = field(default_factory=dict)
+    environment: dict = field(default_factory=dict)
+    validation: dict = field(default_factory=dict)
+    citation: str | None = None
+    scale: float = 1.0                   # times applied since the fit (Profile.scaled)
+
+    def path(self, key: str) -> PathCost:
+        if key not in self.paths:
+            raise XnfError(f"profile '{self.name}' has no path '{key}': it has {', '.join(self.paths)}")
+        return self.paths[key]
+
+    def scaled(self, factor: float, why: str) -> "Profile":
+        """Every time multiplied by factor: the same machine running factor times slower (a yardstick measured
+        now against the one stored). c_task is measured on the day, so only the fixed times move."""
+        if not 0.1 <= factor <= 10:
+            raise XnfError(f"a calibration factor of {factor:.3g} ({why}) is not a machine's drift: measure again")
+        paths = {k: replace(p, roles={r: replace(role, fixed_ns={f: v * factor for f, v in role.fixed_ns.items()},
+                                                 load_ns=role.load_ns * factor)
+                                      for r, role in p.roles.items()})
+                 for k, p in self.paths.items()}
+        return replace(self, paths=paths, scale=self.scale * factor,
+                       description=f"{self.description} (times x{factor:.3f}: {why})")
+
+    def to_json(self) -> str:
+        return json.dumps({"xnf_profile": FORMAT, **asdict(self)}, indent=1)
+
+
+def from_dict(doc: dict) -> Profile:
+    if doc.get("xnf_profile") != FORMAT:
+        raise XnfError(f"not an xnf machine profile of format {FORMAT} (it says {doc.get('xnf_profile')!r})")
+    try:
+        paths = {key: PathCost(**{**p, "roles": {name: Role(**r) for name, r in p["roles"].items()}})
+                 for key, p in doc["paths"].items()}
+        profile = Profile(**{k: v for k, v in doc.items() if k not in ("xnf_profile", "paths")}, paths=paths)
+    except (KeyError, TypeError) as err:
+        raise XnfError(f"a machine profile with a missing or unknown field: {err}") from None
+    _check(profile)
+    return profile
+
+
+def _check(profile: Profile) -> None:
+    if profile.source not in SOURCES:
+        raise XnfError(f"profile '{profile.name}': source must be one of {', '.join(SOURCES)}")
+    for key, path in profile.paths.items():
+        if path.task_role not in path.roles or path.task_side not in SIDES:
+            raise XnfError(f"profile '{profile.name}', path {key}: the NF's role must be one of its roles and its "
+                           f"side one of {', '.join(SIDES)}")
+        for name, role in path.roles.items():
+            if role.cores < 1 or "forward" not in role.fixed_ns or set(role.fixed_ns) - set(FATES) or \
+                    any(v < 0 for v in role.fixed_ns.values()):
+                raise XnfError(f"profile '{profile.name}', path {key}, role {name}: at least one core, and times "
+                               f"(not negative) for forward and any of {', '.join(FATES)}")
+
+
+def load(where: str | Path | None = None) -> Profile:
+    """A profile from a file, or a published one by name (python/xnf/model/profiles/NAME.json); by default the one
+    `model-fit` installed."""
+    where = where or default_path()
+    path = Path(where)
+    if not path.exists() and (PUBLISHED_DIR / f"{where}.json").exists():
+        path = PUBLISHED_DIR / f"{where}.json"
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise XnfError(f"no machine profile at {where}: fit one with 'xnf bench run model-fit', or name a published "
+                       f"one ({', '.join(published())})") from None
+    except (OSError, json.JSONDecodeError) as err:
+        raise XnfError(f"cannot read the machine profile {where}: {err}") from None
+    return from_dict(doc)
+
+
+def published() -> list[str]:
+    return sorted(p.stem for p in PUBLISHED_DIR.glob("*.json"))

@@ -1,0 +1,176 @@
+"""The cost model's arithmetic, its fit and the advisor's logic, on synthetic profiles whose answers are known."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from xnf.errors import XnfError
+from xnf.model import advisor, fit, lab_paths, predict
+from xnf.model.profile import PathCost, Profile, Role, from_dict
+from xnf.model.task import NfCost, TaskCost, member_rules
+
+BASELINE = {"nf": "taskemu", "rules": "cycles 0\n", "native_ns": 20.0, "xdp_ns": 40.0}
+
+
+def synthetic_profile() -> Profile:
+    """XDP: 200 ns per forwarded frame on one core, a drop 120 ns; XDP work costs 1.2x what xnf cost measures.
+    AF_XDP: the sender 300 ns per frame (400 with nothing to do for the worker), the worker 350 ns (250 for a drop),
+    native work at its measured cost; hybrid: the NF in XDP on the sender (250 ns), the worker 300 ns."""
+    sender = "sender"
+    return Profile(
+        name="synthetic", source="measured", description="for tests", platform="none", baseline=BASELINE,
+        paths={
+            "xdp": PathCost("xdp", None, {sender: Role(1, {"forward": 200, "drop_kernel": 120}, load_ns=50)},
+                            sender, "xdp", 1.2),
+            "afxdp/live": PathCost("afxdp", "live",
+                                   {sender: Role(1, {"forward": 300, "drop_user": 300, "drop_kernel": 150}, load_ns=50),
+                                    "worker": Role(1, {"forward": 350, "drop_user": 250, "drop_kernel": 0},
+                                                   spins=True)}, "worker", "native", 1.0),
+            "hybrid/live": PathCost("hybrid", "live",
+                                    {sender: Role(1, {"forward": 250, "drop_kernel": 150}, load_ns=50),
+                                     "worker": Role(1, {"forward": 300, "drop_kernel": 0}, spins=True)},
+                                    sender, "xdp", 1.2),
+        },
+        validation={"median_error": 0.05, "paths": {"xdp": {"median_error": 0.04}}})
+
+
+def cost(nf: str, native: float, xdp: float, drop: float = 0.0) -> NfCost:
+    frames = 1000
+    return NfCost(nf, native, xdp, {"tx": round(frames * (1 - drop)), "drop": round(frames * drop)})
+
+
+def test_one_role_rate_is_the_inverse_of_fixed_plus_scaled_task():
+    path = synthetic_profile().path("xdp")
+    p = predict.predict(path, predict.Load({"forward": 1.0}, [predict.Part("sender", 100, path.task_scale)]))
+    assert p.mpps == pytest.approx(1e3 / (200 + 120))
+    assert p.bottleneck == "sender"
+    assert p.io_share == pytest.approx(200 / 320)
+    assert p.cpu_ns_per_frame == pytest.approx(320 - 50)      # the generator's part is not the DUT's
+
+
+def test_two_roles_the_slower_one_binds_and_a_spinning_core_costs_whole():
+    path = synthetic_profile().path("afxdp/live")
+    cheap = predict.predict(path, predict.Load({"forward": 1.0}, [predict.Part("worker", 0, 1.0)]))
+    assert cheap.bottleneck == "worker" and cheap.mpps == pytest.approx(1e3 / 350)
+    heavy = predict.predict(path, predict.Load({"forward": 1.0}, [predict.Part("worker", 500, 1.0)]))
+    assert heavy.mpps == pytest.approx(1e3 / 850)
+    # the sender's 300 ns less the generator's 50, and the worker's core whole at that rate
+    assert heavy.cpu_ns_per_frame == pytest.approx(250 + 850)
+
+
+def test_fates_weigh_each_frame_by_what_happens_to_it():
+    path = synthetic_profile().path("xdp")
+    half = predict.predict(path, predict.Load({"forward": 0.5, "drop_kernel": 0.5}, []))
+    assert half.mpps == pytest.approx(1e3 / 160)
+    with pytest.raises(XnfError, match="adding up to 1"):
+        predict.predict(path, predict.Load({"forward": 0.5}, []))
+
+
+def test_more_cores_go_to_the_slower_role():
+    path = synthetic_profile().path("afxdp/live")
+    load = predict.Load({"forward": 1.0}, [predict.Part("worker", 550, 1.0)])   # worker 900 ns, sender 300
+    p = predict.predict(path, load, cores=4)
+    assert p.cores == {"sender": 1, "worker": 3}
+    assert p.mpps == pytest.approx(min(1e3 / 300, 3e3 / 900))
+    with pytest.raises(XnfError, match="at least 2 cores"):
+        predict.predict(path, load, cores=1)
+
+
+def synthetic_points(fixed: float, scale: float, floor: float) -> list[fit.Point]:
+    xs = [0, 100, 300, 600, 1000, 1500, 2000]
+    return [fit.Point(x, max(fixed + scale * x, floor), "cycles") for x in xs]
+
+
+def test_the_fit_recovers_a_line_and_the_floor_it_sits_on():
+    line = fit.fit_line(synthetic_points(200, 1.1, 500), floor=True)
+    assert line.fixed_ns == pytest.approx(200, rel=1e-3)
+    assert line.scale == pytest.approx(1.1, rel=1e-3)
+    assert line.floor_ns == pytest.approx(500, rel=0.01)
+    plain = fit.fit_line(synthetic_points(150, 0.9, 0), floor=False)
+    assert (plain.fixed_ns, plain.scale) == (pytest.approx(150), pytest.approx(0.9))
+    assert fit.quality(plain, synthetic_points(150, 0.9, 0))["max_error"] < 1e-9
+
+
+def test_a_fit_needs_two_task_costs():
+    with pytest.raises(XnfError, match="two task costs"):
+        fit.fit_line([fit.Point(0, 100), fit.Point(0, 110)], floor=False)
+
+
+def test_a_fitted_user_space_path_drops_on_the_worker_and_keeps_the_senders_time():
+    path = fit.fit_path(lab_paths.find("afxdp/live"), synthetic_points(300, 1.0, 450),
+                        drop=fit.Point(-10, 460), load_ns=40)
+    sender, worker = path.roles["sender"], path.roles["worker"]
+    assert worker.fixed_ns["forward"] == pytest.approx(300, rel=1e-3)
+    assert sender.fixed_ns["forward"] == pytest.approx(450, rel=0.01)
+    assert worker.fixed_ns["drop_user"] == pytest.approx(470, rel=1e-3)     # 460 less the drop NF's -10 ns
+    assert sender.fixed_ns["drop_user"] == sender.fixed_ns["forward"]
+    assert worker.spins and sender.load_ns == 40
+    kernel = fit.fit_path(lab_paths.find("hybrid/live"), synthetic_points(200, 1.3, 280), drop=fit.Point(0, 150))
+    fit.add_kernel_drop(path, kernel)
+    assert path.roles["sender"].fixed_ns["drop_kernel"] == 150 and path.roles["worker"].fixed_ns["drop_kernel"] == 0
+
+
+def test_a_profile_survives_json_and_scales():
+    profile = synthetic_profile()
+    again = from_dict(json.loads(profile.to_json()))
+    assert again == profile
+    slower = profile.scaled(1.5, "test")
+    assert slower.path("xdp").roles["sender"].fixed_ns["forward"] == 300
+    assert slower.path("xdp").task_scale == profile.path("xdp").task_scale   # c_task is measured on the day
+    with pytest.raises(XnfError, match="not a machine's drift"):
+        profile.scaled(40, "test")
+
+
+def test_a_broken_profile_is_refused_with_what_is_wrong():
+    doc = json.loads(synthetic_profile().to_json())
+    doc["paths"]["xdp"]["task_role"] = "nowhere"
+    with pytest.raises(XnfError, match="path xdp"):
+        from_dict(doc)
+    with pytest.raises(XnfError, match="format"):
+        from_dict({"xnf_profile": 99})
+
+
+def advise(task: TaskCost, drop_rules: bool = False) -> dict:
+    return advisor.advice(synthetic_profile(), task.whole.nf, task, drop_rules)
+
+
+def test_a_cheap_nf_belongs_in_xdp():
+    answer = advise(TaskCost(cost("firewall", 10, 15), BASELINE))
+    assert answer["recommendation"]["label"] == "xdp"
+
+
+def test_a_cpu_heavy_nf_whose_native_build_is_cheaper_belongs_in_user_space():
+    answer = advise(TaskCost(cost("checksum", 600, 900), BASELINE))
+    assert answer["recommendation"]["label"] == "afxdp/live"
+    assert answer["candidates"][0]["bottleneck"] == "worker"
+
+
+def test_a_chain_whose_first_member_drops_most_is_split_there():
+    members = [cost("firewall", 10, 12, drop=0.8), cost("checksum", 600, 900)]
+    whole = cost("chain:firewall,checksum", 130, 190, drop=0.8)   # the checksum runs on a fifth of the frames
+    answer = advise(TaskCost(whole, BASELINE, members))
+    labels = [c["label"] for c in answer["candidates"]]
+    assert "split firewall@xdp | checksum@afxdp/live" in labels
+    assert answer["recommendation"]["run"][2] == "chain:firewall@xdp,checksum@afxdp"
+
+
+def test_offloading_drops_is_proposed_only_for_nfs_that_declare_drop_rules():
+    task = TaskCost(cost("firewall", 400, 700, drop=0.5), BASELINE)
+    assert not any(c["label"].startswith("offload") for c in advise(task)["candidates"])
+    rows = {c["label"]: c["mpps"] for c in advise(task, drop_rules=True)["candidates"]}
+    assert rows["offload afxdp/live"] > rows["afxdp/live"]
+
+
+def test_confidence_follows_the_lead_against_the_measured_error():
+    sure = advise(TaskCost(cost("macswap", 0, 0), BASELINE))
+    assert sure["recommendation"]["confidence"] == "high"
+    ranked = advisor.rank(synthetic_profile(), "x", TaskCost(cost("x", 430, 350), BASELINE), False)
+    assert advisor.confidence(ranked)[0] == "low"     # xdp and afxdp within a few per cent
+
+
+def test_a_chain_rules_file_gives_each_member_its_lines():
+    text = "firewall drop udp 1.2.3.4 1 5.6.7.8 2\nchecksum repeat 4\n\nfirewall default allow\n"
+    assert member_rules(text, "firewall") == "drop udp 1.2.3.4 1 5.6.7.8 2\ndefault allow\n"
+    assert member_rules(text, "lb") == ""
