@@ -217,6 +217,12 @@ static void *map_area(size_t size)
 	return area == MAP_FAILED ? NULL : area;
 }
 
+__u64 xnf_afxdp_worker_frames(const struct xnf_afxdp_config *cfg, __u32 nsockets, bool live)
+{
+	/* A full fill ring and a full tx ring per socket, a ring's worth in flight, and a live call's worth. */
+	return cfg->frames ? cfg->frames : (__u64)nsockets * cfg->ring_size * 3 + (live ? cfg->live_batch : 0);
+}
+
 /* How many sockets and UMEM frames worker w needs. */
 static void plan_worker(struct xnf_afxdp *a, struct afxdp_worker *w, bool live)
 {
@@ -227,9 +233,7 @@ static void plan_worker(struct xnf_afxdp *a, struct afxdp_worker *w, bool live)
 		nqueues++;
 	w->nports = a->nports;
 	w->nsockets = nqueues * w->nports;
-	/* A full fill ring and a full tx ring per socket, a ring's worth in flight, and a live call's worth. */
-	w->nframes = cfg->frames ? cfg->frames
-				 : (__u64)w->nsockets * cfg->ring_size * 3 + (live ? cfg->live_batch : 0);
+	w->nframes = xnf_afxdp_worker_frames(cfg, w->nsockets, live);
 	/* Workers' stretches of the shared live UMEM each start on a page. */
 	w->nframes = (w->nframes + frames_per_page - 1) / frames_per_page * frames_per_page;
 	if (cfg->frames && w->index == 0 && cfg->frames < (__u64)w->nsockets * cfg->ring_size)

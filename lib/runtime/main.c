@@ -596,7 +596,8 @@ static const struct xnf_option cost_options_table[] = {
 
 static int cmd_cost(int argc, char **argv)
 {
-	static const struct cost_options cost_defaults = { .repeat = 100 };
+	/* The run's defaults too: the native side copies frames into a worker's UMEM as it would be sized. */
+	static const struct cost_options cost_defaults = { .run = defaults, .repeat = 100 };
 	struct cost_options opt = cost_defaults;
 	char text[128];
 	int rc;

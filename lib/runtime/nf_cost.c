@@ -7,7 +7,9 @@
  * over the frames warms them (sessions open, caches fill), then each side is timed over --repeat passes.
  *
  * Native time is the batch's time less the time to copy the frames into the batch (the NF rewrites frames in
- * place, so every pass starts from fresh copies). XDP time is the kernel's own time for each run (BPF_PROG_RUN's
+ * place, so every pass starts from fresh copies). Each frame is copied into the next slot of an area as large as
+ * a worker's UMEM, one frame size apart, as a worker finds its frames: a fresh page every frame, and the NF's own
+ * tables sharing the caches with them. XDP time is the kernel's own time for each run (BPF_PROG_RUN's
  * duration), the program and the glue around the NF, without any driver or transmit work, over passes that go
  * through every frame in turn, one run each: a frame repeated many times in a row would find its flow's table
  * entries in the cache, where a mix of flows does not. Each run's duration includes a clock read of the kernel's,
@@ -17,9 +19,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <xnf/internal/native_maps.h>
 #include <xnf/internal/nf_entry.h>
+#include <xnf/runtime/afxdp.h>
 #include <xnf/runtime/clock.h>
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/stats.h>
@@ -44,9 +48,24 @@ static int load_side(const struct cost_options *opt, const struct xnf_rules_targ
 	return 0;
 }
 
+/* Where the native side puts frames: a worker's UMEM, walked slot by slot. */
+struct umem_copy {
+	__u8 *area;
+	__u64 slots, next;
+	__u32 frame_size;
+};
+
+static __u8 *next_slot(struct umem_copy *u)
+{
+	__u8 *slot = u->area + u->next * u->frame_size;
+
+	u->next = (u->next + 1) % u->slots;
+	return slot;
+}
+
 /* One pass of the frames through the native NF in batches; returns the nanoseconds it took. With run false, only
  * the copies: what the pass spends outside the NF. counts (may be NULL) gets the verdicts. */
-static double native_pass(const struct frame_set *f, __u8 *bufs, bool run, __u64 counts[XNF_STAT_NSLOTS])
+static double native_pass(const struct frame_set *f, struct umem_copy *u, bool run, __u64 counts[XNF_STAT_NSLOTS])
 {
 	struct xnf_pkt pkts[BATCH];
 	xnf_verdict verdicts[BATCH];
@@ -57,7 +76,7 @@ static double native_pass(const struct frame_set *f, __u8 *bufs, bool run, __u64
 		__u32 n = f->n - first < BATCH ? f->n - first : BATCH;
 
 		for (__u32 i = 0; i < n; i++) {
-			__u8 *buf = bufs + (size_t)i * FRAME_SET_MAX;
+			__u8 *buf = next_slot(u);
 
 			memcpy(buf, f->data[first + i], f->len[first + i]);
 			pkts[i] = (struct xnf_pkt){ .data = buf, .data_end = buf + f->len[first + i] };
@@ -73,22 +92,28 @@ static double native_pass(const struct frame_set *f, __u8 *bufs, bool run, __u64
 
 /* The native NF's time per frame: a difference of two timings, so an NF that does almost nothing (drop) can come
  * out a fraction of a nanosecond below zero; that is reported as measured. */
-static int native_ns_per_frame(const struct frame_set *f, __u32 repeat, __u64 counts[XNF_STAT_NSLOTS], double *ns)
+static int native_ns_per_frame(const struct cost_options *opt, const struct frame_set *f,
+			       __u64 counts[XNF_STAT_NSLOTS], double *ns)
 {
-	__u8 *bufs = malloc((size_t)BATCH * FRAME_SET_MAX);
+	const struct xnf_afxdp_config *cfg = &opt->run.afxdp;
+	struct umem_copy u = { .slots = xnf_afxdp_worker_frames(cfg, 1, true),
+			       .frame_size = cfg->frame_size < FRAME_SET_MAX ? FRAME_SET_MAX : cfg->frame_size };
 	double with_nf = 0, copies_only = 0;
 
-	if (!bufs) {
-		xnf_error("out of memory for the native batch");
+	u.area = mmap(NULL, u.slots * u.frame_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+		      -1, 0);
+	if (u.area == MAP_FAILED) {
+		xnf_error("no memory for a UMEM's worth of frames (%llu MiB): %s",
+			  (unsigned long long)(u.slots * u.frame_size >> 20), strerror(errno));
 		return -1;
 	}
-	native_pass(f, bufs, true, counts); /* warm-up: the verdicts of the first pass */
-	for (__u32 r = 0; r < repeat; r++) {
-		with_nf += native_pass(f, bufs, true, NULL);
-		copies_only += native_pass(f, bufs, false, NULL);
+	native_pass(f, &u, true, counts); /* warm-up: the verdicts of the first pass */
+	for (__u32 r = 0; r < opt->repeat; r++) {
+		with_nf += native_pass(f, &u, true, NULL);
+		copies_only += native_pass(f, &u, false, NULL);
 	}
-	free(bufs);
-	*ns = (with_nf - copies_only) / ((double)f->n * repeat);
+	munmap(u.area, u.slots * u.frame_size);
+	*ns = (with_nf - copies_only) / ((double)f->n * opt->repeat);
 	return 0;
 }
 
@@ -158,7 +183,7 @@ int xnf_cost_run(const struct cost_options *opt)
 	if (load_side(opt, &(struct xnf_rules_target){ .resolve = xnf_xdp_resolve_map, .ctx = &x }, "kernel") ||
 	    load_side(opt, &native, "native"))
 		goto out;
-	if (!native_ns_per_frame(&frames, opt->repeat, counts, &native_ns) &&
+	if (!native_ns_per_frame(opt, &frames, counts, &native_ns) &&
 	    !xdp_ns_per_frame(&x, &frames, opt->repeat, &xdp_ns)) {
 		report(opt, &frames, native_ns, xdp_ns, counts);
 		rc = 0;

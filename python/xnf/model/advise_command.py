@@ -89,12 +89,12 @@ def run(args: argparse.Namespace) -> int:
         raise XnfError("--verify measures on the lab's own cores: leave out --cores")
     if args.verify and not 1 <= args.verify <= MAX_VERIFIED:
         raise XnfError(f"--verify N measures the best N candidates: 1 to {MAX_VERIFIED}")
+    gen = mix.parse(args.mix)
     profile = load(args.profile)
     tsc_hz = environment.describe()["tsc_hz"]
     calibration = None
     if args.calibrate:
         profile, calibration = calibrated(profile, tsc_hz)
-    gen = mix.parse(args.mix)
     how = task.Measurement(gen, frames=args.frames, rounds=args.rounds, map_sizes=args.map_size or [])
     measured = task.measure(args.nf, args.rules, profile.baseline, how)
     drop_rules = not chain.is_chain(args.nf) and contract.describe(args.nf).get("drop_rules", False)

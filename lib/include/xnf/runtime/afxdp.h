@@ -113,6 +113,8 @@ struct xnf_afxdp;
 
 /* Validates the configuration against the ports; prints the reason and returns -1. */
 int xnf_afxdp_check_config(const struct xnf_afxdp_config *cfg, const struct xnf_port *ports, __u32 nports);
+/* The UMEM frames a worker with nsockets sockets cycles through (--frames, else the default). */
+__u64 xnf_afxdp_worker_frames(const struct xnf_afxdp_config *cfg, __u32 nsockets, bool live);
 /* Creates UMEMs and sockets on the ports, registers each socket in the XSKMAP xsks_fd (key port * 16 +
  * queue) and applies busy-poll settings. Prints the reason and returns NULL on failure. */
 struct xnf_afxdp *xnf_afxdp_create(const struct xnf_afxdp_config *cfg, const struct xnf_port *ports, __u32 nports,

@@ -1,0 +1,131 @@
+"""The cost model on real veth pairs: a profile fitted by `model-fit` in its smallest form, checked by
+`model-check` and `advisor-check`, and `xnf advise` answering from it (and measuring its pick with --verify).
+Not benchmarks: the numbers are checked to be there, consistent with each other and with what was measured."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lab_helpers import run_xnf
+from xnf.model import profile as profiles
+
+FIT_PATHS = "xdp,afxdp/live,hybrid/live"
+ATTACK_MIX = "legit:share=0.75,flows=16,vary=sport; attack:saddr=203.0.113.0/28,share=0.25"
+FIREWALL_RULES = "".join(f"drop udp 203.0.113.{i} 9 198.18.0.2 9\n" for i in range(16))
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory):
+    """A profile fitted from two task costs and the drop NF on three paths, one round (about a minute)."""
+    out = tmp_path_factory.mktemp("fit")
+    ran = run_xnf(["bench", "run", "model-fit", "--rounds", "1", "--seconds", "0.3", "--points",
+                   "cycles-0,cycles-3000,drop", "--paths", FIT_PATHS, "--no-install", "--out", str(out)], timeout=600)
+    assert ran.returncode == 0, ran.stderr
+    [results] = out.glob("model_fit-*.json")
+    [profile_file] = out.glob("profile-*.json")
+    return json.loads(results.read_text()), profile_file
+
+
+@pytest.fixture
+def isolated_profile(tmp_path, monkeypatch):
+    """Where `xnf advise` and the checks look by default, empty: nothing of the machine's own is read or written."""
+    path = tmp_path / "installed-profile.json"
+    monkeypatch.setenv("XNF_PROFILE", str(path))
+    return path
+
+
+def test_the_fit_measures_every_point_on_every_path_and_writes_a_profile(fitted):
+    doc, profile_file = fitted
+    measured = {(s["point"], s["path"]) for s in doc["samples"] if s["mpps"] > 0}
+    assert {(p, k) for p in ("cycles-0", "cycles-3000", "drop") for k in FIT_PATHS.split(",")} <= measured
+    assert any(s["point"] == "yardstick" and s["mpps"] > 0 for s in doc["samples"])
+    profile = profiles.load(profile_file)
+    assert profile.source == "measured" and set(profile.paths) == set(FIT_PATHS.split(","))
+    assert profile.yardsticks["hand_macswap_mpps"] > 0
+    for key, path in profile.paths.items():
+        assert path.task_scale > 0 and all(r.fixed_ns["forward"] > 0 for r in path.roles.values()), key
+        assert path.fit["points"] == 2
+    # the heavy point is slower than the light one on every path, as measured
+    rows = {(r["point"], r["path"]): r for r in doc["fit_table"]}
+    for key in FIT_PATHS.split(","):
+        assert rows[("cycles-3000", key)]["y_ns"] > rows[("cycles-0", key)]["y_ns"]
+        assert rows[("cycles-3000", key)]["x_ns"] > rows[("cycles-0", key)]["x_ns"] == 0
+
+
+def test_advise_answers_from_the_profile_and_its_pick_is_measured(fitted, isolated_profile, tmp_path):
+    _, profile_file = fitted
+    rules = tmp_path / "fw.rules"
+    rules.write_text(FIREWALL_RULES)
+    out = run_xnf(["advise", "firewall", "--rules", str(rules), "--mix", ATTACK_MIX, "--profile", str(profile_file),
+                   "--rounds", "1", "--verify", "2", "--json"], timeout=300)
+    assert out.returncode == 0, out.stderr
+    answer = json.loads(out.stdout)
+    labels = [c["label"] for c in answer["candidates"]]
+    assert set(FIT_PATHS.split(",")) <= set(labels) and "offload afxdp/live" in labels   # the firewall has drop rules
+    assert answer["task"]["drop_share"] == pytest.approx(0.25, abs=0.01)
+    assert answer["recommendation"]["label"] == labels[0]
+    assert [c["mpps"] for c in answer["candidates"]] == sorted((c["mpps"] for c in answer["candidates"]),
+                                                               reverse=True)
+    verified = [c for c in answer["candidates"] if "measured_mpps" in c]
+    assert len(verified) == 2 and all(c["measured_mpps"] > 0 for c in verified)
+    assert answer["verification"]["fastest"] in {c["label"] for c in verified}
+    assert not isolated_profile.exists()
+
+
+def test_advise_on_a_chain_weighs_its_split_points(fitted, isolated_profile):
+    _, profile_file = fitted
+    out = run_xnf(["advise", "chain:firewall,checksum", "--profile", str(profile_file), "--rounds", "1",
+                   "--frames", "256", "--json"], timeout=300)
+    assert out.returncode == 0, out.stderr
+    answer = json.loads(out.stdout)
+    assert "split firewall@xdp | checksum@afxdp/live" in [c["label"] for c in answer["candidates"]]
+    assert [m["nf"] for m in answer["task"]["members"]] == ["firewall", "checksum"]
+
+
+def test_model_check_validates_a_copy_of_the_profile(fitted, isolated_profile, tmp_path):
+    _, profile_file = fitted
+    ran = run_xnf(["bench", "run", "model-check", "--profile", str(profile_file), "--rounds", "1", "--seconds", "0.3",
+                   "--cases", "checksum-16,firewall-attack", "--paths", "xdp,afxdp/live", "--out", str(tmp_path)],
+                  timeout=600)
+    assert ran.returncode == 0, ran.stderr
+    [results] = tmp_path.glob("model_check-*.json")
+    doc = json.loads(results.read_text())
+    assert {(r["case"], r["path"]) for r in doc["summary"]} == \
+        {(c, k) for c in ("checksum-16", "firewall-attack") for k in ("xdp", "afxdp/live")}
+    for row in doc["summary"]:
+        assert row["measured_mpps"] > 0 and row["predicted_mpps"] > 0
+        assert row["error"] == pytest.approx(row["predicted_mpps"] / row["measured_mpps"] - 1, abs=1e-3)
+    [validated] = tmp_path.glob("profile-validated-*.json")
+    checked = profiles.load(validated)
+    assert checked.validation["cases"] == 4 and set(checked.paths) == set(FIT_PATHS.split(","))
+    assert not isolated_profile.exists()          # a profile given by --profile is not installed
+
+
+def test_advisor_check_measures_every_candidate_it_weighs(fitted, isolated_profile, tmp_path):
+    _, profile_file = fitted
+    ran = run_xnf(["bench", "run", "advisor-check", "--profile", str(profile_file), "--rounds", "1", "--seconds",
+                   "0.3", "--cases", "firewall-16/attack-50", "--paths", "xdp,afxdp/live", "--out", str(tmp_path)],
+                  timeout=600)
+    assert ran.returncode == 0, ran.stderr
+    [results] = tmp_path.glob("advisor_check-*.json")
+    doc = json.loads(results.read_text())
+    assert {r["candidate"] for r in doc["summary"]} == {"xdp", "afxdp/live", "offload afxdp/live"}
+    [verdict] = doc["verdicts"]
+    rows = {r["candidate"]: r for r in doc["summary"]}
+    assert verdict["pick"] == max(rows, key=lambda k: rows[k]["predicted_mpps"])
+    assert verdict["fastest"] == max(rows, key=lambda k: rows[k]["measured_mpps"])
+
+
+def test_what_the_advisor_cannot_do_it_says(isolated_profile, tmp_path):
+    missing = run_xnf(["advise", "firewall"])
+    assert missing.returncode == 1 and "model-fit" in missing.stderr and "Traceback" not in missing.stderr
+    broken = tmp_path / "broken.json"
+    broken.write_text("{}")
+    wrong = run_xnf(["advise", "firewall", "--profile", str(broken)])
+    assert wrong.returncode == 1 and "not an xnf machine profile" in wrong.stderr
+    bad_mix = run_xnf(["advise", "firewall", "--profile", str(broken), "--mix", "--rate 5"])
+    assert bad_mix.returncode == 1 and "not --rate" in bad_mix.stderr
+    both = run_xnf(["advise", "firewall", "--verify", "--cores", "4"])
+    assert both.returncode == 1 and "leave out --cores" in both.stderr
