@@ -37,7 +37,7 @@ LIB_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
 LIBXNF    := $(BUILD)/libxnf.a
 
 TOOLS     := $(BUILD)/bin/xnf-gen $(BUILD)/bin/xnf-xdp-load $(BUILD)/bin/xnf-afxdp-ref $(BUILD)/bin/xnf-gen-ref \
-             $(BUILD)/bin/xnf-live-tx-cost $(BUILD)/bin/xnf-xdp-cost
+             $(BUILD)/bin/xnf-live-tx-cost $(BUILD)/bin/xnf-xdp-cost $(BUILD)/bin/xnf-afpacket-ref
 NF_BINS   := $(foreach n,$(NFS),$(BUILD)/bin/xnf-$(n))
 DIFF_BINS := $(foreach n,$(NFS),$(BUILD)/tests/xnf-diff-$(n))
 TEST_BINS := $(BUILD)/tests/test-native-maps $(BUILD)/tests/test-maps-concurrent
@@ -163,6 +163,11 @@ $(BUILD)/bin/xnf-live-tx-cost: $(BUILD)/tools/live-tx-cost/live_tx_cost.o $(LIBX
 
 # The attached XDP program's time per frame (BPF_PROG_RUN), for costs below veth's spread.
 $(BUILD)/bin/xnf-xdp-cost: $(BUILD)/tools/xdp-cost/xdp_cost.o $(LIBXNF)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDLIBS)
+
+# AF_PACKET's receive path (TPACKET_V2/V3), the kernel's older way to user space, measured beside AF_XDP.
+$(BUILD)/bin/xnf-afpacket-ref: $(BUILD)/tools/afpacket-ref/afpacket_ref.o $(LIBXNF)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS)
 

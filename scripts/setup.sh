@@ -14,7 +14,8 @@ fi
 # libclang-rt-14-dev: libFuzzer and the sanitizers' runtimes, for the fuzz targets (make fuzz-bins).
 # prometheus: the real server the exporter's test starts on a loopback port (never as a service).
 # tcpdump: reads xnf dump's captures in the tests. help2man: the man pages (make man, make install).
-apt_packages=(clang llvm libbpf-dev libxdp-dev bpftool liburcu-dev libelf-dev zlib1g-dev
+# libpcap-dev: xnf-gen --write-pcap and xnf cost read and write a mix's frames as pcap.
+apt_packages=(clang llvm libbpf-dev libxdp-dev bpftool liburcu-dev libelf-dev zlib1g-dev libpcap-dev
               pkg-config make gcc iproute2 ethtool
               dpdk-dev librte-net-af-xdp23 librte-net-af-packet23
               memcached libmemcached-tools libclang-rt-14-dev prometheus tcpdump help2man)
@@ -29,7 +30,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 # Reinstall when the package is missing or installed from another checkout.
-installed_from=$(python3 -c 'import xnf, rich, matplotlib, prometheus_client, shtab, pytest, scapy; print(xnf.__file__)' 2>/dev/null || true)
+installed_from=$(python3 -c 'import xnf, rich, matplotlib, numpy, prometheus_client, shtab, pytest, scapy; print(xnf.__file__)' 2>/dev/null || true)
 if [ "$installed_from" != "$PWD/python/xnf/__init__.py" ]; then
     echo "xnf setup: installing the python package (editable) and its test dependencies"
     python3 -m pip install -q --root-user-action=ignore -e ".[test]"

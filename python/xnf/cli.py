@@ -304,6 +304,18 @@ def _run_study(args: argparse.Namespace, study) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    if args.results == "reproduce":
+        from xnf.analysis.reproduce import reproduce
+
+        if args.run_missing:
+            _require_root("xnf report reproduce --run-missing")
+        folders = [Path(d) for d in args.results_dir or ["results", "docs/results"]]
+        only = [k for item in args.only or [] for k in item.split(",") if k]
+        page = reproduce(folders, Path(args.out or "results/reproduce"), args.run_missing, only)
+        print(f"reproduced: {page}")
+        return 0
+    if args.results_dir or args.run_missing or args.only:
+        raise XnfError("--results-dir, --run-missing and --only go with 'xnf report reproduce'")
     from xnf.analysis.report import write_report
 
     page = write_report(Path(args.results), Path(args.out) if args.out else None)
@@ -447,9 +459,17 @@ def make_parser() -> argparse.ArgumentParser:
                             "on the generator's core (docs/lab.md)")
     bench.set_defaults(func=cmd_bench, parser=bench)
 
-    report = sub.add_parser("report", help="plots and a Markdown page from a results file")
-    report.add_argument("results", help="a results JSON written by 'xnf bench run'")
-    report.add_argument("--out", help="folder for the page and plots (default: beside the results)")
+    report = sub.add_parser("report", help="plots and a Markdown page from a results file; 'xnf report reproduce': "
+                            "the research's findings judged on this machine's results")
+    report.add_argument("results", help="a results JSON written by 'xnf bench run', or 'reproduce'")
+    report.add_argument("--out", help="folder for the page and plots (default: beside the results; reproduce: "
+                        "results/reproduce)")
+    report.add_argument("--results-dir", action="append", metavar="DIR", help="reproduce: where to look for results "
+                        "(repeat; default results and docs/results)")
+    report.add_argument("--run-missing", action="store_true", help="reproduce: run the benchmarks whose results are "
+                        "missing first (with their defaults: hours for all)")
+    report.add_argument("--only", action="append", metavar="KEY", help="reproduce: only these findings (comma-"
+                        "separated or repeated)")
     report.set_defaults(func=cmd_report)
 
     demo = sub.add_parser("demo", help="run the NFs on an emulated edge server and show the results")

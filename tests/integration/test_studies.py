@@ -29,6 +29,8 @@ CASES = {  # study: (its smallest options, the subjects it must measure, the sam
     "nf-cost": (["--rounds", "1", "--frames", "64", "--repeat", "5"],
                 {"macswap", "firewall", "firewall-10k", "lb", "router", "checksum-16", "memload-16M", "chain"},
                 "native_ns"),
+    "af-packet": (["--rounds", "1", "--seconds", "0.3"], {"af_packet-v2", "af_packet-v3", "af_xdp", "xdp"}),
+    "stack-forwarding": (["--rounds", "1", "--seconds", "0.3"], {"linux", "xdp", "afxdp"}),
     "soak": (["--minutes", "0.05", "--sample-seconds", "1", "--churn-per-s", "20"],
              {"firewall-xdp", "firewall-afxdp", "lb-xdp", "lb-afxdp"}),
 }
@@ -74,3 +76,18 @@ def test_a_grid_runs_as_the_user_changed_it(tmp_path):
     [row] = doc["summary"]
     assert row["size"] == 128 and row["samples"] == 1
     assert row["ndr_mean_mpps"] > 0 and row["mean_mpps"] > 0   # no loss at all, beside at most 1 %
+
+
+def test_the_worker_settings_and_queue_counts_of_the_reproduction_grids_reach_the_nf(tmp_path):
+    """ring-size sets --ring-size, batch-latency --batch, and two queues get two workers: each run's NF is started
+    with them (a wrong one would refuse to start and fail the run)."""
+    config = tmp_path / "two.toml"
+    config.write_text('modes = ["afxdp"]\nrepetitions = 1\nseconds = 0.2\n[params]\ngen_cores = [[0, 1]]\n')
+    for name, options in (("ring-size", ["--set", "nf_params.ring_size=256"]),
+                          ("batch-latency", ["--set", "nf_params.nf_batch=8"]), ("queues", ["--config", str(config)])):
+        ran = run_xnf(["bench", "run", name, "--out", str(tmp_path), "--set", "repetitions=1", "--seconds", "0.2",
+                       *options], timeout=300)
+        assert ran.returncode == 0, ran.stderr
+        [results] = tmp_path.glob(f"{name}-*.json")
+        [row] = json.loads(results.read_text())["summary"]
+        assert row["mean_mpps"] > 0 and row["samples"] == 1

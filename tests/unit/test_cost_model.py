@@ -174,3 +174,28 @@ def test_a_chain_rules_file_gives_each_member_its_lines():
     text = "firewall drop udp 1.2.3.4 1 5.6.7.8 2\nchecksum repeat 4\n\nfirewall default allow\n"
     assert member_rules(text, "firewall") == "drop udp 1.2.3.4 1 5.6.7.8 2\ndefault allow\n"
     assert member_rules(text, "lb") == ""
+
+
+def test_paths_that_need_more_cores_than_given_are_set_aside_with_why():
+    answer = advisor.advice(synthetic_profile(), "firewall", TaskCost(cost("firewall", 10, 15), BASELINE), False,
+                            cores=1)
+    assert [c["label"] for c in answer["candidates"]] == ["xdp"]
+    assert {s["label"] for s in answer["skipped"]} == {"afxdp/live", "hybrid/live"}
+    assert all("at least 2 cores" in s["why"] for s in answer["skipped"])
+
+
+def test_a_published_profile_says_so_and_is_used_like_a_measured_one(tmp_path):
+    doc = json.loads(synthetic_profile().to_json())
+    doc.update(source="published", citation="a paper, table 3", name="a NIC")
+    path = tmp_path / "nic.json"
+    path.write_text(json.dumps(doc))
+    from xnf.model.profile import load
+
+    profile = load(path)
+    assert (profile.source, profile.citation) == ("published", "a paper, table 3")
+    answer = advisor.advice(profile, "firewall", TaskCost(cost("firewall", 10, 15), BASELINE), False)
+    assert answer["profile"]["source"] == "published"
+    doc["source"] = "guessed"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(XnfError, match="source must be one of measured, published"):
+        load(path)

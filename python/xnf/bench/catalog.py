@@ -9,8 +9,9 @@ from __future__ import annotations
 from types import ModuleType
 
 from xnf.bench.grid import Benchmark
-from xnf.bench.studies import (advisor_check, afxdp_modes, capture_cost, dispatch_cost, generator_reference, live_tx, local_app_load,
-                               mixed_traffic, model_check, model_fit, nf_cost, soak, xdp_overhead)
+from xnf.bench.studies import (advisor_check, af_packet, afxdp_modes, capture_cost, dispatch_cost,
+                               generator_reference, live_tx, local_app_load, mixed_traffic, model_check, model_fit,
+                               nf_cost, soak, stack_forwarding, xdp_overhead)
 from xnf.errors import XnfError
 
 def _cost_model(name: str, nf: str, what: str, param: str, values: list[int]) -> Benchmark:
@@ -65,6 +66,34 @@ BENCHMARKS = [
                 "memload_bytes", [4 << 10, 256 << 10, 16 << 20, 256 << 20, 1 << 30]),
     _cost_model("checksum", "checksum", "checksum, 0 to 64 L4 checksum computations per packet",
                 "checksum_repeat", [0, 1, 4, 16, 64]),
+    # The container-networking study's effects and the latency-against-batch finding (docs/reproduce.md).
+    Benchmark(
+        name="batch-latency",
+        description="macswap in user space (afxdp, live transmit) with the workers' batch from 8 to 256: "
+                    "throughput, and latency at 10/50/90 % of it",
+        nfs=["macswap"], modes=["afxdp"], measure="throughput", seconds=0.5, repetitions=5,
+        nf_params={"nf_batch": [8, 16, 32, 64, 128, 256]},
+    ),
+    Benchmark(
+        name="ring-size",
+        description="macswap in user space (afxdp, live transmit) with rings of 256 to 4,096 slots: throughput "
+                    "and latency",
+        nfs=["macswap"], modes=["afxdp"], measure="throughput", seconds=0.5, repetitions=5,
+        nf_params={"ring_size": [256, 512, 1024, 2048, 4096]},
+    ),
+    Benchmark(
+        name="queues",
+        description="macswap in XDP and in user space with one queue (one generator thread, one worker) and "
+                    "with two (two of each, over both cores)",
+        nfs=["macswap"], modes=["xdp", "afxdp"], measure="throughput", seconds=0.5, repetitions=5,
+        params={"gen_cores": [(0,), (0, 1)]},
+    ),
+    Benchmark(
+        name="flow-count",
+        description="lb with 1 to 65,536 flows, each with its session: throughput in XDP and in user space",
+        nfs=["lb"], modes=["xdp", "afxdp"], measure="throughput", seconds=0.5, repetitions=5,
+        nf_params={"lb_sessions": [1, 64, 4096, 65536]},
+    ),
     Benchmark(
         name="smoke",
         description="a seconds-long run of the whole chain (search, latency, results, report): for tests",
@@ -76,7 +105,8 @@ BENCHMARKS = [
 
 # Each study module has NAME, DESCRIPTION, add_arguments(parser) and run(args, out_dir) -> results path.
 STUDIES: list[ModuleType] = [xdp_overhead, afxdp_modes, generator_reference, live_tx, mixed_traffic, local_app_load,
-                             dispatch_cost, capture_cost, soak, nf_cost, model_fit, model_check, advisor_check]
+                             dispatch_cost, capture_cost, soak, nf_cost, model_fit, model_check, advisor_check,
+                             af_packet, stack_forwarding]
 
 
 def names() -> list[str]:

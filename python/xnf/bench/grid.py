@@ -96,8 +96,8 @@ def _measure_case(bench: Benchmark, case: dict, tsc_hz: float | None, rules_dir:
             rules = str(rules_dir / f"{case['nf']}.rules")
             Path(rules).write_text(rules_text)
         extra = list(setup.extra)
-        if case["mode"].startswith("afxdp") or case["mode"].startswith("xdp-sk"):
-            extra += ["--cores", str(DUT_CORE)]
+        if case["mode"].startswith("afxdp") or case["mode"].startswith("xdp-sk") or case["mode"] == "hybrid":
+            extra += _worker_options(queues)
         if "tx_path" in case:
             extra += ["--tx-path", case["tx_path"]]
         instance = NfInstance.start(t, case["nf"], case["mode"], t.dut_ifaces, rules=rules, extra=extra)
@@ -122,6 +122,13 @@ def _measure_case(bench: Benchmark, case: dict, tsc_hz: float | None, rules_dir:
                     "latency_at": latency}
         finally:
             instance.stop()
+
+
+def _worker_options(queues: int) -> list[str]:
+    """A worker per queue: the first on the DUT's core, the next on the generator's (a two-core machine)."""
+    cores = [DUT_CORE, GEN_CORE][:queues]
+    options = ["--cores", ",".join(map(str, cores))]
+    return options if queues == 1 else ["--queues", str(queues), "--workers", str(queues)] + options
 
 
 def _summarise(samples: list[dict]) -> list[dict]:

@@ -8,6 +8,8 @@ A benchmark sweeps these beside the traffic parameters (Benchmark.nf_params):
                    min(N, 65,536) of them, so the table holds N sessions while that many are hit
   memload_bytes    memload: an area of M bytes (M / 64 lines)
   checksum_repeat  checksum: L4 checksum computations per packet
+  nf_batch         the AF_XDP workers' batch (--batch)
+  ring_size        the AF_XDP rings' size (--ring-size)
 """
 
 from __future__ import annotations
@@ -64,6 +66,10 @@ def setup_for(case: dict, topology: Topology) -> NfSetup:
         return NfSetup(extra=["--map-size", f"ml_area={max(case['memload_bytes'] // 64, 1)}"])
     if "checksum_repeat" in case:
         return NfSetup(rules=f"repeat {case['checksum_repeat']}\n")
+    if "nf_batch" in case:
+        return NfSetup(extra=["--batch", str(case["nf_batch"])])
+    if "ring_size" in case:
+        return NfSetup(extra=["--ring-size", str(case["ring_size"])])
     return NfSetup()
 
 

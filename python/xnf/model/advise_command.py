@@ -76,6 +76,8 @@ def print_text(answer: dict, rules: str | None) -> None:
     console.print("Why:")
     for line in [rec["why"], *answer["reasons"]]:
         console.print(f"  - {line}")
+    for skip in answer["skipped"]:
+        console.print(f"Not weighed: {skip['label']} ({skip['why']})")
     if "calibration" in answer:
         console.print(f"Calibration: {answer['calibration']}")
     if "verification" in answer:

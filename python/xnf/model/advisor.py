@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xnf import chain
+from xnf.errors import XnfError
 from xnf.model.predict import Load, Part, Prediction, predict
 from xnf.model.profile import PathCost, Profile
 from xnf.model.task import NfCost, TaskCost
@@ -120,9 +121,19 @@ def path_error(profile: Profile, key: str) -> float:
     return v.get("paths", {}).get(key, {}).get("median_error", v.get("median_error", UNVALIDATED_ERROR))
 
 
-def rank(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: int | None = None) -> list[Ranked]:
-    ranked = [Ranked(c, predict(profile.path(c.path_key), c.load, cores), path_error(profile, c.path_key))
-              for c in candidates(profile, nf, task, drop_rules)]
+def rank(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: int | None = None,
+         skipped: list[dict] | None = None) -> list[Ranked]:
+    """Every candidate that fits in `cores`, fastest first; those that do not go to skipped, with why."""
+    ranked = []
+    for c in candidates(profile, nf, task, drop_rules):
+        try:
+            ranked.append(Ranked(c, predict(profile.path(c.path_key), c.load, cores), path_error(profile, c.path_key)))
+        except XnfError as err:
+            if skipped is None:
+                raise
+            skipped.append({"label": c.label, "why": str(err)})
+    if not ranked:
+        raise XnfError("no path fits: " + "; ".join(f"{s['label']}: {s['why']}" for s in skipped or []))
     return sorted(ranked, key=lambda r: -r.prediction.mpps)
 
 
@@ -168,7 +179,8 @@ def reasons(ranked: list[Ranked], task: TaskCost, profile: Profile) -> list[str]
 
 def advice(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: int | None = None) -> dict:
     """The whole answer, as JSON-ready data: every candidate's prediction, the pick, the reasons, the confidence."""
-    ranked = rank(profile, nf, task, drop_rules, cores)
+    skipped: list[dict] = []
+    ranked = rank(profile, nf, task, drop_rules, cores, skipped)
     level, why = confidence(ranked)
     return {
         "nf": nf, "profile": {"name": profile.name, "source": profile.source, "platform": profile.platform,
@@ -184,6 +196,7 @@ def advice(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: i
                            "confidence": level, "why": why},
         "reasons": reasons(ranked, task, profile),
         "candidates": [_row(r) for r in ranked],
+        "skipped": skipped,
     }
 
 

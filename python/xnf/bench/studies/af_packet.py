@@ -1,0 +1,117 @@
+"""AF_PACKET against AF_XDP and XDP on receive, per core (the packet-I/O studies' "AF_PACKET V2/V3 receives about a
+million frames a second per core").
+
+Each subject receives and drops 64-byte frames that xnf-gen sends flat out from core 0, with all of the DUT's work
+on core 1: the DUT's veth receive runs in a NAPI thread pinned there (threaded NAPI), and so does the user-space
+reader or worker. The frames are addressed to a host the DUT does not have (198.18.0.99), so after AF_PACKET's tap
+the stack drops them at once, as it would traffic for another host.
+  af_packet-v2   xnf-afpacket-ref, TPACKET_V2 ring (tools/afpacket-ref)
+  af_packet-v3   xnf-afpacket-ref, TPACKET_V3 ring
+  af_xdp         xnf's drop NF in afxdp mode (the worker on core 1)
+  xdp            xnf's drop NF in XDP
+The rate is what the subject received (read from the ring, or counted by the NF's verdict) per second of the flood;
+core 1's busy share says whether it was the limit. The yardstick is xdp in the same round.
+
+    xnf bench run af-packet [--rounds 5] [--seconds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from pathlib import Path
+
+from xnf import build
+from xnf.bench import results_file
+from xnf.bench.rounds import beside_yardstick, measure_rounds
+from xnf.errors import XnfError
+from xnf.lab import environment, netns
+from xnf.lab.cores import DUT_CORE, GEN_CORE
+from xnf.lab.flood import flood
+from xnf.lab.measure import KEPT_BACK
+from xnf.lab.nf_process import NfInstance
+from xnf.lab.topology import Topology
+
+NAME = "af-packet"
+DESCRIPTION = "AF_PACKET (TPACKET_V2 and V3) against AF_XDP and XDP on receive, all of the DUT's work on one core"
+SUBJECTS = ["af_packet-v2", "af_packet-v3", "af_xdp", "xdp"]
+YARDSTICK = "xdp"
+ELSEWHERE = "198.18.0.99"   # a host the DUT does not have: the stack drops what AF_PACKET let through
+
+
+def _reader(t: Topology, version: int):
+    proc = t.spawn(t.dut_ns, [str(build.tool_binary("xnf-afpacket-ref")), "--iface", t.links[0].dut_if,
+                              "--version", str(version), "--core", str(DUT_CORE)])
+    line = proc.stdout.readline()
+    if "ring on" not in line:
+        raise XnfError(f"xnf-afpacket-ref did not start: {proc.stderr.read().strip()}")
+    return proc
+
+
+def _stop_reader(proc) -> dict:
+    proc.terminate()
+    out, _ = proc.communicate(timeout=10)
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def trial(label: str, seconds: float) -> dict:
+    with Topology("pair", gen_xdp=None) as t:
+        dut = t.links[0].dut_if
+        if label.startswith("af_packet"):
+            netns.run(t.dut_ns, ["ethtool", "-K", dut, "gro", "on"])   # threaded NAPI on veth needs GRO or XDP
+            t.pin_dut_receive(DUT_CORE)
+            proc = _reader(t, int(label[-1]))
+            run = flood(t, seconds, GEN_CORE, ["--dst-ip", ELSEWHERE], completed=lambda: 0)
+            got = _stop_reader(proc)
+            received, kernel_drops = got["frames"], got["kernel_drops"]
+        else:
+            mode = "afxdp" if label == "af_xdp" else "xdp"
+            nf = NfInstance.start(t, "drop", mode, t.dut_ifaces, extra=["--cores", str(DUT_CORE)] if mode != "xdp"
+                                  else [])
+            t.pin_dut_receive(DUT_CORE)
+            counted = (lambda: sum(v["packets"] for k, v in nf.stats().items() if k in KEPT_BACK))
+            run = flood(t, seconds, GEN_CORE, ["--dst-ip", ELSEWHERE], completed=counted)
+            nf.stop()
+            received, kernel_drops = run.returned, None
+    return {"subject": label, "sent": run.sent, "received": received, "kernel_drops": kernel_drops,
+            "seconds": round(run.seconds, 4), "mpps": round(run.mpps(received), 4),
+            "offered_mpps": round(run.offered_mpps, 4), "core1_busy_share": run.cpu[DUT_CORE]["busy_share"],
+            "core0_busy_share": run.cpu[GEN_CORE]["busy_share"]}
+
+
+def summarise(samples: list[dict]) -> list[dict]:
+    rows = []
+    for label in dict.fromkeys(s["subject"] for s in samples):
+        mine = [s for s in samples if s["subject"] == label]
+        rates = [s["mpps"] for s in mine]
+        ratios = [v / y for v, y in beside_yardstick(samples, mine, "mpps", YARDSTICK) if y]
+        rows.append({"subject": label, "mpps": round(statistics.median(rates), 4),
+                     "stdev": round(statistics.stdev(rates), 4) if len(rates) > 1 else 0.0,
+                     "per_core_mpps": round(statistics.median(s["mpps"] / max(s["core1_busy_share"], 1e-3)
+                                                              for s in mine), 4),
+                     "core1_busy_share": statistics.median(s["core1_busy_share"] for s in mine),
+                     "ratio_to_xdp": round(statistics.median(ratios), 3) if ratios else None, "rounds": len(mine)})
+    return rows
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seconds", type=float, default=2.0)
+
+
+def run(args: argparse.Namespace, out_dir: Path) -> Path:
+    if args.rounds < 1 or args.seconds <= 0:
+        raise SystemExit("af-packet: --rounds at least 1, --seconds above 0")
+    env = environment.describe()
+    samples = measure_rounds(SUBJECTS, args.rounds, lambda s: trial(s, args.seconds),
+                             lambda s: f"{s['subject']:13s} {s['mpps']:6.3f} Mpps received, core {DUT_CORE} "
+                                       f"{s['core1_busy_share']:.0%} busy")
+    summary = summarise(samples)
+    path = results_file.write(out_dir, "af_packet", {
+        "environment": env, "generator_core": GEN_CORE, "dut_core": DUT_CORE, "yardstick": YARDSTICK,
+        "seconds_per_trial": args.seconds, "summary": summary, "samples": samples}, summary)
+    for row in summary:
+        print(f"{row['subject']:13s} {row['mpps']:.3f} ± {row['stdev']:.3f} Mpps ({row['per_core_mpps']:.3f} per busy "
+              f"core), {row['ratio_to_xdp']} of xdp")
+    return path

@@ -1,0 +1,99 @@
+"""The Linux stack's own forwarding against xnf's router (the frameworks comparison's "packet frameworks forward
+about nine times what the Linux stack does").
+
+A two-port topology: xnf-gen sends flat out from core 0 into dut0, to gen1's address (198.18.1.1); the DUT forwards
+out of dut1 to gen1, where veth's XDP sink counts what arrives. All of the DUT's work runs on core 1 (its veth
+receive in NAPI threads pinned there, and the AF_XDP worker). Subjects:
+  linux        the kernel's IPv4 forwarding (ip_forward=1, a static neighbour for gen1: the sink answers no ARP)
+  xdp          xnf's router in XDP (a route to 198.18.1.0/24 out of port 1)
+  afxdp        the same router in user space (afxdp, live transmit)
+The yardstick is linux in the same round: every rate is also given as a ratio to it.
+
+    xnf bench run stack-forwarding [--rounds 5] [--seconds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+from pathlib import Path
+
+from xnf.bench import results_file
+from xnf.bench.rounds import beside_yardstick, measure_rounds
+from xnf.lab import environment, netns, veth_stats
+from xnf.lab.cores import DUT_CORE, GEN_CORE
+from xnf.lab.flood import flood
+from xnf.lab.nf_process import NfInstance
+from xnf.lab.topology import Topology
+
+NAME = "stack-forwarding"
+DESCRIPTION = "the Linux stack's IPv4 forwarding against xnf's router in XDP and in user space, the DUT on one core"
+SUBJECTS = ["linux", "xdp", "afxdp"]
+YARDSTICK = "linux"
+
+
+def _linux_forwarding(t: Topology) -> None:
+    out = t.links[1]
+    netns.run(t.dut_ns, ["sysctl", "-q", "-w", "net.ipv4.ip_forward=1"])
+    netns.ip("neigh", "replace", out.gen_ip, "lladdr", out.gen_mac, "dev", out.dut_if, "nud", "permanent",
+             ns=t.dut_ns)
+    for link in t.links:   # threaded NAPI on veth needs GRO (or XDP)
+        netns.run(t.dut_ns, ["ethtool", "-K", link.dut_if, "gro", "on"])
+
+
+def trial(label: str, seconds: float, folder: Path) -> dict:
+    with Topology("two-port", gen_xdp="drop") as t:
+        out = t.links[1]
+        nf = None
+        if label == "linux":
+            _linux_forwarding(t)
+        else:
+            rules = folder / "routes.rules"
+            rules.write_text(f"route 198.18.1.0/24 via {out.gen_mac} port 1\n")
+            nf = NfInstance.start(t, "router", label, t.dut_ifaces, rules=str(rules),
+                                  extra=["--cores", str(DUT_CORE)] if label == "afxdp" else [])
+        t.pin_dut_receive(DUT_CORE)
+        arrived = (lambda: veth_stats.read(t.gen_ns, out.gen_if)["rx_xdp_drops"])
+        run = flood(t, seconds, GEN_CORE, ["--dst-ip", out.gen_ip], completed=arrived)
+        if nf:
+            nf.stop()
+    return {"subject": label, "sent": run.sent, "forwarded": run.returned, "seconds": round(run.seconds, 4),
+            "mpps": round(run.mpps(run.returned), 4), "offered_mpps": round(run.offered_mpps, 4),
+            "core1_busy_share": run.cpu[DUT_CORE]["busy_share"], "core0_busy_share": run.cpu[GEN_CORE]["busy_share"]}
+
+
+def summarise(samples: list[dict]) -> list[dict]:
+    rows = []
+    for label in dict.fromkeys(s["subject"] for s in samples):
+        mine = [s for s in samples if s["subject"] == label]
+        rates = [s["mpps"] for s in mine]
+        ratios = [v / y for v, y in beside_yardstick(samples, mine, "mpps", YARDSTICK) if y]
+        rows.append({"subject": label, "mpps": round(statistics.median(rates), 4),
+                     "stdev": round(statistics.stdev(rates), 4) if len(rates) > 1 else 0.0,
+                     "core1_busy_share": statistics.median(s["core1_busy_share"] for s in mine),
+                     "ratio_to_linux": round(statistics.median(ratios), 3) if ratios else None, "rounds": len(mine)})
+    return rows
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seconds", type=float, default=2.0)
+
+
+def run(args: argparse.Namespace, out_dir: Path) -> Path:
+    if args.rounds < 1 or args.seconds <= 0:
+        raise SystemExit("stack-forwarding: --rounds at least 1, --seconds above 0")
+    env = environment.describe()
+    with tempfile.TemporaryDirectory() as folder:
+        samples = measure_rounds(SUBJECTS, args.rounds, lambda s: trial(s, args.seconds, Path(folder)),
+                                 lambda s: f"{s['subject']:6s} {s['mpps']:6.3f} Mpps forwarded "
+                                           f"(offered {s['offered_mpps']:.3f}), core {DUT_CORE} "
+                                           f"{s['core1_busy_share']:.0%} busy")
+    summary = summarise(samples)
+    path = results_file.write(out_dir, "stack_forwarding", {
+        "environment": env, "generator_core": GEN_CORE, "dut_core": DUT_CORE, "yardstick": YARDSTICK,
+        "seconds_per_trial": args.seconds, "summary": summary, "samples": samples}, summary)
+    for row in summary:
+        print(f"{row['subject']:6s} {row['mpps']:.3f} ± {row['stdev']:.3f} Mpps, {row['ratio_to_linux']}x linux")
+    return path
