@@ -199,3 +199,19 @@ def test_a_published_profile_says_so_and_is_used_like_a_measured_one(tmp_path):
     path.write_text(json.dumps(doc))
     with pytest.raises(XnfError, match="source must be one of measured, published"):
         load(path)
+
+
+def test_a_floor_that_drops_go_under_is_the_nfs_own_roles():
+    """xsk: forwarding sits at 1,500 ns until the NF's work exceeds it, but the drop NF runs at 320 ns: the sender
+    (which a dropped frame passes as a forwarded one does) cannot take 1,500 ns; the floor is the worker's overlap."""
+    path = fit.fit_path(lab_paths.find("afxdp/xsk"), synthetic_points(1000, 1.0, 1500), drop=fit.Point(-10, 320))
+    worker, sender = path.roles["worker"], path.roles["sender"]
+    assert worker.floor_ns == pytest.approx(1500, rel=0.01) and sender.fixed_ns["forward"] == 320
+    assert path.fit["floor_on"] == "worker"
+    forward = predict.predict(path, predict.Load({"forward": 1.0}, [predict.Part("worker", 0, 1.0)]))
+    assert forward.mpps == pytest.approx(1e3 / 1500, rel=0.01)
+    heavy = predict.predict(path, predict.Load({"forward": 1.0}, [predict.Part("worker", 800, 1.0)]))
+    assert heavy.mpps == pytest.approx(1e3 / 1800, rel=0.01)
+    # a quarter dropped: they skip the floor (no transmit) and take the drop time
+    mixed = predict.predict(path, predict.Load({"forward": 0.75, "drop_user": 0.25}, [predict.Part("worker", 0, 1.0)]))
+    assert mixed.mpps > forward.mpps

@@ -4,6 +4,7 @@ for, the yardstick measured in every round, and the profile scaled to it."""
 from __future__ import annotations
 
 import argparse
+import statistics
 from dataclasses import dataclass, replace
 
 from xnf.model import cases, lab_rate
@@ -44,9 +45,15 @@ def yardstick_trial(args: argparse.Namespace, tsc_hz: float | None, **fields) ->
     return {**fields, "case": YARDSTICK_SUBJECT[0], "mpps": lab_rate.yardstick(args.seconds, tsc_hz)}
 
 
-def yardsticks(samples: list[dict]) -> dict[int, float]:
-    """round -> the yardstick's rate in it."""
-    return {s["round"]: s["mpps"] for s in samples if s["case"] == YARDSTICK_SUBJECT[0]}
+def drift(samples: list[dict], profile: Profile) -> dict:
+    """The yardstick of these rounds beside the one stored with the profile: how far the machine moved since the
+    fit, and how far the yardstick itself spreads."""
+    rates = [s["mpps"] for s in samples if s["case"] == YARDSTICK_SUBJECT[0]]
+    then = profile.yardsticks.get(lab_rate.YARDSTICK_KEY)
+    now = statistics.median(rates)
+    return {"yardstick": lab_rate.YARDSTICK, "at_fit_mpps": then, "median_mpps": round(now, 4),
+            "rounds_mpps": [round(r, 4) for r in rates], "ratio": round(now / then, 4) if then else None,
+            "stdev_mpps": round(statistics.stdev(rates), 4) if len(rates) > 1 else 0.0}
 
 
 def on_the_day(profile: Profile, yardstick_mpps: float, why: str = "the yardstick measured now") -> Profile:

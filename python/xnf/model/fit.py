@@ -19,8 +19,8 @@ import numpy as np
 
 from xnf.errors import XnfError
 
-# A floor G is only fitted if at least this many points sit on it; with fewer it is the other role's bound.
-FLOOR_GRID = 400
+FLOOR_GRID = 400          # candidate floors tried between the fastest point and the slowest
+FLOOR_TOLERANCE = 0.05    # a drop this much faster than the floor says the floor is not the sender's
 
 
 @dataclass
@@ -103,14 +103,19 @@ def fit_path(lab_path, points: list[Point], drop: Point | None, load_ns: float =
 
     line = fit_line(points, floor=len(lab_path.roles) > 1)
     other_ns = line.floor_ns or min(p.y_ns for p in points)   # never bound in the sweep: at most its fastest
+    overlap = _floor_is_the_nfs_own(lab_path, line, drop)
+    if overlap:
+        other_ns = drop.y_ns          # the sender is at most as slow as the whole path was on drops
     roles = {}
     for name in lab_path.roles:
         forward = line.fixed_ns if name == lab_path.task_role else other_ns
         roles[name] = Role(cores=1, fixed_ns={"forward": round(forward, 2)},
                            spins=bool(lab_path.worker_spins) if name == WORKER else False,
                            load_ns=round(load_ns, 2) if name == SENDER else 0.0,
-                           what=SENDER_WHAT if name == SENDER else WORKER_WHAT)
-    fit = {**quality(line, points), "floor_bound": not line.floor_ns and len(roles) > 1}
+                           what=SENDER_WHAT if name == SENDER else WORKER_WHAT,
+                           floor_ns=round(line.floor_ns, 2) if overlap and name == lab_path.task_role else 0.0)
+    fit = {**quality(line, points), "floor_bound": not line.floor_ns and len(roles) > 1,
+           "floor_on": lab_path.task_role if overlap else ("other role" if line.floor_ns else None)}
     if drop is not None:
         dropping = lab_path.task_role if lab_path.drops_in == "drop_user" or len(roles) == 1 else SENDER
         for name, role in roles.items():
@@ -119,6 +124,14 @@ def fit_path(lab_path, points: list[Point], drop: Point | None, load_ns: float =
         fit["drop_point_ns"] = round(drop.y_ns, 2)
     return PathCost(mode=lab_path.mode, tx_path=lab_path.tx_path, roles=roles, task_role=lab_path.task_role,
                     task_side=lab_path.task_side, task_scale=round(line.scale, 4), fit=fit)
+
+
+def _floor_is_the_nfs_own(lab_path, line: LineFit, drop: Point | None) -> bool:
+    """Whose is the floor a cheap NF sits on? A frame the NF drops in user space passes the sender as a forwarded
+    one does; if drops went clearly faster than the floor, the floor cannot be the sender's: it is work on the NF's
+    own role that its work overlaps with (the xsk ring's transmit)."""
+    return bool(line.floor_ns and drop is not None and lab_path.drops_in == "drop_user" and len(lab_path.roles) > 1
+                and drop.y_ns < line.floor_ns * (1 - FLOOR_TOLERANCE))
 
 
 def add_kernel_drop(path, with_sockets) -> None:

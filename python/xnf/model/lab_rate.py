@@ -24,6 +24,10 @@ from xnf.lab.rfc2544 import measure_throughput
 from xnf.lab.topology import Topology
 
 WARM_UP_S = 1.0
+# The loss a rate may have here: 1 %, not the grids' 0.1 %. AF_XDP in copy mode on veth loses sporadic bursts of
+# 0.1-0.5 % at any rate (the kernel finds the fill ring empty while the worker spins idle: docs/cost-model.md), so a
+# 0.1 % search lands at random on a fraction of what the path forwards; the model predicts what it forwards.
+LOSS_THRESHOLD = 0.01
 YARDSTICK = "hand-written XDP macswap"
 YARDSTICK_KEY = "hand_macswap_mpps"
 
@@ -54,9 +58,9 @@ def needs_workers(nf: str, options: list[str]) -> bool:
 
 def _search(t: Topology, seconds: float, traffic: TrafficSpec, tsc_hz: float | None, nf=None) -> dict:
     Generator(t).run(*flat_out(WARM_UP_S, GEN_CORE), *traffic.options)
-    result = measure_throughput(t, seconds, 1, traffic, tsc_hz=tsc_hz, nf=nf)
+    result = measure_throughput(t, seconds, 1, traffic, tsc_hz=tsc_hz, nf=nf, loss_threshold=LOSS_THRESHOLD)
     run = result.runs[0]
-    saturated = [tr for tr in run.trials if tr.loss_ratio < 0.001 and tr.dut_ns_per_packet]
+    saturated = [tr for tr in run.trials if tr.loss_ratio < LOSS_THRESHOLD and tr.dut_ns_per_packet]
     top = max(saturated, key=lambda tr: tr.offered_pps or float("inf")) if saturated else None
     return {"mpps": result.mean_pps / 1e6, "generator_limited": run.generator_limited,
             "dut_ns_per_packet": top.dut_ns_per_packet if top else None,

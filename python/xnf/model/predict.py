@@ -3,7 +3,8 @@ its busiest role allows.
 
 On each role (the cores doing one kind of work, python/xnf/model/profile.py) a frame costs the path's own fixed time
 for the frame's fate (forwarded, dropped in XDP, dropped in user space) plus the NF's work that runs there, scaled
-from what `xnf cost` measured to what it takes in the run. Throughput is min over roles of cores / time per frame; the
+from what `xnf cost` measured to what it takes in the run; a forwarded frame takes at least the role's floor, where
+it has one (work that overlaps with the NF's). Throughput is min over roles of cores / time per frame; the
 CPU a frame costs is the sum over roles of its time there, except on cores that spin (busy-polling workers): those
 are taken whole whatever the rate (c_busy), so they cost cores / rate.
 """
@@ -59,9 +60,12 @@ def role_times(path: PathCost, load: Load) -> tuple[dict[str, float], dict[str, 
     task = {role: 0.0 for role in path.roles}
     for part in load.parts:
         task[part.role] += part.reach * part.ns * part.scale
-    total = {role: max(MIN_ROLE_NS, sum(share * path.fixed(role, fate) for fate, share in load.fates.items()) +
-                       task[role])
-             for role in path.roles}
+    total = {}
+    for role, r in path.roles.items():
+        own = sum(share * path.fixed(role, fate) for fate, share in load.fates.items()) + task[role]
+        # a forwarded frame takes at least the floor: what its own time falls short of it is added
+        short = max(0.0, r.floor_ns - path.fixed(role, "forward") - task[role])
+        total[role] = max(MIN_ROLE_NS, own + load.fates.get("forward", 0.0) * short)
     return total, task
 
 

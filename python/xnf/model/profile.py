@@ -50,6 +50,9 @@ class Role:
     spins: bool = False                  # busy-polls: the cores are taken whatever the rate (c_busy)
     load_ns: float = 0.0                 # the part of fixed_ns that is the traffic generator's, not the DUT's
     what: str = ""                       # what runs there, for people
+    # A forwarded frame takes at least this long here, however little the NF does: work that overlaps with the NF's
+    # (the xsk ring's transmit, whose kernel side completes while the worker goes on); 0: none
+    floor_ns: float = 0.0
 
 
 @dataclass
@@ -94,7 +97,7 @@ class Profile:
         if not 0.1 <= factor <= 10:
             raise XnfError(f"a calibration factor of {factor:.3g} ({why}) is not a machine's drift: measure again")
         paths = {k: replace(p, roles={r: replace(role, fixed_ns={f: v * factor for f, v in role.fixed_ns.items()},
-                                                 load_ns=role.load_ns * factor)
+                                                 load_ns=role.load_ns * factor, floor_ns=role.floor_ns * factor)
                                       for r, role in p.roles.items()})
                  for k, p in self.paths.items()}
         return replace(self, paths=paths, scale=self.scale * factor,
@@ -126,7 +129,7 @@ def _check(profile: Profile) -> None:
                            f"side one of {', '.join(SIDES)}")
         for name, role in path.roles.items():
             if role.cores < 1 or "forward" not in role.fixed_ns or set(role.fixed_ns) - set(FATES) or \
-                    any(v < 0 for v in role.fixed_ns.values()):
+                    any(v < 0 for v in role.fixed_ns.values()) or role.floor_ns < 0:
                 raise XnfError(f"profile '{profile.name}', path {key}, role {name}: at least one core, and times "
                                f"(not negative) for forward and any of {', '.join(FATES)}")
 

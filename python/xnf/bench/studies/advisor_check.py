@@ -3,10 +3,10 @@ cases.py: firewalls under attacks of 50 and 90 %, a 100,000-rule firewall, light
 10,000 flows, a router, memload over 256 MiB, two chains under attack), and for each every candidate the advisor
 weighs (every path of the profile, a chain's split points, offloaded drop rules) measured by RFC 2544.
 
-Every round measures the yardstick and, beside each candidate's rate, the case's c_task (its members' too, for the
-split points), as `xnf advise` does; the advisor's pick for a case is the candidate with the highest median
-prediction (the profile scaled to each round's yardstick). The pick holds when its measured rate is the fastest
-measured or within 5 % of it.
+Every round measures, beside each candidate's rate, the case's c_task (its members' too, for the split points), as
+`xnf advise` does; the advisor's pick for a case is the candidate with the highest median prediction (the profile as
+fitted). The pick holds when its measured rate is the fastest measured or within 5 % of it. The yardstick is measured
+in every round and set beside the profile's, as model-check does.
 
     xnf bench run advisor-check [--profile P] [--rounds 3] [--seconds 0.5] [--cases ...] [--paths ...]
 """
@@ -69,19 +69,18 @@ def _task_of(sample: dict) -> TaskCost:
     return TaskCost(NfCost(**t["whole"]), t["baseline"], [NfCost(**m) for m in t["members"]])
 
 
-def predicted(sample: dict, profile: Profile, yardstick: float) -> float:
-    day = check_rounds.on_the_day(profile, yardstick, "the round's yardstick")
+def predicted(sample: dict, profile: Profile) -> float:
+    """The sample's prediction: the profile as fitted, the sample's own c_task."""
     case = cases.find(sample["case"])
-    chosen = candidate(day, case, _task_of(sample), sample["candidate"])
-    return predict(day.path(chosen.path_key), chosen.load).mpps
+    chosen = candidate(profile, case, _task_of(sample), sample["candidate"])
+    return predict(profile.path(chosen.path_key), chosen.load).mpps
 
 
 def summarise(samples: list[dict], profile: Profile) -> tuple[list[dict], list[dict]]:
     """(a row per case and candidate, a row per case: the pick, the measured fastest, whether the pick holds)."""
-    yard = check_rounds.yardsticks(samples)
     for s in samples:
         if s["candidate"]:
-            s["predicted_mpps"] = round(predicted(s, profile, yard[s["round"]]), 4)
+            s["predicted_mpps"] = round(predicted(s, profile), 4)
     rows, verdicts = [], []
     for label in dict.fromkeys(s["case"] for s in samples if s["candidate"]):
         mine = [s for s in samples if s["case"] == label]
@@ -126,7 +125,8 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
     holds = sum(v["holds"] for v in verdicts)
     path = results_file.write(out_dir, "advisor_check", {
         "environment": env, "profile": json.loads(profile.to_json()), "yardstick": lab_rate.YARDSTICK,
-        "seconds_per_trial": args.seconds, "holds_within": HOLDS_WITHIN, "verdicts": verdicts,
+        "seconds_per_trial": args.seconds, "yardstick_drift": check_rounds.drift(samples, profile),
+        "holds_within": HOLDS_WITHIN, "verdicts": verdicts,
         "picks_that_hold": holds, "summary": rows, "samples": samples}, verdicts)
     for v in verdicts:
         print(f"{v['case']:28s} pick {v['pick']:40s} {v['pick_over_fastest']:5.1%} of the fastest "
