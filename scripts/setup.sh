@@ -30,7 +30,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 # Reinstall when the package is missing or installed from another checkout.
-installed_from=$(python3 -c 'import xnf, rich, matplotlib, numpy, prometheus_client, shtab, pytest, scapy; print(xnf.__file__)' 2>/dev/null || true)
+installed_from=$(python3 -c 'import xnf, rich, matplotlib, numpy, prometheus_client, shtab, pytest, scapy, kubernetes_validate; print(xnf.__file__)' 2>/dev/null || true)
 if [ "$installed_from" != "$PWD/python/xnf/__init__.py" ]; then
     echo "xnf setup: installing the python package (editable) and its test dependencies"
     python3 -m pip install -q --root-user-action=ignore -e ".[test]"

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from xnf import build, chain, control, programs
+from xnf import build, chain, control, programs, say
 from xnf.errors import XnfError
 
 
@@ -160,24 +160,29 @@ def cmd_entries(args: argparse.Namespace) -> int:
     return 0
 
 
-def _split_name_option(words: list[str], name: str | None) -> tuple[list[str], str | None]:
-    """Takes --name/-n out of the rule words: argparse.REMAINDER swallows options after the action."""
-    rule = []
+def _take_options(words: list[str], options: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """Takes options (spelling -> name: --name/-n, --all) out of the rule words, where argparse.REMAINDER left them;
+    returns the rule and the values found."""
+    rule, found = [], {}
     it = iter(words)
     for word in it:
-        if word in ("--name", "-n"):
-            name = next(it, None)
-            if name is None:
-                raise XnfError("--name needs a value")
-        elif word.startswith("--name="):
-            name = word.split("=", 1)[1]
+        flag, eq, value = word.partition("=")
+        if flag in options and flag.startswith("--") and eq:
+            found[options[flag]] = value
+        elif word in options:
+            found[options[word]] = next(it, None)
+            if found[options[word]] is None:
+                raise XnfError(f"{word} needs a value")
         else:
             rule.append(word)
-    return rule, name
+    return rule, found
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
-    args.rule, args.name = _split_name_option(args.rule, args.name)
+    args.rule, found = _take_options(args.rule, {"--name": "name", "-n": "name", "--all": "all_of"})
+    args.name, args.all_of = found.get("name", args.name), found.get("all_of", args.all_of)
+    if args.all_of:
+        return _rules_everywhere(args)
     name = control.pick_instance(args.name)
     if args.action == "list":
         if args.rule:
@@ -188,6 +193,21 @@ def cmd_rules(args: argparse.Namespace) -> int:
     if not args.rule:
         raise XnfError(f"'xnf rules {args.action}' needs a rule, e.g. xnf rules {args.action} drop udp 10.0.0.1 1234 10.0.0.2 53")
     control.request(name, f"rules {args.action} {' '.join(args.rule)}")
+    return 0
+
+
+def _rules_everywhere(args: argparse.Namespace) -> int:
+    """`xnf rules add|del RULE --all NF`: the same change on every running instance of NF (the nodes of a deployment
+    on this machine), each answering before the next is asked."""
+    if args.action == "list" or args.name:
+        raise XnfError("--all NF changes the rules of every instance of NF: with 'add' or 'del', and without --name")
+    if not args.rule:
+        raise XnfError(f"'xnf rules {args.action} --all {args.all_of}' needs a rule")
+    names = control.instances_of(args.all_of)
+    if not names:
+        raise XnfError(f"no instance of {args.all_of} is running")
+    control.fan_out(names, f"rules {args.action} {' '.join(args.rule)}")
+    say.info(f"{args.action}: done on {len(names)} instances of {args.all_of} ({', '.join(names)})")
     return 0
 
 
@@ -229,10 +249,10 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     binary = build_nf(Path(args.folder), Path(args.out) if args.out else None)
     name = binary.name.removeprefix("xnf-")
-    print(f"built {binary}")
+    say.info(f"built {binary}")
     if binary.parent.resolve() not in (d.resolve() for d in build.user_nf_dirs()):
-        print(f"xnf commands find it with XNF_NF_DIR={binary.parent}")
-    print(f"run it with: sudo xnf run {name} --mode xdp --iface IF")
+        say.info(f"xnf commands find it with XNF_NF_DIR={binary.parent}")
+    say.info(f"run it with: sudo xnf run {name} --mode xdp --iface IF")
     return 0
 
 
@@ -275,11 +295,12 @@ def _run_grid(args: argparse.Namespace, bench) -> int:
     from xnf.bench.grid import run_benchmark
 
     build.ensure_built()
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn()) as progress:
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  disable=say.level < say.NORMAL) as progress:
         task = progress.add_task(f"{bench.name}", total=None)
         path = run_benchmark(bench, Path(args.out),
                              lambda text: progress.update(task, description=f"{bench.name}: {text}"))
-    print(f"results: {path} (and {path.with_suffix('.csv').name}); draw them with: xnf report {path}")
+    say.info(f"results: {path} (and {path.with_suffix('.csv').name}); draw them with: xnf report {path}")
     return 0
 
 
@@ -297,7 +318,7 @@ def _run_study(args: argparse.Namespace, study) -> int:
     _require_root("xnf bench run")
     build.ensure_built()
     path = study.run(options, Path(args.out))
-    print(f"results: {path} (and {path.with_suffix('.csv').name})")
+    say.info(f"results: {path} (and {path.with_suffix('.csv').name})")
     return 0
 
 
@@ -312,14 +333,14 @@ def cmd_report(args: argparse.Namespace) -> int:
         folders = [Path(d) for d in args.results_dir or ["results", "docs/results"]]
         only = [k for item in args.only or [] for k in item.split(",") if k]
         page = reproduce(folders, Path(args.out or "results/reproduce"), args.run_missing, only)
-        print(f"reproduced: {page}")
+        say.info(f"reproduced: {page}")
         return 0
     if args.results_dir or args.run_missing or args.only:
         raise XnfError("--results-dir, --run-missing and --only go with 'xnf report reproduce'")
     from xnf.analysis.report import write_report
 
     page = write_report(Path(args.results), Path(args.out) if args.out else None)
-    print(f"report: {page}")
+    say.info(f"report: {page}")
     return 0
 
 
@@ -348,6 +369,10 @@ def _positive_int(text: str) -> int:
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="xnf", description=__doc__)
     parser.add_argument("--version", action="version", version=f"xnf {_version()}")
+    parser.add_argument("-q", "--quiet", action="store_true", help="only what a command produces (no progress, no "
+                        "lines about where results went)")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="also the commands xnf runs underneath "
+                        "(on stderr); 'xnf -v run' passes it to the NF binary")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", add_help=False, help="run an NF on one or more interfaces until Ctrl-C "
@@ -433,6 +458,8 @@ def make_parser() -> argparse.ArgumentParser:
     rules.add_argument("rule", nargs=argparse.REMAINDER, help="the rule, in the NF's syntax")
     rules.add_argument("--name", "-n", help="instance (default: the only running one)")
     rules.add_argument("--json", action="store_true", help="'rules list' as a JSON list of rule lines")
+    rules.add_argument("--all", dest="all_of", metavar="NF", help="add or del on every running instance of NF (the "
+                       "nodes of a deployment), one after the other")
     rules.set_defaults(func=cmd_rules)
 
     ps = sub.add_parser("ps", help="running NF instances")
@@ -481,8 +508,10 @@ def make_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = make_parser()
     args, extra = parser.parse_known_args(argv)
+    say.set_level(args.quiet, args.verbose)
     if args.command == "run":
-        args.options = extra  # AF_XDP settings (--queues, --workers, --batch ...): the NF binary checks them
+        # AF_XDP settings (--queues, --workers, --batch ...): the NF binary checks them
+        args.options = extra + (["--verbose"] if args.verbose else [])
     elif args.command == "bench":
         args.options = extra  # a study's own options: its parser checks them
     elif extra:

@@ -107,3 +107,22 @@ def pick_instance(name: str | None, directory: str | None = None) -> str:
     if not running:
         raise XnfError("no NF instance is running; start one with 'xnf run'")
     raise XnfError(f"several instances are running ({', '.join(running)}): choose one with --name")
+
+
+def instances_of(nf: str, directory: str | None = None) -> list[str]:
+    """The running instances of one NF (by the name its binary reports)."""
+    return [name for name in instances(directory) if request_json(name, "info", directory).get("nf") == nf]
+
+
+def fan_out(names: list[str], line: str, directory: str | None = None) -> None:
+    """Sends one request to each instance in turn; the first refusal stops it and says which instances took the
+    request and which did not (there is no transaction across instances), so the rules can be put right."""
+    done: list[str] = []
+    for name in names:
+        try:
+            request(name, line, directory)
+        except XnfError as err:
+            left = [n for n in names if n not in done and n != name]
+            raise XnfError(f"{name} refused '{line}': {err}. Done on: {', '.join(done) or 'none'}; not tried on: "
+                           f"{', '.join(left) or 'none'}") from None
+        done.append(name)

@@ -9,7 +9,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from xnf import build, programs
+from xnf import build, programs, say
 from xnf.errors import XnfError
 
 # Any MAC will do: the frames are written to a file, never sent.
@@ -20,6 +20,7 @@ def mix_frames(path: Path, frames: int, gen_options: list[str]) -> None:
     """Writes the mix's first `frames` frames to path (pcap)."""
     argv = [str(build.tool_binary("xnf-gen")), "--iface", "lo", "--dst-mac", PLACEHOLDER_MAC, "--count", str(frames),
             "--write-pcap", str(path), *gen_options]
+    say.command(argv)
     made = subprocess.run(argv, capture_output=True, text=True)
     if made.returncode != 0:
         raise XnfError(f"the mix's frames could not be made: {made.stderr.strip()}")
@@ -48,6 +49,7 @@ def measure(nf: str, gen_options: list[str], rules: str | None = None, frames: i
             argv += ["--rules", _copy_rules(rules, Path(folder))]
         for size in map_sizes or []:
             argv += ["--map-size", size]
+        say.command(argv)
         out = subprocess.run(argv, capture_output=True, text=True)
     if out.returncode != 0:
         raise XnfError(out.stderr.strip().removeprefix("xnf: error: ") or f"xnf-{nf} cost failed")

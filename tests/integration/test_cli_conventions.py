@@ -69,3 +69,16 @@ def test_man_pages_come_from_each_programs_help():
     assert "attach" in firewall and "priority" in firewall
     xnf = (REPO_ROOT / "build" / "man" / "xnf.1").read_text()
     assert ".TH XNF" in xnf and "exporter" in xnf and "dump" in xnf
+
+
+def test_quiet_keeps_only_the_product_and_verbose_shows_the_commands_underneath(tmp_path):
+    quiet = run_xnf(["-q", "report", "reproduce", "--results-dir", str(tmp_path), "--out", str(tmp_path / "page"),
+                     "--only", "drop-in-xdp"])
+    assert quiet.returncode == 0 and quiet.stdout == "" and (tmp_path / "page" / "reproduce.md").exists()
+    normal = run_xnf(["report", "reproduce", "--results-dir", str(tmp_path), "--out", str(tmp_path / "page"),
+                      "--only", "drop-in-xdp"])
+    assert "reproduced:" in normal.stdout
+    verbose = run_xnf(["-v", "cost", "drop", "--frames", "64", "--repeat", "2", "--json"], timeout=120)
+    assert verbose.returncode == 0, verbose.stderr
+    assert "xnf: running" in verbose.stderr and "xnf-drop cost --frames" in verbose.stderr
+    assert json.loads(verbose.stdout)["verdicts"] == {"drop": 64}       # the product is untouched

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
-import struct
 import time
 
 import pytest
@@ -11,6 +9,7 @@ from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
+import lb_reference
 from lab_helpers import assert_rules_rejected
 from differential import XDP_PASS, XDP_TX, run_differential
 from test_xdp_nfs import exchange
@@ -23,7 +22,6 @@ VIP, VIP6, VPORT = "10.99.0.1", "fd99::1", 80
 BACKENDS = [("10.1.0.11", 8080, "02:bb:00:00:00:11"), ("10.1.0.12", 8080, "02:bb:00:00:00:12"),
             ("10.1.0.13", 9090, "02:bb:00:00:00:13")]
 BACKENDS6 = [("fd01::11", 8080, "02:bb:00:00:06:11"), ("fd01::12", 8080, "02:bb:00:00:06:12")]
-M64 = (1 << 64) - 1
 
 
 def lb_rules(timeout: int | None = None) -> str:
@@ -37,41 +35,9 @@ def lb_rules(timeout: int | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-# ---- the rendezvous choice, computed independently of the C code (lb_hash.h)
-
-def _mix64(x: int) -> int:
-    x ^= x >> 30
-    x = (x * 0xBF58476D1CE4E5B9) & M64
-    x ^= x >> 27
-    x = (x * 0x94D049BB133111EB) & M64
-    return x ^ (x >> 31)
-
-
-def _hash_words(words: list[int], seed: int) -> int:
-    h = seed
-    for w in words:
-        h = _mix64(h ^ w)
-    return h
-
-
-def _addr_words(addr: str) -> list[int]:
-    raw = ipaddress.ip_address(addr).packed.ljust(16, b"\0")
-    return list(struct.unpack("<4I", raw))  # the bytes as the host reads them
-
-
-def _port_word(port: int) -> int:
-    return struct.unpack("<H", port.to_bytes(2, "big"))[0]
-
-
-def expected_backend(client: str, cport: int, vip: str, proto: int, backends) -> tuple[str, int, str]:
-    flow = _hash_words(_addr_words(client) + _addr_words(vip)
-                       + [(_port_word(cport) << 16) | _port_word(VPORT), proto], 0)
-    best, best_score = None, -1
-    for backend in backends:
-        score = _mix64(flow ^ _hash_words(_addr_words(backend[0]) + [_port_word(backend[1])], 0x5851F42D4C957F2D))
-        if score > best_score:
-            best, best_score = backend, score
-    return best
+def expected_backend(client: str, cport: int, vip: str, proto: int, backends):
+    """The backend the hash picks for a flow to the tests' service port (lb_reference.py)."""
+    return lb_reference.expected_backend(client, cport, vip, VPORT, proto, backends)
 
 
 # ---- frames

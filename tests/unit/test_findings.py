@@ -103,3 +103,20 @@ def test_the_page_names_every_finding_and_says_what_is_missing(tmp_path):
     assert "**Verdict: holds.**" in text and "drop-in-xdp.png" in text
     assert f"**Verdict: {UNKNOWN}.** no results of batch-latency" in text
     assert (tmp_path / "out" / "drop-in-xdp.png").exists()
+
+
+def test_the_command_writes_the_page_and_refuses_reproduce_options_elsewhere(tmp_path, capsys):
+    from xnf import cli
+
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "model_fit-20260102-000000.json").write_text(json.dumps(
+        fit_doc({("drop", "xdp"): 6.0, ("drop", "afxdp/live"): 2.0})))
+    out = tmp_path / "page"
+    assert cli.main(["report", "reproduce", "--results-dir", str(results), "--out", str(out),
+                     "--only", "drop-in-xdp,gap-narrows"]) == 0
+    text = (out / "reproduce.md").read_text()
+    assert "## drop-in-xdp" in text and "## gap-narrows" in text and "## batch-latency" not in text
+    assert cli.main(["report", "reproduce", "--results-dir", str(results), "--out", str(out), "--only", "nope"]) == 1
+    assert "unknown finding" in capsys.readouterr().err
+    assert cli.main(["report", str(results / "model_fit-20260102-000000.json"), "--only", "drop-in-xdp"]) == 1

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Callable, Iterator, Sequence, TypeVar
 
+from xnf import say
+
 T = TypeVar("T")
 
 
@@ -25,7 +27,7 @@ def measure_rounds(subjects: Sequence[T], rounds: int, trial: Callable[[T], dict
         sample = trial(subject)
         sample["round"] = round_no
         samples.append(sample)
-        print(f"round {round_no} {line(sample)}", flush=True)
+        say.info(f"round {round_no} {line(sample)}")
     return samples
 
 

@@ -8,6 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from xnf import say
 from xnf.errors import XnfError
 
 NETNS_DIR = Path("/var/run/netns")
@@ -17,6 +18,7 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 def ip(*args: str, ns: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
     cmd = ["ip"] + (["-n", ns] if ns else []) + list(args)
+    say.command(cmd)
     result = subprocess.run(cmd, capture_output=True, text=True)
     if check and result.returncode != 0:
         raise XnfError(f"'{' '.join(cmd)}' failed: {result.stderr.strip()}")
@@ -24,8 +26,10 @@ def ip(*args: str, ns: str | None = None, check: bool = True) -> subprocess.Comp
 
 
 def exec_argv(ns: str, argv: list[str]) -> list[str]:
-    """argv run inside ns (ip netns exec: also remounts /sys for the namespace)."""
-    return ["ip", "netns", "exec", ns] + [str(a) for a in argv]
+    """argv run inside ns (ip netns exec: also remounts /sys for the namespace); shown with -v."""
+    full = ["ip", "netns", "exec", ns] + [str(a) for a in argv]
+    say.command(full)
+    return full
 
 
 def run(ns: str, argv: list[str], check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess:

@@ -66,6 +66,7 @@ class App:
 
 @dataclass
 class Topology:
+    KINDS = ("pair", "two-port", "edge")   # a subclass lays out its own (lab/nodes.py)
     kind: str = "pair"
     queues: int = 1
     apps: int = 0             # edge: how many application namespaces
@@ -78,8 +79,8 @@ class Topology:
     _cleanups: list = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        if self.kind not in ("pair", "two-port", "edge"):
-            raise XnfError(f"unknown topology '{self.kind}': use pair, two-port or edge")
+        if self.kind not in self.KINDS:
+            raise XnfError(f"unknown topology '{self.kind}': use {', '.join(self.KINDS)}")
         if self.kind == "edge" and not 1 <= self.apps <= 64:
             raise XnfError(f"an edge topology needs 1 to 64 application namespaces, not {self.apps}")
         if not 1 <= self.queues <= 64:
@@ -292,7 +293,7 @@ def _raise_exit(signum, _frame) -> None:
 def remove_stale() -> list[str]:
     """Deletes namespaces left by xnf runs whose process no longer exists (killed with SIGKILL)."""
     removed = []
-    pattern = re.compile(rf"^{NAME_PREFIX}-(\d+)-\d+-(gen|dut|app\d+)$")
+    pattern = re.compile(rf"^{NAME_PREFIX}-(\d+)-\d+-(gen|dut|app\d+|be|node\d+)$")
     for path in netns.NETNS_DIR.glob(f"{NAME_PREFIX}-*") if netns.NETNS_DIR.is_dir() else []:
         match = pattern.match(path.name)
         if match and not Path(f"/proc/{match.group(1)}").exists():

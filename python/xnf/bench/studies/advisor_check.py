@@ -20,7 +20,7 @@ import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
-from xnf import chain, contract
+from xnf import chain, contract, say
 from xnf.bench import results_file
 from xnf.bench.rounds import measure_rounds
 from xnf.lab import environment
@@ -129,7 +129,7 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
         "holds_within": HOLDS_WITHIN, "verdicts": verdicts,
         "picks_that_hold": holds, "summary": rows, "samples": samples}, verdicts)
     for v in verdicts:
-        print(f"{v['case']:28s} pick {v['pick']:40s} {v['pick_over_fastest']:5.1%} of the fastest "
-              f"({v['fastest']}): {'holds' if v['holds'] else 'DOES NOT HOLD'}")
-    print(f"the pick holds in {holds} of {len(verdicts)} cases")
+        say.info(f"{v['case']:28s} pick {v['pick']:40s} {v['pick_over_fastest']:5.1%} of the fastest "
+                 f"({v['fastest']}): {'holds' if v['holds'] else 'DOES NOT HOLD'}")
+    say.info(f"the pick holds in {holds} of {len(verdicts)} cases")
     return path

@@ -22,7 +22,7 @@ import json
 import statistics
 from pathlib import Path
 
-from xnf import build
+from xnf import build, say
 from xnf.bench import results_file
 from xnf.bench.rounds import beside_yardstick, measure_rounds
 from xnf.errors import XnfError
@@ -112,6 +112,6 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
         "environment": env, "generator_core": GEN_CORE, "dut_core": DUT_CORE, "yardstick": YARDSTICK,
         "seconds_per_trial": args.seconds, "summary": summary, "samples": samples}, summary)
     for row in summary:
-        print(f"{row['subject']:13s} {row['mpps']:.3f} ± {row['stdev']:.3f} Mpps ({row['per_core_mpps']:.3f} per busy "
-              f"core), {row['ratio_to_xdp']} of xdp")
+        say.info(f"{row['subject']:13s} {row['mpps']:.3f} ± {row['stdev']:.3f} Mpps ({row['per_core_mpps']:.3f} per busy "
+                 f"core), {row['ratio_to_xdp']} of xdp")
     return path

@@ -25,7 +25,7 @@ import json
 import statistics
 from pathlib import Path
 
-from xnf import build, control
+from xnf import build, control, say
 from xnf.bench import results_file
 from xnf.bench.rounds import interleaved
 from xnf.errors import XnfError
@@ -168,14 +168,14 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
             s = trial(t, subject, args.seconds, env["tsc_hz"])
             s["round"] = round_no
             samples.append(s)
-            print(f"round {round_no} {s['job']:8s} {s['subject']:22s} {s['mpps']:6.3f} Mpps "
-                  f"({s['ns_per_packet'] or 0:7.0f} ns/pkt, worker core "
-                  f"{s['worker_core_ns_per_packet'] or 0:6.0f})", flush=True)
+            say.info(f"round {round_no} {s['job']:8s} {s['subject']:22s} {s['mpps']:6.3f} Mpps "
+                     f"({s['ns_per_packet'] or 0:7.0f} ns/pkt, worker core "
+                     f"{s['worker_core_ns_per_packet'] or 0:6.0f})")
     table = summarise(samples)
     path = results_file.write(out_dir, "afxdp_modes", {
         "environment": env, "generator_core": GEN_CORE, "worker_core": DUT_CORE, "pin_return": args.pin_return,
         "seconds_per_trial": args.seconds, "summary": table, "samples": samples}, table)
     for row in table:
-        print(f"{row['job']:8s} {row['subject']:22s} {row['mean_mpps']:6.3f} ± {row['stdev_mpps']:.3f} Mpps  "
-              f"{row['ns_per_packet'] or 0:6.0f} ns/pkt  worker core {row['worker_core_ns_per_packet'] or 0:6.0f}")
+        say.info(f"{row['job']:8s} {row['subject']:22s} {row['mean_mpps']:6.3f} ± {row['stdev_mpps']:.3f} Mpps  "
+                 f"{row['ns_per_packet'] or 0:6.0f} ns/pkt  worker core {row['worker_core_ns_per_packet'] or 0:6.0f}")
     return path

@@ -25,7 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from xnf import build
+from xnf import build, say
 from xnf.bench import results_file
 from xnf.bench.rounds import beside_yardstick, measure_rounds
 from xnf.errors import XnfError
@@ -140,6 +140,6 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
         "variant": {"name": VARIANT, "defines": "-DXNF_NO_CAPTURE"}, "traffic": GEN_TRAFFIC,
         "summary": summary, "samples": samples}, summary)
     for row in summary:
-        print(f"{row['subject']:18s}: {row['mpps']:.3f} Mpps ({row['ratio_to_not_compiled']} of not compiled)"
-              + (f", program {row['program_ns']} ns ({row['program_ns_added']:+} ns)" if "program_ns" in row else ""))
+        say.info(f"{row['subject']:18s}: {row['mpps']:.3f} Mpps ({row['ratio_to_not_compiled']} of not compiled)"
+                 + (f", program {row['program_ns']} ns ({row['program_ns_added']:+} ns)" if "program_ns" in row else ""))
     return path

@@ -24,7 +24,7 @@ import json
 import statistics
 from pathlib import Path
 
-from xnf import build
+from xnf import build, say
 from xnf.analysis import mix_plots
 from xnf.bench import results_file
 from xnf.bench.rounds import beside_yardstick, measure_rounds
@@ -110,7 +110,7 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
         "samples": samples}, summary)
     mix_plots.dispatch_cost(summary, path.with_suffix(".png"))
     for row in summary:
-        print(f"{row['subject']:8s}: {row['mpps']:.3f} Mpps ({row['rate_ratio_to_none']} of none), core 0 "
-              f"{row['core0_ns_per_frame']} ns/frame ({row['core0_ns_added']:+} ns); program: forwarded "
-              f"{row['program_ns_forwarded']} ns ({row['program_ns_added']:+} ns), local {row['program_ns_local']} ns")
+        say.info(f"{row['subject']:8s}: {row['mpps']:.3f} Mpps ({row['rate_ratio_to_none']} of none), core 0 "
+                 f"{row['core0_ns_per_frame']} ns/frame ({row['core0_ns_added']:+} ns); program: forwarded "
+                 f"{row['program_ns_forwarded']} ns ({row['program_ns_added']:+} ns), local {row['program_ns_local']} ns")
     return path

@@ -23,7 +23,7 @@ import argparse
 import statistics
 from pathlib import Path
 
-from xnf import build
+from xnf import build, say
 from xnf.bench import results_file
 from xnf.bench.rounds import interleaved
 from xnf.errors import XnfError
@@ -75,9 +75,9 @@ def run_placement(placement: str, rounds: int, seconds: float, tsc_hz: float | N
             s = trial(t, label, seconds, tsc_hz, cores)
             s.update(round=round_no, placement=placement)
             samples.append(s)
-            print(f"{placement:9s} round {round_no} {label:30s} {s['mpps']:6.2f} Mpps delivered "
-                  f"({s['refused_mpps']:.2f} refused; cores {cores}: {s['gen_core_ns_per_frame'] or 0:.0f} "
-                  f"ns/frame)", flush=True)
+            say.info(f"{placement:9s} round {round_no} {label:30s} {s['mpps']:6.2f} Mpps delivered "
+                     f"({s['refused_mpps']:.2f} refused; cores {cores}: {s['gen_core_ns_per_frame'] or 0:.0f} "
+                     f"ns/frame)")
     return samples
 
 
@@ -118,6 +118,6 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
         "environment": env, "generator_core": GEN_CORE, "peer_core_napi": PEER_CORE,
         "seconds_per_trial": args.seconds, "summary": table, "samples": samples}, table)
     for row in table:
-        print(f"{row['placement']:9s} {row['subject']:30s} {row['mean_mpps']:6.2f} ± {row['stdev_mpps']:.2f} Mpps "
-              f"({(row['of_reference_batch64'] or 0):.2f} of reference batch=64)")
+        say.info(f"{row['placement']:9s} {row['subject']:30s} {row['mean_mpps']:6.2f} ± {row['stdev_mpps']:.2f} Mpps "
+                 f"({(row['of_reference_batch64'] or 0):.2f} of reference batch=64)")
     return path

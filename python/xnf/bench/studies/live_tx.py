@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from xnf import build, control
+from xnf import build, control, say
 from xnf.bench import nf_setup, results_file
 from xnf.bench.rounds import interleaved
 from xnf.lab import environment
@@ -190,8 +190,8 @@ def forwarding(rounds: int, seconds: float, dpdk: bool, study: bool, tsc_hz: flo
         for round_no, subject in interleaved(todo, rounds):
             s = forwarding_trial(t, subject, seconds, tsc_hz, rules_dir) | {"round": round_no}
             samples.append(s)
-            print(f"round {round_no} {s['subject']:22s} offered {s['offered_mpps']:6.3f}  done "
-                  f"{s['mpps']:6.3f} Mpps  {s['ns_per_packet'] or 0:6.0f} ns/pkt", flush=True)
+            say.info(f"round {round_no} {s['subject']:22s} offered {s['offered_mpps']:6.3f}  done "
+                     f"{s['mpps']:6.3f} Mpps  {s['ns_per_packet'] or 0:6.0f} ns/pkt")
     return samples
 
 
@@ -211,8 +211,8 @@ def latency(repetitions: int, seconds: float, tsc_hz: float | None) -> list[dict
               for f, tr in result.latency_at.items()}
         out.append({"path": path, "repetition": rep, "throughput_mpps": result.mean_pps / 1e6,
                     "generator_limited": result.generator_limited, "latency_at": at})
-        print(f"latency {path:4s} rep {rep}: throughput {result.mean_pps / 1e6:.3f} Mpps; p99 at "
-              + ", ".join(f"{int(f * 100)} %: {v['p99'] / 1000:.1f} us" for f, v in at.items()), flush=True)
+        say.info(f"latency {path:4s} rep {rep}: throughput {result.mean_pps / 1e6:.3f} Mpps; p99 at "
+                 + ", ".join(f"{int(f * 100)} %: {v['p99'] / 1000:.1f} us" for f, v in at.items()))
     return out
 
 
@@ -244,8 +244,7 @@ def path_cost(seconds: float) -> dict:
             results = json.loads(run.stdout)["results"]
             fixed, per_frame = fit([(r["size"], r["ns_per_call"]) for r in results])
             out[str(frame_len)] = {"calls": results, "ns_fixed_per_call": fixed, "ns_per_frame": per_frame}
-            print(f"cost {frame_len:5d}-byte frames: {fixed / 1000:.1f} us per call + {per_frame:.0f} ns per frame",
-                  flush=True)
+            say.info(f"cost {frame_len:5d}-byte frames: {fixed / 1000:.1f} us per call + {per_frame:.0f} ns per frame")
     return out
 
 
@@ -294,8 +293,8 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
         "seconds_per_trial": args.seconds, "rounds": args.rounds, "ratios": found, "latency": lat,
         "profile": prof, "path_cost": cost, "summary": table, "samples": samples}, table)
     for row in table:
-        print(f"{row['subject']:22s} {row['median_mpps']:6.3f} Mpps (mean {row['mean_mpps']:.3f} ± "
-              f"{row['stdev_mpps']:.3f})  {row['ns_per_packet'] or 0:6.0f} ns/pkt")
+        say.info(f"{row['subject']:22s} {row['median_mpps']:6.3f} Mpps (mean {row['mean_mpps']:.3f} ± "
+                 f"{row['stdev_mpps']:.3f})  {row['ns_per_packet'] or 0:6.0f} ns/pkt")
     for name, r in found.items():
-        print(f"{name:38s} median {r['median']:5.2f}  (min {r['min']:.2f}, max {r['max']:.2f})")
+        say.info(f"{name:38s} median {r['median']:5.2f}  (min {r['min']:.2f}, max {r['max']:.2f})")
     return path

@@ -23,6 +23,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
+from xnf import say
 from xnf.analysis import mix_plots
 from xnf.bench import results_file
 from xnf.bench.rounds import beside_yardstick, measure_rounds
@@ -114,6 +115,6 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
         "summary": summary, "samples": samples}, summary)
     mix_plots.memcached_by_mode(summary, path.with_suffix(".png"))
     for row in summary:
-        print(f"{row['subject']:8s} {row['load']:4s}: {row['tps']:9.0f} req/s ({row['tps_ratio_to_xdp']} of xdp), "
-              f"p99 <= {row['p99_us']} us")
+        say.info(f"{row['subject']:8s} {row['load']:4s}: {row['tps']:9.0f} req/s ({row['tps_ratio_to_xdp']} of xdp), "
+                 f"p99 <= {row['p99_us']} us")
     return path

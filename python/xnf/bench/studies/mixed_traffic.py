@@ -29,6 +29,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
+from xnf import say
 from xnf.analysis import mix_plots
 from xnf.bench import results_file
 from xnf.bench.rounds import beside_yardstick, measure_rounds
@@ -147,6 +148,6 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
         "summary": summary, "samples": samples}, summary)
     mix_plots.legit_vs_drop_share(summary, path.with_suffix(".png"))
     for row in summary:
-        print(f"{row['placement']:6s} {row['subject']:8s} drop {row['drop_share']:4.2f}: {row['legit_mpps']:.3f} Mpps, "
-              f"{row['ratio_to_xdp']} of xdp")
+        say.info(f"{row['placement']:6s} {row['subject']:8s} drop {row['drop_share']:4.2f}: {row['legit_mpps']:.3f} Mpps, "
+                 f"{row['ratio_to_xdp']} of xdp")
     return path

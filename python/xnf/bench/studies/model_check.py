@@ -22,6 +22,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
+from xnf import say
 from xnf.analysis import model_plots
 from xnf.bench import results_file
 from xnf.bench.rounds import measure_rounds
@@ -118,10 +119,10 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
     validated_path.write_text(validated.to_json())
     if args.profile is None:
         default_path().write_text(validated.to_json())
-        print(f"validation written into {default_path()} (xnf advise reports it as its confidence)")
+        say.info(f"validation written into {default_path()} (xnf advise reports it as its confidence)")
     for row in rows:
-        print(f"{row['case']:16s} {row['path']:12s} measured {row['measured_mpps']:.3f} ± {row['measured_stdev']:.3f}, "
-              f"predicted {row['predicted_mpps']:.3f} ({row['error']:+.1%})")
-    print(f"{checked['within_10_percent']} of {checked['cases']} within 10 %; median error "
-          f"{checked['median_error']:.1%}, largest {checked['max_error']:.1%}")
+        say.info(f"{row['case']:16s} {row['path']:12s} measured {row['measured_mpps']:.3f} ± {row['measured_stdev']:.3f}, "
+                 f"predicted {row['predicted_mpps']:.3f} ({row['error']:+.1%})")
+    say.info(f"{checked['within_10_percent']} of {checked['cases']} within 10 %; median error "
+             f"{checked['median_error']:.1%}, largest {checked['max_error']:.1%}")
     return path

@@ -25,7 +25,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from xnf import nf_cost
+from xnf import nf_cost, say
 from xnf.analysis import model_plots
 from xnf.bench import results_file
 from xnf.bench.rounds import measure_rounds
@@ -157,10 +157,10 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
     if not args.no_install:
         default_path().parent.mkdir(parents=True, exist_ok=True)
         default_path().write_text(profile.to_json())
-        print(f"profile installed as {default_path()} (xnf advise reads it)")
+        say.info(f"profile installed as {default_path()} (xnf advise reads it)")
     for key, p in profile.paths.items():
         roles = ", ".join(f"{name} {r.fixed_ns['forward']:.0f} ns" for name, r in p.roles.items())
-        print(f"{key:16s} c_IO {roles}; NF on the {p.task_role} x{p.task_scale:.2f}; "
-              f"rms error {p.fit['rms_error']:.1%}, largest {p.fit['max_error']:.1%}")
-    print(f"profile: {profile_path}")
+        say.info(f"{key:16s} c_IO {roles}; NF on the {p.task_role} x{p.task_scale:.2f}; "
+                 f"rms error {p.fit['rms_error']:.1%}, largest {p.fit['max_error']:.1%}")
+    say.info(f"profile: {profile_path}")
     return path

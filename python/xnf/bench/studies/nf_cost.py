@@ -25,6 +25,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
+from xnf import say
 from xnf.bench import nf_setup, results_file
 from xnf.bench.rounds import beside_yardstick, measure_rounds
 from xnf.lab import environment
@@ -106,6 +107,6 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
                      for k, v in subjects().items() if k in labels},
         "summary": summary, "samples": samples}, summary)
     for row in summary:
-        print(f"{row['subject']:13s}: native {row['native_ns']} ns (+{row['native_ns_over_macswap']} over macswap), "
-              f"xdp {row['xdp_ns']} ns (+{row['xdp_ns_over_macswap']})")
+        say.info(f"{row['subject']:13s}: native {row['native_ns']} ns (+{row['native_ns_over_macswap']} over macswap), "
+                 f"xdp {row['xdp_ns']} ns (+{row['xdp_ns_over_macswap']})")
     return path

@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from xnf import control
+from xnf import control, say
 from xnf.analysis import soak_plots
 from xnf.bench import results_file
 from xnf.bench.nf_setup import GEN_DST, GEN_PORT, lb_sessions
@@ -190,8 +190,8 @@ def soak(t: Topology, label: str, args: argparse.Namespace, rules_dir: Path) -> 
         churn.start()  # the search runs under the churn too: the soak's rate is found in the soak's conditions
         found = search(s, generator)
         rate = found.throughput_pps * args.load
-        print(f"{label}: loss-free {found.throughput_pps / 1e6:.3f} Mpps, soaking at {rate / 1e6:.3f} Mpps "
-              f"for {args.minutes:g} min", flush=True)
+        say.info(f"{label}: loss-free {found.throughput_pps / 1e6:.3f} Mpps, soaking at {rate / 1e6:.3f} Mpps "
+                 f"for {args.minutes:g} min")
         rows, started = [], time.monotonic()
         before = read_state(s, nf)
         first, base = dict(before, sample=0), (churn.changes, churn.errors)
@@ -202,7 +202,7 @@ def soak(t: Topology, label: str, args: argparse.Namespace, rules_dir: Path) -> 
                                     *s.traffic(index)).summary
                 after = read_state(s, nf)
                 rows.append(sample_row(label, index, started, out, before, after, churn, base))
-                print(_progress(rows[-1]), flush=True)
+                say.info(_progress(rows[-1]))
                 before = after
         finally:
             churn.stopping.set()
@@ -275,8 +275,8 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
         "runs": runs, "summary": summary, "samples": rows}, summary)
     soak_plots.over_time(rows, path.with_suffix(".png"))
     for row in summary:
-        print(f"{row['subject']:15s} {row['minutes']} min at {row['soak_mpps']} Mpps ({row['ratio_to_xdp']} of xdp's "
-              f"loss-free rate): sent {row['sent']}, returned {row['returned']}, counted {row['counted']}, "
-              f"unexplained {row['unexplained']}; RSS {row['rss_kib_start']} -> {row['rss_kib_end']} KiB; "
-              f"p99 {row['p99_us_first']} -> {row['p99_us_last']} us")
+        say.info(f"{row['subject']:15s} {row['minutes']} min at {row['soak_mpps']} Mpps ({row['ratio_to_xdp']} of xdp's "
+                 f"loss-free rate): sent {row['sent']}, returned {row['returned']}, counted {row['counted']}, "
+                 f"unexplained {row['unexplained']}; RSS {row['rss_kib_start']} -> {row['rss_kib_end']} KiB; "
+                 f"p99 {row['p99_us_first']} -> {row['p99_us_last']} us")
     return path

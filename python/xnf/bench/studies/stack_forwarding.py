@@ -19,6 +19,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
+from xnf import say
 from xnf.bench import results_file
 from xnf.bench.rounds import beside_yardstick, measure_rounds
 from xnf.lab import environment, netns, veth_stats
@@ -95,5 +96,5 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
         "environment": env, "generator_core": GEN_CORE, "dut_core": DUT_CORE, "yardstick": YARDSTICK,
         "seconds_per_trial": args.seconds, "summary": summary, "samples": samples}, summary)
     for row in summary:
-        print(f"{row['subject']:6s} {row['mpps']:.3f} ± {row['stdev']:.3f} Mpps, {row['ratio_to_linux']}x linux")
+        say.info(f"{row['subject']:6s} {row['mpps']:.3f} ± {row['stdev']:.3f} Mpps, {row['ratio_to_linux']}x linux")
     return path

@@ -16,7 +16,7 @@ import argparse
 import statistics
 from pathlib import Path
 
-from xnf import build
+from xnf import build, say
 from xnf.bench import results_file
 from xnf.bench.rounds import measure_rounds
 from xnf.errors import XnfError
@@ -109,5 +109,5 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
                                                         "seconds_per_trial": args.seconds, "summary": summary,
                                                         "samples": samples}, rows)
     for job, r in summary["ratios"].items():
-        print(f"{job}: xnf / hand-written = {r['median_ratio']:.3f} (median of {len(r['per_round'])} rounds)")
+        say.info(f"{job}: xnf / hand-written = {r['median_ratio']:.3f} (median of {len(r['per_round'])} rounds)")
     return path

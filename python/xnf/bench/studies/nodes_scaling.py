@@ -1,0 +1,95 @@
+"""The aggregate rate of an NF on 1, 2 and 3 nodes behind ECMP (python/xnf/lab/nodes.py), and what limits it.
+
+Each subject is a nodes topology with that many nodes, the lb in XDP on each (the same rules everywhere, four
+backends); xnf-gen sends flat out from core 0 to the VIP, 1,024 flows; the router spreads them by its L4 hash and
+forwards what the nodes send back to the backends' namespace, where veth counts what arrives. Reported: what arrived
+per second, each node's share (its lb's tx verdicts), and how busy each core was: on two cores everything (the
+generator, the router's forwarding twice per frame, the nodes' XDP) shares them, which is what this measures. The
+yardstick is the one-node subject of the same round.
+
+    xnf bench run nodes [--rounds 5] [--seconds 2] [--nodes 1,2,3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+from pathlib import Path
+
+from xnf import control, say
+from xnf.bench import results_file
+from xnf.bench.rounds import beside_yardstick, measure_rounds
+from xnf.lab import environment
+from xnf.lab.cores import GEN_CORE
+from xnf.lab.flood import flood
+from xnf.lab.nf_process import NfInstance
+from xnf.lab.nodes import MAX_NODES, VIP, NodesTopology
+
+NAME = "nodes"
+DESCRIPTION = "the lb on 1, 2 and 3 nodes behind a Linux ECMP router: aggregate rate, each node's share, each core"
+FLOWS = 1024
+
+
+def arrived(t: NodesTopology) -> int:
+    return int(t.run(t.backends_ns, ["cat", "/sys/class/net/be0/statistics/rx_packets"]).stdout)
+
+
+def trial(nodes: int, seconds: float, folder: Path) -> dict:
+    with NodesTopology(nodes=nodes) as t:
+        rules = folder / "lb.rules"
+        rules.write_text(t.lb_rules())
+        instances = [NfInstance.start(t, "lb", "xdp", ["eth0"], rules=str(rules), ns=t.node_ns(i),
+                                      name=f"{t.gen_ns}-node{i}") for i in range(nodes)]
+        tx = lambda n: control.request_json(n.name, "stats")["verdicts"]["tx"]["packets"]
+        before = [tx(n) for n in instances]
+        run = flood(t, seconds, GEN_CORE, ["--dst-ip", VIP, "--flows", str(FLOWS), "--vary", "sport"],
+                    completed=lambda: arrived(t))
+        shares = [tx(n) - b for n, b in zip(instances, before)]
+        for n in instances:
+            n.stop()
+    return {"subject": f"{nodes} node{'s' if nodes > 1 else ''}", "nodes": nodes, "sent": run.sent,
+            "arrived": run.returned, "mpps": round(run.mpps(run.returned), 4), "offered_mpps": round(run.offered_mpps, 4),
+            "node_shares": [round(s / max(sum(shares), 1), 3) for s in shares],
+            "busy_share": {str(core): c["busy_share"] for core, c in run.cpu.items()}}
+
+
+def summarise(samples: list[dict], yardstick: str) -> list[dict]:
+    rows = []
+    for label in dict.fromkeys(s["subject"] for s in samples):
+        mine = [s for s in samples if s["subject"] == label]
+        rates = [s["mpps"] for s in mine]
+        ratios = [v / y for v, y in beside_yardstick(samples, mine, "mpps", yardstick) if y]
+        rows.append({"subject": label, "mpps": round(statistics.median(rates), 4),
+                     "stdev": round(statistics.stdev(rates), 4) if len(rates) > 1 else 0.0,
+                     "ratio_to_one_node": round(statistics.median(ratios), 3) if ratios else None,
+                     "node_shares": mine[-1]["node_shares"],
+                     "busy_share": {c: statistics.median(s["busy_share"][c] for s in mine)
+                                    for c in mine[0]["busy_share"]}, "rounds": len(mine)})
+    return rows
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument("--nodes", default="1,2,3", help=f"node counts to measure (1 to {MAX_NODES}), 1 among them")
+
+
+def run(args: argparse.Namespace, out_dir: Path) -> Path:
+    counts = [int(n) for n in args.nodes.split(",") if n.strip().isdigit()]
+    if 1 not in counts or any(not 1 <= n <= MAX_NODES for n in counts) or args.rounds < 1:
+        raise SystemExit(f"nodes: --nodes from 1 to {MAX_NODES}, 1 (the yardstick) among them; --rounds at least 1")
+    env = environment.describe()
+    with tempfile.TemporaryDirectory() as folder:
+        samples = measure_rounds(counts, args.rounds, lambda n: trial(n, args.seconds, Path(folder)),
+                                 lambda s: f"{s['subject']:8s} {s['mpps']:6.3f} Mpps arrived (offered "
+                                           f"{s['offered_mpps']:.3f}), shares {s['node_shares']}, busy "
+                                           f"{s['busy_share']}")
+    summary = summarise(samples, "1 node")
+    path = results_file.write(out_dir, "nodes", {
+        "environment": env, "generator_core": GEN_CORE, "yardstick": "1 node", "flows": FLOWS,
+        "seconds_per_trial": args.seconds, "summary": summary, "samples": samples}, summary)
+    for row in summary:
+        say.info(f"{row['subject']:8s} {row['mpps']:.3f} ± {row['stdev']:.3f} Mpps, {row['ratio_to_one_node']}x one "
+                 f"node, shares {row['node_shares']}, cores busy {row['busy_share']}")
+    return path
