@@ -44,7 +44,7 @@ class NfCase:
     def write_rules(self, folder: Path) -> str | None:
         if self.rules is None:
             return None
-        path = folder / f"{self.label}.rules"
+        path = folder / f"{self.label.replace('/', '-')}.rules"   # labels say "firewall-16/attack-50"
         path.write_text(self.rules)
         return str(path)
 
