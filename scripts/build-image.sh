@@ -15,7 +15,8 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 1
 fi
 missing=()
-for pkg in podman debootstrap; do
+# runc: podman's runtime where crun refuses the host's cgroups (a mix of v1 and v2, as on the lab's machines)
+for pkg in podman debootstrap runc; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
 if [ "${#missing[@]}" -gt 0 ]; then

@@ -6,6 +6,7 @@ schemas, offline."""
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -20,6 +21,11 @@ from xnf.lab.generator import Generator
 from xnf.lab.topology import Topology
 
 IMAGE = "localhost/xnf:latest"
+# This lab's machines give root no CAP_SYS_RESOURCE and mix cgroup v1 and v2, where podman's defaults fail (crun
+# refuses hybrid cgroups; the default limits would have to be raised): runc, and limits no higher than the host's.
+OPEN_FILES = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+PODMAN_RUN = ["podman", "run", "--runtime", "runc", "--ulimit", f"nofile={OPEN_FILES}:{OPEN_FILES}",
+              "--ulimit", "nproc=4096:4096"]
 FRAMES = 1000
 MANIFESTS = sorted((REPO_ROOT / "deploy" / "kubernetes").glob("*.yaml"))
 
@@ -50,7 +56,7 @@ def test_the_image_runs_an_nf_from_its_environment_over_a_veth_pair(image, tmp_p
     container = f"xnf-test-{os.getpid()}"
     with Topology("pair", gen_xdp=None) as t:
         t.on_teardown(lambda: subprocess.run(["podman", "rm", "-f", container], capture_output=True))
-        started = subprocess.run(["podman", "run", "-d", "--rm", "--name", container, "--privileged",
+        started = subprocess.run([*PODMAN_RUN, "-d", "--rm", "--name", container, "--privileged",
                                   "--network", f"ns:/var/run/netns/{t.dut_ns}", "-v", f"{run_dir}:/run/xnf",
                                   "-e", "XNF_NF=macswap", "-e", "XNF_MODE=xdp", "-e", "XNF_IFACE=dut0",
                                   "-e", "XNF_NAME=edge", image], capture_output=True, text=True, timeout=60)
@@ -67,7 +73,7 @@ def test_the_image_runs_an_nf_from_its_environment_over_a_veth_pair(image, tmp_p
 
 
 def test_the_image_says_what_it_needs(image):
-    missing = subprocess.run(["podman", "run", "--rm", image], capture_output=True, text=True, timeout=60)
+    missing = subprocess.run([*PODMAN_RUN, "--rm", image], capture_output=True, text=True, timeout=60)
     assert missing.returncode != 0 and "set XNF_NF" in missing.stderr
 
 
