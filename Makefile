@@ -186,7 +186,8 @@ $(BUILD)/tests/test-native-maps: $(BUILD)/tests/c/test_native_maps.o $(LIBXNF)
 
 # The concurrency test runs under AddressSanitizer, with its own build of the map code.
 ASAN_FLAGS := -fsanitize=address -fno-omit-frame-pointer
-$(BUILD)/tests/test-maps-concurrent: tests/c/test_maps_concurrent.c lib/maps/native_maps.c lib/maps/hash_table.c lib/maps/rcu_glue.c
+$(BUILD)/tests/test-maps-concurrent: tests/c/test_maps_concurrent.c lib/maps/native_maps.c lib/maps/hash_table.c lib/maps/rcu_glue.c \
+                                    lib/maps/map_memory.c
 	@mkdir -p $(@D)
 	$(CC) $(filter-out -MMD -MP,$(RT_CFLAGS)) $(ASAN_FLAGS) -o $@ $^ -lurcu-qsbr -lpthread
 

@@ -3,6 +3,7 @@
 #include <urcu-qsbr.h> /* rcu_dereference, rcu_assign_pointer */
 
 #include "hash_table.h"
+#include "map_memory.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -25,7 +26,7 @@ int hash_table_init(struct hash_table *t, __u32 key_size, __u32 value_size, __u3
 	__u32 nbuckets = round_up_pow2(nbuckets_hint);
 
 	memset(t, 0, sizeof(*t));
-	t->buckets = calloc(nbuckets, sizeof(*t->buckets));
+	t->buckets = map_memory_zeroed(nbuckets, sizeof(*t->buckets));
 	if (!t->buckets)
 		return -ENOMEM;
 	t->bucket_mask = nbuckets - 1;

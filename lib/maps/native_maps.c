@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "hash_table.h"
+#include "map_memory.h"
 
 /*
  * Concurrency: lookups from the data path take no lock (RCU, see
@@ -70,7 +71,7 @@ static int array_create(struct xnf_map *map, __u32 ncpus)
 		return -ENOMEM;
 	a->ncpus = map->type == XNF_MAP_TYPE_PERCPU_ARRAY ? ncpus : 1;
 	a->stride = round8(map->value_size);
-	a->values = calloc((size_t)a->ncpus * map->max_entries, a->stride);
+	a->values = map_memory_zeroed((size_t)a->ncpus * map->max_entries, a->stride);
 	if (!a->values) {
 		free(a);
 		return -ENOMEM;

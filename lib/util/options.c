@@ -81,6 +81,20 @@ static int parse_u64(const struct xnf_option *o, const char *text, __u64 *out)
 	return 0;
 }
 
+int xnf_parse_one_core(const char *option, const char *text, __u32 *core)
+{
+	struct xnf_core_list one;
+
+	if (xnf_parse_cores(option, text, &one))
+		return -1;
+	if (one.count != 1) {
+		xnf_error("--%s takes one core, not '%s'", option, text);
+		return -1;
+	}
+	*core = (__u32)one.cores[0];
+	return 0;
+}
+
 int xnf_parse_cores(const char *option, const char *text, struct xnf_core_list *out)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);

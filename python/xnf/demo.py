@@ -6,10 +6,15 @@
 2. Rates: xnf-gen floods each NF for a few seconds in both modes, side by side (in AF_XDP mode with both
    transmit paths: live frames and the socket's own ring); completed packets per second from veth's
    counters, and the CPU split of each core, so it is plain which core did the work and which path wins.
+3. Which path wins: `xnf advise` answers for a firewall under attack and a CPU-heavy checksum from the machine's
+   profile (a quick one if none is installed), and measures its pick beside the next best.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -24,6 +29,7 @@ from xnf.lab.frames import udp_frame
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.pktio import PacketPort
 from xnf.lab.topology import Link, Topology
+from xnf.model.profile import default_path
 
 console = Console()
 
@@ -167,10 +173,49 @@ def rates(seconds: float) -> None:
                   "copy mode; the live path sends the way XDP does (docs/afxdp.md, docs/results.md).")
 
 
+def _xnf(*args: str) -> subprocess.CompletedProcess:
+    # The answer's table is read here, not on a terminal: wide enough that its columns stay whole.
+    return subprocess.run([sys.executable, "-m", "xnf", *args], capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": "120"})
+
+
+def advice() -> bool:
+    """The product's question, answered: a profile (this machine's if model-fit installed one, else a quick fit of
+    three paths), then two NFs that belong in different places, each pick measured beside the next best."""
+    console.rule("[bold]3. Which path wins? The cost model's answer, then measured")
+    with tempfile.TemporaryDirectory() as tmp:
+        profile = default_path()
+        if not profile.exists():
+            console.print("  no profile of this machine yet (xnf bench run model-fit makes one in ~30 min): a quick "
+                          "fit of three paths from two taskemu points and the drop NF, one round")
+            fit = _xnf("-q", "bench", "run", "model-fit", "--rounds", "1", "--seconds", "0.3", "--points",
+                       "cycles-0,cycles-3000,drop", "--paths", "xdp,afxdp/live,hybrid/live", "--no-install",
+                       "--out", tmp)
+            found = list(Path(tmp).glob("profile-*.json"))
+            if fit.returncode != 0 or not found:
+                return _report("advise", f"the quick fit failed: {fit.stderr.strip()[-300:]}", False)
+            profile = found[0]
+        acl, repeat = Path(tmp) / "acl.txt", Path(tmp) / "ck.txt"
+        acl.write_text("".join(f"drop udp 203.0.113.{i} 9 198.18.0.2 9\n" for i in range(16)))
+        repeat.write_text("repeat 32\n")
+        ok = True
+        for nf, options in (("firewall", ["--rules", str(acl), "--mix", DEMO_ATTACK]),
+                            ("checksum", ["--rules", str(repeat)])):
+            answer = _xnf("advise", nf, *options, "--profile", str(profile), "--rounds", "1", "--verify", "2")
+            console.print(answer.stdout)
+            ok &= _report("advise", f"{nf}: answered and verified", answer.returncode == 0 and "Verified" in answer.stdout)
+    return ok
+
+
+# A firewall's traffic under attack: three quarters legitimate, a quarter from the 16 sources its rules drop.
+DEMO_ATTACK = "legit:share=0.75,flows=64,vary=sport; attack:saddr=203.0.113.0/28,share=0.25"
+
+
 def run(seconds: float = 2.0) -> int:
     build.ensure_built()
     ok = behaviour()
     rates(seconds)
+    ok &= advice()
     leftover = [name for name in control.instances() if name.startswith("xnf-")]
     console.rule()
     console.print("[green]demo finished: every check passed[/green]" if ok and not leftover

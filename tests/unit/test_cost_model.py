@@ -157,10 +157,13 @@ def test_a_chain_whose_first_member_drops_most_is_split_there():
 
 
 def test_offloading_drops_is_proposed_only_for_nfs_that_declare_drop_rules():
-    task = TaskCost(cost("firewall", 400, 700, drop=0.5), BASELINE)
+    task = TaskCost(cost("firewall", 40, 50, drop=0.5), BASELINE)
     assert not any(c["label"].startswith("offload") for c in advise(task)["candidates"])
     rows = {c["label"]: c["mpps"] for c in advise(task, drop_rules=True)["candidates"]}
     assert rows["offload afxdp/live"] > rows["afxdp/live"]
+    # the sender pays the pre-filter's lookup (the NF's XDP time, scaled) on every frame, dropped or not
+    offload = next(c for c in advise(task, drop_rules=True)["candidates"] if c["label"] == "offload afxdp/live")
+    assert offload["ns_per_frame"]["sender"] == pytest.approx(0.5 * 300 + 0.5 * 150 + 1.2 * 50)
 
 
 def test_confidence_follows_the_lead_against_the_measured_error():

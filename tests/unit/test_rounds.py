@@ -1,5 +1,8 @@
 """The benchmarks' order: every round covers every subject, and the order turns around each round."""
 
+import statistics
+
+from xnf.bench import rounds
 from xnf.bench.rounds import beside_yardstick, interleaved
 
 
@@ -21,3 +24,13 @@ def test_a_value_meets_the_yardstick_of_its_own_round_and_keys():
                {"subject": "afxdp", "round": 2, "load": "idle", "tps": 70}]  # round 2 has no yardstick
     mine = [s for s in samples if s["subject"] == "afxdp"]
     assert beside_yardstick(samples, mine, "tps", "xdp", ("load",)) == [(90, 100), (88, 80)]
+
+
+def test_rate_rows_give_medians_spreads_and_same_round_ratios():
+    samples = [{"subject": s, "round": r, "mpps": m, "busy": b}
+               for s, r, m, b in (("a", 0, 1.0, 0.5), ("b", 0, 4.0, 0.9), ("a", 1, 2.0, 0.7), ("b", 1, 4.0, 1.0),
+                                  ("b", 2, 9.0, 1.0))]
+    a, b = rounds.rate_rows(samples, "a", "of_a", ("busy",))
+    assert (a["subject"], a["mpps"], a["of_a"], a["rounds"], a["busy"]) == ("a", 1.5, 1.0, 2, 0.6)
+    assert b["mpps"] == 4.0 and b["of_a"] == 3.0          # round 2 has no yardstick: no ratio from it
+    assert b["stdev"] == round(statistics.stdev([4.0, 4.0, 9.0]), 4)

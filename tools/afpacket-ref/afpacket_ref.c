@@ -62,15 +62,9 @@ struct reader {
 static int take_core(const struct xnf_option *o, const char *text, void *opts)
 {
 	struct options *opt = opts;
-	struct xnf_core_list one;
 
-	if (xnf_parse_cores(o->name, text, &one))
+	if (xnf_parse_one_core(o->name, text, &opt->core))
 		return -1;
-	if (one.count != 1) {
-		xnf_error("--%s takes one core, not '%s'", o->name, text);
-		return -1;
-	}
-	opt->core = (__u32)one.cores[0];
 	opt->pinned = true;
 	return 0;
 }
@@ -118,11 +112,17 @@ static int open_ring(struct reader *r, const struct options *opt)
 	return 0;
 }
 
-static bool wait_for_frames(const struct reader *r)
+/* Nothing to read: false when the time is up, else waits a while for frames. */
+static bool wait_for_frames(const struct reader *r, const struct timespec *until)
 {
 	struct pollfd p = { .fd = r->fd, .events = POLLIN | POLLERR };
+	struct timespec now;
 
-	return poll(&p, 1, POLL_MS) > 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (until->tv_sec && now.tv_sec >= until->tv_sec)
+		return false;
+	poll(&p, 1, POLL_MS);
+	return true;
 }
 
 /* A slot per frame: each is the reader's while its status says TP_STATUS_USER. */
@@ -134,12 +134,8 @@ static void read_v2(struct reader *r, const struct timespec *until)
 		struct tpacket2_hdr *h = (struct tpacket2_hdr *)(r->ring + (size_t)next * FRAME_SIZE);
 
 		if (!(h->tp_status & TP_STATUS_USER)) {
-			struct timespec now;
-
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if (until->tv_sec && now.tv_sec >= until->tv_sec)
+			if (!wait_for_frames(r, until))
 				break;
-			wait_for_frames(r);
 			continue;
 		}
 		r->touched += ((__u8 *)h)[h->tp_mac];
@@ -159,12 +155,8 @@ static void read_v3(struct reader *r, const struct timespec *until)
 		struct tpacket3_hdr *h;
 
 		if (!(__atomic_load_n(&b->hdr.bh1.block_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER)) {
-			struct timespec now;
-
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if (until->tv_sec && now.tv_sec >= until->tv_sec)
+			if (!wait_for_frames(r, until))
 				break;
-			wait_for_frames(r);
 			continue;
 		}
 		h = (struct tpacket3_hdr *)((__u8 *)b + b->hdr.bh1.offset_to_first_pkt);

@@ -161,15 +161,9 @@ struct options {
 static int take_core(const struct xnf_option *o, const char *text, void *opts)
 {
 	struct options *opt = opts;
-	struct xnf_core_list one;
 
-	if (xnf_parse_cores(o->name, text, &one))
+	if (xnf_parse_one_core(o->name, text, &opt->core))
 		return -1;
-	if (one.count != 1) {
-		xnf_error("--%s takes one core, not '%s'", o->name, text);
-		return -1;
-	}
-	opt->core = (__u32)one.cores[0];
 	opt->pinned = true;
 	return 0;
 }

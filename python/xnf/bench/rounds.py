@@ -4,6 +4,7 @@ of favouring one. Ratios to a yardstick are taken within a round."""
 
 from __future__ import annotations
 
+import statistics
 from typing import Callable, Iterator, Sequence, TypeVar
 
 from xnf import say
@@ -40,3 +41,19 @@ def beside_yardstick(samples: list[dict], mine: list[dict], metric: str, yardsti
 
     yard = {key(s): s[metric] for s in samples if s["subject"] == yardstick}
     return [(s[metric], yard[key(s)]) for s in mine if key(s) in yard]
+
+
+def rate_rows(samples: list[dict], yardstick: str, ratio_name: str, medians: tuple[str, ...] = ()) -> list[dict]:
+    """Per subject, in the order first measured: the median rate ("mpps") over its rounds with their standard
+    deviation, the median of its same-round ratios to the yardstick (as ratio_name), and the medians of the other
+    fields named."""
+    rows = []
+    for label in dict.fromkeys(s["subject"] for s in samples):
+        mine = [s for s in samples if s["subject"] == label]
+        rates = [s["mpps"] for s in mine]
+        ratios = [v / y for v, y in beside_yardstick(samples, mine, "mpps", yardstick) if y]
+        rows.append({"subject": label, "mpps": round(statistics.median(rates), 4),
+                     "stdev": round(statistics.stdev(rates), 4) if len(rates) > 1 else 0.0,
+                     **{f: statistics.median(s[f] for s in mine) for f in medians},
+                     ratio_name: round(statistics.median(ratios), 3) if ratios else None, "rounds": len(mine)})
+    return rows

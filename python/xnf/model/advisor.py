@@ -92,13 +92,17 @@ def split_chain(key: str, path: PathCost, members: list[NfCost], at: int, kernel
                      options, load, notes)
 
 
-def offload(key: str, path: PathCost, nf: str, cost: NfCost) -> Candidate:
+def offload(key: str, path: PathCost, nf: str, cost: NfCost, kernel_scale: float) -> Candidate:
+    """The NF in the path's workers, its hot drop rules in an XDP pre-filter on the sender: dropped frames never
+    cross. The pre-filter looks every frame up by the key the NF's drop rules match on, as the NF's own XDP build
+    does: its time is costed as the NF's XDP time, on every frame."""
     drop = cost.drop_share
     sender = next(name for name in path.roles if name != path.task_role)
     load = Load(fates={"forward": 1 - drop, "drop_kernel": drop},
-                parts=[Part(path.task_role, cost.native_ns, path.task_scale, 1 - drop)])
+                parts=[Part(sender, cost.xdp_ns, kernel_scale),
+                       Part(path.task_role, cost.native_ns, path.task_scale, 1 - drop)])
     notes = ["assumes every dropped frame hits a drop rule hot enough to be offloaded (--offload-above)",
-             f"the XDP pre-filter's lookup on the {sender} is not in the model"]
+             f"the pre-filter's lookup on the {sender} is costed as the NF's own XDP time"]
     return Candidate(f"offload {key}", key, nf, _run_options(path) + ["--offload-drops"], load, notes)
 
 
@@ -111,7 +115,7 @@ def candidates(profile: Profile, nf: str, task: TaskCost, drop_rules: bool) -> l
         if user_space:
             out += [split_chain(key, path, task.members, at, kernel_scale) for at in range(1, len(task.members))]
         if user_space and drop_rules and task.whole.drop_share > 0:
-            out.append(offload(key, path, nf, task.whole))
+            out.append(offload(key, path, nf, task.whole, kernel_scale))
     return out
 
 

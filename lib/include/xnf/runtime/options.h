@@ -74,6 +74,8 @@ void xnf_print_version(void);
 
 /* The one core-list parser: "0", "0,1". On error says what was wrong, naming option. */
 int xnf_parse_cores(const char *option, const char *text, struct xnf_core_list *out);
+/* One of this machine's cores (a tool's --core), or an error naming option. */
+int xnf_parse_one_core(const char *option, const char *text, __u32 *core);
 /* A whole number in [min, max], or an error naming option. */
 int xnf_parse_uint(const char *option, const char *text, double min, double max, __u32 *out);
 

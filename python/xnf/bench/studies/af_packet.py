@@ -25,7 +25,7 @@ from pathlib import Path
 
 from xnf import build, say
 from xnf.bench import results_file
-from xnf.bench.rounds import beside_yardstick, measure_rounds
+from xnf.bench.rounds import measure_rounds, rate_rows
 from xnf.errors import XnfError
 from xnf.lab import environment, netns
 from xnf.lab.cores import DUT_CORE, GEN_CORE
@@ -85,17 +85,11 @@ def trial(label: str, seconds: float) -> dict:
 
 
 def summarise(samples: list[dict]) -> list[dict]:
-    rows = []
-    for label in dict.fromkeys(s["subject"] for s in samples):
-        mine = [s for s in samples if s["subject"] == label]
-        rates = [s["mpps"] for s in mine]
-        ratios = [v / y for v, y in beside_yardstick(samples, mine, "mpps", YARDSTICK) if y]
-        rows.append({"subject": label, "mpps": round(statistics.median(rates), 4),
-                     "stdev": round(statistics.stdev(rates), 4) if len(rates) > 1 else 0.0,
-                     "per_core_mpps": round(statistics.median(s["mpps"] / max(s["core1_busy_share"], 1e-3)
-                                                              for s in mine), 4),
-                     "core1_busy_share": statistics.median(s["core1_busy_share"] for s in mine),
-                     "ratio_to_xdp": round(statistics.median(ratios), 3) if ratios else None, "rounds": len(mine)})
+    """rate_rows, and the rate per busy core of core 1 (where all of the DUT's work runs)."""
+    rows = rate_rows(samples, YARDSTICK, "ratio_to_xdp", ("core1_busy_share",))
+    for row in rows:
+        mine = [s for s in samples if s["subject"] == row["subject"]]
+        row["per_core_mpps"] = round(statistics.median(s["mpps"] / max(s["core1_busy_share"], 1e-3) for s in mine), 4)
     return rows
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from xnf import control, say
 from xnf.bench import results_file
-from xnf.bench.rounds import beside_yardstick, measure_rounds
+from xnf.bench.rounds import measure_rounds, rate_rows
 from xnf.lab import environment
 from xnf.lab.cores import GEN_CORE
 from xnf.lab.flood import flood
@@ -55,17 +55,12 @@ def trial(nodes: int, seconds: float, folder: Path) -> dict:
 
 
 def summarise(samples: list[dict], yardstick: str) -> list[dict]:
-    rows = []
-    for label in dict.fromkeys(s["subject"] for s in samples):
-        mine = [s for s in samples if s["subject"] == label]
-        rates = [s["mpps"] for s in mine]
-        ratios = [v / y for v, y in beside_yardstick(samples, mine, "mpps", yardstick) if y]
-        rows.append({"subject": label, "mpps": round(statistics.median(rates), 4),
-                     "stdev": round(statistics.stdev(rates), 4) if len(rates) > 1 else 0.0,
-                     "ratio_to_one_node": round(statistics.median(ratios), 3) if ratios else None,
-                     "node_shares": mine[-1]["node_shares"],
-                     "busy_share": {c: statistics.median(s["busy_share"][c] for s in mine)
-                                    for c in mine[0]["busy_share"]}, "rounds": len(mine)})
+    """rate_rows, with each node's share in the last round and each core's median busy share."""
+    rows = rate_rows(samples, yardstick, "ratio_to_one_node")
+    for row in rows:
+        mine = [s for s in samples if s["subject"] == row["subject"]]
+        row["node_shares"] = mine[-1]["node_shares"]
+        row["busy_share"] = {c: statistics.median(s["busy_share"][c] for s in mine) for c in mine[0]["busy_share"]}
     return rows
 
 

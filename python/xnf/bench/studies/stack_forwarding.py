@@ -15,13 +15,12 @@ The yardstick is linux in the same round: every rate is also given as a ratio to
 from __future__ import annotations
 
 import argparse
-import statistics
 import tempfile
 from pathlib import Path
 
 from xnf import say
 from xnf.bench import results_file
-from xnf.bench.rounds import beside_yardstick, measure_rounds
+from xnf.bench.rounds import measure_rounds, rate_rows
 from xnf.lab import environment, netns, veth_stats
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood
@@ -65,16 +64,7 @@ def trial(label: str, seconds: float, folder: Path) -> dict:
 
 
 def summarise(samples: list[dict]) -> list[dict]:
-    rows = []
-    for label in dict.fromkeys(s["subject"] for s in samples):
-        mine = [s for s in samples if s["subject"] == label]
-        rates = [s["mpps"] for s in mine]
-        ratios = [v / y for v, y in beside_yardstick(samples, mine, "mpps", YARDSTICK) if y]
-        rows.append({"subject": label, "mpps": round(statistics.median(rates), 4),
-                     "stdev": round(statistics.stdev(rates), 4) if len(rates) > 1 else 0.0,
-                     "core1_busy_share": statistics.median(s["core1_busy_share"] for s in mine),
-                     "ratio_to_linux": round(statistics.median(ratios), 3) if ratios else None, "rounds": len(mine)})
-    return rows
+    return rate_rows(samples, YARDSTICK, "ratio_to_linux", ("core1_busy_share",))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
