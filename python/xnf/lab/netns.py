@@ -47,6 +47,10 @@ def create(ns: str) -> None:
     ip("netns", "add", ns)
     # Quiet namespaces: no IPv6 autoconfiguration chatter in captures.
     run(ns, ["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"])
+    # A host, not a router, whatever the machine is: a new namespace inherits IPv4 forwarding from the root one
+    # (net.core.devconf_inherit_init_net=0), which container runtimes turn on, and a forwarding DUT answers the
+    # frames its NF passes with ICMP errors. Topologies that route turn it on themselves.
+    run(ns, ["sysctl", "-qw", "net.ipv4.ip_forward=0"])
     ip("link", "set", "lo", "up", ns=ns)
 
 
