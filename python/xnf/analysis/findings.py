@@ -217,9 +217,8 @@ def dispatch_cost(results: dict[str, dict]) -> Verdict:
 
 # ---------------------------------------------------------------- grids
 
-def _grid_points(doc: dict, x: str, y: Callable[[dict], float | None], **match) -> dict[str, tuple[list, list]]:
-    """path (mode, and /transmit path where the grid has several) -> (x values, median y over the repetitions),
-    from a grid's samples."""
+def _grid_values(doc: dict, x: str, y: Callable[[dict], float | None], **match) -> dict[str, dict]:
+    """path (mode, and /transmit path where the grid has several) -> x value -> y of every repetition."""
     out: dict[str, dict] = {}
     for s in doc["samples"]:
         case = s["case"]
@@ -229,7 +228,13 @@ def _grid_points(doc: dict, x: str, y: Callable[[dict], float | None], **match) 
         path = case["mode"] + (f"/{case['tx_path']}" if case.get("tx_path") else "")
         if value is not None:
             out.setdefault(path, {}).setdefault(_hashable(case[x]), []).append(value)
-    return {mode: (list(xs), [_median(v) for v in xs.values()]) for mode, xs in out.items()}
+    return out
+
+
+def _grid_points(doc: dict, x: str, y: Callable[[dict], float | None], **match) -> dict[str, tuple[list, list]]:
+    """path -> (x values, median y over the repetitions), from a grid's samples."""
+    return {mode: (list(xs), [_median(v) for v in xs.values()])
+            for mode, xs in _grid_values(doc, x, y, **match).items()}
 
 
 def _hashable(value):
@@ -287,11 +292,6 @@ def _effect(lines: dict[str, tuple[list, list]]) -> dict[str, float]:
     return out
 
 
-def _effect_rows(lines, x_name: str) -> list[dict]:
-    return [{"mode": mode, x_name: x, "mpps": round(y, 3)} for mode, (xs, ys) in lines.items()
-            for x, y in sorted(zip(xs, ys))]
-
-
 @dataclass
 class Sweep:
     """A grid's effect on the rate from its smallest swept value to its largest, and what counts as the effect the
@@ -308,15 +308,18 @@ class Sweep:
 
 
 def _sweep_verdict(results: dict[str, dict], sweep: Sweep) -> Verdict:
-    raw = _grid_points(results[sweep.benchmark], sweep.field, _mpps)
-    lines = {path: ([sweep.x(v) for v in xs], ys) for path, (xs, ys) in raw.items()}
+    values = _grid_values(results[sweep.benchmark], sweep.field, _mpps)
+    lines = {path: ([sweep.x(v) for v in xs], [_median(r) for r in xs.values()]) for path, xs in values.items()}
     if not lines:
         return Verdict(UNKNOWN, f"the {sweep.benchmark} results are empty")
     effect = _effect(lines)
     shown = [e >= sweep.rise if sweep.rise else e <= sweep.fall for e in effect.values()]
     outcome = HOLDS if all(shown) else PARTLY if any(shown) else NOT
     why = "; ".join(sweep.said.format(path=m, effect=e) for m, e in effect.items()) + ". " + sweep.why
-    return Verdict(outcome, why, _effect_rows(lines, sweep.name), {**sweep.plot, "ylabel": "Mpps", "lines": lines})
+    rows = [{"mode": path, sweep.name: sweep.x(x), "mpps": round(_median(r), 3),
+             "stdev": round(statistics.stdev(r), 3) if len(r) > 1 else None, "repetitions": len(r)}
+            for path, xs in values.items() for x, r in sorted(xs.items(), key=lambda kv: sweep.x(kv[0]))]
+    return Verdict(outcome, why, rows, {**sweep.plot, "ylabel": "Mpps", "lines": lines})
 
 
 def queues(results: dict[str, dict]) -> Verdict:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import statistics
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -160,12 +161,13 @@ def run_benchmark(bench: Benchmark, out_dir: Path, progress: Callable[[str], Non
     cases = bench.cases()
     samples = []
     out_dir.mkdir(parents=True, exist_ok=True)
-    for rep, case in interleaved(cases, bench.repetitions):
-        if progress:
-            progress(f"rep {rep + 1}/{bench.repetitions} {case}")
-        started = time.time()
-        result = _measure_case(bench, case, env["tsc_hz"], out_dir)
-        samples.append({"case": case, "repetition": rep, "started": started, "result": result})
+    with tempfile.TemporaryDirectory() as rules_dir:   # each case's rules: the results record the case, not the file
+        for rep, case in interleaved(cases, bench.repetitions):
+            if progress:
+                progress(f"rep {rep + 1}/{bench.repetitions} {case}")
+            started = time.time()
+            result = _measure_case(bench, case, env["tsc_hz"], Path(rules_dir))
+            samples.append({"case": case, "repetition": rep, "started": started, "result": result})
     summary = _summarise(samples)
     return results_file.write(out_dir, bench.name, {"benchmark": asdict(bench), "environment": env,
                                                     "generator_core": GEN_CORE, "worker_core": DUT_CORE,

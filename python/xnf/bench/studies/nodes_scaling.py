@@ -2,10 +2,12 @@
 
 Each subject is a nodes topology with that many nodes, the lb in XDP on each (the same rules everywhere, four
 backends); xnf-gen sends flat out from core 0 to the VIP, 1,024 flows; the router spreads them by its L4 hash and
-forwards what the nodes send back to the backends' namespace, where veth counts what arrives. Reported: what arrived
-per second, each node's share (its lb's tx verdicts), and how busy each core was: on two cores everything (the
-generator, the router's forwarding twice per frame, the nodes' XDP) shares them, which is what this measures. The
-yardstick is the one-node subject of the same round.
+forwards what the nodes send back to the backends' namespace, where an XDP sink counts what arrives (their stack
+would answer each frame with an ICMP error: a third of the core in a first run). Reported: what arrived
+per second, each node's share (its lb's tx verdicts), and how busy each core was. The generator has core 0; the
+router's receive from it runs in a NAPI thread pinned to core 1, and with it everything after (on veth a frame is
+received on the core that sent it): the router's forwarding twice per frame and every node's XDP share core 1, which
+is what this measures on two cores. The yardstick is the one-node subject of the same round.
 
     xnf bench run nodes [--rounds 5] [--seconds 2] [--nodes 1,2,3]
 """
@@ -20,8 +22,8 @@ from pathlib import Path
 from xnf import control, say
 from xnf.bench import results_file
 from xnf.bench.rounds import measure_rounds, rate_rows
-from xnf.lab import environment
-from xnf.lab.cores import GEN_CORE
+from xnf.lab import environment, veth_stats
+from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.nodes import MAX_NODES, VIP, NodesTopology
@@ -32,15 +34,17 @@ FLOWS = 1024
 
 
 def arrived(t: NodesTopology) -> int:
-    return int(t.run(t.backends_ns, ["cat", "/sys/class/net/be0/statistics/rx_packets"]).stdout)
+    return veth_stats.read(t.backends_ns, "be0")["rx_xdp_drops"]
 
 
 def trial(nodes: int, seconds: float, folder: Path) -> dict:
     with NodesTopology(nodes=nodes) as t:
+        t.sink_at_backends()
         rules = folder / "lb.rules"
         rules.write_text(t.lb_rules())
         instances = [NfInstance.start(t, "lb", "xdp", ["eth0"], rules=str(rules), ns=t.node_ns(i),
                                       name=f"{t.gen_ns}-node{i}") for i in range(nodes)]
+        t.pin_dut_receive(DUT_CORE)       # the router's side: the generator keeps core 0 to itself
         tx = lambda n: control.request_json(n.name, "stats")["verdicts"]["tx"]["packets"]
         before = [tx(n) for n in instances]
         run = flood(t, seconds, GEN_CORE, ["--dst-ip", VIP, "--flows", str(FLOWS), "--vary", "sport"],

@@ -6,7 +6,8 @@ out of dut1 to gen1, where veth's XDP sink counts what arrives. All of the DUT's
 receive in NAPI threads pinned there, and the AF_XDP worker). Subjects:
   linux        the kernel's IPv4 forwarding (ip_forward=1, a static neighbour for gen1: the sink answers no ARP)
   xdp          xnf's router in XDP (a route to 198.18.1.0/24 out of port 1)
-  afxdp        the same router in user space (afxdp, live transmit)
+  afxdp-poll   the same router in user space (afxdp-poll, live transmit: the worker sleeps in poll() on the core
+               it shares with the NAPI threads that feed it; a spinning one starved them, 0.26 Mpps)
 The yardstick is linux in the same round: every rate is also given as a ratio to it.
 
     xnf bench run stack-forwarding [--rounds 5] [--seconds 2]
@@ -29,7 +30,8 @@ from xnf.lab.topology import Topology
 
 NAME = "stack-forwarding"
 DESCRIPTION = "the Linux stack's IPv4 forwarding against xnf's router in XDP and in user space, the DUT on one core"
-SUBJECTS = ["linux", "xdp", "afxdp"]
+SUBJECTS = ["linux", "xdp", "afxdp-poll"]
+USER_SPACE = "afxdp-poll"
 YARDSTICK = "linux"
 
 
@@ -52,7 +54,7 @@ def trial(label: str, seconds: float, folder: Path) -> dict:
             rules = folder / "routes.rules"
             rules.write_text(f"route 198.18.1.0/24 via {out.gen_mac} port 1\n")
             nf = NfInstance.start(t, "router", label, t.dut_ifaces, rules=str(rules),
-                                  extra=["--cores", str(DUT_CORE)] if label == "afxdp" else [])
+                                  extra=["--cores", str(DUT_CORE)] if label == USER_SPACE else [])
         t.pin_dut_receive(DUT_CORE)
         arrived = (lambda: veth_stats.read(t.gen_ns, out.gen_if)["rx_xdp_drops"])
         run = flood(t, seconds, GEN_CORE, ["--dst-ip", out.gen_ip], completed=arrived)
