@@ -9,21 +9,14 @@
 # objects and the xnf Python package. deploy/image/Containerfile says what runs in it; docs/deployment.md how.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/apt-install.sh
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "xnf: error: building the image needs root (debootstrap, podman): run with sudo" >&2
     exit 1
 fi
-missing=()
 # runc: podman's runtime where crun refuses the host's cgroups (a mix of v1 and v2, as on the lab's machines)
-for pkg in podman debootstrap runc; do
-    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-    echo "xnf image: installing ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+apt_install_missing "xnf image" podman debootstrap runc
 
 BASE=localhost/xnf-base:bookworm
 MIRROR=${XNF_DEBIAN_MIRROR:-http://deb.debian.org/debian}

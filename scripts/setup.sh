@@ -3,6 +3,7 @@
 # Idempotent: installs only what is missing, so the demo and test scripts run it every time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/apt-install.sh
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "xnf: error: setting up and running xnf needs root (it installs packages and loads XDP programs): run with sudo" >&2
@@ -19,15 +20,7 @@ apt_packages=(clang llvm libbpf-dev libxdp-dev bpftool liburcu-dev libelf-dev zl
               pkg-config make gcc iproute2 ethtool
               dpdk-dev librte-net-af-xdp23 librte-net-af-packet23
               memcached libmemcached-tools libclang-rt-14-dev prometheus tcpdump help2man)
-missing=()
-for pkg in "${apt_packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-    echo "xnf setup: installing ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+apt_install_missing "xnf setup" "${apt_packages[@]}"
 
 # Reinstall when the package is missing or installed from another checkout.
 installed_from=$(python3 -c 'import xnf, rich, matplotlib, numpy, prometheus_client, shtab, pytest, scapy, kubernetes_validate; print(xnf.__file__)' 2>/dev/null || true)
