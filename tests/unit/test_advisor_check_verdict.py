@@ -1,0 +1,49 @@
+"""advisor-check's verdict: candidates judged against their own round's block, so that the machine moving between
+rounds does not decide which candidate looks fastest."""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from xnf.bench.studies import advisor_check
+
+
+def sample(candidate: str, round_no: int, mpps: float) -> dict:
+    return {"case": "c", "candidate": candidate, "round": round_no, "mpps": mpps}
+
+
+def rows(samples: list[dict], predicted: dict[str, float]) -> list[dict]:
+    out = []
+    for name, prediction in predicted.items():
+        mine = [s for s in samples if s["candidate"] == name]
+        out.append({"candidate": name, "predicted_mpps": prediction,
+                    "measured_mpps": statistics.median(s["mpps"] for s in mine),
+                    "relative": statistics.median(s["relative"] for s in mine)})
+    return out
+
+
+def test_a_machine_that_slows_between_rounds_does_not_pick_the_fastest():
+    # a is 10 % faster than b in every round; the machine runs at 1.0, 0.5, 0.55 of its speed, and the noise of
+    # the slow rounds lands a on the slower side of b's median
+    speeds = [1.0, 0.5, 0.55]
+    samples = [sample("a", r, 2.2 * v) for r, v in enumerate(speeds)] + \
+              [sample("b", r, 2.0 * v) for r, v in enumerate([1.0, 0.9, 0.55])]
+    samples.append({"case": "c", "candidate": None, "round": 0, "mpps": 4.0})   # the yardstick stays out
+    advisor_check.block_relative(samples)
+    here = rows(samples, {"a": 3.0, "b": 2.5})
+    judged = advisor_check.verdict("c", here, "relative")
+    plain = advisor_check.verdict("c", here, "measured_mpps")
+    assert plain["fastest"] == "b" and not plain["holds"]
+    assert judged["fastest"] == "a" and judged["holds"] and judged["pick"] == "a"
+
+
+def test_a_pick_slower_than_the_fastest_in_every_block_does_not_hold():
+    samples = [sample("a", r, 1.0 * v) for r, v in enumerate([1.0, 0.6, 0.8])] + \
+              [sample("b", r, 1.3 * v) for r, v in enumerate([1.0, 0.6, 0.8])]
+    advisor_check.block_relative(samples)
+    assert {round(s["relative"], 3) for s in samples if s["candidate"] == "b"} == {round(1.3 / 1.15, 3)}
+    judged = advisor_check.verdict("c", rows(samples, {"a": 3.0, "b": 2.0}), "relative")
+    assert judged["pick"] == "a" and judged["fastest"] == "b" and not judged["holds"]
+    assert judged["pick_over_fastest"] == pytest.approx(1.0 / 1.3, abs=1e-3)
