@@ -54,6 +54,20 @@ def test_the_fit_measures_every_point_on_every_path_and_writes_a_profile(fitted)
         assert rows[("cycles-3000", key)]["x_ns"] > rows[("cycles-0", key)]["x_ns"] == 0
 
 
+def test_a_refit_fits_the_same_samples_again_without_measuring(fitted, isolated_profile, tmp_path):
+    doc, profile_file = fitted
+    ran = run_xnf(["bench", "run", "model-fit", "--refit", str(next(profile_file.parent.glob("model_fit-*.json"))),
+                   "--no-install", "--out", str(tmp_path)], timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    [again] = tmp_path.glob("model_fit-*.json")
+    redone = json.loads(again.read_text())
+    assert redone["samples"] == doc["samples"] and redone["environment"] == doc["environment"]
+    assert redone["profile"]["paths"] == doc["profile"]["paths"]      # the fit has not changed since
+    bad = run_xnf(["bench", "run", "model-fit", "--refit", str(profile_file), "--out", str(tmp_path)])
+    assert bad.returncode != 0 and "is not a model-fit results file" in bad.stderr + bad.stdout
+    assert "Traceback" not in bad.stderr
+
+
 def test_advise_answers_from_the_profile_and_its_pick_is_measured(fitted, isolated_profile, tmp_path):
     _, profile_file = fitted
     rules = tmp_path / "fw.rules"
@@ -101,6 +115,12 @@ def test_model_check_validates_a_copy_of_the_profile(fitted, isolated_profile, t
     checked = profiles.load(validated)
     assert checked.validation["cases"] == 4 and set(checked.paths) == set(FIT_PATHS.split(","))
     assert not isolated_profile.exists()          # a profile given by --profile is not installed
+    # judged again from its samples: nothing measured, the same predictions and errors
+    again = run_xnf(["bench", "run", "model-check", "--profile", str(profile_file), "--from", str(results),
+                     "--paths", "xdp,afxdp/live", "--out", str(tmp_path / "again")], timeout=120)
+    assert again.returncode == 0, again.stderr
+    [rejudged] = (tmp_path / "again").glob("model_check-*.json")
+    assert json.loads(rejudged.read_text())["summary"] == doc["summary"]
 
 
 def test_advisor_check_measures_every_candidate_it_weighs(fitted, isolated_profile, tmp_path):
@@ -115,7 +135,10 @@ def test_advisor_check_measures_every_candidate_it_weighs(fitted, isolated_profi
     [verdict] = doc["verdicts"]
     rows = {r["candidate"]: r for r in doc["summary"]}
     assert verdict["pick"] == max(rows, key=lambda k: rows[k]["predicted_mpps"])
-    assert verdict["fastest"] == max(rows, key=lambda k: rows[k]["measured_mpps"])
+    assert verdict["fastest"] == max(rows, key=lambda k: rows[k]["relative"])
+    assert verdict["plain_fastest"] == max(rows, key=lambda k: rows[k]["measured_mpps"])
+    # one round is one block: judged against it or on the plain rates, the same candidate is fastest
+    assert verdict["fastest"] == verdict["plain_fastest"]
 
 
 def test_what_the_advisor_cannot_do_it_says(isolated_profile, tmp_path):

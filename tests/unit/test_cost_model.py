@@ -112,6 +112,15 @@ def test_a_fitted_user_space_path_drops_on_the_worker_and_keeps_the_senders_time
     assert path.roles["sender"].fixed_ns["drop_kernel"] == 150 and path.roles["worker"].fixed_ns["drop_kernel"] == 0
 
 
+def test_a_worker_bound_at_every_point_leaves_the_sender_no_slower_than_drops_went():
+    # the xsk ring's shape: the worker binds every point (1,100 ns and up) and drops went through at 230 ns
+    worker_bound = [fit.Point(x, 1100 + x) for x in (0, 300, 600, 1200)]
+    path = fit.fit_path(lab_paths.find("afxdp/xsk"), worker_bound, drop=fit.Point(-10, 230))
+    assert path.roles["sender"].fixed_ns["forward"] == pytest.approx(230)
+    attack = predict.Load({"forward": 0.75, "drop_user": 0.25}, [predict.Part("worker", 50, path.task_scale)])
+    assert predict.predict(path, attack).bottleneck == "worker"
+
+
 def test_a_profile_survives_json_and_scales():
     profile = synthetic_profile()
     again = from_dict(json.loads(profile.to_json()))

@@ -4,6 +4,7 @@ for, the yardstick measured in every round, and the profile scaled to it."""
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 from dataclasses import dataclass, replace
 
@@ -21,6 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser, rounds: int, default_cases: l
     parser.add_argument("--cases", default=",".join(default_cases), help="a subset of " + ", ".join(default_cases))
     parser.add_argument("--paths", default=",".join(paths), help="the profile's paths to measure")
     parser.add_argument("--frames", type=int, default=1024, help="frames of xnf cost's mix")
+    parser.add_argument("--from", dest="earlier", metavar="RESULTS", help="measure nothing: judge the samples of an "
+                        "earlier results file of this check against the profile (after the profile or the fit "
+                        "changed)")
 
 
 @dataclass
@@ -64,3 +68,16 @@ def on_the_day(profile: Profile, yardstick_mpps: float, why: str = "the yardstic
         return profile
     return profile.scaled(then / yardstick_mpps, f"{why}: {lab_rate.YARDSTICK} {yardstick_mpps:.2f} Mpps, "
                                                  f"{then:.2f} at the fit")
+
+
+def earlier(args: argparse.Namespace, study: str) -> tuple[list[dict], dict] | None:
+    """(samples, environment) of the earlier results file --from names, or None to measure."""
+    if not args.earlier:
+        return None
+    try:
+        doc = json.loads(open(args.earlier).read())
+        if doc.get("benchmark") != study.replace("-", "_"):
+            raise ValueError(f"it holds {doc.get('benchmark')!r}")
+        return doc["samples"], doc["environment"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise SystemExit(f"{study}: {args.earlier} is not a {study} results file ({err})") from None

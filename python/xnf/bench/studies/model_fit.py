@@ -15,6 +15,7 @@ The profile goes to the results folder and is installed where `xnf advise` looks
 --no-install).
 
     xnf bench run model-fit [--rounds 3] [--seconds 0.5] [--paths xdp,afxdp/live,...] [--no-install]
+    xnf bench run model-fit --refit results/model/model_fit-STAMP.json    # the same samples, fitted again
 """
 
 from __future__ import annotations
@@ -129,9 +130,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--frames", type=int, default=1024, help="frames of xnf cost's mix")
     parser.add_argument("--repeat", type=int, default=100, help="xnf cost's timed passes")
     parser.add_argument("--no-install", action="store_true", help=f"do not install the profile as {default_path()}")
+    parser.add_argument("--refit", metavar="RESULTS", help="measure nothing: fit again the samples of an earlier "
+                        "model-fit results file (after the fit itself changed)")
 
 
-def run(args: argparse.Namespace, out_dir: Path) -> Path:
+def _earlier(results: str) -> tuple[list[dict], list[str], dict, float]:
+    """(samples, paths, environment, seconds per trial) of an earlier model-fit's results file."""
+    try:
+        doc = json.loads(Path(results).read_text())
+        samples = doc["samples"]
+        keys = list(dict.fromkeys(s["path"] for s in samples if s["path"]))
+        return samples, keys, doc["environment"], doc["seconds_per_trial"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise SystemExit(f"model-fit: {results} is not a model-fit results file ({err})") from None
+
+
+def _measure(args: argparse.Namespace) -> tuple[list[dict], list[str], dict, float]:
     keys = [k for k in args.paths.split(",") if k]
     labels = [p for p in args.points.split(",") if p]
     if any(k not in lab_paths.PATHS for k in keys) or not keys or args.rounds < 1 or \
@@ -144,9 +158,16 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
     with tempfile.TemporaryDirectory() as folder:
         samples = measure_rounds(subjects, args.rounds, lambda s: trial(s, args, env["tsc_hz"], Path(folder)),
                                  lambda s: f"{s['point']:13s} {s['path'] or '':16s} {s['mpps']:6.3f} Mpps")
+    return samples, keys, env, args.seconds
+
+
+def run(args: argparse.Namespace, out_dir: Path) -> Path:
+    samples, keys, env, seconds = _earlier(args.refit) if args.refit else _measure(args)
+    labels = list(dict.fromkeys(s["point"] for s in samples if s["path"]))
     profile, table = fit_profile(samples, keys, env)
     path = results_file.write(out_dir, "model_fit", {
-        "environment": env, "yardstick": lab_rate.YARDSTICK, "seconds_per_trial": args.seconds,
+        "environment": env, "yardstick": lab_rate.YARDSTICK, "seconds_per_trial": seconds,
+        "refitted_from": args.refit,
         "points": {k: {"series": v[0], "nf": v[1].nf, "rules": v[1].rules, "map_sizes": v[1].map_sizes}
                    for k, v in points().items() if k in labels},
         "profile": json.loads(profile.to_json()), "fit_table": table,
