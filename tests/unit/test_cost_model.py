@@ -93,6 +93,15 @@ def test_the_fit_recovers_a_line_and_the_floor_it_sits_on():
     assert fit.quality(plain, synthetic_points(150, 0.9, 0))["max_error"] < 1e-9
 
 
+def test_the_line_goes_through_the_cycles_series_and_the_memory_series_is_only_judged():
+    cycles = synthetic_points(200, 1.0, 0)
+    memory = [fit.Point(x, 200 + 0.5 * x, "memory") for x in (10, 150, 250)]   # overlapped: half its cost shows
+    path = fit.fit_path(lab_paths.find("xdp"), cycles + memory, drop=None)
+    assert path.roles["sender"].fixed_ns["forward"] == pytest.approx(200, rel=1e-3)
+    assert path.task_scale == pytest.approx(1.0, rel=1e-3)
+    assert path.fit["cycles"]["rms_error"] == 0 and path.fit["memory"]["max_error"] > 0.2
+
+
 def test_a_fit_needs_two_task_costs():
     with pytest.raises(XnfError, match="two task costs"):
         fit.fit_line([fit.Point(0, 100), fit.Point(0, 110)], floor=False)
@@ -104,7 +113,11 @@ def test_a_fitted_user_space_path_drops_on_the_worker_and_keeps_the_senders_time
     sender, worker = path.roles["sender"], path.roles["worker"]
     assert worker.fixed_ns["forward"] == pytest.approx(300, rel=1e-3)
     assert sender.fixed_ns["forward"] == pytest.approx(450, rel=0.01)
-    assert worker.fixed_ns["drop_user"] == pytest.approx(470, rel=1e-3)     # 460 less the drop NF's -10 ns
+    # 460 less the drop NF's -10 ns would be 470: more than a forward costs the worker, so the drop point sat on
+    # the sender's time and a drop costs the worker what a forward does at most
+    assert worker.fixed_ns["drop_user"] == pytest.approx(300, rel=1e-3)
+    cheap_drops = fit.fit_path(lab_paths.find("afxdp/live"), synthetic_points(300, 1.0, 0), drop=fit.Point(-10, 200))
+    assert cheap_drops.roles["worker"].fixed_ns["drop_user"] == pytest.approx(210, rel=1e-3)
     assert sender.fixed_ns["drop_user"] == sender.fixed_ns["forward"]
     assert worker.spins and sender.load_ns == 40
     kernel = fit.fit_path(lab_paths.find("hybrid/live"), synthetic_points(200, 1.3, 280), drop=fit.Point(0, 150))
