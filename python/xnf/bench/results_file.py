@@ -11,6 +11,19 @@ import time
 from pathlib import Path
 
 
+def read(path: str | Path, study: str) -> dict:
+    """The document of a results file that `write` wrote for the study (its name as `xnf bench run` takes it);
+    anything else ends the study with what is wrong."""
+    try:
+        doc = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as err:
+        raise SystemExit(f"{study}: {path} is not a {study} results file ({err})") from None
+    if not isinstance(doc, dict) or doc.get("benchmark") != study.replace("-", "_"):
+        found = doc.get("benchmark") if isinstance(doc, dict) else None
+        raise SystemExit(f"{study}: {path} is not a {study} results file (it holds {found!r})")
+    return doc
+
+
 def write(out_dir: str | Path, name: str, doc: dict, rows: list[dict]) -> Path:
     """Writes doc (with "benchmark": name unless doc names it itself, and the command line) and the rows;
     returns the JSON's path. Lists and tuples in a row become comma-separated cells."""

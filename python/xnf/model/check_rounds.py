@@ -4,10 +4,10 @@ for, the yardstick measured in every round, and the profile scaled to it."""
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 from dataclasses import dataclass, replace
 
+from xnf.bench import results_file
 from xnf.model import cases, lab_rate
 from xnf.model.profile import Profile, load
 
@@ -70,14 +70,9 @@ def on_the_day(profile: Profile, yardstick_mpps: float, why: str = "the yardstic
                                                  f"{then:.2f} at the fit")
 
 
-def earlier(args: argparse.Namespace, study: str) -> tuple[list[dict], dict] | None:
-    """(samples, environment) of the earlier results file --from names, or None to measure."""
+def earlier(args: argparse.Namespace, study: str) -> tuple[list[dict], dict, float] | None:
+    """(samples, environment, seconds per trial) of the earlier results file --from names, or None to measure."""
     if not args.earlier:
         return None
-    try:
-        doc = json.loads(open(args.earlier).read())
-        if doc.get("benchmark") != study.replace("-", "_"):
-            raise ValueError(f"it holds {doc.get('benchmark')!r}")
-        return doc["samples"], doc["environment"]
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise SystemExit(f"{study}: {args.earlier} is not a {study} results file ({err})") from None
+    doc = results_file.read(args.earlier, study)
+    return doc["samples"], doc["environment"], doc["seconds_per_trial"]

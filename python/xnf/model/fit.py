@@ -105,12 +105,10 @@ def fit_path(lab_path, points: list[Point], drop: Point | None, load_ns: float =
     line = fit_line(_line_points(points), floor=len(lab_path.roles) > 1)
     other_ns = line.floor_ns or min(p.y_ns for p in points)   # never bound in the sweep: at most its fastest
     overlap = _floor_is_the_nfs_own(lab_path, line, drop)
-    if overlap:
-        other_ns = drop.y_ns          # the sender is at most as slow as the whole path was on drops
-    elif drop is not None and lab_path.drops_in == "drop_user" and len(lab_path.roles) > 1:
+    if drop is not None and lab_path.drops_in == "drop_user" and len(lab_path.roles) > 1:
         # a frame the NF drops passes the sender as a forwarded one does: the sender is at most as slow as the whole
-        # path was on drops (without this, a path whose worker bound every point, the xsk ring's, would leave the
-        # sender at the worker's time, and a mix that drops in user space would look bound by it)
+        # path was on drops (a floor drops went under is the NF's own role's, not the sender's; and a path whose
+        # worker bound every point, the xsk ring's, would otherwise leave the sender at the worker's time)
         other_ns = min(other_ns, drop.y_ns)
     roles = {}
     for name in lab_path.roles:

@@ -137,7 +137,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                "the profile the advisor uses")
 
 
-def _measure(args: argparse.Namespace, profile: Profile, labels: list[str]) -> tuple[list[dict], dict]:
+def _measure(args: argparse.Namespace, profile: Profile, labels: list[str]) -> tuple[list[dict], dict, float]:
     env = environment.describe()
     with tempfile.TemporaryDirectory() as folder:
         subjects = [YARDSTICK_SUBJECT]
@@ -148,19 +148,19 @@ def _measure(args: argparse.Namespace, profile: Profile, labels: list[str]) -> t
         samples = measure_rounds(subjects, args.rounds,
                                  lambda s: trial(s, profile, args, env["tsc_hz"], Path(folder)),
                                  lambda s: f"{s['case']:28s} {s['candidate'] or '':40s} {s['mpps']:6.3f} Mpps")
-    return samples, env
+    return samples, env, args.seconds
 
 
 def run(args: argparse.Namespace, out_dir: Path) -> Path:
     checked_setup = check_rounds.setup(args, NAME)
     profile, labels = checked_setup.profile, checked_setup.labels
-    samples, env = check_rounds.earlier(args, NAME) or _measure(args, profile, labels)
+    samples, env, seconds = check_rounds.earlier(args, NAME) or _measure(args, profile, labels)
     rows, verdicts = summarise(samples, profile)
     holds = sum(v["holds"] for v in verdicts)
     plain_holds = sum(v["plain_holds"] for v in verdicts)
     path = results_file.write(out_dir, "advisor_check", {
         "environment": env, "profile": json.loads(profile.to_json()), "yardstick": lab_rate.YARDSTICK,
-        "seconds_per_trial": args.seconds, "yardstick_drift": check_rounds.drift(samples, profile),
+        "seconds_per_trial": seconds, "yardstick_drift": check_rounds.drift(samples, profile),
         "judged_from": args.earlier, "holds_within": HOLDS_WITHIN, "verdicts": verdicts,
         "picks_that_hold": holds, "picks_that_hold_on_plain_medians": plain_holds, "summary": rows,
         "samples": samples}, verdicts)

@@ -98,7 +98,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     check_rounds.add_arguments(parser, 5, [c.label for c in cases.check_cases()], PATHS, "the profile to check")
 
 
-def _measure(args: argparse.Namespace, checked_setup: check_rounds.CheckSetup) -> tuple[list[dict], dict]:
+def _measure(args: argparse.Namespace, checked_setup: check_rounds.CheckSetup) -> tuple[list[dict], dict, float]:
     profile = checked_setup.profile
     env = environment.describe()
     subjects = [YARDSTICK_SUBJECT] + [(label, key) for label in checked_setup.labels for key in profile.paths]
@@ -106,17 +106,17 @@ def _measure(args: argparse.Namespace, checked_setup: check_rounds.CheckSetup) -
         samples = measure_rounds(subjects, args.rounds,
                                  lambda s: trial(s, profile, args, env["tsc_hz"], Path(folder)),
                                  lambda s: f"{s['case']:16s} {s['path'] or '':12s} {s['mpps']:6.3f} Mpps")
-    return samples, env
+    return samples, env, args.seconds
 
 
 def run(args: argparse.Namespace, out_dir: Path) -> Path:
     checked_setup = check_rounds.setup(args, NAME)
     profile = checked_setup.profile
-    samples, env = check_rounds.earlier(args, NAME) or _measure(args, checked_setup)
+    samples, env, seconds = check_rounds.earlier(args, NAME) or _measure(args, checked_setup)
     rows, checked = summarise(samples, profile)
     path = results_file.write(out_dir, "model_check", {
         "environment": env, "profile": json.loads(profile.to_json()), "yardstick": lab_rate.YARDSTICK,
-        "seconds_per_trial": args.seconds, "yardstick_drift": check_rounds.drift(samples, profile),
+        "seconds_per_trial": seconds, "yardstick_drift": check_rounds.drift(samples, profile),
         "judged_from": args.earlier, "summary": rows, "validation": checked, "samples": samples}, rows)
     model_plots.predicted_vs_measured(rows, path.with_suffix(".png"))
     checked.update(results=path.name, measured=env["started_utc"])

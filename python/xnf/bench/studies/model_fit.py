@@ -136,13 +136,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _earlier(results: str) -> tuple[list[dict], list[str], dict, float]:
     """(samples, paths, environment, seconds per trial) of an earlier model-fit's results file."""
-    try:
-        doc = json.loads(Path(results).read_text())
-        samples = doc["samples"]
-        keys = list(dict.fromkeys(s["path"] for s in samples if s["path"]))
-        return samples, keys, doc["environment"], doc["seconds_per_trial"]
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise SystemExit(f"model-fit: {results} is not a model-fit results file ({err})") from None
+    doc = results_file.read(results, NAME)
+    samples = doc["samples"]
+    keys = list(dict.fromkeys(s["path"] for s in samples if s["path"]))
+    return samples, keys, doc["environment"], doc["seconds_per_trial"]
 
 
 def _measure(args: argparse.Namespace) -> tuple[list[dict], list[str], dict, float]:
