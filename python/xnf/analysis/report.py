@@ -70,6 +70,14 @@ def _crossing_section(summary: list[dict]) -> list[str]:
             _table(result["table"]), ""]
 
 
+def _yardstick_lines(doc: dict) -> list[str]:
+    if "yardstick" not in doc:
+        return []
+    rates = ", ".join(f"{y['mpps']:.2f}" for y in doc["yardstick"]["samples"])
+    return [f"- yardstick: the {doc['yardstick']['subject']}, measured once every repetition among the cases "
+            f"({rates} Mpps); yardstick_ratio is a case's median same-repetition ratio to it"]
+
+
 def write_report(results: Path, out_dir: Path | None = None) -> Path:
     doc = _load(results)
     out_dir = out_dir or results.parent / f"{results.stem}-report"
@@ -91,7 +99,8 @@ def write_report(results: Path, out_dir: Path | None = None) -> Path:
         f"- generator on core {doc['generator_core']}; AF_XDP workers on core {doc['worker_core']}; on veth "
         "the DUT's XDP work runs in softirq on the generator's core (docs/lab.md)",
         "- throughput: RFC 2544 binary search, loss < 0.1 %, to 1 % of the generator's maximum; "
-        "\"generator_limited\" means even that maximum passed (docs/methodology.md)", "",
+        "\"generator_limited\" means even that maximum passed (docs/methodology.md)",
+        *_yardstick_lines(doc), "",
         "## Results", "", _table(doc["summary"]), "",
     ]
     for fig in figures:

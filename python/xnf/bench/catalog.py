@@ -15,10 +15,12 @@ from xnf.bench.studies import (advisor_check, af_packet, afxdp_modes, capture_co
 from xnf.errors import XnfError
 
 def _cost_model(name: str, nf: str, what: str, param: str, values: list[int]) -> Benchmark:
-    """One NF-side parameter swept, XDP beside afxdp on both transmit paths, RFC 2544 at every point."""
+    """One NF-side parameter swept, XDP beside afxdp on both transmit paths, RFC 2544 at every point, 5
+    repetitions (what a published table needs) with the hand-written XDP yardstick in each."""
     return Benchmark(name=name, description=f"{what}, XDP against AF_XDP (live-frames and xsk-ring transmit): "
                      "RFC 2544 throughput", nfs=[nf], modes=["xdp", "afxdp"], tx_paths=["live", "xsk"],
-                     measure="throughput", seconds=0.5, repetitions=2, nf_params={param: values})
+                     measure="throughput", seconds=0.5, repetitions=5, nf_params={param: values},
+                     yardstick=True)
 
 
 BENCHMARKS = [

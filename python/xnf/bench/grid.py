@@ -24,7 +24,10 @@ from xnf.lab.measure import TrafficSpec, run_trial
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.rfc2544 import DEFAULT_LOSS_THRESHOLD, measure_throughput
 from xnf.lab.topology import Topology
+from xnf.model import lab_rate
 
+# The yardstick's place among a benchmark's cases in the interleaved order.
+YARDSTICK_CASE = {"yardstick": lab_rate.YARDSTICK}
 
 
 @dataclass
@@ -52,6 +55,9 @@ class Benchmark:
     tx_paths: list[str] = field(default_factory=list)
     # "throughput": the loss the rate may have (the PDR's); the NDR (no loss) is searched and reported beside it
     loss_threshold: float = DEFAULT_LOSS_THRESHOLD
+    # measure the hand-written XDP yardstick once every repetition, among the cases, so that each case's rate can
+    # be quoted as a same-repetition ratio to it (machines here differ by up to 2.6x from one session to the next)
+    yardstick: bool = False
 
     def cases(self) -> list[dict]:
         swept = {**self.params, **self.nf_params}
@@ -132,7 +138,7 @@ def _worker_options(queues: int) -> list[str]:
     return options if queues == 1 else ["--queues", str(queues), "--workers", str(queues)] + options
 
 
-def _summarise(samples: list[dict]) -> list[dict]:
+def _summarise(samples: list[dict], yardstick: list[dict]) -> list[dict]:
     groups: dict[str, list[dict]] = {}
     for s in samples:
         groups.setdefault(json.dumps(s["case"], sort_keys=True), []).append(s)
@@ -151,28 +157,43 @@ def _summarise(samples: list[dict]) -> list[dict]:
         built = [g["result"]["built_mpps"] for g in group if g["result"].get("built_mpps")]
         if built:
             row["built_mpps"] = statistics.mean(built)
+        if yardstick:
+            row["yardstick_ratio"] = _yardstick_ratio(group, yardstick)
         rows.append(row)
     return rows
 
 
 def run_benchmark(bench: Benchmark, out_dir: Path, progress: Callable[[str], None] | None = None) -> Path:
-    """Runs every case bench.repetitions times, interleaved; writes NAME-STAMP.json and .csv; returns the JSON."""
+    """Runs every case bench.repetitions times, interleaved (with the yardstick among them if the benchmark has
+    one); writes NAME-STAMP.json and .csv; returns the JSON."""
     env = environment.describe()
-    cases = bench.cases()
-    samples = []
+    subjects = bench.cases() + ([YARDSTICK_CASE] if bench.yardstick else [])
+    samples, yardstick = [], []
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as rules_dir:   # each case's rules: the results record the case, not the file
-        for rep, case in interleaved(cases, bench.repetitions):
+        for rep, case in interleaved(subjects, bench.repetitions):
             if progress:
                 progress(f"rep {rep + 1}/{bench.repetitions} {case}")
             started = time.time()
+            if case is YARDSTICK_CASE:
+                yardstick.append({"repetition": rep, "started": started,
+                                  "mpps": lab_rate.yardstick(bench.seconds, env["tsc_hz"])})
+                continue
             result = _measure_case(bench, case, env["tsc_hz"], Path(rules_dir))
             samples.append({"case": case, "repetition": rep, "started": started, "result": result})
-    summary = _summarise(samples)
-    return results_file.write(out_dir, bench.name, {"benchmark": asdict(bench), "environment": env,
-                                                    "generator_core": GEN_CORE, "worker_core": DUT_CORE,
-                                                    "summary": summary, "samples": samples},
-                              [_csv_order(row) for row in summary])
+    summary = _summarise(samples, yardstick)
+    doc = {"benchmark": asdict(bench), "environment": env, "generator_core": GEN_CORE, "worker_core": DUT_CORE,
+           "summary": summary, "samples": samples}
+    if bench.yardstick:
+        doc["yardstick"] = {"subject": lab_rate.YARDSTICK, "samples": yardstick}
+    return results_file.write(out_dir, bench.name, doc, [_csv_order(row) for row in summary])
+
+
+def _yardstick_ratio(group: list[dict], yardstick: list[dict]) -> float | None:
+    """The median over repetitions of a case's rate over the yardstick's in the same repetition."""
+    yard = {y["repetition"]: y["mpps"] for y in yardstick}
+    ratios = [g["result"]["mpps"] / yard[g["repetition"]] for g in group if yard.get(g["repetition"])]
+    return statistics.median(ratios) if ratios else None
 
 
 def _csv_order(row: dict) -> dict:
