@@ -14,11 +14,13 @@ def sample(candidate: str, round_no: int, mpps: float) -> dict:
     return {"case": "c", "candidate": candidate, "round": round_no, "mpps": mpps}
 
 
-def rows(samples: list[dict], predicted: dict[str, float]) -> list[dict]:
+def rows(samples: list[dict], predicted: dict[str, float], errors: dict[str, float] | None = None) -> list[dict]:
     out = []
     for name, prediction in predicted.items():
         mine = [s for s in samples if s["candidate"] == name]
-        out.append({"candidate": name, "predicted_mpps": prediction,
+        error = (errors or {}).get(name, 0.05)
+        out.append({"candidate": name, "predicted_mpps": prediction, "error": error,
+                    "counted_mpps": prediction * (1 - error),
                     "measured_mpps": statistics.median(s["mpps"] for s in mine),
                     "relative": statistics.median(s["relative"] for s in mine)})
     return out
@@ -47,3 +49,11 @@ def test_a_pick_slower_than_the_fastest_in_every_block_does_not_hold():
     judged = advisor_check.verdict("c", rows(samples, {"a": 3.0, "b": 2.0}), "relative")
     assert judged["pick"] == "a" and judged["fastest"] == "b" and not judged["holds"]
     assert judged["pick_over_fastest"] == pytest.approx(1.0 / 1.3, abs=1e-3)
+
+
+def test_the_pick_is_the_candidate_the_advisor_counts_on_for_most_not_the_fastest_predicted():
+    # a is predicted 5 % ahead of b, but on a path that was off by 15 %; b's was off by 3 %
+    samples = [sample("a", r, 1.0) for r in range(3)] + [sample("b", r, 1.2) for r in range(3)]
+    advisor_check.block_relative(samples)
+    judged = advisor_check.verdict("c", rows(samples, {"a": 4.2, "b": 4.0}, {"a": 0.15, "b": 0.03}), "relative")
+    assert judged["pick"] == "b" and judged["holds"]

@@ -33,7 +33,8 @@ def synthetic_profile() -> Profile:
                                      "worker": Role(1, {"forward": 300, "drop_kernel": 0}, spins=True)},
                                     sender, "xdp", 1.2),
         },
-        validation={"median_error": 0.05, "paths": {"xdp": {"median_error": 0.04}}})
+        validation={"median_error": 0.05, "paths": {"xdp": {"median_error": 0.04}, "afxdp/live": {"median_error": 0.05},
+                                                     "hybrid/live": {"median_error": 0.05}}})
 
 
 def cost(nf: str, native: float, xdp: float, drop: float = 0.0) -> NfCost:
@@ -191,8 +192,28 @@ def test_offloading_drops_is_proposed_only_for_nfs_that_declare_drop_rules():
 def test_confidence_follows_the_lead_against_the_measured_error():
     sure = advise(TaskCost(cost("macswap", 0, 0), BASELINE))
     assert sure["recommendation"]["confidence"] == "high"
-    ranked = advisor.rank(synthetic_profile(), "x", TaskCost(cost("x", 430, 350), BASELINE), False)
-    assert advisor.confidence(ranked)[0] == "low"     # xdp and afxdp within a few per cent
+    ranked = advisor.rank(synthetic_profile(), "x", TaskCost(cost("x", 400, 500), BASELINE), False)
+    assert advisor.confidence(ranked)[0] == "low"     # afxdp and xdp within a few per cent
+
+
+def test_a_path_predicted_a_little_ahead_but_measured_far_off_is_not_the_pick():
+    profile = synthetic_profile()
+    task = TaskCost(cost("x", 400, 500), BASELINE)
+    by_prediction = sorted(advisor.rank(profile, "x", task, False), key=lambda r: -r.prediction.mpps)
+    assert by_prediction[0].candidate.label == "afxdp/live"     # predicted a few per cent ahead of xdp
+    profile.validation["paths"]["afxdp/live"]["median_error"] = 0.15
+    answer = advisor.advice(profile, "x", task, False)
+    assert answer["recommendation"]["label"] == "xdp"
+    assert any("afxdp/live is predicted faster" in line for line in answer["reasons"])
+    first = answer["candidates"][0]
+    assert first["counted_mpps"] == pytest.approx(first["mpps"] * (1 - 0.04), abs=1e-3)
+
+
+def test_a_path_the_validation_did_not_measure_is_taken_as_unvalidated():
+    profile = synthetic_profile()
+    del profile.validation["paths"]["hybrid/live"]
+    assert advisor.path_error(profile, "hybrid/live") == advisor.UNVALIDATED_ERROR
+    assert advisor.path_error(profile, "xdp") == 0.04
 
 
 def test_a_chain_rules_file_gives_each_member_its_lines():

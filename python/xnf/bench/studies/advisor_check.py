@@ -4,8 +4,9 @@ cases.py: firewalls under attacks of 50 and 90 %, a 100,000-rule firewall, light
 weighs (every path of the profile, a chain's split points, offloaded drop rules) measured by RFC 2544.
 
 Every round measures, beside each candidate's rate, the case's c_task (its members' too, for the split points), as
-`xnf advise` does; the advisor's pick for a case is the candidate with the highest median prediction (the profile as
-fitted). The pick holds when its measured rate is the fastest measured or within 5 % of it.
+`xnf advise` does; the advisor's pick for a case is the candidate it ranks first: the highest median prediction (the
+profile as fitted) less the error the profile's validation measured on the candidate's path (advisor.counted_on).
+The pick holds when its measured rate is the fastest measured or within 5 % of it.
 
 Measured how: a case's candidates follow one another in every round (a minute or so), while a round takes ten, and
 the machine's speed moves by up to 1.8x between rounds here. So each candidate's rate is taken relative to its case's
@@ -75,11 +76,11 @@ def _task_of(sample: dict) -> TaskCost:
     return TaskCost(NfCost(**t["whole"]), t["baseline"], [NfCost(**m) for m in t["members"]])
 
 
-def predicted(sample: dict, profile: Profile) -> float:
-    """The sample's prediction: the profile as fitted, the sample's own c_task."""
+def predicted(sample: dict, profile: Profile) -> tuple[float, str]:
+    """The sample's prediction (the profile as fitted, the sample's own c_task) and the profile's path it is on."""
     case = cases.find(sample["case"])
     chosen = candidate(profile, case, _task_of(sample), sample["candidate"])
-    return predict(profile.path(chosen.path_key), chosen.load).mpps
+    return predict(profile.path(chosen.path_key), chosen.load).mpps, chosen.path_key
 
 
 def block_relative(samples: list[dict]) -> None:
@@ -95,8 +96,9 @@ def block_relative(samples: list[dict]) -> None:
 
 
 def verdict(label: str, here: list[dict], measure: str) -> dict:
-    """The pick (highest median prediction) against the fastest by `measure` (a field of the rows)."""
-    pick = max(here, key=lambda r: r["predicted_mpps"])
+    """The pick (the advisor's first: the most it can count on) against the fastest by `measure` (a field of the
+    rows)."""
+    pick = max(here, key=lambda r: r["counted_mpps"])
     fastest = max(here, key=lambda r: r[measure])
     ratio = pick[measure] / fastest[measure]
     return {"pick": pick["candidate"], "fastest": fastest["candidate"], "pick_over_fastest": round(ratio, 4),
@@ -106,9 +108,11 @@ def verdict(label: str, here: list[dict], measure: str) -> dict:
 def summarise(samples: list[dict], profile: Profile) -> tuple[list[dict], list[dict]]:
     """(a row per case and candidate, a row per case: the pick, the fastest measured, whether the pick holds, judged
     on the rates relative to their blocks, and on the plain rates)."""
+    paths = {}
     for s in samples:
         if s["candidate"]:
-            s["predicted_mpps"] = round(predicted(s, profile), 4)
+            mpps, paths[s["candidate"]] = predicted(s, profile)
+            s["predicted_mpps"] = round(mpps, 4)
     block_relative(samples)
     rows, verdicts = [], []
     for label in dict.fromkeys(s["case"] for s in samples if s["candidate"]):
@@ -117,16 +121,19 @@ def summarise(samples: list[dict], profile: Profile) -> tuple[list[dict], list[d
         for which in dict.fromkeys(s["candidate"] for s in mine):
             of = [s for s in mine if s["candidate"] == which]
             measured = [s["mpps"] for s in of]
+            prediction = statistics.median(s["predicted_mpps"] for s in of)
+            error = advisor.path_error(profile, paths[which])
             here.append({"case": label, "candidate": which, "measured_mpps": round(statistics.median(measured), 4),
                          "measured_stdev": round(statistics.stdev(measured), 4) if len(measured) > 1 else 0.0,
                          "relative": round(statistics.median(s["relative"] for s in of), 4),
-                         "predicted_mpps": round(statistics.median(s["predicted_mpps"] for s in of), 4),
-                         "rounds": len(of)})
+                         "predicted_mpps": round(prediction, 4), "error": error,
+                         "counted_mpps": round(advisor.counted_on(prediction, error), 4), "rounds": len(of)})
         rows += here
         judged, plain = verdict(label, here, "relative"), verdict(label, here, "measured_mpps")
         pick = next(r for r in here if r["candidate"] == judged["pick"])
         fastest = next(r for r in here if r["candidate"] == judged["fastest"])
         verdicts.append({"case": label, **judged, "pick_predicted_mpps": pick["predicted_mpps"],
+                         "pick_counted_mpps": pick["counted_mpps"],
                          "pick_measured_mpps": pick["measured_mpps"], "fastest_mpps": fastest["measured_mpps"],
                          **{f"plain_{k}": plain[k] for k in ("fastest", "pick_over_fastest", "holds")}})
     return rows, verdicts
