@@ -129,3 +129,22 @@ def test_recycled_frames_carry_no_change_the_dut_made(rules_file):
         counters = control.request_json(nf.name, "stats")["counters"]
         assert counters["not_service"] == 0
         assert counters["new_session"] == 1000 and counters["hit"] == trial.sent - 1000
+
+
+TRIAL_S = 0.5
+
+
+def test_a_busy_poll_dut_that_refuses_frames_is_measured_by_what_it_took(bare_pair, rules_file):
+    """The busy-poll AF_XDP worker leaves its receive ring to fill while it works, and veth then refuses the
+    generator's frames instead of losing them. Every trial the search passes took what it offered (frames the
+    DUT refused count as lost), so the rate it finds came back, not just went out: the search once passed offered
+    rates the DUT took half of (docs/methodology.md)."""
+    rules = rules_file("cycles 750\n")
+    NfInstance.start(bare_pair, "taskemu", "afxdp-sysc", bare_pair.dut_ifaces, rules=rules, extra=["--cores", "1"])
+    result = search_once(lambda rate: run_trial(bare_pair, rate, TRIAL_S, TrafficSpec()), loss_threshold=0.01)
+    passing = [t for t in result.trials if t.passes(0.01)]
+    assert passing and not result.generator_limited
+    for t in passing:   # a paced trial offers exactly rate x duration frames
+        offered = t.offered_pps * TRIAL_S if t.offered_pps else t.sent
+        assert t.received >= 0.98 * offered, (t.offered_pps, t.received, t.send_errors)
+    assert any(t.send_errors for t in result.trials if t.offered_pps), "the DUT never refused: nothing was tested"

@@ -84,10 +84,10 @@ def _traffic(case: dict) -> TrafficSpec:
     return TrafficSpec(**spec)
 
 
-def _cost_at_throughput(result) -> float | None:
-    """The DUT's cost per packet in the loss-free trial offered the most: the one closest to saturation,
+def _cost_at_throughput(result, loss_threshold: float) -> float | None:
+    """The DUT's cost per packet in the passing trial offered the most: the one closest to saturation,
     where the cores are busiest and the cost least diluted by fixed per-trial work."""
-    passed = [tr for run in result.runs for tr in run.trials if tr.loss_ratio < 0.001 and tr.dut_ns_per_packet]
+    passed = [tr for run in result.runs for tr in run.trials if tr.passes(loss_threshold) and tr.dut_ns_per_packet]
     return max(passed, key=lambda tr: tr.offered_pps or float("inf")).dut_ns_per_packet if passed else None
 
 
@@ -124,7 +124,7 @@ def _measure_case(bench: Benchmark, case: dict, tsc_hz: float | None, rules_dir:
             latency = {str(f): tr.as_dict() for f, tr in result.latency_at.items()}
             return {"mpps": result.mean_pps / 1e6, "ndr_mpps": result.ndr_pps / 1e6,
                     "loss_threshold": bench.loss_threshold, "generator_limited": result.generator_limited,
-                    "dut_ns_per_packet": _cost_at_throughput(result),
+                    "dut_ns_per_packet": _cost_at_throughput(result, bench.loss_threshold),
                     "search": [[tr.as_dict() for tr in run.trials] for run in result.runs],
                     "latency_at": latency}
         finally:

@@ -64,8 +64,23 @@ class Trial:
     dut_cycles_per_packet: float | None
     generator_ns_per_packet: float | None
 
+    @property
+    def offered_loss_ratio(self) -> float:
+        """Of the frames the trial offered, the share the DUT did not forward: what RFC 2544 judges a rate by. A paced
+        trial offers rate x seconds frames, and a frame the DUT's port refused (on veth its receive ring was full:
+        where a NIC would drop the frame, the veth refuses it to the sender) is one the DUT did not take: lost. An
+        unpaced trial offers whatever the generator put out: refusals only hold the generator back, and its rate
+        (achieved_pps) is what the DUT took."""
+        if not self.offered_pps:
+            return self.loss_ratio
+        offered = self.sent + self.send_errors
+        return (self.lost + self.send_errors) / offered if offered else 0.0
+
+    def passes(self, loss_threshold: float) -> bool:
+        return self.offered_loss_ratio < loss_threshold
+
     def as_dict(self) -> dict:
-        return asdict(self)
+        return asdict(self) | {"offered_loss_ratio": self.offered_loss_ratio}
 
 
 def _costs(usage: dict, gen_cores: tuple[int, ...], frames: int, tsc_hz: float | None):

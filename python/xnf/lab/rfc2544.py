@@ -37,14 +37,14 @@ def search_once(trial: Callable[[float], Trial], loss_threshold: float = DEFAULT
     flat_out = trial(0)
     trials = [flat_out]
     top = flat_out.achieved_pps
-    if flat_out.loss_ratio < loss_threshold:
+    if flat_out.passes(loss_threshold):
         return SearchResult(top, True, top, trials)
     low, high = 0.0, top
     while high - low > precision * top:
         rate = (low + high) / 2
         t = trial(rate)
         trials.append(t)
-        if t.loss_ratio < loss_threshold:
+        if t.passes(loss_threshold):
             low = rate
         else:
             high = rate
@@ -79,7 +79,7 @@ def measure_throughput(topology: Topology, seconds: float = 2.0, repetitions: in
     def trial(rate: float, spec: TrafficSpec) -> Trial:
         t = run_trial(topology, rate, seconds, spec, tsc_hz, nf=nf)
         if progress:
-            progress(f"offered {rate / 1e6:.3f} Mpps: loss {t.loss_ratio:.4%}")
+            progress(f"offered {rate / 1e6:.3f} Mpps: loss {t.offered_loss_ratio:.4%}")
         return t
 
     search_spec = traffic.with_stamps(SEARCH_STAMP_EVERY)

@@ -60,7 +60,7 @@ def _search(t: Topology, seconds: float, traffic: TrafficSpec, tsc_hz: float | N
     Generator(t).run(*flat_out(WARM_UP_S, GEN_CORE), *traffic.options)
     result = measure_throughput(t, seconds, 1, traffic, tsc_hz=tsc_hz, nf=nf, loss_threshold=LOSS_THRESHOLD)
     run = result.runs[0]
-    saturated = [tr for tr in run.trials if tr.loss_ratio < LOSS_THRESHOLD and tr.dut_ns_per_packet]
+    saturated = [tr for tr in run.trials if tr.passes(LOSS_THRESHOLD) and tr.dut_ns_per_packet]
     top = max(saturated, key=lambda tr: tr.offered_pps or float("inf")) if saturated else None
     return {"mpps": result.mean_pps / 1e6, "generator_limited": run.generator_limited,
             "dut_ns_per_packet": top.dut_ns_per_packet if top else None,
