@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from xnf import build, chain, control, programs, say
+from xnf import build, chain, control, nf_cost, programs, say
 from xnf.errors import XnfError
 
 
@@ -396,8 +396,10 @@ def make_parser() -> argparse.ArgumentParser:
                       help="a traffic class as xnf-gen takes it (NAME:share=F,saddr=ADDR/LEN,...); repeat for a mix")
     cost.add_argument("--flows", type=_positive_int, default=1, help="flows of the base traffic (default 1)")
     cost.add_argument("--size", type=_positive_int, help="frame size (default the smallest)")
-    cost.add_argument("--frames", type=_positive_int, default=1000, help="frames of the mix to run on (default 1000)")
-    cost.add_argument("--repeat", type=_positive_int, default=100, help="timed passes over them (default 100)")
+    cost.add_argument("--frames", type=_positive_int, help="frames of the mix to run on (default: enough for every "
+                      f"flow of the mix once, {nf_cost.MIN_FRAMES}-{nf_cost.MAX_FRAMES})")
+    cost.add_argument("--repeat", type=_positive_int, help="timed passes over them (default: "
+                      f"{nf_cost.FRAME_RUNS} frame runs' worth, at least {nf_cost.MIN_PASSES})")
     cost.add_argument("--map-size", action="append", metavar="MAP=N", help="a map's size, as xnf run takes it")
     cost.add_argument("--mix", metavar="FILE|SPEC", help="the traffic: xnf-gen's traffic options or classes, inline "
                       "or in a file (docs/cost-model.md)")
@@ -420,7 +422,8 @@ def make_parser() -> argparse.ArgumentParser:
     advise.add_argument("--verify", type=int, nargs="?", const=3, metavar="N", help="measure the best N candidates "
                         "(default 3) in the lab and say whether the pick holds")
     advise.add_argument("--rounds", type=_positive_int, default=3, help="rounds of xnf cost (default 3)")
-    advise.add_argument("--frames", type=_positive_int, default=1024, help="frames of the mix xnf cost runs on")
+    advise.add_argument("--frames", type=_positive_int, help="frames of the mix xnf cost runs on (default: every "
+                        f"flow once, {nf_cost.MIN_FRAMES}-{nf_cost.MAX_FRAMES})")
     advise.add_argument("--json", action="store_true", help="machine-readable output")
     advise.set_defaults(func=cmd_advise)
 

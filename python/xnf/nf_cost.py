@@ -14,16 +14,37 @@ from xnf.errors import XnfError
 
 # Any MAC will do: the frames are written to a file, never sent.
 PLACEHOLDER_MAC = "02:00:00:00:00:02"
+# The sample of the mix an NF is timed on holds every flow of the mix at least once, so that its per-flow state
+# (sessions, table entries hit, cache lines) is as large as in a run: 1,024 frames of a 10,000-flow mix timed lb on
+# a tenth of its sessions, all warm in cache. At least MIN_FRAMES; at most MAX_FRAMES, xnf-gen's most flows.
+MIN_FRAMES = 1024
+MAX_FRAMES = 65536
+# Timed frame runs per side: the bigger the sample, the fewer passes over it, never fewer than MIN_PASSES.
+FRAME_RUNS = 102_400
+MIN_PASSES = 5
 
 
-def mix_frames(path: Path, frames: int, gen_options: list[str]) -> None:
-    """Writes the mix's first `frames` frames to path (pcap)."""
+def mix_frames(path: Path, frames: int, gen_options: list[str]) -> dict:
+    """Writes the mix's first `frames` frames to path (pcap); xnf-gen's report of it (frames_per_cycle: how many
+    frames the mix takes to send every flow once)."""
     argv = [str(build.tool_binary("xnf-gen")), "--iface", "lo", "--dst-mac", PLACEHOLDER_MAC, "--count", str(frames),
             "--write-pcap", str(path), *gen_options]
     say.command(argv)
     made = subprocess.run(argv, capture_output=True, text=True)
     if made.returncode != 0:
         raise XnfError(f"the mix's frames could not be made: {made.stderr.strip()}")
+    return json.loads(made.stdout.strip().splitlines()[-1])
+
+
+def sample_frames(gen_options: list[str]) -> int:
+    """Frames enough to hold every flow of the mix once (MIN_FRAMES..MAX_FRAMES)."""
+    with tempfile.TemporaryDirectory() as folder:
+        cycle = mix_frames(Path(folder) / "one.pcap", 1, gen_options)["frames_per_cycle"]
+    return max(MIN_FRAMES, min(MAX_FRAMES, int(cycle)))
+
+
+def passes(frames: int) -> int:
+    return max(MIN_PASSES, FRAME_RUNS // frames)
 
 
 def _copy_rules(rules: str, folder: Path) -> str:
@@ -38,9 +59,12 @@ def _copy_rules(rules: str, folder: Path) -> str:
     return str(copy)
 
 
-def measure(nf: str, gen_options: list[str], rules: str | None = None, frames: int = 1000, repeat: int = 100,
-            map_sizes: list[str] | None = None) -> dict:
-    """The NF's native and XDP time per frame on the mix, and the verdicts it gave (one JSON object)."""
+def measure(nf: str, gen_options: list[str], rules: str | None = None, frames: int | None = None,
+            repeat: int | None = None, map_sizes: list[str] | None = None) -> dict:
+    """The NF's native and XDP time per frame on the mix, and the verdicts it gave (one JSON object). frames: the
+    sample's size (default: every flow once, sample_frames); repeat: the timed passes over it (default: passes)."""
+    frames = frames or sample_frames(gen_options)
+    repeat = repeat or passes(frames)
     with tempfile.TemporaryDirectory() as folder:
         pcap = Path(folder) / "mix.pcap"
         mix_frames(pcap, frames, gen_options)

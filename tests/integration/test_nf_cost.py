@@ -38,3 +38,27 @@ def test_what_cannot_be_measured_says_why(tmp_path):
     assert bad_class.returncode == 1 and "frames could not be made" in bad_class.stderr
     bad_map = run_xnf(["cost", "firewall", "--map-size", "nosuch=4"])
     assert bad_map.returncode == 1 and "no map called 'nosuch'" in bad_map.stderr
+
+
+def _flows_in(pcap) -> set[tuple[str, int]]:
+    from scapy.all import IP, UDP, rdpcap
+
+    return {(p[IP].src, p[UDP].sport) for p in rdpcap(str(pcap))}
+
+
+def test_the_default_sample_holds_every_flow_of_the_mix(tmp_path):
+    """1,010 flows, 1,000 of them in half the frames: xnf-gen says the mix takes 2,000 frames to send each once,
+    they hold all 1,010 (and 1,800 do not), and xnf cost times the NF on that many by default."""
+    from xnf import nf_cost
+
+    mix = ["--class", "many:share=0.5,flows=1000,vary=sport", "--class", "few:saddr=203.0.113.1,share=0.5,"
+           "flows=10,vary=sport"]
+    assert nf_cost.sample_frames(mix) == 2000
+    for count, flows in ((2000, 1010), (1800, 910)):
+        nf_cost.mix_frames(tmp_path / "mix.pcap", count, mix)
+        assert len(_flows_in(tmp_path / "mix.pcap")) == flows
+    out = run_xnf(["cost", "macswap", *mix, "--json"], timeout=120)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["frames"] == 2000 and result["repeat"] == nf_cost.passes(2000)
+    assert nf_cost.sample_frames([]) == nf_cost.MIN_FRAMES

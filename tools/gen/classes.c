@@ -210,3 +210,19 @@ int gen_classes_plan(struct gen_class *classes, __u32 n, __u8 schedule[XNF_GEN_S
 	}
 	return slots == XNF_GEN_SCHEDULE ? 0 : -1;
 }
+
+unsigned long long gen_classes_frames_per_cycle(const struct gen_class *classes, __u32 n)
+{
+	unsigned long long most = 0;
+
+	for (__u32 i = 0; i < n; i++) {
+		/* the class gets slots of every XNF_GEN_SCHEDULE frames, spread evenly */
+		__u32 flows = classes[i].flows ? classes[i].flows : 1;
+		unsigned long long frames = ((unsigned long long)flows * XNF_GEN_SCHEDULE + classes[i].slots - 1) /
+					    classes[i].slots;
+
+		if (classes[i].slots && frames > most)
+			most = frames;
+	}
+	return most;
+}

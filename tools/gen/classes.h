@@ -34,5 +34,8 @@ int gen_class_parse(const char *text, const struct gen_class *base, struct gen_c
 /* Numbers the classes' flows one after the other and spreads their shares over the schedule (every class
  * evenly through it). 0, or -1 after saying why (shares that do not add up to 1, too many flows). */
 int gen_classes_plan(struct gen_class *classes, __u32 n, __u8 schedule[XNF_GEN_SCHEDULE]);
+/* How many frames of the planned classes it takes, flows in turn, to send every flow at least once: what a
+ * representative sample of the mix must hold (xnf cost times an NF on one, warm caches aside). */
+unsigned long long gen_classes_frames_per_cycle(const struct gen_class *classes, __u32 n);
 
 #endif

@@ -782,7 +782,9 @@ int main(int argc, char **argv)
 		rc = pin_to_core(opt.cores.cores[0]) ||
 		     write_frames(bpf_program__fd(skel->progs.xnf_gen), &opt, templates[0], frame_len);
 		if (!rc)
-			printf("{\"written\": %llu, \"file\": \"%s\"}\n", (unsigned long long)opt.count, opt.write_pcap);
+			printf("{\"written\": %llu, \"file\": \"%s\", \"frames_per_cycle\": %llu}\n",
+			       (unsigned long long)opt.count, opt.write_pcap,
+			       gen_classes_frames_per_cycle(opt.classes, opt.nclasses));
 		gen_bpf__destroy(skel);
 		return rc ? 1 : 0;
 	}

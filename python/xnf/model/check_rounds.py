@@ -21,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser, rounds: int, default_cases: l
     parser.add_argument("--seconds", type=float, default=0.5, help="seconds per trial of the RFC 2544 search")
     parser.add_argument("--cases", default=",".join(default_cases), help="a subset of " + ", ".join(default_cases))
     parser.add_argument("--paths", default=",".join(paths), help="the profile's paths to measure")
-    parser.add_argument("--frames", type=int, default=1024, help="frames of xnf cost's mix")
+    parser.add_argument("--frames", type=int, help="frames of xnf cost's mix (default: every flow once)")
     parser.add_argument("--from", dest="earlier", metavar="RESULTS", help="measure nothing: judge the samples of an "
                         "earlier results file of this check against the profile (after the profile or the fit "
                         "changed)")

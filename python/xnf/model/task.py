@@ -56,8 +56,8 @@ class TaskCost:
 class Measurement:
     """How `xnf cost` is run: the mix (xnf-gen options), frames, passes, rounds."""
     gen_options: list[str]
-    frames: int = 1024
-    repeat: int = 100
+    frames: int | None = None        # None: every flow of the mix once (nf_cost.sample_frames)
+    repeat: int | None = None        # None: nf_cost.passes
     rounds: int = 3
     map_sizes: list[str] = field(default_factory=list)
 

@@ -127,8 +127,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--paths", default=",".join(lab_paths.PATHS), help="a subset of " + ", ".join(lab_paths.PATHS))
     parser.add_argument("--points", default=",".join(points()), help="a subset of " + ", ".join(points()) +
                         f" ({BASELINE_LABEL}, the baseline, and drop always among them)")
-    parser.add_argument("--frames", type=int, default=1024, help="frames of xnf cost's mix")
-    parser.add_argument("--repeat", type=int, default=100, help="xnf cost's timed passes")
+    parser.add_argument("--frames", type=int, help="frames of xnf cost's mix (default: every flow once)")
+    parser.add_argument("--repeat", type=int, help="xnf cost's timed passes (default: xnf cost's)")
     parser.add_argument("--no-install", action="store_true", help=f"do not install the profile as {default_path()}")
     parser.add_argument("--refit", metavar="RESULTS", help="measure nothing: fit again the samples of an earlier "
                         "model-fit results file (after the fit itself changed)")
