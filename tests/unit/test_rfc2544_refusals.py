@@ -47,3 +47,15 @@ def test_an_unpaced_trial_held_back_by_refusals_is_the_dut_s_rate():
     flat = trial(0, 4.7e6, 0.3e6, 0, 4.7e6)
     result = search_once(lambda rate: flat if rate == 0 else None, loss_threshold=0.001)
     assert result.generator_limited and result.throughput_pps == 4.7e6
+
+
+def test_a_passing_trial_is_credited_with_what_the_generator_managed():
+    """The generator shares its core with the DUT's receive: offered more than the two manage, it sends the trial's
+    frames over a longer time. Nothing is lost, and the rate is what went through, not what was asked."""
+    def late_generator(rate: float) -> Trial:
+        if rate == 0:
+            return trial(0, 4.0e6, 0, 0.2e6, 4.0e6)        # unpaced: loses 5 %
+        achieved = min(rate, 3.0e6)
+        return trial(rate, rate * SECONDS, 0, 0, achieved)
+    result = search_once(late_generator, loss_threshold=0.01, precision=0.005)
+    assert result.throughput_pps == 3.0e6
