@@ -59,3 +59,14 @@ def test_a_passing_trial_is_credited_with_what_the_generator_managed():
         return trial(rate, rate * SECONDS, 0, 0, achieved)
     result = search_once(late_generator, loss_threshold=0.01, precision=0.005)
     assert result.throughput_pps == 3.0e6
+
+
+def test_the_soak_search_counts_refusals_against_the_legitimate_class():
+    """The soak judges its search on the legitimate class; refused frames carry no class and still count."""
+    from xnf.bench.studies.soak import SearchTrial
+    assert SearchTrial(2.0e6, 1.0e6, legit_loss_ratio=0.0, refused_ratio=0.5).passes(0.001) is False
+    assert SearchTrial(2.0e6, 2.0e6, legit_loss_ratio=0.0, refused_ratio=0.0).passes(0.001) is True
+    result = search_once(lambda rate: SearchTrial(rate, min(rate, 1e6) if rate else 3e6, 0.0,
+                                                  max(rate - 1e6, 0) / rate if rate else 0.0)
+                         if rate else SearchTrial(0, 3e6, 0.5, 0.0), loss_threshold=0.001, precision=0.005)
+    assert 0.98e6 <= result.throughput_pps <= 1.0e6 / (1 - 0.001), result.throughput_pps

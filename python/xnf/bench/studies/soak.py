@@ -62,8 +62,15 @@ SEARCH_TRIAL_S = 2.0
 
 @dataclass
 class SearchTrial:
-    loss_ratio: float
+    """One search trial judged on the legitimate class (the attack is meant to be dropped). Frames the DUT's
+    port refused carry no class, so their share of what was offered counts against the legitimate class too."""
+    offered_pps: float
     achieved_pps: float
+    legit_loss_ratio: float
+    refused_ratio: float
+
+    def passes(self, loss_threshold: float) -> bool:
+        return self.legit_loss_ratio + self.refused_ratio < loss_threshold
 
 
 class Subject:
@@ -106,7 +113,9 @@ def search(s: Subject, generator: Generator) -> rfc2544.SearchResult:
     def trial(rate: float) -> SearchTrial:
         out = generator.run("--duration", str(SEARCH_TRIAL_S), "--rate", str(rate), "--stamp-every", "64",
                             *s.traffic(0)).summary
-        return SearchTrial(legit_loss(out), out["pps"])
+        offered = out["sent"] + out.get("send_errors", 0)
+        refused = out.get("send_errors", 0) / offered if rate and offered else 0.0
+        return SearchTrial(rate, out["pps"], legit_loss(out), refused)
     return rfc2544.search_once(trial)
 
 
