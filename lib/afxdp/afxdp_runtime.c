@@ -371,6 +371,23 @@ fail:
 	return NULL;
 }
 
+/*
+ * The process's other threads (control, housekeeping, RCU callbacks) stay off the workers' cores where there is
+ * another core: a spinning worker that one of them preempts for a millisecond overflows its rings at line rate.
+ * Threads created later (liburcu's call_rcu thread, a capture's) take this mask with them.
+ */
+static void keep_off_worker_cores(const struct xnf_afxdp *a)
+{
+	cpu_set_t allowed;
+
+	if (pthread_getaffinity_np(pthread_self(), sizeof(allowed), &allowed))
+		return;
+	for (__u32 i = 0; i < a->nworkers; i++)
+		CPU_CLR(a->workers[i].core, &allowed);
+	if (CPU_COUNT(&allowed) > 0)
+		pthread_setaffinity_np(pthread_self(), sizeof(allowed), &allowed);
+}
+
 int xnf_afxdp_start(struct xnf_afxdp *a)
 {
 	for (__u32 i = 0; i < a->nworkers; i++) {
@@ -385,6 +402,7 @@ int xnf_afxdp_start(struct xnf_afxdp *a)
 		}
 	}
 	a->started = true;
+	keep_off_worker_cores(a);
 	return 0;
 }
 

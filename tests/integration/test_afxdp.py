@@ -292,3 +292,30 @@ def test_nf_counters_are_the_same_on_every_path(mode, rules_file):
         exchange(t, [f for f, _ in traffic], expect=sum(1 for _, m in traffic if not m))
         counters = control.request_json(nf.name, "stats")["counters"]
         assert counters == {"rule_drop": 3, "rule_allow": 1, "default_drop": 0, "default_allow": 5, "non_ip": 1}
+
+
+def _cores_allowed(task_status: str) -> set[int]:
+    line = next(l for l in task_status.splitlines() if l.startswith("Cpus_allowed_list:"))
+    cores = set()
+    for part in line.split(":", 1)[1].strip().split(","):
+        first, _, last = part.partition("-")
+        cores.update(range(int(first), int(last or first) + 1))
+    return cores
+
+
+def test_only_the_worker_runs_on_the_workers_core():
+    """A spinning worker preempted for a millisecond overflows its rings at line rate: the NF's other threads
+    (control, housekeeping) may run anywhere but on the workers' cores, and frames still go through."""
+    import os
+    from pathlib import Path
+
+    if os.cpu_count() < 2:
+        pytest.skip("needs a core besides the worker's")
+    with Topology("pair") as t:
+        nf = start(t, "macswap", "afxdp", 1, extra=["--cores", "1"])
+        sent = flows(t.links[0], N)
+        assert sorted(exchange(t, sent, expect=N)) == sorted(swap_macs(f) for f in sent)
+        tasks = [Path(p) for p in Path(f"/proc/{nf.process.pid}/task").iterdir()]
+        on_core_1 = [p.name for p in tasks if 1 in _cores_allowed((p / "status").read_text())]
+        assert len(tasks) > 1 and len(on_core_1) == 1, (len(tasks), on_core_1)
+        assert nf.stop() == 0
