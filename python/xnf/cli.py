@@ -275,11 +275,24 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if not args.name:
         raise XnfError("'xnf bench run' needs a benchmark name: see 'xnf bench list'")
     bench = catalog.find(args.name)
-    if isinstance(bench, catalog.Benchmark):
-        from xnf.bench import overrides
+    with _dut_core_kept(args):
+        if isinstance(bench, catalog.Benchmark):
+            from xnf.bench import overrides
 
-        return _run_grid(args, overrides.apply(bench, overrides.parse(args.options)))
-    return _run_study(args, bench)
+            return _run_grid(args, overrides.apply(bench, overrides.parse(args.options)))
+        return _run_study(args, bench)
+
+
+def _dut_core_kept(args: argparse.Namespace):
+    """The DUT's core kept to the DUT for the run (python/xnf/lab/quiet_core.py), unless asked not to."""
+    import contextlib
+
+    from xnf.lab import quiet_core
+    from xnf.lab.cores import DUT_CORE
+
+    if args.busy_dut_core or os.geteuid() != 0:
+        return contextlib.nullcontext()
+    return quiet_core.quiet({DUT_CORE})
 
 
 def _run_grid(args: argparse.Namespace, bench) -> int:
@@ -487,6 +500,9 @@ def make_parser() -> argparse.ArgumentParser:
     bench.add_argument("--dut-receive-core", type=int, metavar="CORE",
                        help="XDP modes: run the DUT's receive (and the NF) in threaded NAPI on CORE, not in softirq "
                             "on the generator's core (docs/lab.md)")
+    bench.add_argument("--busy-dut-core", action="store_true",
+                       help="leave the machine's other threads free to run on the DUT's core during the run (by "
+                            "default they are moved off it: docs/methodology.md)")
     bench.set_defaults(func=cmd_bench, parser=bench)
 
     report = sub.add_parser("report", help="plots and a Markdown page from a results file; 'xnf report reproduce': "

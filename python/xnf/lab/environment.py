@@ -11,6 +11,7 @@ import sys
 import time
 
 from xnf import build
+from xnf.lab import quiet_core
 
 
 def _cpu_model() -> str:
@@ -59,4 +60,5 @@ def describe() -> dict:
         "commit": _version(),
         "command_line": " ".join(sys.argv),
         "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "dut_core_kept": quiet_core.state(),
     }
