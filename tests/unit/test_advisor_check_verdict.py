@@ -8,6 +8,7 @@ import statistics
 import pytest
 
 from xnf.bench.studies import advisor_check
+from xnf.model import advisor
 
 
 def sample(candidate: str, round_no: int, mpps: float) -> dict:
@@ -20,7 +21,7 @@ def rows(samples: list[dict], predicted: dict[str, float], errors: dict[str, flo
         mine = [s for s in samples if s["candidate"] == name]
         error = (errors or {}).get(name, 0.05)
         out.append({"candidate": name, "predicted_mpps": prediction, "error": error,
-                    "counted_mpps": prediction * (1 - error),
+                    "counted_mpps": advisor.counted_on(prediction, error),
                     "measured_mpps": statistics.median(s["mpps"] for s in mine),
                     "relative": statistics.median(s["relative"] for s in mine)})
     return out

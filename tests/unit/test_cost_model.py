@@ -7,6 +7,7 @@ import json
 import pytest
 
 from xnf.errors import XnfError
+from xnf.bench.studies import model_check
 from xnf.model import advisor, fit, lab_paths, predict
 from xnf.model.profile import PathCost, Profile, Role, from_dict
 from xnf.model.task import NfCost, TaskCost, member_rules
@@ -206,7 +207,39 @@ def test_a_path_predicted_a_little_ahead_but_measured_far_off_is_not_the_pick():
     assert answer["recommendation"]["label"] == "xdp"
     assert any("afxdp/live is predicted faster" in line for line in answer["reasons"])
     first = answer["candidates"][0]
-    assert first["counted_mpps"] == pytest.approx(first["mpps"] * (1 - 0.04), abs=1e-3)
+    assert first["counted_mpps"] == pytest.approx(first["mpps"] / (1 + 0.04), abs=1e-3)
+
+
+def test_shortfall_is_how_far_below_its_predictions_a_path_fell_in_one_case_of_four():
+    assert advisor.shortfall([-0.17, -0.13, -0.16, -0.04]) == 0.0          # beat every prediction
+    assert advisor.shortfall([0.30, 0.20, 0.25, -0.15]) == pytest.approx(0.2625)
+    assert advisor.shortfall([0.08]) == 0.08
+
+
+def test_a_path_that_beat_its_predictions_is_counted_on_at_its_prediction():
+    # xdp predicted a little behind afxdp/live, but the check measured xdp above its predictions and afxdp/live
+    # below: the old rule (the median size of the errors) would count xdp down by its 16 % too
+    profile = synthetic_profile()
+    task = TaskCost(cost("x", 400, 500), BASELINE)
+    by_prediction = sorted(advisor.rank(profile, "x", task, False), key=lambda r: -r.prediction.mpps)
+    assert by_prediction[0].candidate.label == "afxdp/live"
+    profile.validation["paths"]["xdp"] = {"median_error": 0.16, "shortfall": 0.0}
+    profile.validation["paths"]["afxdp/live"] = {"median_error": 0.10, "shortfall": 0.10}
+    profile.validation["paths"]["hybrid/live"] = {"median_error": 0.06, "shortfall": 0.06}
+    answer = advisor.advice(profile, "x", task, False)
+    assert answer["recommendation"]["label"] == "xdp"
+    first = answer["candidates"][0]
+    assert first["counted_mpps"] == pytest.approx(first["mpps"], abs=1e-3)
+    assert first["spread"] == 0.16          # the confidence still weighs how far off its predictions were
+
+
+def test_the_check_stores_each_paths_shortfall_for_the_advisor():
+    rows = [{"path": "xdp", "error": e} for e in (-0.17, -0.13, -0.16, -0.04)] + \
+           [{"path": "afxdp/live", "error": e} for e in (0.30, 0.20, 0.25, -0.15)]
+    checked = model_check.validation(rows)
+    assert checked["paths"]["xdp"]["shortfall"] == 0.0
+    assert checked["paths"]["afxdp/live"]["shortfall"] == pytest.approx(0.2625)
+    assert checked["paths"]["xdp"]["median_error"] == pytest.approx(0.145)
 
 
 def test_a_path_the_validation_did_not_measure_is_taken_as_unvalidated():

@@ -67,7 +67,7 @@ def print_text(answer: dict, rules: str | None) -> None:
                   f"{t['drop_share']:.0%} of frames dropped")
     verified = any("measured_mpps" in r for r in answer["candidates"])
     table = Table()
-    for column in ("path", "Mpps", "± (measured error)", "counted on", "limit", "ns per frame",
+    for column in ("path", "Mpps", "short in check", "counted on", "limit", "ns per frame",
                    "CPU ns per frame") + \
             (("measured Mpps",) if verified else ()):
         table.add_column(column, justify="left" if column in ("path", "limit", "ns per frame") else "right")

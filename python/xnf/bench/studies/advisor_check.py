@@ -5,7 +5,8 @@ weighs (every path of the profile, a chain's split points, offloaded drop rules)
 
 Every round measures, beside each candidate's rate, the case's c_task (its members' too, for the split points), as
 `xnf advise` does; the advisor's pick for a case is the candidate it ranks first: the highest median prediction (the
-profile as fitted) less the error the profile's validation measured on the candidate's path (advisor.counted_on).
+profile as fitted) less how far the candidate's path fell short of its predictions in the profile's validation
+(advisor.counted_on).
 The pick holds when its measured rate is the fastest measured or within 5 % of it.
 
 Measured how: a case's candidates follow one another in every round (a minute or so), while a round takes ten, and

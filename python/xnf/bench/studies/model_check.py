@@ -89,7 +89,8 @@ def validation(rows: list[dict]) -> dict:
     def of(rs: list[dict]) -> dict:
         errors = [abs(r["error"]) for r in rs]
         return {"cases": len(rs), "median_error": round(statistics.median(errors), 4),
-                "max_error": round(max(errors), 4), "within_10_percent": sum(e <= WITHIN for e in errors)}
+                "max_error": round(max(errors), 4), "within_10_percent": sum(e <= WITHIN for e in errors),
+                "shortfall": round(advisor.shortfall([r["error"] for r in rs]), 4)}
 
     return {**of(rows), "paths": {key: of([r for r in rows if r["path"] == key])
                                   for key in dict.fromkeys(r["path"] for r in rows)}}
