@@ -13,8 +13,10 @@ from published figures (python/xnf/model/profiles/), and says which. It is JSON,
              measures for it less what it measures for the baseline, on the same machine.
   yardsticks rates measured in the same run as the fit (Mpps), so that a profile can be scaled to the machine of
              the day (machines differ by up to 2.6x between sessions here): `Profile.scaled`.
-  validation how far the profile's predictions were from measured RFC 2544 rates (`xnf bench run model-check`):
-             the advisor's confidence.
+  validation how far the profile's predictions were from measured RFC 2544 rates (`xnf bench run model-check`),
+             overall and per path: median_error and max_error (sizes, either way), within_10_percent, and shortfall
+             (how far below its predictions the path fell: advisor.shortfall). The advisor counts on a prediction
+             less its path's shortfall and weighs its confidence by the median errors.
 """
 
 from __future__ import annotations
