@@ -294,3 +294,13 @@ def test_a_floor_that_drops_go_under_is_the_nfs_own_roles():
     # a quarter dropped: they skip the floor (no transmit) and take the drop time
     mixed = predict.predict(path, predict.Load({"forward": 0.75, "drop_user": 0.25}, [predict.Part("worker", 0, 1.0)]))
     assert mixed.mpps > forward.mpps
+
+
+def test_the_reasons_give_no_ratio_of_the_two_builds_when_the_native_one_costs_next_to_nothing():
+    profile = synthetic_profile()
+    nothing = TaskCost(cost("x", -BASELINE["native_ns"] + 1, 0), BASELINE)
+    lines = advisor.advice(profile, "x", nothing, False)["reasons"]
+    assert not any("x the native one's time" in line for line in lines)
+    some = TaskCost(cost("x", 400, 500), BASELINE)
+    assert any("x the native one's time" in line for line in advisor.advice(profile, "x", some, False)["reasons"])
+

@@ -19,6 +19,8 @@ from xnf.model.task import NfCost, TaskCost
 # A path the profile's validation (model-check) did not measure is taken as this far off (the aim is 10 %).
 UNVALIDATED_ERROR = 0.15
 KERNEL_SIDE, USER_SIDE = "xdp", "native"
+# Below this a native build's time is timer noise (the drop NF: about 1 ns), and a ratio to it says nothing.
+RATIO_FLOOR_NS = 5.0
 
 
 @dataclass
@@ -203,9 +205,12 @@ def reasons(ranked: list[Ranked], task: TaskCost, profile: Profile) -> list[str]
     lines = [f"the limit is the {p.bottleneck} ({role.what or p.bottleneck}): {p.role_ns[p.bottleneck]:.0f} ns per "
              f"frame, {p.io_share:.0%} of it the data path's own work (c_IO), {1 - p.io_share:.0%} the NF's (c_task)"]
     w = task.whole
-    ratio = (w.xdp_ns + task.baseline["xdp_ns"]) / max(w.native_ns + task.baseline["native_ns"], 1e-9)
-    lines.append(f"the NF costs {w.native_ns:+.0f} ns natively and {w.xdp_ns:+.0f} ns in XDP over the baseline "
-                 f"({task.baseline['nf']}); its XDP build takes {ratio:.1f}x the native one's time")
+    native_total, xdp_total = w.native_ns + task.baseline["native_ns"], w.xdp_ns + task.baseline["xdp_ns"]
+    line = (f"the NF costs {w.native_ns:+.0f} ns natively and {w.xdp_ns:+.0f} ns in XDP over the baseline "
+            f"({task.baseline['nf']})")
+    if native_total >= RATIO_FLOOR_NS:
+        line += f"; its XDP build takes {xdp_total / native_total:.1f}x the native one's time"
+    lines.append(line)
     if w.drop_share:
         lines.append(f"the mix: {w.drop_share:.0%} of frames are dropped; where they are dropped decides how much "
                      "of the user-space path's receive they take")
