@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from xnf.errors import XnfError
 from xnf.bench.studies import model_check
+from xnf.errors import XnfError
 from xnf.model import advisor, fit, lab_paths, predict
 from xnf.model.profile import PathCost, Profile, Role, from_dict
 from xnf.model.task import NfCost, TaskCost, member_rules
@@ -303,4 +303,3 @@ def test_the_reasons_give_no_ratio_of_the_two_builds_when_the_native_one_costs_n
     assert not any("x the native one's time" in line for line in lines)
     some = TaskCost(cost("x", 400, 500), BASELINE)
     assert any("x the native one's time" in line for line in advisor.advice(profile, "x", some, False)["reasons"])
-

@@ -151,15 +151,18 @@ def path_error(profile: Profile, key: str) -> float:
     before 2026-11-25 stores only the median of the errors' sizes: that). A path the validation did not measure gets
     UNVALIDATED_ERROR, not the other paths' figure: how well a line describes one path says nothing about another
     (the busy-poll path's rms was 6.5 % where the others' were 0.2-1.4 %)."""
-    checked = profile.validation.get("paths", {}).get(key)
-    if not checked:
-        return UNVALIDATED_ERROR
+    checked = _validated(profile, key)
     return checked.get("shortfall", checked.get("median_error", UNVALIDATED_ERROR))
 
 
 def path_spread(profile: Profile, key: str) -> float:
     """The median size of the path's prediction errors in the validation, either way: how sure a lead can be."""
-    return profile.validation.get("paths", {}).get(key, {}).get("median_error", UNVALIDATED_ERROR)
+    return _validated(profile, key).get("median_error", UNVALIDATED_ERROR)
+
+
+def _validated(profile: Profile, key: str) -> dict:
+    """What the profile's validation measured on the path ({} if it did not measure it)."""
+    return profile.validation.get("paths", {}).get(key, {})
 
 
 def rank(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: int | None = None,
@@ -256,7 +259,8 @@ def advice(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: i
 def _row(r: Ranked) -> dict:
     p = r.prediction
     return {"label": r.candidate.label, "path": r.candidate.path_key, "mpps": round(p.mpps, 3),
-            "error": round(r.error, 3), "spread": round(r.spread, 3), "counted_mpps": round(r.counted_mpps, 3), "bottleneck": p.bottleneck, "cores": p.cores,
+            "error": round(r.error, 3), "spread": round(r.spread, 3), "counted_mpps": round(r.counted_mpps, 3),
+            "bottleneck": p.bottleneck, "cores": p.cores,
             "ns_per_frame": {k: round(v, 1) for k, v in p.role_ns.items()},
             "cpu_ns_per_frame": round(p.cpu_ns_per_frame, 1), "io_share": round(p.io_share, 3),
             "run": ["xnf", "run", r.candidate.nf, *r.candidate.options], "notes": r.candidate.notes}
