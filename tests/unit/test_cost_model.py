@@ -303,3 +303,42 @@ def test_the_reasons_give_no_ratio_of_the_two_builds_when_the_native_one_costs_n
     assert not any("x the native one's time" in line for line in lines)
     some = TaskCost(cost("x", 400, 500), BASELINE)
     assert any("x the native one's time" in line for line in advisor.advice(profile, "x", some, False)["reasons"])
+
+
+def test_a_split_or_an_offload_is_counted_down_by_at_least_the_unvalidated_floor():
+    """The check measures whole NFs on plain paths: a composition on a path that fell 2 % short is still counted
+    as one nothing measured."""
+    profile = synthetic_profile()
+    for key in profile.paths:
+        profile.validation["paths"][key] = {"median_error": 0.02, "shortfall": 0.02}
+    members = [cost("firewall", 10, 12, drop=0.8), cost("checksum", 600, 900)]
+    task = TaskCost(cost("chain:firewall,checksum", 130, 190, drop=0.8), BASELINE, members)
+    ranked = {r.candidate.label: r for r in advisor.rank(profile, "chain:firewall,checksum", task, False)}
+    split = ranked["split firewall@xdp | checksum@afxdp/live"]
+    assert split.error == advisor.UNVALIDATED_ERROR and split.spread == advisor.UNVALIDATED_ERROR
+    assert split.counted_mpps == pytest.approx(split.prediction.mpps / (1 + advisor.UNVALIDATED_ERROR))
+    assert ranked["afxdp/live"].error == 0.02                      # a whole NF keeps its path's own figure
+    profile.validation["paths"]["afxdp/live"]["shortfall"] = 0.40
+    assert advisor.candidate_error(profile, split.candidate) == 0.40   # a floor, not a cap
+
+
+def _chain_ranked(profile: Profile, drop: float, checksum_ns: float) -> list:
+    members = [cost("firewall", 10, 12, drop=drop), cost("checksum", checksum_ns, 1.5 * checksum_ns)]
+    whole = cost("chain:firewall,checksum", 10 + checksum_ns * (1 - drop), 12 + 1.5 * checksum_ns * (1 - drop), drop)
+    return advisor.rank(profile, whole.nf, TaskCost(whole, BASELINE, members), False)
+
+
+def test_a_composition_is_the_pick_only_when_predicted_ahead_by_more_than_the_floor():
+    profile = synthetic_profile()
+    for key in profile.paths:
+        profile.validation["paths"][key] = {"median_error": 0.02, "shortfall": 0.0}
+    for checksum_ns, ahead in ((100, False), (300, True)):
+        ranked = _chain_ranked(profile, 0.4, checksum_ns)
+        split = next(r for r in ranked if r.candidate.composed)
+        plain = max((r for r in ranked if not r.candidate.composed), key=lambda r: r.prediction.mpps)
+        lead = split.prediction.mpps / plain.prediction.mpps - 1
+        assert lead > 0 and (lead > advisor.UNVALIDATED_ERROR) == ahead
+        assert ranked[0].candidate.composed == ahead
+        if not ahead:
+            assert "did not measure such a composition" in " ".join(
+                advisor.reasons(ranked, TaskCost(cost("x", 0, 0), BASELINE), profile))
