@@ -15,13 +15,13 @@ def sample(candidate: str, round_no: int, mpps: float) -> dict:
     return {"case": "c", "candidate": candidate, "round": round_no, "mpps": mpps}
 
 
-def rows(samples: list[dict], predicted: dict[str, float], errors: dict[str, float] | None = None) -> list[dict]:
+def rows(samples: list[dict], predicted: dict[str, float], shortfalls: dict[str, float] | None = None) -> list[dict]:
     out = []
     for name, prediction in predicted.items():
         mine = [s for s in samples if s["candidate"] == name]
-        error = (errors or {}).get(name, 0.05)
-        out.append({"candidate": name, "predicted_mpps": prediction, "error": error,
-                    "counted_mpps": advisor.counted_on(prediction, error),
+        shortfall = (shortfalls or {}).get(name, 0.05)
+        out.append({"candidate": name, "predicted_mpps": prediction, "shortfall": shortfall,
+                    "counted_mpps": advisor.counted_on(prediction, shortfall),
                     "measured_mpps": statistics.median(s["mpps"] for s in mine),
                     "relative": statistics.median(s["relative"] for s in mine)})
     return out

@@ -245,8 +245,8 @@ def test_the_check_stores_each_paths_shortfall_for_the_advisor():
 def test_a_path_the_validation_did_not_measure_is_taken_as_unvalidated():
     profile = synthetic_profile()
     del profile.validation["paths"]["hybrid/live"]
-    assert advisor.path_error(profile, "hybrid/live") == advisor.UNVALIDATED_ERROR
-    assert advisor.path_error(profile, "xdp") == 0.04
+    assert advisor.path_shortfall(profile, "hybrid/live") == advisor.UNVALIDATED_ERROR
+    assert advisor.path_shortfall(profile, "xdp") == 0.04
 
 
 def test_a_chain_rules_file_gives_each_member_its_lines():
@@ -315,11 +315,11 @@ def test_a_split_or_an_offload_is_counted_down_by_at_least_the_unvalidated_floor
     task = TaskCost(cost("chain:firewall,checksum", 130, 190, drop=0.8), BASELINE, members)
     ranked = {r.candidate.label: r for r in advisor.rank(profile, "chain:firewall,checksum", task, False)}
     split = ranked["split firewall@xdp | checksum@afxdp/live"]
-    assert split.error == advisor.UNVALIDATED_ERROR and split.spread == advisor.UNVALIDATED_ERROR
+    assert split.shortfall == advisor.UNVALIDATED_ERROR and split.spread == advisor.UNVALIDATED_ERROR
     assert split.counted_mpps == pytest.approx(split.prediction.mpps / (1 + advisor.UNVALIDATED_ERROR))
-    assert ranked["afxdp/live"].error == 0.02                      # a whole NF keeps its path's own figure
+    assert ranked["afxdp/live"].shortfall == 0.02                      # a whole NF keeps its path's own figure
     profile.validation["paths"]["afxdp/live"]["shortfall"] = 0.40
-    assert advisor.candidate_error(profile, split.candidate) == 0.40   # a floor, not a cap
+    assert advisor.candidate_shortfall(profile, split.candidate) == 0.40   # a floor, not a cap
 
 
 def _chain_ranked(profile: Profile, drop: float, checksum_ns: float) -> list:

@@ -67,13 +67,13 @@ def print_text(answer: dict, rules: str | None) -> None:
                   f"{t['drop_share']:.0%} of frames dropped")
     verified = any("measured_mpps" in r for r in answer["candidates"])
     table = Table()
-    for column in ("path", "Mpps", "short in check", "counted on", "limit", "ns per frame",
+    for column in ("path", "Mpps", "counted down by", "counted on", "limit", "ns per frame",
                    "CPU ns per frame") + \
             (("measured Mpps",) if verified else ()):
         table.add_column(column, justify="left" if column in ("path", "limit", "ns per frame") else "right")
     for row in answer["candidates"]:
         ns = " | ".join(f"{k} {v:.0f}" for k, v in row["ns_per_frame"].items())
-        cells = [row["label"], f"{row['mpps']:.3f}", f"{row['error']:.0%}", f"{row['counted_mpps']:.3f}",
+        cells = [row["label"], f"{row['mpps']:.3f}", f"{row['shortfall']:.0%}", f"{row['counted_mpps']:.3f}",
                  row["bottleneck"], ns,
                  f"{row['cpu_ns_per_frame']:.0f}"]
         if verified:

@@ -58,12 +58,12 @@ def shortfall(errors: list[float]) -> float:
 class Ranked:
     candidate: Candidate
     prediction: Prediction
-    error: float               # how far it may fall short of its prediction (candidate_error())
+    shortfall: float           # how far it may fall short of its prediction (candidate_shortfall())
     spread: float              # the size of the errors to expect either way (candidate_spread())
 
     @property
     def counted_mpps(self) -> float:
-        return counted_on(self.prediction.mpps, self.error)
+        return counted_on(self.prediction.mpps, self.shortfall)
 
 
 def _drop_fate(path: PathCost) -> str:
@@ -150,7 +150,7 @@ def candidates(profile: Profile, nf: str, task: TaskCost, drop_rules: bool) -> l
     return out
 
 
-def path_error(profile: Profile, key: str) -> float:
+def path_shortfall(profile: Profile, key: str) -> float:
     """How far the path fell short of its predictions in the profile's validation (its shortfall; a profile checked
     before 2026-11-25 stores only the median of the errors' sizes: that). A path the validation did not measure gets
     UNVALIDATED_ERROR, not the other paths' figure: how well a line describes one path says nothing about another
@@ -164,17 +164,17 @@ def path_spread(profile: Profile, key: str) -> float:
     return _validated(profile, key).get("median_error", UNVALIDATED_ERROR)
 
 
-def candidate_error(profile: Profile, candidate: Candidate) -> float:
+def candidate_shortfall(profile: Profile, candidate: Candidate) -> float:
     """How far the candidate may fall short of its prediction: its path's shortfall, and for a composed candidate
     at least UNVALIDATED_ERROR, as for a path the check did not measure. (Without the floor, a split onto busy-poll
     sockets, whose path had fallen 8 % short as a whole NF, was picked 1 % ahead of the split onto live frames and
     forwarded half of it: advisor-check 2026-11-25 08:15.)"""
-    error = path_error(profile, candidate.path_key)
-    return max(error, UNVALIDATED_ERROR) if candidate.composed else error
+    shortfall = path_shortfall(profile, candidate.path_key)
+    return max(shortfall, UNVALIDATED_ERROR) if candidate.composed else shortfall
 
 
 def candidate_spread(profile: Profile, candidate: Candidate) -> float:
-    """The size of the errors to expect of the candidate's prediction either way, floored as candidate_error is."""
+    """The size of the errors to expect of the candidate's prediction either way, floored as candidate_shortfall is."""
     spread = path_spread(profile, candidate.path_key)
     return max(spread, UNVALIDATED_ERROR) if candidate.composed else spread
 
@@ -191,7 +191,7 @@ def rank(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: int
     ranked = []
     for c in candidates(profile, nf, task, drop_rules):
         try:
-            ranked.append(Ranked(c, predict(profile.path(c.path_key), c.load, cores), candidate_error(profile, c),
+            ranked.append(Ranked(c, predict(profile.path(c.path_key), c.load, cores), candidate_shortfall(profile, c),
                                  candidate_spread(profile, c)))
         except XnfError as err:
             if skipped is None:
@@ -257,9 +257,9 @@ def reasons(ranked: list[Ranked], task: TaskCost, profile: Profile) -> list[str]
 
 def _why_counted_down(r: Ranked) -> str:
     if r.candidate.composed:
-        return (f"it is counted {r.error:.0%} down: the profile's check did not measure such a composition, only "
+        return (f"it is counted {r.shortfall:.0%} down: the profile's check did not measure such a composition, only "
                 "whole NFs on plain paths")
-    return f"its path fell {r.error:.0%} short of its predictions in the profile's check"
+    return f"its path fell {r.shortfall:.0%} short of its predictions in the profile's check"
 
 
 def advice(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: int | None = None) -> dict:
@@ -288,7 +288,7 @@ def advice(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: i
 def _row(r: Ranked) -> dict:
     p = r.prediction
     return {"label": r.candidate.label, "path": r.candidate.path_key, "mpps": round(p.mpps, 3),
-            "error": round(r.error, 3), "spread": round(r.spread, 3), "counted_mpps": round(r.counted_mpps, 3),
+            "shortfall": round(r.shortfall, 3), "spread": round(r.spread, 3), "counted_mpps": round(r.counted_mpps, 3),
             "bottleneck": p.bottleneck, "cores": p.cores,
             "ns_per_frame": {k: round(v, 1) for k, v in p.role_ns.items()},
             "cpu_ns_per_frame": round(p.cpu_ns_per_frame, 1), "io_share": round(p.io_share, 3),

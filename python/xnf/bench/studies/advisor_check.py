@@ -5,7 +5,7 @@ weighs (every path of the profile, a chain's split points, offloaded drop rules)
 
 Every round measures, beside each candidate's rate, the case's c_task (its members' too, for the split points), as
 `xnf advise` does; the advisor's pick for a case is the candidate it ranks first: the highest median prediction (the
-profile as fitted) less how far the candidate may fall short of it (advisor.candidate_error: its path's shortfall in
+profile as fitted) less how far the candidate may fall short of it (advisor.candidate_shortfall: its path's shortfall in
 the profile's validation, at least the unvalidated floor for a split or an offload), as advisor.rank counts.
 The pick holds when its measured rate is the fastest measured or within 5 % of it.
 
@@ -79,10 +79,10 @@ def _task_of(sample: dict) -> TaskCost:
 
 def predicted(sample: dict, profile: Profile) -> tuple[float, float]:
     """The sample's prediction (the profile as fitted, the sample's own c_task) and how far the candidate may fall
-    short of it (advisor.candidate_error)."""
+    short of it (advisor.candidate_shortfall)."""
     case = cases.find(sample["case"])
     chosen = candidate(profile, case, _task_of(sample), sample["candidate"])
-    return predict(profile.path(chosen.path_key), chosen.load).mpps, advisor.candidate_error(profile, chosen)
+    return predict(profile.path(chosen.path_key), chosen.load).mpps, advisor.candidate_shortfall(profile, chosen)
 
 
 def block_relative(samples: list[dict]) -> None:
@@ -110,10 +110,10 @@ def verdict(label: str, here: list[dict], measure: str) -> dict:
 def summarise(samples: list[dict], profile: Profile) -> tuple[list[dict], list[dict]]:
     """(a row per case and candidate, a row per case: the pick, the fastest measured, whether the pick holds, judged
     on the rates relative to their blocks, and on the plain rates)."""
-    errors = {}
+    shortfalls = {}
     for s in samples:
         if s["candidate"]:
-            mpps, errors[s["candidate"]] = predicted(s, profile)
+            mpps, shortfalls[s["candidate"]] = predicted(s, profile)
             s["predicted_mpps"] = round(mpps, 4)
     block_relative(samples)
     rows, verdicts = [], []
@@ -124,12 +124,12 @@ def summarise(samples: list[dict], profile: Profile) -> tuple[list[dict], list[d
             of = [s for s in mine if s["candidate"] == which]
             measured = [s["mpps"] for s in of]
             prediction = statistics.median(s["predicted_mpps"] for s in of)
-            error = errors[which]
+            shortfall = shortfalls[which]
             here.append({"case": label, "candidate": which, "measured_mpps": round(statistics.median(measured), 4),
                          "measured_stdev": round(statistics.stdev(measured), 4) if len(measured) > 1 else 0.0,
                          "relative": round(statistics.median(s["relative"] for s in of), 4),
-                         "predicted_mpps": round(prediction, 4), "error": error,
-                         "counted_mpps": round(advisor.counted_on(prediction, error), 4), "rounds": len(of)})
+                         "predicted_mpps": round(prediction, 4), "shortfall": shortfall,
+                         "counted_mpps": round(advisor.counted_on(prediction, shortfall), 4), "rounds": len(of)})
         rows += here
         judged, plain = verdict(label, here, "relative"), verdict(label, here, "measured_mpps")
         pick = next(r for r in here if r["candidate"] == judged["pick"])
