@@ -37,7 +37,8 @@ LIB_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
 LIBXNF    := $(BUILD)/libxnf.a
 
 TOOLS     := $(BUILD)/bin/xnf-gen $(BUILD)/bin/xnf-xdp-load $(BUILD)/bin/xnf-afxdp-ref $(BUILD)/bin/xnf-gen-ref \
-             $(BUILD)/bin/xnf-live-tx-cost $(BUILD)/bin/xnf-xdp-cost $(BUILD)/bin/xnf-afpacket-ref
+             $(BUILD)/bin/xnf-live-tx-cost $(BUILD)/bin/xnf-xdp-cost $(BUILD)/bin/xnf-afpacket-ref \
+             $(BUILD)/bin/xnf-core-pair
 NF_BINS   := $(foreach n,$(NFS),$(BUILD)/bin/xnf-$(n))
 DIFF_BINS := $(foreach n,$(NFS),$(BUILD)/tests/xnf-diff-$(n))
 TEST_BINS := $(BUILD)/tests/test-native-maps $(BUILD)/tests/test-maps-concurrent
@@ -170,6 +171,11 @@ $(BUILD)/bin/xnf-xdp-cost: $(BUILD)/tools/xdp-cost/xdp_cost.o $(LIBXNF)
 $(BUILD)/bin/xnf-afpacket-ref: $(BUILD)/tools/afpacket-ref/afpacket_ref.o $(LIBXNF)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS)
+
+# What a thread spinning on one vCPU costs the other (the host's placement of the pair), for the lab's notes.
+$(BUILD)/bin/xnf-core-pair: $(BUILD)/tools/core-pair/core_pair.o
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ -lpthread
 
 $(BUILD)/bin/xnf-xdp-load: $(BUILD)/tools/xdp-load/xdp_load.o $(LIBXNF)
 	@mkdir -p $(@D)

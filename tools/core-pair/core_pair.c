@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+/* xnf-core-pair: how much a thread spinning on one CPU slows a fixed compute loop on another.
+ *
+ * A VM's two vCPUs may sit on two physical cores, on one core's SMT siblings, or share one core in turns: the guest
+ * cannot tell which from its own files. A user-space data path spins its worker on one CPU while the sender works on
+ * the other, so where the host put the pair decides what the spin costs the sender. This measures it: the loop's
+ * time alone, beside a spinner, and alone again (the mean of the two alones is the reference, so a drift between
+ * them does not read as interference), and the loop on the partner CPU alone. Then the time a cache line takes
+ * to go from one CPU to the other and back: what every ring entry that one core writes and the other reads pays, and
+ * what depends on where the host put the pair (one core complex sharing a cache, or two). One JSON line on stdout.
+ *
+ *   xnf-core-pair [--cpu A] [--partner B] [--ms M]
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHUNK_ITERATIONS 1000000u  /* multiplies in one timed unit of work: reading the clock is noise beside it */
+
+struct options {
+	int cpu;      /* where the timed loop runs */
+	int partner;  /* where the spinner runs */
+	int ms;       /* how long each timed phase lasts */
+};
+
+static atomic_int spinner_stop;
+/* The line the ping-pong bounces: 1 when the partner's turn, 0 when ours; alone on its cache line. */
+static _Alignas(64) atomic_int turn;
+static atomic_int pong_stop;
+
+static double now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+static int pin_to(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* Eight independent multiply-add chains: enough work in flight to fill the core's multipliers, so that a sibling
+ * hardware thread competing for them shows (one dependent chain waits on latency and would not notice it). */
+static uint64_t chunk(uint64_t seed)
+{
+	uint64_t x[8];
+	for (int k = 0; k < 8; k++)
+		x[k] = seed + k;
+	for (unsigned i = 0; i < CHUNK_ITERATIONS / 8; i++)
+		for (int k = 0; k < 8; k++)
+			x[k] = x[k] * 6364136223846793005ull + 1442695040888963407ull;
+	uint64_t out = 0;
+	for (int k = 0; k < 8; k++)
+		out ^= x[k];
+	return out;
+}
+
+/* Nanoseconds per chunk over about `ms` milliseconds on `cpu`. */
+static double time_per_chunk(int cpu, int ms)
+{
+	if (pin_to(cpu) != 0)
+		return -1;
+	volatile uint64_t sink;
+	uint64_t x = 1;
+	unsigned chunks = 0;
+	double start = now_ns(), end = start + ms * 1e6, t;
+	do {
+		x = chunk(x);
+		chunks++;
+		t = now_ns();
+	} while (t < end);
+	sink = x;
+	(void)sink;
+	return (t - start) / chunks;
+}
+
+static void *spin(void *arg)
+{
+	int cpu = *(int *)arg;
+	if (pin_to(cpu) != 0)
+		return NULL;
+	uint64_t x = 1;
+	while (!atomic_load_explicit(&spinner_stop, memory_order_relaxed))
+		x = chunk(x) | 1;
+	return (void *)(uintptr_t)x;
+}
+
+static void *pong(void *arg)
+{
+	int cpu = *(int *)arg;
+	if (pin_to(cpu) != 0)
+		return NULL;
+	while (!atomic_load_explicit(&pong_stop, memory_order_relaxed))
+		if (atomic_load_explicit(&turn, memory_order_acquire) == 1)
+			atomic_store_explicit(&turn, 0, memory_order_release);
+	return NULL;
+}
+
+/* Nanoseconds per round trip of a cache line between `cpu` and `partner`, over about `ms` milliseconds; < 0 when
+ * the partner thread cannot start. */
+static double round_trip_ns(int cpu, int partner, int ms)
+{
+	pthread_t thread;
+	if (pin_to(cpu) != 0 || pthread_create(&thread, NULL, pong, &partner) != 0)
+		return -1;
+	unsigned trips = 0;
+	double start = now_ns(), end = start + ms * 1e6, t;
+	do {
+		for (int i = 0; i < 1000; i++, trips++) {
+			atomic_store_explicit(&turn, 1, memory_order_release);
+			while (atomic_load_explicit(&turn, memory_order_acquire) != 0)
+				;
+		}
+		t = now_ns();
+	} while (t < end);
+	atomic_store(&pong_stop, 1);
+	pthread_join(thread, NULL);
+	return (t - start) / trips;
+}
+
+static int parse(int argc, char **argv, struct options *o)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		if (i + 1 >= argc)
+			return -1;
+		int value = atoi(argv[++i]);
+		if (strcmp(arg, "--cpu") == 0)
+			o->cpu = value;
+		else if (strcmp(arg, "--partner") == 0)
+			o->partner = value;
+		else if (strcmp(arg, "--ms") == 0)
+			o->ms = value;
+		else
+			return -1;
+	}
+	return o->ms > 0 && o->cpu >= 0 && o->partner >= 0 && o->cpu != o->partner ? 0 : -1;
+}
+
+static int cpu_usable(int cpu)
+{
+	cpu_set_t set;
+	return sched_getaffinity(0, sizeof(set), &set) == 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &set);
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = {.cpu = 0, .partner = 1, .ms = 1000};
+	if (parse(argc, argv, &o) != 0) {
+		fprintf(stderr, "xnf-core-pair: usage: xnf-core-pair [--cpu A] [--partner B] [--ms M] "
+				"(two different CPUs, M > 0)\n");
+		return 2;
+	}
+	if (!cpu_usable(o.cpu) || !cpu_usable(o.partner)) {
+		fprintf(stderr, "xnf-core-pair: CPU %d or %d is not one this process may run on: pick two of "
+				"the CPUs in /sys/devices/system/cpu/online\n", o.cpu, o.partner);
+		return 2;
+	}
+	double before = time_per_chunk(o.cpu, o.ms);
+	pthread_t spinner;
+	int err = pthread_create(&spinner, NULL, spin, &o.partner);
+	if (err != 0) {
+		fprintf(stderr, "xnf-core-pair: cannot start the spinner: %s\n", strerror(err));
+		return 1;
+	}
+	double beside = time_per_chunk(o.cpu, o.ms);
+	atomic_store(&spinner_stop, 1);
+	pthread_join(spinner, NULL);
+	double after = time_per_chunk(o.cpu, o.ms);
+	double partner = time_per_chunk(o.partner, o.ms);
+	double alone = (before + after) / 2;
+	double trip = round_trip_ns(o.cpu, o.partner, o.ms);
+	if (trip < 0) {
+		fprintf(stderr, "xnf-core-pair: cannot start the ping-pong's partner thread\n");
+		return 1;
+	}
+	printf("{\"cpu\": %d, \"partner\": %d, \"alone_ns\": %.0f, \"alone_drift\": %.4f, \"beside_spinner_ns\": %.0f, "
+	       "\"slowdown\": %.4f, \"partner_alone_ns\": %.0f, \"round_trip_ns\": %.1f}\n", o.cpu, o.partner, alone,
+	       after / before - 1, beside, beside / alone, partner, trip);
+	return 0;
+}
