@@ -210,11 +210,11 @@ def confidence(ranked: list[Ranked]) -> tuple[str, str]:
     best, second = ranked[0], ranked[1]
     lead = best.counted_mpps / second.counted_mpps - 1
     band = best.spread + second.spread
-    floored = best.candidate.composed or second.candidate.composed
+    composed = best.candidate.composed or second.candidate.composed
     why = (f"{best.candidate.label} can be counted on for {lead:.0%} more than {second.candidate.label}; the "
-           f"errors to expect are {best.spread:.0%} and {second.spread:.0%}: "
-           + ("the profile's check did not measure a composition, its floor is taken" if floored else
-              "the profile's check's median on these paths"))
+           f"errors to expect are {best.spread:.0%} and {second.spread:.0%} (the profile's check's median on these "
+           f"paths" + (f", at least {UNVALIDATED_ERROR:.0%} for a split or an offload, which it did not measure)"
+                       if composed else ")"))
     if lead > 2 * band:
         return "high", why
     if lead > band:
