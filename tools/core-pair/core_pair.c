@@ -9,7 +9,7 @@
  * to go from one CPU to the other and back: what every ring entry that one core writes and the other reads pays, and
  * what depends on where the host put the pair (one core complex sharing a cache, or two). One JSON line on stdout.
  *
- *   xnf-core-pair [--cpu A] [--partner B] [--ms M]
+ *   xnf-core-pair [--cpu N] [--partner N] [--ms MS]
  */
 #include <errno.h>
 #include <pthread.h>
@@ -22,12 +22,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <xnf/runtime/log.h>
+#include <xnf/runtime/options.h>
+
 #define CHUNK_ITERATIONS 1000000u  /* multiplies in one timed unit of work: reading the clock is noise beside it */
 
 struct options {
-	int cpu;      /* where the timed loop runs */
-	int partner;  /* where the spinner runs */
-	int ms;       /* how long each timed phase lasts */
+	__u32 cpu;      /* where the timed loop runs */
+	__u32 partner;  /* where the spinner runs */
+	__u32 ms;       /* how long each timed phase lasts */
 };
 
 static atomic_int spinner_stop;
@@ -42,7 +45,7 @@ static double now_ns(void)
 	return t.tv_sec * 1e9 + t.tv_nsec;
 }
 
-static int pin_to(int cpu)
+static int pin_to(__u32 cpu)
 {
 	cpu_set_t set;
 	CPU_ZERO(&set);
@@ -67,7 +70,7 @@ static uint64_t chunk(uint64_t seed)
 }
 
 /* Nanoseconds per chunk over about `ms` milliseconds on `cpu`. */
-static double time_per_chunk(int cpu, int ms)
+static double time_per_chunk(__u32 cpu, __u32 ms)
 {
 	if (pin_to(cpu) != 0)
 		return -1;
@@ -87,7 +90,7 @@ static double time_per_chunk(int cpu, int ms)
 
 static void *spin(void *arg)
 {
-	int cpu = *(int *)arg;
+	__u32 cpu = *(__u32 *)arg;
 	if (pin_to(cpu) != 0)
 		return NULL;
 	uint64_t x = 1;
@@ -98,7 +101,7 @@ static void *spin(void *arg)
 
 static void *pong(void *arg)
 {
-	int cpu = *(int *)arg;
+	__u32 cpu = *(__u32 *)arg;
 	if (pin_to(cpu) != 0)
 		return NULL;
 	while (!atomic_load_explicit(&pong_stop, memory_order_relaxed))
@@ -109,7 +112,7 @@ static void *pong(void *arg)
 
 /* Nanoseconds per round trip of a cache line between `cpu` and `partner`, over about `ms` milliseconds; < 0 when
  * the partner thread cannot start. */
-static double round_trip_ns(int cpu, int partner, int ms)
+static double round_trip_ns(__u32 cpu, __u32 partner, __u32 ms)
 {
 	pthread_t thread;
 	if (pin_to(cpu) != 0 || pthread_create(&thread, NULL, pong, &partner) != 0)
@@ -129,49 +132,48 @@ static double round_trip_ns(int cpu, int partner, int ms)
 	return (t - start) / trips;
 }
 
-static int parse(int argc, char **argv, struct options *o)
+static int take_cpu(const struct xnf_option *o, const char *text, void *opts)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i];
-		if (i + 1 >= argc)
-			return -1;
-		int value = atoi(argv[++i]);
-		if (strcmp(arg, "--cpu") == 0)
-			o->cpu = value;
-		else if (strcmp(arg, "--partner") == 0)
-			o->partner = value;
-		else if (strcmp(arg, "--ms") == 0)
-			o->ms = value;
-		else
-			return -1;
-	}
-	return o->ms > 0 && o->cpu >= 0 && o->partner >= 0 && o->cpu != o->partner ? 0 : -1;
+	struct options *opt = opts;
+
+	return xnf_parse_one_core(o->name, text, strcmp(o->name, "cpu") == 0 ? &opt->cpu : &opt->partner);
 }
 
-static int cpu_usable(int cpu)
-{
-	cpu_set_t set;
-	return sched_getaffinity(0, sizeof(set), &set) == 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &set);
-}
+#define OPT(field) offsetof(struct options, field)
+
+static const struct xnf_option table[] = {
+	{ .name = "cpu", .kind = XNF_OPT_CUSTOM, .value = "N", .parse = take_cpu,
+	  .help = "where the timed loop runs", .default_text = "0" },
+	{ .name = "partner", .kind = XNF_OPT_CUSTOM, .value = "N", .parse = take_cpu,
+	  .help = "where the spinner and the other end of the round trip run", .default_text = "1" },
+	{ .name = "ms", .kind = XNF_OPT_UINT, .value = "MS", .offset = OPT(ms), .min = 10, .max = 60000,
+	  .help = "milliseconds of each timed phase" },
+	XNF_OPTIONS_END,
+};
 
 int main(int argc, char **argv)
 {
-	struct options o = {.cpu = 0, .partner = 1, .ms = 1000};
-	if (parse(argc, argv, &o) != 0) {
-		fprintf(stderr, "xnf-core-pair: usage: xnf-core-pair [--cpu A] [--partner B] [--ms M] "
-				"(two different CPUs, M > 0)\n");
-		return 2;
-	}
-	if (!cpu_usable(o.cpu) || !cpu_usable(o.partner)) {
-		fprintf(stderr, "xnf-core-pair: CPU %d or %d is not one this process may run on: pick two of "
-				"the CPUs in /sys/devices/system/cpu/online\n", o.cpu, o.partner);
+	const struct options defaults = {.cpu = 0, .partner = 1, .ms = 1000};
+	struct options o = defaults;
+	int err = xnf_options_parse(table, argc, argv, &o, NULL,
+				    "usage: xnf-core-pair [--cpu N] [--partner N] [--ms MS]\n"
+				    "what a thread spinning on one CPU costs a compute loop on another, and a cache line's "
+				    "round trip between them, as one JSON line", &defaults);
+	if (err)
+		return err > 0 ? 0 : 2;
+	if (o.cpu == o.partner) {
+		xnf_error("--cpu and --partner are both %u: give two different CPUs", o.cpu);
 		return 2;
 	}
 	double before = time_per_chunk(o.cpu, o.ms);
+	if (before < 0) {
+		xnf_error("cannot run on CPU %u: %s (is this process confined to other CPUs?)", o.cpu, strerror(errno));
+		return 1;
+	}
 	pthread_t spinner;
-	int err = pthread_create(&spinner, NULL, spin, &o.partner);
+	err = pthread_create(&spinner, NULL, spin, &o.partner);
 	if (err != 0) {
-		fprintf(stderr, "xnf-core-pair: cannot start the spinner: %s\n", strerror(err));
+		xnf_error("cannot start the spinner: %s", strerror(err));
 		return 1;
 	}
 	double beside = time_per_chunk(o.cpu, o.ms);
@@ -182,10 +184,10 @@ int main(int argc, char **argv)
 	double alone = (before + after) / 2;
 	double trip = round_trip_ns(o.cpu, o.partner, o.ms);
 	if (trip < 0) {
-		fprintf(stderr, "xnf-core-pair: cannot start the ping-pong's partner thread\n");
+		xnf_error("cannot start the round trip's partner thread on CPU %u", o.partner);
 		return 1;
 	}
-	printf("{\"cpu\": %d, \"partner\": %d, \"alone_ns\": %.0f, \"alone_drift\": %.4f, \"beside_spinner_ns\": %.0f, "
+	printf("{\"cpu\": %u, \"partner\": %u, \"alone_ns\": %.0f, \"alone_drift\": %.4f, \"beside_spinner_ns\": %.0f, "
 	       "\"slowdown\": %.4f, \"partner_alone_ns\": %.0f, \"round_trip_ns\": %.1f}\n", o.cpu, o.partner, alone,
 	       after / before - 1, beside, beside / alone, partner, trip);
 	return 0;
