@@ -58,3 +58,14 @@ def test_the_pick_is_the_candidate_the_advisor_counts_on_for_most_not_the_fastes
     advisor_check.block_relative(samples)
     judged = advisor_check.verdict("c", rows(samples, {"a": 4.2, "b": 4.0}, {"a": 0.15, "b": 0.03}), "relative")
     assert judged["pick"] == "b" and judged["holds"]
+
+
+def test_each_verdict_carries_the_confidence_xnf_advise_would_have_given_its_pick():
+    samples = [sample("a", r, 1.0) for r in range(3)] + [sample("b", r, 1.0) for r in range(3)]
+    advisor_check.block_relative(samples)
+    clear, close = rows(samples, {"a": 3.0, "b": 2.0}), rows(samples, {"a": 3.0, "b": 2.9})
+    for row in clear + close:
+        row["spread"] = 0.05                 # a lead of 50 % is over twice 10 %; one of 3 % is under it
+    assert advisor_check.verdict("c", clear, "relative")["confidence"] == "high"
+    assert advisor_check.verdict("c", close, "relative")["confidence"] == "low"
+    assert advisor.confidence_level(0.15, 0.10) == "medium"

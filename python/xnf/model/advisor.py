@@ -215,11 +215,15 @@ def confidence(ranked: list[Ranked]) -> tuple[str, str]:
            f"errors to expect are {best.spread:.0%} and {second.spread:.0%} (the profile's check's median on these "
            f"paths" + (f", at least {UNVALIDATED_ERROR:.0%} for a split or an offload, which it did not measure)"
                        if composed else ")"))
+    level = confidence_level(lead, band)
+    return level, why + (": too close to call, measure them (--verify)" if level == "low" else "")
+
+
+def confidence_level(lead: float, band: float) -> str:
+    """high when the best's lead over the next is over twice the sum of their expected errors, medium over once."""
     if lead > 2 * band:
-        return "high", why
-    if lead > band:
-        return "medium", why
-    return "low", why + ": too close to call, measure them (--verify)"
+        return "high"
+    return "medium" if lead > band else "low"
 
 
 def reasons(ranked: list[Ranked], task: TaskCost, profile: Profile) -> list[str]:

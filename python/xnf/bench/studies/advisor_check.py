@@ -7,7 +7,8 @@ Every round measures, beside each candidate's rate, the case's c_task (its membe
 `xnf advise` does; the advisor's pick for a case is the candidate it ranks first: the highest median prediction (the
 profile as fitted) less how far the candidate may fall short of it (advisor.candidate_shortfall: its path's shortfall in
 the profile's validation, at least the unvalidated floor for a split or an offload), as advisor.rank counts.
-The pick holds when its measured rate is the fastest measured or within 5 % of it.
+The pick holds when its measured rate is the fastest measured or within 5 % of it; each verdict carries the
+confidence `xnf advise` would have given the pick (advisor.confidence_level), so the two can be set side by side.
 
 Measured how: a case's candidates follow one another in every round (a minute or so), while a round takes ten, and
 the machine's speed moves by up to 1.8x between rounds here. So each candidate's rate is taken relative to its case's
@@ -77,12 +78,13 @@ def _task_of(sample: dict) -> TaskCost:
     return TaskCost(NfCost(**t["whole"]), t["baseline"], [NfCost(**m) for m in t["members"]])
 
 
-def predicted(sample: dict, profile: Profile) -> tuple[float, float]:
-    """The sample's prediction (the profile as fitted, the sample's own c_task) and how far the candidate may fall
-    short of it (advisor.candidate_shortfall)."""
+def predicted(sample: dict, profile: Profile) -> tuple[float, float, float]:
+    """The sample's prediction (the profile as fitted, the sample's own c_task), how far the candidate may fall
+    short of it (advisor.candidate_shortfall) and the size of the errors to expect (advisor.candidate_spread)."""
     case = cases.find(sample["case"])
     chosen = candidate(profile, case, _task_of(sample), sample["candidate"])
-    return predict(profile.path(chosen.path_key), chosen.load).mpps, advisor.candidate_shortfall(profile, chosen)
+    return (predict(profile.path(chosen.path_key), chosen.load).mpps, advisor.candidate_shortfall(profile, chosen),
+            advisor.candidate_spread(profile, chosen))
 
 
 def block_relative(samples: list[dict]) -> None:
@@ -99,21 +101,30 @@ def block_relative(samples: list[dict]) -> None:
 
 def verdict(label: str, here: list[dict], measure: str) -> dict:
     """The pick (the advisor's first: the most it can count on) against the fastest by `measure` (a field of the
-    rows)."""
-    pick = max(here, key=lambda r: r["counted_mpps"])
+    rows), and the confidence `xnf advise` would have given the pick."""
+    ranked = sorted(here, key=lambda r: -r["counted_mpps"])
+    pick = ranked[0]
     fastest = max(here, key=lambda r: r[measure])
     ratio = pick[measure] / fastest[measure]
     return {"pick": pick["candidate"], "fastest": fastest["candidate"], "pick_over_fastest": round(ratio, 4),
-            "holds": ratio >= 1 - HOLDS_WITHIN}
+            "holds": ratio >= 1 - HOLDS_WITHIN, "confidence": _confidence(ranked)}
+
+
+def _confidence(ranked: list[dict]) -> str:
+    if len(ranked) < 2:
+        return "high"
+    best, second = ranked[0], ranked[1]
+    return advisor.confidence_level(best["counted_mpps"] / second["counted_mpps"] - 1,
+                                    best.get("spread", 0.0) + second.get("spread", 0.0))
 
 
 def summarise(samples: list[dict], profile: Profile) -> tuple[list[dict], list[dict]]:
     """(a row per case and candidate, a row per case: the pick, the fastest measured, whether the pick holds, judged
     on the rates relative to their blocks, and on the plain rates)."""
-    shortfalls = {}
+    shortfalls, spreads = {}, {}
     for s in samples:
         if s["candidate"]:
-            mpps, shortfalls[s["candidate"]] = predicted(s, profile)
+            mpps, shortfalls[s["candidate"]], spreads[s["candidate"]] = predicted(s, profile)
             s["predicted_mpps"] = round(mpps, 4)
     block_relative(samples)
     rows, verdicts = [], []
@@ -128,7 +139,7 @@ def summarise(samples: list[dict], profile: Profile) -> tuple[list[dict], list[d
             here.append({"case": label, "candidate": which, "measured_mpps": round(statistics.median(measured), 4),
                          "measured_stdev": round(statistics.stdev(measured), 4) if len(measured) > 1 else 0.0,
                          "relative": round(statistics.median(s["relative"] for s in of), 4),
-                         "predicted_mpps": round(prediction, 4), "shortfall": shortfall,
+                         "predicted_mpps": round(prediction, 4), "shortfall": shortfall, "spread": spreads[which],
                          "counted_mpps": round(advisor.counted_on(prediction, shortfall), 4), "rounds": len(of)})
         rows += here
         judged, plain = verdict(label, here, "relative"), verdict(label, here, "measured_mpps")
@@ -177,4 +188,7 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
         say.info(f"{v['case']:28s} pick {v['pick']:40s} {v['pick_over_fastest']:5.1%} of the fastest "
                  f"({v['fastest']}): {'holds' if v['holds'] else 'DOES NOT HOLD'}")
     say.info(f"the pick holds in {holds} of {len(verdicts)} cases ({plain_holds} on the plain medians of the rates)")
+    for level in ("high", "medium", "low"):
+        mine = [v for v in verdicts if v["confidence"] == level]
+        say.info(f"  confidence {level}: {len(mine)} picks, {sum(v['holds'] for v in mine)} held")
     return path
