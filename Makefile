@@ -175,7 +175,7 @@ $(BUILD)/bin/xnf-afpacket-ref: $(BUILD)/tools/afpacket-ref/afpacket_ref.o $(LIBX
 # What a thread spinning on one vCPU costs the other (the host's placement of the pair), for the lab's notes.
 $(BUILD)/bin/xnf-core-pair: $(BUILD)/tools/core-pair/core_pair.o $(LIBXNF)
 	@mkdir -p $(@D)
-	$(CC) -o $@ $^ $(LDLIBS) -lpthread
+	$(CC) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/bin/xnf-xdp-load: $(BUILD)/tools/xdp-load/xdp_load.o $(LIBXNF)
 	@mkdir -p $(@D)

@@ -20,7 +20,7 @@ def rows(samples: list[dict], predicted: dict[str, float], shortfalls: dict[str,
     for name, prediction in predicted.items():
         mine = [s for s in samples if s["candidate"] == name]
         shortfall = (shortfalls or {}).get(name, 0.05)
-        out.append({"candidate": name, "predicted_mpps": prediction, "shortfall": shortfall,
+        out.append({"candidate": name, "predicted_mpps": prediction, "shortfall": shortfall, "spread": 0.05,
                     "counted_mpps": advisor.counted_on(prediction, shortfall),
                     "measured_mpps": statistics.median(s["mpps"] for s in mine),
                     "relative": statistics.median(s["relative"] for s in mine)})
@@ -63,9 +63,8 @@ def test_the_pick_is_the_candidate_the_advisor_counts_on_for_most_not_the_fastes
 def test_each_verdict_carries_the_confidence_xnf_advise_would_have_given_its_pick():
     samples = [sample("a", r, 1.0) for r in range(3)] + [sample("b", r, 1.0) for r in range(3)]
     advisor_check.block_relative(samples)
+    # rows() gives every candidate a spread of 5 %: a lead of 50 % is over twice 10 %, one of 3 % is under it
     clear, close = rows(samples, {"a": 3.0, "b": 2.0}), rows(samples, {"a": 3.0, "b": 2.9})
-    for row in clear + close:
-        row["spread"] = 0.05                 # a lead of 50 % is over twice 10 %; one of 3 % is under it
     assert advisor_check.verdict("c", clear, "relative")["confidence"] == "high"
     assert advisor_check.verdict("c", close, "relative")["confidence"] == "low"
     assert advisor.confidence_level(0.15, 0.10) == "medium"

@@ -169,14 +169,17 @@ def candidate_shortfall(profile: Profile, candidate: Candidate) -> float:
     at least UNVALIDATED_ERROR, as for a path the check did not measure. (Without the floor, a split onto busy-poll
     sockets, whose path had fallen 8 % short as a whole NF, was picked 1 % ahead of the split onto live frames and
     forwarded half of it: advisor-check 2026-11-25 08:15.)"""
-    shortfall = path_shortfall(profile, candidate.path_key)
-    return max(shortfall, UNVALIDATED_ERROR) if candidate.composed else shortfall
+    return _floored(candidate, path_shortfall(profile, candidate.path_key))
 
 
 def candidate_spread(profile: Profile, candidate: Candidate) -> float:
     """The size of the errors to expect of the candidate's prediction either way, floored as candidate_shortfall is."""
-    spread = path_spread(profile, candidate.path_key)
-    return max(spread, UNVALIDATED_ERROR) if candidate.composed else spread
+    return _floored(candidate, path_spread(profile, candidate.path_key))
+
+
+def _floored(candidate: Candidate, path_figure: float) -> float:
+    """A figure the check measured on the candidate's path, at least UNVALIDATED_ERROR for a composition."""
+    return max(path_figure, UNVALIDATED_ERROR) if candidate.composed else path_figure
 
 
 def _validated(profile: Profile, key: str) -> dict:

@@ -114,8 +114,8 @@ def _confidence(ranked: list[dict]) -> str:
     if len(ranked) < 2:
         return "high"
     best, second = ranked[0], ranked[1]
-    return advisor.confidence_level(best["counted_mpps"] / second["counted_mpps"] - 1,
-                                    best.get("spread", 0.0) + second.get("spread", 0.0))
+    lead = best["counted_mpps"] / second["counted_mpps"] - 1
+    return advisor.confidence_level(lead, best["spread"] + second["spread"])
 
 
 def summarise(samples: list[dict], profile: Profile) -> tuple[list[dict], list[dict]]:

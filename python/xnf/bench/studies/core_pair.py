@@ -8,9 +8,9 @@ every ring entry one core writes and the other reads crosses between them: if th
 that share a cache and cores that do not, each crossing costs more part of the time.
 
 Every round measures, in turn: xnf-core-pair (tools/core-pair: a fixed compute loop on core 0 alone, beside a
-spinner on core 1, and alone again; then a cache line's round trip between the two), the yardstick, the trivial NF (taskemu spending nothing) in XDP and on the live
-path. The summary sets each round's rates over its yardstick beside the round's slowdown and round trip, and the
-correlation of each with them over the rounds.
+spinner on core 1, and alone again; then a cache line's round trip between the two), the yardstick, the trivial NF
+(taskemu spending nothing) in XDP and on the live path. The summary sets each round's rates over its yardstick
+beside the round's slowdown and round trip, and the correlation of each with them over the rounds.
 
     xnf bench run core-pair [--rounds 12] [--seconds 0.5] [--probe-ms 1000]
 """
@@ -32,7 +32,8 @@ from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.model import lab_paths, lab_rate
 
 NAME = "core-pair"
-DESCRIPTION = "the live path's trivial NF beside what a thread spinning on the worker's core costs the sender's"
+DESCRIPTION = "the live path's trivial NF beside what a thread spinning on the worker's core costs the sender's, " \
+              "and a cache line's round trip between the two"
 PROBE, YARDSTICK = "core-pair", "yardstick"
 TRIVIAL = lab_rate.NfCase("cycles-0", "taskemu", "cycles 0\n")
 PATHS = ["xdp", "afxdp/live"]
@@ -46,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def probe(ms: int) -> dict:
-    """xnf-core-pair's reading: the loop's time alone and beside a spinner on the DUT's core."""
+    """xnf-core-pair's reading: the loop's time alone and beside a spinner on the DUT's core, the round trip."""
     done = subprocess.run([str(build.tool_binary("xnf-core-pair")), "--cpu", str(GEN_CORE), "--partner",
                            str(DUT_CORE), "--ms", str(ms)], capture_output=True, text=True)
     if done.returncode != 0:
@@ -65,7 +66,7 @@ def trial(subject: str, args: argparse.Namespace, tsc_hz: float | None) -> dict:
 
 
 def per_round(samples: list[dict]) -> list[dict]:
-    """A row per round: the probe's slowdown, each path's rate over the round's yardstick."""
+    """A row per round: what the probe read, each path's rate over the round's yardstick."""
     rows = []
     for round_no in sorted({s["round"] for s in samples}):
         mine = {s["subject"]: s for s in samples if s["round"] == round_no}
