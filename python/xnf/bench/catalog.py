@@ -10,8 +10,8 @@ from types import ModuleType
 
 from xnf.bench.grid import Benchmark
 from xnf.bench.studies import (advisor_check, af_packet, afxdp_modes, capture_cost, core_pair, dispatch_cost,
-                               generator_reference, live_tx, local_app_load, mixed_traffic, model_check, model_fit,
-                               nf_cost, nodes_scaling, soak, stack_forwarding, xdp_overhead)
+                               generator_reference, live_placement, live_tx, local_app_load, mixed_traffic, model_check,
+                               model_fit, nf_cost, nodes_scaling, soak, stack_forwarding, xdp_overhead)
 from xnf.errors import XnfError
 
 def _cost_model(name: str, nf: str, what: str, param: str, values: list[int]) -> Benchmark:
@@ -108,7 +108,7 @@ BENCHMARKS = [
 # Each study module has NAME, DESCRIPTION, add_arguments(parser) and run(args, out_dir) -> results path.
 STUDIES: list[ModuleType] = [xdp_overhead, afxdp_modes, generator_reference, live_tx, mixed_traffic, local_app_load,
                              dispatch_cost, capture_cost, soak, nf_cost, model_fit, model_check, advisor_check,
-                             af_packet, stack_forwarding, nodes_scaling, core_pair]
+                             af_packet, stack_forwarding, nodes_scaling, core_pair, live_placement]
 
 
 def names() -> list[str]:

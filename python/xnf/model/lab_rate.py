@@ -16,6 +16,7 @@ from pathlib import Path
 
 from xnf import chain
 from xnf.bench.studies.xdp_overhead import attach, detach
+from xnf.lab import placement
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.generator import Generator, flat_out
 from xnf.lab.measure import TrafficSpec
@@ -70,7 +71,8 @@ def _search(t: Topology, seconds: float, traffic: TrafficSpec, tsc_hz: float | N
 
 def measure(case: NfCase, run_nf: str, options: list[str], seconds: float, tsc_hz: float | None) -> dict:
     """The case's NF run as run_nf (a split chain names its members' places) with options (mode, transmit path,
-    offload): its RFC 2544 rate in Mpps and the DUT's and the generator's CPU per frame at it."""
+    offload): its RFC 2544 rate in Mpps and the DUT's and the generator's CPU per frame at it, and the cores' round
+    trip just before and after the search (where the host had put the vCPUs: xnf.lab.placement)."""
     extra = list(options) + [a for size in case.map_sizes for a in ("--map-size", size)]
     if needs_workers(run_nf, options):
         extra += ["--cores", str(DUT_CORE)]
@@ -79,7 +81,9 @@ def measure(case: NfCase, run_nf: str, options: list[str], seconds: float, tsc_h
         rules = case.write_rules(Path(folder))
         instance = NfInstance.start(t, run_nf, None, t.dut_ifaces, rules=rules, extra=extra)
         try:
-            return _search(t, seconds, traffic, tsc_hz, nf=instance)
+            before = placement.round_trip_ns()
+            rate = _search(t, seconds, traffic, tsc_hz, nf=instance)
+            return {**rate, "round_trip_ns": [round(before, 1), round(placement.round_trip_ns(), 1)]}
         finally:
             instance.stop()
 

@@ -70,7 +70,8 @@ def trial(subject: tuple, profile: Profile, args: argparse.Namespace, tsc_hz, fo
     cost = measure_task(case, profile.baseline, folder, args.frames)
     chosen = candidate(profile, case, cost, which)
     rate = lab_rate.measure(case, chosen.nf, chosen.options, args.seconds, tsc_hz)
-    return {"case": label, "candidate": which, "mpps": rate["mpps"], "task": asdict(cost)}
+    return {"case": label, "candidate": which, "mpps": rate["mpps"], "round_trip_ns": rate["round_trip_ns"],
+            "task": asdict(cost)}
 
 
 def _task_of(sample: dict) -> TaskCost:

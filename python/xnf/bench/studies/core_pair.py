@@ -20,15 +20,12 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 from pathlib import Path
 
-from xnf import build, say
+from xnf import say
 from xnf.bench import results_file
 from xnf.bench.rounds import measure_rounds
-from xnf.errors import XnfError
-from xnf.lab import environment
-from xnf.lab.cores import DUT_CORE, GEN_CORE
+from xnf.lab import environment, placement
 from xnf.model import lab_paths, lab_rate
 
 NAME = "core-pair"
@@ -46,18 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--probe-ms", type=int, default=1000, help="milliseconds of each of the probe's phases")
 
 
-def probe(ms: int) -> dict:
-    """xnf-core-pair's reading: the loop's time alone and beside a spinner on the DUT's core, the round trip."""
-    done = subprocess.run([str(build.tool_binary("xnf-core-pair")), "--cpu", str(GEN_CORE), "--partner",
-                           str(DUT_CORE), "--ms", str(ms)], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise XnfError(f"xnf-core-pair failed: {done.stderr.strip()}")
-    return json.loads(done.stdout)
-
-
 def trial(subject: str, args: argparse.Namespace, tsc_hz: float | None) -> dict:
     if subject == PROBE:
-        return {"subject": subject, **probe(args.probe_ms)}
+        return {"subject": subject, **placement.probe(args.probe_ms)}
     if subject == YARDSTICK:
         return {"subject": subject, "mpps": lab_rate.yardstick(args.seconds, tsc_hz)}
     path = lab_paths.find(subject)

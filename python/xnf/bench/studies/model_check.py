@@ -27,7 +27,7 @@ from xnf import say
 from xnf.analysis import model_plots
 from xnf.bench import results_file
 from xnf.bench.rounds import measure_rounds
-from xnf.lab import environment
+from xnf.lab import environment, placement
 from xnf.model import advisor, cases, check_rounds, lab_paths, lab_rate, task
 from xnf.model.check_rounds import YARDSTICK_SUBJECT
 from xnf.model.predict import predict
@@ -56,7 +56,7 @@ def trial(subject: tuple, profile: Profile, args: argparse.Namespace, tsc_hz, fo
     candidate = advisor.whole_nf(key, path, case.nf, cost)
     rate = lab_rate.measure(case, case.nf, candidate.options, args.seconds, tsc_hz)
     return {"case": label, "path": key, "mpps": rate["mpps"], "generator_limited": rate["generator_limited"],
-            "native_ns": cost.native_ns, "xdp_ns": cost.xdp_ns, "verdicts": cost.verdicts}
+            "round_trip_ns": rate["round_trip_ns"], "native_ns": cost.native_ns, "xdp_ns": cost.xdp_ns, "verdicts": cost.verdicts}
 
 
 def predicted(sample: dict, profile: Profile) -> float:
@@ -98,6 +98,7 @@ def validation(rows: list[dict]) -> dict:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     check_rounds.add_arguments(parser, 5, [c.label for c in cases.check_cases()], PATHS, "the profile to check")
+    placement.add_argument(parser)
 
 
 def _measure(args: argparse.Namespace, checked_setup: check_rounds.CheckSetup) -> tuple[list[dict], dict, float]:
@@ -115,13 +116,14 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
     checked_setup = check_rounds.setup(args, NAME)
     profile = checked_setup.profile
     samples, env, seconds = check_rounds.earlier(args, NAME) or _measure(args, checked_setup)
-    rows, checked = summarise(samples, profile)
+    judged, placed = placement.keep(samples, args.placement, NAME)
+    rows, checked = summarise(judged, profile)
     path = results_file.write(out_dir, "model_check", {
         "environment": env, "profile": json.loads(profile.to_json()), "yardstick": lab_rate.YARDSTICK,
         "seconds_per_trial": seconds, "yardstick_drift": check_rounds.drift(samples, profile),
-        "judged_from": args.earlier, "summary": rows, "validation": checked, "samples": samples}, rows)
+        "judged_from": args.earlier, "placement": placed, "summary": rows, "validation": checked, "samples": samples}, rows)
     model_plots.predicted_vs_measured(rows, path.with_suffix(".png"))
-    checked.update(results=path.name, measured=env["started_utc"])
+    checked.update(results=path.name, measured=env["started_utc"], placement=args.placement)
     validated = replace(load(args.profile), validation=checked)   # every path of it, not only those checked
     validated_path = path.with_name(path.stem.replace("model_check", "profile-validated") + ".json")
     validated_path.write_text(validated.to_json())

@@ -30,7 +30,7 @@ from xnf import nf_cost, say
 from xnf.analysis import model_plots
 from xnf.bench import results_file
 from xnf.bench.rounds import measure_rounds
-from xnf.lab import environment
+from xnf.lab import environment, placement
 from xnf.model import fit, lab_paths, lab_rate
 from xnf.model.profile import Profile, default_path
 
@@ -81,11 +81,18 @@ def trial(subject: tuple[str, str | None], args: argparse.Namespace, tsc_hz: flo
 
 
 def _median(samples: list[dict], field: str, **match) -> float:
-    return statistics.median(s[field] for s in samples if all(s[k] == v for k, v in match.items()))
+    found = [s[field] for s in samples if all(s[k] == v for k, v in match.items())]
+    if not found:
+        what = ", ".join(f"{k} {v}" for k, v in match.items())
+        raise SystemExit(f"model-fit: no measurement of {what} at the placement kept: more --rounds, or "
+                         f"--placement all")
+    return statistics.median(found)
 
 
-def fit_profile(samples: list[dict], keys: list[str], env: dict) -> tuple[Profile, list[dict]]:
-    """The profile from the rounds' medians, and the table it was fitted on."""
+def fit_profile(samples: list[dict], keys: list[str], env: dict,
+                placement_kept: str = "all") -> tuple[Profile, list[dict]]:
+    """The profile from the rounds' medians (of the measurements at placement_kept), and the table it was fitted
+    on."""
     measured = {s["point"] for s in samples}
     series = {label: s for label, (s, _) in points().items() if label in measured}
     table = []
@@ -115,7 +122,9 @@ def fit_profile(samples: list[dict], keys: list[str], env: dict) -> tuple[Profil
     rounds = 1 + max(s["round"] for s in samples)
     profile = Profile(
         name=f"this machine, {env['started_utc'][:10]}", source="measured",
-        description=f"fitted by model-fit from taskemu ({rounds} rounds, medians)",
+        description=f"fitted by model-fit from taskemu ({rounds} rounds, medians"
+                    + ("" if placement_kept == "all" else f" of the measurements at the {placement_kept} placement")
+                    + ")",
         platform=f"veth lab: {lab_paths.SENDER_WHAT}; {lab_paths.WORKER_WHAT}; 64-byte UDP frames",
         baseline=baseline, paths=paths, yardsticks={lab_rate.YARDSTICK_KEY: round(yard, 4)}, environment=env)
     return profile, table
@@ -130,6 +139,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--frames", type=int, help="frames of xnf cost's mix (default: every flow once)")
     parser.add_argument("--repeat", type=int, help="xnf cost's timed passes (default: xnf cost's)")
     parser.add_argument("--no-install", action="store_true", help=f"do not install the profile as {default_path()}")
+    placement.add_argument(parser)
     parser.add_argument("--refit", metavar="RESULTS", help="measure nothing: fit again the samples of an earlier "
                         "model-fit results file (after the fit itself changed)")
 
@@ -161,10 +171,11 @@ def _measure(args: argparse.Namespace) -> tuple[list[dict], list[str], dict, flo
 def run(args: argparse.Namespace, out_dir: Path) -> Path:
     samples, keys, env, seconds = _earlier(args.refit) if args.refit else _measure(args)
     labels = list(dict.fromkeys(s["point"] for s in samples if s["path"]))
-    profile, table = fit_profile(samples, keys, env)
+    fitted, placed = placement.keep(samples, args.placement, NAME)
+    profile, table = fit_profile(fitted, keys, env, placed["kept"])
     path = results_file.write(out_dir, "model_fit", {
         "environment": env, "yardstick": lab_rate.YARDSTICK, "seconds_per_trial": seconds,
-        "refitted_from": args.refit,
+        "refitted_from": args.refit, "placement": placed,
         "points": {k: {"series": v[0], "nf": v[1].nf, "rules": v[1].rules, "map_sizes": v[1].map_sizes}
                    for k, v in points().items() if k in labels},
         "profile": json.loads(profile.to_json()), "fit_table": table,
