@@ -342,3 +342,14 @@ def test_a_composition_is_the_pick_only_when_predicted_ahead_by_more_than_the_fl
         if not ahead:
             assert "did not measure such a composition" in " ".join(
                 advisor.reasons(ranked, TaskCost(cost("x", 0, 0), BASELINE), profile))
+
+
+def test_the_reasons_say_what_the_far_placement_cost_the_pick_when_the_fit_kept_the_near_one():
+    profile = synthetic_profile()
+    heavy = TaskCost(cost("x", 400, 2000), BASELINE)     # the XDP build dear: a user-space path is the pick
+    pick = advisor.advice(profile, "x", heavy, False)["recommendation"]["label"]
+    assert pick != "xdp"
+    assert not any("sharing a cache" in line for line in advisor.advice(profile, "x", heavy, False)["reasons"])
+    profile.placement = {"kept": "near", "far_over_near": {pick: 0.77, "xdp": 1.0}}
+    lines = advisor.advice(profile, "x", heavy, False)["reasons"]
+    assert any("sharing a cache" in line and f"{pick} forwarded 0.77" in line for line in lines)

@@ -60,3 +60,18 @@ def test_the_summary_sets_each_levels_ratio_beside_its_round_trip():
     assert summary["levels"]["far"]["live_over_yardstick_median"] == pytest.approx(0.77)
     assert summary["far_share_of_probes"] == pytest.approx(3 / 7, abs=1e-3)
     assert summary["correlation_round_trip_ratio"] < -0.5
+
+
+def test_keeping_one_level_keeps_the_yardsticks_unprobed_samples():
+    samples = [{"subject": "nf", "round_trip_ns": [200, 230]}, {"subject": "nf", "round_trip_ns": [1300, 1250]},
+               {"subject": "nf", "round_trip_ns": [240, 1400]}, {"subject": "yardstick"}]
+    kept, about = placement.keep(samples, placement.NEAR, "model-check")
+    assert [s.get("round_trip_ns") for s in kept] == [[200, 230], None]
+    assert about["kept"] == placement.NEAR and about["measurements"] == {"near": 1, "far": 1, "mixed": 1}
+    everything, _ = placement.keep(samples, "all", "model-check")
+    assert everything == samples
+
+
+def test_keeping_one_level_of_samples_without_probes_says_what_to_do():
+    with pytest.raises(SystemExit, match="carry no round-trip probes.*--placement all"):
+        placement.keep([{"mpps": 3.0}], placement.NEAR, "model-check")

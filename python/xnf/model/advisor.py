@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from xnf import chain
 from xnf.errors import XnfError
+from xnf.lab import placement
 from xnf.model.predict import Load, Part, Prediction, predict
 from xnf.model.profile import PathCost, Profile
 from xnf.model.task import NfCost, TaskCost
@@ -229,6 +230,16 @@ def confidence_level(lead: float, band: float) -> str:
     return "medium" if lead > band else "low"
 
 
+def _far_placement(profile: Profile, key: str) -> str | None:
+    """What the host's placing the vCPUs apart costs the path, when the profile was fitted at the near placement
+    and measured the path at the far one too (docs/methodology.md, "Where the host puts the two vCPUs")."""
+    ratio = profile.placement.get("far_over_near", {}).get(key)
+    if profile.placement.get("kept") != placement.NEAR or ratio is None:
+        return None
+    return (f"these rates are for the two cores sharing a cache (the profile was fitted there); where the host put "
+            f"them apart, {key} forwarded {ratio:.2f} of them in the fit")
+
+
 def reasons(ranked: list[Ranked], task: TaskCost, profile: Profile) -> list[str]:
     """A few lines on what decides it: I/O or the NF's work on the busiest role, the mix, the NF's two sides."""
     best = ranked[0]
@@ -256,6 +267,9 @@ def reasons(ranked: list[Ranked], task: TaskCost, profile: Profile) -> list[str]
                      f"{p.mpps:.2f} Mpps), but {_why_counted_down(faster)}: "
                      f"{best.candidate.label} can be counted on for more ({best.counted_mpps:.2f} against "
                      f"{faster.counted_mpps:.2f} Mpps)")
+    far = _far_placement(profile, best.candidate.path_key)
+    if far:
+        lines.append(far)
     if kernel and user:
         lines.append(f"best in the kernel: {kernel.candidate.label} {kernel.prediction.mpps:.2f} Mpps; best in user "
                      f"space: {user.candidate.label} {user.prediction.mpps:.2f} Mpps")

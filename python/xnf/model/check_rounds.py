@@ -8,6 +8,7 @@ import statistics
 from dataclasses import dataclass, replace
 
 from xnf.bench import results_file
+from xnf.lab import placement
 from xnf.model import cases, lab_rate
 from xnf.model.profile import Profile, load
 
@@ -25,6 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser, rounds: int, default_cases: l
     parser.add_argument("--from", dest="earlier", metavar="RESULTS", help="measure nothing: judge the samples of an "
                         "earlier results file of this check against the profile (after the profile or the fit "
                         "changed)")
+    placement.add_argument(parser)
 
 
 @dataclass

@@ -85,6 +85,7 @@ class Profile:
     yardsticks: dict[str, float] = field(default_factory=dict)
     environment: dict = field(default_factory=dict)
     validation: dict = field(default_factory=dict)
+    placement: dict = field(default_factory=dict)   # the fit's placement kept, and what the far level cost each path
     citation: str | None = None
     scale: float = 1.0                   # times applied since the fit (Profile.scaled)
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from xnf import chain, contract, say
 from xnf.bench import results_file
 from xnf.bench.rounds import measure_rounds
-from xnf.lab import environment
+from xnf.lab import environment, placement
 from xnf.model import advisor, cases, check_rounds, lab_rate, task
 from xnf.model.check_rounds import YARDSTICK_SUBJECT
 from xnf.model.predict import predict
@@ -176,13 +176,14 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
     checked_setup = check_rounds.setup(args, NAME)
     profile, labels = checked_setup.profile, checked_setup.labels
     samples, env, seconds = check_rounds.earlier(args, NAME) or _measure(args, profile, labels)
-    rows, verdicts = summarise(samples, profile)
+    judged, placed = placement.keep(samples, args.placement, NAME)
+    rows, verdicts = summarise(judged, profile)
     holds = sum(v["holds"] for v in verdicts)
     plain_holds = sum(v["plain_holds"] for v in verdicts)
     path = results_file.write(out_dir, "advisor_check", {
         "environment": env, "profile": json.loads(profile.to_json()), "yardstick": lab_rate.YARDSTICK,
         "seconds_per_trial": seconds, "yardstick_drift": check_rounds.drift(samples, profile),
-        "judged_from": args.earlier, "holds_within": HOLDS_WITHIN, "verdicts": verdicts,
+        "judged_from": args.earlier, "placement": placed, "holds_within": HOLDS_WITHIN, "verdicts": verdicts,
         "picks_that_hold": holds, "picks_that_hold_on_plain_medians": plain_holds, "summary": rows,
         "samples": samples}, verdicts)
     for v in verdicts:

@@ -98,7 +98,6 @@ def validation(rows: list[dict]) -> dict:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     check_rounds.add_arguments(parser, 5, [c.label for c in cases.check_cases()], PATHS, "the profile to check")
-    placement.add_argument(parser)
 
 
 def _measure(args: argparse.Namespace, checked_setup: check_rounds.CheckSetup) -> tuple[list[dict], dict, float]:
@@ -121,7 +120,8 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
     path = results_file.write(out_dir, "model_check", {
         "environment": env, "profile": json.loads(profile.to_json()), "yardstick": lab_rate.YARDSTICK,
         "seconds_per_trial": seconds, "yardstick_drift": check_rounds.drift(samples, profile),
-        "judged_from": args.earlier, "placement": placed, "summary": rows, "validation": checked, "samples": samples}, rows)
+        "judged_from": args.earlier, "placement": placed, "summary": rows, "validation": checked,
+        "samples": samples}, rows)
     model_plots.predicted_vs_measured(rows, path.with_suffix(".png"))
     checked.update(results=path.name, measured=env["started_utc"], placement=args.placement)
     validated = replace(load(args.profile), validation=checked)   # every path of it, not only those checked

@@ -11,10 +11,14 @@ every data path of the lab (python/xnf/model/lab_paths.py). Each path's line (py
 to the medians of the rounds. The yardstick, measured in every round beside them: the hand-written XDP macswap's
 RFC 2544 rate, which `xnf advise --calibrate` and `model-check` measure again to scale the profile to the day.
 
+Every rate is bracketed by a probe of the cores' round trip (xnf.lab.placement). With --placement near the fit takes
+only the measurements at the near level, and the profile keeps what the far level cost each path (its
+"placement": far_over_near), which `xnf advise` reports.
+
 The profile goes to the results folder and is installed where `xnf advise` looks (profile.default_path(); not with
 --no-install).
 
-    xnf bench run model-fit [--rounds 3] [--seconds 0.5] [--paths xdp,afxdp/live,...] [--no-install]
+    xnf bench run model-fit [--rounds 3] [--seconds 0.5] [--paths xdp,afxdp/live,...] [--placement near] [--no-install]
     xnf bench run model-fit --refit results/model/model_fit-STAMP.json    # the same samples, fitted again
 """
 
@@ -24,6 +28,7 @@ import argparse
 import json
 import statistics
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from xnf import nf_cost, say
@@ -130,6 +135,22 @@ def fit_profile(samples: list[dict], keys: list[str], env: dict,
     return profile, table
 
 
+def far_over_near(samples: list[dict], keys: list[str]) -> dict[str, float | None]:
+    """Per path, what a measurement at the far placement forwarded over the median of the same point's at the near
+    one: the median of those ratios (None where no point was measured at both)."""
+    out = {}
+    for key in keys:
+        ratios = []
+        for s in samples:
+            if s.get("path") == key and s.get("placement") == placement.FAR:
+                near = [n["mpps"] for n in samples if n.get("path") == key and n["point"] == s["point"]
+                        and n.get("placement") == placement.NEAR]
+                if near:
+                    ratios.append(s["mpps"] / statistics.median(near))
+        out[key] = round(statistics.median(ratios), 3) if ratios else None
+    return out
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=0.5, help="seconds per trial of the RFC 2544 search")
@@ -173,6 +194,9 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
     labels = list(dict.fromkeys(s["point"] for s in samples if s["path"]))
     fitted, placed = placement.keep(samples, args.placement, NAME)
     profile, table = fit_profile(fitted, keys, env, placed["kept"])
+    if placed["kept"] == placement.NEAR:
+        placed["far_over_near"] = far_over_near(samples, keys)
+    profile = replace(profile, placement=placed)
     path = results_file.write(out_dir, "model_fit", {
         "environment": env, "yardstick": lab_rate.YARDSTICK, "seconds_per_trial": seconds,
         "refitted_from": args.refit, "placement": placed,
