@@ -41,6 +41,8 @@ def test_the_fit_measures_every_point_on_every_path_and_writes_a_profile(fitted)
     measured = {(s["point"], s["path"]) for s in doc["samples"] if s["mpps"] > 0}
     assert {(p, k) for p in ("cycles-0", "cycles-3000", "drop") for k in FIT_PATHS.split(",")} <= measured
     assert any(s["point"] == "yardstick" and s["mpps"] > 0 for s in doc["samples"])
+    # every rate bracketed by the cores' round trip, just before and after its search
+    assert all(len(s["round_trip_ns"]) == 2 and min(s["round_trip_ns"]) > 0 for s in doc["samples"] if s["path"])
     profile = profiles.load(profile_file)
     assert profile.source == "measured" and set(profile.paths) == set(FIT_PATHS.split(","))
     assert profile.yardsticks["hand_macswap_mpps"] > 0
@@ -66,6 +68,32 @@ def test_a_refit_fits_the_same_samples_again_without_measuring(fitted, isolated_
     bad = run_xnf(["bench", "run", "model-fit", "--refit", str(profile_file), "--out", str(tmp_path)])
     assert bad.returncode != 0 and "is not a model-fit results file" in bad.stderr + bad.stdout
     assert "Traceback" not in bad.stderr
+
+
+def at_both_placements(samples: list[dict], far_factor: float) -> list[dict]:
+    """The samples as if measured at the near placement, and a copy of each rate at the far one, far_factor of it."""
+    near = [dict(s, round_trip_ns=[250.0, 260.0]) if s.get("round_trip_ns") else s for s in samples]
+    far = [dict(s, round_trip_ns=[1300.0, 1250.0], mpps=s["mpps"] * far_factor) for s in samples
+           if s.get("round_trip_ns")]
+    return near + far
+
+
+def test_a_fit_at_the_near_placement_keeps_what_the_far_one_cost(fitted, isolated_profile, tmp_path):
+    doc, _ = fitted
+    doctored = tmp_path / "model_fit-both-placements.json"
+    doctored.write_text(json.dumps({**doc, "samples": at_both_placements(doc["samples"], 0.8)}))
+    ran = run_xnf(["bench", "run", "model-fit", "--refit", str(doctored), "--placement", "near", "--no-install",
+                   "--out", str(tmp_path / "near")], timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    [refit] = (tmp_path / "near").glob("model_fit-*.json")
+    redone = json.loads(refit.read_text())
+    assert redone["profile"]["paths"] == doc["profile"]["paths"]          # the far copies were left out
+    assert redone["profile"]["placement"]["far_over_near"] == {k: pytest.approx(0.8) for k in FIT_PATHS.split(",")}
+    probed = sum(1 for s in doc["samples"] if s["path"])
+    assert redone["placement"]["measurements"] == {"near": probed, "far": probed, "mixed": 0}
+    only_far = run_xnf(["bench", "run", "model-fit", "--refit", str(doctored), "--placement", "far", "--no-install",
+                        "--out", str(tmp_path / "far")], timeout=120)
+    assert only_far.returncode == 0, only_far.stderr    # the far copies alone fit too: every point is there
 
 
 def test_advise_answers_from_the_profile_and_its_pick_is_measured(fitted, isolated_profile, tmp_path):
@@ -121,6 +149,16 @@ def test_model_check_validates_a_copy_of_the_profile(fitted, isolated_profile, t
     assert again.returncode == 0, again.stderr
     [rejudged] = (tmp_path / "again").glob("model_check-*.json")
     assert json.loads(rejudged.read_text())["summary"] == doc["summary"]
+    # the same samples with a far copy of each: judged at the near placement, the far copies are left out
+    doctored = tmp_path / "model_check-both-placements.json"
+    doctored.write_text(json.dumps({**doc, "samples": at_both_placements(doc["samples"], 0.5)}))
+    for placement, same in (("near", True), ("all", False)):
+        out = tmp_path / placement
+        judged = run_xnf(["bench", "run", "model-check", "--profile", str(profile_file), "--from", str(doctored),
+                          "--paths", "xdp,afxdp/live", "--placement", placement, "--out", str(out)], timeout=120)
+        assert judged.returncode == 0, judged.stderr
+        [summary] = [json.loads(f.read_text())["summary"] for f in out.glob("model_check-*.json")]
+        assert (summary == doc["summary"]) == same, placement
 
 
 def test_advisor_check_measures_every_candidate_it_weighs(fitted, isolated_profile, tmp_path):

@@ -350,6 +350,8 @@ def test_the_reasons_say_what_the_far_placement_cost_the_pick_when_the_fit_kept_
     pick = advisor.advice(profile, "x", heavy, False)["recommendation"]["label"]
     assert pick != "xdp"
     assert not any("sharing a cache" in line for line in advisor.advice(profile, "x", heavy, False)["reasons"])
-    profile.placement = {"kept": "near", "far_over_near": {pick: 0.77, "xdp": 1.0}}
+    profile.placement = {"kept": "near", "far_over_near": {pick: 0.77, "xdp": 1.0},
+                         "measurements": {"near": 70, "far": 20, "mixed": 10}}
     lines = advisor.advice(profile, "x", heavy, False)["reasons"]
-    assert any("sharing a cache" in line and f"{pick} forwarded 0.77" in line for line in lines)
+    assert any("sharing a cache" in line and f"(20% of the fit's measurements), {pick} forwarded 0.77" in line
+               for line in lines)

@@ -88,22 +88,34 @@ static double time_per_chunk(__u32 cpu, __u32 ms)
 	return (t - start) / chunks;
 }
 
-static void *spin(void *arg)
+/* A thread started on `cpu` only: it fails to start (an errno) rather than run elsewhere unnoticed. */
+static int start_pinned(pthread_t *thread, void *(*fn)(void *), __u32 cpu)
 {
-	__u32 cpu = *(__u32 *)arg;
-	if (pin_to(cpu) != 0)
-		return NULL;
+	pthread_attr_t attr;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	int err = pthread_attr_init(&attr);
+	if (err == 0)
+		err = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	if (err == 0)
+		err = pthread_create(thread, &attr, fn, NULL);
+	pthread_attr_destroy(&attr);
+	return err;
+}
+
+static void *spin(void *unused)
+{
+	(void)unused;
 	uint64_t x = 1;
 	while (!atomic_load_explicit(&spinner_stop, memory_order_relaxed))
 		x = chunk(x) | 1;
 	return (void *)(uintptr_t)x;
 }
 
-static void *pong(void *arg)
+static void *pong(void *unused)
 {
-	__u32 cpu = *(__u32 *)arg;
-	if (pin_to(cpu) != 0)
-		return NULL;
+	(void)unused;
 	while (!atomic_load_explicit(&pong_stop, memory_order_relaxed))
 		if (atomic_load_explicit(&turn, memory_order_acquire) == 1)
 			atomic_store_explicit(&turn, 0, memory_order_release);
@@ -111,12 +123,17 @@ static void *pong(void *arg)
 }
 
 /* Nanoseconds per round trip of a cache line between `cpu` and `partner`, over about `ms` milliseconds; < 0 when
- * the partner thread cannot start. */
+ * the partner thread cannot start on its CPU (errno says why). */
 static double round_trip_ns(__u32 cpu, __u32 partner, __u32 ms)
 {
 	pthread_t thread;
-	if (pin_to(cpu) != 0 || pthread_create(&thread, NULL, pong, &partner) != 0)
+	if (pin_to(cpu) != 0)
 		return -1;
+	int err = start_pinned(&thread, pong, partner);
+	if (err != 0) {
+		errno = err;
+		return -1;
+	}
 	unsigned trips = 0;
 	double start = now_ns(), end = start + ms * 1e6, t;
 	do {
@@ -171,9 +188,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	pthread_t spinner;
-	err = pthread_create(&spinner, NULL, spin, &o.partner);
+	err = start_pinned(&spinner, spin, o.partner);
 	if (err != 0) {
-		xnf_error("cannot start the spinner: %s", strerror(err));
+		xnf_error("cannot start the spinner on CPU %u: %s (is this process confined to other CPUs?)", o.partner,
+			  strerror(err));
 		return 1;
 	}
 	double beside = time_per_chunk(o.cpu, o.ms);
@@ -184,7 +202,7 @@ int main(int argc, char **argv)
 	double alone = (before + after) / 2;
 	double trip = round_trip_ns(o.cpu, o.partner, o.ms);
 	if (trip < 0) {
-		xnf_error("cannot start the round trip's partner thread on CPU %u", o.partner);
+		xnf_error("cannot start the round trip's partner thread on CPU %u: %s", o.partner, strerror(errno));
 		return 1;
 	}
 	printf("{\"cpu\": %u, \"partner\": %u, \"alone_ns\": %.0f, \"alone_drift\": %.4f, \"beside_spinner_ns\": %.0f, "

@@ -236,8 +236,10 @@ def _far_placement(profile: Profile, key: str) -> str | None:
     ratio = profile.placement.get("far_over_near", {}).get(key)
     if profile.placement.get("kept") != placement.NEAR or ratio is None:
         return None
+    counts = profile.placement.get("measurements", {})
+    share = counts.get(placement.FAR, 0) / max(sum(counts.values()), 1)
     return (f"these rates are for the two cores sharing a cache (the profile was fitted there); where the host put "
-            f"them apart, {key} forwarded {ratio:.2f} of them in the fit")
+            f"them apart ({share:.0%} of the fit's measurements), {key} forwarded {ratio:.2f} of them")
 
 
 def reasons(ranked: list[Ranked], task: TaskCost, profile: Profile) -> list[str]:
