@@ -94,11 +94,20 @@ def _median(samples: list[dict], field: str, **match) -> float:
     return statistics.median(found)
 
 
-def fit_profile(samples: list[dict], keys: list[str], env: dict,
-                placement_kept: str = "all") -> tuple[Profile, list[dict]]:
+def _left_out(samples: list[dict], label: str, key: str) -> bool:
+    """A task point the path has no measurement of at the placement kept (every one of its rounds straddled the
+    host moving the vCPUs, say) is left out of the path's line. The baseline and the drop point are not: the line's
+    fixed time and the drop's come from them (_median says what to do)."""
+    if label in (BASELINE_LABEL, "drop"):
+        return False
+    return not any(s["point"] == label and s["path"] == key for s in samples)
+
+
+def fit_profile(samples: list[dict], keys: list[str], env: dict, placement_kept: str = "all",
+                labels: list[str] | None = None) -> tuple[Profile, list[dict]]:
     """The profile from the rounds' medians (of the measurements at placement_kept), and the table it was fitted
-    on."""
-    measured = {s["point"] for s in samples}
+    on. labels: the points the run measured (by default those in samples; a placement kept may hold fewer)."""
+    measured = set(labels or (s["point"] for s in samples)) | {BASELINE_LABEL, "drop"}
     series = {label: s for label, (s, _) in points().items() if label in measured}
     table = []
     paths = {}
@@ -106,7 +115,10 @@ def fit_profile(samples: list[dict], keys: list[str], env: dict,
         side = lab_paths.find(key).task_side + "_ns"
         base = _median(samples, side, point=BASELINE_LABEL)
         rows = []
+        left_out = [label for label in series if _left_out(samples, label, key)]
         for label in series:
+            if label in left_out:
+                continue
             mpps = _median(samples, "mpps", point=label, path=key)
             x = _median(samples, side, point=label) - base
             rows.append({"path": key, "point": label, "series": series[label], "x_ns": round(x, 2),
@@ -117,6 +129,8 @@ def fit_profile(samples: list[dict], keys: list[str], env: dict,
         load = statistics.median(s["generator_ns_per_packet"] for s in samples
                                  if s["path"] == key and s.get("generator_ns_per_packet"))
         paths[key] = fit.fit_path(lab_paths.find(key), task_points, drop, load_ns=load)
+        if left_out:
+            paths[key].fit["points_left_out"] = left_out
     kernel_drop = paths.get(lab_paths.KERNEL_DROP_WITH_SOCKETS)
     for key, path in paths.items():
         if kernel_drop and path.task_side == "native":
@@ -193,7 +207,7 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
     samples, keys, env, seconds = _earlier(args.refit) if args.refit else _measure(args)
     labels = list(dict.fromkeys(s["point"] for s in samples if s["path"]))
     fitted, placed = placement.keep(samples, args.placement, NAME)
-    profile, table = fit_profile(fitted, keys, env, placed["kept"])
+    profile, table = fit_profile(fitted, keys, env, placed["kept"], labels)
     if placed["kept"] == placement.NEAR:
         placed["far_over_near"] = far_over_near(samples, keys)
     profile = replace(profile, placement=placed)
@@ -214,6 +228,8 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
     for key, p in profile.paths.items():
         roles = ", ".join(f"{name} {r.fixed_ns['forward']:.0f} ns" for name, r in p.roles.items())
         say.info(f"{key:16s} c_IO {roles}; NF on the {p.task_role} x{p.task_scale:.2f}; "
-                 f"rms error {p.fit['rms_error']:.1%}, largest {p.fit['max_error']:.1%}")
+                 f"rms error {p.fit['rms_error']:.1%}, largest {p.fit['max_error']:.1%}"
+                 + (f"; no measurement at the {placed['kept']} placement of {', '.join(p.fit['points_left_out'])}, "
+                    f"left out" if p.fit.get("points_left_out") else ""))
     say.info(f"profile: {profile_path}")
     return path
