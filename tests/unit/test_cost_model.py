@@ -355,3 +355,13 @@ def test_the_reasons_say_what_the_far_placement_cost_the_pick_when_the_fit_kept_
     lines = advisor.advice(profile, "x", heavy, False)["reasons"]
     assert any("sharing a cache" in line and f"(20% of the fit's measurements), {pick} forwarded 0.77" in line
                for line in lines)
+
+
+def test_the_confidence_says_when_the_profiles_check_was_judged_at_one_placement_only():
+    profile = synthetic_profile()
+    task = TaskCost(cost("x", 400, 500), BASELINE)
+    plain = advisor.advice(profile, "x", task, False)["recommendation"]["why"]
+    assert "placement" not in plain
+    profile.validation["placement"] = "near"
+    near = advisor.advice(profile, "x", task, False)["recommendation"]["why"]
+    assert "judged on its measurements at the near placement" in near

@@ -21,6 +21,7 @@ from xnf.lab.cores import DUT_CORE, GEN_CORE
 PROBE_MS = 20       # each of the probe's phases: the whole probe takes about five of them
 LEVELS_APART = 2.0  # the far level's median round trip over the near one's, at least, to count as two levels
 NEAR, FAR, MIXED = "near", "far", "mixed"
+ALL = "all"         # --placement all: every measurement, whatever its level
 
 
 def probe(ms: int = PROBE_MS) -> dict:
@@ -83,7 +84,7 @@ def label(samples: list[dict]) -> float | None:
     return cut
 
 
-CHOICES = ("all", NEAR, FAR)
+CHOICES = (ALL, NEAR, FAR)
 
 
 def keep(samples: list[dict], which: str, study: str) -> tuple[list[dict], dict]:
@@ -93,7 +94,7 @@ def keep(samples: list[dict], which: str, study: str) -> tuple[list[dict], dict]
     cut = label(samples)
     counts = {p: sum(s.get("placement") == p for s in samples) for p in (NEAR, FAR, MIXED)}
     about = {"kept": which, "cut_ns": round(cut, 1) if cut else None, "measurements": counts}
-    if which == "all":
+    if which == ALL:
         return samples, about
     if not any(s.get("round_trip_ns") for s in samples):
         raise SystemExit(f"{study}: these samples carry no round-trip probes (measured before the lab took them): "
@@ -102,6 +103,6 @@ def keep(samples: list[dict], which: str, study: str) -> tuple[list[dict], dict]
 
 
 def add_argument(parser) -> None:
-    parser.add_argument("--placement", choices=CHOICES, default="all",
+    parser.add_argument("--placement", choices=CHOICES, default=ALL,
                         help="judge only the measurements whose probes before and after read this level of the "
                              "cores' round trip (near: the vCPUs on cores that share a cache)")

@@ -206,19 +206,21 @@ def rank(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: int
     return sorted(ranked, key=lambda r: -r.counted_mpps)
 
 
-def confidence(ranked: list[Ranked]) -> tuple[str, str]:
+def confidence(ranked: list[Ranked], judged_on: str = placement.ALL) -> tuple[str, str]:
     """(level, why) from the lead of the best over the next against the size of the errors to expect of both
-    (candidate_spread: a lead smaller than the scatter is no lead)."""
+    (candidate_spread: a lead smaller than the scatter is no lead). judged_on: the placement the profile's check kept
+    (a check judged on its near measurements expects smaller errors than the host will give)."""
     if len(ranked) < 2:
         return "high", "it is the only path"
     best, second = ranked[0], ranked[1]
     lead = best.counted_mpps / second.counted_mpps - 1
     band = best.spread + second.spread
     composed = best.candidate.composed or second.candidate.composed
+    judged = "" if judged_on == placement.ALL else f", judged on its measurements at the {judged_on} placement"
     why = (f"{best.candidate.label} can be counted on for {lead:.0%} more than {second.candidate.label}; the "
            f"errors to expect are {best.spread:.0%} and {second.spread:.0%} (the profile's check's median on these "
-           f"paths" + (f", at least {UNVALIDATED_ERROR:.0%} for a split or an offload, which it did not measure)"
-                       if composed else ")"))
+           f"paths{judged}" + (f", at least {UNVALIDATED_ERROR:.0%} for a split or an offload, which it did not "
+                               f"measure)" if composed else ")"))
     level = confidence_level(lead, band)
     return level, why + (": too close to call, measure them (--verify)" if level == "low" else "")
 
@@ -289,7 +291,7 @@ def advice(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: i
     """The whole answer, as JSON-ready data: every candidate's prediction, the pick, the reasons, the confidence."""
     skipped: list[dict] = []
     ranked = rank(profile, nf, task, drop_rules, cores, skipped)
-    level, why = confidence(ranked)
+    level, why = confidence(ranked, profile.validation.get("placement", placement.ALL))
     return {
         "nf": nf, "profile": {"name": profile.name, "source": profile.source, "platform": profile.platform,
                               "scale": profile.scale},

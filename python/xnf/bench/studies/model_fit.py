@@ -103,7 +103,7 @@ def _left_out(samples: list[dict], label: str, key: str) -> bool:
     return not any(s["point"] == label and s["path"] == key for s in samples)
 
 
-def fit_profile(samples: list[dict], keys: list[str], env: dict, placement_kept: str = "all",
+def fit_profile(samples: list[dict], keys: list[str], env: dict, placement_kept: str = placement.ALL,
                 labels: list[str] | None = None) -> tuple[Profile, list[dict]]:
     """The profile from the rounds' medians (of the measurements at placement_kept), and the table it was fitted
     on. labels: the points the run measured (by default those in samples; a placement kept may hold fewer)."""
@@ -142,8 +142,8 @@ def fit_profile(samples: list[dict], keys: list[str], env: dict, placement_kept:
     profile = Profile(
         name=f"this machine, {env['started_utc'][:10]}", source="measured",
         description=f"fitted by model-fit from taskemu ({rounds} rounds, medians"
-                    + ("" if placement_kept == "all" else f" of the measurements at the {placement_kept} placement")
-                    + ")",
+                    + ("" if placement_kept == placement.ALL
+                       else f" of the measurements at the {placement_kept} placement") + ")",
         platform=f"veth lab: {lab_paths.SENDER_WHAT}; {lab_paths.WORKER_WHAT}; 64-byte UDP frames",
         baseline=baseline, paths=paths, yardsticks={lab_rate.YARDSTICK_KEY: round(yard, 4)}, environment=env)
     return profile, table
