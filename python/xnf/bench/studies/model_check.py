@@ -56,7 +56,8 @@ def trial(subject: tuple, profile: Profile, args: argparse.Namespace, tsc_hz, fo
     candidate = advisor.whole_nf(key, path, case.nf, cost)
     rate = lab_rate.measure(case, case.nf, candidate.options, args.seconds, tsc_hz)
     return {"case": label, "path": key, "mpps": rate["mpps"], "generator_limited": rate["generator_limited"],
-            "round_trip_ns": rate["round_trip_ns"], "native_ns": cost.native_ns, "xdp_ns": cost.xdp_ns, "verdicts": cost.verdicts}
+            "round_trip_ns": rate["round_trip_ns"], "native_ns": cost.native_ns, "xdp_ns": cost.xdp_ns,
+            "verdicts": cost.verdicts}
 
 
 def predicted(sample: dict, profile: Profile) -> float:
@@ -123,7 +124,7 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
         "judged_from": args.earlier, "placement": placed, "summary": rows, "validation": checked,
         "samples": samples}, rows)
     model_plots.predicted_vs_measured(rows, path.with_suffix(".png"))
-    checked.update(results=path.name, measured=env["started_utc"], placement=args.placement)
+    checked.update(results=path.name, measured=env["started_utc"], placement=placed["kept"])
     validated = replace(load(args.profile), validation=checked)   # every path of it, not only those checked
     validated_path = path.with_name(path.stem.replace("model_check", "profile-validated") + ".json")
     validated_path.write_text(validated.to_json())
