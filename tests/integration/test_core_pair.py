@@ -23,6 +23,13 @@ def test_the_probe_times_the_loop_alone_beside_a_spinner_and_a_round_trip():
     assert abs(reading["slowdown"] - reading["beside_spinner_ns"] / reading["alone_ns"]) < 0.01
 
 
+def test_the_round_trip_alone_runs_no_loop_and_no_spinner():
+    done = probe("--cpu", "0", "--partner", "1", "--ms", "50", "--round-trip-only")
+    assert done.returncode == 0, done.stderr
+    reading = json.loads(done.stdout)
+    assert set(reading) == {"cpu", "partner", "round_trip_ns"} and reading["round_trip_ns"] > 0
+
+
 def test_the_probe_refuses_a_cpu_it_cannot_use_with_what_to_do():
     same = probe("--cpu", "1", "--partner", "1")
     assert same.returncode == 2 and "two different CPUs" in same.stderr

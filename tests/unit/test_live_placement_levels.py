@@ -21,6 +21,22 @@ def test_the_split_follows_the_gap_not_the_middle_of_the_range():
     assert 80 < cut < 330
 
 
+def test_the_running_sums_find_the_cut_that_the_spreads_computed_directly_find():
+    import math
+    import random
+    import statistics
+    rng = random.Random(7)
+    for _ in range(20):
+        values = [rng.lognormvariate(5.3, 0.3) for _ in range(rng.randint(2, 40))] + \
+            [rng.lognormvariate(7.2, 0.2) for _ in range(rng.randint(1, 40))]
+        logs = sorted(math.log(v) for v in values)
+
+        def spread(group):
+            return sum((x - statistics.fmean(group)) ** 2 for x in group)
+        direct = min(range(1, len(logs)), key=lambda i: spread(logs[:i]) + spread(logs[i:]))
+        assert placement._best_cut(logs)[0] == direct
+
+
 def test_one_value_or_one_level_has_no_split():
     assert placement.two_levels([250.0]) is None
     assert placement.two_levels([250.0, 250.0, 250.0]) is None

@@ -8,13 +8,16 @@
  * them does not read as interference), and the loop on the partner CPU alone. Then the time a cache line takes
  * to go from one CPU to the other and back: what every ring entry that one core writes and the other reads pays, and
  * what depends on where the host put the pair (one core complex sharing a cache, or two). One JSON line on stdout.
+ * --round-trip-only measures the round trip alone: the lab's probe between measurements, which must be short and
+ * must not busy the DUT's core before the next one.
  *
- *   xnf-core-pair [--cpu N] [--partner N] [--ms MS]
+ *   xnf-core-pair [--cpu N] [--partner N] [--ms MS] [--round-trip-only]
  */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +34,7 @@ struct options {
 	__u32 cpu;      /* where the timed loop runs */
 	__u32 partner;  /* where the spinner runs */
 	__u32 ms;       /* how long each timed phase lasts */
+	bool round_trip_only;
 };
 
 static atomic_int spinner_stop;
@@ -149,6 +153,25 @@ static double round_trip_ns(__u32 cpu, __u32 partner, __u32 ms)
 	return (t - start) / trips;
 }
 
+/* The round trip, or < 0 after saying why it could not be measured. */
+static double measured_round_trip(const struct options *o)
+{
+	double trip = round_trip_ns(o->cpu, o->partner, o->ms);
+	if (trip < 0)
+		xnf_error("cannot run the round trip between CPUs %u and %u: %s (is this process confined to other "
+			  "CPUs?)", o->cpu, o->partner, strerror(errno));
+	return trip;
+}
+
+static int print_round_trip(const struct options *o)
+{
+	double trip = measured_round_trip(o);
+	if (trip < 0)
+		return 1;
+	printf("{\"cpu\": %u, \"partner\": %u, \"round_trip_ns\": %.1f}\n", o->cpu, o->partner, trip);
+	return 0;
+}
+
 static int take_cpu(const struct xnf_option *o, const char *text, void *opts)
 {
 	struct options *opt = opts;
@@ -165,6 +188,8 @@ static const struct xnf_option table[] = {
 	  .help = "where the spinner and the other end of the round trip run", .default_text = "1" },
 	{ .name = "ms", .kind = XNF_OPT_UINT, .value = "MS", .offset = OPT(ms), .min = 10, .max = 60000,
 	  .help = "milliseconds of each timed phase" },
+	{ .name = "round-trip-only", .kind = XNF_OPT_FLAG, .offset = OPT(round_trip_only),
+	  .help = "measure the cache line's round trip and nothing else (no loop, no spinner)" },
 	XNF_OPTIONS_END,
 };
 
@@ -173,7 +198,7 @@ int main(int argc, char **argv)
 	const struct options defaults = {.cpu = 0, .partner = 1, .ms = 1000};
 	struct options o = defaults;
 	int err = xnf_options_parse(table, argc, argv, &o, NULL,
-				    "usage: xnf-core-pair [--cpu N] [--partner N] [--ms MS]\n"
+				    "usage: xnf-core-pair [--cpu N] [--partner N] [--ms MS] [--round-trip-only]\n"
 				    "what a thread spinning on one CPU costs a compute loop on another, and a cache line's "
 				    "round trip between them, as one JSON line", &defaults);
 	if (err)
@@ -182,6 +207,8 @@ int main(int argc, char **argv)
 		xnf_error("--cpu and --partner are both %u: give two different CPUs", o.cpu);
 		return 2;
 	}
+	if (o.round_trip_only)
+		return print_round_trip(&o);
 	double before = time_per_chunk(o.cpu, o.ms);
 	if (before < 0) {
 		xnf_error("cannot run on CPU %u: %s (is this process confined to other CPUs?)", o.cpu, strerror(errno));
@@ -200,11 +227,9 @@ int main(int argc, char **argv)
 	double after = time_per_chunk(o.cpu, o.ms);
 	double partner = time_per_chunk(o.partner, o.ms);
 	double alone = (before + after) / 2;
-	double trip = round_trip_ns(o.cpu, o.partner, o.ms);
-	if (trip < 0) {
-		xnf_error("cannot start the round trip's partner thread on CPU %u: %s", o.partner, strerror(errno));
+	double trip = measured_round_trip(&o);
+	if (trip < 0)
 		return 1;
-	}
 	printf("{\"cpu\": %u, \"partner\": %u, \"alone_ns\": %.0f, \"alone_drift\": %.4f, \"beside_spinner_ns\": %.0f, "
 	       "\"slowdown\": %.4f, \"partner_alone_ns\": %.0f, \"round_trip_ns\": %.1f}\n", o.cpu, o.partner, alone,
 	       after / before - 1, beside, beside / alone, partner, trip);

@@ -18,34 +18,42 @@ from xnf import build
 from xnf.errors import XnfError
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 
-PROBE_MS = 20       # each of the probe's phases: the whole probe takes about five of them
+PROBE_MS = 20       # how long the round trip is measured between two rate measurements
 LEVELS_APART = 2.0  # the far level's median round trip over the near one's, at least, to count as two levels
 NEAR, FAR, MIXED = "near", "far", "mixed"
 ALL = "all"         # --placement all: every measurement, whatever its level
 
 
 def probe(ms: int = PROBE_MS) -> dict:
-    """xnf-core-pair's reading: the loop's time alone and beside a spinner on the DUT's core, the round trip."""
+    """xnf-core-pair's whole reading: the loop's time alone and beside a spinner on the DUT's core, the round trip."""
+    return _core_pair("--ms", str(ms))
+
+
+def round_trip_ns(ms: int = PROBE_MS) -> float:
+    """The round trip alone: the probe set between measurements, which must not busy the DUT's core before them."""
+    return _core_pair("--ms", str(ms), "--round-trip-only")["round_trip_ns"]
+
+
+def _core_pair(*args: str) -> dict:
     done = subprocess.run([str(build.tool_binary("xnf-core-pair")), "--cpu", str(GEN_CORE), "--partner",
-                           str(DUT_CORE), "--ms", str(ms)], capture_output=True, text=True)
+                           str(DUT_CORE), *args], capture_output=True, text=True)
     if done.returncode != 0:
         raise XnfError(f"xnf-core-pair failed: {done.stderr.strip()}")
     return json.loads(done.stdout)
 
 
-def round_trip_ns(ms: int = PROBE_MS) -> float:
-    return probe(ms)["round_trip_ns"]
-
-
 def _best_cut(logs: list[float]) -> tuple[int, float] | None:
-    """The index splitting sorted logs into the two groups with the least spread within them, and the cut value."""
-    best = None
-    for i in range(1, len(logs)):
+    """The index splitting sorted logs into the two groups with the least spread within them, and the cut value.
+    Each group's spread (sum of squares about its mean) comes from running sums, so a run's thousand probes cost
+    one pass."""
+    n, total, total_sq = len(logs), sum(logs), sum(x * x for x in logs)
+    best, low, low_sq = None, 0.0, 0.0
+    for i in range(1, n):
+        low, low_sq = low + logs[i - 1], low_sq + logs[i - 1] ** 2
         if logs[i] == logs[i - 1]:
             continue
-        low, high = logs[:i], logs[i:]
-        spread = sum((x - statistics.fmean(low)) ** 2 for x in low) + \
-            sum((x - statistics.fmean(high)) ** 2 for x in high)
+        high, high_sq = total - low, total_sq - low_sq
+        spread = (low_sq - low * low / i) + (high_sq - high * high / (n - i))
         if best is None or spread < best[0]:
             best = (spread, i)
     return None if best is None else (best[1], math.exp((logs[best[1] - 1] + logs[best[1]]) / 2))

@@ -213,8 +213,7 @@ def confidence(ranked: list[Ranked], judged_on: str = placement.ALL) -> tuple[st
     if len(ranked) < 2:
         return "high", "it is the only path"
     best, second = ranked[0], ranked[1]
-    lead = best.counted_mpps / second.counted_mpps - 1
-    band = best.spread + second.spread
+    lead, band = lead_and_band(best.counted_mpps, second.counted_mpps, best.spread, second.spread)
     composed = best.candidate.composed or second.candidate.composed
     judged = "" if judged_on == placement.ALL else f", judged on its measurements at the {judged_on} placement"
     why = (f"{best.candidate.label} can be counted on for {lead:.0%} more than {second.candidate.label}; the "
@@ -223,6 +222,12 @@ def confidence(ranked: list[Ranked], judged_on: str = placement.ALL) -> tuple[st
                                f"measure)" if composed else ")"))
     level = confidence_level(lead, band)
     return level, why + (": too close to call, measure them (--verify)" if level == "low" else "")
+
+
+def lead_and_band(best_mpps: float, second_mpps: float, best_spread: float,
+                  second_spread: float) -> tuple[float, float]:
+    """The best's lead over the next (on the rates counted on) and the band of errors to expect of the two."""
+    return best_mpps / second_mpps - 1, best_spread + second_spread
 
 
 def confidence_level(lead: float, band: float) -> str:

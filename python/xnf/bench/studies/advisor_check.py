@@ -115,8 +115,8 @@ def _confidence(ranked: list[dict]) -> str:
     if len(ranked) < 2:
         return "high"
     best, second = ranked[0], ranked[1]
-    lead = best["counted_mpps"] / second["counted_mpps"] - 1
-    return advisor.confidence_level(lead, best["spread"] + second["spread"])
+    return advisor.confidence_level(*advisor.lead_and_band(best["counted_mpps"], second["counted_mpps"],
+                                                           best["spread"], second["spread"]))
 
 
 def summarise(samples: list[dict], profile: Profile) -> tuple[list[dict], list[dict]]:
