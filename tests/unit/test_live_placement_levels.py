@@ -3,6 +3,10 @@ brackets on both sides."""
 
 from __future__ import annotations
 
+import math
+import random
+import statistics
+
 import pytest
 
 from xnf.bench.studies import live_placement
@@ -22,9 +26,6 @@ def test_the_split_follows_the_gap_not_the_middle_of_the_range():
 
 
 def test_the_running_sums_find_the_cut_that_the_spreads_computed_directly_find():
-    import math
-    import random
-    import statistics
     rng = random.Random(7)
     for _ in range(20):
         values = [rng.lognormvariate(5.3, 0.3) for _ in range(rng.randint(2, 40))] + \
