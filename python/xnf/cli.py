@@ -119,8 +119,11 @@ def cmd_cost(args: argparse.Namespace) -> int:
         return 0
     verdicts = ", ".join(f"{k} {v}" for k, v in result["verdicts"].items())
     print(f"{result['nf']} on {result['frames']} frames of the mix ({verdicts}), {result['repeat']} passes:\n"
-          f"  native (the AF_XDP workers' code): {result['native_ns_per_frame']:.1f} ns per frame\n"
-          f"  XDP program (BPF_PROG_RUN, with its per-run work): {result['xdp_ns_per_frame']:.1f} ns per frame")
+          f"  native (the AF_XDP workers' code, in batches): {result['native_ns_per_frame']:.1f} ns per frame "
+          f"(a batch run again at once: {result['native_warm_ns_per_frame']:.1f})\n"
+          f"  XDP program (BPF_PROG_RUN, with its per-run work): {result['xdp_ns_per_frame']:.1f} ns per frame: "
+          f"{result['xdp_warm_ns_per_frame']:.1f} run again at once, plus the misses of a native batch "
+          f"(one cold run per syscall: {result['xdp_cold_ns_per_frame']:.1f})")
     return 0
 
 
