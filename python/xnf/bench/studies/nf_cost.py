@@ -11,9 +11,9 @@ Subjects (NF, rules, traffic, map sizes):
   checksum-16   16 L4 checksum computations per frame
   memload-16M   one random access per frame into 16 MiB
   chain         chain:firewall,macswap with the firewall's 16 drop rules and mix
-XDP times are BPF_PROG_RUN's own mean per run (xnf-xdp-cost's figure too): the program with the glue around the NF
-and the per-run work of the test harness, no driver and no transmit; native times are the NF's batch time less
-the copies of the frames into the batch.
+XDP times are from BPF_PROG_RUN's own time per run: the program with the glue around the NF and the per-run work of
+the test harness, no driver and no transmit, taken warm plus the misses a native batch meets; native times are each
+batch's run timed alone (lib/runtime/nf_cost.c says why; the samples keep the cold and warm times too).
 
     xnf bench run nf-cost [--rounds 5] [--frames 1024] [--repeat 200] [--subjects macswap,firewall,...]
 """
@@ -65,7 +65,8 @@ def trial(label: str, args: argparse.Namespace, rules_dir: Path) -> dict:
         rules.write_text(rules_text)
     result = measure(nf, traffic, str(rules) if rules else None, args.frames, args.repeat, sizes)
     return {"subject": label, "nf": nf, "native_ns": result["native_ns_per_frame"],
-            "xdp_ns": result["xdp_ns_per_frame"], "verdicts": result["verdicts"], "frames": result["frames"]}
+            "xdp_ns": result["xdp_ns_per_frame"], "verdicts": result["verdicts"], "frames": result["frames"],
+            **{key: result[f"{key}_per_frame"] for key in ("native_warm_ns", "xdp_cold_ns", "xdp_warm_ns")}}
 
 
 def summarise(samples: list[dict]) -> list[dict]:
