@@ -77,6 +77,11 @@ struct run_times {
 	double cold_ns, warm_ns;
 };
 
+static struct run_times per_run(const struct run_times *sum, double runs)
+{
+	return (struct run_times){ sum->cold_ns / runs, sum->warm_ns / runs };
+}
+
 /* Frames first.. into the slots, as fresh packets (the NF may have rewritten the frames and moved the pointers). */
 static void copy_frames(const struct frame_set *f, __u32 first, __u32 n, __u8 *slots[BATCH], struct xnf_pkt pkts[BATCH])
 {
@@ -128,7 +133,6 @@ static int native_times(const struct cost_options *opt, const struct frame_set *
 	struct umem_copy u = { .slots = xnf_afxdp_worker_frames(cfg, 1, true),
 			       .frame_size = cfg->frame_size < FRAME_SET_MAX ? FRAME_SET_MAX : cfg->frame_size };
 	struct run_times warm_up = { 0 }, sum = { 0 };
-	double runs = (double)f->n * opt->repeat;
 
 	u.area = mmap(NULL, u.slots * u.frame_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
 		      -1, 0);
@@ -141,7 +145,7 @@ static int native_times(const struct cost_options *opt, const struct frame_set *
 	for (__u32 r = 0; r < opt->repeat; r++)
 		native_pass(f, &u, &sum, NULL);
 	munmap(u.area, u.slots * u.frame_size);
-	*per_frame = (struct run_times){ sum.cold_ns / runs, sum.warm_ns / runs };
+	*per_frame = per_run(&sum, (double)f->n * opt->repeat);
 	return 0;
 }
 
@@ -174,7 +178,7 @@ static int xdp_times(const struct xnf_xdp_instance *x, const struct frame_set *f
 		for (__u32 i = 0; i < f->n; i++)
 			if (xdp_run(x, f, i, &sum.cold_ns) || xdp_run(x, f, i, &sum.warm_ns))
 				return -1;
-	*per_frame = (struct run_times){ sum.cold_ns / ((double)f->n * passes), sum.warm_ns / ((double)f->n * passes) };
+	*per_frame = per_run(&sum, (double)f->n * passes);
 	return 0;
 }
 
