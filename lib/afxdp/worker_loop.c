@@ -257,6 +257,12 @@ static __u32 receive_batch(struct afxdp_worker *w, struct xsk_port_socket *s)
 		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&s->rx, idx + i);
 		char *data = xsk_umem__get_data(w->area, d->addr);
 
+		/* The kernel wrote the frame from the sending core (copy mode on veth): its first line is a miss to
+		 * another core's cache. Asked for now, the batch's misses overlap; met one by one inside the NF,
+		 * each costs its full latency behind the last frame's work (docs/afxdp.md, "Frames prefetched"). */
+#ifndef XNF_NO_PREFETCH /* a benchmark's variant without it (xnf bench run frame-prefetch) */
+		__builtin_prefetch(data);
+#endif
 		pkts[i].data = data;
 		pkts[i].data_end = data + d->len;
 		pkts[i].ingress_port = s->port;

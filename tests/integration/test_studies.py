@@ -26,6 +26,8 @@ CASES = {  # study: (its smallest options, the subjects it must measure, the sam
     "dispatch": (["--rounds", "1", "--seconds", "0.3"], {"none", "software", "queue"}),
     "capture-cost": (["--rounds", "1", "--seconds", "0.3"],
                      {f"{m} {s}" for m in ("xdp", "afxdp") for s in ("not-compiled", "off", "on")}),
+    "frame-prefetch": (["--rounds", "1", "--seconds", "0.3", "--cases", "macswap"],
+                       {"yardstick", "macswap afxdp/live prefetch", "macswap afxdp/live no-prefetch"}),
     "nf-cost": (["--rounds", "1", "--frames", "64", "--repeat", "5"],
                 {"macswap", "firewall", "firewall-10k", "lb", "router", "checksum-16", "memload-16M", "chain"},
                 "native_ns"),

@@ -69,17 +69,19 @@ def _search(t: Topology, seconds: float, traffic: TrafficSpec, tsc_hz: float | N
             "trials": len(run.trials)}
 
 
-def measure(case: NfCase, run_nf: str, options: list[str], seconds: float, tsc_hz: float | None) -> dict:
+def measure(case: NfCase, run_nf: str, options: list[str], seconds: float, tsc_hz: float | None,
+            binary: Path | None = None) -> dict:
     """The case's NF run as run_nf (a split chain names its members' places) with options (mode, transmit path,
     offload): its RFC 2544 rate in Mpps and the DUT's and the generator's CPU per frame at it, and the cores' round
-    trip just before and after the search (where the host had put the vCPUs: xnf.lab.placement)."""
+    trip just before and after the search (where the host had put the vCPUs: xnf.lab.placement). binary: another
+    build of the NF (a benchmark's variant)."""
     extra = list(options) + [a for size in case.map_sizes for a in ("--map-size", size)]
     if needs_workers(run_nf, options):
         extra += ["--cores", str(DUT_CORE)]
     traffic = TrafficSpec(size=None, options=tuple(case.gen_options))
     with Topology("pair", gen_xdp=None) as t, tempfile.TemporaryDirectory() as folder:
         rules = case.write_rules(Path(folder))
-        instance = NfInstance.start(t, run_nf, None, t.dut_ifaces, rules=rules, extra=extra)
+        instance = NfInstance.start(t, run_nf, None, t.dut_ifaces, rules=rules, extra=extra, binary=binary)
         try:
             before = placement.round_trip_ns()
             rate = _search(t, seconds, traffic, tsc_hz, nf=instance)

@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 from xnf import build, say
-from xnf.bench import results_file
+from xnf.bench import results_file, variants
 from xnf.bench.rounds import beside_yardstick, measure_rounds
 from xnf.errors import XnfError
 from xnf.lab import environment
@@ -48,14 +48,7 @@ PROGRAM_RUNS = 1000000
 
 def variant_binary() -> Path:
     """macswap built without the capture hook, in its own build folder (make's VARIANT_DEFINES)."""
-    folder = build.REPO_ROOT / "build" / "variants" / VARIANT
-    target = folder / "bin" / "xnf-macswap"
-    made = subprocess.run(["make", "-s", f"-j{2}", f"BUILD={folder.relative_to(build.REPO_ROOT)}",
-                           "VARIANT_DEFINES=-DXNF_NO_CAPTURE", str(target.relative_to(build.REPO_ROOT))],
-                          cwd=build.REPO_ROOT, capture_output=True, text=True)
-    if made.returncode != 0:
-        raise XnfError(f"the {VARIANT} variant did not build: {made.stderr.strip()[-2000:]}")
-    return target
+    return variants.binaries(VARIANT, "-DXNF_NO_CAPTURE", ["xnf-macswap"])["xnf-macswap"]
 
 
 def program_ns(t: Topology, frame: bytes) -> float:
