@@ -26,8 +26,8 @@ CASES = {  # study: (its smallest options, the subjects it must measure, the sam
     "dispatch": (["--rounds", "1", "--seconds", "0.3"], {"none", "software", "queue"}),
     "capture-cost": (["--rounds", "1", "--seconds", "0.3"],
                      {f"{m} {s}" for m in ("xdp", "afxdp") for s in ("not-compiled", "off", "on")}),
-    "frame-prefetch": (["--rounds", "1", "--seconds", "0.3", "--cases", "macswap"],
-                       {"yardstick", "macswap afxdp/live prefetch", "macswap afxdp/live no-prefetch"}),
+    "frame-prefetch": (["--rounds", "1", "--seconds", "0.3", "--cases", "macswap", "--measure", "rate"],
+                       {"yardstick", "macswap afxdp/live prefetch rate", "macswap afxdp/live no-prefetch rate"}),
     "nf-cost": (["--rounds", "1", "--frames", "64", "--repeat", "5"],
                 {"macswap", "firewall", "firewall-10k", "lb", "router", "checksum-16", "memload-16M", "chain"},
                 "native_ns"),
@@ -94,3 +94,20 @@ def test_the_worker_settings_and_queue_counts_of_the_reproduction_grids_reach_th
         [results] = tmp_path.glob(f"{name}-*.json")
         [row] = json.loads(results.read_text())["summary"]
         assert row["mean_mpps"] > 0 and row["samples"] == 1
+
+
+def test_frame_prefetch_measures_what_the_frames_cost_the_worker_in_both_builds(tmp_path):
+    """The cost measurement: both builds forward the offered frames on afxdp-poll/live, and the worker core's busy
+    time per frame is read for each (a variant that did not run, or a worker that did no work, would show none)."""
+    ran = run_xnf(["bench", "run", "frame-prefetch", "--out", str(tmp_path), "--rounds", "1", "--cases", "macswap",
+                   "--measure", "cost", "--cost-mpps", "0.2", "--cost-seconds", "1"], timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    [results] = tmp_path.glob("frame_prefetch-*.json")
+    doc = json.loads(results.read_text())
+    costs = {s["build"]: s for s in doc["samples"] if s.get("kind") == "cost"}
+    assert set(costs) == {"prefetch", "no-prefetch"}
+    for sample in costs.values():
+        assert sample["path"] == "afxdp-poll/live" and sample["sent"] >= 150000
+        assert sample["loss_ratio"] < 0.01 and sample["worker_ns_per_frame"] > 0
+    [gain] = doc["gains"]
+    assert gain["measured"] == "cost" and gain["prefetch_over_without"] > 0

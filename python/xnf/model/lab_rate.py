@@ -19,7 +19,7 @@ from xnf.bench.studies.xdp_overhead import attach, detach
 from xnf.lab import placement
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.generator import Generator, flat_out
-from xnf.lab.measure import TrafficSpec
+from xnf.lab.measure import TrafficSpec, run_trial
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.rfc2544 import measure_throughput
 from xnf.lab.topology import Topology
@@ -88,6 +88,25 @@ def measure(case: NfCase, run_nf: str, options: list[str], seconds: float, tsc_h
             return {**rate, "round_trip_ns": [round(before, 1), round(placement.round_trip_ns(), 1)]}
         finally:
             instance.stop()
+
+
+def worker_cost(case: NfCase, options: list[str], rate_pps: float, seconds: float, tsc_hz: float | None,
+                binary: Path | None = None) -> dict:
+    """The case's NF on a path whose workers sleep when idle (afxdp-poll), offered rate_pps for seconds after the
+    same warm-up: the worker core's busy time per frame offered (ns), and the loss. Below the path's rate the
+    worker's busy time is what the frames cost it, which a rate measurement shows only through its spread."""
+    extra = list(options) + ["--cores", str(DUT_CORE)] + [a for size in case.map_sizes for a in ("--map-size", size)]
+    traffic = TrafficSpec(size=None, options=tuple(case.gen_options))
+    with Topology("pair", gen_xdp=None) as t, tempfile.TemporaryDirectory() as folder:
+        rules = case.write_rules(Path(folder))
+        instance = NfInstance.start(t, case.nf, None, t.dut_ifaces, rules=rules, extra=extra, binary=binary)
+        try:
+            Generator(t).run(*flat_out(WARM_UP_S, GEN_CORE), *traffic.options)
+            trial = run_trial(t, rate_pps, seconds, traffic, tsc_hz, nf=instance)
+        finally:
+            instance.stop()
+    return {"worker_ns_per_frame": trial.cpu[DUT_CORE]["busy"] / trial.sent * 1e9 if trial.sent else None,
+            "loss_ratio": trial.loss_ratio, "sent": trial.sent}
 
 
 def yardstick(seconds: float, tsc_hz: float | None) -> float:

@@ -1,14 +1,17 @@
-"""What the AF_XDP worker's frame prefetch gains: each NF case's RFC 2544 rate on a user-space path with the usual
-build (the worker asks for every frame of a batch before the NF runs) and with a variant built with
--DXNF_NO_PREFETCH (the NF meets each frame's first line itself), in the same rounds, with the hand-written XDP
-yardstick.
+"""What the AF_XDP worker's frame prefetch gains, against a variant built with -DXNF_NO_PREFETCH (the NF meets each
+frame's first line itself), in the same rounds, with the hand-written XDP yardstick. Two measurements per NF case:
+  rate  its RFC 2544 rate on a user-space path (--paths), as the cost model measures it
+        (python/xnf/model/lab_rate.py); on veth its rounds spread by 10-20 %
+  cost  the worker core's busy time per frame on afxdp-poll/live (its worker sleeps when idle) at a rate below every
+        case's (--cost-mpps): what the frames cost the worker, without the rate search's spread
 
 On veth in copy mode the kernel copies each frame into the UMEM on the sending core, so the worker's first read of a
 frame is a miss to the other core's cache. An NF whose own work per frame is longer than the processor looks ahead
 meets those misses one after the other (docs/afxdp.md, "Frames prefetched"). The cases are the cost model's
-(python/xnf/model/cases.py) and macswap, measured as the model measures them (python/xnf/model/lab_rate.py).
+(python/xnf/model/cases.py) and macswap.
 
     xnf bench run frame-prefetch [--rounds 5] [--seconds 0.5] [--cases ...] [--paths afxdp/live,...]
+                                 [--measure rate,cost] [--cost-mpps 1.0] [--cost-seconds 3]
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ DESCRIPTION = "the AF_XDP worker's frame prefetch against a build without it, pe
 VARIANT, DEFINES = "no-prefetch", "-DXNF_NO_PREFETCH"
 BUILDS = ("prefetch", VARIANT)
 YARDSTICK = "yardstick"
+RATE, COST = "rate", "cost"
+COST_PATH = "afxdp-poll/live"   # its worker sleeps when idle: its busy time is what the frames cost
 MACSWAP = NfCase("macswap", "macswap", None, cases.THOUSAND_FLOWS)
 DEFAULT_CASES = ["macswap", "lb", "lb-10k", "firewall-10k", "router", "checksum-16"]
 
@@ -47,60 +52,89 @@ def find_case(label: str) -> NfCase:
 def trial(subject: tuple, args: argparse.Namespace, tsc_hz, binaries: dict) -> dict:
     if subject == (YARDSTICK,):
         return {"subject": YARDSTICK, "mpps": lab_rate.yardstick(args.seconds, tsc_hz)}
-    label, key, build = subject
+    kind, label, key, build = subject
     case, path = find_case(label), lab_paths.find(key)
-    options = ["--mode", path.mode, *path.run_options()]
+    options = ["--mode", path.mode, *(["--tx-path", path.tx_path] if path.tx_path else [])]
     binary = binaries[f"xnf-{case.nf}"] if build == VARIANT else None
+    sample = {"subject": f"{label} {key} {build} {kind}", "kind": kind, "case": label, "path": key, "build": build}
+    if kind == COST:
+        return sample | lab_rate.worker_cost(case, options, args.cost_mpps * 1e6, args.cost_seconds, tsc_hz, binary)
     rate = lab_rate.measure(case, case.nf, options, args.seconds, tsc_hz, binary=binary)
-    return {"subject": f"{label} {key} {build}", "case": label, "path": key, "build": build, "mpps": rate["mpps"],
-            "generator_limited": rate["generator_limited"], "round_trip_ns": rate["round_trip_ns"]}
+    return sample | {"mpps": rate["mpps"], "generator_limited": rate["generator_limited"],
+                     "round_trip_ns": rate["round_trip_ns"]}
+
+
+def _per_round(mine: list[dict], metric: str) -> list[float]:
+    """The prefetching build's metric over the variant's, round by round."""
+    without = {s["round"]: s[metric] for s in mine if s["build"] == VARIANT}
+    return [s[metric] / without[s["round"]] for s in mine if s["build"] == BUILDS[0] and without.get(s["round"])]
 
 
 def gains(samples: list[dict]) -> list[dict]:
-    """Per case and path: the prefetching build's rate over the variant's, in the same round (median)."""
+    """Per measurement, case and path: the prefetching build's rate (or worker time) over the variant's in the
+    same round, the median of the rounds."""
     rows = []
-    for label, key in dict.fromkeys((s["case"], s["path"]) for s in samples if "case" in s):
-        mine = [s for s in samples if s.get("case") == label and s.get("path") == key]
-        without = {s["round"]: s["mpps"] for s in mine if s["build"] == VARIANT}
-        ratios = [s["mpps"] / without[s["round"]] for s in mine
-                  if s["build"] == BUILDS[0] and without.get(s["round"])]
-        rows.append({"case": label, "path": key, "prefetch_over_without": round(statistics.median(ratios), 3)
-                     if ratios else None, "rounds": len(ratios)})
+    for kind, label, key in dict.fromkeys((s["kind"], s["case"], s["path"]) for s in samples if "case" in s):
+        mine = [s for s in samples if (s.get("kind"), s.get("case"), s.get("path")) == (kind, label, key)]
+        metric = "worker_ns_per_frame" if kind == COST else "mpps"
+        ratios = _per_round(mine, metric)
+        rows.append({"measured": kind, "case": label, "path": key, "metric": metric,
+                     "prefetch_over_without": round(statistics.median(ratios), 3) if ratios else None,
+                     "per_round": [round(r, 3) for r in ratios],
+                     "prefetch": statistics.median(s[metric] for s in mine if s["build"] == BUILDS[0]),
+                     "without": statistics.median(s[metric] for s in mine if s["build"] == VARIANT)})
     return rows
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--seconds", type=float, default=0.5)
+    parser.add_argument("--seconds", type=float, default=0.5, help="per trial of a rate search")
     parser.add_argument("--cases", default=",".join(DEFAULT_CASES), help="NF cases (macswap, or the cost model's)")
-    parser.add_argument("--paths", default="afxdp/live", help="user-space paths of the lab (python/xnf/model/"
-                        "lab_paths.py)")
+    parser.add_argument("--paths", default="afxdp/live", help="user-space paths of the lab whose RFC 2544 rate is "
+                        "measured (python/xnf/model/lab_paths.py)")
+    parser.add_argument("--measure", default=f"{RATE},{COST}", help=f"{RATE}: the RFC 2544 rate on --paths; {COST}: "
+                        f"the worker core's busy time per frame on {COST_PATH} at --cost-mpps")
+    parser.add_argument("--cost-mpps", type=float, default=1.0, help="the offered rate of a cost trial (below every "
+                        "case's rate)")
+    parser.add_argument("--cost-seconds", type=float, default=3.0)
 
 
 def _subjects(args: argparse.Namespace) -> list[tuple]:
-    labels, keys = args.cases.split(","), args.paths.split(",")
+    labels, keys, kinds = args.cases.split(","), args.paths.split(","), args.measure.split(",")
     for key in keys:
         if lab_paths.find(key).task_side != "native":
             raise XnfError(f"path '{key}' runs the NF in XDP, where nothing is prefetched: give user-space paths")
+    for kind in kinds:
+        if kind not in (RATE, COST):
+            raise XnfError(f"unknown measurement '{kind}': use {RATE}, {COST} or both")
     for label in labels:
         find_case(label)
-    return [(YARDSTICK,)] + [(label, key, build) for label in labels for key in keys for build in BUILDS]
+    subjects = [(YARDSTICK,)] + [(RATE, label, key, build) for label in labels for key in keys for build in BUILDS
+                                 if RATE in kinds]
+    return subjects + [(COST, label, COST_PATH, build) for label in labels for build in BUILDS if COST in kinds]
+
+
+def _line(sample: dict) -> str:
+    if "worker_ns_per_frame" in sample:
+        return f"{sample['subject']:44s} {sample['worker_ns_per_frame']:7.1f} ns a frame, loss {sample['loss_ratio']:.4f}"
+    return f"{sample['subject']:44s} {sample['mpps']:7.3f} Mpps"
 
 
 def run(args: argparse.Namespace, out_dir: Path) -> Path:
     subjects = _subjects(args)
-    nfs = sorted({f"xnf-{find_case(s[0]).nf}" for s in subjects if len(s) == 3})
+    nfs = sorted({f"xnf-{find_case(s[1]).nf}" for s in subjects if len(s) == 4})
     binaries = variants.binaries(VARIANT, DEFINES, nfs)
     env = environment.describe()
-    samples = measure_rounds(subjects, args.rounds, lambda s: trial(s, args, env["tsc_hz"], binaries),
-                             lambda s: f"{s['subject']:36s} {s['mpps']:6.3f} Mpps")
-    rows = rate_rows(samples, YARDSTICK, "ratio_to_yardstick")
+    samples = measure_rounds(subjects, args.rounds, lambda s: trial(s, args, env["tsc_hz"], binaries), _line)
+    rows = rate_rows([s for s in samples if "mpps" in s], YARDSTICK, "ratio_to_yardstick")
     gained = gains(samples)
     path = results_file.write(out_dir, "frame_prefetch", {
         "environment": env, "yardstick": YARDSTICK, "yardstick_is": lab_rate.YARDSTICK,
-        "seconds_per_trial": args.seconds, "variant": {"name": VARIANT, "defines": DEFINES},
+        "seconds_per_trial": args.seconds, "cost": {"path": COST_PATH, "offered_mpps": args.cost_mpps,
+                                                     "seconds": args.cost_seconds}, "variant": {"name": VARIANT, "defines": DEFINES},
         "summary": rows, "gains": gained, "samples": samples}, rows)
     for row in gained:
-        say.info(f"{row['case']:14s} {row['path']:12s} prefetch / without: {row['prefetch_over_without']}")
+        say.info(f"{row['measured']:4s} {row['case']:14s} {row['path']:16s} {row['metric']}: {row['prefetch']:.3f} "
+                 f"against {row['without']:.3f} without, {row['prefetch_over_without']} (rounds {row['per_round']})")
     return path
 
