@@ -11,6 +11,7 @@ its own verdict (drop, pass) count as done, not lost (python/xnf/lab/measure.py)
 from __future__ import annotations
 
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,8 +58,12 @@ def needs_workers(nf: str, options: list[str]) -> bool:
     return (mode is not None and mode != "xdp" and mode != "xdp-generic") or any(p and p != "xdp" for p in places)
 
 
-def _search(t: Topology, seconds: float, traffic: TrafficSpec, tsc_hz: float | None, nf=None) -> dict:
+def _warm_up(t: Topology, traffic: TrafficSpec) -> None:
     Generator(t).run(*flat_out(WARM_UP_S, GEN_CORE), *traffic.options)
+
+
+def _search(t: Topology, seconds: float, traffic: TrafficSpec, tsc_hz: float | None, nf=None) -> dict:
+    _warm_up(t, traffic)
     result = measure_throughput(t, seconds, 1, traffic, tsc_hz=tsc_hz, nf=nf, loss_threshold=LOSS_THRESHOLD)
     run = result.runs[0]
     saturated = [tr for tr in run.trials if tr.passes(LOSS_THRESHOLD) and tr.dut_ns_per_packet]
@@ -69,12 +74,10 @@ def _search(t: Topology, seconds: float, traffic: TrafficSpec, tsc_hz: float | N
             "trials": len(run.trials)}
 
 
-def measure(case: NfCase, run_nf: str, options: list[str], seconds: float, tsc_hz: float | None,
-            binary: Path | None = None) -> dict:
-    """The case's NF run as run_nf (a split chain names its members' places) with options (mode, transmit path,
-    offload): its RFC 2544 rate in Mpps and the DUT's and the generator's CPU per frame at it, and the cores' round
-    trip just before and after the search (where the host had put the vCPUs: xnf.lab.placement). binary: another
-    build of the NF (a benchmark's variant)."""
+@contextmanager
+def _running(case: NfCase, run_nf: str, options: list[str], binary: Path | None):
+    """A pair topology with the case's NF started on it as run_nf with options, its map sizes and, when it has
+    AF_XDP workers, the lab's worker core: yields (topology, instance, the case's traffic); stops the NF after."""
     extra = list(options) + [a for size in case.map_sizes for a in ("--map-size", size)]
     if needs_workers(run_nf, options):
         extra += ["--cores", str(DUT_CORE)]
@@ -83,11 +86,21 @@ def measure(case: NfCase, run_nf: str, options: list[str], seconds: float, tsc_h
         rules = case.write_rules(Path(folder))
         instance = NfInstance.start(t, run_nf, None, t.dut_ifaces, rules=rules, extra=extra, binary=binary)
         try:
-            before = placement.round_trip_ns()
-            rate = _search(t, seconds, traffic, tsc_hz, nf=instance)
-            return {**rate, "round_trip_ns": [round(before, 1), round(placement.round_trip_ns(), 1)]}
+            yield t, instance, traffic
         finally:
             instance.stop()
+
+
+def measure(case: NfCase, run_nf: str, options: list[str], seconds: float, tsc_hz: float | None,
+            binary: Path | None = None) -> dict:
+    """The case's NF run as run_nf (a split chain names its members' places) with options (mode, transmit path,
+    offload): its RFC 2544 rate in Mpps and the DUT's and the generator's CPU per frame at it, and the cores' round
+    trip just before and after the search (where the host had put the vCPUs: xnf.lab.placement). binary: another
+    build of the NF (a benchmark's variant)."""
+    with _running(case, run_nf, options, binary) as (t, instance, traffic):
+        before = placement.round_trip_ns()
+        rate = _search(t, seconds, traffic, tsc_hz, nf=instance)
+        return {**rate, "round_trip_ns": [round(before, 1), round(placement.round_trip_ns(), 1)]}
 
 
 def worker_cost(case: NfCase, options: list[str], rate_pps: float, seconds: float, tsc_hz: float | None,
@@ -95,16 +108,9 @@ def worker_cost(case: NfCase, options: list[str], rate_pps: float, seconds: floa
     """The case's NF on a path whose workers sleep when idle (afxdp-poll), offered rate_pps for seconds after the
     same warm-up: the worker core's busy time per frame offered (ns), and the loss. Below the path's rate the
     worker's busy time is what the frames cost it, which a rate measurement shows only through its spread."""
-    extra = list(options) + ["--cores", str(DUT_CORE)] + [a for size in case.map_sizes for a in ("--map-size", size)]
-    traffic = TrafficSpec(size=None, options=tuple(case.gen_options))
-    with Topology("pair", gen_xdp=None) as t, tempfile.TemporaryDirectory() as folder:
-        rules = case.write_rules(Path(folder))
-        instance = NfInstance.start(t, case.nf, None, t.dut_ifaces, rules=rules, extra=extra, binary=binary)
-        try:
-            Generator(t).run(*flat_out(WARM_UP_S, GEN_CORE), *traffic.options)
-            trial = run_trial(t, rate_pps, seconds, traffic, tsc_hz, nf=instance)
-        finally:
-            instance.stop()
+    with _running(case, case.nf, options, binary) as (t, instance, traffic):
+        _warm_up(t, traffic)
+        trial = run_trial(t, rate_pps, seconds, traffic, tsc_hz, nf=instance)
     return {"worker_ns_per_frame": trial.cpu[DUT_CORE]["busy"] / trial.sent * 1e9 if trial.sent else None,
             "loss_ratio": trial.loss_ratio, "sent": trial.sent}
 

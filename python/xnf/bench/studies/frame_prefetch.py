@@ -116,7 +116,8 @@ def _subjects(args: argparse.Namespace) -> list[tuple]:
 
 def _line(sample: dict) -> str:
     if "worker_ns_per_frame" in sample:
-        return f"{sample['subject']:44s} {sample['worker_ns_per_frame']:7.1f} ns a frame, loss {sample['loss_ratio']:.4f}"
+        return (f"{sample['subject']:44s} {sample['worker_ns_per_frame']:7.1f} ns a frame, "
+                f"loss {sample['loss_ratio']:.4f}")
     return f"{sample['subject']:44s} {sample['mpps']:7.3f} Mpps"
 
 
@@ -128,13 +129,12 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
     samples = measure_rounds(subjects, args.rounds, lambda s: trial(s, args, env["tsc_hz"], binaries), _line)
     rows = rate_rows([s for s in samples if "mpps" in s], YARDSTICK, "ratio_to_yardstick")
     gained = gains(samples)
+    cost = {"path": COST_PATH, "offered_mpps": args.cost_mpps, "seconds": args.cost_seconds}
     path = results_file.write(out_dir, "frame_prefetch", {
         "environment": env, "yardstick": YARDSTICK, "yardstick_is": lab_rate.YARDSTICK,
-        "seconds_per_trial": args.seconds, "cost": {"path": COST_PATH, "offered_mpps": args.cost_mpps,
-                                                     "seconds": args.cost_seconds}, "variant": {"name": VARIANT, "defines": DEFINES},
+        "seconds_per_trial": args.seconds, "cost": cost, "variant": {"name": VARIANT, "defines": DEFINES},
         "summary": rows, "gains": gained, "samples": samples}, rows)
     for row in gained:
         say.info(f"{row['measured']:4s} {row['case']:14s} {row['path']:16s} {row['metric']}: {row['prefetch']:.3f} "
                  f"against {row['without']:.3f} without, {row['prefetch_over_without']} (rounds {row['per_round']})")
     return path
-
