@@ -5,7 +5,10 @@
  * takes one step along a random single-cycle linked list of M bytes (te_list,
  * sized with --map-size te_list=M/64), so a packet costs a known amount of
  * compute plus one dependent memory access; then it swaps the MAC addresses
- * and sends the frame on.
+ * and sends the frame on, or drops it: a set percentage of frames, spread
+ * evenly, are dropped after the same work (an NF that drops what it has looked
+ * at, like a firewall: the cost model's measure of a dropped frame on a path
+ * whose workers are busy).
  *
  * Time: natively the TSC is read directly; BPF cannot read it, so the kernel
  * side waits the same time on its ns clock (cycles / TSC kHz, measured at start).
@@ -16,6 +19,7 @@
 XNF_MAP_ARRAY(te_list, struct te_node, TE_DEFAULT_NODES);
 XNF_MAP_ARRAY(te_config, __u32, TE_NSETTINGS);
 XNF_MAP_PERCPU_ARRAY(te_cursor, __u32, 1); /* where each CPU (or worker) is on the list */
+XNF_MAP_PERCPU_ARRAY(te_drop_credit, __u32, 1); /* each CPU's percent owed towards its next drop */
 
 static __always_inline __u32 te_setting(__u32 slot)
 {
@@ -81,6 +85,22 @@ static __always_inline void te_step_list(void)
 		*cursor = node->next < nodes ? node->next : 0;
 }
 
+/* Every frame adds the drop percentage to a credit; a frame that takes it to
+ * 100 is dropped. Drops are spread evenly (50: every other frame), with no
+ * random draw to cost anything or to vary between runs. */
+static __always_inline int te_due_for_drop(void)
+{
+	__u32 zero = 0, percent = te_setting(TE_SETTING_DROP), *credit = xnf_map_lookup(&te_drop_credit, &zero);
+
+	if (!credit || !percent)
+		return 0;
+	*credit += percent;
+	if (*credit < TE_PERCENT)
+		return 0;
+	*credit -= TE_PERCENT;
+	return 1;
+}
+
 static __always_inline xnf_verdict taskemu(struct xnf_pkt *pkt)
 {
 	struct ethhdr *eth = pkt->data;
@@ -89,6 +109,8 @@ static __always_inline xnf_verdict taskemu(struct xnf_pkt *pkt)
 		return XNF_DROP_MALFORMED;
 	te_spend_cycles(te_setting(TE_SETTING_CYCLES));
 	te_step_list();
+	if (te_due_for_drop())
+		return XNF_DROP;
 	xnf_swap_macs(eth);
 	return xnf_forward(pkt);
 }

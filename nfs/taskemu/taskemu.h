@@ -14,12 +14,14 @@ struct te_node {
 /* 64 nodes = 4 KiB unless --map-size te_list=N says otherwise. */
 #define TE_DEFAULT_NODES 64
 #define TE_MAX_CYCLES 10000000
+#define TE_PERCENT 100
 
 /* Slots of the te_config array. */
 enum te_setting {
 	TE_SETTING_CYCLES = 0, /* cycles to spend per packet (a rule) */
 	TE_SETTING_NODES,      /* the list's length, written by the start step */
 	TE_SETTING_TSC_KHZ,    /* the TSC's rate, written by the start step: the kernel counts time in ns */
+	TE_SETTING_DROP,       /* percent of frames to drop after the work (a rule) */
 	TE_NSETTINGS,
 };
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Rules of taskemu: one setting.
+ * Rules of taskemu: two settings.
  *   cycles N     CPU cycles to spend per packet (0-10000000; 0 by default)
+ *   drop P       percent of packets to drop, after the work (0-100; 0 by default)
  * Its start step measures the TSC's rate and builds the list: a random
  * permutation with a single cycle (Sattolo's algorithm), so a walk visits
  * every node before it repeats and no prefetcher can guess the next one.
@@ -22,9 +23,10 @@
 
 static const struct xnf_setting te_setting_list[] = {
 	{ "cycles", TE_SETTING_CYCLES, 0, TE_MAX_CYCLES },
+	{ "drop", TE_SETTING_DROP, 0, TE_PERCENT },
 	{ 0 },
 };
-XNF_SETTINGS_CODEC(te_codec, "te_config", te_setting_list, "cycles N");
+XNF_SETTINGS_CODEC(te_codec, "te_config", te_setting_list, "cycles N | drop PERCENT");
 
 /* TSC ticks per ms, against CLOCK_MONOTONIC over 20 ms; 0 where there is no TSC. */
 static __u32 te_measure_tsc_khz(void)

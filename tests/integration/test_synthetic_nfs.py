@@ -80,7 +80,21 @@ def test_taskemu_spends_and_forwards(mode, rules_file):
                               extra=["--map-size", "te_list=4096"])
         frames = l4_frames(t.links[0])
         assert sorted(exchange(t, frames, expect=len(frames))) == sorted(swap_macs(f) for f in frames)
-        assert nf.request("rules list").strip() == "cycles 20000"
+        assert nf.request("rules list").strip() == "cycles 20000\ndrop 0"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_taskemu_drops_its_share_of_frames_evenly_and_forwards_the_rest(mode, rules_file):
+    with Topology("pair") as t:
+        nf = NfInstance.start(t, "taskemu", mode, t.dut_ifaces, rules=rules_file("cycles 100\ndrop 25\n"))
+        frames = l4_frames(t.links[0]) * 2          # 24 frames, all different within each dozen
+        got = exchange(t, frames, expect=18)
+        # one frame in four dropped, spread evenly: the fourth, eighth, ... of each worker's (one worker here)
+        kept = [f for i, f in enumerate(frames) if i % 4 != 3]
+        assert sorted(got) == sorted(swap_macs(f) for f in kept)
+        verdicts = nf.stats()
+        assert verdicts["drop"]["packets"] == 6 and verdicts["tx"]["packets"] == 18
+        assert nf.request("rules list").strip().splitlines() == ["cycles 100", "drop 25"]
 
 
 def test_kernel_side_of_taskemu_list_is_one_cycle():
@@ -116,6 +130,7 @@ def test_map_size_errors_are_clear(pair, option, reason):
     ("checksum", "repeat 5000", "not a number from 0 to 4096 for repeat"),
     ("checksum", "repeat", "'repeat' takes one number"),
     ("taskemu", "cycle 5", "unknown setting 'cycle': use cycles"),
+    ("taskemu", "drop 101", "not a number from 0 to 100 for drop"),
 ])
 def test_settings_errors_name_the_line(pair, rules_file, nf, line, reason):
     path = rules_file(f"# settings\n{line}\n")

@@ -127,6 +127,25 @@ def test_a_fitted_user_space_path_drops_on_the_worker_and_keeps_the_senders_time
     assert path.roles["sender"].fixed_ns["drop_kernel"] == 150 and path.roles["worker"].fixed_ns["drop_kernel"] == 0
 
 
+def test_a_drop_mix_sets_what_a_dropped_frame_costs_a_busy_worker():
+    # the worker: 300 ns a forward, 80 a drop; one frame in four dropped, with 30 ns of NF work on every frame
+    mix = fit.DropMix(fit.Point(30, 0.75 * 300 + 0.25 * 80 + 30), 0.25)
+    path = fit.fit_path(lab_paths.find("afxdp/live"), synthetic_points(300, 1.0, 0), drop=fit.Point(-10, 200),
+                        drop_mix=mix)
+    assert path.roles["worker"].fixed_ns["drop_user"] == pytest.approx(80, rel=1e-3)
+    assert path.fit["drop_mix_error"] == pytest.approx(0, abs=1e-3)
+    # a mix as fast as forwarding (or slower) bounds nothing: a drop costs at most a forward
+    slow = fit.DropMix(fit.Point(0, 320), 0.25)
+    path = fit.fit_path(lab_paths.find("afxdp/live"), synthetic_points(300, 1.0, 0), drop=fit.Point(-10, 200),
+                        drop_mix=slow)
+    assert path.roles["worker"].fixed_ns["drop_user"] == pytest.approx(300, rel=1e-3)
+    # a mix on a path that drops in XDP sets nothing; its error says how the drop point and the line add up
+    kernel = fit.fit_path(lab_paths.find("xdp"), synthetic_points(200, 1.0, 0), drop=fit.Point(0, 120),
+                          drop_mix=fit.DropMix(fit.Point(0, 180), 0.25))
+    assert kernel.roles["sender"].fixed_ns["drop_kernel"] == pytest.approx(120, rel=1e-3)
+    assert kernel.fit["drop_mix_error"] == pytest.approx(180 / (0.75 * 200 + 0.25 * 120) - 1, abs=1e-3)
+
+
 def test_a_worker_bound_at_every_point_leaves_the_sender_no_slower_than_drops_went():
     # the xsk ring's shape: the worker binds every point (1,100 ns and up) and drops went through at 230 ns
     worker_bound = [fit.Point(x, 1100 + x) for x in (0, 300, 600, 1200)]

@@ -14,7 +14,9 @@ import numpy as np  # noqa: E402
 from xnf.analysis.plots import finish  # noqa: E402
 from xnf.model.fit import LineFit  # noqa: E402
 
-MARKERS = {"cycles": "o", "memory": "s", "drop": "x"}
+# series of the fit table: marker, legend
+MARKERS = {"cycles": ("o", "cycles series"), "memory": ("s", "memory series"), "drop": ("x", "drop NF"),
+           "drop-mix": ("+", "drop mix")}
 
 
 def fit_lines(profile, table: list[dict], path: Path) -> Path:
@@ -24,7 +26,7 @@ def fit_lines(profile, table: list[dict], path: Path) -> Path:
     for i, (key, p) in enumerate(profile.paths.items()):
         colour = f"C{i % 10}"
         rows = [r for r in table if r["path"] == key]
-        for series, marker in MARKERS.items():
+        for series, (marker, _) in MARKERS.items():
             mine = [r for r in rows if r["series"] == series]
             ax.scatter([r["x_ns"] for r in mine], [r["y_ns"] for r in mine], marker=marker, color=colour, s=22)
         others = [r.fixed_ns["forward"] for name, r in p.roles.items() if name != p.task_role]
@@ -33,9 +35,8 @@ def fit_lines(profile, table: list[dict], path: Path) -> Path:
         ax.plot(xs, [line.y(x) for x in xs], color=colour, label=f"{key} (rms {p.fit['rms_error']:.0%})")
     ax.set_xlabel("c_task: the NF's time over the baseline, as xnf cost measures it (ns)")
     ax.set_ylabel("time per frame in the run, 1 / RFC 2544 rate (ns)")
-    ax.scatter([], [], marker="o", color="grey", label="cycles series")
-    ax.scatter([], [], marker="s", color="grey", label="memory series")
-    ax.scatter([], [], marker="x", color="grey", label="drop NF")
+    for marker, legend in MARKERS.values():
+        ax.scatter([], [], marker=marker, color="grey", label=legend)
     return finish(fig, ax, f"c_IO fitted per path ({profile.name})", path)
 
 

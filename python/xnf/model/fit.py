@@ -8,7 +8,10 @@ paths: the sender's core receives and copies, the worker's core runs the NF), y 
 role's time, the floor a cheap NF sits on. Fits minimise the relative error of the predicted rate, on the cycles
 series (_line_points says why not the memory series too).
 
-A drop point (the `drop` NF on the path) gives the time of a dropped frame on the role that drops it.
+A drop point (the `drop` NF on the path) gives the time of a dropped frame on the role that drops it. Where that
+role is the AF_XDP worker, the drop point is the sender's (every frame dropped leaves the worker idle): a drop-mix
+point (taskemu dropping a set share of its frames, forwarding the rest) loads the worker and says what a frame it
+drops saves it (drop_in_mix).
 """
 
 from __future__ import annotations
@@ -89,16 +92,30 @@ def quality(fit: LineFit, points: list[Point]) -> dict:
     return out
 
 
+@dataclass
+class DropMix:
+    point: Point      # the mix's measured time per frame and its c_task (over the baseline, all frames together)
+    share: float      # the share of its frames the NF drops
+
+
 def drop_time(y_ns: float, x_ns: float, scale: float) -> float:
     """The dropping role's own time for a dropped frame, from the drop NF's measured time per frame (y) and its
-    c_task (x). When that rate sat on another role's floor, this is a bound (the drop is at least that fast), which
-    is all a prediction needs: that other role binds first anyway."""
+    c_task (x). When that rate sat on another role's floor, this is only a bound (the drop is at least that fast):
+    enough where the NF drops every frame, not for a mix, where the dropping role may still bind (drop_in_mix)."""
     return max(y_ns - scale * x_ns, 0.0)
 
 
-def fit_path(lab_path, points: list[Point], drop: Point | None, load_ns: float = 0.0):
-    """A PathCost for one of the lab's paths (python/xnf/model/lab_paths.py) from its sweep points and its drop
-    point (the drop NF on the path, x its c_task over the baseline)."""
+def drop_in_mix(mix: DropMix, forward_ns: float, scale: float, short_ns: float) -> float:
+    """The task role's own time for a frame its NF drops, from a mix of forwarded and dropped frames measured on the
+    path: T = (1-p)(F + short) + p d + s x, solved for d. short: what a forwarded frame falls short of the role's
+    floor. Where the mix sat on the other role's time this is a bound from above, the safe side."""
+    forwarded = (1 - mix.share) * (forward_ns + short_ns)
+    return max((mix.point.y_ns - scale * mix.point.x_ns - forwarded) / mix.share, 0.0)
+
+
+def fit_path(lab_path, points: list[Point], drop: Point | None, load_ns: float = 0.0, drop_mix: DropMix | None = None):
+    """A PathCost for one of the lab's paths (python/xnf/model/lab_paths.py) from its sweep points, its drop point
+    (the drop NF on the path, x its c_task over the baseline) and its drop-mix point, where it was measured."""
     from xnf.model.lab_paths import SENDER, SENDER_WHAT, WORKER, WORKER_WHAT
     from xnf.model.profile import PathCost, Role
 
@@ -122,15 +139,38 @@ def fit_path(lab_path, points: list[Point], drop: Point | None, load_ns: float =
            "floor_on": lab_path.task_role if overlap else ("other role" if line.floor_ns else None)}
     if drop is not None:
         dropping = lab_path.task_role if lab_path.drops_in == "drop_user" or len(roles) == 1 else SENDER
+        own = _dropped_frame_time(lab_path, roles[dropping], line, drop, drop_mix)
         for name, role in roles.items():
             # a drop costs the role that drops at most what a forward does there (it leaves out the transmit): a
-            # drop point slower than that sat on another role's time and bounds nothing here
-            role.fixed_ns[lab_path.drops_in] = round(min(drop_time(drop.y_ns, drop.x_ns, line.scale),
-                                                         role.fixed_ns["forward"]), 2) \
+            # measurement slower than that sat on another role's time and bounds nothing here
+            role.fixed_ns[lab_path.drops_in] = round(min(own, role.fixed_ns["forward"]), 2) \
                 if name == dropping else (role.fixed_ns["forward"] if name == SENDER else 0.0)
         fit["drop_point_ns"] = round(drop.y_ns, 2)
-    return PathCost(mode=lab_path.mode, tx_path=lab_path.tx_path, roles=roles, task_role=lab_path.task_role,
+    path = PathCost(mode=lab_path.mode, tx_path=lab_path.tx_path, roles=roles, task_role=lab_path.task_role,
                     task_side=lab_path.task_side, task_scale=round(line.scale, 4), fit=fit)
+    if drop_mix is not None:
+        fit["drop_mix_ns"] = round(drop_mix.point.y_ns, 2)
+        fit["drop_mix_error"] = round(drop_mix.point.y_ns / _predicted_mix_ns(path, lab_path.drops_in, drop_mix) - 1, 4)
+    return path
+
+
+def _dropped_frame_time(lab_path, role, line: LineFit, drop: Point, drop_mix: DropMix | None) -> float:
+    """The dropping role's time for a frame its NF drops: from the drop-mix point where the workers drop (the drop
+    point only bounds it there), else from the drop point."""
+    if drop_mix is not None and lab_path.drops_in == "drop_user" and len(lab_path.roles) > 1:
+        short = max(0.0, role.floor_ns - role.fixed_ns["forward"] - line.scale * drop_mix.point.x_ns)
+        return drop_in_mix(drop_mix, role.fixed_ns["forward"], line.scale, short)
+    return drop_time(drop.y_ns, drop.x_ns, line.scale)
+
+
+def _predicted_mix_ns(path, drops_in: str, drop_mix: DropMix) -> float:
+    """The fitted path's time per frame for the drop-mix point: how well its drops and forwards add up (on the paths
+    the point was not fitted to, a check of the model's mixing)."""
+    from xnf.model import predict
+
+    fates = {"forward": 1 - drop_mix.share, drops_in: drop_mix.share}
+    load = predict.Load(fates, [predict.Part(path.task_role, drop_mix.point.x_ns, path.task_scale)])
+    return 1e3 / predict.predict(path, load).mpps
 
 
 def _line_points(points: list[Point]) -> list[Point]:

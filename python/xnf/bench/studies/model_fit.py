@@ -1,10 +1,13 @@
 """The machine profile of the cost model (docs/cost-model.md): c_IO of every data path, fitted from taskemu.
 
 taskemu spends a set number of TSC cycles per frame and takes one step along a list of a set size, then swaps the
-MACs and sends the frame on. Two series, and the drop NF:
+MACs and sends the frame on. Two series, the drop NF and a drop mix:
   cycles   0, 250, 750, 1500, 3000, 5000 cycles, the list 4 KiB (in cache)
   memory   no cycles, the list 256 KiB, 16 MiB, 256 MiB (one dependent access per frame, out of cache)
   drop     the drop NF: the time of a dropped frame
+  drop-25  taskemu spending nothing and dropping one frame in four: what a dropped frame saves a busy worker (on
+           the AF_XDP paths the drop NF leaves the workers idle and measures the sender); where it is left out
+           (an older results file), the drop point alone sets the drops
 Each point's c_task is what `xnf cost` measures for it, natively and in XDP, less what it measures for the first
 point (taskemu spending nothing: the baseline), the way a user's NF is measured; its RFC 2544 rate is measured on
 every data path of the lab (python/xnf/model/lab_paths.py). Each path's line (python/xnf/model/fit.py) is fitted
@@ -46,6 +49,8 @@ CYCLES = [0, 250, 750, 1500, 3000, 5000]
 MEMORY_BYTES = [256 << 10, 16 << 20, 256 << 20]
 NODE_BYTES = 64
 BASELINE_LABEL = "cycles-0"
+DROP_MIX_PERCENT = 25
+DROP_MIX_LABEL = f"drop-{DROP_MIX_PERCENT}"
 BASELINE = {"nf": "taskemu", "rules": "cycles 0\n"}
 YARDSTICK_SUBJECT = ("yardstick", None)
 
@@ -65,6 +70,8 @@ def points() -> dict[str, tuple[str, lab_rate.NfCase]]:
         out[label] = ("memory", lab_rate.NfCase(label, "taskemu", "cycles 0\n",
                                                 map_sizes=[f"te_list={size // NODE_BYTES}"]))
     out["drop"] = ("drop", lab_rate.NfCase("drop", "drop"))
+    out[DROP_MIX_LABEL] = ("drop-mix", lab_rate.NfCase(DROP_MIX_LABEL, "taskemu",
+                                                       f"cycles 0\ndrop {DROP_MIX_PERCENT}\n"))
     return out
 
 
@@ -95,9 +102,9 @@ def _median(samples: list[dict], field: str, **match) -> float:
 
 
 def _left_out(samples: list[dict], label: str, key: str) -> bool:
-    """A task point the path has no measurement of at the placement kept (every one of its rounds straddled the
-    host moving the vCPUs, say) is left out of the path's line. The baseline and the drop point are not: the line's
-    fixed time and the drop's come from them (_median says what to do)."""
+    """A task point or the drop mix the path has no measurement of at the placement kept (every one of its rounds
+    straddled the host moving the vCPUs, say) is left out of the path's fit. The baseline and the drop point are
+    not: the line's fixed time and the drop's come from them (_median says what to do)."""
     if label in (BASELINE_LABEL, "drop"):
         return False
     return not any(s["point"] == label and s["path"] == key for s in samples)
@@ -124,11 +131,14 @@ def fit_profile(samples: list[dict], keys: list[str], env: dict, placement_kept:
             rows.append({"path": key, "point": label, "series": series[label], "x_ns": round(x, 2),
                          "mpps": round(mpps, 4), "y_ns": round(1e3 / mpps, 2)})
         table += rows
-        task_points = [fit.Point(r["x_ns"], r["y_ns"], r["series"]) for r in rows if r["series"] != "drop"]
+        task_points = [fit.Point(r["x_ns"], r["y_ns"], r["series"]) for r in rows
+                       if r["series"] in ("cycles", "memory")]
         drop = next(fit.Point(r["x_ns"], r["y_ns"], "drop") for r in rows if r["series"] == "drop")
+        mix = next((fit.DropMix(fit.Point(r["x_ns"], r["y_ns"], "drop-mix"), DROP_MIX_PERCENT / 100)
+                    for r in rows if r["series"] == "drop-mix"), None)
         load = statistics.median(s["generator_ns_per_packet"] for s in samples
                                  if s["path"] == key and s.get("generator_ns_per_packet"))
-        paths[key] = fit.fit_path(lab_paths.find(key), task_points, drop, load_ns=load)
+        paths[key] = fit.fit_path(lab_paths.find(key), task_points, drop, load_ns=load, drop_mix=mix)
         if left_out:
             paths[key].fit["points_left_out"] = left_out
     kernel_drop = paths.get(lab_paths.KERNEL_DROP_WITH_SOCKETS)
