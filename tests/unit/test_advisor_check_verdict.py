@@ -67,4 +67,4 @@ def test_each_verdict_carries_the_confidence_xnf_advise_would_have_given_its_pic
     clear, close = rows(samples, {"a": 3.0, "b": 2.0}), rows(samples, {"a": 3.0, "b": 2.9})
     assert advisor_check.verdict("c", clear, "relative")["confidence"] == "high"
     assert advisor_check.verdict("c", close, "relative")["confidence"] == "low"
-    assert advisor.confidence_level(0.15, 0.10) == "medium"
+    assert advisor.level_of([(3.45, 0.05), (3.0, 0.05)]) == "medium"   # a lead of 15 %: over 10 %, under twice it

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from xnf import chain
 from xnf.errors import XnfError
 from xnf.lab import placement
+from xnf.model.lab_paths import run_options
 from xnf.model.predict import Load, Part, Prediction, predict
 from xnf.model.profile import PathCost, Profile
 from xnf.model.task import NfCost, TaskCost
@@ -75,10 +76,6 @@ def _side_ns(cost: NfCost, side: str) -> float:
     return cost.xdp_ns if side == KERNEL_SIDE else cost.native_ns
 
 
-def _run_options(path: PathCost) -> list[str]:
-    return ["--mode", path.mode] + (["--tx-path", path.tx_path] if path.tx_path else [])
-
-
 def _local_note(cost: NfCost) -> list[str]:
     share = cost.local_share
     return [f"{share:.0%} of the frames go to the local stack: their stack work is not in the model, they are "
@@ -89,7 +86,7 @@ def whole_nf(key: str, path: PathCost, nf: str, cost: NfCost) -> Candidate:
     drop = cost.drop_share
     load = Load(fates={"forward": 1 - drop, _drop_fate(path): drop},
                 parts=[Part(path.task_role, _side_ns(cost, path.task_side), path.task_scale)])
-    return Candidate(key, key, nf, _run_options(path), load, _local_note(cost))
+    return Candidate(key, key, nf, run_options(path.mode, path.tx_path), load, _local_note(cost))
 
 
 def _kernel_scale(profile: Profile) -> float:
@@ -134,8 +131,8 @@ def offload(key: str, path: PathCost, nf: str, cost: NfCost, kernel_scale: float
                        Part(path.task_role, cost.native_ns, path.task_scale, 1 - drop)])
     notes = ["assumes every dropped frame hits a drop rule hot enough to be offloaded (--offload-above)",
              f"the pre-filter's lookup on the {sender} is costed as the NF's own XDP time"]
-    return Candidate(f"offload {key}", key, nf, _run_options(path) + ["--offload-drops"], load, notes,
-                     composed=True)
+    return Candidate(f"offload {key}", key, nf, run_options(path.mode, path.tx_path) + ["--offload-drops"], load,
+                     notes, composed=True)
 
 
 def candidates(profile: Profile, nf: str, task: TaskCost, drop_rules: bool) -> list[Candidate]:
@@ -210,28 +207,27 @@ def confidence(ranked: list[Ranked], judged_on: str = placement.ALL) -> tuple[st
     """(level, why) from the lead of the best over the next against the size of the errors to expect of both
     (candidate_spread: a lead smaller than the scatter is no lead). judged_on: the placement the profile's check kept
     (a check judged on its near measurements expects smaller errors than the host will give)."""
+    level = level_of([(r.counted_mpps, r.spread) for r in ranked])
     if len(ranked) < 2:
-        return "high", "it is the only path"
+        return level, "it is the only path"
     best, second = ranked[0], ranked[1]
-    lead, band = lead_and_band(best.counted_mpps, second.counted_mpps, best.spread, second.spread)
+    lead = best.counted_mpps / second.counted_mpps - 1
     composed = best.candidate.composed or second.candidate.composed
     judged = "" if judged_on == placement.ALL else f", judged on its measurements at the {judged_on} placement"
     why = (f"{best.candidate.label} can be counted on for {lead:.0%} more than {second.candidate.label}; the "
            f"errors to expect are {best.spread:.0%} and {second.spread:.0%} (the profile's check's median on these "
            f"paths{judged}" + (f", at least {UNVALIDATED_ERROR:.0%} for a split or an offload, which it did not "
                                f"measure)" if composed else ")"))
-    level = confidence_level(lead, band)
     return level, why + (": too close to call, measure them (--verify)" if level == "low" else "")
 
 
-def lead_and_band(best_mpps: float, second_mpps: float, best_spread: float,
-                  second_spread: float) -> tuple[float, float]:
-    """The best's lead over the next (on the rates counted on) and the band of errors to expect of the two."""
-    return best_mpps / second_mpps - 1, best_spread + second_spread
-
-
-def confidence_level(lead: float, band: float) -> str:
-    """high when the best's lead over the next is over twice the sum of their expected errors, medium over once."""
+def level_of(counted: list[tuple[float, float]]) -> str:
+    """The confidence in the first of candidates given best first as (rate counted on, error to expect): high when
+    its lead over the next is over twice the sum of their expected errors, medium over once; high when alone."""
+    if len(counted) < 2:
+        return "high"
+    (best, best_spread), (second, second_spread) = counted[:2]
+    lead, band = best / second - 1, best_spread + second_spread
     if lead > 2 * band:
         return "high"
     return "medium" if lead > band else "low"

@@ -37,9 +37,13 @@ class LabPath:
         return [SENDER] if self.worker_spins is None else [SENDER, WORKER]
 
     def run_options(self) -> list[str]:
-        """Options of `xnf run` beside --mode that put the path on the lab's cores."""
-        options = [] if self.worker_spins is None else ["--cores", str(DUT_CORE)]
-        return options + (["--tx-path", self.tx_path] if self.tx_path else [])
+        return run_options(self.mode, self.tx_path)
+
+
+def run_options(mode: str, tx_path: str | None) -> list[str]:
+    """The options of `xnf run` that choose a data path (a profile's or the lab's). The lab's cores are not among
+    them: lab_rate puts the workers on the worker core where a run has any."""
+    return ["--mode", mode] + (["--tx-path", tx_path] if tx_path else [])
 
 
 PATHS = {p.key: p for p in (

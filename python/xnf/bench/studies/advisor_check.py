@@ -8,7 +8,7 @@ Every round measures, beside each candidate's rate, the case's c_task (its membe
 profile as fitted) less how far the candidate may fall short of it (advisor.candidate_shortfall: its path's shortfall in
 the profile's validation, at least the unvalidated floor for a split or an offload), as advisor.rank counts.
 The pick holds when its measured rate is the fastest measured or within 5 % of it; each verdict carries the
-confidence `xnf advise` would have given the pick (advisor.confidence_level), so the two can be set side by side.
+confidence `xnf advise` would have given the pick (advisor.level_of), so the two can be set side by side.
 
 Measured how: a case's candidates follow one another in every round (a minute or so), while a round takes ten, and
 the machine's speed moves by up to 1.8x between rounds here. So each candidate's rate is taken relative to its case's
@@ -108,15 +108,7 @@ def verdict(label: str, here: list[dict], measure: str) -> dict:
     fastest = max(here, key=lambda r: r[measure])
     ratio = pick[measure] / fastest[measure]
     return {"pick": pick["candidate"], "fastest": fastest["candidate"], "pick_over_fastest": round(ratio, 4),
-            "holds": ratio >= 1 - HOLDS_WITHIN, "confidence": _confidence(ranked)}
-
-
-def _confidence(ranked: list[dict]) -> str:
-    if len(ranked) < 2:
-        return "high"
-    best, second = ranked[0], ranked[1]
-    return advisor.confidence_level(*advisor.lead_and_band(best["counted_mpps"], second["counted_mpps"],
-                                                           best["spread"], second["spread"]))
+            "holds": ratio >= 1 - HOLDS_WITHIN, "confidence": advisor.level_of([(r["counted_mpps"], r["spread"]) for r in ranked])}
 
 
 def summarise(samples: list[dict], profile: Profile) -> tuple[list[dict], list[dict]]:

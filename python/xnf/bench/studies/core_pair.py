@@ -49,7 +49,7 @@ def trial(subject: str, args: argparse.Namespace, tsc_hz: float | None) -> dict:
     if subject == YARDSTICK:
         return {"subject": subject, "mpps": lab_rate.yardstick(args.seconds, tsc_hz)}
     path = lab_paths.find(subject)
-    rate = lab_rate.measure(TRIVIAL, TRIVIAL.nf, ["--mode", path.mode, *path.run_options()], args.seconds, tsc_hz)
+    rate = lab_rate.measure(TRIVIAL, TRIVIAL.nf, path.run_options(), args.seconds, tsc_hz)
     return {"subject": subject, **rate}
 
 

@@ -54,7 +54,7 @@ def trial(subject: tuple, args: argparse.Namespace, tsc_hz, binaries: dict) -> d
         return {"subject": YARDSTICK, "mpps": lab_rate.yardstick(args.seconds, tsc_hz)}
     kind, label, key, build = subject
     case, path = find_case(label), lab_paths.find(key)
-    options = ["--mode", path.mode, *(["--tx-path", path.tx_path] if path.tx_path else [])]
+    options = path.run_options()
     binary = binaries[f"xnf-{case.nf}"] if build == VARIANT else None
     sample = {"subject": f"{label} {key} {build} {kind}", "kind": kind, "case": label, "path": key, "build": build}
     if kind == COST:

@@ -92,7 +92,7 @@ def _measure(args: argparse.Namespace) -> tuple[list[dict], list[float]]:
     with Topology("pair", gen_xdp=None) as live_t, Topology("pair", gen_xdp=None) as yard_t, \
             tempfile.TemporaryDirectory() as folder:
         nf = NfInstance.start(live_t, TRIVIAL.nf, None, live_t.dut_ifaces, rules=TRIVIAL.write_rules(Path(folder)),
-                              extra=["--mode", path.mode, *path.run_options(), "--cores", str(DUT_CORE)])
+                              extra=[*path.run_options(), "--cores", str(DUT_CORE)])
         yardstick = attach(yard_t, ("object", "hand_macswap"))
         try:
             start = time.monotonic()

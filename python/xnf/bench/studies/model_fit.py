@@ -87,7 +87,7 @@ def trial(subject: tuple[str, str | None], args: argparse.Namespace, tsc_hz: flo
     case = points()[label][1]
     path = lab_paths.find(key)
     cost = c_task(case, args, folder)   # beside the rate, in the same round
-    rate = lab_rate.measure(case, case.nf, ["--mode", path.mode, *path.run_options()], args.seconds, tsc_hz)
+    rate = lab_rate.measure(case, case.nf, path.run_options(), args.seconds, tsc_hz)
     return {"point": label, "path": key, **rate, "native_ns": cost["native_ns_per_frame"],
             "xdp_ns": cost["xdp_ns_per_frame"]}
 
