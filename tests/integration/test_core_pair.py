@@ -4,14 +4,50 @@ from __future__ import annotations
 
 import json
 import subprocess
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
 
 from lab_helpers import run_xnf
 from xnf import build
 
+CPUSET_V1 = Path("/sys/fs/cgroup/cpuset")
+CGROUP_V2 = Path("/sys/fs/cgroup")
 
-def probe(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(build.tool_binary("xnf-core-pair")), *args], capture_output=True, text=True,
-                          timeout=30)
+
+def probe(*args: str, confined_to: Path | None = None) -> subprocess.CompletedProcess:
+    command = [str(build.tool_binary("xnf-core-pair")), *args]
+    if confined_to is not None:   # the probe started inside the cpuset: it joins it before it execs
+        command = ["sh", "-c", f'echo $$ > {confined_to / "cgroup.procs"} && exec "$@"', "sh", *command]
+    return subprocess.run(command, capture_output=True, text=True, timeout=30)
+
+
+def _v2_has_cpusets() -> bool:
+    controls = CGROUP_V2 / "cgroup.subtree_control"
+    return controls.exists() and "cpuset" in controls.read_text().split()
+
+
+@contextmanager
+def cpuset_of_cpu_0():
+    """A cpuset cgroup that holds CPU 0 only, made for the test and removed after (cgroup v1's cpuset hierarchy, or
+    v2 where the cpuset controller is enabled at the root); the test is skipped where there is neither."""
+    name = f"xnf-test-{uuid.uuid4().hex[:8]}"
+    if (CPUSET_V1 / "cpuset.cpus").exists():
+        group = CPUSET_V1 / name
+        group.mkdir()
+        (group / "cpuset.mems").write_text("0")
+    elif _v2_has_cpusets():
+        group = CGROUP_V2 / name
+        group.mkdir()
+    else:
+        pytest.skip("no cpuset cgroup here to confine the probe with")
+    try:
+        (group / "cpuset.cpus").write_text("0")
+        yield group
+    finally:
+        group.rmdir()
 
 
 def test_the_probe_times_the_loop_alone_beside_a_spinner_and_a_round_trip():
@@ -36,6 +72,17 @@ def test_the_probe_refuses_a_cpu_it_cannot_use_with_what_to_do():
     absent = probe("--cpu", "0", "--partner", "999")
     assert absent.returncode == 2 and "is not one of this machine's cores" in absent.stderr
     assert probe("--version").stdout.split()[0] == "xnf-core-pair"
+
+
+def test_the_probe_confined_to_one_cpu_refuses_rather_than_run_both_ends_there():
+    """A probe that could not pin its two ends would time the loop beside a spinner on its own core and report a
+    slowdown that is the scheduler's: it must refuse, saying why."""
+    with cpuset_of_cpu_0() as group:
+        confined = probe("--cpu", "0", "--partner", "1", "--ms", "50", confined_to=group)
+        allowed = probe("--cpu", "0", "--partner", "1", "--ms", "50", "--round-trip-only", confined_to=group)
+    for done in (confined, allowed):
+        assert done.returncode != 0 and "confined to other CPUs" in done.stderr, done.stderr
+        assert not done.stdout.strip()
 
 
 def test_the_study_sets_each_rounds_rates_beside_its_probe(tmp_path):
