@@ -253,12 +253,15 @@ def test_a_path_that_beat_its_predictions_is_counted_on_at_its_prediction():
 
 
 def test_the_check_stores_each_paths_shortfall_for_the_advisor():
-    rows = [{"path": "xdp", "error": e} for e in (-0.17, -0.13, -0.16, -0.04)] + \
-           [{"path": "afxdp/live", "error": e} for e in (0.30, 0.20, 0.25, -0.15)]
+    rows = [{"case": f"nf{i}", "path": "xdp", "error": e} for i, e in enumerate((-0.17, -0.13, -0.16, -0.04))] + \
+           [{"case": f"nf{i}", "path": "afxdp/live", "error": e} for i, e in enumerate((0.30, 0.20, 0.25, -0.15))]
     checked = model_check.validation(rows)
     assert checked["paths"]["xdp"]["shortfall"] == 0.0
     assert checked["paths"]["afxdp/live"]["shortfall"] == pytest.approx(0.2625)
     assert checked["paths"]["xdp"]["median_error"] == pytest.approx(0.145)
+    # the target's count: modes within 10 % per NF case (only nf3's xdp is), and the cases with three or more
+    assert checked["modes_within_10_percent"] == {"nf0": 0, "nf1": 0, "nf2": 0, "nf3": 1}
+    assert checked["cases_on_target"] == 0
 
 
 def test_a_path_the_validation_did_not_measure_is_taken_as_unvalidated():
