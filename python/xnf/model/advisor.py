@@ -207,11 +207,12 @@ def confidence(ranked: list[Ranked], judged_on: str = placement.ALL) -> tuple[st
     """(level, why) from the lead of the best over the next against the size of the errors to expect of both
     (candidate_spread: a lead smaller than the scatter is no lead). judged_on: the placement the profile's check kept
     (a check judged on its near measurements expects smaller errors than the host will give)."""
-    level = level_of([(r.counted_mpps, r.spread) for r in ranked])
+    counted = [(r.counted_mpps, r.spread) for r in ranked]
+    level = level_of(counted)
     if len(ranked) < 2:
         return level, "it is the only path"
     best, second = ranked[0], ranked[1]
-    lead = best.counted_mpps / second.counted_mpps - 1
+    lead, _ = _lead_and_band(counted)
     composed = best.candidate.composed or second.candidate.composed
     judged = "" if judged_on == placement.ALL else f", judged on its measurements at the {judged_on} placement"
     why = (f"{best.candidate.label} can be counted on for {lead:.0%} more than {second.candidate.label}; the "
@@ -221,13 +222,18 @@ def confidence(ranked: list[Ranked], judged_on: str = placement.ALL) -> tuple[st
     return level, why + (": too close to call, measure them (--verify)" if level == "low" else "")
 
 
+def _lead_and_band(counted: list[tuple[float, float]]) -> tuple[float, float]:
+    """The best's lead over the next (on the rates counted on) and the band of errors to expect of the two."""
+    (best, best_spread), (second, second_spread) = counted[:2]
+    return best / second - 1, best_spread + second_spread
+
+
 def level_of(counted: list[tuple[float, float]]) -> str:
     """The confidence in the first of candidates given best first as (rate counted on, error to expect): high when
     its lead over the next is over twice the sum of their expected errors, medium over once; high when alone."""
     if len(counted) < 2:
         return "high"
-    (best, best_spread), (second, second_spread) = counted[:2]
-    lead, band = best / second - 1, best_spread + second_spread
+    lead, band = _lead_and_band(counted)
     if lead > 2 * band:
         return "high"
     return "medium" if lead > band else "low"

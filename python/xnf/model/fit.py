@@ -122,7 +122,7 @@ def fit_path(lab_path, points: list[Point], drop: Point | None, load_ns: float =
     line = fit_line(_line_points(points), floor=len(lab_path.roles) > 1)
     other_ns = line.floor_ns or min(p.y_ns for p in points)   # never bound in the sweep: at most its fastest
     overlap = _floor_is_the_nfs_own(lab_path, line, drop)
-    if drop is not None and lab_path.drops_in == "drop_user" and len(lab_path.roles) > 1:
+    if drop is not None and _workers_drop(lab_path):
         # a frame the NF drops passes the sender as a forwarded one does: the sender is at most as slow as the whole
         # path was on drops (a floor drops went under is the NF's own role's, not the sender's; and a path whose
         # worker bound every point, the xsk ring's, would otherwise leave the sender at the worker's time)
@@ -150,14 +150,20 @@ def fit_path(lab_path, points: list[Point], drop: Point | None, load_ns: float =
                     task_side=lab_path.task_side, task_scale=round(line.scale, 4), fit=fit)
     if drop_mix is not None:
         fit["drop_mix_ns"] = round(drop_mix.point.y_ns, 2)
-        fit["drop_mix_error"] = round(drop_mix.point.y_ns / _predicted_mix_ns(path, lab_path.drops_in, drop_mix) - 1, 4)
+        predicted = _predicted_mix_ns(path, lab_path.drops_in, drop_mix)
+        fit["drop_mix_error"] = round(drop_mix.point.y_ns / predicted - 1, 4)
     return path
+
+
+def _workers_drop(lab_path) -> bool:
+    """Whether the NF's drops happen on a worker role apart from the sender (the AF_XDP paths)."""
+    return lab_path.drops_in == "drop_user" and len(lab_path.roles) > 1
 
 
 def _dropped_frame_time(lab_path, role, line: LineFit, drop: Point, drop_mix: DropMix | None) -> float:
     """The dropping role's time for a frame its NF drops: from the drop-mix point where the workers drop (the drop
     point only bounds it there), else from the drop point."""
-    if drop_mix is not None and lab_path.drops_in == "drop_user" and len(lab_path.roles) > 1:
+    if drop_mix is not None and _workers_drop(lab_path):
         short = max(0.0, role.floor_ns - role.fixed_ns["forward"] - line.scale * drop_mix.point.x_ns)
         return drop_in_mix(drop_mix, role.fixed_ns["forward"], line.scale, short)
     return drop_time(drop.y_ns, drop.x_ns, line.scale)
@@ -187,7 +193,7 @@ def _floor_is_the_nfs_own(lab_path, line: LineFit, drop: Point | None) -> bool:
     """Whose is the floor a cheap NF sits on? A frame the NF drops in user space passes the sender as a forwarded
     one does; if drops went clearly faster than the floor, the floor cannot be the sender's: it is work on the NF's
     own role that its work overlaps with (the xsk ring's transmit)."""
-    return bool(line.floor_ns and drop is not None and lab_path.drops_in == "drop_user" and len(lab_path.roles) > 1
+    return bool(line.floor_ns and drop is not None and _workers_drop(lab_path)
                 and drop.y_ns < line.floor_ns * (1 - FLOOR_TOLERANCE))
 
 

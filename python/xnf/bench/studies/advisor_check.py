@@ -107,8 +107,9 @@ def verdict(label: str, here: list[dict], measure: str) -> dict:
     pick = ranked[0]
     fastest = max(here, key=lambda r: r[measure])
     ratio = pick[measure] / fastest[measure]
+    confidence = advisor.level_of([(r["counted_mpps"], r["spread"]) for r in ranked])
     return {"pick": pick["candidate"], "fastest": fastest["candidate"], "pick_over_fastest": round(ratio, 4),
-            "holds": ratio >= 1 - HOLDS_WITHIN, "confidence": advisor.level_of([(r["counted_mpps"], r["spread"]) for r in ranked])}
+            "holds": ratio >= 1 - HOLDS_WITHIN, "confidence": confidence}
 
 
 def summarise(samples: list[dict], profile: Profile) -> tuple[list[dict], list[dict]]:
