@@ -88,7 +88,12 @@ def test_a_fit_at_the_near_placement_keeps_what_the_far_one_cost(fitted, isolate
     [refit] = (tmp_path / "near").glob("model_fit-*.json")
     redone = json.loads(refit.read_text())
     assert redone["profile"]["paths"] == doc["profile"]["paths"]          # the far copies were left out
-    assert redone["profile"]["placement"]["far_over_near"] == {k: pytest.approx(0.8) for k in FIT_PATHS.split(",")}
+    # a far copy at 0.8 of the rate: every path's roles take more time per frame there, none less
+    adds = redone["profile"]["placement"]["far_adds_ns"]
+    assert set(adds) == set(FIT_PATHS.split(","))
+    for key, path in redone["profile"]["paths"].items():
+        assert set(adds[key]) == set(path["roles"]) and max(adds[key].values()) > 0, key
+        assert all(0 <= ns <= 400 for ns in adds[key].values()), key
     probed = sum(1 for s in doc["samples"] if s["path"])
     assert redone["placement"]["measurements"] == {"near": probed, "far": probed, "mixed": 0}
     only_far = run_xnf(["bench", "run", "model-fit", "--refit", str(doctored), "--placement", "far", "--no-install",
@@ -159,6 +164,29 @@ def test_model_check_validates_a_copy_of_the_profile(fitted, isolated_profile, t
         assert judged.returncode == 0, judged.stderr
         [summary] = [json.loads(f.read_text())["summary"] for f in out.glob("model_check-*.json")]
         assert (summary == doc["summary"]) == same, placement
+    # judged each at its own level: the far copies against the prediction with the path's far time added, a
+    # measurement whose probes disagree left out; a profile fitted at every placement keeps no far time to add
+    refused = run_xnf(["bench", "run", "model-check", "--profile", str(profile_file), "--from", str(doctored),
+                       "--paths", "xdp,afxdp/live", "--placement", "each", "--out", str(tmp_path / "refused")])
+    assert refused.returncode != 0 and "fitted at the near placement" in refused.stderr + refused.stdout
+    assert "Traceback" not in refused.stderr
+    near_fitted = tmp_path / "profile-near.json"
+    adds = {"xdp": {"sender": 0.0}, "afxdp/live": {"sender": 80.0, "worker": 80.0}}
+    near_fitted.write_text(json.dumps({**json.loads(profile_file.read_text()),
+                                       "placement": {"kept": "near", "far_adds_ns": adds}}))
+    mixed = [dict(s, round_trip_ns=[250.0, 1300.0]) for s in doc["samples"] if s["path"]]
+    doctored.write_text(json.dumps({**doc, "samples": at_both_placements(doc["samples"], 0.5) + mixed}))
+    judged = run_xnf(["bench", "run", "model-check", "--profile", str(near_fitted), "--from", str(doctored),
+                      "--paths", "xdp,afxdp/live", "--placement", "each", "--out", str(tmp_path / "each")], timeout=120)
+    assert judged.returncode == 0, judged.stderr
+    [each] = [json.loads(f.read_text()) for f in (tmp_path / "each").glob("model_check-*.json")]
+    assert all(r["rounds"] == 2 for r in each["summary"])          # near and far; the mixed left out
+    assert each["placement"]["kept"] == "each"
+    at = {(s["case"], s["path"], s["placement"]): s["predicted_mpps"] for s in each["samples"]
+          if s["path"] and s["placement"] != "mixed"}
+    for (case, key, level), mpps in at.items():
+        if level == "far":   # every role 80 ns more a frame on afxdp/live; firewall-attack's drops cross too
+            assert mpps == pytest.approx(1e3 / (1e3 / at[(case, key, "near")] + adds[key]["sender"]), rel=1e-3)
 
 
 def test_advisor_check_measures_every_candidate_it_weighs(fitted, isolated_profile, tmp_path):

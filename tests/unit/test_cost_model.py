@@ -9,7 +9,7 @@ import pytest
 from xnf.bench.studies import model_check
 from xnf.errors import XnfError
 from xnf.model import advisor, fit, lab_paths, predict
-from xnf.model.profile import PathCost, Profile, Role, from_dict
+from xnf.model.profile import PathCost, Profile, Role, far_path, from_dict
 from xnf.model.task import NfCost, TaskCost, member_rules
 
 BASELINE = {"nf": "taskemu", "rules": "cycles 0\n", "native_ns": 20.0, "xdp_ns": 40.0}
@@ -372,11 +372,44 @@ def test_the_reasons_say_what_the_far_placement_cost_the_pick_when_the_fit_kept_
     pick = advisor.advice(profile, "x", heavy, False)["recommendation"]["label"]
     assert pick != "xdp"
     assert not any("sharing a cache" in line for line in advisor.advice(profile, "x", heavy, False)["reasons"])
-    profile.placement = {"kept": "near", "far_over_near": {pick: 0.77, "xdp": 1.0},
+    roles = profile.paths[pick].roles
+    profile.placement = {"kept": "near", "far_adds_ns": {pick: {r: 90.0 for r in roles}, "xdp": {"sender": 0.0}},
                          "measurements": {"near": 70, "far": 20, "mixed": 10}}
-    lines = advisor.advice(profile, "x", heavy, False)["reasons"]
-    assert any("sharing a cache" in line and f"(20% of the fit's measurements), {pick} forwarded 0.77" in line
-               for line in lines)
+    answer = advisor.advice(profile, "x", heavy, False)
+    said = f"(20% of the fit's measurements), {pick} would forward "
+    [line] = [line for line in answer["reasons"] if "sharing a cache" in line and said in line]
+    far = float(line.split(said)[1].split(" Mpps")[0])
+    assert far == pytest.approx(1e3 / (1e3 / answer["candidates"][0]["mpps"] + 90), abs=0.006)
+
+
+def test_at_the_far_placement_each_role_takes_its_far_time_more_per_frame_that_crosses():
+    profile = synthetic_profile()
+    key = "afxdp/live"
+    profile.placement = {"kept": "near", "far_adds_ns": {key: {"sender": 60.0, "worker": 10.0}}}
+    assert profile.at_placement(key, "near") is profile.path(key)
+    far = profile.at_placement(key, "far")
+    assert far.roles["sender"].fixed_ns == {"forward": 360, "drop_user": 360, "drop_kernel": 150}  # XDP drops stay
+    assert far.roles["worker"].fixed_ns == {"forward": 360, "drop_user": 260, "drop_kernel": 0}
+    cheap = predict.Load({"forward": 1.0}, [predict.Part("worker", 0, 1.0)])
+    assert predict.predict(far, cheap).mpps == pytest.approx(1e3 / 360)       # both roles 360 ns now
+    slower = profile.scaled(2.0, "a test")                                     # the machine twice as slow
+    assert slower.far_adds_ns(key) == {"sender": 120.0, "worker": 20.0}
+    profile.placement["kept"] = "all"
+    with pytest.raises(XnfError, match="no far-placement time"):
+        profile.at_placement(key, "far")
+
+
+def test_the_far_times_are_fitted_per_role_from_the_far_measurements():
+    """A path whose sender takes 80 ns more per frame at the far placement and its worker 20: measured far on a
+    cheap point (the sender binds) and dear ones (the worker does), the fit finds both."""
+    path = synthetic_profile().path("afxdp/live")
+    truth = far_path(path, {"sender": 80.0, "worker": 20.0})
+    loads = [fit.point_load(path, "drop_user", x) for x in (0, 200, 1000, 3000)] + \
+        [fit.point_load(path, "drop_user", 0, 0.25)]
+    far = [(load, 1e3 / predict.predict(truth, load).mpps) for load in loads]
+    found = fit.far_times(path, far)
+    assert found["sender"] == pytest.approx(80, abs=fit.FAR_STEP_NS)
+    assert found["worker"] == pytest.approx(20, abs=fit.FAR_STEP_NS)
 
 
 def test_the_confidence_says_when_the_profiles_check_was_judged_at_one_placement_only():

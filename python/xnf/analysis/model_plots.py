@@ -12,11 +12,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from xnf.analysis.plots import finish  # noqa: E402
-from xnf.model.fit import LineFit  # noqa: E402
+from xnf.model.fit import CYCLES, DROP, DROP_MIX, MEMORY, LineFit  # noqa: E402
 
 # series of the fit table: marker, legend
-MARKERS = {"cycles": ("o", "cycles series"), "memory": ("s", "memory series"), "drop": ("x", "drop NF"),
-           "drop-mix": ("+", "drop mix")}
+MARKERS = {CYCLES: ("o", "cycles series"), MEMORY: ("s", "memory series"), DROP: ("x", "drop NF"),
+           DROP_MIX: ("+", "drop mix")}
 
 
 def fit_lines(profile, table: list[dict], path: Path) -> Path:

@@ -22,6 +22,7 @@ PROBE_MS = 20       # how long the round trip is measured between two rate measu
 LEVELS_APART = 2.0  # the far level's median round trip over the near one's, at least, to count as two levels
 NEAR, FAR, MIXED = "near", "far", "mixed"
 ALL = "all"         # --placement all: every measurement, whatever its level
+EACH = "each"       # --placement each: every measurement at a level, judged at its own (the mixed ones left out)
 
 
 def probe(ms: int = PROBE_MS) -> dict:
@@ -107,10 +108,14 @@ def keep(samples: list[dict], which: str, study: str) -> tuple[list[dict], dict]
     if not any(s.get("round_trip_ns") for s in samples):
         raise SystemExit(f"{study}: these samples carry no round-trip probes (measured before the lab took them): "
                          f"--placement all")
+    if which == EACH:
+        return [s for s in samples if s.get("placement") != MIXED], about
     return [s for s in samples if s.get("placement", which) == which], about
 
 
-def add_argument(parser) -> None:
-    parser.add_argument("--placement", choices=CHOICES, default=ALL,
+def add_argument(parser, choices: tuple[str, ...] = CHOICES) -> None:
+    parser.add_argument("--placement", choices=choices, default=ALL,
                         help="judge only the measurements whose probes before and after read this level of the "
-                             "cores' round trip (near: the vCPUs on cores that share a cache)")
+                             "cores' round trip (near: the vCPUs on cores that share a cache)"
+                             + ("; each: every one at its own level, leaving out those whose probes disagree"
+                                if EACH in choices else ""))

@@ -214,7 +214,8 @@ def confidence(ranked: list[Ranked], judged_on: str = placement.ALL) -> tuple[st
     best, second = ranked[0], ranked[1]
     lead, _ = _lead_and_band(counted)
     composed = best.candidate.composed or second.candidate.composed
-    judged = "" if judged_on == placement.ALL else f", judged on its measurements at the {judged_on} placement"
+    judged = {placement.ALL: "", placement.EACH: ", each measurement judged at the placement it ran at"}.get(
+        judged_on, f", judged on its measurements at the {judged_on} placement")
     why = (f"{best.candidate.label} can be counted on for {lead:.0%} more than {second.candidate.label}; the "
            f"errors to expect are {best.spread:.0%} and {second.spread:.0%} (the profile's check's median on these "
            f"paths{judged}" + (f", at least {UNVALIDATED_ERROR:.0%} for a split or an offload, which it did not "
@@ -239,16 +240,17 @@ def level_of(counted: list[tuple[float, float]]) -> str:
     return "medium" if lead > band else "low"
 
 
-def _far_placement(profile: Profile, key: str) -> str | None:
-    """What the host's placing the vCPUs apart costs the path, when the profile was fitted at the near placement
-    and measured the path at the far one too (docs/methodology.md, "Where the host puts the two vCPUs")."""
-    ratio = profile.placement.get("far_over_near", {}).get(key)
-    if profile.placement.get("kept") != placement.NEAR or ratio is None:
+def _far_placement(profile: Profile, best: Ranked) -> str | None:
+    """What the host's placing the vCPUs apart costs the pick, when the profile was fitted at the near placement
+    and measured its path at the far one too (docs/methodology.md, "Where the host puts the two vCPUs")."""
+    key = best.candidate.path_key
+    if profile.far_adds_ns(key) is None:
         return None
+    far = predict(profile.at_placement(key, placement.FAR), best.candidate.load, sum(best.prediction.cores.values()))
     counts = profile.placement.get("measurements", {})
     share = counts.get(placement.FAR, 0) / max(sum(counts.values()), 1)
     return (f"these rates are for the two cores sharing a cache (the profile was fitted there); where the host put "
-            f"them apart ({share:.0%} of the fit's measurements), {key} forwarded {ratio:.2f} of them")
+            f"them apart ({share:.0%} of the fit's measurements), {key} would forward {far.mpps:.2f} Mpps")
 
 
 def reasons(ranked: list[Ranked], task: TaskCost, profile: Profile) -> list[str]:
@@ -278,7 +280,7 @@ def reasons(ranked: list[Ranked], task: TaskCost, profile: Profile) -> list[str]
                      f"{p.mpps:.2f} Mpps), but {_why_counted_down(faster)}: "
                      f"{best.candidate.label} can be counted on for more ({best.counted_mpps:.2f} against "
                      f"{faster.counted_mpps:.2f} Mpps)")
-    far = _far_placement(profile, best.candidate.path_key)
+    far = _far_placement(profile, best)
     if far:
         lines.append(far)
     if kernel and user:

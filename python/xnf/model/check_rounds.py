@@ -16,7 +16,7 @@ YARDSTICK_SUBJECT = ("yardstick", None)
 
 
 def add_arguments(parser: argparse.ArgumentParser, rounds: int, default_cases: list[str], paths: list[str],
-                  profile_help: str) -> None:
+                  profile_help: str, placements: tuple[str, ...] = placement.CHOICES) -> None:
     parser.add_argument("--profile", help=profile_help + " (default: the installed one)")
     parser.add_argument("--rounds", type=int, default=rounds)
     parser.add_argument("--seconds", type=float, default=0.5, help="seconds per trial of the RFC 2544 search")
@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser, rounds: int, default_cases: l
     parser.add_argument("--from", dest="earlier", metavar="RESULTS", help="measure nothing: judge the samples of an "
                         "earlier results file of this check against the profile (after the profile or the fit "
                         "changed)")
-    placement.add_argument(parser)
+    placement.add_argument(parser, placements)
 
 
 @dataclass

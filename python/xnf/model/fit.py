@@ -25,13 +25,18 @@ from xnf.errors import XnfError
 
 FLOOR_GRID = 400          # candidate floors tried between the fastest point and the slowest
 FLOOR_TOLERANCE = 0.05    # a drop this much faster than the floor says the floor is not the sender's
+FAR_MOST_NS, FAR_STEP_NS = 400.0, 2.0   # the far placement's time per crossing frame tried, per role
+
+# The sweeps a point comes from: taskemu spending cycles, walking a list; the drop NF; taskemu dropping a share
+CYCLES, MEMORY, DROP, DROP_MIX = "cycles", "memory", "drop", "drop-mix"
+TASK_SERIES = (CYCLES, MEMORY)   # the points of the line: an NF's work over the baseline, every frame forwarded
 
 
 @dataclass
 class Point:
     x_ns: float       # c_task over the baseline on the path's task side
     y_ns: float       # measured time per frame, 1e3 / Mpps
-    series: str = ""  # "cycles", "memory": which sweep it comes from (residuals are reported per series)
+    series: str = ""  # CYCLES, MEMORY...: which sweep it comes from (residuals are reported per series)
 
 
 @dataclass
@@ -174,9 +179,43 @@ def _predicted_mix_ns(path, drops_in: str, drop_mix: DropMix) -> float:
     the point was not fitted to, a check of the model's mixing)."""
     from xnf.model import predict
 
-    fates = {"forward": 1 - drop_mix.share, drops_in: drop_mix.share}
-    load = predict.Load(fates, [predict.Part(path.task_role, drop_mix.point.x_ns, path.task_scale)])
-    return 1e3 / predict.predict(path, load).mpps
+    return 1e3 / predict.predict(path, point_load(path, drops_in, drop_mix.point.x_ns, drop_mix.share)).mpps
+
+
+def point_load(path, drops_in: str, x_ns: float, drop_share: float = 0.0):
+    """What a fit point asks of the path: the NF's c_task x_ns on its role, drop_share of the frames dropped."""
+    from xnf.model import predict
+
+    fates = {"forward": 1 - drop_share, drops_in: drop_share} if drop_share else {"forward": 1.0}
+    return predict.Load(fates, [predict.Part(path.task_role, x_ns, path.task_scale)])
+
+
+def far_times(path, far: list[tuple[object, float]]) -> dict[str, float]:
+    """Per role, what a frame that crosses between the cores takes more at the far placement: the times (0 to
+    FAR_MOST_NS) that bring the path's predictions closest to its far measurements, each a point's load and its
+    measured time per frame (least squares on the relative error of the rate, as the line). A role's time grows by
+    its crossing frames' share times the role's far time, so a point's prediction is the largest over the roles of
+    (time + share x far time) / cores."""
+    from xnf.model import predict
+    from xnf.model.profile import CROSSING_FATES
+
+    roles = list(path.roles)
+    if not far:
+        return {}
+    base, crossing, cores = [], [], []
+    for load, _ in far:
+        times, _ = predict.role_times(path, load)
+        base.append([times[r] for r in roles])
+        crossing.append(sum(load.fates.get(f, 0.0) for f in CROSSING_FATES))
+        cores.append([path.roles[r].cores for r in roles])
+    grid = np.arange(0.0, FAR_MOST_NS + FAR_STEP_NS, FAR_STEP_NS)
+    adds = np.stack(np.meshgrid(*[grid] * len(roles), indexing="ij"), axis=-1).reshape(-1, len(roles))
+    measured = np.array([y for _, y in far])
+    predicted = np.max((np.array(base)[None, :, :] + adds[:, None, :] * np.array(crossing)[None, :, None])
+                       / np.array(cores)[None, :, :], axis=2)
+    errors = np.sum((measured[None, :] / predicted - 1) ** 2, axis=1)
+    best = adds[int(np.argmin(errors))]
+    return {r: float(best[i]) for i, r in enumerate(roles)}
 
 
 def _line_points(points: list[Point]) -> list[Point]:
@@ -185,7 +224,7 @@ def _line_points(points: list[Point]) -> list[Point]:
     measured alone took 128 ns more per frame in the run); fitted together with the cycles, it pulled the line below
     the compute points and every cheap NF was predicted 5-10 % too fast. The memory series stays in the fit's
     quality, per series: how far a memory-bound NF can be off."""
-    cycles = [p for p in points if p.series == "cycles"]
+    cycles = [p for p in points if p.series == CYCLES]
     return cycles if len({p.x_ns for p in cycles}) >= 2 else points
 
 

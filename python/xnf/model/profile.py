@@ -27,11 +27,15 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from xnf.errors import XnfError
+from xnf.lab import placement
 
 FORMAT = 1
 # What can happen to a frame, as far as the data path's own cost goes: sent on, dropped by an XDP program, or
 # dropped by an NF in user space (after the frame crossed to the workers).
 FATES = ("forward", "drop_kernel", "drop_user")
+# The fates of a frame that crosses from the core that received it to the other (an XDP drop stays where it was
+# received): what the host's placing the two vCPUs far apart makes dearer (Profile.at_placement).
+CROSSING_FATES = ("forward", "drop_user")
 SIDES = ("xdp", "native")
 SOURCES = ("measured", "published")
 PUBLISHED_DIR = Path(__file__).parent / "profiles"
@@ -94,6 +98,26 @@ class Profile:
             raise XnfError(f"profile '{self.name}' has no path '{key}': it has {', '.join(self.paths)}")
         return self.paths[key]
 
+    def far_adds_ns(self, key: str) -> dict[str, float] | None:
+        """Per role of the path, what a frame that crosses between the cores took more there at the far placement
+        than at the near one the profile was fitted at (docs/methodology.md, "Where the host puts the two vCPUs");
+        None when the fit kept every placement or measured the path at the far one nowhere."""
+        if self.placement.get("kept") != placement.NEAR:
+            return None
+        return self.placement.get("far_adds_ns", {}).get(key)
+
+    def at_placement(self, key: str, level: str) -> PathCost:
+        """The path as it runs at the level given: at the far one every role's time for a frame that crosses
+        between the cores (CROSSING_FATES; its floor too) takes the role's far time more."""
+        path = self.path(key)
+        if level != placement.FAR:
+            return path
+        adds = self.far_adds_ns(key)
+        if adds is None:
+            raise XnfError(f"profile '{self.name}' keeps no far-placement time for {key}: it was not fitted at the "
+                           "near placement, or measured the path at the far one nowhere")
+        return far_path(path, adds)
+
     def scaled(self, factor: float, why: str) -> "Profile":
         """Every time multiplied by factor: the same machine running factor times slower (a yardstick measured
         now against the one stored). c_task is measured on the day, so only the fixed times move."""
@@ -103,11 +127,25 @@ class Profile:
                                                  load_ns=role.load_ns * factor, floor_ns=role.floor_ns * factor)
                                       for r, role in p.roles.items()})
                  for k, p in self.paths.items()}
-        return replace(self, paths=paths, scale=self.scale * factor,
+        placed = dict(self.placement)
+        if "far_adds_ns" in placed:
+            placed["far_adds_ns"] = {k: {r: ns * factor for r, ns in v.items()} if v is not None else None
+                                     for k, v in placed["far_adds_ns"].items()}
+        return replace(self, paths=paths, scale=self.scale * factor, placement=placed,
                        description=f"{self.description} (times x{factor:.3f}: {why})")
 
     def to_json(self) -> str:
         return json.dumps({"xnf_profile": FORMAT, **asdict(self)}, indent=1)
+
+
+def far_path(path: PathCost, adds: dict[str, float]) -> PathCost:
+    """The path with adds[role] more on each role's time for a frame that crosses between the cores."""
+    roles = {}
+    for name, role in path.roles.items():
+        more = adds.get(name, 0.0)
+        fixed = {f: ns + more if f in CROSSING_FATES else ns for f, ns in role.fixed_ns.items()}
+        roles[name] = replace(role, fixed_ns=fixed, floor_ns=role.floor_ns + more if role.floor_ns else 0.0)
+    return replace(path, roles=roles)
 
 
 def from_dict(doc: dict) -> Profile:

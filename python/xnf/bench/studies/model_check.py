@@ -11,7 +11,12 @@ used to scale the predictions: its own rounds spread by 10-30 % here, more than 
 (docs/cost-model.md). The errors are written into a copy of the profile (its "validation", which `xnf advise` reports
 as its confidence), installed where `xnf advise` looks when the profile came from there.
 
+With --placement each (a profile fitted with --placement near), every measurement is judged at the placement its
+probes read: a far one against the prediction with the path's far times added (the profile's "placement":
+far_adds_ns, per role), a mixed one (the host moved the vCPUs during its search) left out.
+
     xnf bench run model-check [--profile P] [--rounds 5] [--seconds 0.5] [--cases ...] [--paths ...]
+                              [--placement all|near|far|each] [--from RESULTS]
 """
 
 from __future__ import annotations
@@ -61,17 +66,21 @@ def trial(subject: tuple, profile: Profile, args: argparse.Namespace, tsc_hz, fo
             "verdicts": cost.verdicts}
 
 
-def predicted(sample: dict, profile: Profile) -> float:
-    """The sample's prediction: the profile as fitted, the sample's own c_task."""
+def predicted(sample: dict, profile: Profile, each: bool = False) -> float:
+    """The sample's prediction: the profile as fitted, the sample's own c_task; each: at the placement the sample's
+    probes read (a far one takes the path's far time more per frame)."""
     cost = NfCost(sample["case"], sample["native_ns"], sample["xdp_ns"], sample["verdicts"])
     path = profile.path(sample["path"])
-    return predict(path, advisor.whole_nf(sample["path"], path, sample["case"], cost).load).mpps
+    load = advisor.whole_nf(sample["path"], path, sample["case"], cost).load
+    if each:
+        path = profile.at_placement(sample["path"], sample.get("placement", placement.NEAR))
+    return predict(path, load).mpps
 
 
-def summarise(samples: list[dict], profile: Profile) -> tuple[list[dict], dict]:
+def summarise(samples: list[dict], profile: Profile, each: bool = False) -> tuple[list[dict], dict]:
     for s in samples:
         if s["path"]:
-            s["predicted_mpps"] = round(predicted(s, profile), 4)
+            s["predicted_mpps"] = round(predicted(s, profile, each), 4)
     rows = []
     for label in dict.fromkeys(s["case"] for s in samples if s["path"]):
         for key in dict.fromkeys(s["path"] for s in samples if s["path"]):
@@ -103,7 +112,8 @@ def validation(rows: list[dict]) -> dict:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    check_rounds.add_arguments(parser, 5, [c.label for c in cases.check_cases()], PATHS, "the profile to check")
+    check_rounds.add_arguments(parser, 5, [c.label for c in cases.check_cases()], PATHS, "the profile to check",
+                               placement.CHOICES + (placement.EACH,))
 
 
 def _measure(args: argparse.Namespace, checked_setup: check_rounds.CheckSetup) -> tuple[list[dict], dict, float]:
@@ -122,7 +132,11 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
     profile = checked_setup.profile
     samples, env, seconds = check_rounds.earlier(args, NAME) or _measure(args, checked_setup)
     judged, placed = placement.keep(samples, args.placement, NAME)
-    rows, checked = summarise(judged, profile)
+    each = args.placement == placement.EACH
+    if each and profile.placement.get("kept") != placement.NEAR:
+        raise SystemExit(f"{NAME}: --placement each needs a profile fitted at the near placement (model-fit "
+                         "--placement near), which keeps what the far one adds per frame")
+    rows, checked = summarise(judged, profile, each)
     path = results_file.write(out_dir, "model_check", {
         "environment": env, "profile": json.loads(profile.to_json()), "yardstick": lab_rate.YARDSTICK,
         "seconds_per_trial": seconds, "yardstick_drift": check_rounds.drift(samples, profile),

@@ -16,7 +16,8 @@ RFC 2544 rate, which `xnf advise --calibrate` and `model-check` measure again to
 
 Every rate is bracketed by a probe of the cores' round trip (xnf.lab.placement). With --placement near the fit takes
 only the measurements at the near level, and the profile keeps what the far level cost each path (its
-"placement": far_over_near), which `xnf advise` reports.
+"placement": far_adds_ns, per role the time a frame that crosses between the cores takes more there), which
+`xnf advise` reports and `model-check --placement each` predicts the far measurements with.
 
 The profile goes to the results folder and is installed where `xnf advise` looks (profile.default_path(); not with
 --no-install).
@@ -49,6 +50,7 @@ CYCLES = [0, 250, 750, 1500, 3000, 5000]
 MEMORY_BYTES = [256 << 10, 16 << 20, 256 << 20]
 NODE_BYTES = 64
 BASELINE_LABEL = "cycles-0"
+DROP_LABEL = "drop"
 DROP_MIX_PERCENT = 25
 DROP_MIX_LABEL = f"drop-{DROP_MIX_PERCENT}"
 BASELINE = {"nf": "taskemu", "rules": "cycles 0\n"}
@@ -64,14 +66,14 @@ def _size(n: int) -> str:
 
 def points() -> dict[str, tuple[str, lab_rate.NfCase]]:
     """label: (series, the case)."""
-    out = {f"cycles-{c}": ("cycles", lab_rate.NfCase(f"cycles-{c}", "taskemu", f"cycles {c}\n")) for c in CYCLES}
+    out = {f"cycles-{c}": (fit.CYCLES, lab_rate.NfCase(f"cycles-{c}", "taskemu", f"cycles {c}\n")) for c in CYCLES}
     for size in MEMORY_BYTES:
         label = f"memory-{_size(size)}"
-        out[label] = ("memory", lab_rate.NfCase(label, "taskemu", "cycles 0\n",
-                                                map_sizes=[f"te_list={size // NODE_BYTES}"]))
-    out["drop"] = ("drop", lab_rate.NfCase("drop", "drop"))
-    out[DROP_MIX_LABEL] = ("drop-mix", lab_rate.NfCase(DROP_MIX_LABEL, "taskemu",
-                                                       f"cycles 0\ndrop {DROP_MIX_PERCENT}\n"))
+        out[label] = (fit.MEMORY, lab_rate.NfCase(label, "taskemu", "cycles 0\n",
+                                                  map_sizes=[f"te_list={size // NODE_BYTES}"]))
+    out[DROP_LABEL] = (fit.DROP, lab_rate.NfCase(DROP_LABEL, "drop"))
+    out[DROP_MIX_LABEL] = (fit.DROP_MIX, lab_rate.NfCase(DROP_MIX_LABEL, "taskemu",
+                                                         f"cycles 0\ndrop {DROP_MIX_PERCENT}\n"))
     return out
 
 
@@ -105,7 +107,7 @@ def _left_out(samples: list[dict], label: str, key: str) -> bool:
     """A task point or the drop mix the path has no measurement of at the placement kept (every one of its rounds
     straddled the host moving the vCPUs, say) is left out of the path's fit. The baseline and the drop point are
     not: the line's fixed time and the drop's come from them (_median says what to do)."""
-    if label in (BASELINE_LABEL, "drop"):
+    if label in (BASELINE_LABEL, DROP_LABEL):
         return False
     return not any(s["point"] == label and s["path"] == key for s in samples)
 
@@ -114,7 +116,7 @@ def fit_profile(samples: list[dict], keys: list[str], env: dict, placement_kept:
                 labels: list[str] | None = None) -> tuple[Profile, list[dict]]:
     """The profile from the rounds' medians (of the measurements at placement_kept), and the table it was fitted
     on. labels: the points the run measured (by default those in samples; a placement kept may hold fewer)."""
-    measured = set(labels or (s["point"] for s in samples)) | {BASELINE_LABEL, "drop"}
+    measured = set(labels or (s["point"] for s in samples)) | {BASELINE_LABEL, DROP_LABEL}
     series = {label: s for label, (s, _) in points().items() if label in measured}
     table = []
     paths = {}
@@ -132,10 +134,10 @@ def fit_profile(samples: list[dict], keys: list[str], env: dict, placement_kept:
                          "mpps": round(mpps, 4), "y_ns": round(1e3 / mpps, 2)})
         table += rows
         task_points = [fit.Point(r["x_ns"], r["y_ns"], r["series"]) for r in rows
-                       if r["series"] in ("cycles", "memory")]
-        drop = next(fit.Point(r["x_ns"], r["y_ns"], "drop") for r in rows if r["series"] == "drop")
-        mix = next((fit.DropMix(fit.Point(r["x_ns"], r["y_ns"], "drop-mix"), DROP_MIX_PERCENT / 100)
-                    for r in rows if r["series"] == "drop-mix"), None)
+                       if r["series"] in fit.TASK_SERIES]
+        drop = next(fit.Point(r["x_ns"], r["y_ns"], fit.DROP) for r in rows if r["series"] == fit.DROP)
+        mix = next((fit.DropMix(fit.Point(r["x_ns"], r["y_ns"], fit.DROP_MIX), DROP_MIX_PERCENT / 100)
+                    for r in rows if r["series"] == fit.DROP_MIX), None)
         load = statistics.median(s["generator_ns_per_packet"] for s in samples
                                  if s["path"] == key and s.get("generator_ns_per_packet"))
         paths[key] = fit.fit_path(lab_paths.find(key), task_points, drop, load_ns=load, drop_mix=mix)
@@ -159,20 +161,25 @@ def fit_profile(samples: list[dict], keys: list[str], env: dict, placement_kept:
     return profile, table
 
 
-def far_over_near(samples: list[dict], keys: list[str]) -> dict[str, float | None]:
-    """Per path, what a measurement at the far placement forwarded over the median of the same point's at the near
-    one: the median of those ratios (None where no point was measured at both)."""
+def far_adds_ns(samples: list[dict], profile: Profile, table: list[dict]) -> dict[str, dict[str, float] | None]:
+    """Per path, what the far placement adds to each role's time for a frame that crosses between the cores
+    (fit.far_times), from the path's far measurements of the points it was fitted on (each with its point's c_task
+    in the fit's table); None where it has none. Times per role and not a ratio of rates: on the live path the far
+    level took 80 ns off every cheap frame, where the sender binds, and nothing measurable off a dear one, where
+    the worker does (2026-11-26, docs/cost-model.md)."""
     out = {}
-    for key in keys:
-        ratios = []
-        for s in samples:
-            if s.get("path") == key and s.get("placement") == placement.FAR:
-                near = [n["mpps"] for n in samples if n.get("path") == key and n["point"] == s["point"]
-                        and n.get("placement") == placement.NEAR]
-                if near:
-                    ratios.append(s["mpps"] / statistics.median(near))
-        out[key] = round(statistics.median(ratios), 3) if ratios else None
+    for key, path in profile.paths.items():
+        rows = {r["point"]: r for r in table if r["path"] == key}
+        drops_in = lab_paths.find(key).drops_in
+        far = [(_point_load(path, drops_in, rows[s["point"]]), 1e3 / s["mpps"]) for s in samples
+               if s.get("path") == key and s.get("placement") == placement.FAR and s["point"] in rows]
+        out[key] = {r: round(ns, 1) for r, ns in fit.far_times(path, far).items()} if far else None
     return out
+
+
+def _point_load(path, drops_in: str, row: dict):
+    share = {fit.DROP: 1.0, fit.DROP_MIX: DROP_MIX_PERCENT / 100}.get(row["series"], 0.0)
+    return fit.point_load(path, drops_in, row["x_ns"], share)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -201,8 +208,8 @@ def _measure(args: argparse.Namespace) -> tuple[list[dict], list[str], dict, flo
     keys = [k for k in args.paths.split(",") if k]
     labels = [p for p in args.points.split(",") if p]
     if any(k not in lab_paths.PATHS for k in keys) or not keys or args.rounds < 1 or \
-            any(p not in points() for p in labels) or not {BASELINE_LABEL, "drop"} <= set(labels) or \
-            len([p for p in labels if p != "drop"]) < 2:
+            any(p not in points() for p in labels) or not {BASELINE_LABEL, DROP_LABEL} <= set(labels) or \
+            len([p for p in labels if p != DROP_LABEL]) < 2:
         raise SystemExit(f"model-fit: paths are {', '.join(lab_paths.PATHS)}; points {', '.join(points())} "
                          f"({BASELINE_LABEL}, drop and one more at least); --rounds at least 1")
     env = environment.describe()
@@ -219,7 +226,7 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
     fitted, placed = placement.keep(samples, args.placement, NAME)
     profile, table = fit_profile(fitted, keys, env, placed["kept"], labels)
     if placed["kept"] == placement.NEAR:
-        placed["far_over_near"] = far_over_near(samples, keys)
+        placed["far_adds_ns"] = far_adds_ns(samples, profile, table)
     profile = replace(profile, placement=placed)
     path = results_file.write(out_dir, "model_fit", {
         "environment": env, "yardstick": lab_rate.YARDSTICK, "seconds_per_trial": seconds,
