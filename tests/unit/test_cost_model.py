@@ -380,6 +380,10 @@ def test_the_reasons_say_what_the_far_placement_cost_the_pick_when_the_fit_kept_
     [line] = [line for line in answer["reasons"] if "sharing a cache" in line and said in line]
     far = float(line.split(said)[1].split(" Mpps")[0])
     assert far == pytest.approx(1e3 / (1e3 / answer["candidates"][0]["mpps"] + 90), abs=0.006)
+    rows = {row["label"]: row for row in answer["candidates"]}
+    assert rows[pick]["far_mpps"] == pytest.approx(far, abs=0.006)     # in the JSON too, for every candidate
+    assert rows["xdp"]["far_mpps"] == rows["xdp"]["mpps"]                 # one core: nothing crosses
+    assert rows["hybrid/live"]["far_mpps"] is None                       # no far measurement of that path
 
 
 def test_at_the_far_placement_each_role_takes_its_far_time_more_per_frame_that_crosses():

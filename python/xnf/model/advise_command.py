@@ -66,9 +66,10 @@ def print_text(answer: dict, rules: str | None) -> None:
                   f"{t['xdp_ns_over_baseline']:+.0f} ns in XDP over {t['baseline']['nf']}; "
                   f"{t['drop_share']:.0%} of frames dropped")
     verified = any("measured_mpps" in r for r in answer["candidates"])
+    far = any(r.get("far_mpps") is not None for r in answer["candidates"])
     table = Table()
     for column in ("path", "Mpps", "counted down by", "counted on", "limit", "ns per frame",
-                   "CPU ns per frame") + \
+                   "CPU ns per frame") + (("Mpps, cores apart",) if far else ()) + \
             (("measured Mpps",) if verified else ()):
         table.add_column(column, justify="left" if column in ("path", "limit", "ns per frame") else "right")
     for row in answer["candidates"]:
@@ -76,6 +77,8 @@ def print_text(answer: dict, rules: str | None) -> None:
         cells = [row["label"], f"{row['mpps']:.3f}", f"{row['shortfall']:.0%}", f"{row['counted_mpps']:.3f}",
                  row["bottleneck"], ns,
                  f"{row['cpu_ns_per_frame']:.0f}"]
+        if far:
+            cells.append(f"{row['far_mpps']:.3f}" if row.get("far_mpps") is not None else "")
         if verified:
             cells.append(f"{row['measured_mpps']:.3f}" if "measured_mpps" in row else "")
         table.add_row(*cells)

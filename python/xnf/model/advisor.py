@@ -240,17 +240,25 @@ def level_of(counted: list[tuple[float, float]]) -> str:
     return "medium" if lead > band else "low"
 
 
-def _far_placement(profile: Profile, best: Ranked) -> str | None:
-    """What the host's placing the vCPUs apart costs the pick, when the profile was fitted at the near placement
-    and measured its path at the far one too (docs/methodology.md, "Where the host puts the two vCPUs")."""
-    key = best.candidate.path_key
+def far_mpps(profile: Profile, r: Ranked) -> float | None:
+    """The candidate's rate at the far placement, when the profile was fitted at the near one and measured the
+    candidate's path at the far one too (docs/methodology.md, "Where the host puts the two vCPUs")."""
+    key = r.candidate.path_key
     if profile.far_adds_ns(key) is None:
         return None
-    far = predict(profile.at_placement(key, placement.FAR), best.candidate.load, sum(best.prediction.cores.values()))
+    return predict(profile.at_placement(key, placement.FAR), r.candidate.load, sum(r.prediction.cores.values())).mpps
+
+
+def _far_placement(profile: Profile, best: Ranked) -> str | None:
+    """What the host's placing the vCPUs apart costs the pick."""
+    far = far_mpps(profile, best)
+    if far is None:
+        return None
     counts = profile.placement.get("measurements", {})
     share = counts.get(placement.FAR, 0) / max(sum(counts.values()), 1)
     return (f"these rates are for the two cores sharing a cache (the profile was fitted there); where the host put "
-            f"them apart ({share:.0%} of the fit's measurements), {key} would forward {far.mpps:.2f} Mpps")
+            f"them apart ({share:.0%} of the fit's measurements), {best.candidate.path_key} would forward "
+            f"{far:.2f} Mpps")
 
 
 def reasons(ranked: list[Ranked], task: TaskCost, profile: Profile) -> list[str]:
@@ -314,14 +322,15 @@ def advice(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: i
                                                                          *ranked[0].candidate.options],
                            "confidence": level, "why": why},
         "reasons": reasons(ranked, task, profile),
-        "candidates": [_row(r) for r in ranked],
+        "candidates": [_row(r, far_mpps(profile, r)) for r in ranked],
         "skipped": skipped,
     }
 
 
-def _row(r: Ranked) -> dict:
+def _row(r: Ranked, far: float | None) -> dict:
     p = r.prediction
     return {"label": r.candidate.label, "path": r.candidate.path_key, "mpps": round(p.mpps, 3),
+            "far_mpps": round(far, 3) if far is not None else None,
             "shortfall": round(r.shortfall, 3), "spread": round(r.spread, 3), "counted_mpps": round(r.counted_mpps, 3),
             "bottleneck": p.bottleneck, "cores": p.cores,
             "ns_per_frame": {k: round(v, 1) for k, v in p.role_ns.items()},
