@@ -165,8 +165,8 @@ def far_adds_ns(samples: list[dict], profile: Profile, table: list[dict]) -> dic
     """Per path, what the far placement adds to each role's time for a frame that crosses between the cores
     (fit.far_times), from the path's far measurements of the points it was fitted on (each with its point's c_task
     in the fit's table); None where it has none. Times per role and not a ratio of rates: on the live path the far
-    level took 80 ns off every cheap frame, where the sender binds, and nothing measurable off a dear one, where
-    the worker does (2026-11-26, docs/cost-model.md)."""
+    level added about 80 ns to a cheap frame's time, where the sender binds, and nothing measurable to a dear
+    one's, where the worker does (2026-11-26, docs/cost-model.md)."""
     out = {}
     for key, path in profile.paths.items():
         rows = {r["point"]: r for r in table if r["path"] == key}
