@@ -154,7 +154,7 @@ static double round_trip_ns(__u32 cpu, __u32 partner, __u32 ms)
 		return -1;
 	}
 	size_t blocks = 0;
-	double end = now_ns() + ms * 1e6, t = now_ns();
+	double t = now_ns(), end = t + ms * 1e6;
 	do {
 		double start = t;
 		for (int i = 0; i < BLOCK_TRIPS; i++) {

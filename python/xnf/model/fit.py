@@ -26,6 +26,7 @@ from xnf.errors import XnfError
 FLOOR_GRID = 400          # candidate floors tried between the fastest point and the slowest
 FLOOR_TOLERANCE = 0.05    # a drop this much faster than the floor says the floor is not the sender's
 FAR_MOST_NS, FAR_STEP_NS = 400.0, 2.0   # the far placement's time per crossing frame tried, per role
+FAR_TIE = 1e-9            # errors this close (relative and absolute) are one: they differ by rounding only
 
 # The sweeps a point comes from: taskemu spending cycles, walking a list; the drop NF; taskemu dropping a share
 CYCLES, MEMORY, DROP, DROP_MIX = "cycles", "memory", "drop", "drop-mix"
@@ -193,28 +194,33 @@ def point_load(path, drops_in: str, x_ns: float, drop_share: float = 0.0):
 def far_times(path, far: list[tuple[object, float]]) -> dict[str, float]:
     """Per role, what a frame that crosses between the cores takes more at the far placement: the times (0 to
     FAR_MOST_NS) that bring the path's predictions closest to its far measurements, each a point's load and its
-    measured time per frame (least squares on the relative error of the rate, as the line). A role's time grows by
-    its crossing frames' share times the role's far time, so a point's prediction is the largest over the roles of
-    (time + share x far time) / cores."""
+    measured time per frame (least squares on the relative error of the rate, as the line). A role's time at the far
+    placement (profile.far_path) grows in step with its far time, so each point's role times are taken twice, as
+    fitted and with every role FAR_MOST_NS more, and the grid spans the line between (a step as long as the grid's:
+    a role time held at predict.MIN_ROLE_NS would not move by a shorter one)."""
     from xnf.model import predict
-    from xnf.model.profile import CROSSING_FATES
+    from xnf.model.profile import far_path
 
-    roles = list(path.roles)
     if not far:
         return {}
-    base, crossing, cores = [], [], []
+    roles = list(path.roles)
+    furthest = far_path(path, {r: FAR_MOST_NS for r in roles})
+    base, slope = [], []
     for load, _ in far:
-        times, _ = predict.role_times(path, load)
-        base.append([times[r] for r in roles])
-        crossing.append(sum(load.fates.get(f, 0.0) for f in CROSSING_FATES))
-        cores.append([path.roles[r].cores for r in roles])
+        near, _ = predict.role_times(path, load)
+        far_off, _ = predict.role_times(furthest, load)
+        base.append([near[r] for r in roles])
+        slope.append([(far_off[r] - near[r]) / FAR_MOST_NS for r in roles])
+    cores = np.array([path.roles[r].cores for r in roles])
     grid = np.arange(0.0, FAR_MOST_NS + FAR_STEP_NS, FAR_STEP_NS)
     adds = np.stack(np.meshgrid(*[grid] * len(roles), indexing="ij"), axis=-1).reshape(-1, len(roles))
     measured = np.array([y for _, y in far])
-    predicted = np.max((np.array(base)[None, :, :] + adds[:, None, :] * np.array(crossing)[None, :, None])
-                       / np.array(cores)[None, :, :], axis=2)
+    predicted = np.max((np.array(base)[None, :, :] + adds[:, None, :] * np.array(slope)[None, :, :]) / cores,
+                       axis=2)
     errors = np.sum((measured[None, :] / predicted - 1) ** 2, axis=1)
-    best = adds[int(np.argmin(errors))]
+    # where the measurements cannot tell times apart (a role that bound no far point), the smallest: the first in
+    # the grid's order among those as good as the best but for rounding
+    best = adds[int(np.flatnonzero(errors <= errors.min() * (1 + FAR_TIE) + FAR_TIE)[0])]
     return {r: float(best[i]) for i, r in enumerate(roles)}
 
 
