@@ -65,6 +65,12 @@ def test_a_refit_fits_the_same_samples_again_without_measuring(fitted, isolated_
     redone = json.loads(again.read_text())
     assert redone["samples"] == doc["samples"] and redone["environment"] == doc["environment"]
     assert redone["profile"]["paths"] == doc["profile"]["paths"]      # the fit has not changed since
+    assert doc["profile"]["statistic"] == "best"                         # the default: the best of the rounds
+    ran = run_xnf(["bench", "run", "model-fit", "--refit", str(next(profile_file.parent.glob("model_fit-*.json"))),
+                   "--statistic", "median", "--no-install", "--out", str(tmp_path / "median")], timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    [median] = (tmp_path / "median").glob("profile-*.json")
+    assert profiles.load(median).statistic == "median" and "medians of the rounds" in profiles.load(median).description
     bad = run_xnf(["bench", "run", "model-fit", "--refit", str(profile_file), "--out", str(tmp_path)])
     assert bad.returncode != 0 and "is not a model-fit results file" in bad.stderr + bad.stdout
     assert "Traceback" not in bad.stderr
@@ -165,10 +171,14 @@ def test_model_check_validates_a_copy_of_the_profile(fitted, isolated_profile, t
         [summary] = [json.loads(f.read_text())["summary"] for f in out.glob("model_check-*.json")]
         assert (summary == doc["summary"]) == same, placement
     # judged each at its own level: the far copies against the prediction with the path's far time added, a
-    # measurement whose probes disagree left out; a profile fitted at every placement keeps no far time to add
-    refused = run_xnf(["bench", "run", "model-check", "--profile", str(profile_file), "--from", str(doctored),
+    # measurement whose probes disagree left out; a profile fitted on the medians of every placement's rounds keeps
+    # no far time to add
+    medians = tmp_path / "profile-medians.json"
+    medians.write_text(json.dumps({**json.loads(profile_file.read_text()), "statistic": "median",
+                                   "placement": {"kept": "all"}}))
+    refused = run_xnf(["bench", "run", "model-check", "--profile", str(medians), "--from", str(doctored),
                        "--paths", "xdp,afxdp/live", "--placement", "each", "--out", str(tmp_path / "refused")])
-    assert refused.returncode != 0 and "fitted at the near placement" in refused.stderr + refused.stdout
+    assert refused.returncode != 0 and "a profile of the near placement" in refused.stderr + refused.stdout
     assert "Traceback" not in refused.stderr
     near_fitted = tmp_path / "profile-near.json"
     adds = {"xdp": {"sender": 0.0}, "afxdp/live": {"sender": 80.0, "worker": 80.0}}

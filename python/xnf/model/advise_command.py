@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 from pathlib import Path
 
 from xnf import chain, contract, mix
 from xnf.lab import environment
-from xnf.model import advisor, check_rounds, lab_rate, task
+from xnf.model import advisor, check_rounds, lab_rate, rate_statistic, task
 from xnf.errors import XnfError
 from xnf.model.profile import Profile, load
 
@@ -22,13 +21,14 @@ CALIBRATION_DEADBAND = 0.25
 
 
 def calibrated(profile: Profile, tsc_hz: float | None) -> tuple[Profile, dict]:
-    """The profile scaled by its yardstick measured now (the median of a few runs) against the one stored with it,
-    when the two differ by more than the yardstick's own spread: within a session the machine moves less than that
-    (docs/cost-model.md), between sessions it can move 2.6x."""
+    """The profile scaled by its yardstick measured now (a few runs, taken as the profile's fit took its own:
+    rate_statistic) against the one stored with it, when the two differ by more than the yardstick's own spread:
+    within a session the machine moves less than that (docs/cost-model.md), between sessions it can move 2.6x."""
     then = profile.yardsticks.get(lab_rate.YARDSTICK_KEY)
     if not then:
         return profile, {"skipped": f"the profile stores no {lab_rate.YARDSTICK}: it cannot be calibrated"}
-    now = statistics.median(lab_rate.yardstick(VERIFY_SECONDS, tsc_hz) for _ in range(CALIBRATION_RUNS))
+    now = rate_statistic.of((lab_rate.yardstick(VERIFY_SECONDS, tsc_hz) for _ in range(CALIBRATION_RUNS)),
+                            profile.statistic)
     moved = abs(now / then - 1) > CALIBRATION_DEADBAND
     info = {"yardstick": lab_rate.YARDSTICK, "mpps_now": round(now, 4), "mpps_at_fit": then,
             "factor": round(then / now, 4) if moved else 1.0, "applied": moved}
@@ -61,7 +61,8 @@ def print_text(answer: dict, rules: str | None) -> None:
 
     console = Console()
     t, prof = answer["task"], answer["profile"]
-    console.print(f"{answer['nf']}: profile '{prof['name']}' ({prof['source']}; {prof['platform']})")
+    rates = f", rates {rate_statistic.WHAT[prof['statistic']]}" if prof["source"] == "measured" else ""
+    console.print(f"{answer['nf']}: profile '{prof['name']}' ({prof['source']}{rates}; {prof['platform']})")
     console.print(f"  c_task on the mix: {t['native_ns_over_baseline']:+.0f} ns natively, "
                   f"{t['xdp_ns_over_baseline']:+.0f} ns in XDP over {t['baseline']['nf']}; "
                   f"{t['drop_share']:.0%} of frames dropped")

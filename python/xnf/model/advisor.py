@@ -48,7 +48,8 @@ def counted_on(mpps: float, shortfall: float) -> float:
 
 
 def shortfall(errors: list[float]) -> float:
-    """How far below its predictions a path fell in the check, from each case's error (predicted / measured - 1): the
+    """How far below its predictions a path fell in the check, from each case's error (predicted / measured - 1, the
+    measured rate the median of the case's rounds, what the path typically did, whatever the fit's statistic): the
     upper quartile of the errors, and 0 where the path beat its predictions in three cases of four. One-sided on
     purpose: a path the model predicts too low is a safe bet at its prediction. (The rule before, the median of the
     errors' sizes, counted XDP 16 % below predictions it had beaten by 16 % in every case, 2026-11-25.)"""
@@ -241,8 +242,8 @@ def level_of(counted: list[tuple[float, float]]) -> str:
 
 
 def far_mpps(profile: Profile, r: Ranked) -> float | None:
-    """The candidate's rate at the far placement, when the profile was fitted at the near one and measured the
-    candidate's path at the far one too (docs/methodology.md, "Where the host puts the two vCPUs")."""
+    """The candidate's rate at the far placement, when the profile describes the near one (Profile.near_level) and
+    measured the candidate's path at the far one too (docs/methodology.md, "Where the host puts the two vCPUs")."""
     key = r.candidate.path_key
     if profile.far_adds_ns(key) is None:
         return None
@@ -256,8 +257,8 @@ def _far_placement(profile: Profile, best: Ranked) -> str | None:
         return None
     counts = profile.placement.get("measurements", {})
     share = counts.get(placement.FAR, 0) / max(sum(counts.values()), 1)
-    return (f"these rates are for the two cores sharing a cache (the profile was fitted there); where the host put "
-            f"them apart ({share:.0%} of the fit's measurements), {best.candidate.path_key} would forward "
+    return (f"these rates are for the two cores sharing a cache (the profile describes them there); where the host "
+            f"put them apart ({share:.0%} of the fit's measurements), {best.candidate.path_key} would forward "
             f"{far:.2f} Mpps")
 
 
@@ -311,7 +312,7 @@ def advice(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: i
     level, why = confidence(ranked, profile.validation.get("placement", placement.ALL))
     return {
         "nf": nf, "profile": {"name": profile.name, "source": profile.source, "platform": profile.platform,
-                              "scale": profile.scale},
+                              "scale": profile.scale, "statistic": profile.statistic},
         "task": {"native_ns_over_baseline": round(task.whole.native_ns, 1),
                  "xdp_ns_over_baseline": round(task.whole.xdp_ns, 1), "baseline": task.baseline,
                  "verdicts": task.whole.verdicts, "drop_share": round(task.whole.drop_share, 4),

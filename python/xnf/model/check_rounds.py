@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from xnf.bench import results_file
 from xnf.lab import placement
-from xnf.model import cases, lab_rate
+from xnf.model import cases, lab_rate, rate_statistic
 from xnf.model.profile import Profile, load
 
 YARDSTICK_SUBJECT = ("yardstick", None)
@@ -52,12 +52,13 @@ def yardstick_trial(args: argparse.Namespace, tsc_hz: float | None, **fields) ->
 
 
 def drift(samples: list[dict], profile: Profile) -> dict:
-    """The yardstick of these rounds beside the one stored with the profile: how far the machine moved since the
-    fit, and how far the yardstick itself spreads."""
+    """The yardstick of these rounds (taken as the profile's fit took its own) beside the one stored with the profile:
+    how far the machine moved since the fit, and how far the yardstick itself spreads."""
     rates = [s["mpps"] for s in samples if s["case"] == YARDSTICK_SUBJECT[0]]
     then = profile.yardsticks.get(lab_rate.YARDSTICK_KEY)
-    now = statistics.median(rates)
-    return {"yardstick": lab_rate.YARDSTICK, "at_fit_mpps": then, "median_mpps": round(now, 4),
+    now = rate_statistic.of(rates, profile.statistic)
+    return {"yardstick": lab_rate.YARDSTICK, "at_fit_mpps": then, "statistic": profile.statistic,
+            "now_mpps": round(now, 4), "median_mpps": round(statistics.median(rates), 4),
             "rounds_mpps": [round(r, 4) for r in rates], "ratio": round(now / then, 4) if then else None,
             "stdev_mpps": round(statistics.stdev(rates), 4) if len(rates) > 1 else 0.0}
 

@@ -13,10 +13,12 @@ from published figures (python/xnf/model/profiles/), and says which. It is JSON,
              measures for it less what it measures for the baseline, on the same machine.
   yardsticks rates measured in the same run as the fit (Mpps), so that a profile can be scaled to the machine of
              the day (machines differ by up to 2.6x between sessions here): `Profile.scaled`.
+  statistic  which of each point's rounds the fit took as its rate: "best" or "median"
+             (python/xnf/model/rate_statistic.py); the profile's checks take the same of theirs.
   validation how far the profile's predictions were from measured RFC 2544 rates (`xnf bench run model-check`),
              overall and per path: median_error and max_error (sizes, either way), within_10_percent, and shortfall
-             (how far below its predictions the path fell: advisor.shortfall). The advisor counts on a prediction
-             less its path's shortfall and weighs its confidence by the median errors.
+             (how far below its predictions the path's median rates fell: advisor.shortfall). The advisor counts on
+             a prediction less its path's shortfall and weighs its confidence by the median errors.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pathlib import Path
 
 from xnf.errors import XnfError
 from xnf.lab import placement
+from xnf.model import rate_statistic
 
 FORMAT = 1
 # What can happen to a frame, as far as the data path's own cost goes: sent on, dropped by an XDP program, or
@@ -92,17 +95,25 @@ class Profile:
     placement: dict = field(default_factory=dict)   # the fit's placement kept, and what the far level cost each path
     citation: str | None = None
     scale: float = 1.0                   # times applied since the fit (Profile.scaled)
+    statistic: str = rate_statistic.BEFORE   # which of each point's rounds the fit took (rate_statistic)
 
     def path(self, key: str) -> PathCost:
         if key not in self.paths:
             raise XnfError(f"profile '{self.name}' has no path '{key}': it has {', '.join(self.paths)}")
         return self.paths[key]
 
+    @property
+    def near_level(self) -> bool:
+        """Whether the profile's rates are the near placement's: fitted on the measurements there alone, or on the
+        best of every point's rounds, which the far level only slows (rate_statistic)."""
+        kept = self.placement.get("kept")
+        return kept == placement.NEAR or (kept == placement.ALL and self.statistic == rate_statistic.BEST)
+
     def far_adds_ns(self, key: str) -> dict[str, float] | None:
         """Per role of the path, what a frame that crosses between the cores took more there at the far placement
-        than at the near one the profile was fitted at (docs/methodology.md, "Where the host puts the two vCPUs");
-        None when the fit kept every placement or measured the path at the far one nowhere."""
-        if self.placement.get("kept") != placement.NEAR:
+        than at the near one the profile describes (docs/methodology.md, "Where the host puts the two vCPUs");
+        None when the profile is not the near level's (near_level) or measured the path at the far one nowhere."""
+        if not self.near_level:
             return None
         return self.placement.get("far_adds_ns", {}).get(key)
 
@@ -115,7 +126,8 @@ class Profile:
         adds = self.far_adds_ns(key)
         if adds is None:
             raise XnfError(f"profile '{self.name}' keeps no far-placement time for {key}: it was not fitted at the "
-                           "near placement, or measured the path at the far one nowhere")
+                           "near placement (or on the best of every round), or measured the path at the far one "
+                           "nowhere")
         return far_path(path, adds)
 
     def scaled(self, factor: float, why: str) -> "Profile":
@@ -164,6 +176,8 @@ def from_dict(doc: dict) -> Profile:
 def _check(profile: Profile) -> None:
     if profile.source not in SOURCES:
         raise XnfError(f"profile '{profile.name}': source must be one of {', '.join(SOURCES)}")
+    if profile.statistic not in rate_statistic.CHOICES:
+        raise XnfError(f"profile '{profile.name}': statistic must be one of {', '.join(rate_statistic.CHOICES)}")
     for key, path in profile.paths.items():
         if path.task_role not in path.roles or path.task_side not in SIDES:
             raise XnfError(f"profile '{profile.name}', path {key}: the NF's role must be one of its roles and its "

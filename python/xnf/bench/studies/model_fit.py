@@ -11,18 +11,22 @@ MACs and sends the frame on. Two series, the drop NF and a drop mix:
 Each point's c_task is what `xnf cost` measures for it, natively and in XDP, less what it measures for the first
 point (taskemu spending nothing: the baseline), the way a user's NF is measured; its RFC 2544 rate is measured on
 every data path of the lab (python/xnf/model/lab_paths.py). Each path's line (python/xnf/model/fit.py) is fitted
-to the medians of the rounds. The yardstick, measured in every round beside them: the hand-written XDP macswap's
-RFC 2544 rate, which `xnf advise --calibrate` and `model-check` measure again to scale the profile to the day.
+to the best of each point's rounds (--statistic median: their medians; python/xnf/model/rate_statistic.py says
+why), c_task to their medians. The yardstick, measured in every round beside them: the hand-written XDP macswap's
+RFC 2544 rate, taken the same way, which `xnf advise --calibrate` and `model-check` measure again to scale the
+profile to the day.
 
 Every rate is bracketed by a probe of the cores' round trip (xnf.lab.placement). With --placement near the fit takes
-only the measurements at the near level, and the profile keeps what the far level cost each path (its
-"placement": far_adds_ns, per role the time a frame that crosses between the cores takes more there), which
-`xnf advise` reports and `model-check --placement each` predicts the far measurements with.
+only the measurements at the near level; the best of every point's rounds (the default) is the near level's too,
+the far one only slowing a path. Either way the profile keeps what the far level cost each path (its "placement":
+far_adds_ns, per role the time a frame that crosses between the cores takes more there), which `xnf advise`
+reports and `model-check --placement each` predicts the far measurements with.
 
 The profile goes to the results folder and is installed where `xnf advise` looks (profile.default_path(); not with
 --no-install).
 
-    xnf bench run model-fit [--rounds 3] [--seconds 0.5] [--paths xdp,afxdp/live,...] [--placement near] [--no-install]
+    xnf bench run model-fit [--rounds 3] [--seconds 0.5] [--paths xdp,afxdp/live,...] [--placement near]
+                            [--statistic best|median] [--no-install]
     xnf bench run model-fit --refit results/model/model_fit-STAMP.json    # the same samples, fitted again
 """
 
@@ -40,7 +44,7 @@ from xnf.analysis import model_plots
 from xnf.bench import results_file
 from xnf.bench.rounds import measure_rounds
 from xnf.lab import environment, placement
-from xnf.model import fit, lab_paths, lab_rate
+from xnf.model import fit, lab_paths, lab_rate, rate_statistic
 from xnf.model.profile import Profile, default_path
 
 NAME = "model-fit"
@@ -94,13 +98,22 @@ def trial(subject: tuple[str, str | None], args: argparse.Namespace, tsc_hz: flo
             "xdp_ns": cost["xdp_ns_per_frame"]}
 
 
-def _median(samples: list[dict], field: str, **match) -> float:
+def _found(samples: list[dict], field: str, **match) -> list[float]:
     found = [s[field] for s in samples if all(s[k] == v for k, v in match.items())]
     if not found:
         what = ", ".join(f"{k} {v}" for k, v in match.items())
         raise SystemExit(f"model-fit: no measurement of {what} at the placement kept: more --rounds, or "
                          f"--placement all")
-    return statistics.median(found)
+    return found
+
+
+def _median(samples: list[dict], field: str, **match) -> float:
+    return statistics.median(_found(samples, field, **match))
+
+
+def _rate(samples: list[dict], statistic: str, **match) -> float:
+    """The rate (Mpps) of the rounds that match, as the statistic takes it (python/xnf/model/rate_statistic.py)."""
+    return rate_statistic.of(_found(samples, "mpps", **match), statistic)
 
 
 def _left_out(samples: list[dict], label: str, key: str) -> bool:
@@ -113,9 +126,11 @@ def _left_out(samples: list[dict], label: str, key: str) -> bool:
 
 
 def fit_profile(samples: list[dict], keys: list[str], env: dict, placement_kept: str = placement.ALL,
-                labels: list[str] | None = None) -> tuple[Profile, list[dict]]:
-    """The profile from the rounds' medians (of the measurements at placement_kept), and the table it was fitted
-    on. labels: the points the run measured (by default those in samples; a placement kept may hold fewer)."""
+                labels: list[str] | None = None,
+                statistic: str = rate_statistic.DEFAULT) -> tuple[Profile, list[dict]]:
+    """The profile from the rounds' rates as statistic takes them (of the measurements at placement_kept; c_task
+    from their medians), and the table it was fitted on. labels: the points the run measured (by default those in
+    samples; a placement kept may hold fewer)."""
     measured = set(labels or (s["point"] for s in samples)) | {BASELINE_LABEL, DROP_LABEL}
     series = {label: s for label, (s, _) in points().items() if label in measured}
     table = []
@@ -128,7 +143,7 @@ def fit_profile(samples: list[dict], keys: list[str], env: dict, placement_kept:
         for label in series:
             if label in left_out:
                 continue
-            mpps = _median(samples, "mpps", point=label, path=key)
+            mpps = _rate(samples, statistic, point=label, path=key)
             x = _median(samples, side, point=label) - base
             rows.append({"path": key, "point": label, "series": series[label], "x_ns": round(x, 2),
                          "mpps": round(mpps, 4), "y_ns": round(1e3 / mpps, 2)})
@@ -149,15 +164,16 @@ def fit_profile(samples: list[dict], keys: list[str], env: dict, placement_kept:
             fit.add_kernel_drop(path, kernel_drop)
     baseline = {**BASELINE, "native_ns": round(_median(samples, "native_ns", point=BASELINE_LABEL), 2),
                 "xdp_ns": round(_median(samples, "xdp_ns", point=BASELINE_LABEL), 2)}
-    yard = statistics.median(s["mpps"] for s in samples if s["point"] == YARDSTICK_SUBJECT[0])
+    yard = _rate(samples, statistic, point=YARDSTICK_SUBJECT[0])
     rounds = 1 + max(s["round"] for s in samples)
     profile = Profile(
         name=f"this machine, {env['started_utc'][:10]}", source="measured",
-        description=f"fitted by model-fit from taskemu ({rounds} rounds, medians"
+        description=f"fitted by model-fit from taskemu ({rounds} rounds, {rate_statistic.WHAT[statistic]}"
                     + ("" if placement_kept == placement.ALL
                        else f" of the measurements at the {placement_kept} placement") + ")",
         platform=f"veth lab: {lab_paths.SENDER_WHAT}; {lab_paths.WORKER_WHAT}; 64-byte UDP frames",
-        baseline=baseline, paths=paths, yardsticks={lab_rate.YARDSTICK_KEY: round(yard, 4)}, environment=env)
+        baseline=baseline, paths=paths, yardsticks={lab_rate.YARDSTICK_KEY: round(yard, 4)}, environment=env,
+        statistic=statistic)
     return profile, table
 
 
@@ -192,6 +208,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeat", type=int, help="xnf cost's timed passes (default: xnf cost's)")
     parser.add_argument("--no-install", action="store_true", help=f"do not install the profile as {default_path()}")
     placement.add_argument(parser)
+    rate_statistic.add_argument(parser)
     parser.add_argument("--refit", metavar="RESULTS", help="measure nothing: fit again the samples of an earlier "
                         "model-fit results file (after the fit itself changed)")
 
@@ -224,10 +241,11 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
     samples, keys, env, seconds = _earlier(args.refit) if args.refit else _measure(args)
     labels = list(dict.fromkeys(s["point"] for s in samples if s["path"]))
     fitted, placed = placement.keep(samples, args.placement, NAME)
-    profile, table = fit_profile(fitted, keys, env, placed["kept"], labels)
-    if placed["kept"] == placement.NEAR:
-        placed["far_adds_ns"] = far_adds_ns(samples, profile, table)
+    profile, table = fit_profile(fitted, keys, env, placed["kept"], labels, args.statistic)
     profile = replace(profile, placement=placed)
+    if profile.near_level:
+        profile = replace(profile, placement={**placed, "far_adds_ns": far_adds_ns(samples, profile, table)})
+    placed = profile.placement
     path = results_file.write(out_dir, "model_fit", {
         "environment": env, "yardstick": lab_rate.YARDSTICK, "seconds_per_trial": seconds,
         "refitted_from": args.refit, "placement": placed,
