@@ -104,7 +104,7 @@ def _typical_error(row: dict) -> float:
     """The case's prediction against the median of its measured rounds: what the advisor counts a path down by
     (advisor.shortfall) is how far it typically fell short, not its best round's shortfall. Counted on the best
     rounds, the advisor's picks held in 48 of 60 cases re-judged on 2026-11-26, on the medians 55 (docs/cost-model.md,
-    "2026-11-26, 05:47-07:53")."""
+    "2026-11-26, 05:47-07:20")."""
     return row["predicted_mpps"] / row.get("measured_median_mpps", row["measured_mpps"]) - 1
 
 
