@@ -253,8 +253,12 @@ def test_a_path_that_beat_its_predictions_is_counted_on_at_its_prediction():
 
 
 def test_the_check_stores_each_paths_shortfall_for_the_advisor():
-    rows = [{"case": f"nf{i}", "path": "xdp", "error": e} for i, e in enumerate((-0.17, -0.13, -0.16, -0.04))] + \
-           [{"case": f"nf{i}", "path": "afxdp/live", "error": e} for i, e in enumerate((0.30, 0.20, 0.25, -0.15))]
+    def row(i: int, key: str, error: float) -> dict:   # each case's rounds alike: the best is the median
+        return {"case": f"nf{i}", "path": key, "error": error, "predicted_mpps": 1.0 + error, "measured_mpps": 1.0,
+                "measured_median_mpps": 1.0}
+
+    rows = [row(i, "xdp", e) for i, e in enumerate((-0.17, -0.13, -0.16, -0.04))] + \
+           [row(i, "afxdp/live", e) for i, e in enumerate((0.30, 0.20, 0.25, -0.15))]
     checked = model_check.validation(rows)
     assert checked["paths"]["xdp"]["shortfall"] == 0.0
     assert checked["paths"]["afxdp/live"]["shortfall"] == pytest.approx(0.2625)

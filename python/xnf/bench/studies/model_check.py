@@ -105,8 +105,6 @@ def _typical_error(row: dict) -> float:
     (advisor.shortfall) is how far it typically fell short, not its best round's shortfall. Counted on the best
     rounds, the advisor's picks held in 48 of 60 cases re-judged on 2026-11-26, on the medians 55 (docs/cost-model.md,
     "2026-11-26, 05:47-07:20")."""
-    if "measured_median_mpps" not in row:     # a row judged on medians before the two were told apart
-        return row["error"]
     return row["predicted_mpps"] / row["measured_median_mpps"] - 1
 
 
