@@ -2,8 +2,8 @@
 
 On this VM the host only ever takes from a rate. It moves the two vCPUs apart (the far placement,
 docs/methodology.md), and for seconds at a time it runs a vCPU slower: an ALU loop on one core read 575-730 million
-steps per second between trials minutes apart, and within one NF instance the rate sat on plateaus (afxdp/live router
-3.7, then 2.7, then 3.7 Mpps, 0.5 s trials) that neither the cores' round trip nor the steal time in /proc/stat showed
+steps per second between trials minutes apart, and within one NF instance the rate sat on plateaus (hybrid/live router
+3.3, then 2.4, then 3.0 Mpps, 0.5 s trials) that neither the cores' round trip nor the steal time in /proc/stat showed
 (docs/methodology.md, "The host only slows a path"; docs/cost-model.md, "2026-11-26, 05:47-07:20"). Nothing inside the
 guest undoes either, and neither adds to a rate, so the highest of a subject's rounds is the nearest to what the path
 does when the host leaves its cores alone. A median of five rounds is pulled down whenever three were slowed, which
