@@ -73,6 +73,8 @@ struct xnf_config {
 	__u32 chain_split;
 	/* --offload-drops (user-space modes): the pre-filter of hot pure-drop rules runs before the sockets. */
 	__u32 offload_drops;
+	/* Generic (skb) XDP: a frame sent on with XDP_TX or a redirect keeps its skb. */
+	__u32 skb_mode;
 };
 
 /* A key of xnf_local_ports: a local service by protocol and destination port. */

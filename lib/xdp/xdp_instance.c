@@ -200,7 +200,8 @@ int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32
 	const struct xnf_local_dispatch *local = plan->local;
 	struct xnf_config cfg = { .nports = nports, .datapath = plan->datapath, .chain_split = plan->chain_split,
 				  .offload_drops = plan->offload_table != 0,
-				  .local_queues = local ? local->queues : 0, .local_ports = local ? local->nports : 0 };
+				  .local_queues = local ? local->queues : 0, .local_ports = local ? local->nports : 0,
+				  .skb_mode = generic };
 	struct bpf_program *prog;
 	int err;
 

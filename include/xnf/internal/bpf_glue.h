@@ -11,6 +11,7 @@
 #define XNF_BPF_GLUE_H
 
 #include <xnf/internal/capture_abi.h>
+#include <xnf/internal/csum_finish.h>
 
 /* Per-CPU packet and byte counts per verdict class (enum xnf_stat_slot). */
 struct {
@@ -237,22 +238,27 @@ static __always_inline int xnf__no_offloaded_drop(struct xnf_pkt *pkt)
  * the NF's pure-drop rules the controller copied into the kernel; every other frame goes to its socket.
  */
 #define XNF__DEFINE_ENTRY(fn, name, offloaded_drop)                            \
-	SEC("xdp")                                                             \
-	int xnf_xdp_main(struct xdp_md *ctx)                                   \
+	static __always_inline int xnf__entry(struct xdp_md *ctx, struct xnf_pkt *pkt) \
 	{                                                                      \
-		struct xnf_pkt pkt = xnf_pkt_of(ctx);                          \
 		if (xnf_cfg.datapath == XNF_DATAPATH_USER) {                   \
-			if (xnf_cfg.offload_drops && offloaded_drop(&pkt)) {   \
+			if (xnf_cfg.offload_drops && offloaded_drop(pkt)) {    \
 				xnf_count(XNF_STAT_DROP, ctx->data_end - ctx->data); \
 				return XDP_DROP;                               \
 			}                                                      \
-			return xnf_xdp_to_user(&pkt);                          \
+			return xnf_xdp_to_user(pkt);                           \
 		}                                                              \
 		if (xnf_cfg.datapath == XNF_DATAPATH_HYBRID)                   \
-			return xnf_xdp_hybrid(ctx, &pkt, fn(&pkt));            \
+			return xnf_xdp_hybrid(ctx, pkt, fn(pkt));              \
 		if (xnf_cfg.datapath == XNF_DATAPATH_SPLIT)                    \
-			return xnf_xdp_split(ctx, &pkt, fn(&pkt));             \
-		return xnf_xdp_action(ctx, fn(&pkt));                          \
+			return xnf_xdp_split(ctx, pkt, fn(pkt));               \
+		return xnf_xdp_action(ctx, fn(pkt));                           \
+	}                                                                      \
+	SEC("xdp")                                                             \
+	int xnf_xdp_main(struct xdp_md *ctx)                                   \
+	{                                                                      \
+		int finished = xnf__finish_csum(ctx);                          \
+		struct xnf_pkt pkt = xnf_pkt_of(ctx);                          \
+		return xnf__settle_csum(ctx, finished, xnf__entry(ctx, &pkt)); \
 	}                                                                      \
 	char _license[] SEC("license") = "Dual BSD/GPL"
 
