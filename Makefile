@@ -61,6 +61,15 @@ $(BUILD)/lib/afxdp/live_tx.skel.h: $(BUILD)/lib/afxdp/live_tx.bpf.o
 $(BUILD)/lib/afxdp/live_tx.o: RT_CFLAGS += -I$(BUILD)/lib/afxdp
 $(BUILD)/lib/afxdp/live_tx.o: $(BUILD)/lib/afxdp/live_tx.skel.h
 
+# The egress watcher's tracepoint programs, embedded in libxnf as a skeleton.
+$(BUILD)/lib/xdp/egress_watch.bpf.o: lib/xdp/egress_watch.bpf.c lib/xdp/egress_watch_abi.h
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(BUILD)/lib/xdp/egress_watch.skel.h: $(BUILD)/lib/xdp/egress_watch.bpf.o
+	$(BPFTOOL) gen skeleton $< name egress_watch_bpf > $@.tmp && mv $@.tmp $@
+$(BUILD)/lib/xdp/egress_watch.o: RT_CFLAGS += -I$(BUILD)/lib/xdp
+$(BUILD)/lib/xdp/egress_watch.o: $(BUILD)/lib/xdp/egress_watch.skel.h
+
 $(LIBXNF): $(LIB_OBJS)
 	@mkdir -p $(@D)
 	ar rcs $@ $^

@@ -19,7 +19,7 @@ XNF_C_FLAGS     := -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-f
                    -fno-strict-aliasing -D_GNU_SOURCE -MMD -MP
 XNF_BPF_FLAGS   := -O2 -g -target bpf -std=gnu11 -Wall -Werror -Wno-unused-function -MMD -MP \
                    -I/usr/include/$(shell $(CC) -print-multiarch 2>/dev/null)
-XNF_LDLIBS      := -lxdp -lbpf -lurcu-qsbr -lpcap -lelf -lz -lpthread -lm
+XNF_LDLIBS      := -lxdp -lbpf -lmnl -lurcu-qsbr -lpcap -lelf -lz -lpthread -lm
 
 XNF_NF_CFLAGS   = $(CFLAGS) $(XNF_C_FLAGS) -I$(XNF_INCLUDE)
 XNF_GLUE_CFLAGS = $(CFLAGS) $(XNF_C_FLAGS) -I$(XNF_INCLUDE) -I$(XNF_RT_INCLUDE) -DXNF_INTERNAL_OK

@@ -21,7 +21,7 @@ apt_install_missing "xnf image" podman debootstrap runc
 BASE=localhost/xnf-base:bookworm
 MIRROR=${XNF_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 # What the NF binaries link against, what the entrypoint and `xnf exporter` need; nothing to build with.
-RUNTIME_PACKAGES=libbpf1,libxdp1,liburcu8,libpcap0.8,libelf1,zlib1g,iproute2,ethtool,python3,python3-prometheus-client,python3-rich,procps
+RUNTIME_PACKAGES=libbpf1,libxdp1,libmnl0,liburcu8,libpcap0.8,libelf1,zlib1g,iproute2,ethtool,python3,python3-prometheus-client,python3-rich,procps
 VERSION=$(sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

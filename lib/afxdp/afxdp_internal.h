@@ -55,6 +55,8 @@ struct afxdp_worker {
 	__u32 live_max_len;     /* longer frames go on the xsk ring */
 	__u32 live_pending;
 	__u64 live_pending_bytes;
+	__u32 live_pending_passes; /* of them, frames for the local stack ... */
+	int live_pass_port;        /* ... of this port, where the call enters; -1 when none */
 	__u64 live_oldest_ns;
 	bool live_flush_now;    /* a frame of this round went on the xsk ring: send the live ones first */
 	int live_reported_error;
@@ -100,13 +102,12 @@ void xnf_afxdp_worker_account(struct afxdp_worker *w, struct xnf_frame_accountin
 
 /* tx_path.c */
 int xnf_tx_path_check(const struct xnf_afxdp_config *cfg, const struct xnf_port *ports, __u32 nports);
-/* Whether to set up the live path: it is asked for, or auto finds copy mode, senders and ports it fits. */
+/* Whether to set up the live-frames program: the workers send through it (asked for, or auto finds copy mode,
+ * senders and ports it fits), or the NF runs in the workers on copy-mode sockets and may pass frames. */
 bool xnf_tx_path_wants_live(const struct xnf_afxdp *a);
 /* Opens the live path when wanted (its map becomes the UMEMs, so before the workers' set-up); with auto, a
  * failure means the xsk ring and a warning. -1 when --tx-path live cannot be had. */
 int xnf_tx_path_choose(struct xnf_afxdp *a, bool live);
-/* The longest frame the live path sends. */
-__u32 xnf_live_max_len(const struct xnf_afxdp_config *cfg);
 
 /* pass_tap.c */
 int xnf_pass_tap_open(struct xnf_afxdp *a, __u32 port);

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include <xnf/runtime/log.h>
-#include <xnf/runtime/netdev_features.h>
+#include <xnf/runtime/link_facts.h>
 
 const char *const xnf_tx_path_names[] = {
 	[XNF_TX_AUTO] = "auto", [XNF_TX_XSK] = "xsk", [XNF_TX_LIVE] = "live", NULL,
@@ -134,7 +134,33 @@ int xnf_tx_path_check(const struct xnf_afxdp_config *cfg, const struct xnf_port 
 	return 0;
 }
 
-/* Copy mode on veth: the live path; on a kernel or port that cannot, auto falls back to the xsk ring. */
+/* Whether the workers send through live frames: asked for, or auto on copy-mode sockets whose ports' frames a
+ * live frame holds. */
+static bool sends_live(const struct xnf_afxdp *a)
+{
+	const struct xnf_afxdp_config *cfg = &a->cfg;
+	int mtu;
+
+	if (cfg->tx_path == XNF_TX_LIVE)
+		return true; /* checked by xnf_afxdp_check_config */
+	if (cfg->tx_path == XNF_TX_XSK || (cfg->nf_in_kernel && !cfg->forward_only) || a->zerocopy)
+		return false;
+	return !port_too_large_for_live(cfg, a->ports, a->nports, &mtu);
+}
+
+/* Whether the NF runs in the workers, where it can pass frames to the stack. */
+static bool workers_pass(const struct xnf_afxdp *a)
+{
+	return !a->cfg.nf_in_kernel;
+}
+
+bool xnf_tx_path_wants_live(const struct xnf_afxdp *a)
+{
+	return sends_live(a) || (workers_pass(a) && !a->zerocopy);
+}
+
+/* Copy mode on veth: the live path; on a kernel or port that cannot, auto falls back to the xsk ring. Opened for
+ * the frames the workers pass too, whichever path sends. */
 int xnf_tx_path_choose(struct xnf_afxdp *a, bool live)
 {
 	__u64 frames[XNF_MAX_WORKERS];
@@ -147,31 +173,24 @@ int xnf_tx_path_choose(struct xnf_afxdp *a, bool live)
 		frames[i] = a->workers[i].nframes;
 	a->live = xnf_live_tx_open(a->ports, a->nports, a->nworkers, frames, a->cfg.frame_size, why,
 				   sizeof(why));
-	if (a->live) {
+	if (a->live && sends_live(a)) {
 		a->tx_path = XNF_TX_LIVE;
 		atomic_store(&a->live_ports, (1u << a->nports) - 1);
 		xnf_afxdp_refresh(a);
 		return 0;
 	}
+	if (a->live)
+		return 0; /* for the frames the NF passes; the rest takes the xsk ring */
 	if (a->cfg.tx_path == XNF_TX_LIVE) {
 		xnf_error("--tx-path live: %s: use --tx-path xsk", why);
 		return -1;
 	}
-	xnf_warn("--tx-path auto: sending on the xsk ring (slower in copy mode), because %s", why);
+	if (sends_live(a))
+		xnf_warn("--tx-path auto: sending on the xsk ring (slower in copy mode), because %s", why);
+	if (workers_pass(a))
+		xnf_warn("frames the NF passes reach the stack through a TAP device, where ARP and neighbour replies do "
+			 "not resolve the port's neighbours (use static neighbours, or hybrid mode), because %s", why);
 	return 0;
-}
-
-/* Whether the workers should try the live path: they send, on copy-mode sockets, frames a live frame holds. */
-bool xnf_tx_path_wants_live(const struct xnf_afxdp *a)
-{
-	const struct xnf_afxdp_config *cfg = &a->cfg;
-	int mtu;
-
-	if (cfg->tx_path == XNF_TX_LIVE)
-		return true; /* checked by xnf_afxdp_check_config */
-	if (cfg->tx_path == XNF_TX_XSK || (cfg->nf_in_kernel && !cfg->forward_only) || a->zerocopy)
-		return false;
-	return !port_too_large_for_live(cfg, a->ports, a->nports, &mtu);
 }
 
 enum xnf_tx_path xnf_afxdp_tx_path(const struct xnf_afxdp *a, __u32 port)

@@ -5,6 +5,7 @@
  * socket until a signal; then detach first (no packet goes to a closing
  * socket), stop the workers, restore settings, remove the socket.
  */
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <net/if.h>
 #include <poll.h>
@@ -86,6 +87,7 @@ static int housekeeping(struct instance *in, const struct xnf_rules_target *rule
 	if (xnf_nf_housekeeping)
 		xnf_nf_housekeeping(rules);
 	xnf_afxdp_refresh(in->afxdp);
+	port_guard_follow(&in->ports);
 	return 0;
 }
 
@@ -239,6 +241,34 @@ static int prepare_native_side(const struct instance *in, const struct xnf_port 
 	return err;
 }
 
+/* The program learns whether to finish unfinished checksums before it is attached. */
+static int arm_checksum_finishing(struct instance *in)
+{
+	int fd = bpf_object__find_map_fd_by_name(in->xdp.obj, "xnf_finish_csum");
+
+	if (fd < 0) {
+		xnf_error("the NF's program has no xnf_finish_csum map: was it built with this version's SDK?");
+		return -1;
+	}
+	port_guard_arm(&in->ports, fd);
+	return 0;
+}
+
+/* Where the NF's own program sends frames (native XDP, the NF in the kernel), their fate after the verdict is
+ * counted; a kernel that does not allow it leaves them uncounted, and says so. */
+static void watch_egress(struct instance *in)
+{
+	char why[256];
+
+	if (in->mode->generic || in->mode->datapath == XNF_DATAPATH_USER)
+		return;
+	in->egress = xnf_egress_watch_open(in->xdp.ports, in->xdp.nports,
+					   bpf_object__find_map_fd_by_name(in->xdp.obj, "xnf_ports"), why, sizeof(why));
+	if (!in->egress)
+		xnf_warn("frames the kernel drops after the NF's verdict will not be counted: the egress watcher %s",
+			 why);
+}
+
 static int start_sockets(struct instance *in)
 {
 	if (!in->mode->sockets)
@@ -279,6 +309,8 @@ static void tear_down(struct instance *in)
 {
 	capture_session_stop(in);
 	xnf_xdp_detach(&in->xdp);
+	xnf_egress_watch_close(in->egress);
+	in->egress = NULL;
 	xnf_afxdp_destroy(in->afxdp);
 	in->afxdp = NULL;
 	drop_offload_stop(in->offload);
@@ -288,6 +320,7 @@ static void tear_down(struct instance *in)
 	xnf_control_close(&in->control);
 	xnf_rules_free_file(in->rules);
 	in->rules = NULL;
+	port_guard_stop(&in->ports);
 }
 
 int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode)
@@ -307,27 +340,31 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 	}
 	if (xnf_ports_resolve(opt->ifaces, opt->nifaces, ports) || read_rules_early(&in) || xnf_size_native_maps(opt))
 		goto before_start;
-	if (mode->sockets && xnf_afxdp_check_config(&opt->afxdp, ports, opt->nifaces)) {
-		rc = 2;
-		goto before_start;
-	}
 	sig_fd = make_signalfd();
 	if (sig_fd < 0) {
 		xnf_error("cannot set up signal handling: %s", strerror(errno));
 		goto before_start;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	if (xnf_control_open(&in.control, run_dir, opt->name))
+	/* The control socket first: it checks the run directory, where the port checks write their journals. */
+	if (xnf_control_open(&in.control, run_dir, opt->name) || port_guard_start(&in.ports, opt, ports, opt->nifaces))
 		goto out;
+	if (mode->sockets && xnf_afxdp_check_config(&opt->afxdp, ports, opt->nifaces)) {
+		rc = 2;
+		goto out;
+	}
 	for (__u32 i = 0; i < opt->nifaces; i++) {
 		xnf_busy_poll_recover(run_dir, ports[i].name);
 		xnf_libxdp_recover(run_dir, &ports[i]);
 	}
 	if (prepare_native_side(&in, ports, opt->nifaces) ||
 	    xnf_xdp_load(&in.xdp, ports, opt->nifaces, mode->generic, &plan, opt->map_sizes, opt->nmap_sizes) ||
-	    (opt->pin_dir && xnf_xdp_pin_maps(&in.xdp, opt->pin_dir)) ||
+	    (opt->pin_dir && xnf_xdp_pin_maps(&in.xdp, opt->pin_dir)) || arm_checksum_finishing(&in) ||
 	    load_rules(&in) || apply_option_rules(&in) || run_start_step(&in) ||
-	    start_sockets(&in) || start_offload(&in) || xnf_xdp_attach(&in.xdp))
+	    start_sockets(&in) || start_offload(&in))
+		goto out;
+	watch_egress(&in);
+	if (xnf_xdp_attach(&in.xdp))
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &in.started);
 	print_ready(&in);

@@ -8,10 +8,12 @@
 
 #include <xnf/runtime/afxdp.h>
 #include <xnf/runtime/control.h>
+#include <xnf/runtime/egress_watch.h>
 #include <xnf/runtime/rules_engine.h>
 #include <xnf/runtime/xdp_instance.h>
 
 #include "drop_offload.h"
+#include "port_guard.h"
 
 struct mode_info {
 	const char *name;
@@ -51,6 +53,7 @@ struct run_options {
 	int attach;                       /* --attach: enum xnf_attach_via */
 	__u32 priority;                   /* --priority: the run priority in libxdp's dispatcher */
 	const char *pin_dir;              /* --pin: where the maps are pinned while it runs, or NULL */
+	int peers;                        /* --peers: enum xnf_peers_policy */
 };
 
 /* How the program reaches the hook: alone through bpf_links, or in libxdp's dispatcher beside others. */
@@ -67,6 +70,8 @@ struct instance {
 	struct xnf_control_server control;
 	struct timespec started;
 	struct capture_session *capture;   /* xnf dump's running (or last) capture, or NULL */
+	struct port_guard ports;           /* the ports' checks, their peers' fixes, checksum finishing */
+	struct xnf_egress_watch *egress;   /* what the kernel did with the frames the NF sent from XDP, or NULL */
 };
 
 /* The NF's maps, on the side that runs it (native in the user-space modes, the kernel's otherwise). */

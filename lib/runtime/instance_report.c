@@ -126,7 +126,11 @@ void xnf_report_summary(struct instance *in, FILE *out)
 			(unsigned long long)totals[slot].packets);
 		first = 0;
 	}
-	fprintf(out, "%s\n", handled ? ")" : "");
+	fprintf(out, "%s", handled ? ")" : "");
+	if (xnf_egress_watch_lost(in->egress))
+		fprintf(out, "; %llu sent frames lost after the verdict (xnf stats: egress)",
+			(unsigned long long)xnf_egress_watch_lost(in->egress));
+	fputc('\n', out);
 }
 
 /* Adds one side's per-CPU (or per-worker) values of the NF's counters to totals. */
@@ -184,6 +188,8 @@ int xnf_report_stats(void *ctx, FILE *out)
 	write_nf_counters(out, in);
 	if (in->offload)
 		drop_offload_report(in->offload, out);
+	if (xnf_egress_watch_json(in->egress, out))
+		return -1;
 	fprintf(out, ", \"verdicts\": {");
 	for (__u32 slot = 0; slot < XNF_STAT_NSLOTS; slot++)
 		fprintf(out, "%s\"%s\": {\"packets\": %llu, \"bytes\": %llu}", slot ? ", " : "", xnf_stat_names[slot],

@@ -26,6 +26,7 @@
 #include <xnf/runtime/json.h>
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/options.h>
+#include <xnf/runtime/port_checks.h>
 #include <xnf/runtime/ports.h>
 #include <xnf/runtime/rules_engine.h>
 #include <xnf/runtime/stats.h>
@@ -78,6 +79,10 @@ static const struct xnf_option runtime_options[] = {
 	{ .name = "pin", .kind = XNF_OPT_STRING, .value = "DIR", .offset = RUN(pin_dir),
 	  .help = "pin the maps in bpffs as DIR/MAP while it runs (bpftool map dump pinned\n"
 		  "DIR/MAP); removed when it stops" },
+	{ .name = "peers", .kind = XNF_OPT_CHOICE, .value = "POLICY", .offset = RUN(peers), .choices = xnf_peers_names,
+	  .help = "the other end of a veth port: fix turns GRO on where the port would take no\n"
+		  "XDP frames and checksum offload off, on a peer xnf can reach, and puts both\n"
+		  "back when it stops; check changes nothing (docs/containers.md)" },
 	{ .name = "verbose", .short_name = 'v', .kind = XNF_OPT_FLAG, .offset = RUN(verbose),
 	  .help = "show libbpf's messages" },
 	{ .name = "queues", .kind = XNF_OPT_UINT, .value = "N", .section = AFXDP_SECTION, .id = TAG_AFXDP,
@@ -302,12 +307,13 @@ static void print_modes(FILE *out)
 
 static void usage(FILE *out)
 {
-	char text[384];
+	char text[512];
 
 	snprintf(text, sizeof(text), "usage: xnf-%s run --mode MODE --iface IF [--iface IF ...] [options]\n"
+		 "       xnf-%s doctor --iface IF [--iface IF ...] [--mode MODE] [options] [--json]\n"
 		 "       xnf-%s check-rules FILE\n       xnf-%s describe [--json]\n"
 		 "       xnf-%s cost --frames FILE.pcap [--rules FILE] [--repeat N]", xnf_nf_name, xnf_nf_name,
-		 xnf_nf_name, xnf_nf_name);
+		 xnf_nf_name, xnf_nf_name, xnf_nf_name);
 	xnf_options_help(out, option_table(), text, &defaults);
 	print_modes(out);
 }
@@ -471,6 +477,104 @@ static int cmd_run(int argc, char **argv)
 	return xnf_instance_run(&opt, opt.mode);
 }
 
+/* Port facts in a line: what the port is, and what is at its other end. */
+static void print_port_facts(const struct xnf_port_facts *f)
+{
+	const struct xnf_peer *peer = &f->peer;
+
+	bool driver_differs = f->driver[0] && strcmp(f->driver, f->link.kind);
+
+	printf("%s: %s%s%s, MTU %u, %u rx queue%s, %s", f->port.name, f->link.kind[0] ? f->link.kind : "device",
+	       driver_differs ? ", driver " : "", driver_differs ? f->driver : "", f->link.mtu, f->rx_queues, f->rx_queues == 1 ? "" : "s",
+	       f->link.flags & IFF_UP ? "up" : "down");
+	if (f->xdp_features_known)
+		printf(", %s XDP frames", f->xdp_features & XNF_XDP_ACT_NDO_XMIT ? "takes" : "takes no");
+	if (f->link.hardware)
+		printf(", native XDP %s, zero-copy %s (%s)", f->xdp_features & XNF_XDP_ACT_BASIC ? "yes" : "no",
+		       f->xdp_features & XNF_XDP_ACT_XSK_ZEROCOPY ? "yes" : "no", f->link.parent);
+	putchar('\n');
+	if (peer->exists && peer->features_known)
+		printf("  peer %s%s%s%s: GRO %s, checksum offload %s, %s XDP program, %u tx queue%s, MTU %u\n",
+		       peer->link.name, peer->enter[0] ? " (" : "", peer->enter, peer->enter[0] ? ")" : "",
+		       peer->gro ? "on" : "off", peer->tx_csum ? "on" : "off", peer->link.xdp_attached ? "an" : "no",
+		       peer->tx_queues, peer->tx_queues == 1 ? "" : "s", peer->link.mtu);
+	else if (peer->exists)
+		printf("  peer: interface %d of namespace id %d, not reachable\n", f->link.peer_ifindex,
+		       f->link.peer_nsid);
+}
+
+/* The port checks alone, as a start would judge the ports with these options; changes nothing. Exit 1 if a
+ * port would lose frames. */
+static int doctor_ports(const struct run_options *opt, bool json)
+{
+	struct xnf_port_use use = port_use_of(opt);
+	struct xnf_port ports[XNF_MAX_PORTS];
+	int worst = -1;
+
+	if (xnf_ports_resolve(opt->ifaces, opt->nifaces, ports))
+		return 1;
+	if (json)
+		printf("{\"mode\": \"%s\", \"ports\": [", opt->mode->name);
+	for (__u32 i = 0; i < opt->nifaces; i++) {
+		struct xnf_port_facts f;
+		int err = xnf_port_inspect(&ports[i], &f);
+
+		if (err) {
+			xnf_error("cannot read %s's link (%s)", ports[i].name, strerror(-err));
+			return 1;
+		}
+		xnf_port_judge(&f, &use);
+		if (xnf_port_worst(&f) > worst)
+			worst = xnf_port_worst(&f);
+		if (json) {
+			printf("%s", i ? ", " : "");
+			xnf_port_facts_json(stdout, &f);
+		} else {
+			print_port_facts(&f);
+			for (__u32 j = 0; j < f.nproblems; j++) {
+				xnf_port_problem_print(stdout, "  ", &f.problems[j]);
+			}
+		}
+		xnf_port_release(&f);
+	}
+	if (json)
+		printf("], \"ok\": %s}\n", worst == XNF_LEVEL_ERROR ? "false" : "true");
+	else if (worst < 0)
+		printf("no problems for --mode %s\n", opt->mode->name);
+	return worst == XNF_LEVEL_ERROR ? 1 : 0;
+}
+
+static int cmd_doctor(int argc, char **argv)
+{
+	const struct xnf_option *table = option_table();
+	bool given[NRUNTIME + MAX_NF_OPTIONS] = { 0 }, json = false;
+	struct run_options opt = defaults;
+	char text[128];
+	int rc, kept = 0;
+
+	/* --json is doctor's own; the rest are run's options, judged as a start would. */
+	for (int i = 0; i < argc; i++) {
+		if (i > 0 && strcmp(argv[i], "--json") == 0)
+			json = true;
+		else
+			argv[kept++] = argv[i];
+	}
+	snprintf(text, sizeof(text), "usage: xnf-%s doctor --iface IF [--iface IF ...] [--mode MODE] [options] [--json]",
+		 xnf_nf_name);
+	rc = xnf_options_parse(table, kept, argv, &opt, given, text, &defaults);
+	if (rc > 0)
+		return 0;
+	if (!opt.mode)
+		opt.mode = xnf_find_mode("xdp");
+	if (rc < 0 || check_run_options(&opt, table, given))
+		return EXIT_USAGE;
+	if (geteuid() != 0) {
+		xnf_error("xnf doctor reads other namespaces' interfaces: run it as root");
+		return 1;
+	}
+	return doctor_ports(&opt, json);
+}
+
 static int cmd_check_rules(int argc, char **argv)
 {
 	char err[1024];
@@ -631,6 +735,8 @@ int main(int argc, char **argv)
 		return cmd_describe(argc - 1, argv + 1);
 	if (strcmp(argv[1], "cost") == 0)
 		return cmd_cost(argc - 1, argv + 1);
+	if (strcmp(argv[1], "doctor") == 0)
+		return cmd_doctor(argc - 1, argv + 1);
 	if (strcmp(argv[1], "--version") == 0) {
 		xnf_print_version();
 		return 0;
@@ -639,6 +745,6 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	xnf_error("unknown command '%s': use run, check-rules, describe or cost", argv[1]);
+	xnf_error("unknown command '%s': use run, doctor, check-rules, describe or cost", argv[1]);
 	return EXIT_USAGE;
 }

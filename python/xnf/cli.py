@@ -35,6 +35,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     os.execv(binary, argv)  # the NF binary owns signals and clean-up from here on
 
 
+DOCTOR_NF = "macswap"  # any NF binary judges ports the same way: the checks are the runtime's
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """The port checks a start makes, alone (lib/runtime/port_checks.c): each problem with why and its fix."""
+    _require_root("xnf doctor")
+    binary = programs.nf_binary(args.nf or DOCTOR_NF)
+    argv = [str(binary), "doctor", *[a for iface in args.ifaces for a in ("--iface", iface)], *args.options]
+    if args.json:
+        argv.append("--json")
+    sys.stdout.flush()
+    os.execv(binary, argv)
+
+
 def _print_stats_table(stats: dict) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -58,6 +72,21 @@ def _print_stats_table(stats: dict) -> None:
         console.print(_workers_table(stats["workers"]))
     if "offload" in stats:
         console.print(_offload_table(stats["offload"]))
+    if "egress" in stats:
+        console.print(_egress_table(stats["egress"]))
+
+
+def _egress_table(egress: dict):
+    """What the kernel did with the frames the NF sent from XDP, after its verdict, per port."""
+    from rich.table import Table
+
+    table = Table(title="sent from XDP, after the verdict (dropped: by the device; refused: never queued)")
+    for column in ("port", "sent", "dropped", "refused", "last error"):
+        table.add_column(column, justify="left" if column in ("port", "last error") else "right")
+    for port in egress["ports"]:
+        table.add_row(port["iface"], f"{port['sent']:,}", f"{port['dropped']:,}", f"{port['refused']:,}",
+                      port["last_error"])
+    return table
 
 
 def _offload_table(offload: dict):
@@ -396,6 +425,13 @@ def make_parser() -> argparse.ArgumentParser:
     run.add_argument("nf", nargs="?", help="NF name (see 'xnf list')")
     run.set_defaults(func=cmd_run)
 
+    doctor = sub.add_parser("doctor", help="check interfaces before running an NF on them: what xnf needs from "
+                            "each port and its veth peer, every problem with the command that fixes it")
+    doctor.add_argument("ifaces", nargs="+", metavar="IFACE", help="the ports, as 'xnf run --iface' would get them")
+    doctor.add_argument("--nf", help="judge for this NF's binary (default: any; the checks are the runtime's)")
+    doctor.add_argument("--json", action="store_true", help="machine-readable output")
+    doctor.set_defaults(func=cmd_doctor)
+
     stats = sub.add_parser("stats", help="verdict counters of a running NF")
     stats.add_argument("--name", "-n", help="instance (default: the only running one)")
     stats.add_argument("--json", action="store_true", help="machine-readable output (with --interval: a line "
@@ -531,8 +567,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = make_parser()
     args, extra = parser.parse_known_args(argv)
     say.set_level(args.quiet, args.verbose)
-    if args.command == "run":
-        # AF_XDP settings (--queues, --workers, --batch ...): the NF binary checks them
+    if args.command in ("run", "doctor"):
+        # --mode and AF_XDP settings (--queues, --workers, --batch ...): the NF binary checks them
         args.options = extra + (["--verbose"] if args.verbose else [])
     elif args.command == "bench":
         args.options = extra  # a study's own options: its parser checks them

@@ -22,6 +22,8 @@ COUNTERS = {
     "xnf_worker_events": ("an AF_XDP worker's own counters (rx_packets, tx_ring_full, kernel_rx_dropped ...)",
                           ["worker", "counter"]),
     "xnf_nf_events": ("the NF's own counters (rule_drop, new_session ...)", ["counter"]),
+    "xnf_egress_packets": ("frames the NF sent out of a port from XDP, by what the kernel did with them after the "
+                           "verdict: sent, dropped (by the device), refused (never queued)", ["port", "outcome"]),
 }
 GAUGES = {"xnf_uptime_seconds": ("seconds since the instance started", [])}
 
@@ -42,6 +44,10 @@ def add_instance(families: dict, stats: dict) -> None:
         families["xnf_bytes"].add_metric(who + [verdict], counter["bytes"])
     for name, value in stats.get("counters", {}).items():
         families["xnf_nf_events"].add_metric(who + [name], value)
+    for port in stats.get("egress", {}).get("ports", []):
+        for outcome, value in port.items():  # the runtime names the outcomes (lib/xdp/egress_watch.c)
+            if isinstance(value, int):
+                families["xnf_egress_packets"].add_metric(who + [port["iface"], outcome], value)
     for w in stats.get("workers", []):
         worker = str(w["worker"])
         for verdict, value in w["verdicts"].items():

@@ -112,6 +112,8 @@ struct xnf_frame_accounting {
 struct xnf_afxdp;
 
 /* Validates the configuration against the ports; prints the reason and returns -1. */
+/* The longest frame the live path sends with this configuration (longer ones take the xsk ring). */
+__u32 xnf_live_max_len(const struct xnf_afxdp_config *cfg);
 int xnf_afxdp_check_config(const struct xnf_afxdp_config *cfg, const struct xnf_port *ports, __u32 nports);
 /* The UMEM frames a worker with nsockets sockets cycles through (--frames, else the default). */
 __u64 xnf_afxdp_worker_frames(const struct xnf_afxdp_config *cfg, __u32 nsockets, bool live);

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The port checks in an instance's life (port_guard.h). */
+#include "port_guard.h"
+
+#include <bpf/bpf.h>
+#include <string.h>
+
+#include <xnf/runtime/log.h>
+#include <xnf/runtime/settings_journal.h>
+
+#include "instance.h"
+
+const char *const xnf_peers_names[] = { [XNF_PEERS_FIX] = "fix", [XNF_PEERS_CHECK] = "check", NULL };
+
+struct xnf_port_use port_use_of(const struct run_options *opt)
+{
+	const struct mode_info *m = opt->mode;
+	const struct xnf_afxdp_config *cfg = &opt->afxdp;
+	struct xnf_port_use use = { .native_xdp = !m->generic };
+
+	use.kernel_sends = m->datapath == XNF_DATAPATH_KERNEL && !m->generic;
+	use.workers_send = m->sockets && m->datapath != XNF_DATAPATH_KERNEL;
+	if (use.workers_send) {
+		use.queues = cfg->queues;
+		if (cfg->tx_path != XNF_TX_XSK && !cfg->zerocopy)
+			use.live_max_len = xnf_live_max_len(cfg);
+	}
+	return use;
+}
+
+static bool any_unfinished(const struct port_guard *g)
+{
+	for (__u32 i = 0; i < g->nports; i++) {
+		if (xnf_port_may_bring_unfinished_checksums(&g->facts[i]))
+			return true;
+	}
+	return false;
+}
+
+/* Errors and warnings always; notes (what xnf handles itself) with --verbose. */
+static void print_problems(const struct port_guard *g)
+{
+	for (__u32 i = 0; i < g->nports; i++) {
+		for (__u32 j = 0; j < g->facts[i].nproblems; j++) {
+			const struct xnf_port_problem *p = &g->facts[i].problems[j];
+
+			if (p->level != XNF_LEVEL_NOTE || xnf_verbose)
+				xnf_port_problem_print(stderr, "xnf: ", p);
+		}
+	}
+}
+
+int port_guard_start(struct port_guard *g, const struct run_options *opt, const struct xnf_port *ports,
+		     __u32 nports)
+{
+	struct xnf_port_use use = port_use_of(opt);
+	bool refuse = false;
+
+	memset(g, 0, sizeof(*g));
+	g->finish_fd = -1;
+	g->use = use;
+	xnf_journal_sweep(opt->afxdp.journal_dir);
+	for (__u32 i = 0; i < nports; i++) {
+		int err = xnf_port_inspect(&ports[i], &g->facts[i]);
+
+		if (err) {
+			xnf_error("cannot read %s's link (%s)", ports[i].name, strerror(-err));
+			port_guard_stop(g);
+			return -1;
+		}
+		g->nports = i + 1;
+		xnf_peer_recover(&g->facts[i], opt->afxdp.journal_dir);
+		if (opt->peers == XNF_PEERS_FIX && xnf_peer_fix(&g->facts[i], opt->afxdp.journal_dir, &g->changes[i])) {
+			port_guard_stop(g);
+			return -1;
+		}
+		xnf_port_judge(&g->facts[i], &use);
+		refuse |= xnf_port_worst(&g->facts[i]) == XNF_LEVEL_ERROR;
+	}
+	print_problems(g);
+	if (refuse) {
+		xnf_error("not started: a port above would lose frames (fix it, or let xnf fix a veth peer it can "
+			  "reach with --peers fix)");
+		port_guard_stop(g);
+		return -1;
+	}
+	g->finishing = any_unfinished(g);
+	return 0;
+}
+
+static void tell_program(struct port_guard *g)
+{
+	__u32 zero = 0, on = g->finishing;
+
+	if (g->finish_fd >= 0 && bpf_map_update_elem(g->finish_fd, &zero, &on, BPF_ANY))
+		xnf_warn("cannot tell the program whether to finish checksums");
+}
+
+void port_guard_arm(struct port_guard *g, int finish_fd)
+{
+	g->finish_fd = finish_fd;
+	tell_program(g);
+	if (g->finishing)
+		xnf_info("finishing the TCP/UDP checksums that the stacks behind the ports leave unfinished");
+}
+
+/* A port that stops (or starts again) taking XDP frames while the kernel sends the NF's frames to it. */
+static void say_xdp_frames_change(const struct port_guard *g, const struct xnf_port_facts *f, __u64 before)
+{
+	__u64 now = f->xdp_features & XNF_XDP_ACT_NDO_XMIT;
+
+	if (!g->use.kernel_sends || !f->xdp_features_known || now == (before & XNF_XDP_ACT_NDO_XMIT))
+		return;
+	if (now)
+		xnf_info("%s takes XDP frames again", f->port.name);
+	else
+		xnf_warn("%s no longer takes XDP frames (its peer lost its XDP program or GRO): the kernel drops what "
+			 "the NF sends to it, counted as egress refused in xnf stats", f->port.name);
+}
+
+void port_guard_follow(struct port_guard *g)
+{
+	bool now;
+
+	for (__u32 i = 0; i < g->nports; i++) {
+		__u64 before = g->facts[i].xdp_features;
+
+		xnf_port_reread(&g->facts[i]);
+		say_xdp_frames_change(g, &g->facts[i], before);
+	}
+	now = any_unfinished(g);
+	if (now == g->finishing)
+		return;
+	g->finishing = now;
+	tell_program(g);
+	xnf_info("%s TCP/UDP checksums that the stacks behind the ports leave unfinished: a peer's checksum "
+		 "offload changed", now ? "finishing" : "no longer finishing");
+}
+
+void port_guard_stop(struct port_guard *g)
+{
+	for (__u32 i = 0; i < g->nports; i++) {
+		xnf_peer_restore(&g->facts[i], &g->changes[i]);
+		xnf_port_release(&g->facts[i]);
+	}
+	g->nports = 0;
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * An instance's ports as the port checks see them (port_checks.h): judged
+ * before anything is set up, refusing what would lose frames; their veth
+ * peers fixed where --peers fix says so, and put back at the end; and every
+ * second, whether unfinished checksums can arrive, which the XDP program then
+ * finishes (include/xnf/internal/csum_finish.h).
+ */
+#ifndef XNF_LIB_RUNTIME_PORT_GUARD_H
+#define XNF_LIB_RUNTIME_PORT_GUARD_H
+
+#include <xnf/runtime/port_checks.h>
+
+struct run_options;
+
+/* --peers: what xnf may do to the other end of a veth port. */
+enum xnf_peers_policy { XNF_PEERS_FIX, XNF_PEERS_CHECK };
+extern const char *const xnf_peers_names[];
+
+struct port_guard {
+	__u32 nports;
+	struct xnf_port_facts facts[XNF_MAX_PORTS];
+	struct xnf_peer_changes changes[XNF_MAX_PORTS];
+	struct xnf_port_use use;
+	int finish_fd;   /* the program's xnf_finish_csum map, once loaded; -1 before */
+	bool finishing;  /* what it says */
+};
+
+/* How the options use the ports (what the checks judge against). */
+struct xnf_port_use port_use_of(const struct run_options *opt);
+
+/* Inspects, fixes (--peers fix) and judges every port; prints the problems. 0, or -1 when a port would lose
+ * frames (everything it changed is put back then). */
+int port_guard_start(struct port_guard *g, const struct run_options *opt, const struct xnf_port *ports,
+		     __u32 nports);
+/* Once the program is loaded: tells it whether to finish checksums. */
+void port_guard_arm(struct port_guard *g, int finish_fd);
+/* Once a second: the peers' offloads again; the program told when finishing becomes needed or not. */
+void port_guard_follow(struct port_guard *g);
+/* Puts the peers' settings back. Safe to call more than once, and after a failed start. */
+void port_guard_stop(struct port_guard *g);
+
+#endif
