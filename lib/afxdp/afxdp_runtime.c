@@ -264,6 +264,7 @@ static int setup_worker(struct xnf_afxdp *a, struct afxdp_worker *w)
 		w->live_descs = xnf_live_tx_descs(a->live, w->index);
 		w->live_first_frame = xnf_live_tx_first_frame(a->live, w->index);
 		w->live_max_len = xnf_live_max_len(cfg);
+		w->live_pass_port = -1;
 	}
 	for (__u64 i = 0; i < w->nframes; i++)
 		w->free_frames[i] = i * cfg->frame_size;

@@ -10,6 +10,11 @@
  * UMEM and redirects it to its port, and the kernel sends it the way XDP
  * sends a redirected frame (ndo_xdp_xmit, no skb).
  *
+ * A frame the NF passed (XNF_PASS) is handed to the local stack instead:
+ * XDP_PASS in a live-frames call builds an skb and receives it on the call's
+ * ingress device, the port it came in on, so the stack sees it as XDP_PASS
+ * would have shown it (neighbour replies resolve the port's neighbours).
+ *
  * The length of the frame the program starts from says which worker called.
  * Two tracepoint programs count what happens to the frames after the
  * redirect, where the program cannot see it: a redirect the kernel refuses,
@@ -131,12 +136,18 @@ int xnf_live_tx(struct xdp_md *ctx)
 	len = d->len;
 	port = d->port;
 	if (!frame || offset >= XNF_LIVE_MAX_OFFSET || len < XNF_LIVE_MIN_LEN ||
-	    len > frame_size - XNF_LIVE_MAX_OFFSET || port >= nports || port >= XNF_LIVE_MAX_PORTS)
+	    len > frame_size - XNF_LIVE_MAX_OFFSET)
 		return refuse(c);
 	/* Live frames are recycled within a call with only their length reset: set it, write it whole. */
 	if (bpf_xdp_adjust_tail(ctx, (int)len - (int)seed_len))
 		return refuse(c);
 	if (len <= SHORT_FRAME ? copy_short(ctx, frame + offset, len) : bpf_xdp_store_bytes(ctx, 0, frame + offset, len))
+		return refuse(c);
+	if (d->to_stack) {
+		c->passed++;
+		return XDP_PASS;
+	}
+	if (port >= nports || port >= XNF_LIVE_MAX_PORTS)
 		return refuse(c);
 	action = bpf_redirect_map(&xnf_live_ports, port, XDP_DROP);
 	if (action != XDP_REDIRECT)

@@ -40,7 +40,9 @@
 struct xnf_live_tx {
 	struct live_tx_bpf *skel;
 	int prog_fd;
-	int ingress_ifindex; /* every call enters on port 0; the redirect picks the egress */
+	/* A call enters on a port: one whose frames the NF passed, which the stack then receives there; port 0
+	 * otherwise (a redirect picks each frame's egress whatever the ingress). */
+	int port_ifindex[XNF_LIVE_MAX_PORTS];
 	__u32 nworkers;
 	__u32 frame_size;
 	__u32 *first_frame;
@@ -216,10 +218,10 @@ static int attach_tracepoints(struct xnf_live_tx *t, char *err, size_t err_len)
 }
 
 /* One BPF_PROG_RUN call in live-frames mode: the program runs repeat times for worker w. */
-static int run_program(const struct xnf_live_tx *t, __u32 worker, __u32 repeat)
+static int run_program(const struct xnf_live_tx *t, __u32 worker, __u32 repeat, __u32 ingress_port)
 {
 	__u32 seed_len = XNF_LIVE_SEED_LEN + worker;
-	struct xdp_md ctx_in = { .data_end = seed_len, .ingress_ifindex = (__u32)t->ingress_ifindex };
+	struct xdp_md ctx_in = { .data_end = seed_len, .ingress_ifindex = (__u32)t->port_ifindex[ingress_port] };
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = seed_frame, .data_size_in = seed_len,
 		    .ctx_in = &ctx_in, .ctx_size_in = sizeof(ctx_in), .repeat = repeat,
 		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = KERNEL_BATCH);
@@ -234,7 +236,7 @@ static int probe_live_frames(struct xnf_live_tx *t, char *err, size_t err_len)
 	int rc;
 
 	c->next = c->count = 0;
-	rc = run_program(t, 0, 1);
+	rc = run_program(t, 0, 1, 0);
 	memset(c, 0, sizeof(*c));
 	if (rc == 0)
 		return 0;
@@ -262,7 +264,8 @@ struct xnf_live_tx *xnf_live_tx_open(const struct xnf_port *ports, __u32 nports,
 	t->hold_link_fd = t->hold_netns_fd = -1;
 	t->nworkers = nworkers;
 	t->frame_size = frame_size;
-	t->ingress_ifindex = ports[0].ifindex;
+	for (__u32 p = 0; p < nports; p++)
+		t->port_ifindex[p] = ports[p].ifindex;
 	for (__u32 w = 0; w < nworkers; w++) {
 		t->first_frame[w] = (__u32)total;
 		total += frames[w];
@@ -344,7 +347,7 @@ int xnf_live_tx_take_error(struct xnf_live_tx *t, __u32 worker, __u32 *port)
 	return err;
 }
 
-int xnf_live_tx_send(struct xnf_live_tx *t, __u32 worker, __u32 count, __u32 *unsent)
+int xnf_live_tx_send(struct xnf_live_tx *t, __u32 worker, __u32 count, __u32 ingress_port, __u32 *unsent)
 {
 	struct xnf_live_cursor *c = &t->cursors[worker];
 	int calls = 0;
@@ -353,7 +356,7 @@ int xnf_live_tx_send(struct xnf_live_tx *t, __u32 worker, __u32 count, __u32 *un
 	c->count = count;
 	while (c->next < count) {
 		__u32 before = c->next;
-		int rc = run_program(t, worker, count - c->next);
+		int rc = run_program(t, worker, count - c->next, ingress_port);
 
 		calls++;
 		/* A signal ends a call early; the cursor says how far it got. No progress at all is an error. */

@@ -41,10 +41,11 @@ int xnf_live_tx_take_error(struct xnf_live_tx *t, __u32 worker, __u32 *port);
 
 /*
  * Sends worker w's first count descriptors: one BPF_PROG_RUN call (more
- * only if a signal cuts one short). When it returns, every frame has been
- * copied out of the UMEM. Returns the number of calls made, or -errno with
- * *unsent set to the frames no call reached.
+ * only if a signal cuts one short), entering on ingress_port, where the frames
+ * marked to_stack are received. When it returns, every frame has been copied
+ * out of the UMEM. Returns the number of calls made, or -errno with *unsent
+ * set to the frames no call reached.
  */
-int xnf_live_tx_send(struct xnf_live_tx *t, __u32 worker, __u32 count, __u32 *unsent);
+int xnf_live_tx_send(struct xnf_live_tx *t, __u32 worker, __u32 count, __u32 ingress_port, __u32 *unsent);
 
 #endif

@@ -7,7 +7,9 @@
  * xnf_live_descs, sets its cursor's count and makes one BPF_PROG_RUN call in
  * live-frames mode; the program runs once per frame, takes descriptor `next`,
  * copies the frame's bytes from the UMEM (which is the xnf_live_umem map,
- * mmapped by the workers) into the live frame and redirects it to its port.
+ * mmapped by the workers) into the live frame and redirects it to its port,
+ * or, for a frame the NF passed, hands it to the local stack (XDP_PASS): the
+ * kernel then receives it as if it had come in on the call's ingress port.
  */
 #ifndef XNF_LIB_AFXDP_LIVE_TX_ABI_H
 #define XNF_LIB_AFXDP_LIVE_TX_ABI_H
@@ -36,7 +38,7 @@ struct xnf_live_desc {
 	__u16 offset; /* where the frame's data starts in it */
 	__u16 len;
 	__u32 port;   /* egress port: the key in xnf_live_ports */
-	__u32 reserved;
+	__u32 to_stack; /* XNF_PASS: into the local stack, as received on the call's ingress port */
 };
 
 /*
@@ -52,7 +54,8 @@ struct xnf_live_cursor {
 	__u32 last_error_port; /* and the port it was for */
 	__u64 device_sent;     /* frames the ports' drivers took */
 	__u64 device_dropped;  /* frames handed to a driver that it refused (e.g. the veth peer's ring was full) */
-	__u64 padding[2];
+	__u64 passed;          /* frames handed to the local stack */
+	__u64 padding;
 };
 
 /*

@@ -121,17 +121,25 @@ static void check_refusals(struct afxdp_worker *w)
 		report_live_error(w, err, "frames sent through live frames were refused");
 }
 
-/* Sends every gathered descriptor in one call; the frames are copied out when it returns. */
+/* Sends every gathered descriptor in one call, entering on the port whose passed frames it carries; the
+ * frames are copied out when it returns. */
 static void live_flush(struct afxdp_worker *w)
 {
+	const struct xnf_live_cursor *cursor = xnf_live_tx_cursor(w->owner->live, w->index);
 	__u32 n = w->live_pending, unsent = 0, fs = w->owner->cfg.frame_size;
-	int calls = xnf_live_tx_send(w->owner->live, w->index, n, &unsent);
+	__u64 passed_before = cursor->passed, passed;
+	int calls = xnf_live_tx_send(w->owner->live, w->index, n, w->live_pass_port < 0 ? 0 : (__u32)w->live_pass_port,
+				     &unsent);
 
+	passed = cursor->passed - passed_before;
 	w->stats.live_calls += calls > 0 ? (__u64)calls : 1;
-	w->stats.live_frames += n - unsent;
+	w->stats.live_frames += n - unsent - passed;
 	w->stats.live_unsent += unsent;
-	w->stats.tx_packets += n - unsent;
+	w->stats.tx_packets += n - unsent - passed;
 	w->stats.tx_bytes += w->live_pending_bytes;
+	w->stats.pass_injected += passed;
+	/* a passed frame the call never reached, or could not build, went nowhere */
+	w->stats.pass_dropped += w->live_pending_passes - passed;
 	if (calls < 0)
 		report_live_error(w, calls, "a live-frames call failed");
 	for (__u32 i = 0; i < n; i++)
@@ -139,6 +147,8 @@ static void live_flush(struct afxdp_worker *w)
 	check_refusals(w);
 	w->live_pending = 0;
 	w->live_pending_bytes = 0;
+	w->live_pending_passes = 0;
+	w->live_pass_port = -1;
 	w->live_flush_now = false;
 }
 
@@ -148,12 +158,13 @@ static inline bool live_can_send(const struct afxdp_worker *w, __u64 addr, __u32
 	       len >= XNF_LIVE_MIN_LEN;
 }
 
-static inline void live_queue(struct afxdp_worker *w, __u32 port, __u64 addr, __u32 len)
+static inline void live_queue(struct afxdp_worker *w, __u32 port, __u64 addr, __u32 len, bool to_stack)
 {
 	__u32 fs = w->owner->cfg.frame_size;
 	struct xnf_live_desc *d;
 
-	if (w->live_pending == XNF_LIVE_MAX_BATCH)
+	/* One call enters on one port: frames passed on another wait for the next call. */
+	if (w->live_pending == XNF_LIVE_MAX_BATCH || (to_stack && w->live_pass_port >= 0 && w->live_pass_port != (int)port))
 		live_flush(w);
 	if (w->live_pending == 0)
 		w->live_oldest_ns = xnf_now_ns();
@@ -162,7 +173,13 @@ static inline void live_queue(struct afxdp_worker *w, __u32 port, __u64 addr, __
 	d->offset = (__u16)(addr & (fs - 1));
 	d->len = (__u16)len;
 	d->port = port;
-	w->live_pending_bytes += len;
+	d->to_stack = to_stack;
+	if (to_stack) {
+		w->live_pass_port = (int)port;
+		w->live_pending_passes++;
+	} else {
+		w->live_pending_bytes += len;
+	}
 }
 
 /*
@@ -188,7 +205,7 @@ static inline void send_frame(struct afxdp_worker *w, struct xsk_port_socket *ds
 {
 	if (w->live && (w->live_ports & (1u << dst->port))) {
 		if (XNF_LIKELY(live_can_send(w, addr, len))) {
-			live_queue(w, dst->port, addr, len);
+			live_queue(w, dst->port, addr, len, false);
 			return;
 		}
 		w->stats.xsk_fallback++;
@@ -197,15 +214,25 @@ static inline void send_frame(struct afxdp_worker *w, struct xsk_port_socket *ds
 	queue_tx(dst, addr, len);
 }
 
-/* XNF_PASS: the frame goes to the local stack through the port's TAP device (the exception path). */
-static void pass_to_stack(struct afxdp_worker *w, __u32 port, const void *data, __u32 len)
+/*
+ * XNF_PASS: the frame goes to the local stack. On the live path, in a live-frames call that enters on its port,
+ * where the stack receives it as XDP_PASS would have handed it over (so neighbour replies resolve the port's
+ * neighbours); the frame is the call's until it returns. Otherwise (the xsk path, a frame too long) through the
+ * port's TAP device, and the frame is free at once. True when the frame is still in use.
+ */
+static bool pass_to_stack(struct afxdp_worker *w, __u32 port, __u64 addr, const void *data, __u32 len)
 {
 	int fd = w->owner->pass_fds[port];
 
+	if (w->live && live_can_send(w, addr, len)) {
+		live_queue(w, port, addr, len, true);
+		return true;
+	}
 	if (fd < 0 || write(fd, data, len) != (ssize_t)len)
 		w->stats.pass_dropped++;
 	else
 		w->stats.pass_injected++;
+	return false;
 }
 
 /* Sorts one batch's verdicts: frames to send go to tx lists, the rest back to the free stack. */
@@ -235,9 +262,7 @@ static void apply_verdicts(struct afxdp_worker *w, struct xsk_port_socket *s, st
 			send_frame(w, s, addr, len);
 		} else if (slot == XNF_STAT_REDIRECT) {
 			send_frame(w, &queue_sockets[XNF_VERDICT_PORT(v)], addr, len);
-		} else {
-			if (slot == XNF_STAT_PASS)
-				pass_to_stack(w, s->port, pkts[i].data, len);
+		} else if (slot != XNF_STAT_PASS || !pass_to_stack(w, s->port, addr, pkts[i].data, len)) {
 			free_frame(w, addr);
 		}
 		w->stats.verdicts[slot]++;

@@ -113,7 +113,7 @@ static int measure(struct xnf_live_tx *t, __u32 size, double seconds)
 	__u32 unsent;
 
 	do {
-		int rc = xnf_live_tx_send(t, 0, size, &unsent);
+		int rc = xnf_live_tx_send(t, 0, size, 0, &unsent);
 
 		if (rc < 0) {
 			xnf_error("a live-frames call failed: %s", strerror(-rc));
