@@ -122,7 +122,9 @@ extern const struct xnf_drop_rules *const xnf_nf_drop_rules;
 #define XNF_EXPORT_START(nf, fn) const xnf_nf_start_fn xnf_member_start_##nf = (fn)
 #define XNF_EXPORT_HOUSEKEEPING(nf, fn) const xnf_nf_housekeeping_fn xnf_member_housekeeping_##nf = (fn)
 /* A chain takes no member options: their rule lines ("router fib kernel") do the same. */
-#define XNF_EXPORT_OPTIONS(nf, list) extern int xnf__member_options_unused_##nf
+/* A member's own options are not the chain's (its rule lines are: "router fib kernel"); the list stays unused. */
+#define XNF_EXPORT_OPTIONS(nf, list)                                                      \
+	static const struct xnf_nf_option *const xnf__member_options_##nf __attribute__((unused)) = (list)
 /* Chains do not offload (see xnf/drop_rules.h). */
 #define XNF_EXPORT_DROP_RULES(nf, decl)                                                   \
 	static const struct xnf_drop_rules *const xnf__member_drop_rules_##nf __attribute__((unused)) = (decl)

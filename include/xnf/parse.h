@@ -241,6 +241,34 @@ static __always_inline int xnf_parse_headers(struct xnf_pkt *pkt, struct xnf_hea
 	return xnf_parse_l4(&c, h);
 }
 
+/* ICMPv6 types of neighbour discovery (RFC 4861): router and neighbour solicitation and advertisement, redirect. */
+#define XNF_ND_FIRST_TYPE 133
+#define XNF_ND_LAST_TYPE 137
+
+/*
+ * Whether the frame belongs to the link, never to be routed on: IPv6 multicast (ff00::/8) and link-local unicast
+ * (fe80::/10) destinations, and neighbour discovery to any address (an advertisement answering a solicitation goes
+ * to the solicitor's own address); IPv4 multicast (224.0.0.0/4) and the limited broadcast. An NF that routes
+ * hands such frames to the local stack.
+ */
+static __always_inline int xnf_is_link_scope(const struct xnf_headers *h)
+{
+	if (h->ip6) {
+		const __u8 *daddr = (const __u8 *)&h->ip6->daddr;
+
+		if (h->icmp && h->l4_proto == IPPROTO_ICMPV6 && h->icmp->type >= XNF_ND_FIRST_TYPE &&
+		    h->icmp->type <= XNF_ND_LAST_TYPE)
+			return 1;
+		return daddr[0] == 0xff || (daddr[0] == 0xfe && (daddr[1] & 0xc0) == 0x80);
+	}
+	if (h->ip4) {
+		__u32 daddr = bpf_ntohl(h->ip4->daddr);
+
+		return (daddr >> 28) == 0xe || daddr == 0xffffffff;
+	}
+	return 0;
+}
+
 /* Fills t from parsed headers; returns -1 when the frame is not IP. */
 static __always_inline int xnf_headers_to_5tuple(const struct xnf_headers *h, struct xnf_5tuple *t)
 {

@@ -3,30 +3,42 @@
  * fwd: the container forwarder of an edge server. Port 0 is the uplink;
  * ports 1..N are the host ends of the containers' veths. From the uplink, a
  * frame goes to the container its source MAC is pinned to, else to the one
- * that holds its destination IP, with the container's MAC as destination;
- * anything else is the host's (passed). From a container, IP goes out of the
- * uplink to its next hop; the rest (ARP for the gateway) is the host's.
+ * that holds its destination IPv4 or IPv6 address, with the container's MAC
+ * as destination; anything else is the host's (passed). From a container, IP
+ * goes out of the uplink to its next hop; the rest (ARP and neighbour
+ * discovery for the gateway, link-local and multicast) is the host's.
  */
 #include <xnf/nf.h>
 #include "fwd.h"
 
 XNF_MAP_HASH(fwd_by_mac, struct fwd_mac_key, struct fwd_target, FWD_MAX_ENTRIES);
 XNF_MAP_LPM(fwd_by_ip, struct fwd_ip_key, struct fwd_target, FWD_MAX_ENTRIES);
+XNF_MAP_LPM(fwd_by_ip6, struct fwd_ip6_key, struct fwd_target, FWD_MAX_ENTRIES);
 XNF_MAP_ARRAY(fwd_uplink_cfg, struct fwd_uplink, 1);
 XNF_COUNTER_NAMES("to_container", "to_uplink", "fwd_to_host");
 
-static __always_inline struct fwd_target *fwd_container_for(struct ethhdr *eth, const struct iphdr *ip)
+static __always_inline struct fwd_target *fwd_container_for(struct ethhdr *eth, const struct xnf_headers *h)
 {
 	struct fwd_mac_key mac = { 0 };
-	struct fwd_ip_key key = { .prefixlen = 32 };
 	struct fwd_target *t;
 
 	__builtin_memcpy(mac.mac, eth->h_source, ETH_ALEN);
 	t = xnf_map_lookup(&fwd_by_mac, &mac);
-	if (t || !ip)
+	if (t || xnf_is_link_scope(h))
 		return t;
-	__builtin_memcpy(key.addr, &ip->daddr, 4);
-	return xnf_map_lookup(&fwd_by_ip, &key);
+	if (h->ip4) {
+		struct fwd_ip_key key = { .prefixlen = 32 };
+
+		__builtin_memcpy(key.addr, &h->ip4->daddr, 4);
+		return xnf_map_lookup(&fwd_by_ip, &key);
+	}
+	if (h->ip6) {
+		struct fwd_ip6_key key = { .prefixlen = 128 };
+
+		__builtin_memcpy(key.addr, &h->ip6->daddr, 16);
+		return xnf_map_lookup(&fwd_by_ip6, &key);
+	}
+	return NULL;
 }
 
 static __always_inline xnf_verdict fwd_to_host(void)
@@ -37,7 +49,7 @@ static __always_inline xnf_verdict fwd_to_host(void)
 
 static __always_inline xnf_verdict fwd_from_uplink(struct ethhdr *eth, const struct xnf_headers *h)
 {
-	struct fwd_target *t = fwd_container_for(eth, h->ip4);
+	struct fwd_target *t = fwd_container_for(eth, h);
 
 	if (!t || t->port == FWD_UPLINK_PORT || t->port >= xnf_nports())
 		return fwd_to_host();
@@ -51,7 +63,7 @@ static __always_inline xnf_verdict fwd_from_container(struct ethhdr *eth, const 
 	__u32 zero = 0;
 	struct fwd_uplink *up = xnf_map_lookup(&fwd_uplink_cfg, &zero);
 
-	if (!h->ip4 && !h->ip6)
+	if ((!h->ip4 && !h->ip6) || xnf_is_link_scope(h))
 		return fwd_to_host();
 	if (up && up->set) {
 		__builtin_memcpy(eth->h_dest, up->next_hop, ETH_ALEN);

@@ -13,6 +13,11 @@ struct fwd_ip_key {
 	__u8 addr[4];
 };
 
+struct fwd_ip6_key {
+	__u32 prefixlen;
+	__u8 addr[16];
+};
+
 struct fwd_mac_key {
 	__u8 mac[6];
 	__u16 pad;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Rules of the container forwarder, one per line:
- *   container PREFIX port N mac MAC   frames to PREFIX (IPv4) go to port N, to the container's MAC
+ *   container PREFIX port N mac MAC   frames to PREFIX (IPv4 or IPv6) go to port N, to the container's MAC
  *   client MAC port N mac MAC2        frames from source MAC go to port N (to MAC2), whatever their address
  *   uplink via MAC from MAC2          frames leaving by the uplink go to MAC, from MAC2
  */
@@ -16,7 +16,7 @@
 
 #define MAX_TOKENS 8
 
-static const char *const fwd_maps[] = { "fwd_by_ip", "fwd_by_mac", "fwd_uplink_cfg", NULL };
+static const char *const fwd_maps[] = { "fwd_by_ip", "fwd_by_ip6", "fwd_by_mac", "fwd_uplink_cfg", NULL };
 
 static int parse_container_port(const char *text, __u32 *port, char *err, size_t errlen)
 {
@@ -24,31 +24,46 @@ static int parse_container_port(const char *text, __u32 *port, char *err, size_t
 				      port, err, errlen);
 }
 
-static int parse_prefix4(const char *text, struct fwd_ip_key *key, char *err, size_t errlen)
+/* ADDR[/LEN], IPv4 or IPv6, into its map's key; the map's name in *map. */
+static int parse_prefix(const char *text, struct xnf_rule_entry *entry, char *err, size_t errlen)
 {
-	char addr[32], *slash, *end;
-	__u32 host;
-	long len = 32;
+	char addr[64], *slash, *end;
+	__u8 bytes[16];
+	int family = strchr(text, ':') ? AF_INET6 : AF_INET, bits = family == AF_INET6 ? 128 : 32;
+	long len = bits;
 
 	snprintf(addr, sizeof(addr), "%s", text);
 	slash = strchr(addr, '/');
 	if (slash) {
 		*slash = '\0';
 		len = strtol(slash + 1, &end, 10);
-		if (!slash[1] || *end || len < 0 || len > 32)
+		if (!slash[1] || *end || len < 0 || len > bits)
 			goto bad;
 	}
-	if (inet_pton(AF_INET, addr, key->addr) != 1)
+	if (inet_pton(family, addr, bytes) != 1)
 		goto bad;
-	memcpy(&host, key->addr, 4);
-	if (len < 32 && (ntohl(host) & (0xffffffffu >> len))) {
-		snprintf(err, errlen, "%s has host bits set beyond /%ld", text, len);
-		return -1;
+	for (int b = (int)len; b < bits; b++) {
+		if (bytes[b / 8] & (0x80 >> (b % 8))) {
+			snprintf(err, errlen, "%s has host bits set beyond /%ld", text, len);
+			return -1;
+		}
 	}
-	key->prefixlen = (__u32)len;
+	if (family == AF_INET6) {
+		struct fwd_ip6_key key = { .prefixlen = (__u32)len };
+
+		memcpy(key.addr, bytes, 16);
+		memcpy(entry->key, &key, sizeof(key));
+		entry->map = "fwd_by_ip6";
+	} else {
+		struct fwd_ip_key key = { .prefixlen = (__u32)len };
+
+		memcpy(key.addr, bytes, 4);
+		memcpy(entry->key, &key, sizeof(key));
+		entry->map = "fwd_by_ip";
+	}
 	return 0;
 bad:
-	snprintf(err, errlen, "'%s' is not an IPv4 address or prefix", text);
+	snprintf(err, errlen, "'%s' is not an IPv4 or IPv6 address or prefix", text);
 	return -1;
 }
 
@@ -61,17 +76,13 @@ static int fwd_parse(const char *text, struct xnf_rule_entry *entry, char *err, 
 	snprintf(copy, sizeof(copy), "%s", text);
 	ntok = xnf_rules_split(copy, tok, MAX_TOKENS);
 	if (ntok >= 1 && strcmp(tok[0], "container") == 0) {
-		struct fwd_ip_key key = { 0 };
-
 		if (ntok != 6 || strcmp(tok[2], "port") || strcmp(tok[4], "mac")) {
 			snprintf(err, errlen, "a container reads: container PREFIX port N mac MAC");
 			return -1;
 		}
-		if (parse_prefix4(tok[1], &key, err, errlen) || parse_container_port(tok[3], &target.port, err, errlen) ||
+		if (parse_prefix(tok[1], entry, err, errlen) || parse_container_port(tok[3], &target.port, err, errlen) ||
 		    xnf_rules_parse_mac(tok[5], target.mac, err, errlen))
 			return -1;
-		entry->map = "fwd_by_ip";
-		memcpy(entry->key, &key, sizeof(key));
 	} else if (ntok >= 1 && strcmp(tok[0], "client") == 0) {
 		struct fwd_mac_key key = { 0 };
 
@@ -109,7 +120,7 @@ static int fwd_parse(const char *text, struct xnf_rule_entry *entry, char *err, 
 
 static int fwd_format(const char *map, const void *key, const void *value, char *out, size_t outlen)
 {
-	char a[24], b[24], addr[INET_ADDRSTRLEN];
+	char a[24], b[24], addr[INET6_ADDRSTRLEN];
 
 	if (strcmp(map, "fwd_uplink_cfg") == 0) {
 		const struct fwd_uplink *up = value;
@@ -127,6 +138,13 @@ static int fwd_format(const char *map, const void *key, const void *value, char 
 	if (strcmp(map, "fwd_by_mac") == 0) {
 		xnf_rules_format_mac(((const struct fwd_mac_key *)key)->mac, a, sizeof(a));
 		snprintf(out, outlen, "client %s port %u mac %s", a, t->port, b);
+		return 0;
+	}
+	if (strcmp(map, "fwd_by_ip6") == 0) {
+		const struct fwd_ip6_key *k6 = key;
+
+		inet_ntop(AF_INET6, k6->addr, addr, sizeof(addr));
+		snprintf(out, outlen, "container %s/%u port %u mac %s", addr, k6->prefixlen, t->port, b);
 		return 0;
 	}
 	const struct fwd_ip_key *k = key;

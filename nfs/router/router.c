@@ -4,7 +4,8 @@
  * gets its TTL or hop limit decremented (and the IPv4 checksum updated), the
  * next hop's MAC as destination and the egress port's MAC as source, and
  * leaves by the route's port. Expired TTL and no route are counted and
- * dropped; "local" prefixes and non-IP frames go to the local stack.
+ * dropped; "local" prefixes, link-scope destinations (neighbour discovery,
+ * link-local, multicast) and non-IP frames go to the local stack.
  *
  * Routes come from its own tables, or with "fib kernel" (--fib kernel) from
  * the host's: bpf_fib_lookup in XDP, and in user space a mirror of the host's
@@ -245,6 +246,11 @@ static __always_inline xnf_verdict router(struct xnf_pkt *pkt)
 		return XNF_DROP_MALFORMED;
 	if (!h.ip4 && !h.ip6) {
 		xnf_count_event(RT_CNT_NON_IP);
+		return XNF_PASS;
+	}
+	/* Neighbour discovery, link-local and multicast: this host's, whatever the routes say. */
+	if (xnf_is_link_scope(&h)) {
+		xnf_count_event(RT_CNT_LOCAL);
 		return XNF_PASS;
 	}
 	__builtin_memset(&way, 0, sizeof(way));
