@@ -186,14 +186,16 @@ def test_a_port_whose_frames_a_live_frame_cannot_hold(pair):
 
 
 def test_a_port_that_refuses_xdp_frames():
-    """dut0's peer has no XDP program and no GRO, so dut0 takes no frames from XDP: live refuses to start;
-    auto sends on the xsk ring until the peer gets a program, then through live frames."""
+    """dut0's peer has no XDP program and no GRO, so dut0 takes no frames from XDP (xnf leaves it so with --peers
+    check): live refuses to start; auto sends on the xsk ring until the peer gets a program, then through live
+    frames."""
     with Topology("pair", gen_xdp=None) as t:
         t.run(t.gen_ns, ["ethtool", "-K", "gen0", "gro", "off"])  # the lab turns it on where gen0 has no XDP
-        refused = run_xnf(["run", "macswap", "--mode", "afxdp", "--iface", "dut0", "--tx-path", "live"], ns=t.dut_ns)
+        refused = run_xnf(["run", "macswap", "--mode", "afxdp", "--iface", "dut0", "--tx-path", "live", "--peers",
+                           "check"], ns=t.dut_ns)
         assert refused.returncode == 2 and "dut0 does not take frames sent from XDP" in refused.stderr
         assert "ethtool -K PEER gro on" in refused.stderr
-        nf = NfInstance.start(t, "macswap", "afxdp", t.dut_ifaces)
+        nf = NfInstance.start(t, "macswap", "afxdp", t.dut_ifaces, extra=["--peers", "check"])
         sent = [udp4(t.links[0], 1000 + i, 2000) for i in range(10)]
         assert len(exchange(t, sent, expect=10)) == 10
         assert control.request_json(nf.name, "stats")["workers"][0]["tx_path"] == {"dut0": "xsk"}

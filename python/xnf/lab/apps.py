@@ -1,0 +1,169 @@
+"""Real applications on the lab's hosts (Debian's iperf3, nginx, curl, wrk, ping), started in a topology's
+namespaces and stopped with it, and what they saw: bytes sent and received, retransmissions, lost datagrams, the
+SHA-256 of a download, requests per second, answered pings, and the receiving stacks' checksum errors (a frame
+whose checksum xnf left wrong reaches a host and is dropped there, counted as InCsumErrors). core pins a program
+to one CPU (a benchmark keeps the applications off the DUT's core)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from xnf.errors import XnfError
+from xnf.lab import netns
+from xnf.lab.topology import Topology
+
+IPERF_PORT = 5201
+HTTP_PORT = 8080
+START_TIMEOUT_S = 10.0
+
+
+def _pinned(argv: list[str], core: int | None) -> list[str]:
+    return argv if core is None else ["taskset", "-c", str(core)] + argv
+
+
+def _url_host(ip: str) -> str:
+    return f"[{ip}]" if ":" in ip else ip
+
+
+def _wait_listening(ns: str, port: int, proc: subprocess.Popen, what: str) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise XnfError(f"{what} exited with {proc.returncode}: {proc.stderr.read().strip()[-400:]}")
+        if f":{port} " in netns.run(ns, ["ss", "-Hltn"], check=False).stdout:
+            return
+        time.sleep(0.05)
+    raise XnfError(f"{what} did not listen on port {port} within {START_TIMEOUT_S:.0f} s")
+
+
+# ---------------------------------------------------------------------------------------------------- iperf3
+
+@dataclass
+class Transfer:
+    """What one iperf3 run saw (client and server agree on the bytes: the client's JSON carries both)."""
+    sent_bytes: int
+    received_bytes: int        # as iperf3's receiver counted them in its interval: the last moments are not in it
+    seconds: float
+    retransmits: int = 0       # TCP
+    packets: int = 0           # UDP: datagrams sent
+    lost_packets: int = 0      # UDP: datagrams the server never got
+
+    @property
+    def gbit_s(self) -> float:
+        return self.received_bytes * 8 / self.seconds / 1e9 if self.seconds else 0.0
+
+
+def iperf3(t: Topology, client_ns: str, server_ns: str, server_ip: str, *, seconds: int = 1, streams: int = 1,
+           udp_datagrams: int = 0, bitrate: str = "20M", port: int = IPERF_PORT,
+           connect_to: str | None = None, core: int | None = None) -> Transfer:
+    """One iperf3 test from client_ns to server_ip (in server_ns), or to connect_to (a load balancer's address
+    that leads there): TCP for whole seconds (iperf3 takes no fractions) over streams, or udp_datagrams UDP
+    datagrams of 1,200 bytes at bitrate."""
+    udp = udp_datagrams > 0
+    server = t.spawn(server_ns, _pinned(["iperf3", "-s", "-1", "-B", server_ip, "-p", str(port)], core))
+    try:
+        _wait_listening(server_ns, port, server, "iperf3's server")
+        argv = ["iperf3", "-c", connect_to or server_ip, "-p", str(port), "-P", str(streams), "-J",
+                "--connect-timeout", "3000"]
+        argv += ["-u", "-b", bitrate, "-l", "1200", "-k", str(udp_datagrams)] if udp else ["-t", str(int(seconds))]
+        result = netns.run(client_ns, _pinned(argv, core), check=False, timeout=seconds + 30)
+    finally:
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    try:
+        report = json.loads(result.stdout)
+    except json.JSONDecodeError:
+        raise XnfError(f"iperf3 said nothing readable: {(result.stderr or result.stdout).strip()[-400:]}") from None
+    if "error" in report:
+        raise XnfError(f"iperf3: {report['error']}")
+    end = report["end"]
+    if udp:  # the server counts loss by sequence numbers; its byte total stops at the end of its interval
+        sent, received = end["sum_sent"], end["sum_received"]
+        return Transfer(sent_bytes=sent["bytes"], received_bytes=received["bytes"], seconds=sent["seconds"],
+                        packets=sent["packets"], lost_packets=received["lost_packets"])
+    return Transfer(sent_bytes=end["sum_sent"]["bytes"], received_bytes=end["sum_received"]["bytes"],
+                    seconds=end["sum_received"]["seconds"], retransmits=end["sum_sent"].get("retransmits", 0))
+
+
+# ---------------------------------------------------------------------------------------------------- HTTP
+
+class WebServer:
+    """nginx serving one file of random bytes from a temporary folder, on one address of a namespace."""
+
+    def __init__(self, t: Topology, ns: str, ip: str, size: int = 4 << 20, port: int = HTTP_PORT,
+                 core: int | None = None):
+        self.ip, self.port, self._dir = ip, port, Path(tempfile.mkdtemp(prefix="xnf-web-"))
+        body = os.urandom(size)
+        self.sha256 = hashlib.sha256(body).hexdigest()
+        (self._dir / "file").write_bytes(body)
+        (self._dir / "nginx.conf").write_text(
+            "daemon off; master_process off; worker_processes 1; user root; pid nginx.pid;\n"
+            f"error_log {self._dir}/error.log;\n"
+            "events { worker_connections 256; }\n"
+            "http { access_log off; sendfile on; keepalive_requests 100000;\n"
+            f"  server {{ listen {_url_host(ip)}:{port}; root {self._dir}; }} }}\n")
+        self.process = t.spawn(ns, _pinned(["nginx", "-p", str(self._dir), "-c", str(self._dir / "nginx.conf")], core))
+        t.on_teardown(self._remove)
+        _wait_listening(ns, port, self.process, "nginx")
+
+    @property
+    def url(self) -> str:
+        return f"http://{_url_host(self.ip)}:{self.port}/file"
+
+    def _remove(self) -> None:
+        for path in self._dir.iterdir():
+            path.unlink()
+        self._dir.rmdir()
+
+
+def download_sha256(ns: str, url: str, timeout_s: float = 30) -> str:
+    """curl fetches url from ns; the SHA-256 of what arrived."""
+    result = subprocess.run(netns.exec_argv(ns, ["curl", "-sS", "--fail", "--max-time", str(timeout_s), url]),
+                            capture_output=True, timeout=timeout_s + 5)
+    if result.returncode != 0:
+        raise XnfError(f"curl {url} failed: {result.stderr.decode(errors='replace').strip()}")
+    return hashlib.sha256(result.stdout).hexdigest()
+
+
+def request_rate(ns: str, url: str, seconds: int = 2, connections: int = 16, core: int | None = None) -> float:
+    """wrk's requests per second on url from ns: one thread, keep-alive connections; errors end it."""
+    result = netns.run(ns, _pinned(["wrk", "-t1", f"-c{connections}", f"-d{int(seconds)}s", url], core), check=False,
+                       timeout=seconds + 30)
+    rate = [line.split()[1] for line in result.stdout.splitlines() if line.startswith("Requests/sec:")]
+    errors = [line for line in result.stdout.splitlines() if "Non-2xx" in line or "Socket errors" in line]
+    if result.returncode != 0 or not rate or errors:
+        raise XnfError(f"wrk {url}: {(errors or [result.stderr.strip() or result.stdout.strip()[-300:]])[0]}")
+    return float(rate[0])
+
+
+# ---------------------------------------------------------------------------------------------------- ping, counters
+
+def ping(ns: str, dst: str, count: int, interval: float = 0.01) -> int:
+    """Echo requests from ns to dst; how many were answered."""
+    result = netns.run(ns, ["ping", "-c", str(count), "-i", str(interval), "-W", "1", "-q", dst], check=False,
+                       timeout=count * interval + 10)
+    for line in result.stdout.splitlines():
+        if "received" in line:
+            return int(line.split(",")[1].split()[0])
+    raise XnfError(f"ping said nothing readable: {result.stdout.strip()} {result.stderr.strip()}")
+
+
+def checksum_errors(ns: str) -> int:
+    """Segments and datagrams the namespace's stack dropped for a bad checksum (TCP, UDP, UDP over IPv6)."""
+    snmp = netns.run(ns, ["cat", "/proc/net/snmp", "/proc/net/snmp6"]).stdout.splitlines()
+    errors = 0
+    for names, values in zip(snmp, snmp[1:]):
+        head, _, fields = names.partition(":")
+        if head in ("Tcp", "Udp") and values.startswith(f"{head}:") and "InCsumErrors" in fields.split():
+            errors += int(values.split()[fields.split().index("InCsumErrors") + 1])
+    errors += sum(int(line.split()[1]) for line in snmp if line.startswith("Udp6InCsumErrors"))
+    return errors

@@ -1,0 +1,112 @@
+"""Hosts around the DUT as containers are attached to one: each in a namespace of its own, joined to a DUT port by
+a plain veth pair left at the kernel's defaults (checksum offload on, GRO off, no XDP program), IPv4 and IPv6.
+
+  routed  h<i> ns  eth0 198.18.i.1/24, 2001:2:0:i::1/64  <-veth->  dut<i> 198.18.i.2, 2001:2:0:i::2  DUT ns
+          each host routes everything through its DUT port (the DUT's Linux forwards, or an NF does)
+  wire    h<i> ns  eth0 198.18.0.(i+1)/24, 2001:2::(i+1)/64  <-veth->  dut<i> (no address)        DUT ns
+          one subnet: the DUT is a bump in the wire between the hosts (the firewall's place)
+
+Addresses come from the benchmarking ranges (RFC 2544, RFC 5180). What runs on the hosts is python/xnf/lab/apps.py.
+
+    with HostsTopology(hosts=2) as t:
+        NfInstance.start(t, "router", "xdp", t.dut_ifaces, rules=rules_file(t.router_rules()))
+        apps.iperf3(t, client=0, server=1)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xnf.errors import XnfError
+from xnf.lab import netns
+from xnf.lab.topology import Topology
+
+MAX_HOSTS = 7  # a port per host, one NF has eight
+
+
+@dataclass
+class Host:
+    index: int
+    ns: str
+    iface: str      # the host's end: eth0
+    mac: str
+    ip: str
+    ip6: str
+    dut_if: str     # the DUT's end
+    dut_mac: str
+    dut_ip: str     # "" on a wire
+    dut_ip6: str
+
+
+@dataclass
+class HostsTopology(Topology):
+    KINDS = ("routed", "wire")
+    kind: str = "routed"
+    hosts: int = 2
+    gen_xdp: str | None = None
+    host_list: list[Host] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not 2 <= self.hosts <= MAX_HOSTS:
+            raise XnfError(f"a hosts topology has 2 to {MAX_HOSTS} hosts, not {self.hosts}")
+        super().__post_init__()
+
+    def _build(self) -> None:
+        netns.create(self.dut_ns)
+        _enable_ipv6(self.dut_ns)
+        if self.kind == "routed":
+            netns.run(self.dut_ns, ["sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"])
+        for i in range(self.hosts):
+            self.host_list.append(self._add_host(i))
+
+    def _add_host(self, i: int) -> Host:
+        routed = self.kind == "routed"
+        host = Host(index=i, ns=f"{self._tag}-h{i}", iface="eth0", mac=f"02:00:00:00:{i:02x}:01",
+                    ip=f"198.18.{i}.1" if routed else f"198.18.0.{i + 1}",
+                    ip6=f"2001:2:0:{i}::1" if routed else f"2001:2::{i + 1}",
+                    dut_if=f"dut{i}", dut_mac=f"02:00:00:00:{i:02x}:02",
+                    dut_ip=f"198.18.{i}.2" if routed else "", dut_ip6=f"2001:2:0:{i}::2" if routed else "")
+        netns.create(host.ns)
+        _enable_ipv6(host.ns)
+        netns.ip("link", "add", host.iface, "netns", host.ns, "address", host.mac, "type", "veth", "peer", "name",
+                 host.dut_if, "netns", self.dut_ns, "address", host.dut_mac)
+        netns.ip("addr", "add", f"{host.ip}/24", "dev", host.iface, ns=host.ns)
+        netns.ip("-6", "addr", "add", f"{host.ip6}/64", "dev", host.iface, "nodad", ns=host.ns)
+        netns.ip("link", "set", host.iface, "up", ns=host.ns)
+        if routed:
+            netns.ip("addr", "add", f"{host.dut_ip}/24", "dev", host.dut_if, ns=self.dut_ns)
+            netns.ip("-6", "addr", "add", f"{host.dut_ip6}/64", "dev", host.dut_if, "nodad", ns=self.dut_ns)
+        netns.ip("link", "set", host.dut_if, "up", ns=self.dut_ns)
+        if routed:
+            netns.ip("route", "add", "default", "via", host.dut_ip, ns=host.ns)
+            netns.ip("-6", "route", "add", "default", "via", host.dut_ip6, ns=host.ns)
+        return host
+
+    def namespaces_to_remove(self) -> list[str]:
+        return [self.dut_ns] + [f"{self._tag}-h{i}" for i in range(self.hosts)]
+
+    @property
+    def namespaces(self) -> list[str]:
+        return [self.dut_ns] + [h.ns for h in self.host_list]
+
+    @property
+    def dut_ifaces(self) -> list[str]:
+        return [h.dut_if for h in self.host_list]
+
+    def host(self, i: int) -> Host:
+        return self.host_list[i]
+
+    def router_rules(self) -> str:
+        """The router's routes: each host's prefixes out of its port, to its MAC; the DUT's own addresses local."""
+        lines = []
+        for h in self.host_list:
+            lines += [f"route 198.18.{h.index}.0/24 via {h.mac} port {h.index}",
+                      f"route 2001:2:0:{h.index}::/64 via {h.mac} port {h.index}",
+                      f"local {h.dut_ip}/32", f"local {h.dut_ip6}/128", f"port {h.index} mac {h.dut_mac}"]
+        return "\n".join(lines) + "\n"
+
+
+def _enable_ipv6(ns: str) -> None:
+    """netns.create keeps IPv6 off (no chatter in the lab's captures); real hosts have it."""
+    netns.run(ns, ["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=0", "net.ipv6.conf.default.disable_ipv6=0",
+                   "net.ipv6.conf.lo.disable_ipv6=0"])

@@ -1,0 +1,234 @@
+"""The port checks (lib/runtime/port_checks.c) on hosts attached as containers are (plain veths): each problem
+named with its fix by `xnf doctor` and at start, `--peers check` refusing what would lose frames, `--peers fix`
+changing the peer and putting it back (after a SIGKILL too, by the next start, never while the owner lives),
+unfinished checksums finished in every mode and kept for the stack where a frame keeps its skb, and frames the
+kernel refuses after the verdict counted."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+
+import pytest
+
+from lab_helpers import run_xnf, xdp_attached
+from xnf import control
+from xnf.lab import apps, netns
+from xnf.lab.hosts import HostsTopology
+from xnf.lab.nf_process import NfInstance
+
+
+def features(ns: str, iface: str = "eth0") -> dict[str, bool]:
+    out = netns.run(ns, ["ethtool", "-k", iface]).stdout
+    return {name.strip(): value.split()[0] == "on" for name, _, value in
+            (line.partition(":") for line in out.splitlines()[1:]) if value.strip()}
+
+
+def offloads(ns: str) -> tuple[bool, bool]:
+    """(GRO, checksum offload) of a host's eth0."""
+    f = features(ns)
+    return f["generic-receive-offload"], f["tx-checksum-ip-generic"]
+
+
+def journals() -> list[str]:
+    return sorted(p.name for p in control.run_dir().glob(".setting-*.journal"))
+
+
+def test_doctor_names_both_problems_of_a_plain_veth_and_their_fixes():
+    with HostsTopology(hosts=2) as t:
+        h0 = t.host(0)
+        result = run_xnf(["doctor", "dut0", "dut1", "--json"], ns=t.dut_ns)
+        assert result.returncode == 1, result.stderr  # in xdp mode (the default) frames would be lost
+        report = json.loads(result.stdout)
+        port = report["ports"][0]
+        assert not report["ok"] and port["peer"]["enter"] == f"ip netns exec {h0.ns}"
+        assert port["peer"]["gro"] is False and port["peer"]["tx_checksum_offload"] is True
+        problems = {p["code"]: p for p in port["problems"]}
+        assert problems["peer-takes-no-xdp-frames"]["level"] == "error"
+        assert problems["peer-takes-no-xdp-frames"]["fix"] == f"ip netns exec {h0.ns} ethtool -K eth0 gro on"
+        assert "drops every frame" in problems["peer-takes-no-xdp-frames"]["why"]
+        assert problems["peer-unfinished-checksums"]["fix"] == f"ip netns exec {h0.ns} ethtool -K eth0 tx off"
+        text = run_xnf(["doctor", "dut0"], ns=t.dut_ns)
+        assert f"fix: ip netns exec {h0.ns} ethtool -K eth0 gro on" in text.stdout
+        # where the workers send, a port without XDP frames only slows them: nothing that loses frames
+        assert run_xnf(["doctor", "dut0", "--mode", "afxdp"], ns=t.dut_ns).returncode == 0
+        netns.run(h0.ns, ["ethtool", "-K", "eth0", "gro", "on", "tx", "off"])
+        fixed = json.loads(run_xnf(["doctor", "dut0", "--json"], ns=t.dut_ns).stdout)
+        assert fixed["ok"] and fixed["ports"][0]["problems"] == []
+
+
+def codes(t: HostsTopology, *args: str) -> list[set[str]]:
+    report = json.loads(run_xnf(["doctor", *args, "--json"], ns=t.dut_ns).stdout)
+    return [{p["code"] for p in port["problems"]} for port in report["ports"]]
+
+
+def test_doctor_names_queue_mtu_and_state_problems():
+    with HostsTopology(hosts=2) as t:
+        h0, h1 = t.host(0), t.host(1)
+        for h in t.host_list:
+            netns.run(h.ns, ["ethtool", "-K", "eth0", "gro", "on", "tx", "off"])  # the problems above, fixed
+        netns.ip("link", "set", "dut1", "down", ns=t.dut_ns)
+        netns.ip("link", "set", "eth0", "mtu", "4000", ns=h0.ns)
+        assert codes(t, "dut0", "dut1") == [{"peer-mtu-too-large"}, {"port-down"}]
+        assert codes(t, "dut0", "--mode", "xdp-generic") == [set()]  # skb mode takes any MTU
+        # a pair of two queues within the DUT's namespace: q0 receives on one while its peer sends on two
+        netns.ip("link", "add", "q0", "numrxqueues", "2", "numtxqueues", "2", "type", "veth", "peer", "name", "q1",
+                 "numrxqueues", "2", "numtxqueues", "2", ns=t.dut_ns)
+        for iface in ("q0", "q1"):
+            netns.ip("link", "set", iface, "up", ns=t.dut_ns)
+        netns.run(t.dut_ns, ["ethtool", "-K", "q1", "gro", "on", "tx", "off"])
+        netns.run(t.dut_ns, ["ethtool", "-L", "q0", "rx", "1"])
+        assert "queues-fewer-than-peer" in codes(t, "q0")[0]  # (and the kernel takes its XDP frames away)
+        netns.run(t.dut_ns, ["ethtool", "-L", "q0", "rx", "2"])
+        assert codes(t, "q0", "--mode", "afxdp", "--queues", "1") == [{"queues-not-served"}]
+        netns.ip("link", "set", "dut1", "up", ns=t.dut_ns)
+        netns.ip("link", "set", "eth0", "mtu", "3500", ns=h1.ns)
+        netns.ip("link", "set", "dut1", "mtu", "3500", ns=t.dut_ns)
+        assert codes(t, "dut1", "--mode", "afxdp") == [{"frames-longer-than-live"}]
+
+
+def test_peers_check_refuses_a_port_that_would_lose_frames_and_changes_nothing(rules_file):
+    with HostsTopology(hosts=2) as t:
+        result = run_xnf(["run", "router", "--mode", "xdp", "--iface", "dut0", "--iface", "dut1", "--rules",
+                          rules_file(t.router_rules()), "--peers", "check"], ns=t.dut_ns)
+        assert result.returncode == 1
+        assert f"fix: ip netns exec {t.host(1).ns} ethtool -K eth0 gro on" in result.stderr
+        assert "not started" in result.stderr and "Traceback" not in result.stderr
+        assert not xdp_attached(t.dut_ns, "dut0")
+        assert offloads(t.host(0).ns) == offloads(t.host(1).ns) == (False, True)
+
+
+def test_peers_fix_changes_the_peers_for_as_long_as_it_runs(rules_file):
+    with HostsTopology(hosts=2) as t:
+        before = journals()
+        nf = NfInstance.start(t, "router", "xdp", t.dut_ifaces, rules=rules_file(t.router_rules()))
+        assert offloads(t.host(0).ns) == offloads(t.host(1).ns) == (True, False)
+        assert len(set(journals()) - set(before)) == 4  # GRO and checksum offload of two peers
+        assert apps.ping(t.host(0).ns, t.host(1).ip, 3) == 3
+        assert nf.stop() == 0
+        assert offloads(t.host(0).ns) == offloads(t.host(1).ns) == (False, True)
+        assert set(journals()) <= set(before)
+
+
+def test_a_killed_instance_has_its_peers_put_back_by_the_next_start_and_never_a_live_ones(rules_file):
+    with HostsTopology(hosts=2) as t:
+        rules = rules_file(t.router_rules())
+        first = NfInstance.start(t, "router", "xdp", t.dut_ifaces, rules=rules)
+        second = run_xnf(["run", "router", "--mode", "xdp", "--iface", "dut0", "--rules", rules, "--name", "two"],
+                         ns=t.dut_ns)
+        assert second.returncode != 0  # the port is taken; its peer's settings are the live owner's: kept
+        assert offloads(t.host(0).ns) == (True, False)
+        before = journals()
+        first.stop(signal.SIGKILL)
+        assert offloads(t.host(0).ns) == (True, False) and journals() == before  # nobody could put them back
+        result = run_xnf(["run", "router", "--mode", "xdp", "--iface", "dut0", "--iface", "dut1", "--rules", rules,
+                          "--peers", "check"], ns=t.dut_ns)
+        assert result.returncode == 1  # put back, then refused as a plain veth
+        assert "as it was before an instance that did not stop changed it" in result.stderr
+        assert offloads(t.host(0).ns) == offloads(t.host(1).ns) == (False, True)
+        assert len(set(before) - set(journals())) == 4
+
+
+def test_the_settings_of_a_namespace_that_is_gone_are_forgotten(rules_file):
+    with HostsTopology(hosts=2) as t:
+        nf = NfInstance.start(t, "router", "xdp", t.dut_ifaces, rules=rules_file(t.router_rules()))
+        ours = journals()
+        nf.stop(signal.SIGKILL)
+    assert set(ours) <= set(journals())  # the namespaces went with the topology, the journals stayed
+    with HostsTopology(hosts=2) as t:
+        NfInstance.start(t, "router", "xdp", t.dut_ifaces, rules=rules_file(t.router_rules()), name="sweeper")
+        assert not set(ours) & set(journals())
+
+
+MODES = {"xdp": ("xdp", []), "afxdp": ("afxdp", ["--cores", "1"]), "hybrid": ("hybrid", ["--cores", "1"]),
+         "afxdp-xsk": ("afxdp", ["--cores", "1", "--tx-path", "xsk"])}
+
+
+@pytest.mark.parametrize("variant", MODES)
+def test_unfinished_checksums_are_finished_before_they_are_forwarded(variant, rules_file):
+    """The hosts keep checksum offload on (--peers check; GRO on by hand so that XDP frames reach them): TCP
+    crosses only because xnf finishes every segment, in each direction."""
+    mode, extra = MODES[variant]
+    with HostsTopology(hosts=2) as t:
+        for h in t.host_list:
+            netns.run(h.ns, ["ethtool", "-K", "eth0", "gro", "on"])
+        nf = NfInstance.start(t, "router", mode, t.dut_ifaces, rules=rules_file(t.router_rules()),
+                              extra=extra + ["--peers", "check"])
+        assert offloads(t.host(0).ns) == (True, True)
+        for ip in (t.host(1).ip, t.host(1).ip6):
+            assert apps.iperf3(t, t.host(0).ns, t.host(1).ns, ip).received_bytes > 0
+        udp = apps.iperf3(t, t.host(0).ns, t.host(1).ns, t.host(1).ip, udp_datagrams=2000)
+        assert udp.lost_packets == 0
+        assert [apps.checksum_errors(h.ns) for h in t.host_list] == [0, 0]
+        assert nf.stop() == 0
+
+
+def test_a_passed_segment_keeps_what_its_unfinished_checksum_needs(rules_file):
+    """Host 2's prefix is the DUT stack's to forward (router: local), through a DUT port without checksum offload,
+    so the stack finishes each passed segment from the field XDP gave back: right only if that is the pseudo-
+    header's sum again."""
+    with HostsTopology(hosts=3) as t:
+        for h in t.host_list:
+            netns.run(h.ns, ["ethtool", "-K", "eth0", "gro", "on"])
+        netns.run(t.dut_ns, ["ethtool", "-K", "dut2", "tx", "off"])
+        h0, h1 = t.host(0), t.host(1)
+        rules = (f"route 198.18.0.0/24 via {h0.mac} port 0\nroute 198.18.1.0/24 via {h1.mac} port 1\n"
+                 f"local 198.18.2.0/24\nlocal {h0.dut_ip}/32\nport 0 mac {h0.dut_mac}\nport 1 mac {h1.dut_mac}\n")
+        nf = NfInstance.start(t, "router", "xdp", t.dut_ifaces[:2], rules=rules_file(rules), extra=["--peers", "check"])
+        assert apps.iperf3(t, t.host(0).ns, t.host(2).ns, t.host(2).ip).received_bytes > 0
+        web = apps.WebServer(t, t.host(2).ns, t.host(2).ip)
+        assert apps.download_sha256(t.host(0).ns, web.url) == web.sha256
+        assert apps.checksum_errors(t.host(2).ns) == 0
+        assert control.request_json(nf.name, "stats")["counters"]["local"] > 0
+        assert nf.stop() == 0
+
+
+def test_a_frame_the_kernel_refuses_after_the_verdict_is_counted(rules_file):
+    with HostsTopology(hosts=2) as t:
+        nf = NfInstance.start(t, "router", "xdp", t.dut_ifaces, rules=rules_file(t.router_rules()))
+        assert apps.ping(t.host(0).ns, t.host(1).ip, 5) == 5
+        netns.run(t.host(1).ns, ["ethtool", "-K", "eth0", "gro", "off"])  # behind xnf's back: XDP frames refused
+        assert apps.ping(t.host(0).ns, t.host(1).ip, 7) == 0
+        stats = control.request_json(nf.name, "stats")
+        egress = {p["iface"]: p for p in stats["egress"]["ports"]}
+        assert egress["dut1"]["refused"] == 7 and egress["dut1"]["sent"] == 5
+        assert egress["dut0"]["sent"] == 5 and egress["dut0"]["refused"] == 0
+        sent_on = stats["verdicts"]["tx"]["packets"] + stats["verdicts"]["redirect"]["packets"]
+        assert sent_on == stats["egress"]["sent"] + stats["egress"]["dropped"] + stats["egress"]["refused"]
+        nf.process.send_signal(signal.SIGINT)
+        _, err = nf.process.communicate(timeout=10)
+        assert "7 sent frames lost after the verdict" in err
+        assert "dut1 no longer takes XDP frames" in err
+
+
+def test_egress_is_counted_only_where_the_kernel_sends(rules_file):
+    with HostsTopology(hosts=2) as t:
+        nf = NfInstance.start(t, "router", "afxdp", t.dut_ifaces, rules=rules_file(t.router_rules()),
+                              extra=["--cores", "1"])
+        assert "egress" not in control.request_json(nf.name, "stats")
+        assert nf.stop() == 0
+
+
+def test_an_unreachable_peer_is_said_and_its_checksums_finished(rules_file):
+    """A peer whose namespace only a file descriptor holds: no name in /run/netns, no process inside."""
+    with HostsTopology(hosts=2) as t:
+        holder = subprocess.Popen(["unshare", "--net", "sleep", "30"])
+        held = None
+        try:
+            netns.ip("link", "add", "lone", "type", "veth", "peer", "name", "lonepeer", ns=t.dut_ns)
+            netns.ip("link", "set", "lonepeer", "netns", str(holder.pid), ns=t.dut_ns)
+            held = os.open(f"/proc/{holder.pid}/ns/net", os.O_RDONLY)
+            holder.kill()
+            holder.wait()
+            report = json.loads(run_xnf(["doctor", "lone", "--json"], ns=t.dut_ns).stdout)
+        finally:
+            if holder.poll() is None:
+                holder.kill()
+                holder.wait()
+            if held is not None:
+                os.close(held)
+        port = report["ports"][0]
+        assert "peer-unreachable" in {p["code"] for p in port["problems"]}
+        assert port["peer"]["reachable"] is False and port["unfinished_checksums"] is True
