@@ -190,6 +190,7 @@ int xnf_report_stats(void *ctx, FILE *out)
 		drop_offload_report(in->offload, out);
 	if (xnf_egress_watch_json(in->egress, out))
 		return -1;
+	port_guard_json(&in->ports, out);
 	fprintf(out, ", \"verdicts\": {");
 	for (__u32 slot = 0; slot < XNF_STAT_NSLOTS; slot++)
 		fprintf(out, "%s\"%s\": {\"packets\": %llu, \"bytes\": %llu}", slot ? ", " : "", xnf_stat_names[slot],

@@ -5,6 +5,7 @@
 #include <bpf/bpf.h>
 #include <string.h>
 
+#include <xnf/runtime/json.h>
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/settings_journal.h>
 
@@ -85,7 +86,31 @@ int port_guard_start(struct port_guard *g, const struct run_options *opt, const 
 		return -1;
 	}
 	g->finishing = any_unfinished(g);
+	for (__u32 i = 0; i < g->nports; i++)
+		g->peer_dropped_at_start[i] = g->facts[i].peer.link.tx_dropped;
 	return 0;
+}
+
+void port_guard_json(const struct port_guard *g, FILE *out)
+{
+	bool first = true;
+
+	for (__u32 i = 0; i < g->nports; i++) {
+		const struct xnf_port_facts *f = &g->facts[i];
+		struct xnf_link peer;
+
+		if (!f->peer.exists || xnf_link_get(f->link.peer_ifindex, f->link.peer_nsid, &peer))
+			continue;
+		fprintf(out, "%s{\"iface\": ", first ? ", \"ports\": [" : ", ");
+		xnf_json_string(out, f->port.name);
+		fprintf(out, ", \"peer\": ");
+		xnf_json_string(out, peer.name);
+		fprintf(out, ", \"dropped_before_xdp\": %llu}",
+			(unsigned long long)(peer.tx_dropped - g->peer_dropped_at_start[i]));
+		first = false;
+	}
+	if (!first)
+		fprintf(out, "]");
 }
 
 static void tell_program(struct port_guard *g)

@@ -21,6 +21,7 @@ struct port_guard {
 	__u32 nports;
 	struct xnf_port_facts facts[XNF_MAX_PORTS];
 	struct xnf_peer_changes changes[XNF_MAX_PORTS];
+	__u64 peer_dropped_at_start[XNF_MAX_PORTS]; /* the veth peers' tx_dropped when the instance started */
 	struct xnf_port_use use;
 	int finish_fd;   /* the program's xnf_finish_csum map, once loaded; -1 before */
 	bool finishing;  /* what it says */
@@ -37,6 +38,10 @@ int port_guard_start(struct port_guard *g, const struct run_options *opt, const 
 void port_guard_arm(struct port_guard *g, int finish_fd);
 /* Once a second: the peers' offloads again; the program told when finishing becomes needed or not. */
 void port_guard_follow(struct port_guard *g);
+/* The ports' veth peers' drops since the start, as a JSON member: , "ports": [{"iface": ..., "peer": ...,
+ * "dropped_before_xdp": N}]: frames the peer could not hand to the port (its receive ring full), which no
+ * program of the port saw. Nothing when no port has a veth peer. */
+void port_guard_json(const struct port_guard *g, FILE *out);
 /* Puts the peers' settings back. Safe to call more than once, and after a failed start. */
 void port_guard_stop(struct port_guard *g);
 

@@ -148,6 +148,10 @@ static int link_attr(const struct nlattr *attr, void *data)
 	case IFLA_XDP:
 		mnl_attr_parse_nested(attr, xdp_attr, link);
 		break;
+	case IFLA_STATS64:
+		if (mnl_attr_get_payload_len(attr) >= sizeof(struct rtnl_link_stats64))
+			link->tx_dropped = ((const struct rtnl_link_stats64 *)mnl_attr_get_payload(attr))->tx_dropped;
+		break;
 	case IFLA_PARENT_DEV_NAME:
 		if (mnl_attr_validate(attr, MNL_TYPE_STRING) == 0) {
 			link->hardware = true;

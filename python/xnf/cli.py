@@ -74,6 +74,10 @@ def _print_stats_table(stats: dict) -> None:
         console.print(_offload_table(stats["offload"]))
     if "egress" in stats:
         console.print(_egress_table(stats["egress"]))
+    if any(port["dropped_before_xdp"] for port in stats.get("ports", [])):
+        lost = ", ".join(f"{p['iface']} {p['dropped_before_xdp']:,} (its peer {p['peer']}'s receive ring full)"
+                         for p in stats["ports"] if p["dropped_before_xdp"])
+        console.print(f"dropped before XDP: {lost}")
 
 
 def _egress_table(egress: dict):

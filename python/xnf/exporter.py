@@ -22,6 +22,8 @@ COUNTERS = {
     "xnf_worker_events": ("an AF_XDP worker's own counters (rx_packets, tx_ring_full, kernel_rx_dropped ...)",
                           ["worker", "counter"]),
     "xnf_nf_events": ("the NF's own counters (rule_drop, new_session ...)", ["counter"]),
+    "xnf_dropped_before_xdp_packets": ("frames a port's veth peer could not hand to it (its receive ring full), before "
+                                       "any program of the port saw them", ["port", "peer"]),
     "xnf_egress_packets": ("frames the NF sent out of a port from XDP, by what the kernel did with them after the "
                            "verdict: sent, dropped (by the device), refused (never queued)", ["port", "outcome"]),
 }
@@ -44,6 +46,9 @@ def add_instance(families: dict, stats: dict) -> None:
         families["xnf_bytes"].add_metric(who + [verdict], counter["bytes"])
     for name, value in stats.get("counters", {}).items():
         families["xnf_nf_events"].add_metric(who + [name], value)
+    for port in stats.get("ports", []):
+        families["xnf_dropped_before_xdp_packets"].add_metric(who + [port["iface"], port["peer"]],
+                                                              port["dropped_before_xdp"])
     for port in stats.get("egress", {}).get("ports", []):
         for outcome, value in port.items():  # the runtime names the outcomes (lib/xdp/egress_watch.c)
             if isinstance(value, int):

@@ -232,3 +232,23 @@ def test_an_unreachable_peer_is_said_and_its_checksums_finished(rules_file):
         port = report["ports"][0]
         assert "peer-unreachable" in {p["code"] for p in port["problems"]}
         assert port["peer"]["reachable"] is False and port["unfinished_checksums"] is True
+
+
+def tx_dropped(ns: str, iface: str = "eth0") -> int:
+    stats = json.loads(netns.run(ns, ["ip", "-s", "-j", "link", "show", iface]).stdout)[0]["stats64"]
+    return stats["tx"]["dropped"]
+
+
+def test_frames_a_peer_drops_before_xdp_are_counted(rules_file):
+    """A veth with an XDP program receives through a 256-slot ring; a TCP sender without segmentation offload
+    (XDP takes it away from the peer) bursts past it, and the peer drops what does not fit: xnf reports the
+    peer's own count, since it started."""
+    with HostsTopology(hosts=2) as t:
+        nf = NfInstance.start(t, "router", "afxdp", t.dut_ifaces, rules=rules_file(t.router_rules()),
+                              extra=["--cores", "1"])
+        before = tx_dropped(t.host(0).ns)
+        apps.iperf3(t, t.host(0).ns, t.host(1).ns, t.host(1).ip, streams=8)
+        ports = {p["iface"]: p for p in control.request_json(nf.name, "stats")["ports"]}
+        assert ports["dut0"]["peer"] == "eth0"
+        assert ports["dut0"]["dropped_before_xdp"] == tx_dropped(t.host(0).ns) - before
+        assert nf.stop() == 0
