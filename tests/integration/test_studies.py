@@ -33,6 +33,8 @@ CASES = {  # study: (its smallest options, the subjects it must measure, the sam
                 "native_ns"),
     "af-packet": (["--rounds", "1", "--seconds", "0.3"], {"af_packet-v2", "af_packet-v3", "af_xdp", "xdp"}),
     "stack-forwarding": (["--rounds", "1", "--seconds", "0.3"], {"linux", "xdp", "afxdp-poll"}),
+    "goodput": (["--rounds", "1", "--seconds", "1", "--only", "router/xdp,lb/afxdp"],
+                {"linux", "router/xdp", "lb/afxdp"}, "http_rps"),
     "nodes": (["--rounds", "1", "--seconds", "0.3", "--nodes", "1,2"], {"1 node", "2 nodes"}),
     "soak": (["--minutes", "0.05", "--sample-seconds", "1", "--churn-per-s", "20"],
              {"firewall-xdp", "firewall-afxdp", "lb-xdp", "lb-afxdp"}),

@@ -10,7 +10,7 @@ from types import ModuleType
 
 from xnf.bench.grid import Benchmark
 from xnf.bench.studies import (advisor_check, af_packet, afxdp_modes, capture_cost, core_pair, dispatch_cost,
-                               frame_prefetch,
+                               frame_prefetch, goodput,
                                generator_reference, live_placement, live_tx, local_app_load, mixed_traffic, model_check,
                                model_fit, nf_cost, nodes_scaling, soak, stack_forwarding, xdp_overhead)
 from xnf.errors import XnfError
@@ -109,7 +109,8 @@ BENCHMARKS = [
 # Each study module has NAME, DESCRIPTION, add_arguments(parser) and run(args, out_dir) -> results path.
 STUDIES: list[ModuleType] = [xdp_overhead, afxdp_modes, generator_reference, live_tx, mixed_traffic, local_app_load,
                              dispatch_cost, capture_cost, soak, nf_cost, model_fit, model_check, advisor_check,
-                             af_packet, stack_forwarding, nodes_scaling, core_pair, live_placement, frame_prefetch]
+                             af_packet, stack_forwarding, nodes_scaling, core_pair, live_placement, frame_prefetch,
+                             goodput]
 
 
 def names() -> list[str]:

@@ -1,0 +1,141 @@
+"""What real applications get through xnf: TCP goodput (iperf3, one stream and eight) and HTTP requests per second
+(wrk against nginx, 16 keep-alive connections) through the router and through lb, in each data path, beside the
+Linux stack's own forwarding between the same namespaces.
+
+Hosts attached as containers are (python/xnf/lab/hosts.py, plain veths: xnf's --peers fix default sets their GRO
+and checksum offload, and puts them back): h0 the client, h1 the server (iperf3, nginx with a 1 KiB file), h2 a
+second web backend for lb. Every application runs on core 0; an AF_XDP worker on core 1. Subjects:
+  linux              the DUT's kernel forwards (ip_forward), no xnf: the yardstick, in every round
+  router/<path>      xnf's router between h0 and h1
+  lb/<path>          lb with the service's address in front of h1 (iperf3) and of h1 and h2 (HTTP)
+where <path> is xdp, afxdp (live transmit), afxdp-xsk (the xsk ring), afxdp-sysc, afxdp-poll or hybrid. Subjects
+run in rounds whose order turns around every round; each metric is also given as the median of its same-round
+ratios to linux.
+
+    xnf bench run goodput [--rounds 3] [--seconds 2] [--only router/xdp,lb/afxdp]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+from pathlib import Path
+
+from xnf import say
+from xnf.bench import results_file
+from xnf.bench.rounds import beside_yardstick, measure_rounds
+from xnf.errors import XnfError
+from xnf.lab import apps, environment
+from xnf.lab.cores import DUT_CORE, GEN_CORE
+from xnf.lab.hosts import HostsTopology
+from xnf.lab.nf_process import NfInstance
+
+NAME = "goodput"
+DESCRIPTION = ("TCP goodput (iperf3, 1 and 8 streams) and HTTP requests/s (wrk, nginx) through router and lb in every "
+               "data path, beside Linux's own forwarding")
+YARDSTICK = "linux"
+PATHS = {
+    "xdp": ("xdp", []),
+    "afxdp": ("afxdp", ["--tx-path", "live", "--cores", str(DUT_CORE)]),
+    "afxdp-xsk": ("afxdp", ["--tx-path", "xsk", "--cores", str(DUT_CORE)]),
+    "afxdp-sysc": ("afxdp-sysc", ["--cores", str(DUT_CORE)]),
+    "afxdp-poll": ("afxdp-poll", ["--cores", str(DUT_CORE)]),
+    "hybrid": ("hybrid", ["--cores", str(DUT_CORE)]),
+}
+SUBJECTS = [YARDSTICK] + [f"{nf}/{path}" for nf in ("router", "lb") for path in PATHS]
+METRICS = ("tcp1_gbit_s", "tcp8_gbit_s", "http_rps")
+VIP = "198.19.100.1"
+SMALL_FILE = 1024
+HTTP_CONNECTIONS = 16
+
+
+def lb_rules(t: HostsTopology) -> str:
+    """iperf3 to h1 alone (its control and data connections must meet one server), HTTP to h1 and h2."""
+    h1, h2 = t.host(1), t.host(2)
+    lines = [f"service tcp {VIP} {apps.IPERF_PORT}", f"service tcp {VIP} {apps.HTTP_PORT}",
+             f"backend tcp {VIP} {apps.IPERF_PORT} slot 0 {h1.ip} {apps.IPERF_PORT} mac {h1.mac} port 1"]
+    lines += [f"backend tcp {VIP} {apps.HTTP_PORT} slot {k} {b.ip} {apps.HTTP_PORT} mac {b.mac} port {b.index}"
+              for k, b in enumerate((h1, h2))]
+    return "\n".join(lines) + "\n"
+
+
+def _start(t: HostsTopology, label: str, folder: Path) -> tuple[NfInstance | None, str]:
+    """The subject's NF (None for linux) and the address the client talks to."""
+    if label == YARDSTICK:
+        return None, t.host(1).ip
+    nf, path = label.split("/")
+    mode, extra = PATHS[path]
+    rules = folder / f"{nf}.rules"
+    rules.write_text(t.router_rules() if nf == "router" else lb_rules(t))
+    return NfInstance.start(t, nf, mode, t.dut_ifaces, rules=str(rules), extra=extra), t.host(1).ip if nf == "router" else VIP
+
+
+def trial(t: HostsTopology, label: str, seconds: int, folder: Path) -> dict:
+    nf, target = _start(t, label, folder)
+    h0, h1 = t.host(0), t.host(1)
+    try:
+        tcp1 = apps.iperf3(t, h0.ns, h1.ns, h1.ip, seconds=seconds, connect_to=target, core=GEN_CORE)
+        tcp8 = apps.iperf3(t, h0.ns, h1.ns, h1.ip, seconds=seconds, streams=8, connect_to=target, core=GEN_CORE)
+        rps = apps.request_rate(h0.ns, f"http://{target}:{apps.HTTP_PORT}/file", seconds=seconds,
+                                connections=HTTP_CONNECTIONS, core=GEN_CORE)
+        errors = sum(apps.checksum_errors(h.ns) for h in t.host_list)
+    finally:
+        if nf:
+            nf.stop()
+    return {"subject": label, "tcp1_gbit_s": round(tcp1.gbit_s, 3), "tcp1_retransmits": tcp1.retransmits,
+            "tcp8_gbit_s": round(tcp8.gbit_s, 3), "tcp8_retransmits": tcp8.retransmits, "http_rps": round(rps),
+            "checksum_errors": errors}
+
+
+def summarise(samples: list[dict]) -> list[dict]:
+    rows = []
+    for label in dict.fromkeys(s["subject"] for s in samples):
+        mine = [s for s in samples if s["subject"] == label]
+        row = {"subject": label, "rounds": len(mine)}
+        for metric in METRICS:
+            ratios = [v / y for v, y in beside_yardstick(samples, mine, metric, YARDSTICK) if y]
+            row[metric] = statistics.median(s[metric] for s in mine)
+            row[f"{metric}_ratio_to_linux"] = round(statistics.median(ratios), 3) if ratios else None
+        row["retransmits"] = sum(s["tcp1_retransmits"] + s["tcp8_retransmits"] for s in mine)
+        row["checksum_errors"] = sum(s["checksum_errors"] for s in mine)
+        rows.append(row)
+    return rows
+
+
+def _subjects(only: str | None) -> list[str]:
+    if not only:
+        return SUBJECTS
+    wanted = [s.strip() for s in only.split(",") if s.strip()]
+    unknown = [s for s in wanted if s not in SUBJECTS]
+    if unknown:
+        raise XnfError(f"--only {','.join(unknown)}: no such subject; choose among {', '.join(SUBJECTS)}")
+    return [YARDSTICK] + [s for s in wanted if s != YARDSTICK]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=int, default=2, help="per measurement (iperf3 takes whole seconds)")
+    parser.add_argument("--only", metavar="S,S", help="these subjects (and the yardstick): router/xdp, lb/afxdp ...")
+
+
+def run(args: argparse.Namespace, out_dir: Path) -> Path:
+    env = environment.describe()
+    subjects = _subjects(args.only)
+    with HostsTopology(hosts=3) as t, tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for b in (t.host(1), t.host(2)):
+            apps.WebServer(t, b.ns, b.ip, size=SMALL_FILE, core=GEN_CORE)
+        samples = measure_rounds(subjects, args.rounds, lambda s: trial(t, s, args.seconds, folder),
+                                 lambda s: f"{s['subject']:17s} TCP {s['tcp1_gbit_s']:6.2f} / {s['tcp8_gbit_s']:6.2f} "
+                                           f"Gbit/s (1/8 streams), {s['http_rps']:7.0f} req/s")
+    summary = summarise(samples)
+    path = results_file.write(out_dir, "goodput", {
+        "environment": env, "application_core": GEN_CORE, "dut_core": DUT_CORE, "seconds_per_measurement": args.seconds,
+        "http_connections": HTTP_CONNECTIONS, "http_file_bytes": SMALL_FILE, "yardstick": YARDSTICK,
+        "paths": {k: {"mode": v[0], "options": v[1]} for k, v in PATHS.items()},
+        "summary": summary, "samples": samples}, summary)
+    for row in summary:
+        say.info(f"{row['subject']:17s} " + ", ".join(f"{m} {row[m]} ({row[m + '_ratio_to_linux']} of linux)"
+                                                      for m in METRICS))
+    return path
