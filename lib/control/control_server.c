@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -16,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The longest a client may take to send its request, or to take the answer: the control thread serves one
- * client at a time, and also runs housekeeping and the offload controller. */
+/* The longest a client may take to send its request, or to take the answer: the control thread answers one
+ * request at a time (clients send theirs side by side), and also runs housekeeping and the offload controller. */
 #define CLIENT_TIMEOUT_MS 1000
 
 const char *xnf_run_dir(const char *override)
@@ -71,13 +72,57 @@ static int name_in_use(const struct sockaddr_un *addr)
 	return live;
 }
 
-int xnf_control_open(struct xnf_control_server *s, const char *run_dir, const char *name)
+/* This process's start time in clock ticks after boot (field 22 of /proc/self/stat). */
+static unsigned long long own_start_time(void)
+{
+	char buf[1024], *p;
+	unsigned long long start = 0;
+	FILE *f = fopen("/proc/self/stat", "re");
+
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')'))) {
+		for (int field = 3; p && field <= 22; field++)
+			p = strchr(p + 1, ' ');
+		if (p)
+			start = strtoull(p + 1, NULL, 10);
+	}
+	fclose(f);
+	return start;
+}
+
+/* NAME.owner beside the socket, whole or not at all: whose the socket is. */
+static int write_owner(struct xnf_control_server *s, const char *name, const char *nf, const char *mode)
+{
+	char tmp[sizeof(s->owner_path) + 4];
+	FILE *f;
+
+	snprintf(s->owner_path, sizeof(s->owner_path), "%.*s.owner", (int)(strlen(s->path) - strlen(".sock")),
+		 s->path);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", s->owner_path);
+	f = fopen(tmp, "we");
+	if (!f)
+		return -1;
+	fprintf(f, "{\"name\": \"%s\", \"nf\": \"%s\", \"mode\": \"%s\", \"pid\": %d, \"start_time\": %llu}\n", name, nf,
+		mode, (int)getpid(), own_start_time());
+	if (fclose(f) || rename(tmp, s->owner_path)) {
+		unlink(tmp);
+		s->owner_path[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+int xnf_control_open(struct xnf_control_server *s, const char *run_dir, const char *name, const char *nf,
+		     const char *mode)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	int n;
 
 	s->listen_fd = -1;
-	s->path[0] = '\0';
+	s->path[0] = s->owner_path[0] = '\0';
+	for (int i = 0; i < XNF_CONTROL_MAX_CLIENTS; i++)
+		s->clients[i].fd = -1;
 	if (!valid_name(name)) {
 		xnf_error("instance name '%s' is invalid: use up to %d letters, digits, '.', '_' or '-'",
 			  name, XNF_MAX_NAME);
@@ -113,33 +158,11 @@ int xnf_control_open(struct xnf_control_server *s, const char *run_dir, const ch
 	}
 	chmod(addr.sun_path, 0600);
 	strcpy(s->path, addr.sun_path);
-	return 0;
-}
-
-/* One line, within CLIENT_TIMEOUT_MS in all (a client trickling bytes gets no more time than a silent one).
- * 0; -1 when the client went away or ran out of time; -2 when the line is longer than the buffer. */
-static int read_request(int fd, char *buf, size_t len)
-{
-	struct timespec start;
-	size_t got = 0;
-
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	while (!memchr(buf, '\n', got)) {
-		long left = CLIENT_TIMEOUT_MS - (long)(xnf_seconds_since(&start) * 1000);
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		ssize_t n;
-
-		if (got == len - 1)
-			return -2;
-		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
-			return -1;
-		n = recv(fd, buf + got, len - 1 - got, MSG_DONTWAIT);
-		if (n <= 0)
-			return -1;
-		got += (size_t)n;
+	if (write_owner(s, name, nf, mode)) {
+		xnf_error("cannot write the control socket's owner record beside %s: %s", s->path, strerror(errno));
+		xnf_control_close(s);
+		return -1;
 	}
-	buf[got] = '\0';
-	buf[strcspn(buf, "\r\n")] = '\0';
 	return 0;
 }
 
@@ -224,62 +247,160 @@ static void answer_error(int fd, const char *err)
 	write_all(fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
-void xnf_control_serve_one(struct xnf_control_server *s, const struct xnf_control_handlers *h)
+/* ------------------------------------------------------------------ clients, side by side */
+
+static void drop_client(struct xnf_control_client *c)
+{
+	close(c->fd);
+	c->fd = -1;
+}
+
+/* What a request is answered with: the capture takes the connection, the rest get their answer and are closed. */
+static void answer(struct xnf_control_client *c, const struct xnf_control_handlers *h)
 {
 	/* Whole seconds and microseconds below a million: the kernel refuses anything else (EDOM). */
 	struct timeval timeout = { .tv_sec = CLIENT_TIMEOUT_MS / 1000, .tv_usec = CLIENT_TIMEOUT_MS % 1000 * 1000 };
-	char request[XNF_CONTROL_REQUEST_MAX + 1], err[1024] = "";
-	char *body_buf = NULL;
+	char err[1024] = "", *body_buf = NULL, *request = c->buf;
 	size_t body_len = 0;
 	FILE *body;
-	int fd, rc;
+	int rc;
 
-	fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd < 0)
-		return;
+	request[strcspn(request, "\r\n")] = '\0';
 	/* The answer is sent blocking, but a client that does not read it gets no more than the timeout. */
-	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout))) {
-		close(fd);
-		return;
-	}
-	rc = read_request(fd, request, sizeof(request));
-	if (rc == -2) {
-		char answer[80];
-		int n = snprintf(answer, sizeof(answer), "error: a request is one line of at most %d bytes\n",
-				 XNF_CONTROL_REQUEST_MAX);
-
-		write_all(fd, answer, (size_t)n);
-	}
-	if (rc) {
-		close(fd);
+	if (fcntl(c->fd, F_SETFL, 0) || setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout))) {
+		drop_client(c);
 		return;
 	}
 	if (strncmp(request, "capture ", 8) == 0 && h->capture) {
-		if (h->capture(h->ctx, fd, request + 8, err, sizeof(err)) == 0)
-			return; /* the capture owns the connection now */
-		answer_error(fd, err);
-		close(fd);
+		if (h->capture(h->ctx, c->fd, request + 8, err, sizeof(err)) == 0) {
+			c->fd = -1; /* the capture owns the connection now */
+			return;
+		}
+		answer_error(c->fd, err);
+		drop_client(c);
 		return;
 	}
 	body = open_memstream(&body_buf, &body_len);
 	if (!body) {
-		close(fd);
+		drop_client(c);
 		return;
 	}
 	rc = xnf_control_dispatch(request, h, body, err, sizeof(err));
 	fclose(body);
 	if (rc) {
-		answer_error(fd, err);
+		answer_error(c->fd, err);
 	} else {
-		write_all(fd, "ok\n", 3);
-		write_all(fd, body_buf, body_len);
+		write_all(c->fd, "ok\n", 3);
+		write_all(c->fd, body_buf, body_len);
 	}
 	free(body_buf);
-	close(fd);
+	drop_client(c);
+}
+
+/* Reads what a client sent; answers once its line is whole. A line longer than a request gets its error. */
+static void take_input(struct xnf_control_client *c, const struct xnf_control_handlers *h)
+{
+	ssize_t n = recv(c->fd, c->buf + c->got, sizeof(c->buf) - 1 - c->got, MSG_DONTWAIT);
+
+	if (n <= 0) {
+		if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			drop_client(c);
+		return;
+	}
+	c->got += (size_t)n;
+	c->buf[c->got] = '\0';
+	if (memchr(c->buf, '\n', c->got)) {
+		answer(c, h);
+	} else if (c->got == sizeof(c->buf) - 1) {
+		char text[80];
+		int len = snprintf(text, sizeof(text), "error: a request is one line of at most %d bytes\n",
+				   XNF_CONTROL_REQUEST_MAX);
+
+		write_all(c->fd, text, (size_t)len);
+		drop_client(c);
+	}
+}
+
+static void accept_waiting(struct xnf_control_server *s)
+{
+	static const char busy[] = "error: busy: too many clients at once; try again\n";
+	int fd;
+
+	while ((fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
+		struct xnf_control_client *free_slot = NULL;
+
+		for (int i = 0; i < XNF_CONTROL_MAX_CLIENTS && !free_slot; i++)
+			free_slot = s->clients[i].fd < 0 ? &s->clients[i] : NULL;
+		if (!free_slot) {
+			write_all(fd, busy, sizeof(busy) - 1);
+			close(fd);
+			continue;
+		}
+		free_slot->fd = fd;
+		free_slot->got = 0;
+		clock_gettime(CLOCK_MONOTONIC, &free_slot->since);
+	}
+}
+
+unsigned xnf_control_pollfds(const struct xnf_control_server *s, struct pollfd *fds)
+{
+	unsigned n = 0;
+
+	fds[n++] = (struct pollfd){ .fd = s->listen_fd, .events = POLLIN };
+	for (int i = 0; i < XNF_CONTROL_MAX_CLIENTS; i++) {
+		if (s->clients[i].fd >= 0)
+			fds[n++] = (struct pollfd){ .fd = s->clients[i].fd, .events = POLLIN };
+	}
+	return n;
+}
+
+int xnf_control_timeout_ms(const struct xnf_control_server *s)
+{
+	long first = -1;
+
+	for (int i = 0; i < XNF_CONTROL_MAX_CLIENTS; i++) {
+		long left;
+
+		if (s->clients[i].fd < 0)
+			continue;
+		left = CLIENT_TIMEOUT_MS - (long)(xnf_seconds_since(&s->clients[i].since) * 1000);
+		left = left < 0 ? 0 : left;
+		if (first < 0 || left < first)
+			first = left;
+	}
+	return (int)first;
+}
+
+void xnf_control_serve(struct xnf_control_server *s, const struct pollfd *fds, unsigned nfds,
+		       const struct xnf_control_handlers *h)
+{
+	for (unsigned i = 1; i < nfds; i++) {
+		for (int c = 0; c < XNF_CONTROL_MAX_CLIENTS && fds[i].revents; c++) {
+			if (s->clients[c].fd == fds[i].fd) {
+				take_input(&s->clients[c], h);
+				break;
+			}
+		}
+	}
+	/* A client with no whole line in time, however it trickles bytes, gives way. */
+	for (int c = 0; c < XNF_CONTROL_MAX_CLIENTS; c++) {
+		if (s->clients[c].fd >= 0 && xnf_seconds_since(&s->clients[c].since) * 1000 >= CLIENT_TIMEOUT_MS)
+			drop_client(&s->clients[c]);
+	}
+	if (fds[0].revents)
+		accept_waiting(s);
 }
 
 void xnf_control_close(struct xnf_control_server *s)
 {
+	for (int i = 0; i < XNF_CONTROL_MAX_CLIENTS; i++) {
+		if (s->clients[i].fd >= 0)
+			drop_client(&s->clients[i]);
+	}
+	if (s->owner_path[0]) {
+		unlink(s->owner_path);
+		s->owner_path[0] = '\0';
+	}
 	if (s->listen_fd >= 0) {
 		close(s->listen_fd);
 		s->listen_fd = -1;

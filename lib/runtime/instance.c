@@ -113,16 +113,13 @@ static int serve_until_signal(struct instance *in, int sig_fd)
 		.before_rules_change = withdraw_offloaded_drops,
 		.capture = start_capture,
 	};
-	struct pollfd fds[2] = {
-		{ .fd = sig_fd, .events = POLLIN },
-		{ .fd = in->control.listen_fd, .events = POLLIN },
-	};
-
+	struct pollfd fds[2 + XNF_CONTROL_MAX_CLIENTS] = { { .fd = sig_fd, .events = POLLIN } };
 	struct timespec now, next_housekeeping;
 
 	clock_gettime(CLOCK_MONOTONIC, &next_housekeeping);
 	for (;;) {
-		int timeout_ms = HOUSEKEEPING_INTERVAL_S * 1000;
+		int timeout_ms = HOUSEKEEPING_INTERVAL_S * 1000, control_ms = xnf_control_timeout_ms(&in->control);
+		unsigned ncontrol = xnf_control_pollfds(&in->control, fds + 1);
 
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (now.tv_sec >= next_housekeeping.tv_sec) {
@@ -137,7 +134,9 @@ static int serve_until_signal(struct instance *in, int sig_fd)
 			if (offload_ms < timeout_ms)
 				timeout_ms = offload_ms;
 		}
-		if (poll(fds, 2, timeout_ms) < 0) {
+		if (control_ms >= 0 && control_ms < timeout_ms)
+			timeout_ms = control_ms;
+		if (poll(fds, 1 + ncontrol, timeout_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			xnf_error("poll failed: %s", strerror(errno));
@@ -145,8 +144,7 @@ static int serve_until_signal(struct instance *in, int sig_fd)
 		}
 		if (fds[0].revents)
 			return 0;
-		if (fds[1].revents)
-			xnf_control_serve_one(&in->control, &handlers);
+		xnf_control_serve(&in->control, fds + 1, ncontrol, &handlers);
 	}
 }
 
@@ -347,7 +345,8 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 	}
 	signal(SIGPIPE, SIG_IGN);
 	/* The control socket first: it checks the run directory, where the port checks write their journals. */
-	if (xnf_control_open(&in.control, run_dir, opt->name) || port_guard_start(&in.ports, opt, ports, opt->nifaces))
+	if (xnf_control_open(&in.control, run_dir, opt->name, xnf_nf_name, mode->name) ||
+	    port_guard_start(&in.ports, opt, ports, opt->nifaces))
 		goto out;
 	if (mode->sockets && xnf_afxdp_check_config(&opt->afxdp, ports, opt->nifaces)) {
 		rc = 2;

@@ -232,6 +232,22 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_rule_line(nf: str, line: str) -> None:
+    """The NF's own codec reads the rule before any instance is asked: a rule none of them could take changes
+    nothing anywhere."""
+    import subprocess
+    import tempfile
+
+    control.check_request(f"rules add {line}")
+    with tempfile.NamedTemporaryFile("w", suffix=".rules") as f:
+        f.write(line + "\n")
+        f.flush()
+        checked = subprocess.run([str(programs.nf_binary(nf)), "check-rules", f.name], capture_output=True, text=True)
+    if checked.returncode != 0:
+        reason = checked.stderr.strip().removeprefix("xnf: error: ").replace(f"{f.name}:1: ", "")
+        raise XnfError(f"not changed anywhere: {reason}")
+
+
 def _rules_everywhere(args: argparse.Namespace) -> int:
     """`xnf rules add|del RULE --all NF`: the same change on every running instance of NF (the nodes of a deployment
     on this machine), each answering before the next is asked."""
@@ -239,11 +255,19 @@ def _rules_everywhere(args: argparse.Namespace) -> int:
         raise XnfError("--all NF changes the rules of every instance of NF: with 'add' or 'del', and without --name")
     if not args.rule:
         raise XnfError(f"'xnf rules {args.action} --all {args.all_of}' needs a rule")
-    names = control.instances_of(args.all_of)
-    if not names:
+    found = control.instances_of(args.all_of)
+    if not found:
         raise XnfError(f"no instance of {args.all_of} is running")
-    control.fan_out(names, f"rules {args.action} {' '.join(args.rule)}")
-    say.info(f"{args.action}: done on {len(names)} instances of {args.all_of} ({', '.join(names)})")
+    _check_rule_line(args.all_of, " ".join(args.rule))
+    outcomes = control.fan_out(found, f"rules {args.action} {' '.join(args.rule)}")
+    failed = [(name, why) for name, why in outcomes if why]
+    for name, why in outcomes:
+        say.info(f"{args.action} on {name}: {'failed: ' + why if why else 'done'}")
+    if failed:
+        done = [name for name, why in outcomes if not why]
+        raise XnfError(f"{args.action} failed on {len(failed)} of {len(outcomes)} instances of {args.all_of} "
+                       f"({', '.join(name for name, _ in failed)}); done on: {', '.join(done) or 'none'}")
+    say.info(f"{args.action}: done on all {len(outcomes)} instances of {args.all_of}")
     return 0
 
 
@@ -251,12 +275,16 @@ def cmd_ps(args: argparse.Namespace) -> int:
     from xnf import attached
 
     infos = []
-    for name in control.instances(remove_stale=True):
+    for item in control.listing(remove_stale=True):
         try:
-            info = control.request_json(name, "info")
-        except XnfError:
-            continue  # it stopped between the listing and the request
-        info["others_attached"] = attached.others_on(info)
+            info = control.request_json(item.name, "info") | {"state": item.state}
+            info["others_attached"] = attached.others_on(info)
+        except XnfError as err:  # stopped, hung, or gone since the listing: said, not left out
+            if not item.owner:
+                continue
+            info = {"name": item.name, "nf": item.owner.nf, "mode": item.owner.mode, "pid": item.owner.pid,
+                    "ports": [], "state": item.state if item.state != control.RUNNING else "not answering",
+                    "why": str(err), "others_attached": {}}
         infos.append(info)
     if args.json:
         print(json.dumps(infos, indent=2))
@@ -264,7 +292,9 @@ def cmd_ps(args: argparse.Namespace) -> int:
         ports = ",".join(p["iface"] for p in info["ports"])
         others = "; ".join(f"also on {iface}: " + ", ".join(f"{p['name']} (id {p['id']}, {p['mode']})" for p in progs)
                            for iface, progs in info["others_attached"].items())
-        print(f"{info['name']}\t{info['nf']}\t{info['mode']}\tpid {info['pid']}\t{ports}" + (f"\t{others}" if others else ""))
+        state = "" if info["state"] == control.RUNNING else f"\t{info['state'].upper()}: {info.get('why', '')}"
+        print(f"{info['name']}\t{info['nf']}\t{info['mode']}\tpid {info['pid']}\t{ports}" +
+              (f"\t{others}" if others else "") + state)
     return 0
 
 

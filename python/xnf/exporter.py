@@ -9,9 +9,15 @@ from __future__ import annotations
 
 import signal
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 from xnf import control
 from xnf.errors import XnfError
+
+# How long one scrape waits for an instance: Prometheus's own scrape timeout is 10 s by default, and every
+# instance is asked at once.
+ASK_TIMEOUT_S = 2.0
+MAX_ASKED_AT_ONCE = 32
 
 IDENTITY = ["instance", "nf", "mode"]
 # name (without _total): (help, extra labels)
@@ -27,7 +33,9 @@ COUNTERS = {
     "xnf_egress_packets": ("frames the NF sent out of a port from XDP, by what the kernel did with them after the "
                            "verdict: sent, dropped (by the device), refused (never queued)", ["port", "outcome"]),
 }
-GAUGES = {"xnf_uptime_seconds": ("seconds since the instance started", [])}
+GAUGES = {"xnf_uptime_seconds": ("seconds since the instance started", []),
+          "xnf_up": ("1 when the instance answered this scrape; 0 when it did not (stopped, hung, or busy past the "
+                     "scrape's wait): its other series are missing from this scrape", [])}
 
 
 def _families():
@@ -40,6 +48,7 @@ def _families():
 
 def add_instance(families: dict, stats: dict) -> None:
     who = [stats["name"], stats["nf"], stats["mode"]]
+    families["xnf_up"].add_metric(who, 1)
     families["xnf_uptime_seconds"].add_metric(who, stats["uptime_s"])
     for verdict, counter in stats["verdicts"].items():
         families["xnf_packets"].add_metric(who + [verdict], counter["packets"])
@@ -68,13 +77,22 @@ class InstancesCollector:
     def __init__(self, run_dir: str | None = None):
         self.run_dir = run_dir
 
+    def _ask(self, item: control.Listed):
+        try:
+            return control.request_json(item.name, "stats", self.run_dir, timeout_s=ASK_TIMEOUT_S)
+        except XnfError:
+            return None
+
     def collect(self):
         families = _families()
-        for name in control.instances(self.run_dir):
-            try:
-                add_instance(families, control.request_json(name, "stats", self.run_dir))
-            except XnfError:
-                continue  # it stopped between the listing and the request
+        present = control.listing(self.run_dir)
+        with ThreadPoolExecutor(max_workers=max(1, min(MAX_ASKED_AT_ONCE, len(present)))) as pool:
+            answers = list(pool.map(self._ask, present))
+        for item, stats in zip(present, answers):
+            if stats:
+                add_instance(families, stats)
+            elif item.owner:  # it did not answer: said, with what its owner record tells
+                families["xnf_up"].add_metric([item.name, item.owner.nf, item.owner.mode], 0)
         yield from families.values()
 
 

@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const __u8 *data, size_t size)
 	size_t body_len = 0;
 	FILE *body;
 
-	/* What serve_one hands on: one line, at most XNF_CONTROL_REQUEST_MAX bytes, without its newline. */
+	/* What xnf_control_serve hands on: one line, at most XNF_CONTROL_REQUEST_MAX bytes, without its newline. */
 	if (size >= sizeof(request))
 		return 0;
 	memcpy(request, data, size);

@@ -4,16 +4,20 @@ instance from answering the next client, nor stop the packets."""
 
 from __future__ import annotations
 
+import signal
 import socket
 import subprocess
 import threading
 import time
+
+import pytest
 
 from lab_helpers import run_xnf
 from test_xdp_nfs import exchange
 from packets import swap_macs, udp4
 from xnf import control
 from xnf.build import REPO_ROOT
+from xnf.errors import XnfError
 from xnf.lab.nf_process import NfInstance
 
 ANSWER_WITHIN_S = 3.0  # the instance gives a stalled client one second
@@ -125,3 +129,44 @@ def test_an_unprivileged_user_can_neither_read_nor_change(pair):
         assert "run xnf with sudo" in ran.stdout, (ran.stdout, ran.stderr)
     assert nf.request("rules list").splitlines() == ["default allow"]
     assert nf.stop() == 0
+
+
+def test_idle_clients_delay_no_other(pair):
+    """Clients are served side by side: a handful that connect and say nothing (up to their second) do not hold a
+    request up, nor do 60 answered at once."""
+    nf = NfInstance.start(pair, "macswap", "xdp", pair.dut_ifaces)
+    idle = [connect(nf.name) for _ in range(5)]
+    try:
+        assert timed_stats(nf.name) < 0.5
+        answers: list[str] = []
+        threads = [threading.Thread(target=lambda: answers.append(control.request_json(nf.name, "info")["nf"]))
+                   for _ in range(60)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert answers == ["macswap"] * 60
+    finally:
+        for client in idle:
+            client.close()
+    assert nf.stop() == 0
+
+
+def test_a_stopped_instance_is_told_at_once_and_sent_nothing(pair):
+    nf = NfInstance.start(pair, "firewall", "xdp", pair.dut_ifaces)
+    pid = control.owner(nf.name).pid
+    nf.process.send_signal(signal.SIGSTOP)
+    try:
+        start = time.monotonic()
+        with pytest.raises(XnfError, match=f"stopped .*kill -CONT {pid}"):
+            control.request(nf.name, "rules add drop udp 1.1.1.1 1 2.2.2.2 2")
+        assert time.monotonic() - start < 0.5
+        stats = run_xnf(["stats", "--name", nf.name])
+        listed = run_xnf(["ps"])
+    finally:
+        nf.process.send_signal(signal.SIGCONT)
+    assert stats.returncode == 1 and "is stopped" in stats.stderr and "Traceback" not in stats.stderr
+    assert "STOPPED" in listed.stdout
+    assert "1.1.1.1" not in control.request(nf.name, "rules list")  # the refused change never arrived
+    assert nf.stop() == 0
+    assert not (control.run_dir() / f"{nf.name}.owner").exists()

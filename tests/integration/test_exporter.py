@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -132,3 +133,26 @@ def test_the_exporter_refuses_a_bad_address_or_a_taken_port():
         taken.listen()
         out = run_xnf(["exporter", "--listen", f"127.0.0.1:{taken.getsockname()[1]}"])
     assert out.returncode == 1 and "cannot listen on" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_an_instance_that_does_not_answer_is_exported_as_down():
+    """Every scrape says of each instance whether it answered (xnf_up), at once for a stopped one, and keeps the
+    series of the others."""
+    with Topology("two-port") as t:
+        up = NfInstance.start(t, "macswap", "xdp", ["dut0"], name=f"{t.dut_ns}-up")
+        down = NfInstance.start(t, "drop", "xdp", ["dut1"], name=f"{t.dut_ns}-down")
+        port = free_port()
+        down.process.send_signal(signal.SIGSTOP)
+        try:
+            with Server([sys.executable, "-m", "xnf", "exporter", "--listen", f"127.0.0.1:{port}"]):
+                start = time.monotonic()
+                metrics = wait_http(f"http://127.0.0.1:{port}/metrics")
+                took = time.monotonic() - start
+        finally:
+            down.process.send_signal(signal.SIGCONT)
+        assert f'xnf_up{{instance="{up.name}",mode="xdp",nf="macswap"}} 1.0' in metrics
+        assert f'xnf_up{{instance="{down.name}",mode="xdp",nf="drop"}} 0.0' in metrics
+        assert f'xnf_uptime_seconds{{instance="{up.name}"' in metrics
+        assert f'xnf_uptime_seconds{{instance="{down.name}"' not in metrics
+        assert took < 5
+        assert up.stop() == 0 and down.stop() == 0

@@ -7,6 +7,7 @@ same backends, and no frame is lost (counted at the backends); a backend added o
 from __future__ import annotations
 
 import json
+import signal
 import time
 from pathlib import Path
 
@@ -103,19 +104,39 @@ def test_a_backend_added_on_every_node_at_once_keeps_them_agreeing(tmp_path):
         rule = t.lb_rules(backends=BACKENDS + 1).splitlines()[-1].split()     # the fifth backend's line
         added = run_xnf(["rules", "add", *rule, "--all", "lb"])
         assert added.returncode == 0, added.stderr
-        assert "done on 3 instances" in added.stdout
+        assert "done on all 3 instances" in added.stdout
         fresh = landed(t, sport=20000)             # new flows: the pool of five decides
         assert len(fresh) == FLOWS
         assert all(b == expected(p, BACKENDS + 1) for p, b in fresh.items())
         assert any(b == NodesTopology.backend_ip(BACKENDS) for b in fresh.values())
 
 
-def test_a_rule_refused_by_one_node_says_where_it_was_applied(tmp_path):
+def test_a_rule_no_node_can_take_changes_nothing_anywhere(tmp_path):
     with NodesTopology(nodes=3, backends=BACKENDS) as t:
-        start_nodes(t, tmp_path)
+        nodes = start_nodes(t, tmp_path)
+        before = [n.request("rules list") for n in nodes]
         bad = run_xnf(["rules", "add", "backend", "udp", VIP, "9", "slot", "99", "198.19.2.99", "9", "mac",
                        "02:00:00:00:00:01", "port", "0", "--all", "lb"])
-        assert bad.returncode == 1 and "refused" in bad.stderr and "not tried on" in bad.stderr
+        assert bad.returncode == 1 and "not changed anywhere" in bad.stderr and "slot" in bad.stderr
+        assert [n.request("rules list") for n in nodes] == before
+
+
+def test_rules_on_every_node_refused_while_one_is_stopped(tmp_path):
+    """A stopped node would take a change only when resumed: nothing is sent anywhere, and the command fails."""
+    with NodesTopology(nodes=3, backends=BACKENDS + 1) as t:
+        nodes = start_nodes(t, tmp_path, backends=BACKENDS)
+        before = [n.request("rules list") for n in nodes]
+        rule = t.lb_rules(backends=BACKENDS + 1).splitlines()[-1].split()
+        nodes[1].process.send_signal(signal.SIGSTOP)
+        try:
+            stopped = run_xnf(["rules", "add", *rule, "--all", "lb"])
+            listed = run_xnf(["ps"])
+        finally:
+            nodes[1].process.send_signal(signal.SIGCONT)
+        assert stopped.returncode == 1 and "not changed anywhere" in stopped.stderr and "stopped" in stopped.stderr
+        assert f"{nodes[1].name}" in listed.stdout and "STOPPED" in listed.stdout
+        assert [n.request("rules list") for n in nodes] == before
+        assert run_xnf(["rules", "add", *rule, "--all", "lb"]).returncode == 0
 
 
 @pytest.mark.parametrize("wrong", [0, 9])
