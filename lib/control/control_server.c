@@ -3,6 +3,7 @@
 #include <xnf/runtime/control.h>
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/map_ref.h>
+#include <xnf/runtime/process.h>
 
 #include <ctype.h>
 #include <errno.h>
@@ -72,25 +73,6 @@ static int name_in_use(const struct sockaddr_un *addr)
 	return live;
 }
 
-/* This process's start time in clock ticks after boot (field 22 of /proc/self/stat). */
-static unsigned long long own_start_time(void)
-{
-	char buf[1024], *p;
-	unsigned long long start = 0;
-	FILE *f = fopen("/proc/self/stat", "re");
-
-	if (!f)
-		return 0;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')'))) {
-		for (int field = 3; p && field <= 22; field++)
-			p = strchr(p + 1, ' ');
-		if (p)
-			start = strtoull(p + 1, NULL, 10);
-	}
-	fclose(f);
-	return start;
-}
-
 /* NAME.owner beside the socket, whole or not at all: whose the socket is. */
 static int write_owner(struct xnf_control_server *s, const char *name, const char *nf, const char *mode)
 {
@@ -104,7 +86,7 @@ static int write_owner(struct xnf_control_server *s, const char *name, const cha
 	if (!f)
 		return -1;
 	fprintf(f, "{\"name\": \"%s\", \"nf\": \"%s\", \"mode\": \"%s\", \"pid\": %d, \"start_time\": %llu}\n", name, nf,
-		mode, (int)getpid(), own_start_time());
+		mode, (int)getpid(), xnf_process_start_time(getpid()));
 	if (fclose(f) || rename(tmp, s->owner_path)) {
 		unlink(tmp);
 		s->owner_path[0] = '\0';

@@ -3,6 +3,7 @@
  * DIR/.setting-COOKIE-IFINDEX-SETTING.journal, lines of key=value. */
 #include <xnf/runtime/settings_journal.h>
 #include <xnf/runtime/link_facts.h>
+#include <xnf/runtime/process.h>
 
 #include <ctype.h>
 #include <dirent.h>
@@ -16,28 +17,6 @@
 
 #define PREFIX ".setting-"
 #define SUFFIX ".journal"
-
-/* A process's start time in clock ticks after boot (field 22 of /proc/PID/stat); 0 if it does not exist. */
-static unsigned long long start_time_of(int pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long start = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')'))) {
-		/* each step lands p on the space before the next field: state (3) first, start time (22) last */
-		for (int field = 3; p && field <= 22; field++)
-			p = strchr(p + 1, ' ');
-		if (p)
-			start = strtoull(p + 1, NULL, 10);
-	}
-	fclose(f);
-	return start;
-}
 
 static int path_of(const char *dir, const struct xnf_journaled_setting *s, char *path, size_t len)
 {
@@ -62,7 +41,7 @@ int xnf_journal_write(const char *dir, struct xnf_journaled_setting *s, char *pa
 	int err;
 
 	s->owner_pid = (int)getpid();
-	s->owner_start = start_time_of(s->owner_pid);
+	s->owner_start = xnf_process_start_time(s->owner_pid);
 	err = path_of(dir, s, path, len);
 	if (err)
 		return err;
@@ -133,7 +112,7 @@ static int read_journal(const char *path, struct xnf_journaled_setting *s)
 
 static int owner_lives(const struct xnf_journaled_setting *s)
 {
-	return s->owner_pid > 0 && start_time_of(s->owner_pid) == s->owner_start;
+	return s->owner_pid > 0 && xnf_process_start_time(s->owner_pid) == s->owner_start;
 }
 
 /* Calls fn on every journal in dir whose name starts with prefix and that reads whole; stops when fn returns < 0. */
