@@ -15,6 +15,8 @@
 #define XNF_RULE_MAX_KEY 64
 #define XNF_RULE_MAX_VALUE 64
 #define XNF_RULE_MAX_TEXT 512
+/* A rules file's longest line, comments and blanks included. */
+#define XNF_RULE_MAX_LINE (4 * XNF_RULE_MAX_TEXT)
 
 /* One rule as a map entry. */
 struct xnf_rule_entry {

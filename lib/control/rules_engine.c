@@ -83,8 +83,7 @@ static const char *map_error(int err)
 	}
 }
 
-/* A rules file's longest line, comments and blanks included. */
-#define MAX_LINE (4 * XNF_RULE_MAX_TEXT)
+#define MAX_LINE XNF_RULE_MAX_LINE
 
 enum { LINE_OK = 0, LINE_END = -1, LINE_TOO_LONG = -2, LINE_NUL = -3, LINE_READ_ERROR = -4 };
 

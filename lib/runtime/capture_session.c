@@ -2,8 +2,11 @@
 /*
  * xnf dump's server side: a control request "capture VERDICTS COUNT" keeps its connection, and a thread sends
  * it the frames given those verdicts, from the kernel's ring buffer (the NF in XDP) and from the workers'
- * capture queues (the NF in user space), until COUNT frames (0: no limit), the client hangs up, or the instance
- * stops. One capture at a time per instance; with none running the data path only tests a switch.
+ * capture queues (the NF in user space), until COUNT frames (0: no limit), the client closes its side (Ctrl-C:
+ * it still gets the totals), or the instance stops. One capture at a time per instance; with none running the
+ * data path only tests a switch. A reader slower than the traffic, or paused (Ctrl-S, SIGSTOP), holds the
+ * session back as long as it likes: meanwhile the kernel's ring and the workers' queues drop what does not fit
+ * and count it, and the totals say how many. It never ends a capture by itself.
  *
  * The stream after "ok\n": one JSON line (the verdicts' names by slot, the ports, the snap length and the
  * offset from CLOCK_MONOTONIC to the wall clock), then records (struct xnf_capture_header and cap_len bytes),
@@ -30,7 +33,6 @@
 #include "instance.h"
 
 #define POLL_MS 20
-#define SEND_TIMEOUT_S 2
 
 struct capture_session {
 	struct instance *in;
@@ -40,7 +42,9 @@ struct capture_session {
 	int ctl_fd;                 /* the kernel's switch, or -1 when the NF does not run there */
 	struct ring_buffer *ring;   /* the kernel's records, or NULL */
 	__u64 kernel_lost_before, worker_lost_before;
-	bool client_gone;
+	bool client_done;           /* the client closed its side: finish with the totals */
+	bool client_gone;           /* it is gone: nothing more can be sent */
+	bool ending;                /* sending the end: an instance that stops gives it END_WAIT_MS */
 	atomic_bool stop;
 	atomic_bool done;
 	pthread_t thread;
@@ -84,13 +88,26 @@ static int parse_slots(const char *text, __u32 *slots, char *err, size_t errlen)
 	return *slots ? 0 : -1;
 }
 
+/* Sends the whole buffer, waiting for the reader as long as it takes, in short waits so that the instance's
+ * stop still gets through: then the wait ends (after END_WAIT_MS for the capture's end, which the reader should
+ * get if it reads at all). -1 once the client is gone, or the instance stops. */
+#define END_WAIT_MS 1000
+
 static int send_all(struct capture_session *c, const void *buf, size_t len)
 {
 	const char *p = buf;
+	int waited_stopping_ms = 0;
 
 	while (len) {
-		ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL);
+		struct pollfd out = { .fd = c->fd, .events = POLLOUT };
+		ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+			if (atomic_load(&c->stop) && (!c->ending || (waited_stopping_ms += POLL_MS) > END_WAIT_MS))
+				return -1;
+			poll(&out, 1, POLL_MS);
+			continue;
+		}
 		if (n <= 0) {
 			c->client_gone = true;
 			return -1;
@@ -106,7 +123,7 @@ static int emit(void *ctx, const struct xnf_capture_record *r)
 {
 	struct capture_session *c = ctx;
 
-	if (c->client_gone || (c->limit && c->captured >= c->limit))
+	if (c->client_gone || c->client_done || (c->limit && c->captured >= c->limit))
 		return 1;
 	if (send_all(c, r, sizeof(r->h) + r->h.cap_len))
 		return 1;
@@ -121,14 +138,18 @@ static int on_kernel_record(void *ctx, void *data, size_t size)
 	return emit(ctx, data) ? -1 : 0; /* negative: libbpf stops reading this round */
 }
 
-static bool client_hung_up(int fd)
+/* The client closed its side (what xnf dump does on Ctrl-C: it still reads the end), or went away. */
+static void look_at_client(struct capture_session *c)
 {
-	struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDHUP };
+	struct pollfd p = { .fd = c->fd, .events = POLLIN | POLLRDHUP };
 	char byte;
 
 	if (poll(&p, 1, 0) <= 0)
-		return false;
-	return (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) || recv(fd, &byte, 1, MSG_DONTWAIT) <= 0;
+		return;
+	if (p.revents & (POLLHUP | POLLERR))
+		c->client_gone = true;
+	else if ((p.revents & POLLRDHUP) || recv(c->fd, &byte, 1, MSG_DONTWAIT) <= 0)
+		c->client_done = true;
 }
 
 static int read_kernel_control(int fd, struct xnf_capture_control *ctl)
@@ -175,7 +196,7 @@ static void switch_off_and_report(struct capture_session *c)
 	struct xnf_capture_control ctl = { 0 };
 	struct xnf_capture_header end = { .side = XNF_CAPTURE_END };
 	__u64 kernel_lost = 0, worker_lost = 0;
-	char totals[160];
+	char totals[256];
 	int n;
 
 	set_kernel_slots(c, 0);
@@ -191,8 +212,11 @@ static void switch_off_and_report(struct capture_session *c)
 	}
 	if (c->client_gone)
 		return;
-	n = snprintf(totals, sizeof(totals), "{\"captured\": %llu, \"lost_in_kernel\": %llu, \"lost_in_workers\": %llu}\n",
-		     (unsigned long long)c->captured, (unsigned long long)kernel_lost, (unsigned long long)worker_lost);
+	n = snprintf(totals, sizeof(totals), "{\"captured\": %llu, \"lost_in_kernel\": %llu, \"lost_in_workers\": %llu, "
+		     "\"ended_by\": \"%s\"}\n", (unsigned long long)c->captured, (unsigned long long)kernel_lost,
+		     (unsigned long long)worker_lost,
+		     c->client_done ? "client" : atomic_load(&c->stop) ? "instance stopping" : "count");
+	c->ending = true;
 	if (send_all(c, &end, sizeof(end)) == 0)
 		send_all(c, totals, (size_t)n);
 }
@@ -203,15 +227,14 @@ static void *capture_main(void *arg)
 	struct timespec pause = { .tv_nsec = POLL_MS * 1000000L };
 
 	switch_on(c);
-	while (!atomic_load(&c->stop) && !c->client_gone && !(c->limit && c->captured >= c->limit)) {
+	while (!atomic_load(&c->stop) && !c->client_gone && !c->client_done && !(c->limit && c->captured >= c->limit)) {
 		if (c->ring)
 			ring_buffer__poll(c->ring, POLL_MS);
 		else
 			nanosleep(&pause, NULL);
 		if (c->in->afxdp)
 			xnf_afxdp_capture_drain(c->in->afxdp, emit, c);
-		if (client_hung_up(c->fd))
-			c->client_gone = true;
+		look_at_client(c);
 	}
 	switch_off_and_report(c);
 	close(c->fd);
@@ -267,7 +290,6 @@ static void session_free(struct capture_session *c)
 
 int capture_session_start(struct instance *in, int fd, const char *args, char *err, size_t errlen)
 {
-	struct timeval timeout = { .tv_sec = SEND_TIMEOUT_S };
 	char verdicts[256], *header = NULL;
 	unsigned long long limit;
 	size_t header_len = 0;
@@ -301,7 +323,6 @@ int capture_session_start(struct instance *in, int fd, const char *args, char *e
 	}
 	write_stream_header(out, in);
 	fclose(out);
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
 	if (send_all(c, header, header_len) || pthread_create(&c->thread, NULL, capture_main, c)) {
 		free(header);
 		session_free(c);

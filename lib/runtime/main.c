@@ -678,9 +678,10 @@ static int cmd_describe(int argc, char **argv)
 	printf("}, \"tx_paths\": ");
 	describe_strings(xnf_tx_path_names, (size_t)-1);
 	printf(", \"limits\": {\"ports\": %d, \"queues\": %d, \"workers\": %d, \"nf_counters\": %d, "
-	       "\"chain_members\": %d, \"map_sizes\": %d, \"rule_text\": %d}}\n",
+	       "\"chain_members\": %d, \"map_sizes\": %d, \"rule_text\": %d, \"rule_line\": %d, "
+	       "\"control_request\": %d}}\n",
 	       XNF_MAX_PORTS, XNF_MAX_QUEUES, XNF_MAX_WORKERS, XNF_MAX_NF_COUNTERS, XNF_CHAIN_MAX_MEMBERS,
-	       XNF_MAX_MAP_SIZES, XNF_RULE_MAX_TEXT);
+	       XNF_MAX_MAP_SIZES, XNF_RULE_MAX_TEXT, XNF_RULE_MAX_LINE, XNF_CONTROL_REQUEST_MAX);
 	return 0;
 }
 

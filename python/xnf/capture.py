@@ -8,6 +8,7 @@ to the snap length the stream announces, with its whole length kept."""
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import struct
 import sys
@@ -43,6 +44,10 @@ class CaptureStream:
     """One capture: the stream's header, then frames until the count, the end, or close()."""
 
     def __init__(self, name: str, verdicts: list[str] | None, count: int):
+        request = f"capture {','.join(verdicts) if verdicts else 'all'} {count}"
+        control.check_request(request)
+        control.refuse_unless_running(name)
+        self.name = name
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.settimeout(ANSWER_TIMEOUT_S)
         path = control.socket_path(name)
@@ -53,29 +58,53 @@ class CaptureStream:
         except (ConnectionRefusedError, PermissionError) as e:
             raise XnfError(f"cannot reach instance '{name}' at {path}: {e.strerror}") from None
         self.file: BinaryIO = self.sock.makefile("rb")
-        self.sock.sendall(f"capture {','.join(verdicts) if verdicts else 'all'} {count}\n".encode())
-        status = self.file.readline().decode().rstrip("\n")
+        try:
+            self.sock.sendall(f"{request}\n".encode())
+            status = self.file.readline().decode(errors="replace").rstrip("\n")
+            if status == "ok":
+                self.header = json.loads(self.file.readline())
+        except (OSError, ValueError) as e:
+            self.close()
+            raise XnfError(f"instance '{name}' did not start the capture: {e}") from None
         if status != "ok":
             self.close()
             raise XnfError(status.removeprefix("error: ") or f"instance '{name}' closed the connection")
-        self.header = json.loads(self.file.readline())
         self.ports = {p["ifindex"]: p for p in self.header["ports"]}
         self.totals: dict | None = None
+        self.stopping = False
         self.sock.settimeout(None)  # frames come when traffic does
 
+    def stop(self) -> None:
+        """Asks the instance to end the capture (it sends what it has, then the totals), waiting for that end no
+        longer than the answer timeout."""
+        self.stopping = True
+        try:
+            self.sock.shutdown(socket.SHUT_WR)
+            self.sock.settimeout(ANSWER_TIMEOUT_S)
+        except OSError:
+            pass
+
     def frames(self) -> Iterator[Frame]:
+        """The frames until the end record (then self.totals), or until the connection ends without one (the
+        instance stopped or was killed: self.totals stays None)."""
         offset = self.header["realtime_minus_monotonic_ns"]
-        while raw := self.file.read(HEADER.size):
+        while raw := self._read(HEADER.size):
             if len(raw) < HEADER.size:
                 break
             mono_ns, wire_len, cap_len, ifindex, queue, slot, side = HEADER.unpack(raw)
             if side == END:
                 self.totals = json.loads(self.file.readline())
                 return
-            data = self.file.read(cap_len)
+            data = self._read(cap_len)
             port = self.ports.get(ifindex, {"port": -1, "iface": f"ifindex {ifindex}"})
             yield Frame(mono_ns + offset, self.header["verdicts"][slot], port["iface"], port["port"], queue,
                         SIDES.get(side, str(side)), wire_len, data)
+
+    def _read(self, size: int) -> bytes:
+        try:
+            return self.file.read(size)
+        except (OSError, socket.timeout):
+            return b""  # a reset, or no end within the timeout after stop(): no totals
 
     def close(self) -> None:
         self.file.close()
@@ -103,11 +132,21 @@ def write_pcapng(stream: CaptureStream, path: str, quiet: bool) -> int:
             writer.write(packet)
             writer.flush()
             written += 1
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        stream.stop()
+        raise XnfError(f"writing {path} failed after {written} frames ({e.strerror}): the capture stopped; the file "
+                       "holds what was written") from None
     finally:
-        writer.close()
+        try:
+            writer.close()
+        except OSError:
+            pass
     if not quiet:
         _report(stream, written, path)
     return written
+
 
 
 def print_frames(stream: CaptureStream) -> int:
@@ -124,12 +163,17 @@ def print_frames(stream: CaptureStream) -> int:
 
 
 def _report(stream: CaptureStream, frames: int, path: str | None) -> None:
-    lost = ""
-    if stream.totals and (stream.totals["lost_in_kernel"] or stream.totals["lost_in_workers"]):
-        lost = (f"; {stream.totals['lost_in_kernel']} lost in the kernel's ring and "
-                f"{stream.totals['lost_in_workers']} in the workers' queues (the reader fell behind)")
     where = f" into {path}" if path and path != "-" else ""
-    print(f"{frames} frames captured{where}{lost}", file=sys.stderr)
+    totals = stream.totals
+    if totals is None:
+        print(f"{frames} frames captured{where}; the capture was cut off without its totals: instance "
+              f"'{stream.name}' stopped or was killed, and frames it held then are not counted", file=sys.stderr)
+        return
+    lost = [f"{totals[key]} {what}" for key, what in (
+        ("lost_in_kernel", "lost in the kernel's ring"), ("lost_in_workers", "in the workers' queues"),
+        ("lost_to_reader", "not sent because this reader fell behind (its socket was full)")) if totals.get(key)]
+    ended = {"client": "; stopped here", "instance stopping": "; the instance is stopping"}.get(totals.get("ended_by"), "")
+    print(f"{frames} frames captured{where}{ended}" + (f"; {', '.join(lost)}" if lost else ""), file=sys.stderr)
 
 
 def dump(name: str, verdicts: list[str] | None, count: int, path: str | None, quiet: bool = False) -> int:
@@ -137,15 +181,25 @@ def dump(name: str, verdicts: list[str] | None, count: int, path: str | None, qu
     if not quiet:
         print(f"xnf dump: capturing {', '.join(verdicts) if verdicts else 'every verdict'} on {name}"
               f"{f', {count} frames' if count else ''}", file=sys.stderr, flush=True)
+    def interrupted(signum, frame):
+        """Ctrl-C asks the instance to end the capture: what it already sent still comes, then the totals. A second
+        one does not wait for them."""
+        if stream.stopping:
+            raise KeyboardInterrupt
+        stream.stop()
+
+    previous = signal.signal(signal.SIGINT, interrupted)
     try:
         if path:
             write_pcapng(stream, path, quiet)
         else:
             print_frames(stream)
     except KeyboardInterrupt:
-        pass  # the instance sees the connection close and stops capturing
+        pass  # the connection closes: the instance stops capturing
     except BrokenPipeError:
         sys.stderr.close()  # the reader of our output (head, tcpdump -r -) has all it wanted
+        return 0
     finally:
+        signal.signal(signal.SIGINT, previous)
         stream.close()
-    return 0
+    return 0 if stream.totals is not None else 1

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import signal
 import sys
 
-from xnf import build, chain, control, nf_cost, programs, say
+from xnf import build, chain, control, nf_cost, programs, say, watch
 from xnf.errors import XnfError
 
 
@@ -163,6 +165,9 @@ def cmd_cost(args: argparse.Namespace) -> int:
 def cmd_advise(args: argparse.Namespace) -> int:
     from xnf.model import advise_command
 
+    if args.cores and args.cores > _cores_limit():
+        raise XnfError(f"--cores {args.cores}: an instance uses at most {_cores_limit()} cores (its workers and the core "
+                       "that receives); the model's rates grow with cores only that far")
     _require_root("xnf advise")
     return advise_command.run(args)
 
@@ -171,6 +176,9 @@ def cmd_dump(args: argparse.Namespace) -> int:
     from xnf import capture
 
     verdicts = [v for item in args.verdict or [] for v in item.split(",") if v]
+    if args.verdict is not None and not verdicts:
+        raise XnfError("--verdict names no verdict: give one or more of drop, tx, pass, redirect, redirect_error, "
+                       "abort, local, or leave it out for all")
     return capture.dump(control.pick_instance(args.name), verdicts, args.count or 0, args.write)
 
 
@@ -439,10 +447,40 @@ def _version() -> str:
         return "(not installed)"
 
 
-def _positive_int(text: str) -> int:
-    if not text.isdigit() or int(text) == 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number above 0")
-    return int(text)
+# Every number the command line takes is bounded here, before anything reads it: a count, a size or a core count
+# out of these ranges is a typo, and some would have the host allocate without end.
+MAX_COUNT = 1_000_000_000
+MAX_SECONDS = 24 * 3600.0
+
+
+def _whole(low: int, high: int):
+    def parse(text: str) -> int:
+        if not text.isascii() or not text.isdigit() or not low <= int(text) <= high:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from {low:,} to {high:,}")
+        return int(text)
+    return parse
+
+
+_positive_int = _whole(1, MAX_COUNT)
+
+
+def _seconds(low: float, high: float):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds from {low:g} to {high:g}")
+        return value
+    return parse
+
+
+def _cores_limit() -> int:
+    """The most cores an NF's instance can use: its workers, and the core that receives."""
+    from xnf import contract
+
+    return contract.limit("workers") + 1
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -470,7 +508,8 @@ def make_parser() -> argparse.ArgumentParser:
     stats.add_argument("--name", "-n", help="instance (default: the only running one)")
     stats.add_argument("--json", action="store_true", help="machine-readable output (with --interval: a line "
                        "per interval)")
-    stats.add_argument("--interval", "-i", type=float, metavar="S", help="rates every S seconds until Ctrl-C")
+    stats.add_argument("--interval", "-i", type=_seconds(watch.MIN_INTERVAL_S, MAX_SECONDS), metavar="S",
+                       help="rates every S seconds until Ctrl-C")
     stats.add_argument("--count", "-c", type=_positive_int, metavar="N", help="with --interval: stop after N")
     stats.set_defaults(func=cmd_stats)
 
@@ -482,9 +521,10 @@ def make_parser() -> argparse.ArgumentParser:
                       help="a traffic class as xnf-gen takes it (NAME:share=F,saddr=ADDR/LEN,...); repeat for a mix")
     cost.add_argument("--flows", type=_positive_int, default=1, help="flows of the base traffic (default 1)")
     cost.add_argument("--size", type=_positive_int, help="frame size (default the smallest)")
-    cost.add_argument("--frames", type=_positive_int, help="frames of the mix to run on (default: enough for every "
+    cost.add_argument("--frames", type=_whole(1, nf_cost.MAX_FRAMES), help="frames of the mix to run on (default: "
+                      "enough for every "
                       f"flow of the mix once, {nf_cost.MIN_FRAMES}-{nf_cost.MAX_FRAMES})")
-    cost.add_argument("--repeat", type=_positive_int, help="timed passes over them (default: "
+    cost.add_argument("--repeat", type=_whole(1, nf_cost.MAX_REPEAT), help="timed passes over them (default: "
                       f"{nf_cost.FRAME_RUNS} frame runs' worth, at least {nf_cost.MIN_PASSES})")
     cost.add_argument("--map-size", action="append", metavar="MAP=N", help="a map's size, as xnf run takes it")
     cost.add_argument("--mix", metavar="FILE|SPEC", help="the traffic: xnf-gen's traffic options or classes, inline "
@@ -508,7 +548,8 @@ def make_parser() -> argparse.ArgumentParser:
     advise.add_argument("--verify", type=int, nargs="?", const=3, metavar="N", help="measure the best N candidates "
                         "(default 3) in the lab and say whether the pick holds")
     advise.add_argument("--rounds", type=_positive_int, default=3, help="rounds of xnf cost (default 3)")
-    advise.add_argument("--frames", type=_positive_int, help="frames of the mix xnf cost runs on (default: every "
+    advise.add_argument("--frames", type=_whole(1, nf_cost.MAX_FRAMES), help="frames of the mix xnf cost runs on "
+                        "(default: every "
                         f"flow once, {nf_cost.MIN_FRAMES}-{nf_cost.MAX_FRAMES})")
     advise.add_argument("--json", action="store_true", help="machine-readable output")
     advise.set_defaults(func=cmd_advise)
@@ -525,7 +566,8 @@ def make_parser() -> argparse.ArgumentParser:
     dump.set_defaults(func=cmd_dump)
 
     top = sub.add_parser("top", help="the rates of every running instance, refreshed until Ctrl-C")
-    top.add_argument("--interval", "-i", type=float, default=1.0, metavar="S", help="seconds between refreshes")
+    top.add_argument("--interval", "-i", type=_seconds(watch.MIN_INTERVAL_S, MAX_SECONDS), default=1.0, metavar="S",
+                     help="seconds between refreshes")
     top.add_argument("--count", "-c", type=_positive_int, metavar="N", help="stop after N refreshes")
     top.add_argument("--json", action="store_true", help="one JSON list per refresh")
     top.set_defaults(func=cmd_top)
@@ -592,12 +634,23 @@ def make_parser() -> argparse.ArgumentParser:
     report.set_defaults(func=cmd_report)
 
     demo = sub.add_parser("demo", help="run the NFs on an emulated edge server and show the results")
-    demo.add_argument("--seconds", type=float, default=2.0, help="traffic time per measurement")
+    demo.add_argument("--seconds", type=_seconds(0.1, 600), default=2.0, help="traffic time per measurement")
     demo.set_defaults(func=cmd_demo)
     return parser
 
 
+def _exit_on_sigterm() -> None:
+    """SIGTERM ends the command the way Ctrl-C does, through its clean-ups (temporary folders, the lab's
+    namespaces), where nothing else took the signal."""
+    def stop(signum, _frame):
+        raise SystemExit(128 + signum)
+
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, stop)
+
+
 def main(argv: list[str] | None = None) -> int:
+    _exit_on_sigterm()
     parser = make_parser()
     args, extra = parser.parse_known_args(argv)
     say.set_level(args.quiet, args.verbose)

@@ -31,7 +31,8 @@ def runtime() -> dict:
 
 
 def limit(name: str) -> int:
-    """One of the runtime's limits: ports, queues, workers, nf_counters, chain_members, map_sizes, rule_text."""
+    """One of the runtime's limits: ports, queues, workers, nf_counters, chain_members, map_sizes, rule_text,
+    rule_line (a rules file's longest line), control_request (a control request's longest line)."""
     return runtime()["limits"][name]
 
 

@@ -18,8 +18,6 @@ from xnf.errors import XnfError
 
 DEFAULT_RUN_DIR = "/run/xnf"
 TIMEOUT_S = 5.0
-# The runtime's limit on one request line (XNF_CONTROL_REQUEST_MAX, lib/include/xnf/runtime/control.h).
-REQUEST_MAX = 1023
 
 RUNNING, STOPPED, DEAD, UNKNOWN = "running", "stopped", "dead", "unknown"
 
@@ -68,7 +66,9 @@ def state(name: str, directory: str | None = None) -> str:
     return record.state() if record else UNKNOWN
 
 
-def _refuse_unless_running(name: str, directory: str | None) -> None:
+def refuse_unless_running(name: str, directory: str | None = None) -> None:
+    """An XnfError saying so when the instance is stopped or dead (by its owner record), before anything is
+    sent."""
     record = owner(name, directory)
     now = record.state() if record else UNKNOWN
     if now == STOPPED:
@@ -90,17 +90,24 @@ def _exchange(path: Path, line: str, timeout_s: float) -> str:
 
 
 def check_request(line: str) -> None:
-    """What a request may be: one line of printable text within the runtime's limit."""
+    """What a request may be: one line of UTF-8 text within the runtime's limit."""
+    from xnf import contract
+
     if "\n" in line or "\r" in line or "\0" in line:
         raise XnfError("a request is one line: the rule or argument holds a line break or a NUL")
-    if len(line.encode()) > REQUEST_MAX:
-        raise XnfError(f"the request is {len(line.encode())} bytes long, and an instance takes at most {REQUEST_MAX}")
+    try:
+        size = len(line.encode())
+    except UnicodeEncodeError:
+        raise XnfError("the rule or argument holds bytes that are not UTF-8 text") from None
+    if size > contract.limit("control_request"):
+        raise XnfError(f"the request is {size} bytes long, and an instance takes at most "
+                       f"{contract.limit('control_request')}")
 
 
 def request(name: str, line: str, directory: str | None = None, timeout_s: float = TIMEOUT_S) -> str:
     """Sends one request; returns the body of an 'ok' answer, raises XnfError otherwise."""
     check_request(line)
-    _refuse_unless_running(name, directory)
+    refuse_unless_running(name, directory)
     path = socket_path(name, directory)
     try:
         answer = _exchange(path, line, timeout_s)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from xnf import user_files
 from xnf.errors import XnfError
 
 # xnf-gen's options that say what the frames are (its --help has them all).
@@ -30,7 +31,7 @@ def parse(spec: str | None) -> list[str]:
     if not spec:
         return []
     path = Path(spec)
-    text = path.read_text() if path.is_file() else spec
+    text = user_files.read_text(path, "mix") if path.is_file() else spec
     try:
         words = shlex.split(text, comments=True)
     except ValueError as err:

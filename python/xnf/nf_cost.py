@@ -9,7 +9,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from xnf import build, programs, say
+from xnf import build, contract, programs, say, user_files
 from xnf.errors import XnfError
 
 # Any MAC will do: the frames are written to a file, never sent.
@@ -19,6 +19,7 @@ PLACEHOLDER_MAC = "02:00:00:00:00:02"
 # a tenth of its sessions, all warm in cache. At least MIN_FRAMES; at most MAX_FRAMES, xnf-gen's most flows.
 MIN_FRAMES = 1024
 MAX_FRAMES = 65536
+MAX_REPEAT = 1_000_000  # the NF binary's own bound on --repeat
 # Timed frame runs per side: the bigger the sample, the fewer passes over it, never fewer than MIN_PASSES.
 FRAME_RUNS = 102_400
 MIN_PASSES = 5
@@ -50,12 +51,8 @@ def passes(frames: int) -> int:
 def _copy_rules(rules: str, folder: Path) -> str:
     """The rules read here and handed over as a file: a pipe (--rules <(...), /dev/stdin) is this process's, and
     the NF binary would find it closed."""
-    try:
-        text = Path(rules).read_bytes()
-    except OSError as err:
-        raise XnfError(f"cannot read rules file {rules}: {err.strerror}") from None
     copy = folder / "rules"
-    copy.write_bytes(text)
+    user_files.copy_rules(rules, copy, contract.limit("rule_line"))
     return str(copy)
 
 
@@ -69,12 +66,14 @@ def measure(nf: str, gen_options: list[str], rules: str | None = None, frames: i
         pcap = Path(folder) / "mix.pcap"
         mix_frames(pcap, frames, gen_options)
         argv = [str(programs.nf_binary(nf)), "cost", "--frames", str(pcap), "--repeat", str(repeat)]
-        if rules:
-            argv += ["--rules", _copy_rules(rules, Path(folder))]
+        copy = _copy_rules(rules, Path(folder)) if rules else None
+        if copy:
+            argv += ["--rules", copy]
         for size in map_sizes or []:
             argv += ["--map-size", size]
         say.command(argv)
         out = subprocess.run(argv, capture_output=True, text=True)
-    if out.returncode != 0:
-        raise XnfError(out.stderr.strip().removeprefix("xnf: error: ") or f"xnf-{nf} cost failed")
+    if out.returncode != 0:  # the copy's errors name the user's file
+        reason = out.stderr.strip().removeprefix("xnf: error: ")
+        raise XnfError(reason.replace(copy, rules) if copy else reason or f"xnf-{nf} cost failed")
     return json.loads(out.stdout.strip().splitlines()[-1])

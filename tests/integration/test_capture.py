@@ -3,8 +3,10 @@ each with the verdict it got (in its comment), on every path; a verdict filter k
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 
 import pytest
@@ -91,3 +93,55 @@ def test_an_instance_stops_cleanly_while_a_capture_waits():
         assert nf.stop() == 0
         _, err = dump.communicate(timeout=15)
         assert dump.returncode == 0 and "0 frames captured" in err
+
+
+def test_a_paused_reader_loses_records_counted_and_the_capture_goes_on(tmp_path):
+    """A reader stopped for seconds (SIGSTOP; a terminal paused with Ctrl-S) does not end an unlimited capture: the
+    kernel's ring drops what does not fit and counts it. Ctrl-C then ends it with the totals."""
+    with Topology("pair") as pair:
+        nf = NfInstance.start(pair, "firewall", "xdp", pair.dut_ifaces)
+        dump = start_dump(nf.name, "-w", str(tmp_path / "paused.pcapng"))
+        dump.send_signal(signal.SIGSTOP)
+        try:
+            Generator(pair).run("--count", "200000", "--rate", "100000", "--flows", "5")
+            time.sleep(1)
+        finally:
+            dump.send_signal(signal.SIGCONT)
+        time.sleep(1)
+        assert dump.poll() is None, "the capture ended by itself while its reader was paused"
+        dump.send_signal(signal.SIGINT)
+        _, err = dump.communicate(timeout=30)
+        assert dump.returncode == 0, err
+        captured = int(err.split(" frames captured")[0].split()[-1])
+        lost = int(err.split(" lost in the kernel's ring")[0].split()[-1])
+        assert "stopped here" in err and captured > 0 and captured + lost == 200000, err
+        assert nf.stop() == 0
+
+
+def test_a_capture_says_how_it_ended_when_it_cannot_finish(tmp_path):
+    with Topology("pair") as pair:
+        nf = NfInstance.start(pair, "firewall", "xdp", pair.dut_ifaces)
+        full = start_dump(nf.name, "-w", "/dev/full")
+        Generator(pair).run("--count", "100", "--rate", "10000")
+        _, err = full.communicate(timeout=30)
+        assert full.returncode == 1 and "writing /dev/full failed" in err and "Traceback" not in err
+        cut = start_dump(nf.name, "-w", str(tmp_path / "cut.pcapng"))
+        Generator(pair).run("--count", "100", "--rate", "10000")
+        nf.process.kill()
+        _, err = cut.communicate(timeout=30)
+        assert cut.returncode == 1 and "cut off without its totals" in err and "100 frames captured" in err
+        assert "Traceback" not in err
+
+
+def test_dump_refuses_a_stopped_instance_and_no_verdict(tmp_path):
+    with Topology("pair") as pair:
+        nf = NfInstance.start(pair, "firewall", "xdp", pair.dut_ifaces)
+        empty = run_xnf(["dump", "--name", nf.name, "--verdict", ""])
+        assert empty.returncode == 1 and "names no verdict" in empty.stderr
+        nf.process.send_signal(signal.SIGSTOP)
+        try:
+            stopped = run_xnf(["dump", "--name", nf.name, "-w", str(tmp_path / "x.pcapng")], timeout=10)
+        finally:
+            nf.process.send_signal(signal.SIGCONT)
+        assert stopped.returncode == 1 and "is stopped" in stopped.stderr and "Traceback" not in stopped.stderr
+        assert nf.stop() == 0

@@ -42,6 +42,9 @@ def test_stats_interval_and_top_show_the_offered_rate(mode):
 
 def test_live_views_refuse_a_silly_interval():
     out = run_xnf(["top", "--interval", "0", "--count", "1"])
-    assert out.returncode == 1 and "--interval 0: give at least" in out.stderr
+    assert out.returncode == 2 and "'0' is not a number of seconds from 0.1" in out.stderr
+    for silly in ("nan", "inf", "1e300", "-1"):
+        out = run_xnf(["stats", "--interval", silly])
+        assert out.returncode == 2 and "is not a number of seconds" in out.stderr and "Traceback" not in out.stderr
     out = run_xnf(["top", "--count", "0"])
-    assert out.returncode == 2 and "not a whole number above 0" in out.stderr
+    assert out.returncode == 2 and "'0' is not a whole number from 1" in out.stderr

@@ -7,7 +7,11 @@ struct pcap_out;
 
 /* NULL after a message. */
 struct pcap_out *pcap_out_open(const char *path);
-void pcap_out_write(struct pcap_out *o, const unsigned char *frame, unsigned int len);
-void pcap_out_close(struct pcap_out *o);
+/* 0, or -1 after a message when the file could not take it (a full file system). */
+int pcap_out_write(struct pcap_out *o, const unsigned char *frame, unsigned int len);
+/* Writes out what is buffered and closes: 0, or -1 after a message. Frees o either way. */
+int pcap_out_close(struct pcap_out *o);
+/* Closes without a word (after another failure). */
+void pcap_out_free(struct pcap_out *o);
 
 #endif

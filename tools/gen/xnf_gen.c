@@ -618,13 +618,15 @@ static int write_frames(int prog_fd, const struct gen_options *opt, const __u8 *
 
 		if (bpf_prog_test_run_opts(prog_fd, &run)) {
 			xnf_error("building frame %llu failed: %s", (unsigned long long)i, strerror(errno));
-			pcap_out_close(out);
+			pcap_out_free(out);
 			return -1;
 		}
-		pcap_out_write(out, built, run.data_size_out);
+		if (pcap_out_write(out, built, run.data_size_out)) {
+			pcap_out_free(out);
+			return -1;
+		}
 	}
-	pcap_out_close(out);
-	return 0;
+	return pcap_out_close(out);
 }
 
 /* A paced run offers exactly rate x duration frames, not whatever fits before the deadline. */

@@ -11,7 +11,6 @@ are taken whole whatever the rate (c_busy), so they cost cores / rate.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 from xnf.errors import XnfError
@@ -86,14 +85,13 @@ def allocate(path: PathCost, times: dict[str, float], cores: int | None) -> dict
     roles = list(path.roles)
     if cores < len(roles):
         raise XnfError(f"{path.mode} needs at least {len(roles)} cores here ({', '.join(roles)}), not {cores}")
-    best, best_rate = None, -1.0
-    for split in itertools.product(range(1, cores + 1), repeat=len(roles)):
-        if sum(split) != cores:
-            continue
-        rate = min(n / times[role] for role, n in zip(roles, split))
-        if rate > best_rate:
-            best, best_rate = dict(zip(roles, split)), rate
-    return best
+    # Water-filling: one core each, then every next core to the slowest role. A role's rate grows by the same
+    # step with every core it gets, so this gives the slowest role the best rate any split does, in one pass.
+    given = dict.fromkeys(roles, 1)
+    for _ in range(cores - len(roles)):
+        slowest = min(roles, key=lambda role: given[role] / times[role])
+        given[slowest] += 1
+    return given
 
 
 def predict(path: PathCost, load: Load, cores: int | None = None) -> Prediction:

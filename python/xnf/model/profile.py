@@ -24,10 +24,12 @@ from published figures (python/xnf/model/profiles/), and says which. It is JSON,
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from xnf import user_files
 from xnf.errors import XnfError
 from xnf.lab import placement
 from xnf.model import rate_statistic
@@ -160,9 +162,108 @@ def far_path(path: PathCost, adds: dict[str, float]) -> PathCost:
     return replace(path, roles=roles)
 
 
+# ------------------------------------------------------------------ the shape a profile's file must have
+# Checked before anything reads it: a file with a section null, a number as text, NaN, is refused with what is
+# wrong where, never met later as a traceback.
+
+def _fail(where: str, what: str) -> None:
+    raise XnfError(f"a machine profile with {where} {what}: refit it ('xnf bench run model-fit') or fix the file")
+
+
+def _number(value, where: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        _fail(where, f"not a finite number ({value!r})")
+
+
+def _text(value, where: str, optional: bool = False) -> None:
+    if not (isinstance(value, str) or (optional and value is None)):
+        _fail(where, f"not text ({value!r})")
+
+
+def _table(value, where: str, optional_values: bool = False) -> dict:
+    """A dict of names to finite numbers (or None, where allowed)."""
+    if not isinstance(value, dict):
+        _fail(where, f"not a table ({value!r})")
+    for k, v in value.items():
+        if not (optional_values and v is None):
+            _number(v, f"{where}.{k}")
+    return value
+
+
+def _section(doc: dict, key: str, where: str, required: bool = False) -> dict:
+    """doc[key], an object ({} when absent and not required); where: the path to doc ("" at the top)."""
+    if key not in doc:
+        if required:
+            _fail(where or "the file", f"no '{key}'")
+        return {}
+    if not isinstance(doc[key], dict):
+        _fail(f"{where}.{key}" if where else key, f"not an object ({doc[key]!r})")
+    return doc[key]
+
+
+def _check_role(role, where: str) -> None:
+    if not isinstance(role, dict):
+        _fail(where, f"not an object ({role!r})")
+    if isinstance(role.get("cores"), bool) or not isinstance(role.get("cores"), int):
+        _fail(f"{where}.cores", f"not a whole number ({role.get('cores')!r})")
+    _table(_section(role, "fixed_ns", where, required=True), f"{where}.fixed_ns")
+    for key in ("load_ns", "floor_ns"):
+        if key in role:
+            _number(role[key], f"{where}.{key}")
+    if not isinstance(role.get("spins", False), bool):
+        _fail(f"{where}.spins", "not true or false")
+    _text(role.get("what", ""), f"{where}.what")
+
+
+def _check_path(path, where: str) -> None:
+    if not isinstance(path, dict):
+        _fail(where, f"not an object ({path!r})")
+    for key in ("mode", "task_role", "task_side"):
+        _text(path.get(key), f"{where}.{key}")
+    _text(path.get("tx_path"), f"{where}.tx_path", optional=True)
+    _number(path.get("task_scale", 1.0), f"{where}.task_scale")
+    _section(path, "fit", where)
+    roles = _section(path, "roles", where, required=True)
+    if not roles:
+        _fail(f"{where}.roles", "empty")
+    for name, role in roles.items():
+        _check_role(role, f"{where}.roles.{name}")
+
+
+def _check_shape(doc: dict) -> None:
+    for key in ("name", "source", "description", "platform"):
+        _text(doc.get(key), key)
+    _text(doc.get("citation"), "citation", optional=True)
+    _text(doc.get("statistic", rate_statistic.BEFORE), "statistic")
+    _number(doc.get("scale", 1.0), "scale")
+    baseline = _section(doc, "baseline", "", required=True)
+    _text(baseline.get("nf"), "baseline.nf")
+    _text(baseline.get("rules"), "baseline.rules", optional=True)
+    for key in ("native_ns", "xdp_ns"):
+        _number(baseline.get(key), f"baseline.{key}")
+    paths = _section(doc, "paths", "", required=True)
+    if not paths:
+        _fail("paths", "empty")
+    for key, path in paths.items():
+        _check_path(path, f"paths.{key}")
+    _table(_section(doc, "yardsticks", ""), "yardsticks")
+    _section(doc, "environment", "")
+    validation = _section(doc, "validation", "")
+    for key, row in _section(validation, "paths", "validation").items():
+        _table(row, f"validation.paths.{key}", optional_values=True)
+    _text(validation.get("placement", ""), "validation.placement")
+    placed = _section(doc, "placement", "")
+    _text(placed.get("kept", ""), "placement.kept")
+    for key, adds in _section(placed, "far_adds_ns", "placement").items():
+        if adds is not None:
+            _table(adds, f"placement.far_adds_ns.{key}")
+
+
 def from_dict(doc: dict) -> Profile:
-    if doc.get("xnf_profile") != FORMAT:
-        raise XnfError(f"not an xnf machine profile of format {FORMAT} (it says {doc.get('xnf_profile')!r})")
+    if not isinstance(doc, dict) or doc.get("xnf_profile") != FORMAT:
+        found = doc.get("xnf_profile") if isinstance(doc, dict) else type(doc).__name__
+        raise XnfError(f"not an xnf machine profile of format {FORMAT} (it says {found!r})")
+    _check_shape(doc)
     try:
         paths = {key: PathCost(**{**p, "roles": {name: Role(**r) for name, r in p["roles"].items()}})
                  for key, p in doc["paths"].items()}
@@ -196,12 +297,12 @@ def load(where: str | Path | None = None) -> Profile:
     path = Path(where)
     if not path.exists() and (PUBLISHED_DIR / f"{where}.json").exists():
         path = PUBLISHED_DIR / f"{where}.json"
-    try:
-        doc = json.loads(path.read_text())
-    except FileNotFoundError:
+    if not path.exists():
         raise XnfError(f"no machine profile at {where}: fit one with 'xnf bench run model-fit', or name a published "
-                       f"one ({', '.join(published())})") from None
-    except (OSError, json.JSONDecodeError) as err:
+                       f"one ({', '.join(published())})")
+    try:
+        doc = json.loads(user_files.read_text(path, "machine profile"))
+    except (json.JSONDecodeError, RecursionError) as err:
         raise XnfError(f"cannot read the machine profile {where}: {err}") from None
     return from_dict(doc)
 

@@ -1,0 +1,71 @@
+"""Files a user names on the command line (rules for `xnf cost` and `xnf advise`, a mix, a profile), read within
+bounds: a device that never ends (/dev/zero, /dev/urandom), a file larger than any NF takes, or bytes that are not
+UTF-8 text end in one message naming the file, never in memory or a temporary folder filled, nor a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from xnf.errors import XnfError
+
+CHUNK = 1 << 16
+# A rules file xnf cost copies: the largest any shipped NF takes (a million routes per family) with room to spare.
+MAX_RULES_BYTES = 256 << 20
+MAX_TEXT_BYTES = 16 << 20  # a mix or a profile
+
+
+def read_text(path: str | Path, what: str, max_bytes: int = MAX_TEXT_BYTES) -> str:
+    """The file's text, at most max_bytes of UTF-8."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(max_bytes + 1)
+    except OSError as err:
+        raise XnfError(f"cannot read the {what} {path}: {err.strerror}") from None
+    if len(data) > max_bytes:
+        raise XnfError(f"the {what} {path} is longer than {max_bytes >> 20} MiB: is it the file you meant?")
+    try:
+        return data.decode()
+    except UnicodeDecodeError as err:
+        raise XnfError(f"the {what} {path} is not UTF-8 text (byte {err.start}): is it the file you meant?") from None
+
+
+def copy_rules(source: str | Path, target: Path, max_line: int, max_bytes: int = MAX_RULES_BYTES) -> None:
+    """Copies a rules file as it is read (a pipe, /dev/stdin, can be read once), refusing a line longer than
+    max_line, more than max_bytes, and bytes that are not UTF-8, as the NF's own reader does."""
+    copied, line_start, line_no, tail = 0, 0, 1, b""
+    try:
+        with open(source, "rb") as src, open(target, "wb") as dst:
+            while chunk := src.read(CHUNK):
+                copied += len(chunk)
+                if copied > max_bytes:
+                    raise XnfError(f"the rules file {source} is longer than {max_bytes >> 20} MiB, more than any NF "
+                                   "holds: is it the file you meant?")
+                data = tail + chunk
+                for newline in _newlines(data):
+                    _check_line(data[line_start:newline], source, line_no, max_line)
+                    line_no, line_start = line_no + 1, newline + 1
+                tail, line_start = data[line_start:], 0
+                if len(tail) > max_line:
+                    raise XnfError(f"{source}:{line_no}: a line longer than {max_line} bytes")
+                dst.write(chunk)
+            _check_line(tail, source, line_no, max_line)
+    except OSError as err:
+        raise XnfError(f"cannot copy the rules file {source}: {err.strerror}") from None
+
+
+def _newlines(data: bytes):
+    at = data.find(b"\n")
+    while at >= 0:
+        yield at
+        at = data.find(b"\n", at + 1)
+
+
+def _check_line(line: bytes, source, line_no: int, max_line: int) -> None:
+    if len(line) > max_line:
+        raise XnfError(f"{source}:{line_no}: a line longer than {max_line} bytes")
+    if b"\0" in line:
+        raise XnfError(f"{source}:{line_no}: a NUL byte in a rule")
+    try:
+        line.decode()
+    except UnicodeDecodeError:
+        raise XnfError(f"{source}:{line_no}: bytes that are not UTF-8 text") from None
