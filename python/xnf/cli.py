@@ -6,6 +6,7 @@ import argparse
 import json
 import math
 import os
+import shlex
 import signal
 import sys
 
@@ -325,7 +326,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     name = binary.name.removeprefix("xnf-")
     say.info(f"built {binary}")
     if binary.parent.resolve() not in (d.resolve() for d in build.user_nf_dirs()):
-        say.info(f"xnf commands find it with XNF_NF_DIR={binary.parent}")
+        say.info(f"xnf commands find it with XNF_NF_DIR={shlex.quote(str(binary.parent))}")
     say.info(f"run it with: sudo xnf run {name} --mode xdp --iface IF")
     return 0
 

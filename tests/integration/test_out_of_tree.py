@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from lab_helpers import run_xnf
 from packets import tcp6, udp4
 from test_xdp_nfs import exchange
 from xnf.build import REPO_ROOT
@@ -107,3 +108,21 @@ def test_the_built_nf_blocks_its_ports_through_veth(installed, example, tmp_path
         listed = run_installed(installed, nf_dir, "rules", "list", "--name", nf.name)
         assert listed.returncode == 0 and "block udp 53" in listed.stdout
         assert nf.stop() == 0
+
+
+def test_build_takes_paths_make_cannot_and_refuses_what_it_cannot_build(tmp_path):
+    """A folder and an output whose paths hold a space build (make cannot read such paths: xnf links them from
+    ones it can); an output that is a file, and a name the checkout's test NFs already take, are refused."""
+    spaced = tmp_path / "dir with space" / "portblock"
+    shutil.copytree(REPO_ROOT / "examples" / "portblock", spaced, ignore=shutil.ignore_patterns("build"))
+    out = tmp_path / "out dir"
+    built = run_xnf(["build", str(spaced), "--out", str(out)])
+    assert built.returncode == 0, built.stderr
+    assert (out / "xnf-portblock").is_file() and f"XNF_NF_DIR='{out}'" in built.stdout + built.stderr
+    to_file = run_xnf(["build", str(spaced), "--out", "/dev/null"])
+    assert to_file.returncode == 1 and "is not a folder" in to_file.stderr and "Traceback" not in to_file.stderr
+    twin = tmp_path / "ratelimit"
+    twin.mkdir()
+    shutil.copy(REPO_ROOT / "examples" / "portblock" / "portblock.c", twin / "ratelimit.c")
+    clash = run_xnf(["build", str(twin), "--out", str(out)])
+    assert clash.returncode == 1 and "test NFs" in clash.stderr
