@@ -71,7 +71,7 @@ struct afxdp_worker {
 /* A sysfs setting of an interface changed for busy polling, and its value before. */
 struct saved_setting {
 	char path[128];
-	char journal[256]; /* the old value's copy in the run dir, until it is put back; "" when none */
+	char journal[4096]; /* the old value's journal in the run dir, until it is put back; "" when none */
 	char old_value[32];
 	bool changed;
 };

@@ -3,9 +3,11 @@
  * Preferred busy polling (afxdp-sysc, xdp-sk-sysc): the socket options that
  * let recvfrom/sendto run the driver, and the interface settings that keep
  * interrupts off meanwhile. The settings are system-wide per interface, so
- * their old values are restored on exit, and written to a journal in the run
- * directory before they change: an instance killed with SIGKILL cannot restore
- * them, so the next start on the interface does (xnf_busy_poll_recover).
+ * their old values are restored on exit, and written to the settings journal
+ * (settings_journal.h: the owner, the namespace's cookie, the interface's
+ * index) before they change: an instance killed with SIGKILL cannot restore
+ * them, so the next start on the interface does (xnf_busy_poll_recover), and
+ * never while their owner lives or on another namespace's interface.
  */
 #include "afxdp_internal.h"
 
@@ -17,7 +19,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <net/if.h>
+
+#include <xnf/runtime/link_facts.h>
 #include <xnf/runtime/log.h>
+#include <xnf/runtime/settings_journal.h>
 
 #ifndef SO_PREFER_BUSY_POLL
 #define SO_PREFER_BUSY_POLL 69
@@ -61,11 +67,9 @@ static int read_setting(const char *path, char *buf, size_t len)
 	return 0;
 }
 
-/* Writes value to path, whole or not at all: open_flags O_CREAT | O_TRUNC make a journal file, none a sysfs
- * setting (which exists already). */
-static int write_value(const char *path, const char *value, int open_flags)
+static int write_setting(const char *path, const char *value)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC | open_flags, 0600);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
 	ssize_t n;
 
 	if (fd < 0)
@@ -75,45 +79,49 @@ static int write_value(const char *path, const char *value, int open_flags)
 	return n == (ssize_t)strlen(value) ? 0 : -1;
 }
 
-static int write_setting(const char *path, const char *value)
-{
-	return write_value(path, value, 0);
-}
+#define SETTING_PREFIX "sysfs "
 
-/* The journal of one setting: named by the network namespace (interface names are per namespace), the
- * interface and the setting. */
-static int journal_path(char *out, size_t len, const char *dir, const char *ifname, const char *name)
+/* The journal's key of an interface of this namespace: its cookie and inode, and the interface's index. */
+static int journal_key(const char *ifname, struct xnf_journaled_setting *s)
 {
 	struct stat ns;
 
-	if (!dir || stat("/proc/self/ns/net", &ns))
+	memset(s, 0, sizeof(*s));
+	s->ifindex = (int)if_nametoindex(ifname);
+	if (!s->ifindex || xnf_netns_cookie_here(&s->netns_cookie) || stat("/proc/thread-self/ns/net", &ns))
 		return -1;
-	return snprintf(out, len, "%s/.%lu-%s-%s.old", dir, (unsigned long)ns.st_ino, ifname, name) < (int)len ? 0 : -1;
+	s->netns_inode = ns.st_ino;
+	snprintf(s->ifname, sizeof(s->ifname), "%s", ifname);
+	return 0;
 }
 
-static void recover_one(const char *dir, const char *ifname, const char *name)
+static int restore_journaled(const struct xnf_journaled_setting *s, void *ctx)
 {
-	char journal[256], path[128], old[32];
+	char name[IF_NAMESIZE], path[128];
 
-	if (journal_path(journal, sizeof(journal), dir, ifname, name) || read_setting(journal, old, sizeof(old)))
-		return;
-	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", ifname, name);
-	if (write_setting(path, old) == 0) {
-		xnf_warn("%s: put %s back to %s, as it was before an instance that did not stop changed it", ifname,
-			 name, old);
-		unlink(journal);
-	}
+	(void)ctx;
+	if (strncmp(s->setting, SETTING_PREFIX, strlen(SETTING_PREFIX)) || !if_indextoname((unsigned)s->ifindex, name))
+		return -1;
+	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", name, s->setting + strlen(SETTING_PREFIX));
+	if (write_setting(path, s->old_value))
+		return -1;
+	xnf_warn("%s: put %s back to %s, as it was before an instance that did not stop changed it", name,
+		 s->setting + strlen(SETTING_PREFIX), s->old_value);
+	return 0;
 }
 
 void xnf_busy_poll_recover(const char *dir, const char *ifname)
 {
-	for (size_t i = 0; i < sizeof(changed_settings) / sizeof(changed_settings[0]); i++)
-		recover_one(dir, ifname, changed_settings[i]);
+	struct xnf_journaled_setting key;
+
+	if (dir && journal_key(ifname, &key) == 0)
+		xnf_journal_recover(dir, key.netns_cookie, key.ifindex, restore_journaled, NULL);
 }
 
 static int change(struct xnf_afxdp *a, const char *ifname, const char *name, const char *value)
 {
 	struct saved_setting *s = &a->settings[a->nsettings];
+	struct xnf_journaled_setting entry;
 
 	snprintf(s->path, sizeof(s->path), "/sys/class/net/%s/%s", ifname, name);
 	if (read_setting(s->path, s->old_value, sizeof(s->old_value))) {
@@ -121,16 +129,22 @@ static int change(struct xnf_afxdp *a, const char *ifname, const char *name, con
 			  "mounts it", s->path, strerror(errno));
 		return -1;
 	}
-	if (journal_path(s->journal, sizeof(s->journal), a->cfg.journal_dir, ifname, name) == 0 &&
-	    write_value(s->journal, s->old_value, O_CREAT | O_TRUNC)) {
-		xnf_error("cannot keep %s's old value in %s (%s): without it a killed instance could not have it put "
-			  "back", s->path, s->journal, strerror(errno));
-		return -1;
+	if (a->cfg.journal_dir && journal_key(ifname, &entry) == 0) {
+		int err;
+
+		snprintf(entry.setting, sizeof(entry.setting), SETTING_PREFIX "%s", name);
+		snprintf(entry.old_value, sizeof(entry.old_value), "%s", s->old_value);
+		err = xnf_journal_write(a->cfg.journal_dir, &entry, s->journal, sizeof(s->journal));
+		if (err) {
+			xnf_error("cannot keep %s's old value in %s (%s): without it a killed instance could not have it "
+				  "put back", s->path, a->cfg.journal_dir, strerror(-err));
+			return -1;
+		}
 	}
 	if (write_setting(s->path, value)) {
 		xnf_error("cannot set %s to %s (%s): is /sys this network namespace's? run xnf with 'ip netns exec', "
 			  "which mounts it", s->path, value, strerror(errno));
-		unlink(s->journal);
+		xnf_journal_forget(s->journal);
 		return -1;
 	}
 	s->changed = true;
@@ -153,8 +167,8 @@ void xnf_busy_poll_restore(struct xnf_afxdp *a)
 
 		if (s->changed && write_setting(s->path, s->old_value))
 			xnf_warn("could not restore %s to %s: %s", s->path, s->old_value, strerror(errno));
-		else if (s->changed && s->journal[0])
-			unlink(s->journal);
+		else if (s->changed)
+			xnf_journal_forget(s->journal);
 		s->changed = false;
 	}
 	a->nsettings = 0;

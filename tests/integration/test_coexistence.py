@@ -5,6 +5,7 @@ removed by the next start; and what cannot work is refused with a message."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 
 import pytest
@@ -187,3 +188,21 @@ def test_ps_reads_each_instances_hook_from_its_namespace(mode, hook_mode):
         assert listed["others_attached"] == {}      # a bpf_link holds the hook alone
         assert nf.stop() == 0
         assert hook_holder(pair) == ""
+
+
+def test_pins_a_killed_instance_left_are_cleared_by_the_next_and_a_live_ones_kept(bpffs):
+    with Topology("two-port") as t:
+        pins = bpffs / "edge-fw"
+        first = NfInstance.start(t, "firewall", "xdp", ["dut0"], extra=["--pin", str(pins)])
+        second = run_xnf(["run", "firewall", "--mode", "xdp", "--iface", "dut1", "--pin", str(pins), "--name",
+                          "second"], ns=t.dut_ns)
+        assert second.returncode == 1 and "pins its maps there and runs" in second.stderr
+        first.stop(signal.SIGKILL)
+        left = sorted(p.name for p in pins.iterdir())
+        assert "fw_acl" in left   # nobody could remove them
+        again = NfInstance.start(t, "firewall", "xdp", ["dut1"], extra=["--pin", str(pins)], name="again")
+        _ = again.request("info")
+        assert sorted(p.name for p in pins.iterdir()) == left   # the new instance's own pins, same names
+        assert again.stop() == 0
+        assert not any(pins.iterdir())
+        assert not list(control.run_dir().glob(".pin-*.owner"))

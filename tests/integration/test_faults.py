@@ -10,6 +10,7 @@ import pytest
 from lab_helpers import xdp_attached
 from xnf import control
 from xnf.lab.nf_process import NfInstance
+from xnf.lab.topology import Topology
 
 BUSY_POLL_SETTINGS = ("napi_defer_hard_irqs", "gro_flush_timeout")
 
@@ -36,6 +37,22 @@ def test_busy_poll_settings_a_killed_instance_changed_are_put_back(pair, next_mo
     assert following.stop() == 0
     assert settings(pair) == before
     assert "put napi_defer_hard_irqs back to" in following.process.stderr.read()
+
+
+def test_a_journal_is_never_put_back_on_another_namespaces_interface():
+    """The kernel reuses a dead namespace's inode: a journal keyed by it once had a new namespace's interface of
+    the same name "put back" from a killed instance's settings. The namespace's cookie is never reused."""
+    with Topology("pair") as first:
+        killed = NfInstance.start(first, "macswap", "afxdp-sysc", first.dut_ifaces, extra=["--cores", "1"])
+        killed.stop(signal.SIGKILL)
+    journals = sorted(control.run_dir().glob(".setting-*.journal"))
+    for _ in range(3):  # new namespaces, likely on the dead one's inode, with an interface called dut0 again
+        with Topology("pair") as t:
+            t.run(t.dut_ns, ["sh", "-c", "echo 7 > /sys/class/net/dut0/napi_defer_hard_irqs"])
+            nf = NfInstance.start(t, "macswap", "xdp", t.dut_ifaces)
+            assert settings(t)["napi_defer_hard_irqs"] == "7"  # not the dead instance's old value
+            assert nf.stop() == 0
+    assert not set(journals) & set(control.run_dir().glob(".setting-*.journal"))  # swept: that namespace is gone
 
 
 @pytest.mark.parametrize("mode", ["xdp", "afxdp"])

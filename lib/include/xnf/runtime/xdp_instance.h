@@ -34,6 +34,7 @@ struct xnf_xdp_instance {
 	const char *journal_dir;     /* where a libxdp attachment is written down (the run directory) */
 	struct xnf_libxdp *libxdp;   /* the attachments, while attached through libxdp */
 	bool pinned;                 /* --pin: its maps are pinned in bpffs */
+	char pin_dir[256];           /* --pin's folder, while its record is written */
 };
 
 /* Loads the NF for these ports. On failure prints one clear message (with the
