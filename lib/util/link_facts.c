@@ -110,6 +110,8 @@ static int xdp_attr(const struct nlattr *attr, void *data)
 
 	if (mnl_attr_get_type(attr) == IFLA_XDP_ATTACHED && mnl_attr_validate(attr, MNL_TYPE_U8) == 0)
 		link->xdp_attached = mnl_attr_get_u8(attr) != XDP_ATTACHED_NONE;
+	if (mnl_attr_get_type(attr) == IFLA_XDP_PROG_ID && mnl_attr_validate(attr, MNL_TYPE_U32) == 0)
+		link->xdp_prog_id = mnl_attr_get_u32(attr);
 	return MNL_CB_OK;
 }
 

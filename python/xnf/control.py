@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import stat
 from dataclasses import dataclass
@@ -26,7 +27,15 @@ def run_dir(override: str | None = None) -> Path:
     return Path(override or os.environ.get("XNF_RUN_DIR") or DEFAULT_RUN_DIR)
 
 
+# What the runtime takes as an instance's name (lib/control/control_server.c, valid_name): a name is a file in the
+# run directory, never a path out of it.
+INSTANCE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}\Z")
+
+
 def socket_path(name: str, directory: str | None = None) -> Path:
+    if not INSTANCE_NAME.match(name):
+        raise XnfError(f"'{name}' is not an instance's name: up to 64 letters, digits, '.', '_' or '-', not starting "
+                       "with '.' (see 'xnf ps')")
     return run_dir(directory) / f"{name}.sock"
 
 
@@ -54,7 +63,7 @@ class Owner:
 def owner(name: str, directory: str | None = None) -> Owner | None:
     """The owner record of an instance's socket; None when there is none (or it cannot be read)."""
     try:
-        record = json.loads((run_dir(directory) / f"{name}.owner").read_text())
+        record = json.loads(socket_path(name, directory).with_suffix(".owner").read_text())
         return Owner(str(record["name"]), str(record["nf"]), str(record["mode"]), int(record["pid"]),
                      int(record["start_time"]))
     except (OSError, ValueError, KeyError, TypeError):

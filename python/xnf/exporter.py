@@ -120,7 +120,8 @@ def serve(listen: str, run_dir: str | None = None) -> int:
     done = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: done.set())
-    print(f"xnf exporter: metrics of the instances in {control.run_dir(run_dir)} at http://{host}:{port}/metrics",
+    url_host = f"[{host}]" if ":" in host else host
+    print(f"xnf exporter: metrics of the instances in {control.run_dir(run_dir)} at http://{url_host}:{port}/metrics",
           flush=True)
     done.wait()
     server.shutdown()

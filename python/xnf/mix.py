@@ -11,7 +11,6 @@ fast or for how long, which the lab decides."""
 from __future__ import annotations
 
 import shlex
-from pathlib import Path
 
 from xnf import user_files
 from xnf.errors import XnfError
@@ -30,8 +29,7 @@ def parse(spec: str | None) -> list[str]:
     """xnf-gen options for the mix (none: one flow of 64-byte UDP frames, xnf-gen's default)."""
     if not spec:
         return []
-    path = Path(spec)
-    text = user_files.read_text(path, "mix") if path.is_file() else spec
+    text = user_files.read_text(spec, "mix") if user_files.is_file(spec) else spec
     try:
         words = shlex.split(text, comments=True)
     except ValueError as err:

@@ -33,7 +33,7 @@ def mix_frames(path: Path, frames: int, gen_options: list[str]) -> dict:
     say.command(argv)
     made = subprocess.run(argv, capture_output=True, text=True)
     if made.returncode != 0:
-        raise XnfError(f"the mix's frames could not be made: {made.stderr.strip()}")
+        raise XnfError(f"the mix's frames could not be made: {made.stderr.strip().removeprefix('xnf: error: ')}")
     return json.loads(made.stdout.strip().splitlines()[-1])
 
 

@@ -14,6 +14,14 @@ MAX_RULES_BYTES = 256 << 20
 MAX_TEXT_BYTES = 16 << 20  # a mix or a profile
 
 
+def is_file(text: str) -> bool:
+    """Whether text names a file: a spec given inline may be no possible path at all (too long, a NUL in it)."""
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def read_text(path: str | Path, what: str, max_bytes: int = MAX_TEXT_BYTES) -> str:
     """The file's text, at most max_bytes of UTF-8."""
     try:

@@ -66,3 +66,13 @@ def test_the_default_sample_holds_every_flow_of_the_mix(tmp_path):
     result = json.loads(out.stdout)
     assert result["frames"] == 2000 and result["repeat"] == nf_cost.passes(2000)
     assert nf_cost.sample_frames([]) == nf_cost.MIN_FRAMES
+
+
+def test_cost_and_advise_refuse_what_never_ends_or_is_no_number():
+    for device in ("/dev/zero", "/dev/urandom"):
+        refused = run_xnf(["cost", "firewall", "--rules", device], timeout=60)
+        assert refused.returncode == 1 and device in refused.stderr and "Traceback" not in refused.stderr
+    too_many = run_xnf(["cost", "firewall", "--frames", "100000000"])
+    assert too_many.returncode == 2 and "from 1 to 65,536" in too_many.stderr
+    cores = run_xnf(["advise", "firewall", "--cores", "1000000000"], timeout=60)
+    assert cores.returncode == 1 and "at most 65 cores" in cores.stderr

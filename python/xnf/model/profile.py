@@ -180,13 +180,12 @@ def _text(value, where: str, optional: bool = False) -> None:
         _fail(where, f"not text ({value!r})")
 
 
-def _table(value, where: str, optional_values: bool = False) -> dict:
-    """A dict of names to finite numbers (or None, where allowed)."""
+def _table(value, where: str) -> dict:
+    """A dict of names to finite numbers."""
     if not isinstance(value, dict):
         _fail(where, f"not a table ({value!r})")
     for k, v in value.items():
-        if not (optional_values and v is None):
-            _number(v, f"{where}.{k}")
+        _number(v, f"{where}.{k}")
     return value
 
 
@@ -250,7 +249,7 @@ def _check_shape(doc: dict) -> None:
     _section(doc, "environment", "")
     validation = _section(doc, "validation", "")
     for key, row in _section(validation, "paths", "validation").items():
-        _table(row, f"validation.paths.{key}", optional_values=True)
+        _table(row, f"validation.paths.{key}")
     _text(validation.get("placement", ""), "validation.placement")
     placed = _section(doc, "placement", "")
     _text(placed.get("kept", ""), "placement.kept")

@@ -35,6 +35,7 @@ struct xnf_link {
 	__u32 rx_queues;
 	__u32 tx_queues;
 	bool xdp_attached;     /* an XDP program of any mode */
+	__u32 xdp_prog_id;     /* its id (IFLA_XDP_PROG_ID), 0 when none */
 	bool hardware;         /* a device on a bus (IFLA_PARENT_DEV_NAME): a NIC, not a virtual interface */
 	__u64 tx_dropped;      /* IFLA_STATS64: frames it could not send (a veth: its peer's receive ring was full) */
 	char parent[32];       /* its bus address, when hardware */
