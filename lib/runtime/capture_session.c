@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * xnf dump's server side: a control request "capture VERDICTS COUNT" keeps its connection, and a thread sends
- * it the frames given those verdicts, from the kernel's ring buffer (the NF in XDP) and from the workers'
+ * xnf dump's server side: a control request "capture VERDICTS COUNT SNAP AT [FILTER]" keeps its connection,
+ * and a thread sends it the frames given those verdicts (AT exit, each with its verdict), and every frame as it
+ * came in (AT entry, or both), SNAP bytes of each at most, those a libpcap filter expression matches if one is
+ * given, from the kernel's ring buffer (the NF in XDP) and from the workers'
  * capture queues (the NF in user space), until COUNT frames (0: no limit), the client closes its side (Ctrl-C:
  * it still gets the totals), or the instance stops. One capture at a time per instance; with none running the
  * data path only tests a switch. A reader slower than the traffic, or paused (Ctrl-S, SIGSTOP), holds the
@@ -29,6 +31,7 @@
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/stats.h>
 
+#include "capture_filter.h"
 #include "capture_session.h"
 #include "instance.h"
 
@@ -38,6 +41,10 @@ struct capture_session {
 	struct instance *in;
 	int fd;
 	__u32 slots;
+	__u32 at;                   /* XNF_CAPTURE_AT_ENTRY, XNF_CAPTURE_AT_EXIT */
+	__u32 snap;
+	struct capture_filter *filter; /* or NULL: every frame */
+	__u64 filtered;             /* records the filter did not match */
 	__u64 limit, captured;
 	int ctl_fd;                 /* the kernel's switch, or -1 when the NF does not run there */
 	struct ring_buffer *ring;   /* the kernel's records, or NULL */
@@ -56,6 +63,14 @@ static __u64 now_ns(clockid_t clock)
 
 	clock_gettime(clock, &t);
 	return (__u64)t.tv_sec * 1000000000ull + (__u64)t.tv_nsec;
+}
+
+/* entry, exit or both. */
+static int parse_at(const char *text, __u32 *at, char *err, size_t errlen)
+{
+	*at = !strcmp(text, "entry") ? XNF_CAPTURE_AT_ENTRY : !strcmp(text, "exit") ? XNF_CAPTURE_AT_EXIT :
+	      !strcmp(text, "both") ? XNF_CAPTURE_AT_ENTRY | XNF_CAPTURE_AT_EXIT : 0;
+	return *at ? 0 : -1;
 }
 
 /* "all", or verdict names joined by commas. */
@@ -125,6 +140,10 @@ static int emit(void *ctx, const struct xnf_capture_record *r)
 
 	if (c->client_gone || c->client_done || (c->limit && c->captured >= c->limit))
 		return 1;
+	if (c->filter && !capture_filter_match(c->filter, r->data, r->h.cap_len, r->h.wire_len)) {
+		c->filtered++;
+		return 0;
+	}
 	if (send_all(c, r, sizeof(r->h) + r->h.cap_len))
 		return 1;
 	c->captured++;
@@ -159,7 +178,8 @@ static int read_kernel_control(int fd, struct xnf_capture_control *ctl)
 	return fd < 0 ? -1 : bpf_map_lookup_elem(fd, &zero, ctl);
 }
 
-static void set_kernel_slots(struct capture_session *c, __u32 slots)
+/* The kernel's switch: the verdicts captured at the exit, the entry or not, the snap length (off: all 0). */
+static void set_kernel_switch(struct capture_session *c, __u32 slots, __u32 at)
 {
 	struct xnf_capture_control ctl = { 0 };
 	__u32 zero = 0;
@@ -168,6 +188,8 @@ static void set_kernel_slots(struct capture_session *c, __u32 slots)
 		return;
 	read_kernel_control(c->ctl_fd, &ctl);
 	ctl.slots = slots;
+	ctl.at = at;
+	ctl.snap = c->snap;
 	bpf_map_update_elem(c->ctl_fd, &zero, &ctl, BPF_ANY);
 }
 
@@ -177,8 +199,8 @@ static void switch_on(struct capture_session *c)
 
 	if (read_kernel_control(c->ctl_fd, &ctl) == 0)
 		c->kernel_lost_before = ctl.lost;
-	set_kernel_slots(c, c->slots);
-	if (c->in->afxdp) {
+	set_kernel_switch(c, c->at & XNF_CAPTURE_AT_EXIT ? c->slots : 0, c->at);
+	if (c->in->afxdp && (c->at & XNF_CAPTURE_AT_EXIT)) {
 		c->worker_lost_before = xnf_afxdp_capture_lost(c->in->afxdp);
 		xnf_afxdp_capture_set(c->in->afxdp, c->slots);
 	}
@@ -199,7 +221,7 @@ static void switch_off_and_report(struct capture_session *c)
 	char totals[256];
 	int n;
 
-	set_kernel_slots(c, 0);
+	set_kernel_switch(c, 0, 0);
 	if (read_kernel_control(c->ctl_fd, &ctl) == 0)
 		kernel_lost = ctl.lost - c->kernel_lost_before;
 	if (c->ring)
@@ -213,8 +235,8 @@ static void switch_off_and_report(struct capture_session *c)
 	if (c->client_gone)
 		return;
 	n = snprintf(totals, sizeof(totals), "{\"captured\": %llu, \"lost_in_kernel\": %llu, \"lost_in_workers\": %llu, "
-		     "\"ended_by\": \"%s\"}\n", (unsigned long long)c->captured, (unsigned long long)kernel_lost,
-		     (unsigned long long)worker_lost,
+		     "\"filtered\": %llu, \"ended_by\": \"%s\"}\n", (unsigned long long)c->captured,
+		     (unsigned long long)kernel_lost, (unsigned long long)worker_lost, (unsigned long long)c->filtered,
 		     c->client_done ? "client" : atomic_load(&c->stop) ? "instance stopping" : "count");
 	c->ending = true;
 	if (send_all(c, &end, sizeof(end)) == 0)
@@ -242,10 +264,12 @@ static void *capture_main(void *arg)
 	return NULL;
 }
 
-static void write_stream_header(FILE *out, const struct instance *in)
+static void write_stream_header(FILE *out, const struct capture_session *c)
 {
-	fprintf(out, "ok\n{\"snap\": %u, \"realtime_minus_monotonic_ns\": %lld, \"verdicts\": [", XNF_CAPTURE_SNAP,
-		(long long)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC)));
+	const struct instance *in = c->in;
+
+	fprintf(out, "ok\n{\"snap\": %u, \"entry_slot\": %d, \"realtime_minus_monotonic_ns\": %lld, \"verdicts\": [",
+		c->snap, XNF_CAPTURE_SLOT_ENTRY, (long long)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC)));
 	for (__u32 slot = 0; slot < XNF_STAT_NSLOTS; slot++)
 		fprintf(out, "%s\"%s\"", slot ? ", " : "", xnf_stat_names[slot]);
 	fprintf(out, "], \"ports\": [");
@@ -257,14 +281,16 @@ static void write_stream_header(FILE *out, const struct instance *in)
 	fprintf(out, "]}\n");
 }
 
-/* Connects the session to the data path's sources: the kernel's ring when the NF runs there. */
+/* Connects the session to the data path's sources: the kernel's ring when the NF runs there, or when frames are
+ * taken as they came in (the kernel program sees them first in every mode). */
 static int open_sources(struct capture_session *c, char *err, size_t errlen)
 {
 	struct instance *in = c->in;
 	struct xnf_map_ref ctl, ring;
 
 	c->ctl_fd = -1;
-	if (in->mode->datapath != XNF_DATAPATH_USER && xnf_xdp_resolve_map(&in->xdp, "xnf_capture_ctl", &ctl) == 0 &&
+	if ((in->mode->datapath != XNF_DATAPATH_USER || (c->at & XNF_CAPTURE_AT_ENTRY)) &&
+	    xnf_xdp_resolve_map(&in->xdp, "xnf_capture_ctl", &ctl) == 0 &&
 	    xnf_xdp_resolve_map(&in->xdp, "xnf_capture_ring", &ring) == 0) {
 		c->ctl_fd = ctl.fd;
 		c->ring = ring_buffer__new(ring.fd, on_kernel_record, c, NULL);
@@ -273,7 +299,7 @@ static int open_sources(struct capture_session *c, char *err, size_t errlen)
 			return -1;
 		}
 	}
-	if (in->afxdp && xnf_afxdp_capture_open(in->afxdp)) {
+	if (in->afxdp && xnf_afxdp_capture_open(in->afxdp, c->snap)) {
 		snprintf(err, errlen, "no memory for the workers' capture queues");
 		return -1;
 	}
@@ -285,13 +311,16 @@ static void session_free(struct capture_session *c)
 	if (!c)
 		return;
 	ring_buffer__free(c->ring);
+	capture_filter_free(c->filter);
 	free(c);
 }
 
 int capture_session_start(struct instance *in, int fd, const char *args, char *err, size_t errlen)
 {
-	char verdicts[256], *header = NULL;
+	char verdicts[256], at[16], *header = NULL;
 	unsigned long long limit;
+	__u32 snap, at_bits;
+	int filter_at = 0;
 	size_t header_len = 0;
 	struct capture_session *c;
 	FILE *out;
@@ -301,8 +330,18 @@ int capture_session_start(struct instance *in, int fd, const char *args, char *e
 		return -1;
 	}
 	capture_session_stop(in);
-	if (sscanf(args, "%255s %llu", verdicts, &limit) != 2) {
-		snprintf(err, errlen, "capture takes VERDICTS COUNT: all or names joined by commas, and 0 for no limit");
+	if (sscanf(args, "%255s %llu %u %15s %n", verdicts, &limit, &snap, at, &filter_at) != 4 ||
+	    parse_at(at, &at_bits, err, errlen)) {
+		snprintf(err, errlen, "capture takes VERDICTS COUNT SNAP AT [FILTER]: all or verdict names joined by "
+			 "commas, 0 for no limit, 1-%d bytes (0: whole frames), entry, exit or both, and a tcpdump filter "
+			 "expression",
+			 XNF_CAPTURE_SNAP_MAX);
+		return -1;
+	}
+	if (snap == 0) /* tcpdump's -s 0: the whole frame */
+		snap = XNF_CAPTURE_SNAP_MAX;
+	if (snap > XNF_CAPTURE_SNAP_MAX) {
+		snprintf(err, errlen, "a snap length of %u: give 1 to %d bytes", snap, XNF_CAPTURE_SNAP_MAX);
 		return -1;
 	}
 	c = calloc(1, sizeof(*c));
@@ -310,7 +349,11 @@ int capture_session_start(struct instance *in, int fd, const char *args, char *e
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	*c = (struct capture_session){ .in = in, .fd = fd, .limit = limit };
+	*c = (struct capture_session){ .in = in, .fd = fd, .limit = limit, .snap = snap, .at = at_bits };
+	if (args[filter_at] && !(c->filter = capture_filter_compile(args + filter_at, snap, err, errlen))) {
+		session_free(c);
+		return -1;
+	}
 	if (parse_slots(verdicts, &c->slots, err, errlen) || open_sources(c, err, errlen)) {
 		session_free(c);
 		return -1;
@@ -321,7 +364,7 @@ int capture_session_start(struct instance *in, int fd, const char *args, char *e
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	write_stream_header(out, in);
+	write_stream_header(out, c);
 	fclose(out);
 	if (send_all(c, header, header_len) || pthread_create(&c->thread, NULL, capture_main, c)) {
 		free(header);

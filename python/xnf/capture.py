@@ -1,9 +1,11 @@
 """`xnf dump`: what a running NF received and what it decided, from its control socket's capture stream
 (lib/runtime/capture_session.c), printed one line per frame or written as pcapng for tcpdump and Wireshark.
 
-Each frame's pcapng comment says its verdict, port, queue and which side gave the verdict ("verdict=drop
-port=0 iface=eth0 queue=0 side=xdp"); the frame is as the NF left it (a tx frame with its addresses swapped), cut
-to the snap length the stream announces, with its whole length kept."""
+Frames are captured at the exit, as the NF left them, with their verdict (a tx frame with its addresses swapped),
+at the entry, as they came in before anything ran, or both (xdpdump's --rx-capture); whole, or cut to a snap length
+(-s), with their whole length kept; all of them or those a tcpdump filter expression matches (compiled by libpcap in
+the instance). Each frame's pcapng comment says where it was taken, its verdict, port, queue and which side gave
+the verdict ("point=exit verdict=drop port=0 iface=eth0 queue=0 side=xdp"; "point=entry port=0 ...")."""
 
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ from xnf.errors import XnfError
 HEADER = struct.Struct("=QIIIHBB")
 SIDES = {0: "xdp", 1: "worker"}
 END = 255
+ENTRY = "entry"  # a frame taken as it came in: no verdict yet
+AT = ("exit", "entry", "both")
 ANSWER_TIMEOUT_S = 5.0
 
 
@@ -37,14 +41,16 @@ class Frame:
     data: bytes
 
     def comment(self) -> str:
-        return f"verdict={self.verdict} port={self.port} iface={self.iface} queue={self.queue} side={self.side}"
+        where = "point=entry" if self.verdict == ENTRY else f"point=exit verdict={self.verdict}"
+        return f"{where} port={self.port} iface={self.iface} queue={self.queue} side={self.side}"
 
 
 class CaptureStream:
     """One capture: the stream's header, then frames until the count, the end, or close()."""
 
-    def __init__(self, name: str, verdicts: list[str] | None, count: int):
-        request = f"capture {','.join(verdicts) if verdicts else 'all'} {count}"
+    def __init__(self, name: str, verdicts: list[str] | None, count: int, snap: int = 0, at: str = "exit",
+                 expression: str = ""):
+        request = f"capture {','.join(verdicts) if verdicts else 'all'} {count} {snap} {at} {expression}".rstrip()
         control.check_request(request)
         control.refuse_unless_running(name)
         self.name = name
@@ -97,8 +103,9 @@ class CaptureStream:
                 return
             data = self._read(cap_len)
             port = self.ports.get(ifindex, {"port": -1, "iface": f"ifindex {ifindex}"})
-            yield Frame(mono_ns + offset, self.header["verdicts"][slot], port["iface"], port["port"], queue,
-                        SIDES.get(side, str(side)), wire_len, data)
+            verdict = ENTRY if slot == self.header["entry_slot"] else self.header["verdicts"][slot]
+            yield Frame(mono_ns + offset, verdict, port["iface"], port["port"], queue, SIDES.get(side, str(side)),
+                        wire_len, data)
 
     def _read(self, size: int) -> bytes:
         try:
@@ -171,16 +178,21 @@ def _report(stream: CaptureStream, frames: int, path: str | None) -> None:
         return
     lost = [f"{totals[key]} {what}" for key, what in (
         ("lost_in_kernel", "lost in the kernel's ring"), ("lost_in_workers", "in the workers' queues"),
-        ("lost_to_reader", "not sent because this reader fell behind (its socket was full)")) if totals.get(key)]
+        ("filtered", "left out by the filter")) if totals.get(key)]
     ended = {"client": "; stopped here", "instance stopping": "; the instance is stopping"}.get(totals.get("ended_by"), "")
     print(f"{frames} frames captured{where}{ended}" + (f"; {', '.join(lost)}" if lost else ""), file=sys.stderr)
 
 
-def dump(name: str, verdicts: list[str] | None, count: int, path: str | None, quiet: bool = False) -> int:
-    stream = CaptureStream(name, verdicts, count)
+def dump(name: str, verdicts: list[str] | None, count: int, path: str | None, quiet: bool = False, snap: int = 0,
+         at: str = "exit", expression: str = "") -> int:
+    stream = CaptureStream(name, verdicts, count, snap, at, expression)
     if not quiet:
-        print(f"xnf dump: capturing {', '.join(verdicts) if verdicts else 'every verdict'} on {name}"
-              f"{f', {count} frames' if count else ''}", file=sys.stderr, flush=True)
+        what = {"exit": f"{', '.join(verdicts) if verdicts else 'every verdict'}",
+                "entry": "every frame as it came in",
+                "both": f"every frame as it came in and {', '.join(verdicts) if verdicts else 'every verdict'}"}[at]
+        print(f"xnf dump: capturing {what} on {name}{f', {count} frames' if count else ''}"
+              f"{f' matching {expression!r}' if expression else ''}, {stream.header['snap']} bytes of each at most",
+              file=sys.stderr, flush=True)
     def interrupted(signum, frame):
         """Ctrl-C asks the instance to end the capture: what it already sent still comes, then the totals. A second
         one does not wait for them."""

@@ -10,7 +10,7 @@ import shlex
 import signal
 import sys
 
-from xnf import build, chain, control, nf_cost, programs, say, watch
+from xnf import build, capture, chain, control, nf_cost, programs, say, watch
 from xnf.errors import XnfError
 
 
@@ -174,13 +174,12 @@ def cmd_advise(args: argparse.Namespace) -> int:
 
 
 def cmd_dump(args: argparse.Namespace) -> int:
-    from xnf import capture
-
     verdicts = [v for item in args.verdict or [] for v in item.split(",") if v]
     if args.verdict is not None and not verdicts:
         raise XnfError("--verdict names no verdict: give one or more of drop, tx, pass, redirect, redirect_error, "
                        "abort, local, or leave it out for all")
-    return capture.dump(control.pick_instance(args.name), verdicts, args.count or 0, args.write)
+    return capture.dump(control.pick_instance(args.name), verdicts, args.count or 0, args.write, snap=args.snaplen,
+                        at=args.at, expression=" ".join(args.expression))
 
 
 def cmd_top(args: argparse.Namespace) -> int:
@@ -563,7 +562,13 @@ def make_parser() -> argparse.ArgumentParser:
                            "(repeat or join with commas; default all)")
     dump.add_argument("--count", "-c", type=_positive_int, metavar="N", help="stop after N frames")
     dump.add_argument("-w", dest="write", metavar="FILE", help="write pcapng to FILE ('-': standard output); each "
-                      "frame's comment gives its verdict, port, queue and side")
+                      "frame's comment gives where it was taken, its verdict, port, queue and side")
+    dump.add_argument("-s", "--snaplen", type=_whole(0, MAX_COUNT), default=0, metavar="BYTES",
+                      help="keep at most BYTES of each frame (default 0: the whole frame, up to a jumbo frame)")
+    dump.add_argument("--at", choices=capture.AT, default="exit", help="exit: as the NF left each frame, with its "
+                      "verdict (the default); entry: as it came in, before anything ran; both")
+    dump.add_argument("expression", nargs="*", help="a filter expression in tcpdump's language (libpcap compiles "
+                      "it in the instance): only the frames it matches")
     dump.set_defaults(func=cmd_dump)
 
     top = sub.add_parser("top", help="the rates of every running instance, refreshed until Ctrl-C")

@@ -145,3 +145,40 @@ def test_dump_refuses_a_stopped_instance_and_no_verdict(tmp_path):
             nf.process.send_signal(signal.SIGCONT)
         assert stopped.returncode == 1 and "is stopped" in stopped.stderr and "Traceback" not in stopped.stderr
         assert nf.stop() == 0
+
+
+FRAME = 1396  # xnf-gen --size 1400: the size on the wire, its 4-byte FCS included
+
+
+@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+def test_dump_takes_whole_frames_at_entry_and_exit_through_a_filter(mode, tmp_path):
+    """What xdpdump users expect: frames whole (or cut with -s), as they came in and as they went out, and only
+    those a tcpdump expression matches; tcpdump reads the file back."""
+    with Topology("pair") as pair:
+        nf = NfInstance.start(pair, "macswap", mode, pair.dut_ifaces, extra=[] if mode == "xdp" else ["--cores", "1"])
+        path = tmp_path / "both.pcapng"
+        dump = start_dump(nf.name, "--at", "both", "--count", "20", "-w", str(path), "udp", "dst", "port", "7")
+        Generator(pair).run("--count", "10", "--rate", "10000", "--size", "1400", "--dport", "7")
+        Generator(pair).run("--count", "10", "--rate", "10000", "--size", "1400", "--dport", "8")
+        _, err = dump.communicate(timeout=30)
+        assert dump.returncode == 0, err
+        packets = list(PcapNgReader(str(path)))
+        points = Counter(dict(i.split("=") for i in p.comments[0].decode().split())["point"] for p in packets)
+        assert points == {"entry": 10, "exit": 10}
+        assert all(p[UDP].dport == 7 and p.wirelen == len(p) == FRAME for p in packets)  # whole, and filtered
+        by_point = {}
+        for p in packets:
+            by_point.setdefault(dict(i.split("=") for i in p.comments[0].decode().split())["point"], p)
+        entry, exit_ = by_point["entry"], by_point["exit"]
+        assert (entry.src, entry.dst) == (exit_.dst, exit_.src) != (entry.dst, entry.src)  # macswap, on each side
+        read = subprocess.run(["tcpdump", "-r", str(path), "-nn", "udp dst port 7"], capture_output=True, text=True)
+        assert read.returncode == 0 and len(read.stdout.splitlines()) == 20
+        cut = tmp_path / "cut.pcapng"
+        short = start_dump(nf.name, "-s", "64", "--count", "5", "-w", str(cut))
+        Generator(pair).run("--count", "5", "--rate", "10000", "--size", "1400")
+        _, err = short.communicate(timeout=30)
+        assert short.returncode == 0, err
+        assert all(len(p) == 64 and p.wirelen == FRAME for p in PcapNgReader(str(cut)))
+        bad = run_xnf(["dump", "--name", nf.name, "udp", "port", "nonsense"])
+        assert bad.returncode == 1 and "does not compile" in bad.stderr
+        assert nf.stop() == 0

@@ -58,33 +58,102 @@ struct {
 	__uint(max_entries, XNF_CAPTURE_RING_BYTES);
 } xnf_capture_ring SEC(".maps");
 
-/* With no capture running this is one inlined array load and a test per frame. */
-static __always_inline void xnf_capture(struct xdp_md *ctx, __u32 slot, __u64 bytes)
-{
-	__u64 len = bytes > XNF_CAPTURE_SNAP ? XNF_CAPTURE_SNAP : bytes;
-	__u32 zero = 0;
-	struct xnf_capture_control *ctl = bpf_map_lookup_elem(&xnf_capture_ctl, &zero);
-	struct xnf_capture_record *r;
+/* A record is built here, then only its header and the bytes kept go into the ring. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct xnf_capture_record);
+	__uint(max_entries, 1);
+} xnf_capture_scratch SEC(".maps");
 
-	if (!ctl || !(ctl->slots & (1u << slot)))
-		return;
-	r = bpf_ringbuf_reserve(&xnf_capture_ring, sizeof(*r), 0);
-	if (!r) {
-		__sync_fetch_and_add(&ctl->lost, 1);
-		return;
-	}
-	r->h.mono_ns = bpf_ktime_get_ns();
-	r->h.wire_len = (__u32)bytes;
-	r->h.ifindex = ctx->ingress_ifindex;
-	r->h.queue = (__u16)ctx->rx_queue_index;
-	r->h.slot = (__u8)slot;
-	r->h.side = XNF_CAPTURE_KERNEL;
+static __always_inline struct xnf_capture_control *xnf_capture_control(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&xnf_capture_ctl, &zero);
+}
+
+/*
+ * Fills a record's header and copies len bytes of the frame (at most max, a constant once inlined) after it.
+ * Returns the bytes copied, 0 when the frame could not be read.
+ */
+static __always_inline __u64 xnf__capture_fill(struct xnf_capture_header *h, void *data, struct xdp_md *ctx,
+					       __u32 slot, __u64 bytes, __u64 len, __u64 max)
+{
+	h->mono_ns = bpf_ktime_get_ns();
+	h->wire_len = (__u32)bytes;
+	h->ifindex = ctx->ingress_ifindex;
+	h->queue = (__u16)ctx->rx_queue_index;
+	h->slot = (__u8)slot;
+	h->side = XNF_CAPTURE_KERNEL;
 	/* The verifier must see the bound on the register the helper gets: no copy of len in between. */
 	asm volatile("" : "+r"(len));
-	if (len < 1 || len > XNF_CAPTURE_SNAP || bpf_xdp_load_bytes(ctx, 0, r->data, len))
+	if (len < 1 || len > max || bpf_xdp_load_bytes(ctx, 0, data, len))
 		len = 0;
-	r->h.cap_len = (__u32)len;
+	h->cap_len = (__u32)len;
+	return len;
+}
+
+/* The short record, reserved in the ring and filled in place. */
+static __always_inline int xnf__capture_short(struct xdp_md *ctx, struct xnf_capture_control *ctl, __u32 slot,
+					      __u64 bytes, __u64 len)
+{
+	struct xnf_capture_short_record *r = bpf_ringbuf_reserve(&xnf_capture_ring, sizeof(*r), 0);
+
+	if (!r) {
+		__sync_fetch_and_add(&ctl->lost, 1);
+		return 0;
+	}
+	xnf__capture_fill(&r->h, r->data, ctx, slot, bytes, len, XNF_CAPTURE_SHORT);
 	bpf_ringbuf_submit(r, 0);
+	return 0;
+}
+
+/*
+ * Copies up to the capture's snap length of the frame into the ring, with its slot (a verdict, or
+ * XNF_CAPTURE_SLOT_ENTRY). A global function, checked once by the verifier: its copy of a frame of any length
+ * must not multiply the NF's states. Returns 0.
+ */
+__attribute__((noinline)) int xnf__capture(struct xdp_md *ctx, __u32 slot)
+{
+	struct xnf_capture_control *ctl = xnf_capture_control();
+	struct xnf_capture_record *r;
+	__u32 zero = 0;
+	__u64 bytes, len;
+
+	if (!ctx || !ctl)
+		return 0;
+	bytes = bpf_xdp_get_buff_len(ctx);
+	len = bytes < ctl->snap ? bytes : ctl->snap;
+	if (len <= XNF_CAPTURE_SHORT)
+		return xnf__capture_short(ctx, ctl, slot, bytes, len);
+	r = bpf_map_lookup_elem(&xnf_capture_scratch, &zero);
+	if (!r)
+		return 0;
+	len = xnf__capture_fill(&r->h, r->data, ctx, slot, bytes, len, XNF_CAPTURE_SNAP_MAX);
+	asm volatile("" : "+r"(len));
+	if (len > XNF_CAPTURE_SNAP_MAX ||
+	    bpf_ringbuf_output(&xnf_capture_ring, r, sizeof(r->h) + len, 0))
+		__sync_fetch_and_add(&ctl->lost, 1);
+	return 0;
+}
+
+/* With no capture running this is one inlined array load and a test per frame. */
+static __always_inline void xnf_capture(struct xdp_md *ctx, __u32 slot)
+{
+	struct xnf_capture_control *ctl = xnf_capture_control();
+
+	if (ctl && (ctl->slots & (1u << slot)))
+		xnf__capture(ctx, slot);
+}
+
+/* At the entry, before anything ran: the same one load and test. */
+static __always_inline void xnf_capture_entry(struct xdp_md *ctx)
+{
+	struct xnf_capture_control *ctl = xnf_capture_control();
+
+	if (ctl && (ctl->at & XNF_CAPTURE_AT_ENTRY))
+		xnf__capture(ctx, XNF_CAPTURE_SLOT_ENTRY);
 }
 
 static __always_inline void xnf_count(__u32 slot, __u64 bytes)
@@ -135,7 +204,7 @@ static __always_inline int xnf_xdp_action(struct xdp_md *ctx, xnf_verdict verdic
 	if (verdict & XNF_REASON_MALFORMED)
 		xnf_count(XNF_STAT_MALFORMED, bytes);
 #ifndef XNF_NO_CAPTURE /* a benchmark's variant without the hook (xnf bench run capture-cost) */
-	xnf_capture(ctx, slot, bytes);
+	xnf_capture(ctx, slot);
 #endif
 	return action;
 }
@@ -227,6 +296,12 @@ static __always_inline int xnf_xdp_split(struct xdp_md *ctx, struct xnf_pkt *pkt
 	return xnf_xdp_to_user(pkt);
 }
 
+#ifndef XNF_NO_CAPTURE
+#define XNF__CAPTURE_ENTRY(ctx) xnf_capture_entry(ctx)
+#else
+#define XNF__CAPTURE_ENTRY(ctx) ((void)0)
+#endif
+
 /* An NF without pure-drop rules has no pre-filter. */
 static __always_inline int xnf__no_offloaded_drop(struct xnf_pkt *pkt)
 {
@@ -256,6 +331,7 @@ static __always_inline int xnf__no_offloaded_drop(struct xnf_pkt *pkt)
 	SEC("xdp")                                                             \
 	int xnf_xdp_main(struct xdp_md *ctx)                                   \
 	{                                                                      \
+		XNF__CAPTURE_ENTRY(ctx);                                       \
 		int finished = xnf__finish_csum(ctx);                          \
 		struct xnf_pkt pkt = xnf_pkt_of(ctx);                          \
 		return xnf__settle_csum(ctx, finished, xnf__entry(ctx, &pkt)); \

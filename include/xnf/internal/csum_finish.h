@@ -110,7 +110,7 @@ __attribute__((noinline)) int xnf__unfinished_segment(struct xdp_md *ctx)
 	struct xnf_pkt pkt;
 	struct xnf__l4_csum c;
 
-	if (!ctx || !xnf__finish_csum_on())
+	if (!ctx)
 		return 0;
 	pkt = xnf_pkt_of(ctx);
 	if (!xnf__l4_csum_of(&pkt, &c) || *c.field != (__sum16)(__u16)~xnf_csum_fold(c.pseudo))
@@ -162,10 +162,14 @@ __attribute__((noinline)) int xnf__unfinish_csum(struct xdp_md *ctx)
 }
 
 /* Finishes the frame's checksum if its sender left it unfinished: 1 if it did. The caller takes the
- * frame's pointers from ctx afterwards. */
+ * frame's pointers from ctx afterwards. The switch is read here, so that no subprogram runs while it is off. */
 static __always_inline int xnf__finish_csum(struct xdp_md *ctx)
 {
-	int segment = xnf__unfinished_segment(ctx);
+	int segment;
+
+	if (!xnf__finish_csum_on())
+		return 0;
+	segment = xnf__unfinished_segment(ctx);
 
 	return segment && xnf__finish_segment(ctx, (__u32)segment);
 }

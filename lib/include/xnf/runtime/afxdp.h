@@ -138,13 +138,13 @@ enum xnf_tx_path xnf_afxdp_tx_path(const struct xnf_afxdp *a, __u32 port);
 /* Once a second: with --tx-path auto, sends to each port on the live path while the port takes frames
  * from XDP (a veth: while its peer has an XDP program or GRO), on the xsk ring otherwise. */
 void xnf_afxdp_refresh(struct xnf_afxdp *a);
-/* xnf dump on the workers' side (worker_capture.c): open gives every worker its capture queue (once, before
- * set turns capture on; close at teardown); set says which verdict slots to copy (0: none); drain hands every
- * queued record to emit until it returns non-zero (then the rest is dropped); lost counts the records a full
- * queue dropped, since the start. */
+/* xnf dump on the workers' side (worker_capture.c): open gives every worker its capture queue for records of
+ * snap bytes (before set turns capture on; a queue kept for another snap length is replaced; close at teardown);
+ * set says which verdict slots to copy (0: none); drain hands every queued record to emit until it returns
+ * non-zero (then the rest is dropped); lost counts the records a full queue dropped, since the start. */
 struct xnf_capture_record;
 typedef int (*xnf_capture_emit)(void *ctx, const struct xnf_capture_record *r);
-int xnf_afxdp_capture_open(struct xnf_afxdp *a);
+int xnf_afxdp_capture_open(struct xnf_afxdp *a, __u32 snap);
 void xnf_afxdp_capture_set(struct xnf_afxdp *a, __u32 slots);
 __u64 xnf_afxdp_capture_drain(struct xnf_afxdp *a, xnf_capture_emit emit, void *ctx);
 __u64 xnf_afxdp_capture_lost(const struct xnf_afxdp *a);
