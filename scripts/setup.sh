@@ -17,12 +17,13 @@ fi
 # tcpdump: reads xnf dump's captures in the tests. help2man: the man pages (make man, make install).
 # libpcap-dev: xnf-gen --write-pcap and xnf cost read and write a mix's frames as pcap.
 # libmnl-dev: the runtime's netlink (a port's link and its veth peer, the peer's namespace).
-# iperf3, nginx-light, curl, iputils-ping: the real applications the tests and the goodput benchmark run through xnf.
+# iperf3, nginx-light, curl, iputils-ping, wrk: the real applications the tests and the goodput benchmark run
+# through xnf.
 apt_packages=(clang llvm libbpf-dev libxdp-dev bpftool liburcu-dev libelf-dev zlib1g-dev libpcap-dev libmnl-dev
               pkg-config make gcc iproute2 ethtool
               dpdk-dev librte-net-af-xdp23 librte-net-af-packet23
               memcached libmemcached-tools libclang-rt-14-dev prometheus tcpdump help2man
-              iperf3 nginx-light curl iputils-ping)
+              iperf3 nginx-light curl iputils-ping wrk)
 apt_install_missing "xnf setup" "${apt_packages[@]}"
 
 # Reinstall when the package is missing or installed from another checkout.

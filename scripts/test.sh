@@ -4,4 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
-exec python3 -m pytest -q tests "$@"
+# No paths: pyproject.toml's testpaths (tests, and the packet fixtures beside each NF in nfs/).
+exec python3 -m pytest -q "$@"
