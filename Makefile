@@ -45,7 +45,7 @@ TEST_BINS := $(BUILD)/tests/test-native-maps $(BUILD)/tests/test-maps-concurrent
 # The lab's own XDP programs: the generator side's pass and sink, the hand-written baselines.
 LAB_BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(wildcard bpf/*.bpf.c))
 
-.PHONY: all clean install man
+.PHONY: all clean install install-files man
 all: $(NF_BINS) $(DIFF_BINS) $(TOOLS) $(TEST_BINS) $(LAB_BPF_OBJS)
 
 $(BUILD)/%.o: %.c
@@ -230,10 +230,11 @@ man: all
 		--output $(BUILD)/man/xnf.1 "env PYTHONPATH=$(CURDIR)/python $(PYTHON) -m xnf"
 	sed -i 's/^\.TH "\?ENV[^ ]*/.TH XNF/' $(BUILD)/man/xnf.1
 
-install: all man
+# The programs, BPF objects and SDK under a prefix: what `make install` installs, and what a wheel carries
+# (setup.py: pip install . runs it with PREFIX inside the package).
+install-files: all
 	install -d $(INSTALL_TO)/bin $(INSTALL_TO)/include/xnf/internal $(INSTALL_TO)/lib/xnf/bpf \
-		$(INSTALL_TO)/lib/pkgconfig $(INSTALL_TO)/share/xnf/include/xnf/runtime $(INSTALL_TO)/share/man/man1
-	install -m 644 $(BUILD)/man/*.1 $(INSTALL_TO)/share/man/man1/
+		$(INSTALL_TO)/lib/pkgconfig $(INSTALL_TO)/share/xnf/include/xnf/runtime
 	install -m 644 include/xnf/*.h $(INSTALL_TO)/include/xnf/
 	install -m 644 include/xnf/internal/*.h $(INSTALL_TO)/include/xnf/internal/
 	install -m 644 $(LIBXNF) $(BUILD)/lib/runtime/main.o $(INSTALL_TO)/lib/xnf/
@@ -244,7 +245,11 @@ install: all man
 	install -m 755 $(TOOLS) $(foreach n,$(SHIPPED_NFS),$(BUILD)/bin/xnf-$(n)) $(INSTALL_TO)/bin/
 	printf '%s\n' $(SHIPPED_NFS) > $(INSTALL_TO)/share/xnf/nfs
 	sed -e 's|@VERSION@|$(VERSION)|' mk/xnf.pc.in > $(INSTALL_TO)/lib/pkgconfig/xnf.pc
-	$(PYTHON) -m pip install -q --root-user-action=ignore --prefix=$(PREFIX) \
+
+install: install-files man
+	install -d $(INSTALL_TO)/share/man/man1
+	install -m 644 $(BUILD)/man/*.1 $(INSTALL_TO)/share/man/man1/
+	XNF_WHEEL_PROGRAMS=no $(PYTHON) -m pip install -q --root-user-action=ignore --prefix=$(PREFIX) \
 		$(if $(DESTDIR),--root=$(DESTDIR) --no-deps --ignore-installed) .
 
 clean:

@@ -1,8 +1,8 @@
 """Where xnf's programs are, and building them when they are missing.
 
 Two layouts hold them. A checkout: this package sits in python/ beside the Makefile, the programs are in
-build/ and `make` builds what is missing. An installed prefix (`make install`): PREFIX/bin, PREFIX/lib/xnf/bpf,
-PREFIX/share/xnf. XNF_PREFIX names either one explicitly. NFs built outside both (`xnf build DIR`) live in
+build/ and `make` builds what is missing. An installed prefix (`make install`, or the one a wheel carries inside
+this package: `pip install .`): PREFIX/bin, PREFIX/lib/xnf/bpf, PREFIX/share/xnf. XNF_PREFIX names either one explicitly. NFs built outside both (`xnf build DIR`) live in
 the user's NF folder (XNF_NF_DIR, else ~/.local/share/xnf/nfs), searched after the NFs xnf ships.
 """
 
@@ -16,6 +16,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from xnf import user_data
 from xnf.errors import XnfError
 
 # The checkout this package sits in, when it sits in one: the tests and bench/ run from it.
@@ -25,6 +26,8 @@ BIN_DIR = BUILD_DIR / "bin"
 
 # Written by `make install`: the names of the NFs it installed, one per line.
 SHIPPED_NFS_LIST = "share/xnf/nfs"
+# Where a wheel (pip install ., setup.py) carries the programs: a prefix inside this package.
+PACKAGED_PREFIX = "_prefix"
 
 
 @dataclass(frozen=True)
@@ -61,10 +64,11 @@ def _is_installed(path: Path) -> bool:
 
 
 def _install_candidates() -> list[Path]:
-    """Prefixes xnf may be installed under: this package's own (PREFIX/lib/python3.X/site-packages/xnf), the
-    one whose bin/ holds the xnf-gen on PATH, and Python's."""
+    """Prefixes xnf may be installed under: the one inside this package (a wheel's, setup.py), the one this
+    package is installed under (PREFIX/lib/python3.X/site-packages/xnf), the one whose bin/ holds the xnf-gen on
+    PATH, and Python's."""
     here = Path(__file__).resolve().parents
-    found = [here[4]] if len(here) > 4 else []
+    found = [here[0] / PACKAGED_PREFIX] + ([here[4]] if len(here) > 4 else [])
     generator = shutil.which("xnf-gen")
     if generator:
         found.append(Path(generator).resolve().parents[1])
@@ -86,8 +90,8 @@ def layout() -> Layout:
     for prefix in _install_candidates():
         if _is_installed(prefix):
             return Layout(prefix, False)
-    raise XnfError("xnf's programs are not installed: run 'make install' in an xnf checkout (PREFIX=DIR chooses "
-                   "where), or set XNF_PREFIX to the prefix they were installed under")
+    raise XnfError("xnf's programs are not installed: run 'pip install .' or 'make install' in an xnf checkout "
+                   "(PREFIX=DIR chooses where), or set XNF_PREFIX to the prefix they were installed under")
 
 
 def user_nf_dirs() -> list[Path]:
@@ -95,8 +99,7 @@ def user_nf_dirs() -> list[Path]:
     (and, under sudo, the invoking user's: an NF built without root is then found by `sudo xnf run`)."""
     if os.environ.get("XNF_NF_DIR"):
         return [Path(os.environ["XNF_NF_DIR"])]
-    data = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local/share")
-    dirs = [data / "xnf" / "nfs"]
+    dirs = [user_data.data_dir() / "nfs"]
     invoker = os.environ.get("SUDO_USER")
     if invoker and os.geteuid() == 0:
         dirs.append(Path(os.path.expanduser(f"~{invoker}")) / ".local/share/xnf/nfs")

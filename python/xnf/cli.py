@@ -10,7 +10,7 @@ import shlex
 import signal
 import sys
 
-from xnf import build, capture, chain, control, nf_cost, programs, say, watch
+from xnf import build, capture, chain, control, nf_cost, output, programs, say, user_data, watch
 from xnf.errors import XnfError
 
 
@@ -53,7 +53,6 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def _print_stats_table(stats: dict) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     where = f"{stats['mode']} mode"
@@ -69,7 +68,7 @@ def _print_stats_table(stats: dict) -> None:
         table.add_row(verdict, f"{counter['packets']:,}", f"{counter['bytes']:,}")
     for name, value in stats.get("counters", {}).items():
         table.add_row(f"[dim]{name}[/dim]", f"{value:,}", "")
-    console = Console()
+    console = output.console()
     console.print(table)
     if stats.get("workers"):
         console.print(_workers_table(stats["workers"]))
@@ -385,7 +384,7 @@ def _run_grid(args: argparse.Namespace, bench) -> int:
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   disable=say.level < say.NORMAL) as progress:
         task = progress.add_task(f"{bench.name}", total=None)
-        path = run_benchmark(bench, Path(args.out),
+        path = run_benchmark(bench, _results_out(args),
                              lambda text: progress.update(task, description=f"{bench.name}: {text}"))
     say.info(f"results: {path} (and {path.with_suffix('.csv').name}); draw them with: xnf report {path}")
     return 0
@@ -397,16 +396,28 @@ def _run_study(args: argparse.Namespace, study) -> int:
 
     parser = argparse.ArgumentParser(prog=f"xnf bench run {study.NAME}", description=study.__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog="--out DIR: where the results files go (default: results)")
+                                     epilog=f"--out DIR: where the results files go (default: {user_data.results_dir()})")
     study.add_arguments(parser)
     options = parser.parse_args(args.options)
     if args.dut_receive_core is not None:
         raise XnfError(f"{study.NAME} places its work on cores itself: --dut-receive-core is for the grids")
     _require_root("xnf bench run")
     build.ensure_built()
-    path = study.run(options, Path(args.out))
+    path = study.run(options, _results_out(args))
     say.info(f"results: {path} (and {path.with_suffix('.csv').name})")
     return 0
+
+
+def _results_out(args: argparse.Namespace):
+    from pathlib import Path
+
+    return Path(args.out) if args.out else user_data.results_dir()
+
+
+def _published_results() -> list:
+    """Where reproduce looks by default: this user's results, and the research record a checkout carries."""
+    where = build.layout()
+    return [user_data.results_dir()] + ([where.root / "research" / "results"] if where.checkout else [])
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -417,9 +428,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
         if args.run_missing:
             _require_root("xnf report reproduce --run-missing")
-        folders = [Path(d) for d in args.results_dir or ["results", "docs/results"]]
+        folders = [Path(d) for d in args.results_dir or _published_results()]
         only = [k for item in args.only or [] for k in item.split(",") if k]
-        page = reproduce(folders, Path(args.out or "results/reproduce"), args.run_missing, only)
+        page = reproduce(folders, Path(args.out) if args.out else user_data.results_dir() / "reproduce",
+                         args.run_missing, only)
         say.info(f"reproduced: {page}")
         return 0
     if args.results_dir or args.run_missing or args.only:
@@ -539,7 +551,8 @@ def make_parser() -> argparse.ArgumentParser:
     advise.add_argument("--mix", metavar="FILE|SPEC", help="the traffic: xnf-gen's traffic options or classes, inline "
                         "or in a file (default one flow of 64-byte UDP frames)")
     advise.add_argument("--profile", metavar="P", help="a machine profile (file, or a published one's name; default: "
-                        "the one 'xnf bench run model-fit' installed)")
+                        "the one 'xnf bench run model-fit' installed, else the quick one, made first if there is none: "
+                        "about a minute)")
     advise.add_argument("--cores", type=_positive_int, metavar="N", help="cores the NF may use (default the "
                         "profile's)")
     advise.add_argument("--map-size", action="append", metavar="MAP=N", help="a map's size, as xnf run takes it")
@@ -616,7 +629,7 @@ def make_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", add_help=False, help="list or run the benchmarks (results in results/)")
     bench.add_argument("action", nargs="?", choices=("list", "run"))
     bench.add_argument("name", nargs="?", help="benchmark to run (see 'xnf bench list')")
-    bench.add_argument("--out", default="results", help="where results files go")
+    bench.add_argument("--out", help=f"where results files go (default: {user_data.results_dir()})")
     bench.add_argument("--json", action="store_true", help="'bench list' as JSON")
     bench.add_argument("--dut-receive-core", type=int, metavar="CORE",
                        help="XDP modes: run the DUT's receive (and the NF) in threaded NAPI on CORE, not in softirq "
@@ -630,9 +643,9 @@ def make_parser() -> argparse.ArgumentParser:
                             "the research's findings judged on this machine's results")
     report.add_argument("results", help="a results JSON written by 'xnf bench run', or 'reproduce'")
     report.add_argument("--out", help="folder for the page and plots (default: beside the results; reproduce: "
-                        "results/reproduce)")
+                        f"{user_data.results_dir() / 'reproduce'})")
     report.add_argument("--results-dir", action="append", metavar="DIR", help="reproduce: where to look for results "
-                        "(repeat; default results and docs/results)")
+                        f"(repeat; default {user_data.results_dir()}, and a checkout's research/results)")
     report.add_argument("--run-missing", action="store_true", help="reproduce: run the benchmarks whose results are "
                         "missing first (with their defaults: hours for all)")
     report.add_argument("--only", action="append", metavar="KEY", help="reproduce: only these findings (comma-"
@@ -659,7 +672,8 @@ def main(argv: list[str] | None = None) -> int:
     _exit_on_sigterm()
     parser = make_parser()
     args, extra = parser.parse_known_args(argv)
-    say.set_level(args.quiet, args.verbose)
+    json_out = getattr(args, "json", False)
+    say.set_level(args.quiet, args.verbose, json_out)
     if args.command in ("run", "doctor"):
         # --mode and AF_XDP settings (--queues, --workers, --batch ...): the NF binary checks them
         args.options = extra + (["--verbose"] if args.verbose else [])
@@ -670,6 +684,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except XnfError as err:
+        if json_out:
+            # A program reading the JSON gets the error as JSON too; a person still sees it on stderr.
+            print(json.dumps({"error": str(err)}))
         print(f"xnf: error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -9,17 +9,20 @@ import sys
 
 QUIET, NORMAL, VERBOSE = -1, 0, 1
 level = NORMAL
+# Where the lines about the work go: stderr under --json, whose stdout is the JSON alone.
+info_stream = sys.stdout
 
 
-def set_level(quiet: bool, verbose: int) -> None:
-    global level
+def set_level(quiet: bool, verbose: int, json_out: bool = False) -> None:
+    global level, info_stream
     level = QUIET if quiet else NORMAL + verbose
+    info_stream = sys.stderr if json_out else sys.stdout
 
 
 def info(text: str) -> None:
     """A line about the work (progress, where results went): not with -q."""
     if level >= NORMAL:
-        print(text, flush=True)
+        print(text, file=info_stream, flush=True)
 
 
 def command(argv: list) -> None:

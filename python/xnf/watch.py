@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Callable
 
-from xnf import control, live_rates
+from xnf import control, live_rates, output
 from xnf.errors import XnfError
 
 MIN_INTERVAL_S = 0.1
@@ -61,7 +61,6 @@ def stats_every(name: str, interval: float, count: int | None, as_json: bool) ->
 
 
 def _print_rates(r: dict) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title=f"{r['name']}: {r['nf']}, {r['mode']} mode, last {r['seconds']:.2f} s")
@@ -75,7 +74,7 @@ def _print_rates(r: dict) -> None:
     for w in r["workers"]:
         table.add_row(f"worker {w['worker']}", f"rx {_fmt_rate(w.get('rx_packets', 0), 'pps')}",
                       f"tx {_fmt_rate(w.get('tx_packets', 0), 'pps')}")
-    Console().print(table)
+    output.console().print(table)
 
 
 def top(interval: float, count: int | None, as_json: bool) -> int:
@@ -107,7 +106,6 @@ def top(interval: float, count: int | None, as_json: bool) -> int:
 
 
 def _print_top(rows: list[dict]) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title=f"xnf top: {len(rows)} instance(s)")
@@ -119,7 +117,7 @@ def _print_top(rows: list[dict]) -> None:
         table.add_row(r["name"], r["nf"], r["mode"], _fmt_rate(live_rates.handled_pps(r), "pps"),
                       *(_fmt_rate(v[k]["pps"], "pps") for k in ("tx", "redirect", "drop", "pass")),
                       _fmt_rate(out_bps, "bps"))
-    console = Console()
+    console = output.console()
     if console.is_terminal:
         console.clear()
     console.print(table)

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
+import tempfile
+import time
 from pathlib import Path
 
-from xnf import chain, contract, mix
+from xnf import chain, contract, mix, output, say
 from xnf.lab import environment
-from xnf.model import advisor, check_rounds, lab_rate, rate_statistic, task
+from xnf.model import advisor, check_rounds, lab_paths, lab_rate, rate_statistic, task
 from xnf.errors import XnfError
-from xnf.model.profile import Profile, load
+from xnf.model.profile import Profile, installed, load, quick_path
 
 VERIFY_SECONDS = 0.5
 MAX_VERIFIED = 12
@@ -56,10 +60,9 @@ def _user_command(row: dict, rules: str | None) -> str:
 
 
 def print_text(answer: dict, rules: str | None) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = output.console()
     t, prof = answer["task"], answer["profile"]
     rates = f", rates {rate_statistic.WHAT[prof['statistic']]}" if prof["source"] == "measured" else ""
     console.print(f"{answer['nf']}: profile '{prof['name']}' ({prof['source']}{rates}; {prof['platform']})")
@@ -100,13 +103,37 @@ def print_text(answer: dict, rules: str | None) -> None:
                       f"{'holds' if v['pick_holds'] else 'does not hold'} ({v['pick_over_fastest']:.0%} of it)")
 
 
+def quick_fit() -> Path:
+    """Fits the quick profile (model-fit --quick, about a minute) and installs it; its progress on stderr, so that
+    --json's stdout stays the answer alone. A subprocess: the fit is a study of the lab (xnf.bench), which the
+    model does not import."""
+    say.info(f"no profile of this machine yet: fitting a quick one ({', '.join(lab_paths.QUICK_PATHS)}; "
+             "about a minute; "
+             "its confidence is lower). 'xnf bench run model-fit' (about 40 minutes) refines it.")
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory() as out:
+        fit = subprocess.run([sys.executable, "-m", "xnf", "-q", "bench", "run", "model-fit", "--quick",
+                              "--out", out], stdout=sys.stderr, stderr=subprocess.PIPE, text=True)
+    where = quick_path()
+    if fit.returncode != 0 or not where.exists():
+        raise XnfError(f"the quick fit of this machine's profile failed ({fit.stderr.strip()[-400:] or 'no message'});"
+                       " run it alone to see why: xnf bench run model-fit --quick")
+    say.info(f"quick profile fitted in {time.monotonic() - started:.0f} s: {where}")
+    return where
+
+
+def chosen_profile(named: str | None) -> Profile:
+    """The profile named, else the one installed (a full fit's, else the quick one's), else a quick fit made now."""
+    return load(named or installed() or quick_fit())
+
+
 def run(args: argparse.Namespace) -> int:
     if args.verify and args.cores is not None:
         raise XnfError("--verify measures on the lab's own cores: leave out --cores")
     if args.verify and not 1 <= args.verify <= MAX_VERIFIED:
         raise XnfError(f"--verify N measures the best N candidates: 1 to {MAX_VERIFIED}")
     gen = mix.parse(args.mix)
-    profile = load(args.profile)
+    profile = chosen_profile(args.profile)
     tsc_hz = environment.describe()["tsc_hz"]
     calibration = None
     if args.calibrate:

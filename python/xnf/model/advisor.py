@@ -310,9 +310,13 @@ def advice(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: i
     skipped: list[dict] = []
     ranked = rank(profile, nf, task, drop_rules, cores, skipped)
     level, why = confidence(ranked, profile.validation.get("placement", placement.ALL))
+    if profile.quick:
+        level = "medium" if level == "high" else level
+        why += ("; the profile is a quick fit (three paths, one round): at most medium confidence, and the paths it "
+                "did not measure are not weighed ('xnf bench run model-fit' refines it, about 40 minutes)")
     return {
         "nf": nf, "profile": {"name": profile.name, "source": profile.source, "platform": profile.platform,
-                              "scale": profile.scale, "statistic": profile.statistic},
+                              "scale": profile.scale, "statistic": profile.statistic, "quick": profile.quick},
         "task": {"native_ns_over_baseline": round(task.whole.native_ns, 1),
                  "xdp_ns_over_baseline": round(task.whole.xdp_ns, 1), "baseline": task.baseline,
                  "verdicts": task.whole.verdicts, "drop_share": round(task.whole.drop_share, 4),

@@ -22,6 +22,11 @@ SENDER_WHAT = f"core {GEN_CORE}: the generator, and the DUT's receive of what it
 WORKER_WHAT = f"core {DUT_CORE}: the AF_XDP workers, and the receive of what they send"
 
 
+# The paths a quick fit measures (model-fit --quick, what `xnf advise` makes on first use): the kernel path, the
+# user-space path and the split that wins most cases of docs/cost-model.md.
+QUICK_PATHS = ("xdp", "afxdp/live", "hybrid/live")
+
+
 @dataclass(frozen=True)
 class LabPath:
     key: str

@@ -15,6 +15,8 @@ from published figures (python/xnf/model/profiles/), and says which. It is JSON,
              the day (machines differ by up to 2.6x between sessions here): `Profile.scaled`.
   statistic  which of each point's rounds the fit took as its rate: "best" or "median"
              (python/xnf/model/rate_statistic.py); the profile's checks take the same of theirs.
+  quick      true for a quick fit (`model-fit --quick`, about a minute: three paths, three points, one round), which
+             `xnf advise` makes on first use; a full fit refines it.
   validation how far the profile's predictions were from measured RFC 2544 rates (`xnf bench run model-check`),
              overall and per path: median_error and max_error (sizes, either way), within_10_percent, and shortfall
              (how far below its predictions the path's median rates fell: advisor.shortfall). The advisor counts on
@@ -29,7 +31,7 @@ import os
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from xnf import user_files
+from xnf import say, user_data, user_files
 from xnf.errors import XnfError
 from xnf.lab import placement
 from xnf.model import rate_statistic
@@ -51,7 +53,30 @@ def default_path() -> Path:
     data folder (beside the NFs that `xnf build` makes)."""
     if os.environ.get("XNF_PROFILE"):
         return Path(os.environ["XNF_PROFILE"])
-    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local/share") / "xnf" / "profile.json"
+    return user_data.data_dir() / "profile.json"
+
+
+def quick_path() -> Path:
+    """Where `model-fit --quick` installs its profile: `xnf advise` falls back on it when no full fit is installed
+    (beside XNF_PROFILE when that is set, so a test's profiles stay in its own folder)."""
+    return default_path().with_name("profile-quick.json")
+
+
+def install(profile: "Profile") -> Path:
+    """Writes the profile where `xnf advise` looks: a quick fit as the quick profile, a full one as the profile
+    (a full fit makes the quick one needless: it is removed)."""
+    where = quick_path() if profile.quick else default_path()
+    where.parent.mkdir(parents=True, exist_ok=True)
+    where.write_text(profile.to_json())
+    if not profile.quick:
+        quick_path().unlink(missing_ok=True)
+    say.info(f"profile installed as {where} (xnf advise reads it)")
+    return where
+
+
+def installed() -> Path | None:
+    """The profile `xnf advise` takes when none is named: the full fit's, else the quick one's, else none."""
+    return next((p for p in (default_path(), quick_path()) if p.exists()), None)
 
 
 @dataclass
@@ -98,6 +123,7 @@ class Profile:
     citation: str | None = None
     scale: float = 1.0                   # times applied since the fit (Profile.scaled)
     statistic: str = rate_statistic.BEFORE   # which of each point's rounds the fit took (rate_statistic)
+    quick: bool = False                  # a quick fit (model-fit --quick): few paths and points, one round
 
     def path(self, key: str) -> PathCost:
         if key not in self.paths:
@@ -234,6 +260,8 @@ def _check_shape(doc: dict) -> None:
         _text(doc.get(key), key)
     _text(doc.get("citation"), "citation", optional=True)
     _text(doc.get("statistic", rate_statistic.BEFORE), "statistic")
+    if not isinstance(doc.get("quick", False), bool):
+        _fail("quick", "must be true or false")
     _number(doc.get("scale", 1.0), "scale")
     baseline = _section(doc, "baseline", "", required=True)
     _text(baseline.get("nf"), "baseline.nf")

@@ -45,7 +45,7 @@ from xnf.bench import results_file
 from xnf.bench.rounds import measure_rounds
 from xnf.lab import environment, placement
 from xnf.model import fit, lab_paths, lab_rate, rate_statistic
-from xnf.model.profile import Profile, default_path
+from xnf.model.profile import Profile, default_path, install, quick_path
 
 NAME = "model-fit"
 DESCRIPTION = "the cost model's machine profile: c_IO of every data path, fitted from taskemu's cycles and memory " \
@@ -207,6 +207,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--frames", type=int, help="frames of xnf cost's mix (default: every flow once)")
     parser.add_argument("--repeat", type=int, help="xnf cost's timed passes (default: xnf cost's)")
     parser.add_argument("--no-install", action="store_true", help=f"do not install the profile as {default_path()}")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"about a minute: {', '.join(QUICK['paths'])}, points {', '.join(QUICK['points'])}, "
+                             f"{QUICK['rounds']} round of {QUICK['seconds']} s trials, installed as {quick_path()} "
+                             "(what xnf advise makes on first use; its confidence is lower)")
     placement.add_argument(parser)
     rate_statistic.add_argument(parser)
     parser.add_argument("--refit", metavar="RESULTS", help="measure nothing: fit again the samples of an earlier "
@@ -219,6 +223,17 @@ def _earlier(results: str) -> tuple[list[dict], list[str], dict, float]:
     samples = doc["samples"]
     keys = list(dict.fromkeys(s["path"] for s in samples if s["path"]))
     return samples, keys, doc["environment"], doc["seconds_per_trial"]
+
+
+# The quick fit: the three paths that win most cases (docs/cost-model.md), the baseline, one dear point and drop.
+QUICK = {"paths": lab_paths.QUICK_PATHS, "points": (BASELINE_LABEL, "cycles-3000", DROP_LABEL),
+         "rounds": 1, "seconds": 0.3}
+
+
+def _quick(args: argparse.Namespace) -> None:
+    """--quick: its paths, points, rounds and trial length in place of the options'."""
+    args.paths, args.points = ",".join(QUICK["paths"]), ",".join(QUICK["points"])
+    args.rounds, args.seconds = QUICK["rounds"], QUICK["seconds"]
 
 
 def _measure(args: argparse.Namespace) -> tuple[list[dict], list[str], dict, float]:
@@ -238,11 +253,15 @@ def _measure(args: argparse.Namespace) -> tuple[list[dict], list[str], dict, flo
 
 
 def run(args: argparse.Namespace, out_dir: Path) -> Path:
+    if args.quick:
+        if args.refit:
+            raise SystemExit("model-fit: --quick measures; --refit does not: one or the other")
+        _quick(args)
     samples, keys, env, seconds = _earlier(args.refit) if args.refit else _measure(args)
     labels = list(dict.fromkeys(s["point"] for s in samples if s["path"]))
     fitted, placed = placement.keep(samples, args.placement, NAME)
     profile, table = fit_profile(fitted, keys, env, placed["kept"], labels, args.statistic)
-    profile = replace(profile, placement=placed)
+    profile = replace(profile, placement=placed, quick=args.quick)
     if profile.near_level:
         profile = replace(profile, placement={**placed, "far_adds_ns": far_adds_ns(samples, profile, table)})
     placed = profile.placement
@@ -257,9 +276,7 @@ def run(args: argparse.Namespace, out_dir: Path) -> Path:
     profile_path.write_text(profile.to_json())
     model_plots.fit_lines(profile, table, path.with_suffix(".png"))
     if not args.no_install:
-        default_path().parent.mkdir(parents=True, exist_ok=True)
-        default_path().write_text(profile.to_json())
-        say.info(f"profile installed as {default_path()} (xnf advise reads it)")
+        install(profile)
     for key, p in profile.paths.items():
         roles = ", ".join(f"{name} {r.fixed_ns['forward']:.0f} ns" for name, r in p.roles.items())
         say.info(f"{key:16s} c_IO {roles}; NF on the {p.task_role} x{p.task_scale:.2f}; "
