@@ -77,6 +77,7 @@ static int name_in_use(const struct sockaddr_un *addr)
 static int write_owner(struct xnf_control_server *s, const char *name, const char *nf, const char *mode)
 {
 	char tmp[sizeof(s->owner_path) + 4];
+	struct xnf_process_id self;
 	FILE *f;
 
 	snprintf(s->owner_path, sizeof(s->owner_path), "%.*s.owner", (int)(strlen(s->path) - strlen(".sock")),
@@ -85,8 +86,9 @@ static int write_owner(struct xnf_control_server *s, const char *name, const cha
 	f = fopen(tmp, "we");
 	if (!f)
 		return -1;
-	fprintf(f, "{\"name\": \"%s\", \"nf\": \"%s\", \"mode\": \"%s\", \"pid\": %d, \"start_time\": %llu}\n", name, nf,
-		mode, (int)getpid(), xnf_process_start_time(getpid()));
+	xnf_process_self(&self);
+	fprintf(f, "{\"name\": \"%s\", \"nf\": \"%s\", \"mode\": \"%s\", \"pid\": %d, \"start_time\": %llu, "
+		"\"pid_ns\": %llu}\n", name, nf, mode, self.pid, self.start, self.pid_ns);
 	if (fclose(f) || rename(tmp, s->owner_path)) {
 		unlink(tmp);
 		s->owner_path[0] = '\0';

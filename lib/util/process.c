@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <xnf/runtime/process.h>
 
+#include <ctype.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 unsigned long long xnf_process_start_time(int pid)
 {
@@ -25,4 +29,79 @@ unsigned long long xnf_process_start_time(int pid)
 	}
 	fclose(f);
 	return start;
+}
+
+static unsigned long long pid_namespace_of(const char *proc_entry)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%s/ns/pid", proc_entry);
+	return stat(path, &st) == 0 ? (unsigned long long)st.st_ino : 0;
+}
+
+void xnf_process_self(struct xnf_process_id *id)
+{
+	id->pid = (int)getpid();
+	id->start = xnf_process_start_time(id->pid);
+	id->pid_ns = pid_namespace_of("self");
+}
+
+/* The pid a process of this namespace has in its own, innermost one (the last of its status's NSpid); 0: none. */
+static int innermost_pid(const char *proc_entry)
+{
+	char path[64], line[256];
+	int pid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%s/status", proc_entry);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "NSpid:", 6) == 0) {
+			char *last = strrchr(line, '\t');
+
+			pid = last ? atoi(last + 1) : 0;
+			break;
+		}
+	}
+	fclose(f);
+	return pid;
+}
+
+static bool lives_in_other_namespace(const struct xnf_process_id *id)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	bool found = false;
+
+	if (!d)
+		return false;
+	while (!found && (e = readdir(d))) {
+		if (!isdigit((unsigned char)e->d_name[0]) || pid_namespace_of(e->d_name) != id->pid_ns ||
+		    innermost_pid(e->d_name) != id->pid)
+			continue;
+		found = xnf_process_start_time(atoi(e->d_name)) == id->start;
+	}
+	closedir(d);
+	return found;
+}
+
+bool xnf_process_lives(const struct xnf_process_id *id)
+{
+	if (id->pid <= 0)
+		return false;
+	if (id->pid_ns && id->pid_ns != pid_namespace_of("self"))
+		return lives_in_other_namespace(id);
+	return xnf_process_start_time(id->pid) == id->start;
+}
+
+bool xnf_process_id_parse(const char *text, struct xnf_process_id *id)
+{
+	int fields = sscanf(text, "%d %llu %llu", &id->pid, &id->start, &id->pid_ns);
+
+	if (fields == 2)
+		id->pid_ns = 0;
+	return fields >= 2 && id->pid > 0;
 }

@@ -40,8 +40,7 @@ int xnf_journal_write(const char *dir, struct xnf_journaled_setting *s, char *pa
 	FILE *f;
 	int err;
 
-	s->owner_pid = (int)getpid();
-	s->owner_start = xnf_process_start_time(s->owner_pid);
+	xnf_process_self(&s->owner);
 	err = path_of(dir, s, path, len);
 	if (err)
 		return err;
@@ -53,9 +52,9 @@ int xnf_journal_write(const char *dir, struct xnf_journaled_setting *s, char *pa
 	}
 	if (!f)
 		return -errno;
-	fprintf(f, "cookie=%llu\ninode=%llu\nifindex=%d\nifname=%s\nsetting=%s\nold=%s\nowner=%d %llu\n",
+	fprintf(f, "cookie=%llu\ninode=%llu\nifindex=%d\nifname=%s\nsetting=%s\nold=%s\nowner=" XNF_PROCESS_ID_FORMAT "\n",
 		(unsigned long long)s->netns_cookie, (unsigned long long)s->netns_inode, s->ifindex, s->ifname,
-		s->setting, s->old_value, s->owner_pid, s->owner_start);
+		s->setting, s->old_value, s->owner.pid, s->owner.start, s->owner.pid_ns);
 	/* Whole or not at all: a journal half written could not be trusted to put anything back. */
 	if (fflush(f) || fsync(fileno(f)) || fclose(f) || rename(tmp, path)) {
 		err = -errno;
@@ -86,7 +85,7 @@ static void take(struct xnf_journaled_setting *s, const char *key, const char *v
 	else if (!strcmp(key, "old"))
 		snprintf(s->old_value, sizeof(s->old_value), "%s", value);
 	else if (!strcmp(key, "owner"))
-		sscanf(value, "%d %llu", &s->owner_pid, &s->owner_start);
+		xnf_process_id_parse(value, &s->owner);
 }
 
 static int read_journal(const char *path, struct xnf_journaled_setting *s)
@@ -107,12 +106,12 @@ static int read_journal(const char *path, struct xnf_journaled_setting *s)
 		}
 	}
 	fclose(f);
-	return s->owner_pid > 0 && s->setting[0] ? 0 : -EINVAL;
+	return s->owner.pid > 0 && s->setting[0] ? 0 : -EINVAL;
 }
 
 static int owner_lives(const struct xnf_journaled_setting *s)
 {
-	return s->owner_pid > 0 && xnf_process_start_time(s->owner_pid) == s->owner_start;
+	return xnf_process_lives(&s->owner);
 }
 
 /* Calls fn on every journal in dir whose name starts with prefix and that reads whole; stops when fn returns < 0. */

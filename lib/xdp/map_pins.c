@@ -57,11 +57,13 @@ static int write_record(const struct xnf_xdp_instance *x, const char *dir)
 {
 	char path[768];
 	struct bpf_map *map;
+	struct xnf_process_id self;
 	FILE *f;
 
 	if (record_path(x, dir, path, sizeof(path)) || !(f = fopen(path, "we")))
 		return -1;
-	fprintf(f, "%d %llu\n", (int)getpid(), xnf_process_start_time(getpid()));
+	xnf_process_self(&self);
+	fprintf(f, XNF_PROCESS_ID_FORMAT "\n", self.pid, self.start, self.pid_ns);
 	bpf_object__for_each_map(map, x->obj) {
 		if (pinnable(map))
 			fprintf(f, "%s\n", bpf_map__name(map));
@@ -73,19 +75,20 @@ static int write_record(const struct xnf_xdp_instance *x, const char *dir)
 static int clear_dead_owners_pins(const struct xnf_xdp_instance *x, const char *dir)
 {
 	char path[768], line[256], pin[512];
-	unsigned long long start;
-	int pid, removed = 0;
+	struct xnf_process_id owner;
+	int removed = 0;
 	FILE *f;
 
 	if (record_path(x, dir, path, sizeof(path)) || !(f = fopen(path, "re")))
 		return 0;
-	if (!fgets(line, sizeof(line), f) || sscanf(line, "%d %llu", &pid, &start) != 2) {
+	if (!fgets(line, sizeof(line), f) || !xnf_process_id_parse(line, &owner)) {
 		fclose(f);
 		return 0;
 	}
-	if (xnf_process_start_time(pid) == start) {
+	if (xnf_process_lives(&owner)) {
 		fclose(f);
-		xnf_error("--pin %s: instance pid %d pins its maps there and runs: choose another folder", dir, pid);
+		xnf_error("--pin %s: instance pid %d pins its maps there and runs: choose another folder", dir,
+			  owner.pid);
 		return -1;
 	}
 	while (fgets(line, sizeof(line), f)) {
@@ -97,7 +100,7 @@ static int clear_dead_owners_pins(const struct xnf_xdp_instance *x, const char *
 	unlink(path);
 	if (removed)
 		xnf_warn("--pin %s: removed %d maps that instance pid %d pinned there and left when it was killed", dir,
-			 removed, pid);
+			 removed, owner.pid);
 	return 0;
 }
 

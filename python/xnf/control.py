@@ -1,6 +1,7 @@
 """Client of the control socket every running NF instance listens on (see lib/control).
 
-Beside each socket NAME.sock the instance keeps NAME.owner (one JSON line: pid, start time, NF, mode), so that a
+Beside each socket NAME.sock the instance keeps NAME.owner (one JSON line: pid, start time, pid namespace, NF,
+mode; python/xnf/process_id.py finds the process, in a container too), so that a
 client tells, without waiting for an answer, an instance that is stopped (SIGSTOP, a debugger: it would take a
 request and act on it only once resumed) or killed (its socket left behind) from one that runs. A request to a
 stopped instance is refused before anything is sent."""
@@ -15,6 +16,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from xnf import process_id
 from xnf.errors import XnfError
 
 DEFAULT_RUN_DIR = "/run/xnf"
@@ -47,17 +49,17 @@ class Owner:
     mode: str
     pid: int
     start_time: int
+    pid_ns: int = 0          # its pid namespace's inode (0: a record of before it was written, this namespace)
 
     def state(self) -> str:
-        """running, stopped (SIGSTOP or traced) or dead (gone, or its pid now another process's)."""
-        try:
-            stat_line = Path(f"/proc/{self.pid}/stat").read_text()
-        except OSError:
-            return DEAD
-        fields = stat_line[stat_line.rindex(")") + 2:].split()
-        if int(fields[19]) != self.start_time:  # field 22 of stat: the start time
-            return DEAD
-        return STOPPED if fields[0] in ("T", "t") else RUNNING
+        """running, stopped (SIGSTOP or traced) or dead (gone, or its pid now another process's); unknown for an
+        instance of another pid namespace that this process cannot see (a container's, seen from another one)."""
+        entry = process_id.find(self.pid, self.start_time, self.pid_ns)
+        if entry is None:
+            foreign = self.pid_ns and self.pid_ns != process_id.pid_namespace()
+            return UNKNOWN if foreign else DEAD
+        fields = process_id.stat_fields(entry)
+        return STOPPED if fields and fields[0] in ("T", "t") else RUNNING
 
 
 def owner(name: str, directory: str | None = None) -> Owner | None:
@@ -65,7 +67,7 @@ def owner(name: str, directory: str | None = None) -> Owner | None:
     try:
         record = json.loads(socket_path(name, directory).with_suffix(".owner").read_text())
         return Owner(str(record["name"]), str(record["nf"]), str(record["mode"]), int(record["pid"]),
-                     int(record["start_time"]))
+                     int(record["start_time"]), int(record.get("pid_ns", 0)))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -108,9 +110,12 @@ def check_request(line: str) -> None:
         size = len(line.encode())
     except UnicodeEncodeError:
         raise XnfError("the rule or argument holds bytes that are not UTF-8 text") from None
-    if size > contract.limit("control_request"):
-        raise XnfError(f"the request is {size} bytes long, and an instance takes at most "
-                       f"{contract.limit('control_request')}")
+    try:
+        most = contract.limit("control_request")
+    except XnfError:   # no programs this user can read to ask: the instance refuses a request too long itself
+        return
+    if size > most:
+        raise XnfError(f"the request is {size} bytes long, and an instance takes at most {most}")
 
 
 def request(name: str, line: str, directory: str | None = None, timeout_s: float = TIMEOUT_S) -> str:

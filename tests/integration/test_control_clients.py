@@ -4,11 +4,14 @@ instance from answering the next client, nor stop the packets."""
 
 from __future__ import annotations
 
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -116,14 +119,26 @@ def test_garbage_and_partial_requests_leave_the_instance_serving(pair):
     assert nf.stop() == 0
 
 
+def readable_copy_of_the_package() -> str:
+    """The Python package where 'nobody' can read it: the checkout may sit where only root can (under /root, in a
+    0700 folder)."""
+    folder = tempfile.mkdtemp(prefix="xnf-probe-")
+    shutil.copytree(REPO_ROOT / "python" / "xnf", Path(folder) / "xnf", ignore=shutil.ignore_patterns("__pycache__"))
+    for path in [Path(folder), *Path(folder).rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return folder
+
+
 def test_an_unprivileged_user_can_neither_read_nor_change(pair):
     """The control socket is root's alone: 'nobody' can neither read the stats nor add a rule."""
     nf = NfInstance.start(pair, "firewall", "xdp", pair.dut_ifaces)
+    package = readable_copy_of_the_package()
+    pair.on_teardown(lambda: shutil.rmtree(package))
     probe = ("import sys; sys.path.insert(0, sys.argv[1]); from xnf import control; from xnf.errors import XnfError\n"
              "try:\n    control.request(sys.argv[2], sys.argv[3])\nexcept XnfError as e:\n    print(e)\n")
     for request in ("stats", "rules add drop udp 198.18.0.1 1 198.18.0.2 2"):
         ran = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c",
-                              probe, str(REPO_ROOT / "python"), nf.name, request],
+                              probe, package, nf.name, request],
                              capture_output=True, text=True, timeout=10,
                              env={"XNF_RUN_DIR": str(control.run_dir()), "PATH": "/usr/bin:/bin"})
         assert "run xnf with sudo" in ran.stdout, (ran.stdout, ran.stderr)

@@ -12,6 +12,7 @@
 #include <linux/types.h>
 #include <net/if.h>
 #include <stddef.h>
+#include <xnf/runtime/process.h>
 
 #define XNF_JOURNAL_VALUE_LEN 64
 
@@ -22,8 +23,7 @@ struct xnf_journaled_setting {
 	char ifname[IF_NAMESIZE];              /* for messages: the index is what identifies it */
 	char setting[XNF_JOURNAL_VALUE_LEN];   /* e.g. "feature rx-gro" */
 	char old_value[XNF_JOURNAL_VALUE_LEN];
-	int owner_pid;                         /* filled by xnf_journal_write */
-	unsigned long long owner_start;        /* the owner's start time (clock ticks since boot) */
+	struct xnf_process_id owner;           /* filled by xnf_journal_write */
 };
 
 /* Writes s down in dir, owned by this process; path gets the journal's file. 0 or -errno. */
