@@ -32,3 +32,28 @@ def pytest_sessionfinish(session, exitstatus):
     from xnf.lab import topology
 
     topology.teardown_all()
+
+
+# The suite's time per tier, printed at its end: where a slower suite grew (tests/unit, the NFs' packet fixtures
+# in nfs/, tests/integration, tests/c).
+ROOT = Path(__file__).resolve().parent
+TIERS = {"unit": ROOT / "tests" / "unit", "fixtures": ROOT / "nfs", "integration": ROOT / "tests" / "integration",
+         "c": ROOT / "tests" / "c"}
+_tier_time: dict[str, list[float]] = {}
+
+
+def _tier_of(path: str) -> str:
+    where = (ROOT / path).resolve()
+    return next((name for name, folder in TIERS.items() if where.is_relative_to(folder)), "other")
+
+
+def pytest_runtest_logreport(report):
+    spent = _tier_time.setdefault(_tier_of(report.location[0]), [0.0, 0])
+    spent[0] += report.duration
+    spent[1] += report.when == "call"
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _tier_time:
+        terminalreporter.write_line("time per tier: " + ", ".join(
+            f"{name} {seconds:.0f} s ({tests} tests)" for name, (seconds, tests) in sorted(_tier_time.items())))

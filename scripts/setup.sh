@@ -27,7 +27,7 @@ apt_packages=(clang llvm libbpf-dev libxdp-dev bpftool liburcu-dev libelf-dev zl
 apt_install_missing "xnf setup" "${apt_packages[@]}"
 
 # Reinstall when the package is missing or installed from another checkout.
-installed_from=$(python3 -c 'import xnf, rich, matplotlib, numpy, prometheus_client, shtab, pytest, scapy, kubernetes_validate, hypothesis; print(xnf.__file__)' 2>/dev/null || true)
+installed_from=$(python3 -c 'import xnf, rich, matplotlib, numpy, prometheus_client, shtab, pytest, scapy, kubernetes_validate, hypothesis, yaml; print(xnf.__file__)' 2>/dev/null || true)
 if [ "$installed_from" != "$PWD/python/xnf/__init__.py" ]; then
     echo "xnf setup: installing the python package (editable) and its test dependencies"
     python3 -m pip install -q --root-user-action=ignore -e ".[test]"

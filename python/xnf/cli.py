@@ -374,7 +374,6 @@ def _run_grid(args: argparse.Namespace, bench) -> int:
 
         bench = dataclasses.replace(bench, dut_receive_core=args.dut_receive_core)
     _require_root("xnf bench run")
-    from pathlib import Path
 
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
@@ -392,7 +391,6 @@ def _run_grid(args: argparse.Namespace, bench) -> int:
 
 def _run_study(args: argparse.Namespace, study) -> int:
     """A study's own options come after its name; its docstring is its --help."""
-    from pathlib import Path
 
     parser = argparse.ArgumentParser(prog=f"xnf bench run {study.NAME}", description=study.__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -556,10 +554,12 @@ def make_parser() -> argparse.ArgumentParser:
     advise.add_argument("--cores", type=_positive_int, metavar="N", help="cores the NF may use (default the "
                         "profile's)")
     advise.add_argument("--map-size", action="append", metavar="MAP=N", help="a map's size, as xnf run takes it")
-    advise.add_argument("--calibrate", action="store_true", help="scale the profile to the machine's speed now (its "
-                        "yardstick measured again: a few seconds)")
+    advise.add_argument("--calibrate", action="store_true", help="bring the profile to this machine now: each path's "
+                        "baseline and drop rates measured again, each path's times scaled by its own (a minute or "
+                        "two)")
     advise.add_argument("--verify", type=int, nargs="?", const=3, metavar="N", help="measure the best N candidates "
-                        "(default 3) in the lab and say whether the pick holds")
+                        "(default 3) in the lab, in interleaved rounds with the yardstick, and say whether the pick "
+                        "holds")
     advise.add_argument("--rounds", type=_positive_int, default=3, help="rounds of xnf cost (default 3)")
     advise.add_argument("--frames", type=_whole(1, nf_cost.MAX_FRAMES), help="frames of the mix xnf cost runs on "
                         "(default: every "

@@ -32,8 +32,13 @@ COUNTERS = {
                                        "any program of the port saw them", ["port", "peer"]),
     "xnf_egress_packets": ("frames the NF sent out of a port from XDP, by what the kernel did with them after the "
                            "verdict: sent, dropped (by the device), refused (never queued)", ["port", "outcome"]),
+    "xnf_offload_changes": ("pure-drop rules moved into XDP (install) or back to user space (removal) by "
+                            "--offload-drops", ["change"]),
+    "xnf_offload_rule_hits": ("hits of the pure-drop rules, by where they were dropped (kernel: the XDP pre-filter, "
+                              "user: the NF in user space)", ["side"]),
 }
 GAUGES = {"xnf_uptime_seconds": ("seconds since the instance started", []),
+          "xnf_offloaded_rules": ("pure-drop rules in XDP now (--offload-drops)", []),
           "xnf_up": ("1 when the instance answered this scrape; 0 when it did not (stopped, hung, or busy past the "
                      "scrape's wait): its other series are missing from this scrape", [])}
 
@@ -62,6 +67,8 @@ def add_instance(families: dict, stats: dict) -> None:
         for outcome, value in port.items():  # the runtime names the outcomes (lib/xdp/egress_watch.c)
             if isinstance(value, int):
                 families["xnf_egress_packets"].add_metric(who + [port["iface"], outcome], value)
+    if "offload" in stats:
+        add_offload(families, who, stats["offload"])
     for w in stats.get("workers", []):
         worker = str(w["worker"])
         for verdict, value in w["verdicts"].items():
@@ -69,6 +76,14 @@ def add_instance(families: dict, stats: dict) -> None:
         for name, value in w.items():
             if isinstance(value, int) and name != "worker":
                 families["xnf_worker_events"].add_metric(who + [worker, name], value)
+
+
+def add_offload(families: dict, who: list[str], offload: dict) -> None:
+    families["xnf_offload_changes"].add_metric(who + ["install"], offload["installs"])
+    families["xnf_offload_changes"].add_metric(who + ["removal"], offload["removals"])
+    for side in ("kernel", "user"):
+        families["xnf_offload_rule_hits"].add_metric(who + [side], sum(r[f"{side}_hits"] for r in offload["rules"]))
+    families["xnf_offloaded_rules"].add_metric(who, sum(r["where"] == "kernel" for r in offload["rules"]))
 
 
 class InstancesCollector:

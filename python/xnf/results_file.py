@@ -6,17 +6,31 @@ from __future__ import annotations
 
 import csv
 import json
+import lzma
 import sys
 import time
 from pathlib import Path
+
+
+# A results file kept compressed (the research record's larger ones, research/results): NAME-STAMP.json.xz.
+COMPRESSED = ".xz"
+
+
+def load_json(path: str | Path):
+    """A results file's JSON, compressed (.json.xz) or not."""
+    path = Path(path)
+    if path.name.endswith(COMPRESSED):
+        with lzma.open(path, "rt") as f:
+            return json.load(f)
+    return json.loads(path.read_text())
 
 
 def read(path: str | Path, study: str) -> dict:
     """The document of a results file that `write` wrote for the study (its name as `xnf bench run` takes it);
     anything else ends the study with what is wrong."""
     try:
-        doc = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as err:
+        doc = load_json(path)
+    except (OSError, ValueError, lzma.LZMAError) as err:
         raise SystemExit(f"{study}: {path} is not a {study} results file ({err})") from None
     if not isinstance(doc, dict) or doc.get("benchmark") != study.replace("-", "_"):
         found = doc.get("benchmark") if isinstance(doc, dict) else None

@@ -21,6 +21,7 @@ from lab_helpers import run_xnf
 from xnf import control
 from xnf.build import REPO_ROOT
 from xnf.lab.generator import Generator
+from xnf.lab.nf_setup import lb_sessions
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
 
@@ -156,3 +157,50 @@ def test_an_instance_that_does_not_answer_is_exported_as_down():
         assert f'xnf_uptime_seconds{{instance="{down.name}"' not in metrics
         assert took < 5
         assert up.stop() == 0 and down.stop() == 0
+
+
+DASHBOARD = REPO_ROOT / "deploy" / "grafana" / "xnf-dashboard.json"
+# What Grafana puts in place of the dashboard's variables: every instance, a window of several scrapes.
+GRAFANA_VARIABLES = {"$instance": ".*", "$__rate_interval": "30s"}
+
+
+def dashboard_queries() -> list[tuple[str, str]]:
+    panels = json.loads(DASHBOARD.read_text())["panels"]
+    out = []
+    for panel in panels:
+        for target in panel["targets"]:
+            expr = target["expr"]
+            for variable, value in GRAFANA_VARIABLES.items():
+                expr = expr.replace(variable, value)
+            out.append((panel["title"], expr))
+    return out
+
+
+def test_every_query_of_the_grafana_dashboard_answers_from_prometheus(tmp_path, rules_file):
+    """The dashboard (deploy/grafana) over what a real Prometheus scraped of three instances: a firewall in user space
+    offloading its drop rules, and lb in XDP opening sessions. Every panel's query answers with series."""
+    prometheus_bin = shutil.which("prometheus", path="/usr/bin:/usr/sbin")
+    exporter_port, prometheus_port = free_port(), free_port()
+    (tmp_path / "prometheus.yml").write_text(SCRAPE_CONFIG.format(target=f"127.0.0.1:{exporter_port}"))
+    prometheus = f"http://127.0.0.1:{prometheus_port}"
+    with Topology("pair") as fw_pair, Topology("pair") as lb_pair:
+        firewall = NfInstance.start(fw_pair, "firewall", "afxdp", fw_pair.dut_ifaces,
+                                    extra=["--cores", "1", "--offload-drops", "--offload-above", "1000",
+                                           "--offload-below", "100", "--offload-interval-ms", "100"])
+        firewall.request("rules add drop udp 198.18.0.1 9 198.18.0.2 13")
+        balancer = NfInstance.start(lb_pair, "lb", "xdp", lb_pair.dut_ifaces,
+                                    rules=rules_file(lb_sessions(1, lb_pair.links[0].gen_mac).rules))
+        with Server([sys.executable, "-m", "xnf", "exporter", "--listen", f"127.0.0.1:{exporter_port}"]), \
+                Server([prometheus_bin, f"--config.file={tmp_path / 'prometheus.yml'}",
+                        f"--storage.tsdb.path={tmp_path / 'data'}", f"--web.listen-address=127.0.0.1:{prometheus_port}"],
+                       cwd=tmp_path):
+            wait_http(f"{prometheus}/-/ready")
+            for _ in range(3):   # traffic over several scrapes, so that every rate has two samples in its window
+                Generator(fw_pair).run("--count", "20000", "--rate", "20000", "--flows", "5")
+                Generator(lb_pair).run("--count", "20000", "--rate", "20000", "--flows", "100", "--vary", "sport")
+            empty = []
+            for title, expr in dashboard_queries():
+                if not query(prometheus, expr):
+                    empty.append(title)
+            assert not empty, empty
+        assert firewall.stop() == 0 and balancer.stop() == 0

@@ -123,7 +123,7 @@ def test_recycled_frames_carry_no_change_the_dut_made(rules_file):
     write its headers back, or the lb's rewritten addresses would come back in later frames as non-service
     traffic (found by the lb benchmark)."""
     from xnf import control
-    from xnf.bench import nf_setup
+    from xnf.lab import nf_setup
 
     with Topology("pair", gen_xdp=None) as t:
         setup = nf_setup.lb_sessions(1000, t.links[0].gen_mac)

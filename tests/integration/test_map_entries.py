@@ -7,7 +7,7 @@ import json
 import pytest
 
 from lab_helpers import run_xnf
-from xnf.bench.nf_setup import GEN_DST, GEN_PORT, lb_sessions
+from xnf.lab.nf_setup import GEN_DST, GEN_PORT, lb_sessions
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology

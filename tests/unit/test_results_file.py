@@ -3,7 +3,7 @@
 import csv
 import json
 
-from xnf.bench import results_file
+from xnf import results_file
 
 
 def test_json_and_csv_side_by_side(tmp_path):

@@ -2,8 +2,8 @@
 
 import statistics
 
-from xnf.bench import rounds
-from xnf.bench.rounds import beside_yardstick, interleaved
+from xnf.lab import rounds
+from xnf.lab.rounds import beside_yardstick, interleaved
 
 
 def test_rounds_alternate_direction():

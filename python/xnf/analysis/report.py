@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-import json
+import lzma
 from pathlib import Path
 
 from xnf.analysis import crossing, plots
+from xnf import results_file
 from xnf.errors import XnfError
 
 
 def _load(path: Path) -> dict:
     try:
-        doc = json.loads(path.read_text())
+        doc = results_file.load_json(path)
     except FileNotFoundError:
         raise XnfError(f"no results file {path}") from None
-    except json.JSONDecodeError as err:
+    except (ValueError, lzma.LZMAError) as err:
         raise XnfError(f"{path} is not a results file (JSON error: {err})") from None
     if "summary" not in doc or "samples" not in doc:
         raise XnfError(f"{path} is not a results file written by 'xnf bench run' (no summary or samples)")

@@ -5,7 +5,7 @@ own defaults), each with a plot and its verdict, on one Markdown page."""
 from __future__ import annotations
 
 import argparse
-import json
+import lzma
 import re
 from pathlib import Path
 
@@ -16,9 +16,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from xnf.analysis.findings import FINDINGS, UNKNOWN, Finding, Verdict  # noqa: E402
 from xnf.analysis.plots import finish  # noqa: E402
+from xnf import results_file  # noqa: E402
 from xnf.errors import XnfError  # noqa: E402
 
-STAMP = re.compile(r"-(\d{8}-\d{6})\.json$")
+STAMP = re.compile(r"-(\d{8}-\d{6})\.json(\.xz)?$")
 STUDY_NAMES = {"xdp-afxdp": "the XDP vs AF_XDP study", "packet-io": "the packet-I/O frameworks comparison",
                "edge": "the edge-server study", "container": "the container-networking study"}
 
@@ -38,13 +39,13 @@ def newest_results(folders: list[Path]) -> dict[str, tuple[Path, dict]]:
     Studies write their files under an underscored name (model_fit-...), grids under their own."""
     found: dict[str, tuple[str, Path, dict]] = {}
     for folder in folders:
-        for path in sorted(folder.rglob("*.json")) if folder.is_dir() else []:
+        for path in sorted(folder.rglob("*.json*")) if folder.is_dir() else []:
             match = STAMP.search(path.name)
             if not match:
                 continue
             try:
-                doc = json.loads(path.read_text())
-            except (OSError, json.JSONDecodeError):
+                doc = results_file.load_json(path)
+            except (OSError, ValueError, lzma.LZMAError):
                 continue
             name = _benchmark_of(doc) if isinstance(doc, dict) else None
             if name and (name not in found or match.group(1) > found[name][0]):

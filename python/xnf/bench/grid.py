@@ -16,8 +16,9 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from xnf.bench import nf_setup, results_file
-from xnf.bench.rounds import interleaved
+from xnf import results_file
+from xnf.lab import nf_setup
+from xnf.lab.rounds import interleaved
 from xnf.lab import environment
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.measure import TrafficSpec, run_trial

@@ -43,7 +43,25 @@ def beside_yardstick(samples: list[dict], mine: list[dict], metric: str, yardsti
     return [(s[metric], yard[key(s)]) for s in mine if key(s) in yard]
 
 
-def rate_rows(samples: list[dict], yardstick: str, ratio_name: str, medians: tuple[str, ...] = ()) -> list[dict]:
+def medians(mine: list[dict], fields: tuple[str, ...]) -> dict:
+    """The median of each field over the samples."""
+    return {f: statistics.median(s[f] for s in mine) for f in fields}
+
+
+def median_ratio(samples: list[dict], mine: list[dict], metric: str, yardstick: str,
+                 same: tuple[str, ...] = ()) -> float | None:
+    """The median of mine's same-round ratios of metric to the yardstick's (beside_yardstick), to 3 places; None
+    when the yardstick was measured in none of their rounds."""
+    ratios = [v / y for v, y in beside_yardstick(samples, mine, metric, yardstick, same) if y]
+    return round(statistics.median(ratios), 3) if ratios else None
+
+
+def median_difference(samples: list[dict], mine: list[dict], metric: str, yardstick: str) -> float:
+    """The median of mine's same-round differences of metric from the yardstick's, to 2 places."""
+    return round(statistics.median(v - y for v, y in beside_yardstick(samples, mine, metric, yardstick)), 2)
+
+
+def rate_rows(samples: list[dict], yardstick: str, ratio_name: str, fields: tuple[str, ...] = ()) -> list[dict]:
     """Per subject, in the order first measured: the median rate ("mpps") over its rounds with their standard
     deviation, the median of its same-round ratios to the yardstick (as ratio_name), and the medians of the other
     fields named."""
@@ -51,9 +69,7 @@ def rate_rows(samples: list[dict], yardstick: str, ratio_name: str, medians: tup
     for label in dict.fromkeys(s["subject"] for s in samples):
         mine = [s for s in samples if s["subject"] == label]
         rates = [s["mpps"] for s in mine]
-        ratios = [v / y for v, y in beside_yardstick(samples, mine, "mpps", yardstick) if y]
         rows.append({"subject": label, "mpps": round(statistics.median(rates), 4),
                      "stdev": round(statistics.stdev(rates), 4) if len(rates) > 1 else 0.0,
-                     **{f: statistics.median(s[f] for s in mine) for f in medians},
-                     ratio_name: round(statistics.median(ratios), 3) if ratios else None, "rounds": len(mine)})
+                     **medians(mine, fields), ratio_name: median_ratio(samples, mine, "mpps", yardstick), "rounds": len(mine)})
     return rows

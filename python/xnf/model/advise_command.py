@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -13,45 +14,45 @@ from pathlib import Path
 
 from xnf import chain, contract, mix, output, say
 from xnf.lab import environment
-from xnf.model import advisor, check_rounds, lab_paths, lab_rate, rate_statistic, task
+from xnf.lab.rounds import interleaved
+from xnf.model import advisor, calibration, lab_paths, lab_rate, provenance, rate_statistic, task
 from xnf.errors import XnfError
 from xnf.model.profile import Profile, installed, load, quick_path
 
 VERIFY_SECONDS = 0.5
+VERIFY_ROUNDS = 3
 MAX_VERIFIED = 12
-CALIBRATION_RUNS = 3
-# The yardstick's runs spread by 10-30 % on this VM: a smaller difference is not the machine moving.
-CALIBRATION_DEADBAND = 0.25
+HOLDS_WITHIN = 0.05
 
 
-def calibrated(profile: Profile, tsc_hz: float | None) -> tuple[Profile, dict]:
-    """The profile scaled by its yardstick measured now (a few runs, taken as the profile's fit took its own:
-    rate_statistic) against the one stored with it, when the two differ by more than the yardstick's own spread:
-    within a session the machine moves less than that (docs/cost-model.md), between sessions it can move 2.6x."""
-    then = profile.yardsticks.get(lab_rate.YARDSTICK_KEY)
-    if not then:
-        return profile, {"skipped": f"the profile stores no {lab_rate.YARDSTICK}: it cannot be calibrated"}
-    now = rate_statistic.of((lab_rate.yardstick(VERIFY_SECONDS, tsc_hz) for _ in range(CALIBRATION_RUNS)),
-                            profile.statistic)
-    moved = abs(now / then - 1) > CALIBRATION_DEADBAND
-    info = {"yardstick": lab_rate.YARDSTICK, "mpps_now": round(now, 4), "mpps_at_fit": then,
-            "factor": round(then / now, 4) if moved else 1.0, "applied": moved}
-    return (check_rounds.on_the_day(profile, now) if moved else profile), info
-
-
-def verify(answer: dict, case: lab_rate.NfCase, how_many: int, tsc_hz: float | None) -> dict:
-    """Measures the first how_many candidates (RFC 2544, one search each) and says whether the pick was fastest."""
-    measured = []
-    for row in answer["candidates"][:how_many]:
-        run_nf, options = row["run"][2], row["run"][3:]
-        rate = lab_rate.measure(case, run_nf, options, VERIFY_SECONDS, tsc_hz)
-        row["measured_mpps"] = round(rate["mpps"], 3)
-        measured.append(row)
-    fastest = max(measured, key=lambda r: r["measured_mpps"])
-    pick = measured[0]
-    holds = pick["measured_mpps"] >= 0.95 * fastest["measured_mpps"]
-    return {"measured": len(measured), "fastest": fastest["label"], "pick_holds": holds,
-            "pick_over_fastest": round(pick["measured_mpps"] / fastest["measured_mpps"], 3)}
+def verify(answer: dict, case: lab_rate.NfCase, how_many: int, tsc_hz: float | None,
+           rounds: int = VERIFY_ROUNDS) -> dict:
+    """Measures the first how_many candidates (RFC 2544) in rounds whose order turns around every round, with the
+    yardstick in each, and says whether the pick was the fastest (or within HOLDS_WITHIN of it) on the medians of
+    the rounds; and whether the host moved more than the gap it judged on."""
+    rows = answer["candidates"][:how_many]
+    subjects = [None] + list(range(len(rows)))
+    rates: dict = {i: [] for i in subjects}
+    for _, i in interleaved(subjects, rounds):
+        if i is None:
+            rates[None].append(lab_rate.yardstick(VERIFY_SECONDS, tsc_hz))
+            continue
+        run_nf, options = rows[i]["run"][2], rows[i]["run"][3:]
+        rates[i].append(lab_rate.measure(case, run_nf, options, VERIFY_SECONDS, tsc_hz)["mpps"])
+    for i, row in enumerate(rows):
+        row["measured_mpps"] = round(statistics.median(rates[i]), 3)
+        row["measured_rounds_mpps"] = [round(r, 3) for r in rates[i]]
+    fastest = max(rows, key=lambda r: r["measured_mpps"])
+    ratio = rows[0]["measured_mpps"] / fastest["measured_mpps"]
+    yard = rates[None]
+    spread = (max(yard) - min(yard)) / statistics.median(yard) if len(yard) > 1 else 0.0
+    second = sorted((r["measured_mpps"] for r in rows), reverse=True)[1] if len(rows) > 1 else None
+    gap = fastest["measured_mpps"] / second - 1 if second else None
+    return {"measured": len(rows), "rounds": rounds, "fastest": fastest["label"],
+            "pick_holds": ratio >= 1 - HOLDS_WITHIN, "pick_over_fastest": round(ratio, 3),
+            "yardstick_mpps": [round(r, 3) for r in yard], "host_spread": round(spread, 3),
+            "gap_to_second": round(gap, 3) if gap is not None else None,
+            "host_too_unsteady": gap is not None and spread > gap}
 
 
 def _user_command(row: dict, rules: str | None) -> str:
@@ -96,11 +97,13 @@ def print_text(answer: dict, rules: str | None) -> None:
     for skip in answer["skipped"]:
         console.print(f"Not weighed: {skip['label']} ({skip['why']})")
     if "calibration" in answer:
-        console.print(f"Calibration: {answer['calibration']}")
+        console.print(_calibration_text(answer["calibration"]))
     if "verification" in answer:
         v = answer["verification"]
-        console.print(f"Verified ({v['measured']} measured): fastest {v['fastest']}; the pick "
-                      f"{'holds' if v['pick_holds'] else 'does not hold'} ({v['pick_over_fastest']:.0%} of it)")
+        console.print(f"Verified ({v['measured']} measured, {v['rounds']} rounds, medians): fastest {v['fastest']}; "
+                      f"the pick {'holds' if v['pick_holds'] else 'does not hold'} ({v['pick_over_fastest']:.0%} of "
+                      f"it); the yardstick moved {v['host_spread']:.0%} meanwhile"
+                      + (": more than the gap it judged on" if v["host_too_unsteady"] else ""))
 
 
 def quick_fit() -> Path:
@@ -127,6 +130,38 @@ def chosen_profile(named: str | None) -> Profile:
     return load(named or installed() or quick_fit())
 
 
+def calibration_of(profile: Profile, tsc_hz: float | None) -> tuple[Profile, dict]:
+    """--calibrate: each path of the profile read again now (python/xnf/model/calibration.py)."""
+    measurable = calibration.measurable(profile)
+    if not measurable:
+        return profile, {"how": "none", "skipped": "the lab runs none of the profile's paths: it cannot be "
+                                                   "calibrated here", "host_spread": 0.0}
+    return calibration.calibrate(profile, tsc_hz, say.info)
+
+
+def _judge_the_host(answer: dict, spread: float, during: str) -> None:
+    """Low confidence when the yardstick moved more, while it was measured, than the pick's lead over the next."""
+    rows = answer["candidates"]
+    if len(rows) < 2:
+        return
+    lead = rows[0]["counted_mpps"] / rows[1]["counted_mpps"] - 1
+    if spread > lead:
+        advisor.lower_confidence(answer, "low", f"the host moved the yardstick by {spread:.0%} during the "
+                                 f"{during}, more than the pick's lead of {lead:.0%}: too unsteady to separate "
+                                 f"{rows[0]['label']} from {rows[1]['label']} now")
+
+
+def _calibration_text(c: dict) -> str:
+    if "skipped" in c:
+        return f"Calibration: none ({c['skipped']})"
+    moved = ", ".join(f"{key} x{f['forward']:.2f}" + (f" (drops x{f['drop']:.2f})" if f["drop"] != f["forward"]
+                                                      else "")
+                      for key, f in c["factors"].items())
+    return (f"Calibration ({c['how']}, {c['seconds']:.0f} s): times {moved}; the yardstick "
+            f"{', '.join(f'{r:.2f}' for r in c['yardstick_mpps_now'])} Mpps now, {c['yardstick_mpps_at_fit']} at the "
+            f"fit, moving {c['host_spread']:.0%} while measured")
+
+
 def run(args: argparse.Namespace) -> int:
     if args.verify and args.cores is not None:
         raise XnfError("--verify measures on the lab's own cores: leave out --cores")
@@ -134,20 +169,28 @@ def run(args: argparse.Namespace) -> int:
         raise XnfError(f"--verify N measures the best N candidates: 1 to {MAX_VERIFIED}")
     gen = mix.parse(args.mix)
     profile = chosen_profile(args.profile)
-    tsc_hz = environment.describe()["tsc_hz"]
+    here = environment.describe()
+    tsc_hz = here["tsc_hz"]
+    judged = provenance.judge(profile, here)
     calibration = None
     if args.calibrate:
-        profile, calibration = calibrated(profile, tsc_hz)
+        profile, calibration = calibration_of(profile, tsc_hz)
     how = task.Measurement(gen, frames=args.frames, rounds=args.rounds, map_sizes=args.map_size or [])
     measured = task.measure(args.nf, args.rules, profile.baseline, how)
     drop_rules = not chain.is_chain(args.nf) and contract.describe(args.nf).get("drop_rules", False)
     answer = advisor.advice(profile, args.nf, measured, drop_rules, args.cores)
+    answer["profile"]["provenance"] = judged
+    note = provenance.advice_note(judged)
+    if note and not calibration:
+        advisor.lower_confidence(answer, "medium", note)
     if calibration:
         answer["calibration"] = calibration
+        _judge_the_host(answer, calibration["host_spread"], "calibration")
     if args.verify:
         rules_text = Path(args.rules).read_text() if args.rules else None
         case = lab_rate.NfCase("advise", args.nf, rules_text, gen, args.map_size or [])
         answer["verification"] = verify(answer, case, args.verify, tsc_hz)
+        _judge_the_host(answer, answer["verification"]["host_spread"], "verification")
     if args.json:
         print(json.dumps(answer, indent=2))
     else:

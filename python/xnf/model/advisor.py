@@ -43,7 +43,7 @@ def counted_on(mpps: float, shortfall: float) -> float:
     the profile's check (shortfall, as predicted / measured - 1). The pick goes by it, not by the bare prediction: on
     veth the AF_XDP paths' rates move between two levels that hold for minutes, so a path predicted a few per cent
     ahead but measured 15 % below its predictions is no safer a bet than one predicted a little behind and 3 % below
-    (docs/cost-model.md, the advisor)."""
+    (docs/cost-model.md, "The pick")."""
     return mpps / (1 + shortfall)
 
 
@@ -51,8 +51,8 @@ def shortfall(errors: list[float]) -> float:
     """How far below its predictions a path fell in the check, from each case's error (predicted / measured - 1, the
     measured rate the median of the case's rounds, what the path typically did, whatever the fit's statistic): the
     upper quartile of the errors, and 0 where the path beat its predictions in three cases of four. One-sided on
-    purpose: a path the model predicts too low is a safe bet at its prediction. (The rule before, the median of the
-    errors' sizes, counted XDP 16 % below predictions it had beaten by 16 % in every case, 2026-11-25.)"""
+    purpose: a path the model predicts too low is a safe bet at its prediction (the median of the errors' sizes, either
+    way, counted XDP down by predictions it had beaten in every case)."""
     upper = errors[0] if len(errors) == 1 else statistics.quantiles(errors, n=4, method="inclusive")[2]
     return max(0.0, upper)
 
@@ -150,8 +150,8 @@ def candidates(profile: Profile, nf: str, task: TaskCost, drop_rules: bool) -> l
 
 
 def path_shortfall(profile: Profile, key: str) -> float:
-    """How far the path fell short of its predictions in the profile's validation (its shortfall; a profile checked
-    before 2026-11-25 stores only the median of the errors' sizes: that). A path the validation did not measure gets
+    """How far the path fell short of its predictions in the profile's validation (its shortfall; an older profile
+    stores only the median of the errors' sizes: that). A path the validation did not measure gets
     UNVALIDATED_ERROR, not the other paths' figure: how well a line describes one path says nothing about another
     (the busy-poll path's rms was 6.5 % where the others' were 0.2-1.4 %)."""
     checked = _validated(profile, key)
@@ -167,7 +167,7 @@ def candidate_shortfall(profile: Profile, candidate: Candidate) -> float:
     """How far the candidate may fall short of its prediction: its path's shortfall, and for a composed candidate
     at least UNVALIDATED_ERROR, as for a path the check did not measure. (Without the floor, a split onto busy-poll
     sockets, whose path had fallen 8 % short as a whole NF, was picked 1 % ahead of the split onto live frames and
-    forwarded half of it: advisor-check 2026-11-25 08:15.)"""
+    forwarded half of it in an advisor check: research/cost-model-notebook.md.)"""
     return _floored(candidate, path_shortfall(profile, candidate.path_key))
 
 
@@ -310,11 +310,7 @@ def advice(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: i
     skipped: list[dict] = []
     ranked = rank(profile, nf, task, drop_rules, cores, skipped)
     level, why = confidence(ranked, profile.validation.get("placement", placement.ALL))
-    if profile.quick:
-        level = "medium" if level == "high" else level
-        why += ("; the profile is a quick fit (three paths, one round): at most medium confidence, and the paths it "
-                "did not measure are not weighed ('xnf bench run model-fit' refines it, about 40 minutes)")
-    return {
+    answer = {
         "nf": nf, "profile": {"name": profile.name, "source": profile.source, "platform": profile.platform,
                               "scale": profile.scale, "statistic": profile.statistic, "quick": profile.quick},
         "task": {"native_ns_over_baseline": round(task.whole.native_ns, 1),
@@ -330,6 +326,21 @@ def advice(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: i
         "candidates": [_row(r, far_mpps(profile, r)) for r in ranked],
         "skipped": skipped,
     }
+    if profile.quick:
+        lower_confidence(answer, "medium", "the profile is a quick fit (three paths, one round): the paths it did not "
+                         "measure are not weighed ('xnf bench run model-fit' refines it, about 40 minutes)")
+    return answer
+
+
+LEVELS = ("low", "medium", "high")
+
+
+def lower_confidence(answer: dict, at_most: str, why: str) -> None:
+    """The answer's confidence brought down to at_most (if it was above), with why among its reasons."""
+    rec = answer["recommendation"]
+    if LEVELS.index(rec["confidence"]) > LEVELS.index(at_most):
+        rec["confidence"] = at_most
+    rec["why"] += f"; {why}"
 
 
 def _row(r: Ranked, far: float | None) -> dict:

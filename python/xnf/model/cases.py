@@ -6,7 +6,7 @@ xnf-gen sends from 198.18.0.1 to 198.18.0.2, the generator side's MAC is 02:00:0
 
 from __future__ import annotations
 
-from xnf.bench import nf_setup
+from xnf.lab import nf_setup
 from xnf.model.lab_rate import NfCase
 
 GEN_MAC = "02:00:00:00:00:01"

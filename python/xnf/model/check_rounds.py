@@ -7,7 +7,7 @@ import argparse
 import statistics
 from dataclasses import dataclass, replace
 
-from xnf.bench import results_file
+from xnf import results_file
 from xnf.lab import placement
 from xnf.model import cases, lab_rate, rate_statistic
 from xnf.model.profile import Profile, load
@@ -61,16 +61,6 @@ def drift(samples: list[dict], profile: Profile) -> dict:
             "now_mpps": round(now, 4), "median_mpps": round(statistics.median(rates), 4),
             "rounds_mpps": [round(r, 4) for r in rates], "ratio": round(now / then, 4) if then else None,
             "stdev_mpps": round(statistics.stdev(rates), 4) if len(rates) > 1 else 0.0}
-
-
-def on_the_day(profile: Profile, yardstick_mpps: float, why: str = "the yardstick measured now") -> Profile:
-    """The profile scaled to the machine's speed when its yardstick ran at yardstick_mpps (unchanged if it stores
-    none)."""
-    then = profile.yardsticks.get(lab_rate.YARDSTICK_KEY)
-    if not then:
-        return profile
-    return profile.scaled(then / yardstick_mpps, f"{why}: {lab_rate.YARDSTICK} {yardstick_mpps:.2f} Mpps, "
-                                                 f"{then:.2f} at the fit")
 
 
 def earlier(args: argparse.Namespace, study: str) -> tuple[list[dict], dict, float] | None:

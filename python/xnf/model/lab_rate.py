@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from xnf import chain
-from xnf.bench.studies.xdp_overhead import attach, detach
+from xnf.lab.xdp_subject import attach, detach
 from xnf.lab import placement
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.generator import Generator, flat_out
@@ -27,8 +27,8 @@ from xnf.lab.topology import Topology
 
 WARM_UP_S = 1.0
 # The loss a rate may have here: 1 %, not the grids' 0.1 %. AF_XDP in copy mode on veth loses sporadic bursts of
-# 0.1-0.5 % at any rate (the kernel finds the fill ring empty while the worker spins idle: docs/cost-model.md), so a
-# 0.1 % search lands at random on a fraction of what the path forwards; the model predicts what it forwards.
+# 0.1-0.5 % at any rate while per-CPU kernel threads put the worker aside (docs/methodology.md, "The DUT's core"),
+# so a 0.1 % search lands at random on a fraction of what the path forwards; the model predicts what it forwards.
 LOSS_THRESHOLD = 0.01
 YARDSTICK = "hand-written XDP macswap"
 YARDSTICK_KEY = "hand_macswap_mpps"

@@ -45,6 +45,8 @@ FATES = ("forward", "drop_kernel", "drop_user")
 CROSSING_FATES = ("forward", "drop_user")
 SIDES = ("xdp", "native")
 SOURCES = ("measured", "published")
+# The two kinds of a path's fixed times a calibration scales apart: a forwarded frame's, a dropped frame's.
+FORWARD_TIMES, DROP_TIMES = "forward", "drop"
 PUBLISHED_DIR = Path(__file__).parent / "profiles"
 
 
@@ -161,21 +163,40 @@ class Profile:
     def scaled(self, factor: float, why: str) -> "Profile":
         """Every time multiplied by factor: the same machine running factor times slower (a yardstick measured
         now against the one stored). c_task is measured on the day, so only the fixed times move."""
-        if not 0.1 <= factor <= 10:
-            raise XnfError(f"a calibration factor of {factor:.3g} ({why}) is not a machine's drift: measure again")
-        paths = {k: replace(p, roles={r: replace(role, fixed_ns={f: v * factor for f, v in role.fixed_ns.items()},
-                                                 load_ns=role.load_ns * factor, floor_ns=role.floor_ns * factor)
-                                      for r, role in p.roles.items()})
-                 for k, p in self.paths.items()}
+        return self.rescaled({key: {FORWARD_TIMES: factor, DROP_TIMES: factor} for key in self.paths}, why,
+                             uniform=factor)
+
+    def rescaled(self, factors: dict[str, dict[str, float]], why: str, uniform: float | None = None) -> "Profile":
+        """Each path's times multiplied by its factors: FORWARD_TIMES for a forwarded frame's (and the floors, the
+        generator's share and the far placement's), DROP_TIMES for a dropped frame's; a path without factors is
+        left as it is. uniform: the one factor of every path, kept in `scale` (python/xnf/model/calibration.py
+        gives each path its own)."""
+        for key, f in factors.items():
+            for kind, factor in f.items():
+                if not 0.1 <= factor <= 10:
+                    raise XnfError(f"a calibration factor of {factor:.3g} for {key} ({kind}; {why}) is not a "
+                                   "machine's drift: measure again")
+        paths = {k: _path_rescaled(p, factors[k]) if k in factors else p for k, p in self.paths.items()}
         placed = dict(self.placement)
         if "far_adds_ns" in placed:
-            placed["far_adds_ns"] = {k: {r: ns * factor for r, ns in v.items()} if v is not None else None
+            placed["far_adds_ns"] = {k: {r: ns * factors[k][FORWARD_TIMES] for r, ns in v.items()}
+                                     if v is not None and k in factors else v
                                      for k, v in placed["far_adds_ns"].items()}
-        return replace(self, paths=paths, scale=self.scale * factor, placement=placed,
-                       description=f"{self.description} (times x{factor:.3f}: {why})")
+        shown = f"x{uniform:.3f}" if uniform is not None else "per path"
+        return replace(self, paths=paths, scale=self.scale * (uniform if uniform is not None else 1.0),
+                       placement=placed, description=f"{self.description} (times {shown}: {why})")
 
     def to_json(self) -> str:
         return json.dumps({"xnf_profile": FORMAT, **asdict(self)}, indent=1)
+
+
+def _path_rescaled(path: PathCost, factors: dict[str, float]) -> PathCost:
+    forward, drop = factors[FORWARD_TIMES], factors[DROP_TIMES]
+    roles = {name: replace(role, fixed_ns={f: v * (forward if f == "forward" else drop)
+                                           for f, v in role.fixed_ns.items()},
+                           load_ns=role.load_ns * forward, floor_ns=role.floor_ns * forward)
+             for name, role in path.roles.items()}
+    return replace(path, roles=roles)
 
 
 def far_path(path: PathCost, adds: dict[str, float]) -> PathCost:

@@ -4,7 +4,7 @@ On this VM the host only ever takes from a rate. It moves the two vCPUs apart (t
 docs/methodology.md), and for seconds at a time it runs a vCPU slower: an ALU loop on one core read 575-730 million
 steps per second between trials minutes apart, and within one NF instance the rate sat on plateaus (hybrid/live router
 3.3, then 2.4, then 3.0 Mpps, 0.5 s trials) that neither the cores' round trip nor the steal time in /proc/stat showed
-(docs/methodology.md, "The host only slows a path"; docs/cost-model.md, "2026-11-26, 05:47-07:20"). Nothing inside the
+(docs/methodology.md, "The host only slows a path"; research/cost-model-notebook.md). Nothing inside the
 guest undoes either, and neither adds to a rate, so the highest of a subject's rounds is the nearest to what the path
 does when the host leaves its cores alone. A median of five rounds is pulled down whenever three were slowed, which
 happens more to the two-core paths (two vCPUs to slow) than to XDP's one; so a fit and its check both taken on medians
@@ -26,7 +26,7 @@ from collections.abc import Iterable
 BEST, MEDIAN = "best", "median"
 CHOICES = (BEST, MEDIAN)
 DEFAULT = BEST
-# What a profile written before the choice existed took (every fit until 2026-11-26).
+# What a profile written before the choice existed took (every fit before it).
 BEFORE = MEDIAN
 WHAT = {BEST: "the best of the rounds", MEDIAN: "the medians of the rounds"}
 

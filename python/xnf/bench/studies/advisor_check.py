@@ -17,7 +17,14 @@ relative rates (a randomised-block comparison: what moves the whole block cancel
 of the rates is written beside it. The yardstick is measured in every round and set beside the profile's, as
 model-check does.
 
+With --calibrations, the same measurements judge the advisor as a user on another machine would meet it: each
+round also measures every path's baseline and drop NF (python/xnf/model/calibration.py), and the picks and their
+predictions are judged three ways side by side: with the profile as it is ("none"), scaled by the yardstick alone
+("one-factor", the calibration before per path) and calibrated per path ("per-path"). Each way says in how many
+cases the pick held and in how many the pick's predicted rate was within PREDICTED_WITHIN of its measured one.
+
     xnf bench run advisor-check [--profile P] [--rounds 3] [--seconds 0.5] [--cases ...] [--paths ...]
+                                [--calibrations none,one-factor,per-path]
 """
 
 from __future__ import annotations
@@ -29,11 +36,10 @@ import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
-from xnf import chain, contract, say
-from xnf.bench import results_file
-from xnf.bench.rounds import measure_rounds
+from xnf import chain, contract, results_file, say
+from xnf.lab.rounds import measure_rounds
 from xnf.lab import environment, placement
-from xnf.model import advisor, cases, check_rounds, lab_rate, task
+from xnf.model import advisor, calibration, cases, check_rounds, lab_rate, task
 from xnf.model.check_rounds import YARDSTICK_SUBJECT
 from xnf.model.predict import predict
 from xnf.model.profile import Profile
@@ -46,6 +52,10 @@ DESCRIPTION = "the advisor's pick against every candidate it weighed, measured, 
 # says nothing new (--paths takes it).
 DEFAULT_PATHS = ["xdp", "afxdp/live", "afxdp-sysc/live", "afxdp-poll/live", "hybrid/live"]
 HOLDS_WITHIN = 0.05
+PREDICTED_WITHIN = 0.15
+NONE, ONE_FACTOR, PER_PATH = "none", "one-factor", "per-path"
+CALIBRATIONS = {NONE: None, ONE_FACTOR: calibration.one_factor, PER_PATH: calibration.per_path}
+CALIBRATION_CASE = "calibration"
 
 
 def measure_task(case: lab_rate.NfCase, baseline: dict, folder: Path, frames: int) -> TaskCost:
@@ -66,6 +76,8 @@ def trial(subject: tuple, profile: Profile, args: argparse.Namespace, tsc_hz, fo
     label, which = subject
     if subject == YARDSTICK_SUBJECT:
         return check_rounds.yardstick_trial(args, tsc_hz, candidate=None)
+    if label == CALIBRATION_CASE:
+        return {**calibration.trial(profile, which, args.seconds, tsc_hz), "case": label, "candidate": None}
     case = cases.find(label)
     cost = measure_task(case, profile.baseline, folder, args.frames)
     chosen = candidate(profile, case, cost, which)
@@ -149,41 +161,99 @@ def summarise(samples: list[dict], profile: Profile) -> tuple[list[dict], list[d
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     check_rounds.add_arguments(parser, 3, [c.label for c in cases.held_out_cases()], DEFAULT_PATHS,
                                "the profile the advisor uses")
+    parser.add_argument("--calibrations", default=NONE, help=f"judge the picks with the profile brought to the "
+                        f"machine each of these ways, side by side: {', '.join(CALIBRATIONS)} (any but {NONE} "
+                        "measures each path's baseline and drop NF in every round)")
+
+
+def calibration_samples(samples: list[dict]) -> list[dict]:
+    """The rounds' yardstick and per-path readings, as python/xnf/model/calibration.py takes them."""
+    out = [{"kind": calibration.YARDSTICK, "path": None, "mpps": s["mpps"], "round": s["round"]}
+           for s in samples if s["case"] == YARDSTICK_SUBJECT[0]]
+    return out + [s for s in samples if s["case"] == CALIBRATION_CASE]
+
+
+def judged_ways(samples: list[dict], profile: Profile, ways: list[str]) -> dict:
+    """Per way of calibrating: the profile it gives, what the calibration found, the rows and the verdicts."""
+    readings = calibration_samples(samples)
+    out = {}
+    for way in ways:
+        calibrate = CALIBRATIONS[way]
+        brought, found = calibrate(profile, readings) if calibrate else (profile, {"how": NONE})
+        rows, verdicts = summarise([s for s in samples if s["case"] != CALIBRATION_CASE], brought)
+        for v in verdicts:
+            v["pick_predicted_error"] = round(v["pick_predicted_mpps"] / v["pick_measured_mpps"] - 1, 4)
+            v["predicted_within"] = abs(v["pick_predicted_error"]) <= PREDICTED_WITHIN
+        out[way] = {"calibration": found, "rows": rows, "verdicts": verdicts,
+                    "picks_that_hold": sum(v["holds"] for v in verdicts),
+                    "picks_that_hold_on_plain_medians": sum(v["plain_holds"] for v in verdicts),
+                    "picks_predicted_within": sum(v["predicted_within"] for v in verdicts)}
+    return out
+
+
+def _ways(args: argparse.Namespace) -> list[str]:
+    ways = [w for w in args.calibrations.split(",") if w]
+    if not ways or any(w not in CALIBRATIONS for w in ways):
+        raise SystemExit(f"{NAME}: --calibrations takes {', '.join(CALIBRATIONS)}")
+    return ways
 
 
 def _measure(args: argparse.Namespace, profile: Profile, labels: list[str]) -> tuple[list[dict], dict, float]:
     env = environment.describe()
     with tempfile.TemporaryDirectory() as folder:
         subjects = [YARDSTICK_SUBJECT]
+        if _ways(args) != [NONE]:
+            subjects += [(CALIBRATION_CASE, c) for c in calibration.subjects(profile)
+                         if c.kind != calibration.YARDSTICK]
         for label in labels:   # the candidates of a case follow from its mix: one measurement names them
             case = cases.find(label)
             first = measure_task(case, profile.baseline, Path(folder), args.frames)
             subjects += [(label, c.label) for c in advisor.candidates(profile, case.nf, first, drop_rules(case.nf))]
         samples = measure_rounds(subjects, args.rounds,
                                  lambda s: trial(s, profile, args, env["tsc_hz"], Path(folder)),
-                                 lambda s: f"{s['case']:28s} {s['candidate'] or '':40s} {s['mpps']:6.3f} Mpps")
+                                 lambda s: f"{s['case']:28s} {_what(s):40s} {s['mpps']:6.3f} Mpps")
     return samples, env, args.seconds
+
+
+def _what(sample: dict) -> str:
+    if sample["case"] == CALIBRATION_CASE:
+        return f"{sample['path']} ({'baseline' if sample['kind'] == calibration.FORWARD_TIMES else 'drop NF'})"
+    return sample["candidate"] or ""
 
 
 def run(args: argparse.Namespace, out_dir: Path) -> Path:
     checked_setup = check_rounds.setup(args, NAME)
     profile, labels = checked_setup.profile, checked_setup.labels
+    ways = _ways(args)
     samples, env, seconds = check_rounds.earlier(args, NAME) or _measure(args, profile, labels)
+    if ways != [NONE] and not any(s["case"] == CALIBRATION_CASE for s in samples):
+        raise SystemExit(f"{NAME}: {args.earlier} holds no calibration readings: judge it with --calibrations {NONE}")
     judged, placed = placement.keep(samples, args.placement, NAME)
-    rows, verdicts = summarise(judged, profile)
-    holds = sum(v["holds"] for v in verdicts)
-    plain_holds = sum(v["plain_holds"] for v in verdicts)
+    by_way = judged_ways(judged, profile, ways)
+    first = by_way[ways[0]]
     path = results_file.write(out_dir, "advisor_check", {
         "environment": env, "profile": json.loads(profile.to_json()), "yardstick": lab_rate.YARDSTICK,
         "seconds_per_trial": seconds, "yardstick_drift": check_rounds.drift(samples, profile),
-        "judged_from": args.earlier, "placement": placed, "holds_within": HOLDS_WITHIN, "verdicts": verdicts,
-        "picks_that_hold": holds, "picks_that_hold_on_plain_medians": plain_holds, "summary": rows,
-        "samples": samples}, verdicts)
+        "judged_from": args.earlier, "placement": placed, "holds_within": HOLDS_WITHIN,
+        "predicted_within": PREDICTED_WITHIN, "calibrations": by_way, "verdicts": first["verdicts"],
+        "picks_that_hold": first["picks_that_hold"],
+        "picks_that_hold_on_plain_medians": first["picks_that_hold_on_plain_medians"], "summary": first["rows"],
+        "samples": samples}, [{"calibration": way, **v} for way in ways for v in by_way[way]["verdicts"]])
+    for way in ways:
+        _report(way, by_way[way])
+    return path
+
+
+def _report(way: str, judged: dict) -> None:
+    verdicts = judged["verdicts"]
+    say.info(f"calibration {way}:")
     for v in verdicts:
-        say.info(f"{v['case']:28s} pick {v['pick']:40s} {v['pick_over_fastest']:5.1%} of the fastest "
-                 f"({v['fastest']}): {'holds' if v['holds'] else 'DOES NOT HOLD'}")
-    say.info(f"the pick holds in {holds} of {len(verdicts)} cases ({plain_holds} on the plain medians of the rates)")
+        say.info(f"  {v['case']:28s} pick {v['pick']:40s} {v['pick_over_fastest']:5.1%} of the fastest "
+                 f"({v['fastest']}): {'holds' if v['holds'] else 'DOES NOT HOLD'}; predicted "
+                 f"{v['pick_predicted_error']:+.0%}")
+    say.info(f"  the pick holds in {judged['picks_that_hold']} of {len(verdicts)} cases "
+             f"({judged['picks_that_hold_on_plain_medians']} on the plain medians of the rates); its rate predicted "
+             f"within {PREDICTED_WITHIN:.0%} in {judged['picks_predicted_within']}")
     for level in ("high", "medium", "low"):
         mine = [v for v in verdicts if v["confidence"] == level]
-        say.info(f"  confidence {level}: {len(mine)} picks, {sum(v['holds'] for v in mine)} held")
-    return path
+        say.info(f"    confidence {level}: {len(mine)} picks, {sum(v['holds'] for v in mine)} held")

@@ -21,13 +21,12 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-from pathlib import Path
 
-from xnf import build, say
-from xnf.bench import results_file
-from xnf.bench.rounds import measure_rounds, rate_rows
+from xnf import build
+from xnf.bench.study import Place, RoundsStudy
 from xnf.errors import XnfError
-from xnf.lab import environment, netns
+from xnf.lab import netns
+from xnf.lab.rounds import rate_rows
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood
 from xnf.lab.measure import KEPT_BACK
@@ -59,7 +58,8 @@ def _stop_reader(proc) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def trial(label: str, seconds: float) -> dict:
+def trial(label: str, args: argparse.Namespace, place: Place) -> dict:
+    seconds = args.seconds
     with Topology("pair", gen_xdp=None) as t:
         dut = t.links[0].dut_if
         if label.startswith("af_packet"):
@@ -84,7 +84,7 @@ def trial(label: str, seconds: float) -> dict:
             "core0_busy_share": run.cpu[GEN_CORE]["busy_share"]}
 
 
-def summarise(samples: list[dict]) -> list[dict]:
+def summarise(samples: list[dict], args: argparse.Namespace) -> list[dict]:
     """rate_rows, and the rate per busy core of core 1 (where all of the DUT's work runs)."""
     rows = rate_rows(samples, YARDSTICK, "ratio_to_xdp", ("core1_busy_share",))
     for row in rows:
@@ -93,23 +93,11 @@ def summarise(samples: list[dict]) -> list[dict]:
     return rows
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--seconds", type=float, default=2.0)
-
-
-def run(args: argparse.Namespace, out_dir: Path) -> Path:
-    if args.rounds < 1 or args.seconds <= 0:
-        raise SystemExit("af-packet: --rounds at least 1, --seconds above 0")
-    env = environment.describe()
-    samples = measure_rounds(SUBJECTS, args.rounds, lambda s: trial(s, args.seconds),
-                             lambda s: f"{s['subject']:13s} {s['mpps']:6.3f} Mpps received, core {DUT_CORE} "
-                                       f"{s['core1_busy_share']:.0%} busy")
-    summary = summarise(samples)
-    path = results_file.write(out_dir, "af_packet", {
-        "environment": env, "generator_core": GEN_CORE, "dut_core": DUT_CORE, "yardstick": YARDSTICK,
-        "seconds_per_trial": args.seconds, "summary": summary, "samples": samples}, summary)
-    for row in summary:
-        say.info(f"{row['subject']:13s} {row['mpps']:.3f} ± {row['stdev']:.3f} Mpps ({row['per_core_mpps']:.3f} per busy "
-                 f"core), {row['ratio_to_xdp']} of xdp")
-    return path
+STUDY = RoundsStudy(
+    NAME, "af_packet", subjects=lambda args: SUBJECTS, trial=trial, summarise=summarise,
+    line=lambda s: f"{s['subject']:13s} {s['mpps']:6.3f} Mpps received, core {DUT_CORE} "
+                   f"{s['core1_busy_share']:.0%} busy",
+    report=lambda row: f"{row['subject']:13s} {row['mpps']:.3f} ± {row['stdev']:.3f} Mpps ({row['per_core_mpps']:.3f} "
+                       f"per busy core), {row['ratio_to_xdp']} of xdp",
+    fields=lambda args: {"generator_core": GEN_CORE, "dut_core": DUT_CORE, "yardstick": YARDSTICK})
+add_arguments, run = STUDY.add_arguments, STUDY.run

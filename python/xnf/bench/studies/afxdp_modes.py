@@ -21,19 +21,15 @@ counter for every subject. Cost per packet = busy CPU time of both cores / frame
 from __future__ import annotations
 
 import argparse
-import json
+import contextlib
 import statistics
 from pathlib import Path
 
-from xnf import build, control, say
-from xnf.bench import results_file
-from xnf.bench.rounds import interleaved
+from xnf.bench.study import Place, RoundsStudy
+from xnf.bench.subject import REFERENCE, TESTPMD, Subject, flooded
 from xnf.errors import XnfError
 from xnf.lab import environment
 from xnf.lab.cores import DUT_CORE, GEN_CORE
-from xnf.lab.flood import flood
-from xnf.lab.nf_process import NfInstance
-from xnf.lab.testpmd import Testpmd
 from xnf.lab.topology import Topology
 
 NAME = "afxdp-modes"
@@ -50,80 +46,46 @@ TX_STUDY = {
 }
 
 
-class Subject:
-    """Something that does the job on dut0: an xnf mode, the reference loop, or DPDK's testpmd."""
-
-    def __init__(self, label: str, job: str, mode: str | None, extra: list[str] | None = None,
-                 testpmd_driver: str | None = None, busy_budget: int | None = 0):
-        self.label, self.job, self.mode, self.extra = label, job, mode, extra or []
-        self.testpmd_driver, self.busy_budget = testpmd_driver, busy_budget
-        self.handle = None
-
-    def start(self, t: Topology) -> None:
-        if self.testpmd_driver:
-            self.handle = Testpmd.start(t, self.job, self.testpmd_driver, "dut0", core=DUT_CORE,
-                                        control_core=GEN_CORE, busy_budget=self.busy_budget)
-            return
-        if self.mode is None:
-            self.handle = t.spawn(t.dut_ns, [str(build.tool_binary("xnf-afxdp-ref")), "--iface", "dut0", "--job", self.job,
-                                             "--core", str(DUT_CORE)])
-            if "xnf-afxdp-ref" not in self.handle.stdout.readline():
-                raise RuntimeError(self.handle.stderr.read())
-            return
-        extra = ["--cores", str(DUT_CORE)] + self.extra if self.mode != "xdp" else []
-        self.handle = NfInstance.start(t, self.job, self.mode, t.dut_ifaces, extra=extra)
-
-    def dropped(self) -> int:
-        if self.mode is None:
-            return 0
-        return control.request_json(self.handle.name, "stats")["verdicts"]["drop"]["packets"]
-
-    def stop(self) -> int:
-        """Stops the subject; returns the reference loop's or testpmd's own receive count (0 for xnf)."""
-        if self.testpmd_driver:
-            return self.handle.stop().rx_packets
-        if self.mode is None:
-            self.handle.terminate()
-            out, _ = self.handle.communicate(timeout=10)
-            return json.loads(out.strip().splitlines()[-1])["rx_packets"]
-        self.handle.stop()
-        return 0
+@contextlib.contextmanager
+def _lab(args: argparse.Namespace, folder: Path):
+    """One pair for every trial (the returned frames received on the generator's core with --pin-return), and
+    the TSC rate: (topology, tsc_hz)."""
+    with Topology("pair", gen_xdp="drop") as t:
+        if args.pin_return:
+            t.pin_gen_receive(GEN_CORE)
+        yield t, environment.describe()["tsc_hz"]
 
 
-def trial(t: Topology, subject: Subject, seconds: float, tsc_hz: float | None) -> dict:
-    subject.start(t)
-    try:
-        drops0 = subject.dropped()
-        run = flood(t, seconds, GEN_CORE, ["--stamp-every", "64"])
-        drops1 = subject.dropped()
-    finally:
-        ref_rx = subject.stop()
-    if subject.job == "macswap":
-        done = run.returned
-    else:
-        done = ref_rx if subject.mode is None else drops1 - drops0
-    worker = run.cpu[DUT_CORE]
+def trial(subject: Subject, args: argparse.Namespace, place: Place) -> dict:
+    t, tsc_hz = place.lab
+    got = flooded(t, subject, args.seconds, ["--stamp-every", "64"], place.folder)
+    run, done = got.run, got.done
     ns = run.ns_per_frame(done)
-    return {"subject": subject.label, "job": subject.job, "offered_mpps": run.offered_mpps,
+    return {"subject": subject.label, "job": subject.nf, "offered_mpps": run.offered_mpps,
             "mpps": run.mpps(done), "completed": done, "seconds": run.seconds,
             "ns_per_packet": ns, "cycles_per_packet": ns * tsc_hz / 1e9 if ns and tsc_hz else None,
-            "worker_core_ns_per_packet": worker["busy"] / done * 1e9 if done else None, "cpu": run.cpu}
+            "worker_core_ns_per_packet": run.cpu[DUT_CORE]["busy"] / done * 1e9 if done else None, "cpu": run.cpu}
 
 
-def subjects(study: bool, dpdk: bool) -> list[Subject]:
+def subjects(args: argparse.Namespace) -> list[Subject]:
     out = []
     for job in ("drop", "macswap"):
-        out += [Subject(mode, job, mode) for mode in MODES] + [Subject("reference loop", job, None)]
-        if dpdk:
-            out += [Subject("dpdk af_xdp", job, None, testpmd_driver="af_xdp", busy_budget=0),
-                    Subject("dpdk af_xdp busy-poll", job, None, testpmd_driver="af_xdp", busy_budget=None),
-                    Subject("dpdk af_packet", job, None, testpmd_driver="af_packet")]
-    if study:
+        out += [Subject(mode, job, mode) for mode in MODES] + [Subject("reference loop", job, kind=REFERENCE)]
+        if args.dpdk:
+            out += [Subject("dpdk af_xdp", job, kind=TESTPMD, busy_budget=0),
+                    Subject("dpdk af_xdp busy-poll", job, kind=TESTPMD, busy_budget=None),
+                    Subject("dpdk af_packet", job, kind=TESTPMD, testpmd_driver="af_packet")]
+    if args.study:
         out += [Subject(label, "macswap", "afxdp", extra) for label, extra in TX_STUDY.items()]
+    if args.only:
+        keep = {label.strip() for label in args.only.split(",")}
+        out = [s for s in out if s.label in keep]
+        if not out:
+            raise XnfError(f"--only {args.only}: no such subject")
     return out
 
 
-def summarise(samples: list[dict]) -> list[dict]:
+def summarise(samples: list[dict], args: argparse.Namespace) -> list[dict]:
     rows = {}
     for s in samples:
         rows.setdefault((s["job"], s["subject"]), []).append(s)
@@ -140,9 +102,7 @@ def summarise(samples: list[dict]) -> list[dict]:
     return table
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=3.0)
+def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--study", action="store_true", help="add the macswap transmit study variants")
     parser.add_argument("--pin-return", action="store_true",
                         help="receive returned frames on the generator's core (threaded NAPI) instead of the worker's")
@@ -152,30 +112,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="comma-separated subject labels to keep (e.g. 'afxdp,reference loop,dpdk af_xdp')")
 
 
-def run(args: argparse.Namespace, out_dir: Path) -> Path:
-    env = environment.describe()
-    todo = subjects(args.study, args.dpdk)
-    if args.only:
-        keep = {label.strip() for label in args.only.split(",")}
-        todo = [s for s in todo if s.label in keep]
-        if not todo:
-            raise XnfError(f"--only {args.only}: no such subject")
-    samples = []
-    with Topology("pair", gen_xdp="drop") as t:
-        if args.pin_return:
-            t.pin_gen_receive(GEN_CORE)
-        for round_no, subject in interleaved(todo, args.rounds):
-            s = trial(t, subject, args.seconds, env["tsc_hz"])
-            s["round"] = round_no
-            samples.append(s)
-            say.info(f"round {round_no} {s['job']:8s} {s['subject']:22s} {s['mpps']:6.3f} Mpps "
-                     f"({s['ns_per_packet'] or 0:7.0f} ns/pkt, worker core "
-                     f"{s['worker_core_ns_per_packet'] or 0:6.0f})")
-    table = summarise(samples)
-    path = results_file.write(out_dir, "afxdp_modes", {
-        "environment": env, "generator_core": GEN_CORE, "worker_core": DUT_CORE, "pin_return": args.pin_return,
-        "seconds_per_trial": args.seconds, "summary": table, "samples": samples}, table)
-    for row in table:
-        say.info(f"{row['job']:8s} {row['subject']:22s} {row['mean_mpps']:6.3f} ± {row['stdev_mpps']:.3f} Mpps  "
-                 f"{row['ns_per_packet'] or 0:6.0f} ns/pkt  worker core {row['worker_core_ns_per_packet'] or 0:6.0f}")
-    return path
+STUDY = RoundsStudy(
+    NAME, "afxdp_modes", subjects=subjects, trial=trial, summarise=summarise, lab=_lab, rounds=3, seconds=3.0,
+    options=_options,
+    line=lambda s: f"{s['job']:8s} {s['subject']:22s} {s['mpps']:6.3f} Mpps ({s['ns_per_packet'] or 0:7.0f} ns/pkt, "
+                   f"worker core {s['worker_core_ns_per_packet'] or 0:6.0f})",
+    report=lambda row: f"{row['job']:8s} {row['subject']:22s} {row['mean_mpps']:6.3f} ± {row['stdev_mpps']:.3f} Mpps  "
+                       f"{row['ns_per_packet'] or 0:6.0f} ns/pkt  worker core "
+                       f"{row['worker_core_ns_per_packet'] or 0:6.0f}",
+    fields=lambda args: {"generator_core": GEN_CORE, "worker_core": DUT_CORE, "pin_return": args.pin_return})
+add_arguments, run = STUDY.add_arguments, STUDY.run

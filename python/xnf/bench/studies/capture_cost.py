@@ -19,17 +19,17 @@ workers' queues dropped because it fell behind.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
-import statistics
 import subprocess
 import sys
 from pathlib import Path
 
-from xnf import build, say
-from xnf.bench import results_file, variants
-from xnf.bench.rounds import beside_yardstick, measure_rounds
+from xnf import build
+from xnf.bench import variants
+from xnf.bench.study import Place, RoundsStudy
 from xnf.errors import XnfError
-from xnf.lab import environment
+from xnf.lab.rounds import median_difference, median_ratio, medians
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood
 from xnf.lab.frames import udp_frame
@@ -67,7 +67,16 @@ def start_reader(name: str) -> subprocess.Popen:
     return reader
 
 
-def trial(t: Topology, subject: tuple[str, str], seconds: float, variant: Path) -> dict:
+@contextlib.contextmanager
+def _lab(args: argparse.Namespace, folder: Path):
+    """The variant built first, then one pair for every trial: (topology, the variant's binary)."""
+    variant = variant_binary()
+    with Topology("pair", gen_xdp="drop") as t:
+        yield t, variant
+
+
+def trial(subject: tuple[str, str], args: argparse.Namespace, place: Place) -> dict:
+    (t, variant), seconds = place.lab, args.seconds
     mode, state = subject
     extra = [] if mode == "xdp" else ["--cores", str(DUT_CORE)]
     nf = NfInstance.start(t, "macswap", mode, t.dut_ifaces, extra=extra,
@@ -93,7 +102,7 @@ def _reader_total(reader: subprocess.Popen | None) -> int | None:
     return int(words[-1]) if words and words[-1].isdigit() else None
 
 
-def summarise(samples: list[dict]) -> list[dict]:
+def summarise(samples: list[dict], args: argparse.Namespace) -> list[dict]:
     rows = []
     for mode in MODES:
         for state in STATES:
@@ -101,38 +110,27 @@ def summarise(samples: list[dict]) -> list[dict]:
             if not mine:
                 continue
             yardstick = f"{mode} {YARDSTICK_STATE}"
-            ratios = [v / y for v, y in beside_yardstick(samples, mine, "mpps", yardstick) if y]
-            row = {"subject": f"{mode} {state}", "mpps": statistics.median(s["mpps"] for s in mine),
-                   "ratio_to_not_compiled": round(statistics.median(ratios), 3) if ratios else None,
-                   "ns_per_frame": statistics.median(s["ns_per_frame"] for s in mine), "rounds": len(mine)}
+            row = {"subject": f"{mode} {state}", **medians(mine, ("mpps",)),
+                   "ratio_to_not_compiled": median_ratio(samples, mine, "mpps", yardstick),
+                   **medians(mine, ("ns_per_frame",)), "rounds": len(mine)}
             if mode == "xdp":
-                added = [v - y for v, y in beside_yardstick(samples, mine, "program_ns", yardstick)]
-                row.update(program_ns=statistics.median(s["program_ns"] for s in mine),
-                           program_ns_added=round(statistics.median(added), 2))
+                row.update(medians(mine, ("program_ns",)),
+                           program_ns_added=median_difference(samples, mine, "program_ns", yardstick))
             rows.append(row)
     return rows
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--seconds", type=float, default=3.0)
+def _report(row: dict) -> str:
+    return (f"{row['subject']:18s}: {row['mpps']:.3f} Mpps ({row['ratio_to_not_compiled']} of not compiled)"
+            + (f", program {row['program_ns']} ns ({row['program_ns_added']:+} ns)" if "program_ns" in row else ""))
 
 
-def run(args: argparse.Namespace, out_dir: Path) -> Path:
-    variant = variant_binary()
-    env = environment.describe()
-    subjects = [(mode, state) for mode in MODES for state in STATES]
-    with Topology("pair", gen_xdp="drop") as t:
-        samples = measure_rounds(subjects, args.rounds, lambda s: trial(t, s, args.seconds, variant),
-                                 lambda s: f"{s['subject']:18s}: {s['mpps']:6.3f} Mpps, program {s['program_ns']} ns, "
-                                           f"captured {s['captured']}")
-    summary = summarise(samples)
-    path = results_file.write(out_dir, "capture_cost", {
-        "environment": env, "generator_core": GEN_CORE, "worker_core": DUT_CORE, "seconds_per_trial": args.seconds,
-        "yardstick": f"{MODES[0]} {YARDSTICK_STATE}", "yardsticks": {m: f"{m} {YARDSTICK_STATE}" for m in MODES},
-        "variant": {"name": VARIANT, "defines": "-DXNF_NO_CAPTURE"}, "traffic": GEN_TRAFFIC,
-        "summary": summary, "samples": samples}, summary)
-    for row in summary:
-        say.info(f"{row['subject']:18s}: {row['mpps']:.3f} Mpps ({row['ratio_to_not_compiled']} of not compiled)"
-                 + (f", program {row['program_ns']} ns ({row['program_ns_added']:+} ns)" if "program_ns" in row else ""))
-    return path
+STUDY = RoundsStudy(
+    NAME, "capture_cost", subjects=lambda args: [(mode, state) for mode in MODES for state in STATES], trial=trial,
+    summarise=summarise, lab=_lab, seconds=3.0, report=_report,
+    line=lambda s: f"{s['subject']:18s}: {s['mpps']:6.3f} Mpps, program {s['program_ns']} ns, captured {s['captured']}",
+    fields=lambda args: {"generator_core": GEN_CORE, "worker_core": DUT_CORE,
+                         "yardstick": f"{MODES[0]} {YARDSTICK_STATE}",
+                         "yardsticks": {m: f"{m} {YARDSTICK_STATE}" for m in MODES},
+                         "variant": {"name": VARIANT, "defines": "-DXNF_NO_CAPTURE"}, "traffic": GEN_TRAFFIC})
+add_arguments, run = STUDY.add_arguments, STUDY.run

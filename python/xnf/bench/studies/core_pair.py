@@ -18,13 +18,11 @@ beside the round's slowdown and round trip, and the correlation of each with the
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 from pathlib import Path
 
-from xnf import say
-from xnf.bench import results_file
-from xnf.bench.rounds import measure_rounds
+from xnf import results_file, say
+from xnf.lab.rounds import measure_rounds
 from xnf.lab import environment, placement
 from xnf.model import lab_paths, lab_rate
 

@@ -24,10 +24,9 @@ import json
 import statistics
 from pathlib import Path
 
-from xnf import build, say
+from xnf import build, results_file, say
 from xnf.analysis import mix_plots
-from xnf.bench import results_file
-from xnf.bench.rounds import beside_yardstick, measure_rounds
+from xnf.lab.rounds import beside_yardstick, measure_rounds
 from xnf.lab import environment
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood

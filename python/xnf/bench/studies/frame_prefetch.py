@@ -21,8 +21,9 @@ import statistics
 from pathlib import Path
 
 from xnf import say
-from xnf.bench import results_file, variants
-from xnf.bench.rounds import measure_rounds, rate_rows
+from xnf import results_file
+from xnf.bench import variants
+from xnf.lab.rounds import measure_rounds, rate_rows
 from xnf.errors import XnfError
 from xnf.lab import environment
 from xnf.model import cases, lab_paths, lab_rate

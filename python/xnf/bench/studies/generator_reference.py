@@ -23,9 +23,8 @@ import argparse
 import statistics
 from pathlib import Path
 
-from xnf import build, say
-from xnf.bench import results_file
-from xnf.bench.rounds import interleaved
+from xnf import build, results_file, say
+from xnf.lab.rounds import interleaved
 from xnf.errors import XnfError
 from xnf.lab import cpu, environment, netns, veth_stats
 from xnf.lab.cores import DUT_CORE as PEER_CORE

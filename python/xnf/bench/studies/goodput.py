@@ -18,15 +18,13 @@ ratios to linux.
 from __future__ import annotations
 
 import argparse
-import statistics
-import tempfile
+import contextlib
 from pathlib import Path
 
-from xnf import say
-from xnf.bench import results_file
-from xnf.bench.rounds import beside_yardstick, measure_rounds
+from xnf.bench.study import Place, RoundsStudy
 from xnf.errors import XnfError
-from xnf.lab import apps, environment
+from xnf.lab import apps
+from xnf.lab.rounds import median_ratio, medians
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
@@ -68,11 +66,22 @@ def _start(t: HostsTopology, label: str, folder: Path) -> tuple[NfInstance | Non
     mode, extra = PATHS[path]
     rules = folder / f"{nf}.rules"
     rules.write_text(t.router_rules() if nf == "router" else lb_rules(t))
-    return NfInstance.start(t, nf, mode, t.dut_ifaces, rules=str(rules), extra=extra), t.host(1).ip if nf == "router" else VIP
+    target = t.host(1).ip if nf == "router" else VIP
+    return NfInstance.start(t, nf, mode, t.dut_ifaces, rules=str(rules), extra=extra), target
 
 
-def trial(t: HostsTopology, label: str, seconds: int, folder: Path) -> dict:
-    nf, target = _start(t, label, folder)
+@contextlib.contextmanager
+def _lab(args: argparse.Namespace, folder: Path):
+    """Three hosts, a web server on the two behind the DUT, kept over every round."""
+    with HostsTopology(hosts=3) as t:
+        for b in (t.host(1), t.host(2)):
+            apps.WebServer(t, b.ns, b.ip, size=SMALL_FILE, core=GEN_CORE)
+        yield t
+
+
+def trial(label: str, args: argparse.Namespace, place: Place) -> dict:
+    t, seconds = place.lab, args.seconds
+    nf, target = _start(t, label, place.folder)
     h0, h1 = t.host(0), t.host(1)
     try:
         tcp1 = apps.iperf3(t, h0.ns, h1.ns, h1.ip, seconds=seconds, connect_to=target, core=GEN_CORE)
@@ -88,15 +97,14 @@ def trial(t: HostsTopology, label: str, seconds: int, folder: Path) -> dict:
             "checksum_errors": errors}
 
 
-def summarise(samples: list[dict]) -> list[dict]:
+def summarise(samples: list[dict], args: argparse.Namespace) -> list[dict]:
     rows = []
     for label in dict.fromkeys(s["subject"] for s in samples):
         mine = [s for s in samples if s["subject"] == label]
         row = {"subject": label, "rounds": len(mine)}
         for metric in METRICS:
-            ratios = [v / y for v, y in beside_yardstick(samples, mine, metric, YARDSTICK) if y]
-            row[metric] = statistics.median(s[metric] for s in mine)
-            row[f"{metric}_ratio_to_linux"] = round(statistics.median(ratios), 3) if ratios else None
+            row.update(medians(mine, (metric,)))
+            row[f"{metric}_ratio_to_linux"] = median_ratio(samples, mine, metric, YARDSTICK)
         row["retransmits"] = sum(s["tcp1_retransmits"] + s["tcp8_retransmits"] for s in mine)
         row["checksum_errors"] = sum(s["checksum_errors"] for s in mine)
         rows.append(row)
@@ -113,29 +121,16 @@ def _subjects(only: str | None) -> list[str]:
     return [YARDSTICK] + [s for s in wanted if s != YARDSTICK]
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--seconds", type=int, default=2, help="per measurement (iperf3 takes whole seconds)")
-    parser.add_argument("--only", metavar="S,S", help="these subjects (and the yardstick): router/xdp, lb/afxdp ...")
-
-
-def run(args: argparse.Namespace, out_dir: Path) -> Path:
-    env = environment.describe()
-    subjects = _subjects(args.only)
-    with HostsTopology(hosts=3) as t, tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        for b in (t.host(1), t.host(2)):
-            apps.WebServer(t, b.ns, b.ip, size=SMALL_FILE, core=GEN_CORE)
-        samples = measure_rounds(subjects, args.rounds, lambda s: trial(t, s, args.seconds, folder),
-                                 lambda s: f"{s['subject']:17s} TCP {s['tcp1_gbit_s']:6.2f} / {s['tcp8_gbit_s']:6.2f} "
-                                           f"Gbit/s (1/8 streams), {s['http_rps']:7.0f} req/s")
-    summary = summarise(samples)
-    path = results_file.write(out_dir, "goodput", {
-        "environment": env, "application_core": GEN_CORE, "dut_core": DUT_CORE, "seconds_per_measurement": args.seconds,
-        "http_connections": HTTP_CONNECTIONS, "http_file_bytes": SMALL_FILE, "yardstick": YARDSTICK,
-        "paths": {k: {"mode": v[0], "options": v[1]} for k, v in PATHS.items()},
-        "summary": summary, "samples": samples}, summary)
-    for row in summary:
-        say.info(f"{row['subject']:17s} " + ", ".join(f"{m} {row[m]} ({row[m + '_ratio_to_linux']} of linux)"
-                                                      for m in METRICS))
-    return path
+STUDY = RoundsStudy(
+    NAME, "goodput", subjects=lambda args: _subjects(args.only), trial=trial, summarise=summarise, lab=_lab,
+    rounds=3, seconds=2, seconds_type=int,
+    options=lambda parser: parser.add_argument("--only", metavar="S,S", help="these subjects (and the yardstick): "
+                                               "router/xdp, lb/afxdp ..."),
+    line=lambda s: f"{s['subject']:17s} TCP {s['tcp1_gbit_s']:6.2f} / {s['tcp8_gbit_s']:6.2f} Gbit/s (1/8 streams), "
+                   f"{s['http_rps']:7.0f} req/s",
+    report=lambda row: f"{row['subject']:17s} " + ", ".join(f"{m} {row[m]} ({row[m + '_ratio_to_linux']} of linux)"
+                                                            for m in METRICS),
+    fields=lambda args: {"application_core": GEN_CORE, "dut_core": DUT_CORE, "http_connections": HTTP_CONNECTIONS,
+                         "http_file_bytes": SMALL_FILE, "yardstick": YARDSTICK,
+                         "paths": {k: {"mode": v[0], "options": v[1]} for k, v in PATHS.items()}})
+add_arguments, run = STUDY.add_arguments, STUDY.run

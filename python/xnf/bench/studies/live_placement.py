@@ -22,10 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from xnf import say
-from xnf.bench import results_file
+from xnf import results_file, say
 from xnf.bench.studies import core_pair
-from xnf.bench.studies.xdp_overhead import attach, detach
+from xnf.lab.xdp_subject import attach, detach
 from xnf.lab import environment, placement
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.generator import Generator

@@ -30,20 +30,17 @@ import statistics
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from xnf import build, control, say
-from xnf.bench import nf_setup, results_file
-from xnf.bench.rounds import interleaved
-from xnf.lab import environment
+from xnf import build, results_file, say
+from xnf.bench.subject import TESTPMD, Subject, flooded
+from xnf.lab import environment, nf_setup
 from xnf.lab.cores import DUT_CORE, GEN_CORE
-from xnf.lab.flood import flood
 from xnf.lab.generator import Generator, flat_out
 from xnf.lab.measure import TrafficSpec
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.rfc2544 import measure_throughput
-from xnf.lab.testpmd import Testpmd
+from xnf.lab.rounds import interleaved
 from xnf.lab.topology import Topology
 
 NAME = "live-tx"
@@ -53,58 +50,14 @@ FLOWS = 1000
 GEN_TRAFFIC = ["--flows", str(FLOWS), "--vary", "sport", "--stamp-every", "64"]
 
 
-@dataclass
-class Subject:
-    """Something that does the job on dut0: xnf in a mode (and transmit path), or DPDK's testpmd."""
-
-    label: str
-    nf: str
-    mode: str | None                 # None: testpmd
-    extra: list[str] = field(default_factory=list)
-    handle: object = None
-
-    @property
-    def job(self) -> str:
-        return "drop" if self.nf in ("drop", "swap_drop") else "forward"
-
-    def start(self, t: Topology, rules_dir: Path) -> None:
-        if self.mode is None:
-            self.handle = Testpmd.start(t, self.nf, "af_xdp", "dut0", core=DUT_CORE, control_core=GEN_CORE)
-            return
-        setup = nf_setup_for(self.nf, t)
-        rules = None
-        if setup.rules:
-            rules = str(rules_dir / f"{self.nf}.rules")
-            Path(rules).write_text(setup.rules)
-        extra = setup.extra + (["--cores", str(DUT_CORE)] + self.extra if self.mode != "xdp" else [])
-        self.handle = NfInstance.start(t, self.nf, self.mode, t.dut_ifaces, rules=rules, extra=extra)
-
-    def dropped(self) -> int:
-        if self.mode is None:
-            return 0
-        return control.request_json(self.handle.name, "stats")["verdicts"]["drop"]["packets"]
-
-    def workers(self) -> list[dict]:
-        if self.mode is None or self.mode == "xdp":
-            return []
-        return control.request_json(self.handle.name, "stats")["workers"]
-
-    def stop(self) -> int:
-        """Stops it; returns testpmd's own receive count (0 for xnf)."""
-        if self.mode is None:
-            return self.handle.stop().rx_packets
-        self.handle.stop()
-        return 0
-
-
-def nf_setup_for(nf: str, t: Topology) -> nf_setup.NfSetup:
+def nf_setup_for(nf: str):
     """The firewall allows the traffic's 1,000 flows with 1,000 exact rules; lb sends the service's flows to
     four backends behind port 0 (back to the generator); macswap and drop need nothing."""
     if nf == "firewall":
-        return nf_setup.firewall_acl(FLOWS)
+        return lambda t: nf_setup.firewall_acl(FLOWS)
     if nf == "lb":
-        return nf_setup.lb_sessions(FLOWS, t.links[0].gen_mac)
-    return nf_setup.NfSetup()
+        return lambda t: nf_setup.lb_sessions(FLOWS, t.links[0].gen_mac)
+    return None
 
 
 def subjects(dpdk: bool, study: bool) -> list[Subject]:
@@ -115,26 +68,18 @@ def subjects(dpdk: bool, study: bool) -> list[Subject]:
         out += [Subject(f"afxdp live macswap batch={n}", "macswap", "afxdp",
                         ["--tx-path", "live", "--live-batch", str(n)]) for n in (64, 256, 4096)]
     for nf in ("macswap", "firewall", "lb"):
-        out += [Subject(f"xdp {nf}", nf, "xdp"),
-                Subject(f"afxdp xsk {nf}", nf, "afxdp", ["--tx-path", "xsk"]),
-                Subject(f"afxdp live {nf}", nf, "afxdp", ["--tx-path", "live"])]
+        out += [Subject(f"xdp {nf}", nf, "xdp", setup=nf_setup_for(nf)),
+                Subject(f"afxdp xsk {nf}", nf, "afxdp", ["--tx-path", "xsk"], setup=nf_setup_for(nf)),
+                Subject(f"afxdp live {nf}", nf, "afxdp", ["--tx-path", "live"], setup=nf_setup_for(nf))]
     if dpdk:
-        out += [Subject("dpdk af_xdp rx-drop", "drop", None), Subject("dpdk af_xdp macswap", "macswap", None)]
+        out += [Subject("dpdk af_xdp rx-drop", "drop", kind=TESTPMD),
+                Subject("dpdk af_xdp macswap", "macswap", kind=TESTPMD)]
     return out
 
 
 def forwarding_trial(t: Topology, subject: Subject, seconds: float, tsc_hz: float | None, rules_dir: Path) -> dict:
-    subject.start(t, rules_dir)
-    try:
-        drops0 = subject.dropped()
-        run = flood(t, seconds, GEN_CORE, GEN_TRAFFIC)
-        drops1, workers = subject.dropped(), subject.workers()
-    finally:
-        pmd_rx = subject.stop()
-    if subject.job == "forward":
-        done = run.returned
-    else:
-        done = pmd_rx if subject.mode is None else drops1 - drops0
+    got = flooded(t, subject, seconds, GEN_TRAFFIC, rules_dir)
+    run, done, workers = got.run, got.done, got.workers
     ns = run.ns_per_frame(done)
     live_calls = sum(w.get("live_calls", 0) for w in workers)
     live_frames = sum(w.get("live_frames", 0) for w in workers)

@@ -19,15 +19,13 @@ load. memcaslap's percentiles are the upper edges of its log2 buckets (a factor 
 from __future__ import annotations
 
 import argparse
-import statistics
-import tempfile
+import contextlib
 from pathlib import Path
 
-from xnf import say
 from xnf.analysis import mix_plots
-from xnf.bench import results_file
-from xnf.bench.rounds import beside_yardstick, measure_rounds
-from xnf.lab import cpu, environment, local_app
+from xnf.bench.study import Place, RoundsStudy
+from xnf.lab import cpu, local_app
+from xnf.lab.rounds import median_ratio, medians
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
@@ -47,7 +45,21 @@ YARDSTICK = "xdp"
 CONCURRENCY = 16
 
 
-def trial(t: Topology, label: str, load: str, seconds: float, load_kpps: int, rules: str) -> dict:
+@contextlib.contextmanager
+def _lab(args: argparse.Namespace, folder: Path):
+    """The edge topology with memcached on its app host, reachable from the generator, kept over every round:
+    (topology, the router's rules file)."""
+    with Topology("edge", apps=1) as t:
+        local_app.reach_apps_from_generator(t)
+        rules = folder / "router.rules"
+        rules.write_text(local_app.edge_router_rules(t))
+        local_app.start_memcached(t, t.app_list[0], core=GEN_CORE)
+        yield t, str(rules)
+
+
+def trial(subject: tuple[str, str], args: argparse.Namespace, place: Place) -> dict:
+    (t, rules), (label, load) = place.lab, subject
+    seconds, load_kpps = args.seconds, args.load_kpps
     mode, extra = SUBJECTS[label]
     app = t.app_list[0]
     nf = NfInstance.start(t, "router", mode, t.dut_ifaces, rules=rules, extra=extra)
@@ -72,49 +84,29 @@ def trial(t: Topology, label: str, load: str, seconds: float, load_kpps: int, ru
             if result.ops else None}
 
 
-def summarise(samples: list[dict]) -> list[dict]:
+def summarise(samples: list[dict], args: argparse.Namespace) -> list[dict]:
     rows = []
     for load in LOADS:
         for label in SUBJECTS:
             mine = [s for s in samples if s["subject"] == label and s["load"] == load]
             if not mine:
                 continue
-            ratios = [v / y for v, y in beside_yardstick(samples, mine, "tps", YARDSTICK, ("load",)) if y]
-            rows.append({"subject": label, "load": load, "tps": statistics.median(s["tps"] for s in mine),
-                         "p99_us": statistics.median(s["p99_us"] for s in mine),
-                         "mean_us": statistics.median(s["mean_us"] for s in mine),
-                         "core1_busy_share": statistics.median(s["core1_busy_share"] for s in mine),
-                         "cpu_us_per_request": statistics.median(s["cpu_us_per_request"] for s in mine),
-                         "tps_ratio_to_xdp": round(statistics.median(ratios), 3) if ratios else None,
+            rows.append({"subject": label, "load": load,
+                         **medians(mine, ("tps", "p99_us", "mean_us", "core1_busy_share", "cpu_us_per_request")),
+                         "tps_ratio_to_xdp": median_ratio(samples, mine, "tps", YARDSTICK, ("load",)),
                          "rounds": len(mine)})
     return rows
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=3.0)
-    parser.add_argument("--load-kpps", type=int, default=300, help="pass-through traffic during 'load' trials")
-
-
-def run(args: argparse.Namespace, out_dir: Path) -> Path:
-    env = environment.describe()
-    with Topology("edge", apps=1) as t, tempfile.TemporaryDirectory() as tmp:
-        local_app.reach_apps_from_generator(t)
-        rules = Path(tmp) / "router.rules"
-        rules.write_text(local_app.edge_router_rules(t))
-        local_app.start_memcached(t, t.app_list[0], core=GEN_CORE)
-        samples = measure_rounds([(s, ld) for ld in LOADS for s in SUBJECTS], args.rounds,
-                                 lambda s: trial(t, s[0], s[1], args.seconds, args.load_kpps, str(rules)),
-                                 lambda s: f"{s['subject']:8s} {s['load']:4s}: {s['tps']:9.0f} req/s, "
-                                           f"p99 <= {s['p99_us']} us")
-    summary = summarise(samples)
-    path = results_file.write(out_dir, "local_app", {
-        "environment": env, "generator_core": GEN_CORE, "dut_core": DUT_CORE, "seconds_per_trial": args.seconds,
-        "load_kpps": args.load_kpps, "concurrency": CONCURRENCY, "yardstick": YARDSTICK,
-        "subjects": {k: {"mode": v[0], "options": v[1]} for k, v in SUBJECTS.items()},
-        "summary": summary, "samples": samples}, summary)
-    mix_plots.memcached_by_mode(summary, path.with_suffix(".png"))
-    for row in summary:
-        say.info(f"{row['subject']:8s} {row['load']:4s}: {row['tps']:9.0f} req/s ({row['tps_ratio_to_xdp']} of xdp), "
-                 f"p99 <= {row['p99_us']} us")
-    return path
+STUDY = RoundsStudy(
+    NAME, "local_app", subjects=lambda args: [(s, ld) for ld in LOADS for s in SUBJECTS], trial=trial,
+    summarise=summarise, lab=_lab, rounds=3, seconds=3.0, plot=mix_plots.memcached_by_mode,
+    options=lambda parser: parser.add_argument("--load-kpps", type=int, default=300,
+                                               help="pass-through traffic during 'load' trials"),
+    line=lambda s: f"{s['subject']:8s} {s['load']:4s}: {s['tps']:9.0f} req/s, p99 <= {s['p99_us']} us",
+    report=lambda row: f"{row['subject']:8s} {row['load']:4s}: {row['tps']:9.0f} req/s ({row['tps_ratio_to_xdp']} of "
+                       f"xdp), p99 <= {row['p99_us']} us",
+    fields=lambda args: {"generator_core": GEN_CORE, "dut_core": DUT_CORE, "load_kpps": args.load_kpps,
+                         "concurrency": CONCURRENCY, "yardstick": YARDSTICK,
+                         "subjects": {k: {"mode": v[0], "options": v[1]} for k, v in SUBJECTS.items()}})
+add_arguments, run = STUDY.add_arguments, STUDY.run

@@ -25,15 +25,12 @@ The yardstick is xdp in the same round: every subject's legitimate rate is also 
 from __future__ import annotations
 
 import argparse
-import statistics
-import tempfile
+import contextlib
 from pathlib import Path
 
-from xnf import say
 from xnf.analysis import mix_plots
-from xnf.bench import results_file
-from xnf.bench.rounds import beside_yardstick, measure_rounds
-from xnf.lab import environment
+from xnf.bench.study import Place, RoundsStudy
+from xnf.lab.rounds import median_ratio, medians
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood
 from xnf.lab.generator import Generator, flat_out
@@ -73,7 +70,14 @@ def traffic(share: float, dut_ip: str) -> list[str]:
                       "--class", f"attack:saddr={ATTACKERS}.0/28,share={share:g}"]
 
 
-def trial(t: Topology, label: str, share: float, placement: str, seconds: float, rules_dir: Path) -> dict:
+@contextlib.contextmanager
+def _lab(args: argparse.Namespace, folder: Path):
+    with Topology("pair", gen_xdp="drop") as t:
+        yield t
+
+
+def trial(subject: tuple[str, float, str], args: argparse.Namespace, place: Place) -> dict:
+    (label, share, placement), t, seconds, rules_dir = subject, place.lab, args.seconds, place.folder
     nf, mode, extra = SUBJECTS[label]
     if mode != "xdp":
         extra = ["--cores", str(PLACEMENTS[placement]), *extra]
@@ -86,14 +90,15 @@ def trial(t: Topology, label: str, share: float, placement: str, seconds: float,
         run = flood(t, seconds, GEN_CORE, traffic(share, link.dut_ip))
     finally:
         instance.stop()
-    return {"subject": label, "placement": placement, "drop_share": share, "sent": run.sent, "legit_returned": run.returned,
+    return {"subject": label, "placement": placement, "drop_share": share, "sent": run.sent,
+            "legit_returned": run.returned,
             "seconds": round(run.seconds, 4), "offered_mpps": round(run.offered_mpps, 4),
             "legit_mpps": round(run.mpps(run.returned), 4),
             "ns_per_frame": round(run.ns_per_frame(run.sent), 1) if run.sent else None,
             "core0_busy_share": run.cpu[GEN_CORE]["busy_share"], "core1_busy_share": run.cpu[DUT_CORE]["busy_share"]}
 
 
-def summarise(samples: list[dict]) -> list[dict]:
+def summarise(samples: list[dict], args: argparse.Namespace) -> list[dict]:
     """Per placement, subject and share: the median legitimate rate, and its median ratio to the yardstick in
     the same round and placement."""
     rows = []
@@ -104,20 +109,15 @@ def summarise(samples: list[dict]) -> list[dict]:
                         if s["subject"] == label and s["drop_share"] == share and s["placement"] == placement]
                 if not mine:
                     continue
-                ratios = [v / y for v, y in beside_yardstick(samples, mine, "legit_mpps", YARDSTICK,
-                                                             ("placement", "drop_share")) if y]
                 rows.append({"placement": placement, "subject": label, "drop_share": share,
-                             "legit_mpps": statistics.median(s["legit_mpps"] for s in mine),
-                             "offered_mpps": statistics.median(s["offered_mpps"] for s in mine),
-                             "ns_per_frame": statistics.median(s["ns_per_frame"] for s in mine),
-                             "ratio_to_xdp": round(statistics.median(ratios), 3) if ratios else None,
+                             **medians(mine, ("legit_mpps", "offered_mpps", "ns_per_frame")),
+                             "ratio_to_xdp": median_ratio(samples, mine, "legit_mpps", YARDSTICK,
+                                                          ("placement", "drop_share")),
                              "rounds": len(mine)})
     return rows
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=2.0)
+def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shares", default="0,0.25,0.5,0.75,0.9",
                         help="drop shares to measure, comma-separated, each from 0 to 0.9")
     parser.add_argument("--subjects", default=",".join(SUBJECTS), help="a subset of " + ", ".join(SUBJECTS))
@@ -126,28 +126,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "generator and the kernel's receive)")
 
 
-def run(args: argparse.Namespace, out_dir: Path) -> Path:
-    shares = [float(x) for x in args.shares.split(",")]
-    labels = [s for s in args.subjects.split(",") if s]
-    placements = [p for p in args.placements.split(",") if p]
+def _chosen(args: argparse.Namespace) -> tuple[list[float], list[str], list[str]]:
+    return ([float(x) for x in args.shares.split(",")], [s for s in args.subjects.split(",") if s],
+            [p for p in args.placements.split(",") if p])
+
+
+def _check(args: argparse.Namespace) -> str | None:
+    try:
+        shares, labels, placements = _chosen(args)
+    except ValueError:
+        shares, labels, placements = [-1.0], [], []
     if any(not 0 <= x <= 0.9 for x in shares) or any(s not in SUBJECTS for s in labels) or \
             YARDSTICK not in labels or any(p not in PLACEMENTS for p in placements):
-        raise SystemExit(f"mixed-traffic: shares go from 0 to 0.9, subjects are {', '.join(SUBJECTS)} (xdp, the "
-                         f"yardstick, always among them), placements {', '.join(PLACEMENTS)}")
-    env = environment.describe()
-    with Topology("pair", gen_xdp="drop") as t, tempfile.TemporaryDirectory() as rules_dir:
-        samples = measure_rounds([(lb, x, p) for p in placements for x in shares for lb in labels], args.rounds,
-                                 lambda s: trial(t, *s, args.seconds, Path(rules_dir)),
-                                 lambda s: f"{s['placement']:6s} {s['subject']:8s} drop {s['drop_share']:4.2f}: "
-                                           f"legit {s['legit_mpps']:6.3f} Mpps (offered {s['offered_mpps']:.3f})")
-    summary = summarise(samples)
-    path = results_file.write(out_dir, "mixed_traffic", {
-        "environment": env, "generator_core": GEN_CORE, "worker_cores": PLACEMENTS,
-        "seconds_per_trial": args.seconds, "warm_up_s": WARM_UP_S, "attack_sources": ATTACK_SOURCES, "yardstick": YARDSTICK,
-        "subjects": {k: {"nf": v[0], "mode": v[1], "options": v[2]} for k, v in SUBJECTS.items() if k in labels},
-        "summary": summary, "samples": samples}, summary)
-    mix_plots.legit_vs_drop_share(summary, path.with_suffix(".png"))
-    for row in summary:
-        say.info(f"{row['placement']:6s} {row['subject']:8s} drop {row['drop_share']:4.2f}: {row['legit_mpps']:.3f} Mpps, "
-                 f"{row['ratio_to_xdp']} of xdp")
-    return path
+        return (f"shares go from 0 to 0.9, subjects are {', '.join(SUBJECTS)} (xdp, the yardstick, always among "
+                f"them), placements {', '.join(PLACEMENTS)}")
+    return None
+
+
+def _subjects(args: argparse.Namespace) -> list[tuple[str, float, str]]:
+    shares, labels, placements = _chosen(args)
+    return [(lb, x, p) for p in placements for x in shares for lb in labels]
+
+
+STUDY = RoundsStudy(
+    NAME, "mixed_traffic", subjects=_subjects, trial=trial, summarise=summarise, lab=_lab, rounds=3, seconds=2.0,
+    options=_options, check=_check, plot=mix_plots.legit_vs_drop_share,
+    line=lambda s: f"{s['placement']:6s} {s['subject']:8s} drop {s['drop_share']:4.2f}: legit "
+                   f"{s['legit_mpps']:6.3f} Mpps (offered {s['offered_mpps']:.3f})",
+    report=lambda row: f"{row['placement']:6s} {row['subject']:8s} drop {row['drop_share']:4.2f}: "
+                       f"{row['legit_mpps']:.3f} Mpps, {row['ratio_to_xdp']} of xdp",
+    fields=lambda args: {"generator_core": GEN_CORE, "worker_cores": PLACEMENTS, "warm_up_s": WARM_UP_S,
+                         "attack_sources": ATTACK_SOURCES, "yardstick": YARDSTICK,
+                         "subjects": {k: {"nf": v[0], "mode": v[1], "options": v[2]} for k, v in SUBJECTS.items()
+                                      if k in _chosen(args)[1]}})
+add_arguments, run = STUDY.add_arguments, STUDY.run

@@ -30,10 +30,9 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from xnf import say
+from xnf import results_file, say
 from xnf.analysis import model_plots
-from xnf.bench import results_file
-from xnf.bench.rounds import measure_rounds
+from xnf.lab.rounds import measure_rounds
 from xnf.lab import environment, placement
 from xnf.model import advisor, cases, check_rounds, lab_paths, lab_rate, rate_statistic, task
 from xnf.model.check_rounds import YARDSTICK_SUBJECT
@@ -103,8 +102,8 @@ def summarise(samples: list[dict], profile: Profile, each: bool = False) -> tupl
 def _typical_error(row: dict) -> float:
     """The case's prediction against the median of its measured rounds: what the advisor counts a path down by
     (advisor.shortfall) is how far it typically fell short, not its best round's shortfall. Counted on the best
-    rounds, the advisor's picks held in 48 of 60 cases re-judged on 2026-11-26, on the medians 55 (docs/cost-model.md,
-    "2026-11-26, 05:47-07:20")."""
+    rounds, the advisor's picks held in 48 of 60 cases judged again, on the medians 55
+    (research/cost-model-notebook.md)."""
     return row["predicted_mpps"] / row["measured_median_mpps"] - 1
 
 

@@ -39,10 +39,9 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from xnf import nf_cost, say
+from xnf import nf_cost, results_file, say
 from xnf.analysis import model_plots
-from xnf.bench import results_file
-from xnf.bench.rounds import measure_rounds
+from xnf.lab.rounds import measure_rounds
 from xnf.lab import environment, placement
 from xnf.model import fit, lab_paths, lab_rate, rate_statistic
 from xnf.model.profile import Profile, default_path, install, quick_path
@@ -182,7 +181,7 @@ def far_adds_ns(samples: list[dict], profile: Profile, table: list[dict]) -> dic
     (fit.far_times), from the path's far measurements of the points it was fitted on (each with its point's c_task
     in the fit's table); None where it has none. Times per role and not a ratio of rates: on the live path the far
     level added about 80 ns to a cheap frame's time, where the sender binds, and nothing measurable to a dear
-    one's, where the worker does (2026-11-26, docs/cost-model.md)."""
+    one's, where the worker does (research/cost-model-notebook.md)."""
     out = {}
     for key, path in profile.paths.items():
         rows = {r["point"]: r for r in table if r["path"] == key}

@@ -25,9 +25,9 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from xnf import say
-from xnf.bench import nf_setup, results_file
-from xnf.bench.rounds import beside_yardstick, measure_rounds
+from xnf import results_file, say
+from xnf.lab import nf_setup
+from xnf.lab.rounds import beside_yardstick, measure_rounds
 from xnf.lab import environment
 from xnf.nf_cost import measure
 

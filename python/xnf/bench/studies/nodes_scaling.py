@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import tempfile
-from pathlib import Path
 
-from xnf import control, say
-from xnf.bench import results_file
-from xnf.bench.rounds import measure_rounds, rate_rows
-from xnf.lab import environment, veth_stats
+from xnf import control
+from xnf.bench.study import Place, RoundsStudy
+from xnf.lab import veth_stats
+from xnf.lab.rounds import rate_rows
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood
 from xnf.lab.nf_process import NfInstance
@@ -31,13 +29,15 @@ from xnf.lab.nodes import MAX_NODES, VIP, NodesTopology
 NAME = "nodes"
 DESCRIPTION = "the lb on 1, 2 and 3 nodes behind a Linux ECMP router: aggregate rate, each node's share, each core"
 FLOWS = 1024
+YARDSTICK = "1 node"
 
 
 def arrived(t: NodesTopology) -> int:
     return veth_stats.read(t.backends_ns, "be0")["rx_xdp_drops"]
 
 
-def trial(nodes: int, seconds: float, folder: Path) -> dict:
+def trial(nodes: int, args: argparse.Namespace, place: Place) -> dict:
+    seconds, folder = args.seconds, place.folder
     with NodesTopology(nodes=nodes) as t:
         t.sink_at_backends()
         rules = folder / "lb.rules"
@@ -58,9 +58,9 @@ def trial(nodes: int, seconds: float, folder: Path) -> dict:
             "busy_share": {str(core): c["busy_share"] for core, c in run.cpu.items()}}
 
 
-def summarise(samples: list[dict], yardstick: str) -> list[dict]:
+def summarise(samples: list[dict], args: argparse.Namespace) -> list[dict]:
     """rate_rows, with each node's share in the last round and each core's median busy share."""
-    rows = rate_rows(samples, yardstick, "ratio_to_one_node")
+    rows = rate_rows(samples, YARDSTICK, "ratio_to_one_node")
     for row in rows:
         mine = [s for s in samples if s["subject"] == row["subject"]]
         row["node_shares"] = mine[-1]["node_shares"]
@@ -68,27 +68,24 @@ def summarise(samples: list[dict], yardstick: str) -> list[dict]:
     return rows
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--seconds", type=float, default=2.0)
-    parser.add_argument("--nodes", default="1,2,3", help=f"node counts to measure (1 to {MAX_NODES}), 1 among them")
+def _counts(args: argparse.Namespace) -> list[int]:
+    return [int(n) for n in args.nodes.split(",") if n.strip().isdigit()]
 
 
-def run(args: argparse.Namespace, out_dir: Path) -> Path:
-    counts = [int(n) for n in args.nodes.split(",") if n.strip().isdigit()]
-    if 1 not in counts or any(not 1 <= n <= MAX_NODES for n in counts) or args.rounds < 1:
-        raise SystemExit(f"nodes: --nodes from 1 to {MAX_NODES}, 1 (the yardstick) among them; --rounds at least 1")
-    env = environment.describe()
-    with tempfile.TemporaryDirectory() as folder:
-        samples = measure_rounds(counts, args.rounds, lambda n: trial(n, args.seconds, Path(folder)),
-                                 lambda s: f"{s['subject']:8s} {s['mpps']:6.3f} Mpps arrived (offered "
-                                           f"{s['offered_mpps']:.3f}), shares {s['node_shares']}, busy "
-                                           f"{s['busy_share']}")
-    summary = summarise(samples, "1 node")
-    path = results_file.write(out_dir, "nodes", {
-        "environment": env, "generator_core": GEN_CORE, "yardstick": "1 node", "flows": FLOWS,
-        "seconds_per_trial": args.seconds, "summary": summary, "samples": samples}, summary)
-    for row in summary:
-        say.info(f"{row['subject']:8s} {row['mpps']:.3f} ± {row['stdev']:.3f} Mpps, {row['ratio_to_one_node']}x one "
-                 f"node, shares {row['node_shares']}, cores busy {row['busy_share']}")
-    return path
+def _check(args: argparse.Namespace) -> str | None:
+    counts = _counts(args)
+    if 1 not in counts or any(not 1 <= n <= MAX_NODES for n in counts):
+        return f"--nodes from 1 to {MAX_NODES}, 1 (the yardstick) among them"
+    return None
+
+
+STUDY = RoundsStudy(
+    NAME, "nodes", subjects=_counts, trial=trial, summarise=summarise, check=_check,
+    options=lambda parser: parser.add_argument("--nodes", default="1,2,3", help=f"node counts to measure (1 to "
+                                               f"{MAX_NODES}), 1 among them"),
+    line=lambda s: f"{s['subject']:8s} {s['mpps']:6.3f} Mpps arrived (offered {s['offered_mpps']:.3f}), shares "
+                   f"{s['node_shares']}, busy {s['busy_share']}",
+    report=lambda row: f"{row['subject']:8s} {row['mpps']:.3f} ± {row['stdev']:.3f} Mpps, {row['ratio_to_one_node']}x "
+                       f"one node, shares {row['node_shares']}, cores busy {row['busy_share']}",
+    fields=lambda args: {"generator_core": GEN_CORE, "yardstick": YARDSTICK, "flows": FLOWS})
+add_arguments, run = STUDY.add_arguments, STUDY.run

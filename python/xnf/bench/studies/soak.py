@@ -33,10 +33,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from xnf import control, say
+from xnf import control, results_file, say
 from xnf.analysis import soak_plots
-from xnf.bench import results_file
-from xnf.bench.nf_setup import GEN_DST, GEN_PORT, lb_sessions
+from xnf.lab.nf_setup import GEN_DST, GEN_PORT, lb_sessions
 from xnf.lab import environment, rfc2544, veth_stats
 from xnf.lab.cores import DUT_CORE
 from xnf.lab.generator import Generator

@@ -16,13 +16,10 @@ The yardstick is linux in the same round: every rate is also given as a ratio to
 from __future__ import annotations
 
 import argparse
-import tempfile
-from pathlib import Path
 
-from xnf import say
-from xnf.bench import results_file
-from xnf.bench.rounds import measure_rounds, rate_rows
-from xnf.lab import environment, netns, veth_stats
+from xnf.bench.study import Place, RoundsStudy
+from xnf.lab import netns, veth_stats
+from xnf.lab.rounds import rate_rows
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood
 from xnf.lab.nf_process import NfInstance
@@ -44,7 +41,8 @@ def _linux_forwarding(t: Topology) -> None:
         netns.run(t.dut_ns, ["ethtool", "-K", link.dut_if, "gro", "on"])
 
 
-def trial(label: str, seconds: float, folder: Path) -> dict:
+def trial(label: str, args: argparse.Namespace, place: Place) -> dict:
+    seconds, folder = args.seconds, place.folder
     with Topology("two-port", gen_xdp="drop") as t:
         out = t.links[1]
         nf = None
@@ -65,28 +63,12 @@ def trial(label: str, seconds: float, folder: Path) -> dict:
             "core1_busy_share": run.cpu[DUT_CORE]["busy_share"], "core0_busy_share": run.cpu[GEN_CORE]["busy_share"]}
 
 
-def summarise(samples: list[dict]) -> list[dict]:
-    return rate_rows(samples, YARDSTICK, "ratio_to_linux", ("core1_busy_share",))
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--seconds", type=float, default=2.0)
-
-
-def run(args: argparse.Namespace, out_dir: Path) -> Path:
-    if args.rounds < 1 or args.seconds <= 0:
-        raise SystemExit("stack-forwarding: --rounds at least 1, --seconds above 0")
-    env = environment.describe()
-    with tempfile.TemporaryDirectory() as folder:
-        samples = measure_rounds(SUBJECTS, args.rounds, lambda s: trial(s, args.seconds, Path(folder)),
-                                 lambda s: f"{s['subject']:6s} {s['mpps']:6.3f} Mpps forwarded "
-                                           f"(offered {s['offered_mpps']:.3f}), core {DUT_CORE} "
-                                           f"{s['core1_busy_share']:.0%} busy")
-    summary = summarise(samples)
-    path = results_file.write(out_dir, "stack_forwarding", {
-        "environment": env, "generator_core": GEN_CORE, "dut_core": DUT_CORE, "yardstick": YARDSTICK,
-        "seconds_per_trial": args.seconds, "summary": summary, "samples": samples}, summary)
-    for row in summary:
-        say.info(f"{row['subject']:6s} {row['mpps']:.3f} ± {row['stdev']:.3f} Mpps, {row['ratio_to_linux']}x linux")
-    return path
+STUDY = RoundsStudy(
+    NAME, "stack_forwarding", subjects=lambda args: SUBJECTS, trial=trial,
+    summarise=lambda samples, args: rate_rows(samples, YARDSTICK, "ratio_to_linux", ("core1_busy_share",)),
+    line=lambda s: f"{s['subject']:6s} {s['mpps']:6.3f} Mpps forwarded (offered {s['offered_mpps']:.3f}), core "
+                   f"{DUT_CORE} {s['core1_busy_share']:.0%} busy",
+    report=lambda row: f"{row['subject']:6s} {row['mpps']:.3f} ± {row['stdev']:.3f} Mpps, "
+                       f"{row['ratio_to_linux']}x linux",
+    fields=lambda args: {"generator_core": GEN_CORE, "dut_core": DUT_CORE, "yardstick": YARDSTICK})
+add_arguments, run = STUDY.add_arguments, STUDY.run

@@ -16,15 +16,13 @@ import argparse
 import statistics
 from pathlib import Path
 
-from xnf import build, say
-from xnf.bench import results_file
-from xnf.bench.rounds import measure_rounds
-from xnf.errors import XnfError
+from xnf import results_file, say
+from xnf.lab.rounds import measure_rounds
 from xnf.lab import environment, veth_stats
 from xnf.lab.cores import GEN_CORE
 from xnf.lab.flood import flood
-from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
+from xnf.lab.xdp_subject import attach, detach
 
 NAME = "xdp-overhead"
 DESCRIPTION = "xnf's drop and macswap in XDP beside hand-written XDP programs doing the same: the framework's cost"
@@ -34,26 +32,6 @@ SUBJECTS = [  # (label, job, how it is loaded)
     ("xnf-macswap", "macswap", ("nf", "macswap")),
     ("hand-macswap", "macswap", ("object", "hand_macswap")),
 ]
-
-
-def attach(topology: Topology, how):
-    kind, what = how
-    if kind == "nf":
-        return NfInstance.start(topology, what, "xdp", topology.dut_ifaces)
-    proc = topology.spawn(topology.dut_ns, [str(build.tool_binary("xnf-xdp-load")), "--object",
-                                             str(build.bpf_object(what)), "--iface", "dut0"])
-    line = proc.stdout.readline()
-    if "attached" not in line:
-        raise XnfError(f"xnf-xdp-load failed: {proc.stderr.read()}")
-    return proc
-
-
-def detach(handle) -> None:
-    if isinstance(handle, NfInstance):
-        handle.stop()
-    else:
-        handle.terminate()
-        handle.wait(timeout=10)
 
 
 def counted(topology: Topology, job: str) -> int:
