@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+struct xnf_rules_target;
+
 #define XNF_RULE_MAX_KEY 64
 #define XNF_RULE_MAX_VALUE 64
 #define XNF_RULE_MAX_TEXT 512
@@ -36,6 +38,12 @@ struct xnf_rules_codec {
 	int (*parse)(const char *text, struct xnf_rule_entry *entry, char *err, size_t errlen);
 	/* Formats one map entry as a rule line. 0, or -1 to leave it out of a listing. */
 	int (*format)(const char *map, const void *key, const void *value, char *out, size_t outlen);
+	/*
+	 * Optional: runs after every change of the rules (a --rules file, `xnf rules add|del`), once for the whole
+	 * change, for an NF whose data path reads something built from its rules rather than the rule entries
+	 * themselves (the acl's classifier). 0, or -1 with a reason in err: the change is then undone.
+	 */
+	int (*commit)(const struct xnf_rules_target *maps, char *err, size_t errlen);
 };
 
 /* The linked NF's codec, or NULL when the NF takes no rules (weak default). */

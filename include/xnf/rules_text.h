@@ -17,6 +17,10 @@ int xnf_rules_parse_number(const char *text, long min, long max, const char *wha
 int xnf_rules_parse_l4_port(const char *text, long min, __be16 *port, char *err, size_t errlen);
 /* "tcp" or "udp", into IPPROTO_TCP or IPPROTO_UDP. */
 int xnf_rules_parse_tcp_udp(const char *text, __u8 *proto, char *err, size_t errlen);
+/* tcp, udp, icmp, icmpv6 or a protocol number in [min, 255]. 0, or -1 with the reason in err. */
+int xnf_rules_parse_ip_proto(const char *text, long min, __u8 *proto, char *err, size_t errlen);
+/* The name xnf_rules_parse_ip_proto takes for proto (a number when it has none); buf holds the number. */
+const char *xnf_rules_ip_proto_name(__u8 proto, char *buf, size_t len);
 void xnf_rules_format_mac(const __u8 *mac, char *out, size_t len);
 
 #endif

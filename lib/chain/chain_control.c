@@ -76,11 +76,28 @@ static int chain_format(const char *map, const void *key, const void *value, cha
 	return 0;
 }
 
+/* Each member's own commit (rules.h), in chain order: a change of any member's rules puts every one in force. */
+static int chain_commit(const struct xnf_rules_target *maps, char *err, size_t errlen)
+{
+	char reason[512];
+
+	for (const struct xnf_chain_member *m = xnf_chain_members; m->name; m++) {
+		const struct xnf_rules_codec *rules = member_rules(m);
+
+		if (rules && rules->commit && rules->commit(maps, reason, sizeof(reason))) {
+			snprintf(err, errlen, "%s: %s", m->name, reason);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static const struct xnf_rules_codec chain_codec = {
 	.syntax = "MEMBER RULE: a rule of one of the chain's NFs, after its name",
 	.maps = chain_maps,
 	.parse = chain_parse,
 	.format = chain_format,
+	.commit = chain_commit,
 };
 
 /* The members' rule maps in one list, members in chain order. */

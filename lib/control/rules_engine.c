@@ -222,6 +222,17 @@ int xnf_rules_check_file(const char *path, char *err, size_t errlen)
 	return count;
 }
 
+/* The codec's commit after a change (rules.h); 0 when it has none. */
+static int commit(const struct xnf_rules_target *target, char *err, size_t errlen)
+{
+	char reason[512] = "";
+
+	if (!xnf_nf_rules->commit || xnf_nf_rules->commit(target, reason, sizeof(reason)) == 0)
+		return 0;
+	snprintf(err, errlen, "%s; the change was undone", reason[0] ? reason : "the rules could not be put in force");
+	return -1;
+}
+
 int xnf_rules_apply_file(const struct xnf_rules_file *file, const struct xnf_rules_target *target, char *err,
 			 size_t errlen)
 {
@@ -247,6 +258,12 @@ int xnf_rules_apply_file(const struct xnf_rules_file *file, const struct xnf_rul
 			goto fail;
 		}
 	}
+	if (commit(target, err, errlen)) {
+		undo(journal, applied);
+		commit(target, err, 0);   /* back in force as they were */
+		free(journal);
+		return -1;
+	}
 	free(journal);
 	return file->count;
 fail:
@@ -266,16 +283,27 @@ int xnf_rules_load_file(const char *path, const struct xnf_rules_target *target,
 
 int xnf_rules_add(const char *text, const struct xnf_rules_target *target, char *err, size_t errlen)
 {
+	__u8 old[XNF_RULE_MAX_VALUE];
 	struct xnf_rule_entry entry;
 	struct xnf_map_ref ref;
+	bool existed;
 	int rc;
 
 	if (!have_codec(err, errlen) || parse_one(text, &entry, err, errlen) ||
 	    resolve(target, &entry, &ref, err, errlen))
 		return -1;
+	existed = xnf_map_ref_lookup(&ref, entry.key, old) == 0;
 	rc = xnf_map_ref_update(&ref, entry.key, entry.value, BPF_ANY);
 	if (rc) {
 		snprintf(err, errlen, "cannot add the rule: %s", map_error(rc));
+		return -1;
+	}
+	if (commit(target, err, errlen)) {
+		if (existed)
+			xnf_map_ref_update(&ref, entry.key, old, BPF_ANY);
+		else
+			xnf_map_ref_delete(&ref, entry.key);
+		commit(target, err, 0);
 		return -1;
 	}
 	return 0;
@@ -285,18 +313,25 @@ int xnf_rules_del(const char *text, const struct xnf_rules_target *target, char 
 {
 	struct xnf_rule_entry entry;
 	struct xnf_map_ref ref;
-	__u8 zero[XNF_RULE_MAX_VALUE] = { 0 };
+	__u8 zero[XNF_RULE_MAX_VALUE] = { 0 }, old[XNF_RULE_MAX_VALUE];
 	int rc;
 
 	if (!have_codec(err, errlen) || parse_one(text, &entry, err, errlen) ||
 	    resolve(target, &entry, &ref, err, errlen))
 		return -1;
+	if (xnf_map_ref_lookup(&ref, entry.key, old))
+		memset(old, 0, sizeof(old));
 	if (entry.reset_on_delete)
 		rc = xnf_map_ref_update(&ref, entry.key, zero, BPF_ANY);
 	else
 		rc = xnf_map_ref_delete(&ref, entry.key);
 	if (rc) {
 		snprintf(err, errlen, "cannot delete the rule: %s", map_error(rc));
+		return -1;
+	}
+	if (commit(target, err, errlen)) {
+		xnf_map_ref_update(&ref, entry.key, old, BPF_ANY);
+		commit(target, err, 0);
 		return -1;
 	}
 	return 0;

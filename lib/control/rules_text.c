@@ -83,6 +83,40 @@ int xnf_rules_parse_tcp_udp(const char *text, __u8 *proto, char *err, size_t err
 	return 0;
 }
 
+static const struct { const char *name; __u8 number; } ip_proto_names[] = {
+	{ "tcp", IPPROTO_TCP }, { "udp", IPPROTO_UDP }, { "icmp", IPPROTO_ICMP }, { "icmpv6", IPPROTO_ICMPV6 },
+};
+
+int xnf_rules_parse_ip_proto(const char *text, long min, __u8 *proto, char *err, size_t errlen)
+{
+	char *end;
+	long n;
+
+	for (size_t i = 0; i < sizeof(ip_proto_names) / sizeof(ip_proto_names[0]); i++) {
+		if (strcmp(text, ip_proto_names[i].name) == 0) {
+			*proto = ip_proto_names[i].number;
+			return 0;
+		}
+	}
+	n = strtol(text, &end, 10);
+	if (*text && !*end && n >= min && n <= 255) {
+		*proto = (__u8)n;
+		return 0;
+	}
+	snprintf(err, errlen, "unknown protocol '%s': use tcp, udp, icmp, icmpv6 or a number %ld-255", text, min);
+	return -1;
+}
+
+const char *xnf_rules_ip_proto_name(__u8 proto, char *buf, size_t len)
+{
+	for (size_t i = 0; i < sizeof(ip_proto_names) / sizeof(ip_proto_names[0]); i++) {
+		if (ip_proto_names[i].number == proto)
+			return ip_proto_names[i].name;
+	}
+	snprintf(buf, len, "%u", proto);
+	return buf;
+}
+
 void xnf_rules_format_mac(const __u8 *m, char *out, size_t len)
 {
 	snprintf(out, len, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);

@@ -33,30 +33,6 @@ static int parse_action(const char *word, __u32 *action, char *err, size_t errle
 	return 0;
 }
 
-static int parse_proto(const char *word, __u8 *proto, char *err, size_t errlen)
-{
-	static const struct { const char *name; __u8 number; } names[] = {
-		{ "tcp", IPPROTO_TCP }, { "udp", IPPROTO_UDP },
-		{ "icmp", IPPROTO_ICMP }, { "icmpv6", IPPROTO_ICMPV6 },
-	};
-	char *end;
-	long n;
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (strcmp(word, names[i].name) == 0) {
-			*proto = names[i].number;
-			return 0;
-		}
-	}
-	n = strtol(word, &end, 10);
-	if (*word && !*end && n >= 0 && n <= 255) {
-		*proto = (__u8)n;
-		return 0;
-	}
-	snprintf(err, errlen, "unknown protocol '%s': use tcp, udp, icmp, icmpv6 or a number 0-255", word);
-	return -1;
-}
-
 static int parse_addr(const char *word, struct xnf_5tuple *t, __be32 *addr, char *err, size_t errlen)
 {
 	__u8 family;
@@ -114,7 +90,7 @@ static int fw_parse(const char *text, struct xnf_rule_entry *entry, char *err, s
 		snprintf(err, errlen, "incomplete rule");
 		return -1;
 	}
-	if (parse_action(tok[0], &action, err, errlen) || parse_proto(tok[1], &t.proto, err, errlen))
+	if (parse_action(tok[0], &action, err, errlen) || xnf_rules_parse_ip_proto(tok[1], 0, &t.proto, err, errlen))
 		return -1;
 	has_ports = t.proto == IPPROTO_TCP || t.proto == IPPROTO_UDP;
 	if (ntok != (has_ports ? 6 : 4)) {
@@ -140,18 +116,6 @@ static int fw_parse(const char *text, struct xnf_rule_entry *entry, char *err, s
 	return 0;
 }
 
-static const char *proto_name(__u8 proto, char *buf, size_t len)
-{
-	switch (proto) {
-	case IPPROTO_TCP: return "tcp";
-	case IPPROTO_UDP: return "udp";
-	case IPPROTO_ICMP: return "icmp";
-	case IPPROTO_ICMPV6: return "icmpv6";
-	}
-	snprintf(buf, len, "%u", proto);
-	return buf;
-}
-
 static int fw_format(const char *map, const void *key, const void *value, char *out, size_t outlen)
 {
 	const char *action = *(const __u32 *)value == FW_DROP ? "drop" : "allow";
@@ -167,10 +131,10 @@ static int fw_format(const char *map, const void *key, const void *value, char *
 	inet_ntop(af, t->saddr, src, sizeof(src));
 	inet_ntop(af, t->daddr, dst, sizeof(dst));
 	if (t->proto == IPPROTO_TCP || t->proto == IPPROTO_UDP)
-		snprintf(out, outlen, "%s %s %s %u %s %u", action, proto_name(t->proto, pbuf, sizeof(pbuf)),
+		snprintf(out, outlen, "%s %s %s %u %s %u", action, xnf_rules_ip_proto_name(t->proto, pbuf, sizeof(pbuf)),
 			 src, ntohs(t->sport), dst, ntohs(t->dport));
 	else
-		snprintf(out, outlen, "%s %s %s %s", action, proto_name(t->proto, pbuf, sizeof(pbuf)), src, dst);
+		snprintf(out, outlen, "%s %s %s %s", action, xnf_rules_ip_proto_name(t->proto, pbuf, sizeof(pbuf)), src, dst);
 	return 0;
 }
 

@@ -8,7 +8,7 @@ import pytest
 
 from test_cost_model import synthetic_profile
 from xnf.model import advisor, calibration, lab_rate, provenance
-from xnf.model.profile import DROP_TIMES, FORWARD_TIMES
+from xnf.model.profile import DROP_TIMES, FORWARD_TIMES, TASK_SCALE
 
 
 def readings(profile, speed: dict[str, tuple[float, float]], yardstick: list[float]) -> list[dict]:
@@ -32,13 +32,34 @@ def test_each_path_takes_its_own_factor_and_predicts_what_was_measured():
     samples = readings(profile, {"xdp": (2.0, 2.0), "afxdp/live": (1.33, 1.1), "hybrid/live": (1.03, 0.98)},
                        [9.9, 9.7])
     brought, found = calibration.per_path(profile, samples)
-    assert found["factors"]["xdp"] == {FORWARD_TIMES: 0.5, DROP_TIMES: 0.5}
-    assert found["factors"]["hybrid/live"] == {FORWARD_TIMES: 1.0, DROP_TIMES: 1.0}
+    assert found["factors"]["xdp"] == {FORWARD_TIMES: 0.5, DROP_TIMES: 0.5, TASK_SCALE: 1.0}
+    assert found["factors"]["hybrid/live"] == {FORWARD_TIMES: 1.0, DROP_TIMES: 1.0, TASK_SCALE: 1.0}
     for key, kind, speed in (("xdp", FORWARD_TIMES, 2.0), ("afxdp/live", FORWARD_TIMES, 1.33),
                              ("afxdp/live", DROP_TIMES, 1.1)):
         measured_best = calibration.predicted_mpps(profile, key, kind) * speed
         assert calibration.predicted_mpps(brought, key, kind) == pytest.approx(measured_best, rel=1e-3)
     assert found["host_spread"] == pytest.approx(0.2 / 9.8, rel=1e-3)
+
+
+def test_the_dear_point_gives_each_path_its_scale_now():
+    """The live path's NF now costs twice the time per ns of c_task it did at the fit: its dear point falls
+    short of the line, and the scale follows; XDP's did not move."""
+    profile = synthetic_profile()
+    profile.statistic = "best"
+    x = 500.0   # the dear point's c_task, natively and in XDP
+    samples = [{"kind": calibration.DEAR_COST, "path": None, "mpps": None, "native_ns": x, "xdp_ns": x, "round": 0}]
+    for key, slowdown in (("xdp", 1.0), ("afxdp/live", 2.0)):
+        path = profile.path(key)
+        base_ns = 1e3 / calibration.predicted_mpps(profile, key, FORWARD_TIMES)
+        dear_ns = base_ns + slowdown * path.task_scale * x
+        samples += [{"kind": FORWARD_TIMES, "path": key, "mpps": 1e3 / base_ns, "round": 0},
+                    {"kind": calibration.DEAR, "path": key, "mpps": 1e3 / dear_ns, "round": 0},
+                    {"kind": DROP_TIMES, "path": key, "mpps": calibration.predicted_mpps(profile, key, DROP_TIMES),
+                     "round": 0}]
+    brought, found = calibration.per_path(profile, samples)
+    assert found["factors"]["afxdp/live"][TASK_SCALE] == pytest.approx(2.0, rel=1e-3)
+    assert found["factors"]["xdp"][TASK_SCALE] == 1.0
+    assert brought.path("afxdp/live").task_scale == pytest.approx(2 * profile.path("afxdp/live").task_scale)
 
 
 def test_one_factor_scales_every_path_by_the_yardstick_alone():

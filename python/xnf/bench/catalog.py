@@ -9,7 +9,8 @@ from __future__ import annotations
 from types import ModuleType
 
 from xnf.bench.grid import Benchmark
-from xnf.bench.studies import (advisor_check, af_packet, afxdp_modes, capture_cost, core_pair, dispatch_cost,
+from xnf.bench.studies import (acl_rules, advisor_check, af_packet, afxdp_modes, capture_cost, core_pair,
+                               dispatch_cost,
                                frame_prefetch, goodput,
                                generator_reference, live_placement, live_tx, local_app_load, mixed_traffic, model_check,
                                model_fit, nf_cost, nodes_scaling, soak, stack_forwarding, xdp_overhead)
@@ -110,7 +111,7 @@ BENCHMARKS = [
 STUDIES: list[ModuleType] = [xdp_overhead, afxdp_modes, generator_reference, live_tx, mixed_traffic, local_app_load,
                              dispatch_cost, capture_cost, soak, nf_cost, model_fit, model_check, advisor_check,
                              af_packet, stack_forwarding, nodes_scaling, core_pair, live_placement, frame_prefetch,
-                             goodput]
+                             goodput, acl_rules]
 
 
 def names() -> list[str]:

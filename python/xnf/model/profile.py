@@ -47,6 +47,8 @@ SIDES = ("xdp", "native")
 SOURCES = ("measured", "published")
 # The two kinds of a path's fixed times a calibration scales apart: a forwarded frame's, a dropped frame's.
 FORWARD_TIMES, DROP_TIMES = "forward", "drop"
+# And the path's scale from xnf cost's time to the run's (per path calibration measures its slope again).
+TASK_SCALE = "task_scale"
 PUBLISHED_DIR = Path(__file__).parent / "profiles"
 
 
@@ -168,8 +170,8 @@ class Profile:
 
     def rescaled(self, factors: dict[str, dict[str, float]], why: str, uniform: float | None = None) -> "Profile":
         """Each path's times multiplied by its factors: FORWARD_TIMES for a forwarded frame's (and the floors, the
-        generator's share and the far placement's), DROP_TIMES for a dropped frame's; a path without factors is
-        left as it is. uniform: the one factor of every path, kept in `scale` (python/xnf/model/calibration.py
+        generator's share and the far placement's), DROP_TIMES for a dropped frame's, TASK_SCALE (if given) its
+        scale; a path without factors is left as it is. uniform: the one factor of every path, kept in `scale` (python/xnf/model/calibration.py
         gives each path its own)."""
         for key, f in factors.items():
             for kind, factor in f.items():
@@ -196,7 +198,7 @@ def _path_rescaled(path: PathCost, factors: dict[str, float]) -> PathCost:
                                            for f, v in role.fixed_ns.items()},
                            load_ns=role.load_ns * forward, floor_ns=role.floor_ns * forward)
              for name, role in path.roles.items()}
-    return replace(path, roles=roles)
+    return replace(path, roles=roles, task_scale=path.task_scale * factors.get(TASK_SCALE, 1.0))
 
 
 def far_path(path: PathCost, adds: dict[str, float]) -> PathCost:

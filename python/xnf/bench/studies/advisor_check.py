@@ -211,14 +211,19 @@ def _measure(args: argparse.Namespace, profile: Profile, labels: list[str]) -> t
             subjects += [(label, c.label) for c in advisor.candidates(profile, case.nf, first, drop_rules(case.nf))]
         samples = measure_rounds(subjects, args.rounds,
                                  lambda s: trial(s, profile, args, env["tsc_hz"], Path(folder)),
-                                 lambda s: f"{s['case']:28s} {_what(s):40s} {s['mpps']:6.3f} Mpps")
+                                 _line)
     return samples, env, args.seconds
 
 
-def _what(sample: dict) -> str:
-    if sample["case"] == CALIBRATION_CASE:
-        return f"{sample['path']} ({'baseline' if sample['kind'] == calibration.FORWARD_TIMES else 'drop NF'})"
-    return sample["candidate"] or ""
+CALIBRATION_POINTS = {calibration.FORWARD_TIMES: "baseline", calibration.DEAR: "dear point",
+                      calibration.DROP_TIMES: "drop NF"}
+
+
+def _line(s: dict) -> str:
+    if s["case"] == CALIBRATION_CASE and s["kind"] == calibration.DEAR_COST:
+        return f"{s['case']:28s} dear point's c_task: {s['native_ns']:.0f} ns natively, {s['xdp_ns']:.0f} in XDP"
+    what = f"{s['path']} ({CALIBRATION_POINTS[s['kind']]})" if s["case"] == CALIBRATION_CASE else s["candidate"] or ""
+    return f"{s['case']:28s} {what:40s} {s['mpps']:6.3f} Mpps"
 
 
 def run(args: argparse.Namespace, out_dir: Path) -> Path:

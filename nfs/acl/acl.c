@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * acl: an ordered access list with prefixes, port ranges, protocols and TCP flags; the rule with the lowest
+ * sequence number that matches decides, else the default. The rules are compiled into a tuple space (acl.h) that
+ * a packet searches in one lookup per shape of rule, not one per rule. Non-IP frames (ARP, neighbour discovery)
+ * are forwarded so the link keeps working; frames with broken headers are dropped and counted.
+ */
+#include <xnf/nf.h>
+#include "acl.h"
+
+XNF_MAP_HASH_GROWING(acl_rules, struct acl_rule_key, struct acl_rule, ACL_MAX_RULES);
+XNF_MAP_HASH_GROWING(acl_entries, struct acl_key, struct acl_entry, ACL_MAX_ENTRIES);
+XNF_MAP_ARRAY(acl_tuples, struct acl_tuple, ACL_GENERATIONS * ACL_MAX_TUPLES);
+XNF_MAP_ARRAY(acl_config, __u32, ACL_NSETTINGS);
+XNF_COUNTER_NAMES("rule_allow", "rule_drop", "default_allow", "default_drop", "non_ip");
+
+/* The packet's fields, and the best match found so far, carried through the search over the tuples. */
+struct acl_search {
+	struct acl_key packet;  /* unmasked; .tuple unused */
+	__u32 base;             /* the generation's first tuple */
+	__u32 tuples;
+	__u32 best_seq;
+	__u32 action;
+	__u32 found;
+};
+
+static __always_inline __u32 acl_setting(__u32 slot)
+{
+	__u32 *value = xnf_map_lookup(&acl_config, &slot);
+
+	return value ? *value : 0;
+}
+
+static __always_inline void acl_mask_addr(__be32 *out, const __be32 *addr, int len)
+{
+	for (int w = 0; w < 4; w++)
+		out[w] = addr[w] & acl_word_mask(len - 32 * w);
+}
+
+/* One tuple: the packet masked by it, looked up. Returns 1 to end the search (no later tuple can do better). */
+static long acl_try_tuple(__u32 i, void *ctx)
+{
+	struct acl_search *s = ctx;
+	__u32 slot = s->base + i;
+	struct acl_tuple *t;
+	struct acl_entry *e;
+	struct acl_key key;
+
+	if (i >= s->tuples)
+		return 1;
+	t = xnf_map_lookup(&acl_tuples, &slot);
+	if (!t || (s->found && t->best_seq > s->best_seq))
+		return 1;
+	if (t->family != s->packet.family)
+		return 0;
+	__builtin_memset(&key, 0, sizeof(key));
+	key.tuple = (__u16)slot;
+	key.family = t->family;
+	key.proto = t->proto_counts ? s->packet.proto : 0;
+	key.flags = s->packet.flags & t->flags_mask;
+	key.sport = s->packet.sport & acl_port_mask(t->sport_len);
+	key.dport = s->packet.dport & acl_port_mask(t->dport_len);
+	acl_mask_addr(key.src, s->packet.src, t->src_len);
+	acl_mask_addr(key.dst, s->packet.dst, t->dst_len);
+	e = xnf_map_lookup(&acl_entries, &key);
+	if (e && (!s->found || e->seq < s->best_seq)) {
+		s->best_seq = e->seq;
+		s->action = e->action;
+		s->found = 1;
+	}
+	return 0;
+}
+
+static __always_inline void acl_packet_fields(const struct xnf_headers *h, const struct xnf_5tuple *t,
+					      struct acl_key *p)
+{
+	__builtin_memset(p, 0, sizeof(*p));
+	p->family = t->family;
+	p->proto = t->proto;
+	p->sport = bpf_ntohs(t->sport);
+	p->dport = bpf_ntohs(t->dport);
+	__builtin_memcpy(p->src, t->saddr, sizeof(p->src));
+	__builtin_memcpy(p->dst, t->daddr, sizeof(p->dst));
+	if (h->tcp)
+		p->flags = ((__u8 *)h->tcp)[13];   /* FIN .. CWR: the byte after the data offset */
+}
+
+static __always_inline __u32 acl_action_for(const struct xnf_headers *h, const struct xnf_5tuple *t)
+{
+	__u32 generation = acl_setting(ACL_SETTING_ACTIVE) & 1;
+	struct acl_search s;
+
+	__builtin_memset(&s, 0, sizeof(s));
+	acl_packet_fields(h, t, &s.packet);
+	s.base = generation * ACL_MAX_TUPLES;
+	s.tuples = acl_setting(ACL_SETTING_TUPLES_0 + generation);
+	xnf_loop(ACL_MAX_TUPLES, acl_try_tuple, &s);
+	if (s.found) {
+		xnf_count_event(s.action == ACL_DROP ? ACL_CNT_RULE_DROP : ACL_CNT_RULE_ALLOW);
+		return s.action;
+	}
+	s.action = acl_setting(ACL_SETTING_DEFAULT);
+	xnf_count_event(s.action == ACL_DROP ? ACL_CNT_DEFAULT_DROP : ACL_CNT_DEFAULT_ALLOW);
+	return s.action;
+}
+
+static __always_inline xnf_verdict acl(struct xnf_pkt *pkt)
+{
+	struct xnf_headers h;
+	struct xnf_5tuple t;
+
+	if (xnf_parse_headers(pkt, &h) < 0)
+		return XNF_DROP_MALFORMED;
+	if (xnf_headers_to_5tuple(&h, &t) < 0) {
+		xnf_count_event(ACL_CNT_NON_IP);
+		return xnf_forward(pkt);
+	}
+	if (acl_action_for(&h, &t) == ACL_DROP)
+		return XNF_DROP;
+	return xnf_forward(pkt);
+}
+XNF_DEFINE_NF(acl);

@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Rules of the acl, one per line:
+ *   SEQ allow|drop [PROTO] [from PREFIX] [to PREFIX] [sport PORT[-PORT]] [dport PORT[-PORT]] [flags FLAGS]
+ *   default allow|drop
+ * SEQ (1 to 4,000,000,000) orders the rules: the lowest that matches decides. PROTO is tcp, udp, icmp, icmpv6 or a
+ * number; PREFIX an IPv4 or IPv6 address with an optional /LEN, or any; ports need tcp or udp; FLAGS (tcp) a
+ * comma-separated list of fin, syn, rst, psh, ack, urg, ece, cwr, each set or, after '!', clear: "syn,!ack" is a
+ * connection's first segment. A rule without prefixes matches both families. `xnf rules del` takes the same line;
+ * a rule added with the sequence number of another replaces it.
+ */
+#include <arpa/inet.h> /* before the linux headers nf.h pulls in */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xnf/control.h>
+#include <xnf/parse.h>
+#include "acl.h"
+
+#define MAX_WORDS 16
+#define MAX_SEQ 4000000000ul
+
+static const char *const acl_rule_maps[] = { "acl_rules", "acl_config", NULL };
+static const char *const tcp_flag_names[8] = { "fin", "syn", "rst", "psh", "ack", "urg", "ece", "cwr" };
+
+static int fail(char *err, size_t errlen, const char *what)
+{
+	snprintf(err, errlen, "%s", what);
+	return -1;
+}
+
+static int parse_action(const char *word, __u8 *action, char *err, size_t errlen)
+{
+	if (strcmp(word, "drop") == 0)
+		*action = ACL_DROP;
+	else if (strcmp(word, "allow") == 0)
+		*action = ACL_ALLOW;
+	else {
+		snprintf(err, errlen, "unknown action '%s': use allow or drop", word);
+		return -1;
+	}
+	return 0;
+}
+
+/* PREFIX: ADDRESS[/LEN] or any. The family is the rule's: both prefixes must agree. */
+static int parse_prefix(const char *word, struct acl_rule *r, __be32 *addr, __u8 *len, char *err, size_t errlen)
+{
+	char copy[INET6_ADDRSTRLEN + 8], *slash, *end;
+	__u8 family;
+	long bits;
+
+	if (strcmp(word, "any") == 0)
+		return 0;
+	snprintf(copy, sizeof(copy), "%s", word);
+	slash = strchr(copy, '/');
+	if (slash)
+		*slash = '\0';
+	if (inet_pton(AF_INET, copy, addr) == 1)
+		family = 4;
+	else if (inet_pton(AF_INET6, copy, addr) == 1)
+		family = 6;
+	else {
+		snprintf(err, errlen, "'%s' is not an IPv4 or IPv6 prefix (ADDRESS[/LEN] or any)", word);
+		return -1;
+	}
+	bits = family == 4 ? 32 : 128;
+	if (slash) {
+		bits = strtol(slash + 1, &end, 10);
+		if (!slash[1] || *end || bits < 0 || bits > (family == 4 ? 32 : 128)) {
+			snprintf(err, errlen, "'%s': a prefix length goes from 0 to %d", word, family == 4 ? 32 : 128);
+			return -1;
+		}
+	}
+	if (r->family && r->family != family)
+		return fail(err, errlen, "the source and destination prefixes must be of one family");
+	r->family = family;
+	*len = (__u8)bits;
+	for (int w = 0; w < 4; w++)
+		addr[w] &= acl_word_mask((int)bits - 32 * w);
+	return 0;
+}
+
+static int parse_port(const char *text, __u16 *port)
+{
+	char *end;
+	long n = strtol(text, &end, 10);
+
+	if (!*text || *end || n < 0 || n > 65535)
+		return -1;
+	*port = (__u16)n;
+	return 0;
+}
+
+static int parse_range(const char *word, __u16 *lo, __u16 *hi, char *err, size_t errlen)
+{
+	char copy[32], *dash;
+
+	snprintf(copy, sizeof(copy), "%s", word);
+	dash = strchr(copy, '-');
+	if (dash)
+		*dash = '\0';
+	if (parse_port(copy, lo) || (dash ? parse_port(dash + 1, hi) : (*hi = *lo, 0)) || *lo > *hi) {
+		snprintf(err, errlen, "'%s' is not a port (0-65535) or a range LOW-HIGH", word);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_flags(const char *word, struct acl_rule *r, char *err, size_t errlen)
+{
+	char copy[128], *save = NULL;
+
+	snprintf(copy, sizeof(copy), "%s", word);
+	for (char *name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		int clear = name[0] == '!', bit = -1;
+
+		for (int i = 0; i < 8; i++) {
+			if (strcmp(name + clear, tcp_flag_names[i]) == 0)
+				bit = i;
+		}
+		if (bit < 0) {
+			snprintf(err, errlen, "unknown TCP flag '%s': fin, syn, rst, psh, ack, urg, ece, cwr, each "
+				 "with '!' for clear", name + clear);
+			return -1;
+		}
+		r->flags_mask |= (__u8)(1u << bit);
+		if (!clear)
+			r->flags |= (__u8)(1u << bit);
+	}
+	return 0;
+}
+
+/* The words after the action: [PROTO] then keyword-value pairs in any order. */
+static int parse_match(char **w, int n, struct acl_rule *r, char *err, size_t errlen)
+{
+	int i = 0;
+
+	if (i < n && strcmp(w[i], "from") && strcmp(w[i], "to") && strcmp(w[i], "sport") && strcmp(w[i], "dport") &&
+	    strcmp(w[i], "flags")) {
+		if (xnf_rules_parse_ip_proto(w[i], 1, &r->proto, err, errlen))
+			return -1;
+		i++;
+	}
+	r->sport_hi = r->dport_hi = 65535;
+	for (; i < n; i += 2) {
+		int rc;
+
+		if (i + 1 >= n) {
+			snprintf(err, errlen, "'%s' needs a value", w[i]);
+			return -1;
+		}
+		if (strcmp(w[i], "from") == 0)
+			rc = parse_prefix(w[i + 1], r, r->src, &r->src_len, err, errlen);
+		else if (strcmp(w[i], "to") == 0)
+			rc = parse_prefix(w[i + 1], r, r->dst, &r->dst_len, err, errlen);
+		else if (strcmp(w[i], "sport") == 0)
+			rc = parse_range(w[i + 1], &r->sport_lo, &r->sport_hi, err, errlen);
+		else if (strcmp(w[i], "dport") == 0)
+			rc = parse_range(w[i + 1], &r->dport_lo, &r->dport_hi, err, errlen);
+		else if (strcmp(w[i], "flags") == 0)
+			rc = parse_flags(w[i + 1], r, err, errlen);
+		else {
+			snprintf(err, errlen, "unknown word '%s': a protocol first, then from, to, sport, dport, flags",
+				 w[i]);
+			return -1;
+		}
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
+static int check_match(const struct acl_rule *r, char *err, size_t errlen)
+{
+	int ports = r->sport_lo || r->sport_hi != 65535 || r->dport_lo || r->dport_hi != 65535;
+
+	if (ports && r->proto != IPPROTO_TCP && r->proto != IPPROTO_UDP)
+		return fail(err, errlen, "ports need the protocol tcp or udp");
+	if (r->flags_mask && r->proto != IPPROTO_TCP)
+		return fail(err, errlen, "flags need the protocol tcp");
+	if ((r->proto == IPPROTO_ICMP && r->family == 6) || (r->proto == IPPROTO_ICMPV6 && r->family == 4))
+		return fail(err, errlen, "use icmp with IPv4 prefixes and icmpv6 with IPv6 ones");
+	return 0;
+}
+
+static int parse_default(char **w, int n, struct xnf_rule_entry *entry, char *err, size_t errlen)
+{
+	__u32 slot = ACL_SETTING_DEFAULT, action;
+	__u8 a;
+
+	if (n != 2)
+		return fail(err, errlen, "'default' takes one action: default allow|drop");
+	if (parse_action(w[1], &a, err, errlen))
+		return -1;
+	action = a;
+	entry->map = "acl_config";
+	memcpy(entry->key, &slot, sizeof(slot));
+	memcpy(entry->value, &action, sizeof(action));
+	entry->reset_on_delete = true;
+	return 0;
+}
+
+static int acl_parse(const char *text, struct xnf_rule_entry *entry, char *err, size_t errlen)
+{
+	char copy[XNF_RULE_MAX_TEXT], *w[MAX_WORDS];
+	struct acl_rule r = { 0 };
+	struct acl_rule_key key;
+	__u32 seq;
+	int n;
+
+	snprintf(copy, sizeof(copy), "%s", text);
+	n = xnf_rules_split(copy, w, MAX_WORDS);
+	if (n < 0)
+		return fail(err, errlen, "too many words");
+	if (n >= 1 && strcmp(w[0], "default") == 0)
+		return parse_default(w, n, entry, err, errlen);
+	if (n < 2)
+		return fail(err, errlen, "a rule is a sequence number, an action and what it matches");
+	if (xnf_rules_parse_number(w[0], 1, (long)MAX_SEQ, "the sequence number", &seq, err, errlen) ||
+	    parse_action(w[1], &r.action, err, errlen) || parse_match(w + 2, n - 2, &r, err, errlen) ||
+	    check_match(&r, err, errlen))
+		return -1;
+	key.seq = seq;
+	entry->map = "acl_rules";
+	memcpy(entry->key, &key, sizeof(key));
+	memcpy(entry->value, &r, sizeof(r));
+	return 0;
+}
+
+static void format_prefix(const struct acl_rule *r, const __be32 *addr, __u8 len, char *out, size_t outlen)
+{
+	char text[INET6_ADDRSTRLEN];
+
+	inet_ntop(r->family == 6 ? AF_INET6 : AF_INET, addr, text, sizeof(text));
+	snprintf(out, outlen, "%s/%u", text, len);
+}
+
+static size_t format_range(char *out, size_t outlen, const char *what, __u16 lo, __u16 hi)
+{
+	if (lo == 0 && hi == 65535)
+		return 0;
+	if (lo == hi)
+		return (size_t)snprintf(out, outlen, " %s %u", what, lo);
+	return (size_t)snprintf(out, outlen, " %s %u-%u", what, lo, hi);
+}
+
+static size_t format_flags(char *out, size_t outlen, const struct acl_rule *r)
+{
+	size_t used = 0;
+
+	if (!r->flags_mask)
+		return 0;
+	used += (size_t)snprintf(out, outlen, " flags ");
+	for (int i = 0, first = 1; i < 8 && used < outlen; i++) {
+		if (!(r->flags_mask & (1u << i)))
+			continue;
+		used += (size_t)snprintf(out + used, outlen - used, "%s%s%s", first ? "" : ",",
+					 r->flags & (1u << i) ? "" : "!", tcp_flag_names[i]);
+		first = 0;
+	}
+	return used;
+}
+
+static int acl_format(const char *map, const void *key, const void *value, char *out, size_t outlen)
+{
+	const struct acl_rule *r = value;
+	char prefix[INET6_ADDRSTRLEN + 8], proto[8];
+	size_t used;
+
+	if (strcmp(map, "acl_config") == 0) {
+		if (*(const __u32 *)key != ACL_SETTING_DEFAULT)
+			return -1;   /* the generation in force and the tuple counts are the compiler's, not rules */
+		snprintf(out, outlen, "default %s", *(const __u32 *)value == ACL_DROP ? "drop" : "allow");
+		return 0;
+	}
+	used = (size_t)snprintf(out, outlen, "%u %s", ((const struct acl_rule_key *)key)->seq,
+				r->action == ACL_DROP ? "drop" : "allow");
+	if (r->proto)
+		used += (size_t)snprintf(out + used, outlen - used, " %s",
+					 xnf_rules_ip_proto_name(r->proto, proto, sizeof(proto)));
+	if (r->family && (r->src_len || !r->dst_len)) {
+		format_prefix(r, r->src, r->src_len, prefix, sizeof(prefix));
+		used += (size_t)snprintf(out + used, outlen - used, " from %s", prefix);
+	}
+	if (r->family && r->dst_len) {
+		format_prefix(r, r->dst, r->dst_len, prefix, sizeof(prefix));
+		used += (size_t)snprintf(out + used, outlen - used, " to %s", prefix);
+	}
+	used += format_range(out + used, outlen - used, "sport", r->sport_lo, r->sport_hi);
+	used += format_range(out + used, outlen - used, "dport", r->dport_lo, r->dport_hi);
+	format_flags(out + used, outlen - used, r);
+	return 0;
+}
+
+int acl_compile(const struct xnf_rules_target *maps, char *err, size_t errlen);
+
+static const struct xnf_rules_codec acl_codec = {
+	.syntax = "SEQ allow|drop [tcp|udp|icmp|icmpv6|PROTO] [from PREFIX] [to PREFIX] [sport P[-Q]] [dport P[-Q]] "
+		  "[flags syn,!ack] | default allow|drop",
+	.maps = acl_rule_maps,
+	.parse = acl_parse,
+	.format = acl_format,
+	.commit = acl_compile,
+};
+
+XNF_EXPORT_RULES(acl, &acl_codec);

@@ -1,0 +1,69 @@
+"""The acl's classifier, frame by frame, in the kernel (BPF_PROG_RUN) and natively (tests/nf_fixtures.py): the
+lowest sequence number that matches wins, prefix and range edges on both sides, protocols, TCP flags, IPv6, a rule
+of either family, the default, and what is not IP."""
+
+from pathlib import Path
+
+from scapy.layers.inet import ICMP, IP, TCP, UDP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import ARP, Ether
+
+from nf_fixtures import CLIENT_MAC, PORT_MAC, Fixture, check
+
+RULES = (Path(__file__).parent / "example.rules").read_text() + "default allow\n"
+
+def eth():
+    return Ether(src=CLIENT_MAC, dst=PORT_MAC)
+
+
+def tcp4(src, dst, sport, dport, flags="A"):
+    return bytes(eth() / IP(src=src, dst=dst) / TCP(sport=sport, dport=dport, flags=flags))
+
+
+def udp4(src, dst, sport, dport):
+    return bytes(eth() / IP(src=src, dst=dst) / UDP(sport=sport, dport=dport))
+
+
+def test_the_first_matching_rule_decides(tmp_path):
+    check("acl", [
+        Fixture("10 before 20: ssh from the /24 allowed", tcp4("10.1.2.9", "192.0.2.1", 40000, 22), "tx"),
+        Fixture("20: ssh from elsewhere in the /16 dropped", tcp4("10.1.3.9", "192.0.2.1", 40000, 22), "drop"),
+        Fixture("20: the range's low edge", tcp4("10.1.3.9", "192.0.2.1", 40000, 20), "drop"),
+        Fixture("20: the range's high edge", tcp4("10.1.3.9", "192.0.2.1", 40000, 23), "drop"),
+        Fixture("20: one past the range", tcp4("10.1.3.9", "192.0.2.1", 40000, 24), "tx"),
+        Fixture("20: one below the range", tcp4("10.1.3.9", "192.0.2.1", 40000, 19), "tx"),
+        Fixture("20: the /16's last address", tcp4("10.1.255.255", "192.0.2.1", 1, 21), "drop"),
+        Fixture("20: just outside the /16", tcp4("10.2.0.0", "192.0.2.1", 1, 21), "tx"),
+        Fixture("30 before 40: DNS to the resolver from a high port", udp4("10.9.9.9", "192.0.2.53", 50000, 53), "tx"),
+        Fixture("40: a high UDP port", udp4("10.9.9.9", "192.0.2.54", 53, 1024), "drop"),
+        Fixture("40: just below its range", udp4("10.9.9.9", "192.0.2.54", 53, 1023), "tx"),
+        Fixture("40: its top", udp4("10.9.9.9", "192.0.2.54", 53, 65535), "drop"),
+    ], tmp_path, rules=RULES)
+
+
+def test_flags_protocols_and_families(tmp_path):
+    v6 = lambda src, dst: eth() / IPv6(src=src, dst=dst)
+    check("acl", [
+        Fixture("50: a SYN to 8080", tcp4("203.0.113.1", "192.0.2.1", 1000, 8080, "S"), "drop"),
+        Fixture("50: a SYN-ACK is not a first segment", tcp4("203.0.113.1", "192.0.2.1", 1000, 8080, "SA"), "tx"),
+        Fixture("50: an ACK passes", tcp4("203.0.113.1", "192.0.2.1", 1000, 8080, "A"), "tx"),
+        Fixture("70 before 80: ping from the /24", bytes(eth() / IP(src="198.51.100.7", dst="192.0.2.1") / ICMP()), "tx"),
+        Fixture("80: any other ping", bytes(eth() / IP(src="198.51.101.7", dst="192.0.2.1") / ICMP()), "drop"),
+        Fixture("60: anything from the bad /48", bytes(v6("2001:db8:bad:1::1", "2001:db8::1") / UDP(dport=9)), "drop"),
+        Fixture("60: next door to the /48", bytes(v6("2001:db8:bae::1", "2001:db8::1") / UDP(dport=9)), "tx"),
+        Fixture("40 has no prefix: it holds for IPv6 too", bytes(v6("2001:db8:1::1", "2001:db8::1") / UDP(dport=4000)),
+                "drop"),
+        Fixture("90: from port 443 into the /32", bytes(v6("2001:db9::1", "2001:db8::1") / TCP(sport=443, dport=999)),
+                "drop"),
+        Fixture("90: from port 444", bytes(v6("2001:db9::1", "2001:db8::1") / TCP(sport=444, dport=999)), "tx"),
+        Fixture("arp: non-IP keeps the link working",
+                bytes(Ether(src=CLIENT_MAC, dst="ff:ff:ff:ff:ff:ff") / ARP(pdst="192.0.2.1")), "tx"),
+        Fixture("an IPv4 header cut short", tcp4("10.1.2.9", "192.0.2.1", 1, 22)[:14 + 19], "drop", malformed=True),
+    ], tmp_path, rules=RULES)
+
+
+def test_the_default_drop(tmp_path):
+    check("acl", [
+        Fixture("no rule: the default", udp4("10.9.9.9", "192.0.2.54", 53, 80), "drop"),
+        Fixture("an allow rule still passes", tcp4("10.1.2.9", "192.0.2.1", 40000, 22), "tx"),
+    ], tmp_path, rules=RULES.replace("default allow", "default drop"))

@@ -1,0 +1,142 @@
+"""Linux's own netfilter in the lab, configured to do what an xnf NF does: the yardstick operators compare xnf with,
+and the other side of the differential tests.
+
+The acl: its rules as an nftables chain on a bridge of the DUT's two ports (`bridge` family, `forward` hook), so
+that, like the acl between two ports, Linux forwards every frame of a port out of the other unless a rule drops it:
+one nftables rule per acl rule in sequence order (prefixes, `meta l4proto`, port ranges with `th`, TCP flags with
+a mask), or, as an operator writes a long list, each run of rules of one shape as one rule over a set of their
+values; the default as the chain's policy, and non-IP frames accepted first as the acl forwards them."""
+
+from __future__ import annotations
+
+import ipaddress
+import subprocess
+from dataclasses import dataclass
+
+from xnf.errors import XnfError
+from xnf.lab import netns
+
+BRIDGE = "xnfbr0"
+TABLE = "xnf_acl"
+TCP_FLAGS = ("fin", "syn", "rst", "psh", "ack", "urg", "ece", "cwr")
+PROTOCOLS = {"tcp": "tcp", "udp": "udp", "icmp": "icmp", "icmpv6": "ipv6-icmp"}
+
+
+def _prefix(text: str) -> tuple[int, str] | None:
+    if text == "any":
+        return None
+    net = ipaddress.ip_network(text, strict=False)
+    return net.version, str(net)
+
+
+def _flags(text: str) -> str:
+    names = text.split(",")
+    mask = [n.lstrip("!") for n in names]
+    wanted = [n for n in names if not n.startswith("!")]
+    return f"tcp flags & ({' | '.join(mask)}) == {' | '.join(wanted) if wanted else '0x0'}"
+
+
+@dataclass(frozen=True)
+class AclRule:
+    seq: int
+    action: str
+    family: int | None
+    proto: str | None
+    fields: tuple[tuple[str, str], ...]   # (nftables selector, value), in a fixed order
+    flags: str | None
+
+    @property
+    def shape(self) -> tuple:
+        """What rules must share to be one nftables rule over a set of their values."""
+        return self.action, self.family, self.proto, tuple(k for k, _ in self.fields), self.flags
+
+    def head(self) -> list[str]:
+        parts = [] if self.family else ["ether type { ip, ip6 }"]
+        if self.proto:
+            parts.append(f"meta l4proto {PROTOCOLS.get(self.proto, self.proto)}")
+        if self.flags:
+            parts.append(_flags(self.flags))
+        return parts
+
+    def verdict(self) -> str:
+        return "accept" if self.action == "allow" else "drop"
+
+
+def parse_acl_rule(line: str) -> AclRule:
+    """One acl rule line (nfs/acl/README.md)."""
+    words = line.split()
+    seq, action, rest = int(words[0]), words[1], words[2:]
+    proto = rest.pop(0) if rest and rest[0] not in ("from", "to", "sport", "dport", "flags") else None
+    given = dict(zip(rest[::2], rest[1::2]))
+    fields, family = [], None
+    for key, direction in (("from", "saddr"), ("to", "daddr")):
+        prefix = _prefix(given[key]) if key in given else None
+        if prefix:
+            family = prefix[0]
+            fields.append((f"{'ip' if family == 4 else 'ip6'} {direction}", prefix[1]))
+    fields += [(f"th {key}", given[key]) for key in ("sport", "dport") if key in given]
+    return AclRule(seq, action, family, proto, tuple(fields), given.get("flags"))
+
+
+def _one(rule: AclRule) -> str:
+    return " ".join(rule.head() + [f"{k} {v}" for k, v in rule.fields] + [rule.verdict()])
+
+
+def _merged(rules: list[AclRule]) -> str:
+    """Rules of one shape in a row as one nftables rule over a set: any of them matching is the first to match."""
+    keys = " . ".join(k for k, _ in rules[0].fields)
+    values = ", ".join(" . ".join(v for _, v in r.fields) for r in rules)
+    return " ".join(rules[0].head() + [f"{keys} {{ {values} }}", rules[0].verdict()])
+
+
+def acl_nft_rules(rules: list[AclRule], sets: bool) -> list[str]:
+    """The nftables rules, in sequence order; with sets, each run of rules of one shape as one rule over a set
+    (as an operator writes a long list), else one nftables rule per acl rule."""
+    ordered = sorted(rules, key=lambda r: r.seq)
+    if not sets:
+        return [_one(r) for r in ordered]
+    out, run = [], []
+    for rule in ordered + [None]:
+        if run and (rule is None or rule.shape != run[0].shape or not rule.fields):
+            out.append(_merged(run) if len(run) > 1 else _one(run[0]))
+            run = []
+        if rule is not None:
+            run.append(rule)
+    return out
+
+
+def acl_ruleset(rules: str, sets: bool = False) -> str:
+    """The nftables script of an acl rules file: one table, one chain, rules in sequence order."""
+    default, parsed = "accept", []
+    for raw in rules.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if line.startswith("default "):
+            default = "accept" if line.split()[1] == "allow" else "drop"
+            continue
+        parsed.append(parse_acl_rule(line))
+    body = "\n".join(f"    {rule}" for rule in acl_nft_rules(parsed, sets))
+    return (f"table bridge {TABLE} {{\n  chain forward {{\n    type filter hook forward priority 0; policy {default};\n"
+            f"    ether type != {{ ip, ip6 }} accept\n{body}\n  }}\n}}\n")
+
+
+def nft(ns: str, script: str) -> None:
+    done = subprocess.run(netns.exec_argv(ns, ["nft", "-f", "-"]), input=script, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise XnfError(f"nft refused the ruleset: {done.stderr.strip()}")
+
+
+def bridge_ports(ns: str, ports: list[str]) -> None:
+    """The ports in one bridge (no STP, no learning delay), up: Linux forwards between them."""
+    netns.ip("link", "add", BRIDGE, "type", "bridge", "stp_state", "0", "forward_delay", "0", ns=ns)
+    for port in ports:
+        netns.ip("link", "set", port, "master", BRIDGE, ns=ns)
+    netns.ip("link", "set", BRIDGE, "up", ns=ns)
+
+
+def acl_on_bridge(ns: str, ports: list[str], rules: str, sets: bool = False) -> None:
+    """Linux doing what `xnf run acl` on these ports does: a bridge between them, the acl as nftables rules (with
+    sets: runs of rules of one shape as one rule over a set, as an operator would write them)."""
+    bridge_ports(ns, ports)
+    nft(ns, acl_ruleset(rules, sets))

@@ -1,0 +1,177 @@
+"""The acl against Linux's netfilter, and with real applications.
+
+Differential: the same rules as an acl between two ports and as nftables rules on a bridge of the same ports
+(python/xnf/lab/netfilter.py), the same frames sent into port 0 (the fixtures' edges and a few hundred random
+ones over random rules): the frames that come out of port 1 are the same, in every mode. Then changes while it
+runs, real applications through it as a bump in the wire, and what it says of rules it cannot take."""
+
+from __future__ import annotations
+
+import ipaddress
+import random
+import struct
+import subprocess
+
+import pytest
+from scapy.layers.inet import ICMP, IP, TCP, UDP
+from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6
+from scapy.layers.l2 import Ether
+
+from xnf import build
+from xnf.build import REPO_ROOT
+from xnf.errors import XnfError
+from xnf.lab import apps, netfilter
+from xnf.lab.hosts import HostsTopology
+from xnf.lab.nf_process import NfInstance
+from xnf.lab.pktio import PacketPort
+from xnf.lab.topology import Topology
+
+MODES = {"xdp": ("xdp", []), "afxdp": ("afxdp", ["--cores", "1"]), "hybrid": ("hybrid", ["--cores", "1"])}
+MARK = b"xnfacl"
+FIXED_RULES = (REPO_ROOT / "nfs" / "acl" / "example.rules").read_text()
+PORT_CHOICES = [("tcp", "dport 22"), ("udp", "dport 53"), ("tcp", "dport 20-23"), ("udp", "dport 1024-65535"),
+                ("tcp", "sport 443"), (None, "")]
+
+
+def random_rules(rng: random.Random, count: int) -> str:
+    """Rules over 10.0.0.0/8 of a few shapes, as an operator's list has, numbered after the fixed ones."""
+    lines = []
+    for i in range(count):
+        proto, ports = rng.choice(PORT_CHOICES)
+        words = [str(1000 + 10 * i), rng.choice(["allow", "drop"])] + ([proto] if proto else [])
+        for side, lengths in (("from", (0, 16, 24)), ("to", (0, 24))):
+            length = rng.choice(lengths)
+            if length:
+                net = ipaddress.ip_network(f"10.{rng.randrange(4)}.{rng.randrange(4)}.0/{length}", strict=False)
+                words += [side, str(net)]
+        lines.append(" ".join(words + ([ports] if ports else [])))
+    return "\n".join(lines) + "\n"
+
+
+def tagged(n: int, frame) -> bytes:
+    return bytes(frame / (MARK + struct.pack("!I", n)))
+
+
+def edge_frames(dst_mac: str) -> list:
+    e = Ether(dst=dst_mac)
+    return [
+        e / IP(src="10.1.2.9", dst="192.0.2.1") / TCP(sport=40000, dport=22, flags="A"),
+        e / IP(src="10.1.3.9", dst="192.0.2.1") / TCP(sport=40000, dport=22, flags="A"),
+        e / IP(src="10.1.3.9", dst="192.0.2.1") / TCP(sport=40000, dport=20, flags="A"),
+        e / IP(src="10.1.3.9", dst="192.0.2.1") / TCP(sport=40000, dport=24, flags="A"),
+        e / IP(src="10.2.0.0", dst="192.0.2.1") / TCP(sport=1, dport=21, flags="A"),
+        e / IP(src="10.9.9.9", dst="192.0.2.53") / UDP(sport=50000, dport=53),
+        e / IP(src="10.9.9.9", dst="192.0.2.54") / UDP(sport=53, dport=1023),
+        e / IP(src="10.9.9.9", dst="192.0.2.54") / UDP(sport=53, dport=65535),
+        e / IP(src="203.0.113.1", dst="192.0.2.1") / TCP(sport=1000, dport=8080, flags="S"),
+        e / IP(src="203.0.113.1", dst="192.0.2.1") / TCP(sport=1000, dport=8080, flags="SA"),
+        e / IP(src="198.51.100.7", dst="192.0.2.1") / ICMP(),
+        e / IP(src="198.51.101.7", dst="192.0.2.1") / ICMP(),
+        e / IPv6(src="2001:db8:bad:1::1", dst="2001:db8::1") / UDP(dport=9),
+        e / IPv6(src="2001:db8:bae::1", dst="2001:db8::1") / UDP(dport=9),
+        e / IPv6(src="2001:db8:1::1", dst="2001:db8::1") / UDP(dport=4000),
+        e / IPv6(src="2001:db9::1", dst="2001:db8::1") / TCP(sport=443, dport=999, flags="A"),
+        e / IPv6(src="2001:db9::1", dst="2001:db8::1") / ICMPv6EchoRequest(),
+    ]
+
+
+def random_frames(rng: random.Random, dst_mac: str, count: int) -> list:
+    out = []
+    for _ in range(count):
+        src = f"10.{rng.randrange(4)}.{rng.randrange(4)}.{rng.randrange(1, 255)}"
+        dst = f"10.{rng.randrange(4)}.{rng.randrange(4)}.{rng.randrange(1, 255)}"
+        sport, dport = rng.choice([22, 53, 443, 20, 23, 1023, 1024, 40000, 65535]), rng.choice(
+            [22, 53, 20, 21, 23, 24, 1023, 1024, 8080, 65535])
+        l4 = rng.choice([TCP(sport=sport, dport=dport, flags=rng.choice(["S", "SA", "A"])),
+                         UDP(sport=sport, dport=dport), ICMP()])
+        out.append(Ether(dst=dst_mac) / IP(src=src, dst=dst) / l4)
+    return out
+
+
+def crossed(t: Topology, frames: list[bytes]) -> set[int]:
+    """The numbers of the frames sent into port 0 that came out of port 1."""
+    with PacketPort(t.gen_ns, t.links[0].gen_if) as tx, PacketPort(t.gen_ns, t.links[1].gen_if) as rx:
+        tx.send(frames)
+        got = rx.receive(quiet_s=0.5)
+    return {struct.unpack("!I", f[f.index(MARK) + len(MARK):][:4])[0] for f in got if MARK in f}
+
+
+@pytest.fixture(scope="module")
+def case():
+    """(rules, frames): the fixed rules with 150 random ones, and the edge frames with 300 random ones."""
+    rules = FIXED_RULES + random_rules(random.Random(20261126), 150)
+    return rules, lambda dst_mac: [tagged(i, f) for i, f in enumerate(
+        edge_frames(dst_mac) + random_frames(random.Random(20261127), dst_mac, 300))]
+
+
+def netfilter_verdicts(rules: str, make_frames) -> set[int]:
+    with Topology("two-port") as t:
+        netfilter.acl_on_bridge(t.dut_ns, t.dut_ifaces, rules)
+        return crossed(t, make_frames(t.links[1].gen_mac))
+
+
+@pytest.mark.parametrize("default", ["allow", "drop"])
+@pytest.mark.parametrize("mode", MODES)
+def test_the_acl_passes_what_nftables_passes(mode, default, case, rules_file):
+    rules, make_frames = case
+    rules += f"default {default}\n"
+    expected = netfilter_verdicts(rules, make_frames)
+    assert 20 < len(expected) < 317, "the rules must pass some frames and drop others"
+    with Topology("two-port") as t:
+        name, extra = MODES[mode]
+        nf = NfInstance.start(t, "acl", name, t.dut_ifaces, rules=rules_file(rules), extra=extra)
+        assert crossed(t, make_frames(t.links[1].gen_mac)) == expected
+        assert nf.stop() == 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_change_is_in_force_when_the_command_returns(mode, rules_file):
+    with Topology("two-port") as t:
+        name, extra = MODES[mode]
+        nf = NfInstance.start(t, "acl", name, t.dut_ifaces, rules=rules_file("10 allow udp dport 9\n"), extra=extra)
+        frame = [tagged(0, Ether(dst=t.links[1].gen_mac) / IP(src="10.0.0.1", dst="10.0.0.2") / UDP(dport=9))]
+        assert crossed(t, frame) == {0}
+        nf.request("rules add 5 drop udp from 10.0.0.0/24")
+        assert crossed(t, frame) == set()
+        assert "5 drop udp from 10.0.0.0/24" in nf.request("rules list")
+        nf.request("rules del 5 drop udp from 10.0.0.0/24")
+        assert crossed(t, frame) == {0}
+        assert nf.stop() == 0
+
+
+@pytest.mark.parametrize("variant", ["xdp", "afxdp", "hybrid"])
+def test_real_applications_through_the_acl_and_a_blocked_port(variant, rules_file):
+    mode, extra = MODES[variant]
+    with HostsTopology(kind="wire", hosts=2) as t:
+        h0, h1 = t.host(0), t.host(1)
+        blocked = apps.WebServer(t, h1.ns, h1.ip, port=apps.HTTP_PORT + 7)
+        web = apps.WebServer(t, h1.ns, h1.ip)
+        rules = f"10 drop tcp to {h1.ip} dport {apps.HTTP_PORT + 7}\n20 allow icmp\n30 allow icmpv6\ndefault allow\n"
+        nf = NfInstance.start(t, "acl", mode, t.dut_ifaces, rules=rules_file(rules), extra=extra)
+        assert apps.ping(h0.ns, h1.ip, 10) == 10 and apps.ping(h0.ns, h1.ip6, 10) == 10
+        assert apps.download_sha256(h0.ns, web.url) == web.sha256
+        tcp = apps.iperf3(t, h0.ns, h1.ns, h1.ip6)
+        assert tcp.received_bytes > 0
+        with pytest.raises(XnfError, match="curl"):
+            apps.download_sha256(h0.ns, blocked.url, timeout_s=2)
+        assert nf.stats()["drop"]["packets"] > 0
+        assert nf.stop() == 0
+
+
+def test_rules_it_cannot_take_are_refused_with_the_line_and_why(tmp_path):
+    cases = {
+        "10 drop udp from 10.0.0.0/33\n": "a prefix length goes from 0 to 32",
+        "10 drop from 10.0.0.0/8 to 2001:db8::/32\n": "one family",
+        "10 drop dport 22\n": "ports need the protocol tcp or udp",
+        "10 drop udp flags syn\n": "flags need the protocol tcp",
+        "10 drop tcp dport 30-20\n": "range LOW-HIGH",
+        "drop tcp dport 22\n": "sequence number",
+        "10 reject tcp\n": "use allow or drop",
+    }
+    for text, reason in cases.items():
+        path = tmp_path / "acl.txt"
+        path.write_text(text)
+        checked = subprocess.run([str(build.nf_binary("acl")), "check-rules", str(path)], capture_output=True,
+                                 text=True)
+        assert checked.returncode == 1 and f"{path}:1: " in checked.stderr and reason in checked.stderr, \
+            (text, checked.stderr)
