@@ -4,16 +4,16 @@ A profile's times hold on the machine and in the hour of its fit. Here machines 
 sessions, and not every path alike: a host that runs XDP twice as fast may speed the user-space paths up by a
 third. So the calibration reads each path's line again: per path of the profile, three points interleaved in
 rounds with the yardstick (python/xnf/lab/rounds.py), each taken as the profile's fit took its rounds
-(rate_statistic): the baseline NF (taskemu spending nothing: its rate is the path's own forward time), a dear one
-(taskemu spending DEAR_CYCLES a frame, whose c_task `xnf cost` measures in the same run: with the baseline, the
-slope of the path's time against c_task, its scale), and the drop NF (a dropped frame's time). A path's forward
-times are scaled by how far its baseline's predicted rate is from the rate measured now, its scale set to the
-slope measured now, its drop times scaled by the drop NF's. A path's rate is not the same function of c_task on
-every machine (on afxdp-sysc the NF's work also holds up the busy-poll receive), which one point alone cannot see.
-The yardstick's rounds say how much the host moved while it was measured (`host_spread`), which the advice sets
-against the lead of its pick.
+(rate_statistic): taskemu spending LIGHT_CYCLES and DEAR_CYCLES a frame (their c_task measured by `xnf cost` in
+the same rounds, as an NF's is) and the drop NF. The line through the two taskemu points, time per frame against
+c_task, gives the path's scale now (its slope over the profile's, the path's task_scale follows) and its fixed
+times (its intercept over the profile's, the path's forward times follow); the drop NF's rate the drop times.
+Two points that do work, and not the baseline that does none: on afxdp-sysc the NF's work also holds up the
+busy-poll receive, so a path can forward an NF that does nothing at twice the rate of one that does a little
+(4.2 against 2.0 Mpps, 2026-11-26), which a line from the baseline cannot see. The yardstick's rounds say how much
+the host moved while it was measured (`host_spread`), which the advice sets against the lead of its pick.
 
-`one_factor` is the calibration before this one, kept for comparison (advisor-check --calibration): every path
+`one_factor` is the calibration before this one, kept for comparison (advisor-check --calibrations): every path
 scaled by the yardstick alone.
 """
 
@@ -34,12 +34,12 @@ from xnf.model.profile import DROP_TIMES, FORWARD_TIMES, TASK_SCALE, Profile
 ROUNDS = 3
 SECONDS = 0.3
 YARDSTICK = "yardstick"
-DEAR = "dear"              # taskemu spending DEAR_CYCLES: the scale of the path's time against c_task
-DEAR_COST = "dear_cost"    # that point's c_task, measured by xnf cost in the same round
-DEAR_CYCLES = 3000
+LIGHT, DEAR = "light", "dear"   # taskemu spending LIGHT_CYCLES and DEAR_CYCLES a frame
+TASK_COSTS = "task_costs"       # their c_task, measured by xnf cost in the same round
+POINT_CYCLES = {LIGHT: 250, DEAR: 3000}
 # Within this of 1 a path's factor is its measurement's own spread, not the machine moving: left at 1.
 DEADBAND = 0.05
-KINDS = (FORWARD_TIMES, DEAR, DROP_TIMES)
+KINDS = (LIGHT, DEAR, DROP_TIMES)
 
 
 @dataclass(frozen=True)
@@ -49,10 +49,10 @@ class Subject:
 
 
 def subjects(profile: Profile) -> list[Subject]:
-    """The yardstick and the dear point's c_task, then each path of the profile that the lab can run, with its
+    """The yardstick and the taskemu points' c_task, then each path of the profile that the lab can run, with its
     three points."""
-    return [Subject(YARDSTICK), Subject(DEAR_COST)] + [Subject(kind, key) for key in measurable(profile)
-                                                       for kind in KINDS]
+    return [Subject(YARDSTICK), Subject(TASK_COSTS)] + [Subject(kind, key) for key in measurable(profile)
+                                                        for kind in KINDS]
 
 
 def measurable(profile: Profile) -> list[str]:
@@ -60,37 +60,37 @@ def measurable(profile: Profile) -> list[str]:
     return [key for key in profile.paths if key in lab_paths.PATHS]
 
 
-def case_of(profile: Profile, kind: str) -> lab_rate.NfCase:
-    if kind == FORWARD_TIMES:
-        return lab_rate.NfCase("baseline", profile.baseline["nf"], profile.baseline.get("rules"))
-    if kind == DEAR:
-        return lab_rate.NfCase("dear", "taskemu", f"cycles {DEAR_CYCLES}\n")
+def case_of(kind: str) -> lab_rate.NfCase:
+    if kind in POINT_CYCLES:
+        return lab_rate.NfCase(kind, "taskemu", f"cycles {POINT_CYCLES[kind]}\n")
     return lab_rate.NfCase("drop", "drop")
 
 
-def dear_cost(profile: Profile) -> dict:
-    """The dear point's c_task over the profile's baseline, natively and in XDP, as xnf advise measures an NF's."""
+def task_costs(profile: Profile) -> dict:
+    """The taskemu points' c_task over the profile's baseline, natively and in XDP, as xnf advise measures an
+    NF's."""
+    out = {"kind": TASK_COSTS, "path": None, "mpps": None}
     with tempfile.TemporaryDirectory() as folder:
-        case = case_of(profile, DEAR)
-        cost = task.measure(case.nf, case.write_rules(Path(folder)), profile.baseline,
-                            task.Measurement([], rounds=1), members=False)
-    return {"kind": DEAR_COST, "path": None, "mpps": None, "native_ns": cost.whole.native_ns,
-            "xdp_ns": cost.whole.xdp_ns}
+        for kind in POINT_CYCLES:
+            case = case_of(kind)
+            cost = task.measure(case.nf, case.write_rules(Path(folder)), profile.baseline,
+                                task.Measurement([], rounds=1), members=False)
+            out |= {f"{kind}_native_ns": cost.whole.native_ns, f"{kind}_xdp_ns": cost.whole.xdp_ns}
+    return out
 
 
-def predicted_mpps(profile: Profile, key: str, kind: str) -> float:
-    """What the profile predicts for the point: c_task 0 (the baseline is its zero), every frame of one fate."""
+def predicted_mpps(profile: Profile, key: str, x_ns: float = 0.0, drop: bool = False) -> float:
+    """What the profile predicts for taskemu costing x_ns on the path (every frame forwarded), or for the drop NF."""
     path = profile.path(key)
-    drops_in = lab_paths.find(key).drops_in
-    return predict(path, point_load(path, drops_in, 0.0, 1.0 if kind == DROP_TIMES else 0.0)).mpps
+    return predict(path, point_load(path, lab_paths.find(key).drops_in, x_ns, 1.0 if drop else 0.0)).mpps
 
 
 def trial(profile: Profile, subject: Subject, seconds: float, tsc_hz: float | None) -> dict:
     if subject.kind == YARDSTICK:
         return {"kind": YARDSTICK, "path": None, "mpps": lab_rate.yardstick(seconds, tsc_hz)}
-    if subject.kind == DEAR_COST:
-        return dear_cost(profile)
-    case = case_of(profile, subject.kind)
+    if subject.kind == TASK_COSTS:
+        return task_costs(profile)
+    case = case_of(subject.kind)
     rate = lab_rate.measure(case, case.nf, lab_paths.find(subject.path).run_options(), seconds, tsc_hz)
     return {"kind": subject.kind, "path": subject.path, "mpps": rate["mpps"]}
 
@@ -120,31 +120,36 @@ def _near_one(factor: float) -> float:
     return round(factor, 4) if abs(factor - 1) > DEADBAND else 1.0
 
 
-def _scale_factor(profile: Profile, samples: list[dict], key: str) -> float:
-    """How far the path's scale moved: the growth of its time per frame from the baseline to the dear point
-    measured now, over the growth the profile predicts (1 when the dear point was not measured, or none shows)."""
-    costs = [s for s in samples if s["kind"] == DEAR_COST]
-    if not costs or not any(s["path"] == key and s["kind"] == DEAR for s in samples):
-        return 1.0
-    path = profile.path(key)
-    x = statistics.median(s[f"{path.task_side}_ns"] for s in costs)
-    if x <= 0:
-        return 1.0
-    measured = 1e3 / _rate(profile, samples, key, DEAR) - 1e3 / _rate(profile, samples, key, FORWARD_TIMES)
-    dear = predict(path, point_load(path, lab_paths.find(key).drops_in, x)).mpps
-    predicted = 1e3 / dear - 1e3 / predicted_mpps(profile, key, FORWARD_TIMES)
-    return _near_one(measured / predicted) if measured > 0 and predicted > 0 else 1.0
+def _line(t_light: float, t_dear: float, x_light: float, x_dear: float) -> tuple[float, float]:
+    """(intercept, slope) of time per frame against c_task through the two points."""
+    slope = (t_dear - t_light) / (x_dear - x_light)
+    return t_light - slope * x_light, slope
+
+
+def path_factors(profile: Profile, samples: list[dict], key: str) -> dict[str, float]:
+    """The path's factors: forward times (the line's intercept measured now over the profile's), scale (its
+    slope), drop times (the drop NF's predicted over measured rate); 1 within DEADBAND, and where a line cannot
+    be drawn (no c_task measured, or the points do not rise)."""
+    side = profile.path(key).task_side
+    costs = [s for s in samples if s["kind"] == TASK_COSTS]
+    out = {FORWARD_TIMES: 1.0, TASK_SCALE: 1.0,
+           DROP_TIMES: _near_one(predicted_mpps(profile, key, drop=True) / _rate(profile, samples, key, DROP_TIMES))}
+    if not costs:
+        return out
+    x = {kind: statistics.median(s[f"{kind}_{side}_ns"] for s in costs) for kind in POINT_CYCLES}
+    if x[DEAR] <= x[LIGHT]:
+        return out
+    now = _line(1e3 / _rate(profile, samples, key, LIGHT), 1e3 / _rate(profile, samples, key, DEAR), x[LIGHT], x[DEAR])
+    then = _line(1e3 / predicted_mpps(profile, key, x[LIGHT]), 1e3 / predicted_mpps(profile, key, x[DEAR]),
+                 x[LIGHT], x[DEAR])
+    if min(now + then) > 0:
+        out[FORWARD_TIMES], out[TASK_SCALE] = _near_one(now[0] / then[0]), _near_one(now[1] / then[1])
+    return out
 
 
 def factors(profile: Profile, samples: list[dict]) -> dict[str, dict[str, float]]:
-    """Per path: the factors of its forward and drop times (predicted over measured rate) and of its scale (the
-    slope measured now over the profile's); 1 within DEADBAND."""
-    out: dict[str, dict[str, float]] = {}
-    for key in dict.fromkeys(s["path"] for s in samples if s["path"]):
-        out[key] = {kind: _near_one(predicted_mpps(profile, key, kind) / _rate(profile, samples, key, kind))
-                    for kind in (FORWARD_TIMES, DROP_TIMES)}
-        out[key][TASK_SCALE] = _scale_factor(profile, samples, key)
-    return out
+    """Per path measured: its factors (path_factors)."""
+    return {key: path_factors(profile, samples, key) for key in dict.fromkeys(s["path"] for s in samples if s["path"])}
 
 
 def per_path(profile: Profile, samples: list[dict]) -> tuple[Profile, dict]:
@@ -177,8 +182,8 @@ def summary(profile: Profile, samples: list[dict], found: dict, how: str) -> dic
 def calibrate(profile: Profile, tsc_hz: float | None, say=lambda text: None) -> tuple[Profile, dict]:
     """Measures and calibrates per path, saying how long it took and how much each path moved."""
     started = time.monotonic()
-    say(f"calibrating per path: {', '.join(measurable(profile))} ({ROUNDS} rounds of the baseline, taskemu at "
-        f"{DEAR_CYCLES} cycles and the drop NF each, and the yardstick)")
+    say(f"calibrating per path: {', '.join(measurable(profile))} ({ROUNDS} rounds of taskemu at "
+        f"{' and '.join(str(c) for c in POINT_CYCLES.values())} cycles and the drop NF each, and the yardstick)")
     samples = measure(profile, tsc_hz)
     calibrated, info = per_path(profile, samples)
     info["seconds"] = round(time.monotonic() - started, 1)

@@ -215,13 +215,15 @@ def _measure(args: argparse.Namespace, profile: Profile, labels: list[str]) -> t
     return samples, env, args.seconds
 
 
-CALIBRATION_POINTS = {calibration.FORWARD_TIMES: "baseline", calibration.DEAR: "dear point",
+CALIBRATION_POINTS = {calibration.LIGHT: "taskemu, light", calibration.DEAR: "taskemu, dear",
                       calibration.DROP_TIMES: "drop NF"}
 
 
 def _line(s: dict) -> str:
-    if s["case"] == CALIBRATION_CASE and s["kind"] == calibration.DEAR_COST:
-        return f"{s['case']:28s} dear point's c_task: {s['native_ns']:.0f} ns natively, {s['xdp_ns']:.0f} in XDP"
+    if s["case"] == CALIBRATION_CASE and s["kind"] == calibration.TASK_COSTS:
+        return f"{s['case']:28s} taskemu's c_task: " + ", ".join(
+            f"{kind} {s[f'{kind}_native_ns']:.0f} ns natively, {s[f'{kind}_xdp_ns']:.0f} in XDP"
+            for kind in calibration.POINT_CYCLES)
     what = f"{s['path']} ({CALIBRATION_POINTS[s['kind']]})" if s["case"] == CALIBRATION_CASE else s["candidate"] or ""
     return f"{s['case']:28s} {what:40s} {s['mpps']:6.3f} Mpps"
 
