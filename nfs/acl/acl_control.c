@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The acl's classifier compiler (acl.h): after every change of the rules it turns acl_rules into the tuples and
- * entries of the generation not in force, puts that generation in force with one write, and then clears the other.
+ * The acl's classifier compiler (acl.h): after every change of the rules it clears the generation not in force
+ * (the one put out of force by the change before: packets that read it finished long since, a change being at
+ * least a control request apart), compiles acl_rules into its tuples and entries, and puts it in force with one
+ * write.
  *
  * A rule becomes one entry per combination of its families (both when it names no prefix) and of the aligned
  * blocks its port ranges split into (a range of ports is at most 30 blocks of 2^k ports); each combination's
@@ -13,15 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <xnf/control.h>
 #include <xnf/parse.h>
 #include "acl.h"
 
 #define MAX_BLOCKS 32
-/* After the switch, packets that read the old generation a moment before finish with it before it is cleared. */
-#define OLD_GENERATION_GRACE_NS 5000000
 
 struct port_block {
 	__u16 base;
@@ -246,7 +245,8 @@ static int set(const struct acl_maps *m, __u32 slot, __u32 value)
 	return xnf_map_ref_update(&m->config, &slot, &value, BPF_ANY);
 }
 
-/* Deletes every entry of the generation given (a failed compile's, or the one just put out of force). */
+/* Deletes every entry of the generation given: the one put out of force by the change before, or a failed
+ * compile's. */
 static void clear_generation(const struct acl_maps *m, __u32 generation)
 {
 	struct acl_key key, next, *doomed = NULL;
@@ -361,8 +361,6 @@ int acl_compile(const struct xnf_rules_target *maps, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot put the compiled rules in force");
 		goto out;
 	}
-	nanosleep(&(struct timespec){ .tv_nsec = OLD_GENERATION_GRACE_NS }, NULL);
-	clear_generation(&m, c.generation ^ 1);
 	rc = 0;
 out:
 	if (rc)

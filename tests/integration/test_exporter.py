@@ -80,6 +80,14 @@ def query(prometheus: str, promql: str) -> list[dict]:
     return answer["data"]["result"]
 
 
+def wait_for_first_scrape(prometheus: str) -> None:
+    """From its first scrape on, Prometheus scrapes every second, traffic or not; a fresh machine takes a while."""
+    deadline = time.monotonic() + 60
+    while not query(prometheus, 'up{job="xnf"}'):
+        assert time.monotonic() < deadline, "Prometheus never scraped the exporter"
+        time.sleep(0.5)
+
+
 @pytest.mark.parametrize("mode", ["xdp", "afxdp"])
 def test_prometheus_scrapes_the_counters_xnf_stats_shows(mode, tmp_path):
     prometheus_bin = shutil.which("prometheus", path="/usr/bin:/usr/sbin")
@@ -97,9 +105,7 @@ def test_prometheus_scrapes_the_counters_xnf_stats_shows(mode, tmp_path):
             metrics = wait_http(f"http://127.0.0.1:{exporter_port}/metrics")
             assert f'xnf_packets_total{{instance="{nf.name}",mode="{mode}",nf="firewall",verdict="tx"}}' in metrics
             wait_http(f"{prometheus}/-/ready")
-            deadline = time.monotonic() + 30
-            while not query(prometheus, 'up{job="xnf"}') and time.monotonic() < deadline:
-                time.sleep(0.5)   # its first scrape: from then on it scrapes every second, traffic or not
+            wait_for_first_scrape(prometheus)
             # 5 flows, one of them (dport 13) dropped by the rule: 1 in 5 frames
             Generator(pair).run("--count", str(FRAMES), "--rate", "20000", "--flows", "5")
             stats = control.request_json(nf.name, "stats")
@@ -195,12 +201,16 @@ def test_every_query_of_the_grafana_dashboard_answers_from_prometheus(tmp_path, 
                         f"--storage.tsdb.path={tmp_path / 'data'}", f"--web.listen-address=127.0.0.1:{prometheus_port}"],
                        cwd=tmp_path):
             wait_http(f"{prometheus}/-/ready")
+            wait_for_first_scrape(prometheus)
             for _ in range(3):   # traffic over several scrapes, so that every rate has two samples in its window
                 Generator(fw_pair).run("--count", "20000", "--rate", "20000", "--flows", "5")
                 Generator(lb_pair).run("--count", "20000", "--rate", "20000", "--flows", "100", "--vary", "sport")
-            empty = []
-            for title, expr in dashboard_queries():
-                if not query(prometheus, expr):
-                    empty.append(title)
+            queries = dashboard_queries()
+            deadline = time.monotonic() + 30
+            while True:   # the last traffic reaches Prometheus with its next scrapes, a second or two later
+                empty = [title for title, expr in queries if not query(prometheus, expr)]
+                if not empty or time.monotonic() > deadline:
+                    break
+                time.sleep(1)
             assert not empty, empty
         assert firewall.stop() == 0 and balancer.stop() == 0
