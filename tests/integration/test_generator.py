@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from lab_helpers import gen
-from xnf.lab import veth_stats
+from xnf.lab import netfilter, netns, veth_stats
 from xnf.lab.generator import Generator
 from xnf.lab.measure import TrafficSpec, run_trial
 from xnf.lab.nf_process import NfInstance
@@ -151,3 +151,15 @@ def test_a_busy_poll_dut_that_refuses_frames_is_measured_by_what_it_took(bare_pa
         offered = t.offered_pps * TRIAL_S if t.offered_pps else t.sent
         assert t.received >= 0.98 * offered, (t.offered_pps, t.received, t.send_errors)
     assert any(t.send_errors for t in result.trials if t.offered_pps), "the DUT never refused: nothing was tested"
+
+
+def test_frames_carry_the_interfaces_source_address_through_a_linux_bridge():
+    """A bridge drops frames from a zero source address: the generator's frames cross one, port 0 to port 1."""
+    with Topology("two-port", gen_xdp="drop") as t:
+        netfilter.bridge_ports(t.dut_ns, t.dut_ifaces)
+        for iface in t.dut_ifaces:   # the generator's XDP frames enter a veth without XDP by GRO
+            netns.run(t.dut_ns, ["ethtool", "-K", iface, "gro", "on"])
+        out = t.links[1]
+        before = veth_stats.read(t.gen_ns, out.gen_if)["rx_xdp_drops"]
+        Generator(t).run("--count", "1000", "--rate", "10000", "--flows", "10", "--dst-mac", out.gen_mac)
+        assert veth_stats.read(t.gen_ns, out.gen_if)["rx_xdp_drops"] - before >= 1000

@@ -7,10 +7,10 @@ Subjects, for each rule count and shape, in rounds whose order turns around ever
   xdp, afxdp, hybrid   `xnf run acl` on the two ports in that mode (afxdp and hybrid with their worker on core 1)
 Shapes (every rule a drop that the traffic does not meet, so that every frame is judged against all of them and
 passes by the default):
-  exact      one source and destination address and ports (tcp, /32 to /32, one source and destination port)
+  exact      one source and destination address and ports (udp, /32 to /32, one source and destination port)
   prefixes   a /24 source and a /24 destination
-  ranges     a /24 source and a destination port range of 100
-The traffic: xnf-gen flat out from core 0 into port 0, 1,000 TCP flows (ACK segments, source ports varied) of
+  ranges     udp from a /24 source to a destination port range of 100
+The traffic: xnf-gen flat out from core 0 into port 0, 1,000 UDP flows (source ports varied) of
 64-byte frames, addressed to the generator side of port 1, where an XDP program counts what arrives.
 
     xnf bench run acl-rules [--rounds 3] [--seconds 2] [--counts 10,1000,10000] [--shapes exact,prefixes,ranges]
@@ -23,7 +23,7 @@ import argparse
 import statistics
 
 from xnf.bench.study import Place, RoundsStudy
-from xnf.lab import netfilter, veth_stats
+from xnf.lab import netfilter, netns, veth_stats
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood
 from xnf.lab.nf_process import NfInstance
@@ -37,7 +37,7 @@ PATHS = {"xdp": ("xdp", []), "afxdp": ("afxdp", ["--cores", str(DUT_CORE)]),
          "hybrid": ("hybrid", ["--cores", str(DUT_CORE)])}
 YARDSTICK = "nftables"
 FLOWS = 1000
-TRAFFIC = ["--proto", "tcp", "--flows", str(FLOWS), "--vary", "sport", "--src-ip", "198.18.0.1",
+TRAFFIC = ["--proto", "udp", "--flows", str(FLOWS), "--vary", "sport", "--src-ip", "198.18.0.1",
            "--dst-ip", "198.19.0.1", "--size", "64"]
 
 
@@ -47,12 +47,12 @@ def rules(count: int, shape: str) -> str:
     for i in range(count):
         a, b, c = (i >> 16) & 0xff, (i >> 8) & 0xff, i & 0xff
         if shape == "exact":
-            lines.append(f"{10 * (i + 1)} drop tcp from 10.{a}.{b}.{c} to 10.{c}.{b}.{a} sport {1024 + i % 60000} "
+            lines.append(f"{10 * (i + 1)} drop udp from 10.{a}.{b}.{c} to 10.{c}.{b}.{a} sport {1024 + i % 60000} "
                          f"dport {80 + i % 1000}")
         elif shape == "prefixes":
             lines.append(f"{10 * (i + 1)} drop from 10.{a}.{b}.0/24 to 10.{b}.{c}.0/24")
         else:
-            lines.append(f"{10 * (i + 1)} drop tcp from 10.{a}.{b}.0/24 dport {100 * (i % 600)}-{100 * (i % 600) + 99}")
+            lines.append(f"{10 * (i + 1)} drop udp from 10.{a}.{b}.0/24 dport {100 * (i % 600)}-{100 * (i % 600) + 99}")
     return "\n".join(lines + ["default allow"]) + "\n"
 
 
@@ -64,6 +64,8 @@ def trial(subject: tuple[int, str, str], args: argparse.Namespace, place: Place)
         nf = None
         if path == YARDSTICK:
             netfilter.acl_on_bridge(t.dut_ns, t.dut_ifaces, text, sets=True)
+            for iface in t.dut_ifaces:   # the generator's frames are XDP frames: a veth without XDP takes them by GRO
+                netns.run(t.dut_ns, ["ethtool", "-K", iface, "gro", "on"])
         else:
             file = place.folder / f"acl-{count}-{shape}.rules"
             file.write_text(text)
