@@ -593,6 +593,10 @@ static int cmd_check_rules(int argc, char **argv)
 	return 0;
 }
 
+static const char *const worker_waits[] = {
+	[XNF_WAIT_BUSY] = "spin", [XNF_WAIT_SYSCALL] = "syscall", [XNF_WAIT_POLL] = "poll",
+};
+
 static const char *const datapath_names[] = {
 	[XNF_DATAPATH_KERNEL] = "kernel", [XNF_DATAPATH_USER] = "user", [XNF_DATAPATH_HYBRID] = "hybrid",
 	[XNF_DATAPATH_SPLIT] = "split",
@@ -630,8 +634,14 @@ static void describe_modes(void)
 		xnf_json_string(stdout, m->name);
 		printf(", \"summary\": ");
 		xnf_json_string(stdout, m->summary);
-		printf(", \"datapath\": \"%s\", \"sockets\": %s, \"available\": %s}", datapath_names[m->datapath],
-		       m->sockets ? "true" : "false", m->available ? "true" : "false");
+		printf(", \"datapath\": \"%s\", \"sockets\": %s, \"workers\": ", datapath_names[m->datapath],
+		       m->sockets ? "true" : "false");
+		/* How the AF_XDP workers wait for frames: the lab's cost model reads who spins from here. */
+		if (m->sockets)
+			printf("\"%s\"", worker_waits[m->wait]);
+		else
+			printf("null");
+		printf(", \"available\": %s}", m->available ? "true" : "false");
 	}
 	printf("]");
 }

@@ -40,6 +40,15 @@ def mode_names() -> list[str]:
     return [mode["name"] for mode in runtime()["modes"]]
 
 
+def mode(name: str) -> dict:
+    """One mode as the runtime describes it: datapath (kernel, user, hybrid), sockets, workers (how AF_XDP
+    workers wait: spin, syscall, poll; None without sockets), summary."""
+    for found in runtime()["modes"]:
+        if found["name"] == name:
+            return found
+    raise XnfError(f"unknown mode '{name}': choose from {', '.join(mode_names())}")
+
+
 def help_text(nf: str | None = None) -> str:
     """The options and modes, as the NF binary's own --help would list them (for 'xnf run --help')."""
     doc = describe(nf or RUNTIME_REFERENCE_NF)

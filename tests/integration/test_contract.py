@@ -86,3 +86,22 @@ def test_limits_and_stat_names_are_described_once():
     assert runtime["limits"]["chain_members"] >= 2 and runtime["limits"]["ports"] >= 2
     assert "drop" in runtime["stats"]["verdicts"] and "live_frames" in runtime["stats"]["worker"]
     assert runtime["tx_paths"] == next(o["choices"] for o in runtime["options"] if o["name"] == "tx-path")
+
+
+def test_the_cost_models_paths_read_their_roles_from_describe():
+    """Who runs the NF, who spins and where drops happen come from the runtime's mode table, nowhere else."""
+    from xnf.model import lab_paths
+
+    seen = {}
+    for key, path in lab_paths.PATHS.items():
+        described = contract.mode(path.mode)
+        seen[key] = (path.task_role, path.task_side, path.worker_spins, path.drops_in)
+        assert path.nf_in_kernel == (described["datapath"] != "user")
+        assert (path.worker_spins is None) == (not described["sockets"])
+    assert seen["xdp"] == ("sender", "xdp", None, "drop_kernel")
+    assert seen["afxdp/live"] == ("worker", "native", True, "drop_user")
+    assert seen["afxdp-sysc/live"] == ("worker", "native", True, "drop_user")
+    assert seen["afxdp-poll/live"] == ("worker", "native", False, "drop_user")
+    assert seen["hybrid/live"] == ("sender", "xdp", True, "drop_kernel")
+    with pytest.raises(Exception, match="unknown mode"):
+        contract.mode("afxdp-turbo")

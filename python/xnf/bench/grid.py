@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from xnf import results_file
+from xnf import contract, results_file
 from xnf.lab import nf_setup
 from xnf.lab.rounds import interleaved
 from xnf.lab import environment
@@ -75,7 +75,8 @@ class Benchmark:
 
 def _workers_send(mode: str) -> bool:
     """The modes whose AF_XDP workers transmit what the NF forwards (the xdp-sk modes' workers never do)."""
-    return mode.startswith("afxdp") or mode == "hybrid"
+    described = contract.mode(mode)
+    return described["sockets"] and described["datapath"] in ("user", "hybrid")
 
 
 def _traffic(case: dict) -> TrafficSpec:
@@ -104,14 +105,14 @@ def _measure_case(bench: Benchmark, case: dict, tsc_hz: float | None, rules_dir:
             rules = str(rules_dir / f"{case['nf']}.rules")
             Path(rules).write_text(rules_text)
         extra = list(setup.extra)
-        if case["mode"].startswith("afxdp") or case["mode"].startswith("xdp-sk") or case["mode"] == "hybrid":
+        if contract.mode(case["mode"])["sockets"]:
             extra += _worker_options(queues)
         if "tx_path" in case:
             extra += ["--tx-path", case["tx_path"]]
         instance = NfInstance.start(t, case["nf"], case["mode"], t.dut_ifaces, rules=rules, extra=extra)
         sink = instance if case["nf"] in bench.sinks else None
         try:
-            if bench.dut_receive_core is not None and not case["mode"].startswith("afxdp"):
+            if bench.dut_receive_core is not None and contract.mode(case["mode"])["datapath"] != "user":
                 t.pin_dut_receive(bench.dut_receive_core)
             nf_setup.warm_up(t, setup, traffic.flows)
             if bench.measure == "max-rate":

@@ -61,6 +61,16 @@ class NfInstance:
         if self.process.poll() is not None:
             control.socket_path(self.name).unlink(missing_ok=True)
 
+    def __enter__(self) -> "NfInstance":
+        return self
+
+    def __exit__(self, *_) -> None:
+        """Stops the NF however the block ended (its exit code is the caller's to check with stop())."""
+        try:
+            self.stop()
+        except XnfError:
+            pass   # killed after the timeout: the topology's teardown removes what it left
+
     def stats(self) -> dict:
         return control.request_json(self.name, "stats")["verdicts"]
 

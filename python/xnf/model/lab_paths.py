@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xnf import contract
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 
 SENDER, WORKER = "sender", "worker"
@@ -29,13 +30,39 @@ QUICK_PATHS = ("xdp", "afxdp/live", "hybrid/live")
 
 @dataclass(frozen=True)
 class LabPath:
+    """A mode and transmit path; what the model needs of the mode it reads from the runtime's description of it
+    (`xnf-NF describe`), which states each mode's properties once."""
     key: str
     mode: str
     tx_path: str | None
-    task_role: str
-    task_side: str                  # "xdp" or "native"
-    worker_spins: bool | None       # None: no worker role
-    drops_in: str                   # the fate of a frame the NF drops: "drop_kernel" or "drop_user"
+
+    @property
+    def _described(self) -> dict:
+        return contract.mode(self.mode)
+
+    @property
+    def nf_in_kernel(self) -> bool:
+        return self._described["datapath"] != "user"
+
+    @property
+    def task_role(self) -> str:
+        return SENDER if self.nf_in_kernel else WORKER
+
+    @property
+    def task_side(self) -> str:
+        """Where the NF's c_task is read: "xdp" (its XDP build) or "native"."""
+        return "xdp" if self.nf_in_kernel else "native"
+
+    @property
+    def worker_spins(self) -> bool | None:
+        """None: no worker role; False for workers that sleep in poll()."""
+        workers = self._described["workers"]
+        return None if workers is None else workers != "poll"
+
+    @property
+    def drops_in(self) -> str:
+        """The fate of a frame the NF drops: dropped in the kernel, or by a worker."""
+        return "drop_kernel" if self.nf_in_kernel else "drop_user"
 
     @property
     def roles(self) -> list[str]:
@@ -52,12 +79,12 @@ def run_options(mode: str, tx_path: str | None) -> list[str]:
 
 
 PATHS = {p.key: p for p in (
-    LabPath("xdp", "xdp", None, SENDER, "xdp", None, "drop_kernel"),
-    LabPath("afxdp/live", "afxdp", "live", WORKER, "native", True, "drop_user"),
-    LabPath("afxdp/xsk", "afxdp", "xsk", WORKER, "native", True, "drop_user"),
-    LabPath("afxdp-sysc/live", "afxdp-sysc", "live", WORKER, "native", True, "drop_user"),
-    LabPath("afxdp-poll/live", "afxdp-poll", "live", WORKER, "native", False, "drop_user"),
-    LabPath("hybrid/live", "hybrid", "live", SENDER, "xdp", True, "drop_kernel"),
+    LabPath("xdp", "xdp", None),
+    LabPath("afxdp/live", "afxdp", "live"),
+    LabPath("afxdp/xsk", "afxdp", "xsk"),
+    LabPath("afxdp-sysc/live", "afxdp-sysc", "live"),
+    LabPath("afxdp-poll/live", "afxdp-poll", "live"),
+    LabPath("hybrid/live", "hybrid", "live"),
 )}
 # The path whose kernel-side drop (an XDP program dropping while AF_XDP sockets are open) the composed paths use.
 KERNEL_DROP_WITH_SOCKETS = "hybrid/live"
