@@ -69,6 +69,10 @@ static inline int xnf_map_find(const struct xnf_rules_target *maps, const char *
 /* The instance's ports, in command-line order (count and ifindex of each), as the data path sees them. */
 const struct xnf_config *xnf_instance_ports(void);
 
+/* The MAC address of the instance's port (command-line order): the source of what an NF sends out of it. 0, or -1
+ * where the port has none to read. */
+int xnf_instance_port_mac(__u32 port, __u8 mac[6]);
+
 /*
  * Runs after the maps exist (on the side that runs the NF) and the --rules
  * file is loaded, before the program is attached: fills what the NF needs

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -444,5 +445,21 @@ int xnf_netns_cookie_here(__u64 *cookie)
 	if (sock < 0)
 		return sock;
 	close(sock);
+	return 0;
+}
+
+int xnf_iface_mac(const char *name, __u8 mac[6])
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc;
+
+	if (fd < 0)
+		return -1;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	rc = ioctl(fd, SIOCGIFHWADDR, &ifr);
+	close(fd);
+	if (rc)
+		return -1;
+	memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
 	return 0;
 }

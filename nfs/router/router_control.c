@@ -151,20 +151,12 @@ static void take_neighbour(struct nlmsghdr *nh, struct mirror *m)
 
 static void take_port_macs(struct mirror *m)
 {
-	const struct xnf_config *ports = xnf_instance_ports();
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-
-	for (__u32 port = 0; fd >= 0 && port < ports->nports; port++) {
+	for (__u32 port = 0; port < xnf_instance_ports()->nports; port++) {
 		struct rt_port_mac mac = { .set = 1 };
-		struct ifreq ifr = { 0 };
 
-		if (!if_indextoname(ports->ifindex[port], ifr.ifr_name) || ioctl(fd, SIOCGIFHWADDR, &ifr))
-			continue;
-		memcpy(mac.mac, ifr.ifr_hwaddr.sa_data, 6);
-		xnf_map_ref_update(&m->port_mac, &port, &mac, BPF_ANY);
+		if (xnf_instance_port_mac(port, mac.mac) == 0)
+			xnf_map_ref_update(&m->port_mac, &port, &mac, BPF_ANY);
 	}
-	if (fd >= 0)
-		close(fd);
 }
 
 /* Removes the entries an earlier refresh wrote and this one did not: gone from the host. */

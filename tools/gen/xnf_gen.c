@@ -23,12 +23,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <xnf/helpers.h>
 #include <xnf/rules_text.h>
+#include <xnf/runtime/link_facts.h>
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/options.h>
 
@@ -244,22 +244,6 @@ static int parse_mac(const char *text, __u8 *mac)
 	char unused[128];
 
 	return xnf_rules_parse_mac(text, mac, unused, sizeof(unused)); /* the caller names the option */
-}
-
-static int read_iface_mac(const char *iface, __u8 *mac)
-{
-	struct ifreq ifr = { 0 };
-	int fd = socket(AF_INET, SOCK_DGRAM, 0), rc;
-
-	if (fd < 0)
-		return -1;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", iface);
-	rc = ioctl(fd, SIOCGIFHWADDR, &ifr);
-	close(fd);
-	if (rc)
-		return -1;
-	memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
-	return 0;
 }
 
 static int parse_vary(const char *text, __u32 *vary)
@@ -545,7 +529,7 @@ static int parse_args(int argc, char **argv, struct gen_options *opt)
 	if (!was_given(given, "vary") && opt->flows > 1)
 		opt->vary = XNF_VARY_DPORT;
 	/* Before the classes copy the frame: a zero source address is dropped by any Linux bridge. */
-	if (!was_given(given, "src-mac") && read_iface_mac(opt->iface, opt->frame.src_mac)) {
+	if (!was_given(given, "src-mac") && xnf_iface_mac(opt->iface, opt->frame.src_mac)) {
 		xnf_error("cannot read the MAC address of %s: give --src-mac", opt->iface);
 		return -1;
 	}

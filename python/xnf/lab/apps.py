@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -167,3 +168,51 @@ def checksum_errors(ns: str) -> int:
             errors += int(values.split()[fields.split().index("InCsumErrors") + 1])
     errors += sum(int(line.split()[1]) for line in snmp if line.startswith("Udp6InCsumErrors"))
     return errors
+
+
+# A UDP server that answers every datagram with the address and port it came from, as the server saw them.
+_REFLECTOR = """
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], int(sys.argv[2])))
+print("ready", flush=True)
+while True:
+    data, peer = s.recvfrom(2048)
+    s.sendto(f"{peer[0]}:{peer[1]}".encode(), peer)
+"""
+
+# A UDP client from a given address and port: prints what the server answered, or why there was no answer.
+_ASK = """
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.connect((sys.argv[3], int(sys.argv[4])))
+s.settimeout(2)
+for attempt in range(3):
+    s.send(b"who am I")
+    try:
+        print(s.recv(2048).decode())
+        break
+    except ConnectionRefusedError:
+        print("refused")
+        break
+    except socket.timeout:
+        continue
+else:
+    print("no answer")
+"""
+
+
+class UdpReflector:
+    """A UDP server in ns on ip:port that answers with the sender's address as it saw it (what a NAT made of it)."""
+
+    def __init__(self, t: Topology, ns: str, ip: str, port: int):
+        self.proc = t.spawn(ns, [sys.executable, "-c", _REFLECTOR, ip, str(port)])
+        if self.proc.stdout.readline().strip() != "ready":
+            raise XnfError(f"the UDP reflector did not start: {self.proc.stderr.read().strip()}")
+
+
+def udp_seen_as(ns: str, src_ip: str, sport: int, dst_ip: str, dport: int) -> str:
+    """From ns, src_ip:sport to dst_ip:dport: "ADDR:PORT" as the server saw the sender, "refused" when an ICMP port
+    unreachable came back, "no answer" when nothing did."""
+    return netns.run(ns, [sys.executable, "-c", _ASK, src_ip, str(sport), dst_ip, str(dport)], timeout=15).stdout.strip()

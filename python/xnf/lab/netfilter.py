@@ -5,7 +5,10 @@ The acl: its rules as an nftables chain on a bridge of the DUT's two ports (`bri
 that, like the acl between two ports, Linux forwards every frame of a port out of the other unless a rule drops it:
 one nftables rule per acl rule in sequence order (prefixes, `meta l4proto`, port ranges with `th`, TCP flags with
 a mask), or, as an operator writes a long list, each run of rules of one shape as one rule over a set of their
-values; the default as the chain's policy, and non-IP frames accepted first as the acl forwards them."""
+values; the default as the chain's policy, and non-IP frames accepted first as the acl forwards them.
+
+The nat: Linux forwarding between the DUT's ports, with nftables masquerading what leaves by the outside port and
+conntrack letting back in only the answers (`masquerade`)."""
 
 from __future__ import annotations
 
@@ -140,3 +143,24 @@ def acl_on_bridge(ns: str, ports: list[str], rules: str, sets: bool = False) -> 
     sets: runs of rules of one shape as one rule over a set, as an operator would write them)."""
     bridge_ports(ns, ports)
     nft(ns, acl_ruleset(rules, sets))
+
+
+NAT_TABLE = "xnf_nat"
+
+
+def masquerade(ns: str, inside: str, outside: str) -> None:
+    """Linux doing what `xnf run nat` does between these ports: forwarding on, sources masqueraded out of outside,
+    and from outside only what conntrack knows as an answer (or related: ICMP errors) forwarded in."""
+    netns.run(ns, ["sysctl", "-qw", "net.ipv4.ip_forward=1"])
+    nft(ns, f"""table ip {NAT_TABLE} {{
+  chain postrouting {{
+    type nat hook postrouting priority srcnat; policy accept;
+    oifname "{outside}" masquerade
+  }}
+  chain forward {{
+    type filter hook forward priority filter; policy drop;
+    iifname "{inside}" oifname "{outside}" accept
+    iifname "{outside}" oifname "{inside}" ct state established,related accept
+  }}
+}}
+""")

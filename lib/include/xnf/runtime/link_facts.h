@@ -44,6 +44,9 @@ struct xnf_link {
 /* The link ifindex of the namespace nsid (as this one numbers it; XNF_NSID_SAME for this one). 0 or -errno. */
 int xnf_link_get(int ifindex, int nsid, struct xnf_link *out);
 
+/* The MAC address of the interface called name in this namespace. 0, or -1. */
+int xnf_iface_mac(const char *name, __u8 mac[6]);
+
 /* The interface's NETDEV_XDP_ACT_* flags in this namespace. 0, or -errno (-ENOENT: the kernel predates
  * the netdev netlink family, Linux 6.3). */
 int xnf_netdev_xdp_features(int ifindex, __u64 *features);

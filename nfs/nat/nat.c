@@ -1,0 +1,456 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * nat: a stateful NAT44 (source NAT, "masquerade") between an inside port and an outside port.
+ *
+ * Out (a frame on the inside port): TCP, UDP and ICMP echo requests from inside get the public address as their
+ * source and a public port (the echo identifier for ICMP) in place of theirs. An inside endpoint keeps one public
+ * port for every remote it talks to (endpoint-independent mapping), its own port where the pool has it free; the
+ * frame leaves by the outside port towards the gateway. In (a frame on the outside port to the public address):
+ * a public port leads back to its inside endpoint, but only for a remote that endpoint has sent to
+ * (address-and-port-dependent filtering); ICMP errors about a translated flow are translated back, inner header
+ * included. Checksums are updated incrementally.
+ *
+ * Mappings, bindings and sessions end after an idle time per protocol; a sweeper removes them (nat_control.c).
+ * Traffic that is not to be translated (ARP, IPv6, frames to the box's own addresses, other protocols) goes to
+ * the local stack.
+ */
+#include <xnf/nf.h>
+#include "nat.h"
+
+XNF_MAP_HASH(nat_mappings, struct nat_endpoint, struct nat_mapping, NAT_DEFAULT_MAPPINGS);
+XNF_MAP_HASH(nat_bindings, struct nat_public_key, struct nat_binding, NAT_DEFAULT_MAPPINGS);
+XNF_MAP_HASH(nat_sessions, struct nat_session_key, struct nat_session, NAT_DEFAULT_SESSIONS);
+XNF_MAP_ARRAY(nat_config, __u32, NAT_NSETTINGS);
+XNF_MAP_ARRAY(nat_public, struct nat_public, 1);
+XNF_MAP_ARRAY(nat_outside, struct nat_outside, 1);
+XNF_MAP_ARRAY(nat_port_mac, struct nat_port_mac, XNF_MAX_PORTS);
+XNF_MAP_HASH(nat_local, struct nat_local_addr, __u32, NAT_MAX_LOCAL_ADDRS);
+XNF_COUNTER_NAMES("new_mapping", "new_session", "out", "in", "filtered", "not_mapped", "pool_full", "table_full",
+		  "icmp_error_in", "fragment", "untranslated");
+
+#define ICMP_ECHO_REPLY 0
+#define ICMP_UNREACHABLE 3
+#define ICMP_ECHO_REQUEST 8
+#define ICMP_TIME_EXCEEDED 11
+
+static __always_inline __u32 nat_setting(__u32 slot)
+{
+	__u32 *value = xnf_map_lookup(&nat_config, &slot);
+
+	return value ? *value : 0;
+}
+
+static __always_inline __u64 nat_timeout_ns(__u8 proto)
+{
+	__u32 seconds = nat_setting(nat_timeout_slot(proto));
+
+	return (__u64)(seconds ? seconds : nat_default_timeout_s(proto)) * 1000000000ull;
+}
+
+/* The address is one of the box's own (read at start): its traffic is the local stack's. */
+static __always_inline int nat_is_local(__be32 addr)
+{
+	struct nat_local_addr key = { .addr = addr };
+
+	return xnf_map_lookup(&nat_local, &key) != NULL;
+}
+
+/* The port a frame's protocol translates: TCP and UDP ports, the ICMP echo identifier; 0: not translated. */
+static __always_inline __be16 *nat_port_field(struct xnf_headers *h, int source, __u8 echo_type)
+{
+	if (h->tcp)
+		return source ? &h->tcp->source : &h->tcp->dest;
+	if (h->udp)
+		return source ? &h->udp->source : &h->udp->dest;
+	if (h->icmp && h->icmp->type == echo_type)
+		return (__be16 *)&h->icmp->rest;
+	return 0;
+}
+
+/* A TCP or UDP port's value (0 for anything else): the remote's end of a session. */
+static __always_inline __be16 nat_port_value(const struct xnf_headers *h, int source)
+{
+	if (h->tcp)
+		return source ? h->tcp->source : h->tcp->dest;
+	if (h->udp)
+		return source ? h->udp->source : h->udp->dest;
+	return 0;
+}
+
+static __always_inline void nat_l4_replace4(struct xnf_headers *h, __be32 old, __be32 new)
+{
+	if (h->tcp)
+		xnf_csum_replace4(&h->tcp->check, old, new);
+	else if (h->udp)
+		xnf_udp_csum_replace4(h->udp, old, new);
+	/* ICMP's checksum covers no pseudo-header. */
+}
+
+static __always_inline void nat_port_replace(struct xnf_headers *h, __be16 *port, __be16 new)
+{
+	if (h->tcp)
+		xnf_csum_replace2(&h->tcp->check, *port, new);
+	else if (h->udp)
+		xnf_udp_csum_replace2(h->udp, *port, new);
+	else if (h->icmp)
+		xnf_csum_replace2(&h->icmp->checksum, *port, new);
+	*port = new;
+}
+
+/* Out of the given port, from its own MAC (where known), to next_hop. */
+static __always_inline xnf_verdict nat_send(const struct xnf_pkt *pkt, struct ethhdr *eth, __u32 port,
+					    const __u8 *next_hop)
+{
+	struct nat_port_mac *own = xnf_map_lookup(&nat_port_mac, &port);
+
+	if (own && own->set)
+		__builtin_memcpy(eth->h_source, own->mac, ETH_ALEN);
+	else
+		__builtin_memcpy(eth->h_source, eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(eth->h_dest, next_hop, ETH_ALEN);
+	return port == xnf_ingress_port(pkt) ? XNF_TX : XNF_REDIRECT(port);
+}
+
+/* The search for a free public port, one candidate per call (a bpf_loop callback verified once). */
+struct nat_claim {
+	struct nat_public_key key;
+	struct nat_binding binding;
+	__u64 timeout_ns;
+	__u32 lo, span, start, found;
+};
+
+static long nat_try_port(__u32 i, void *ctx)
+{
+	struct nat_claim *c = ctx;
+	struct nat_binding *held;
+
+	if (!c->span)
+		return 1;
+	c->key.port = bpf_htons((__u16)(c->lo + (c->start + i) % c->span));
+	if (!xnf_map_update(&nat_bindings, &c->key, &c->binding, BPF_NOEXIST)) {
+		c->found = 1;
+		return 1;
+	}
+	held = xnf_map_lookup(&nat_bindings, &c->key);
+	if (held && nat_idle_for(c->binding.last_seen_ns, held->last_seen_ns, c->timeout_ns)) {
+		/* A binding over: taken over, as the sweeper would have freed it. */
+		xnf_map_delete(&nat_bindings, &c->key);
+		if (!xnf_map_update(&nat_bindings, &c->key, &c->binding, BPF_NOEXIST)) {
+			c->found = 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* A public port for the inside endpoint: its own where the pool has it free (as Linux keeps it), else the next
+ * free one from a place its hash picks. 0 when none of NAT_PORT_TRIES is free. */
+static __always_inline __be16 nat_claim_port(const struct nat_endpoint *in, const __u8 *mac, __u64 now)
+{
+	struct nat_public *pool;
+	struct nat_claim c;
+	__u32 zero = 0, own;
+
+	pool = xnf_map_lookup(&nat_public, &zero);
+	if (!pool || !pool->addr || pool->port_hi < pool->port_lo)
+		return 0;
+	__builtin_memset(&c, 0, sizeof(c));
+	c.key.proto = in->proto;
+	c.binding.inside = *in;
+	__builtin_memcpy(c.binding.mac, mac, ETH_ALEN);
+	c.binding.last_seen_ns = now;
+	c.timeout_ns = nat_timeout_ns(in->proto);
+	c.lo = pool->port_lo;
+	c.span = (__u32)pool->port_hi - pool->port_lo + 1;
+	own = bpf_ntohs(in->port);
+	c.start = own >= c.lo && own - c.lo < c.span ? own - c.lo : (in->addr ^ (own * 2654435761u)) % c.span;
+	xnf_loop(NAT_PORT_TRIES, nat_try_port, &c);
+	return c.found ? c.key.port : 0;
+}
+
+/* The inside endpoint's public port: its mapping while the binding behind it is still its own, else a new one. */
+static __always_inline __be16 nat_public_port(const struct nat_endpoint *in, const __u8 *mac, __u64 now)
+{
+	struct nat_public_key key = { .proto = in->proto };
+	struct nat_mapping *mapping, fresh;
+	struct nat_binding *binding;
+
+	mapping = xnf_map_lookup(&nat_mappings, in);
+	if (mapping) {
+		key.port = mapping->public_port;
+		binding = xnf_map_lookup(&nat_bindings, &key);
+		if (binding && binding->inside.addr == in->addr && binding->inside.port == in->port) {
+			mapping->last_seen_ns = now;
+			binding->last_seen_ns = now;
+			return mapping->public_port;
+		}
+	}
+	__builtin_memset(&fresh, 0, sizeof(fresh));
+	fresh.public_port = nat_claim_port(in, mac, now);
+	if (!fresh.public_port) {
+		xnf_count_event(NAT_CNT_POOL_FULL);
+		return 0;
+	}
+	fresh.last_seen_ns = now;
+	if (xnf_map_update(&nat_mappings, in, &fresh, BPF_ANY)) {
+		key.port = fresh.public_port;
+		xnf_map_delete(&nat_bindings, &key);
+		xnf_count_event(NAT_CNT_TABLE_FULL);
+		return 0;
+	}
+	xnf_count_event(NAT_CNT_NEW_MAPPING);
+	return fresh.public_port;
+}
+
+/* Notes that the inside endpoint talks to the remote: the remote may answer from now on. */
+static __always_inline int nat_touch_session(const struct nat_endpoint *in, __be32 remote_addr, __be16 remote_port,
+					     __u64 now)
+{
+	struct nat_session_key key;
+	struct nat_session *session, fresh = { .last_seen_ns = now };
+
+	__builtin_memset(&key, 0, sizeof(key));
+	key.inside = *in;
+	key.remote_addr = remote_addr;
+	key.remote_port = remote_port;
+	session = xnf_map_lookup(&nat_sessions, &key);
+	if (session) {
+		session->last_seen_ns = now;
+		return 0;
+	}
+	if (xnf_map_update(&nat_sessions, &key, &fresh, BPF_ANY)) {
+		xnf_count_event(NAT_CNT_TABLE_FULL);
+		return -1;
+	}
+	xnf_count_event(NAT_CNT_NEW_SESSION);
+	return 0;
+}
+
+static __always_inline xnf_verdict nat_out(const struct xnf_pkt *pkt, struct xnf_headers *h)
+{
+	struct iphdr *ip = h->ip4;
+	struct nat_outside *outside;
+	struct nat_public *pool;
+	struct nat_endpoint in;
+	__be16 *port, public_port, remote_port;
+	__u32 zero = 0;
+	__be32 old;
+	__u64 now;
+
+	port = nat_port_field(h, 1, ICMP_ECHO_REQUEST);
+	outside = xnf_map_lookup(&nat_outside, &zero);
+	pool = xnf_map_lookup(&nat_public, &zero);
+	if (!port || !outside || !outside->set || !pool || !pool->addr || nat_is_local(ip->daddr)) {
+		xnf_count_event(NAT_CNT_UNTRANSLATED);
+		return XNF_PASS;
+	}
+	now = xnf_now_ns();
+	__builtin_memset(&in, 0, sizeof(in));
+	in.addr = ip->saddr;
+	in.port = *port;
+	in.proto = h->l4_proto;
+	public_port = nat_public_port(&in, h->eth->h_source, now);
+	/* An echo's identifier names both ends: the remote's "port" is the identifier it answers to. */
+	remote_port = h->icmp ? public_port : nat_port_value(h, 0);
+	if (!public_port || nat_touch_session(&in, ip->daddr, remote_port, now))
+		return XNF_DROP;
+	old = ip->saddr;
+	ip->saddr = pool->addr;
+	xnf_csum_replace4(&ip->check, old, pool->addr);
+	nat_l4_replace4(h, old, pool->addr);
+	nat_port_replace(h, port, public_port);
+	xnf_count_event(NAT_CNT_OUT);
+	return nat_send(pkt, h->eth, outside->port, outside->gateway_mac);
+}
+
+/* The binding behind a public port, still in use. */
+static __always_inline struct nat_binding *nat_binding_for(__be16 public_port, __u8 proto, __u64 now)
+{
+	struct nat_public_key key = { .port = public_port, .proto = proto };
+	struct nat_binding *binding = xnf_map_lookup(&nat_bindings, &key);
+
+	if (!binding || nat_idle_for(now, binding->last_seen_ns, nat_timeout_ns(proto)))
+		return 0;
+	return binding;
+}
+
+/* The remote has been sent to by the inside endpoint, lately. */
+static __always_inline int nat_session_open(const struct nat_endpoint *in, __be32 remote_addr, __be16 remote_port,
+					    __u64 now)
+{
+	struct nat_session_key key;
+	struct nat_session *session;
+
+	__builtin_memset(&key, 0, sizeof(key));
+	key.inside = *in;
+	key.remote_addr = remote_addr;
+	key.remote_port = remote_port;
+	session = xnf_map_lookup(&nat_sessions, &key);
+	if (!session || nat_idle_for(now, session->last_seen_ns, nat_timeout_ns(in->proto)))
+		return 0;
+	session->last_seen_ns = now;
+	return 1;
+}
+
+static __always_inline xnf_verdict nat_deliver(const struct xnf_pkt *pkt, struct ethhdr *eth,
+					       const struct nat_binding *binding)
+{
+	__u32 inside = nat_setting(NAT_SETTING_INSIDE_PORT);
+
+	return nat_send(pkt, eth, inside ? inside - 1 : xnf_ingress_port(pkt), binding->mac);
+}
+
+/* Where an ICMP error's inner header keeps what the NAT changed: the flow's public port, the remote's port, the
+ * inner checksum (0: not in the frame) and whether that checksum covers the addresses. */
+struct nat_inner {
+	__be16 *port, *remote_port, *check;
+	int pseudo;
+};
+
+/* The inner frame's fields, as far as the ICMP error carries them (8 bytes past its IP header at least). */
+static __always_inline int nat_inner_fields(const struct xnf_pkt *pkt, const struct iphdr *inner, struct nat_inner *f)
+{
+	__be16 *l4 = (__be16 *)(inner + 1);
+
+	if ((void *)(l4 + 4) > pkt->data_end)
+		return -1;
+	f->port = l4;
+	f->remote_port = l4 + 1;
+	f->check = 0;
+	f->pseudo = 1;
+	if (inner->protocol == IPPROTO_UDP) {
+		f->check = l4 + 3;
+	} else if (inner->protocol == IPPROTO_TCP) {
+		if ((void *)(l4 + 9) <= pkt->data_end)
+			f->check = l4 + 8;
+	} else if (inner->protocol == IPPROTO_ICMP && *(__u8 *)l4 == ICMP_ECHO_REQUEST) {
+		/* An echo's identifier stands for both ports (offset 4); its checksum covers no addresses. */
+		f->port = l4 + 2;
+		f->remote_port = l4 + 2;
+		f->check = l4 + 1;
+		f->pseudo = 0;
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
+/* Rewrites a 16-bit field inside the ICMP message, and the message's checksum with it. */
+static __always_inline void nat_icmp_set2(struct xnf_headers *h, __be16 *field, __be16 value)
+{
+	xnf_csum_replace2(&h->icmp->checksum, *field, value);
+	*field = value;
+}
+
+/*
+ * An ICMP error from outside about a translated flow, from a remote the flow went to: its inner header is the
+ * flow's frame as it left (from the public address and port), which goes back to what the inside host sent.
+ * Every byte changed inside the ICMP message changes its checksum too.
+ */
+static __always_inline xnf_verdict nat_icmp_error_in(const struct xnf_pkt *pkt, struct xnf_headers *h, __u64 now)
+{
+	struct iphdr *ip = h->ip4, *inner = (struct iphdr *)(h->icmp + 1);
+	struct nat_binding *binding;
+	struct nat_inner f;
+	__be32 public_addr;
+	__sum16 check;
+
+	if ((void *)(inner + 1) > pkt->data_end || inner->ihl != 5 || inner->saddr != ip->daddr ||
+	    nat_inner_fields(pkt, inner, &f))
+		goto unmapped;
+	binding = nat_binding_for(*f.port, inner->protocol, now);
+	if (!binding)
+		goto unmapped;
+	if (!nat_session_open(&binding->inside, inner->daddr, *f.remote_port, now)) {
+		xnf_count_event(NAT_CNT_FILTERED);
+		return XNF_DROP;
+	}
+	public_addr = inner->saddr;
+	if (f.check && (*f.check || !f.pseudo)) {   /* a UDP checksum of 0 is none */
+		check = *f.check;
+		if (f.pseudo)
+			xnf_csum_replace4(&check, public_addr, binding->inside.addr);
+		xnf_csum_replace2(&check, *f.port, binding->inside.port);
+		nat_icmp_set2(h, f.check, check);
+	}
+	nat_icmp_set2(h, f.port, binding->inside.port);
+	check = inner->check;
+	xnf_csum_replace4(&check, public_addr, binding->inside.addr);
+	nat_icmp_set2(h, &inner->check, check);
+	xnf_csum_replace4(&h->icmp->checksum, public_addr, binding->inside.addr);
+	inner->saddr = binding->inside.addr;
+	ip->daddr = binding->inside.addr;
+	xnf_csum_replace4(&ip->check, public_addr, binding->inside.addr);
+	xnf_count_event(NAT_CNT_ICMP_ERROR_IN);
+	return nat_deliver(pkt, h->eth, binding);
+unmapped:
+	xnf_count_event(NAT_CNT_NOT_MAPPED);
+	return XNF_PASS;
+}
+
+static __always_inline xnf_verdict nat_in(const struct xnf_pkt *pkt, struct xnf_headers *h)
+{
+	struct iphdr *ip = h->ip4;
+	struct nat_binding *binding;
+	__be16 *port, remote_port;
+	__u64 now = xnf_now_ns();
+	__be32 old;
+
+	if (h->icmp && (h->icmp->type == ICMP_UNREACHABLE || h->icmp->type == ICMP_TIME_EXCEEDED))
+		return nat_icmp_error_in(pkt, h, now);
+	port = nat_port_field(h, 0, ICMP_ECHO_REPLY);
+	binding = port ? nat_binding_for(*port, h->l4_proto, now) : 0;
+	if (!binding) {
+		xnf_count_event(NAT_CNT_NOT_MAPPED);
+		return XNF_PASS;   /* the box's own traffic, or a port no one inside holds */
+	}
+	remote_port = h->icmp ? *port : nat_port_value(h, 1);
+	if (!nat_session_open(&binding->inside, ip->saddr, remote_port, now)) {
+		xnf_count_event(NAT_CNT_FILTERED);
+		return XNF_DROP;
+	}
+	binding->last_seen_ns = now;
+	old = ip->daddr;
+	ip->daddr = binding->inside.addr;
+	xnf_csum_replace4(&ip->check, old, binding->inside.addr);
+	nat_l4_replace4(h, old, binding->inside.addr);
+	nat_port_replace(h, port, binding->inside.port);
+	xnf_count_event(NAT_CNT_IN);
+	return nat_deliver(pkt, h->eth, binding);
+}
+
+/* A frame for the public address: an answer to a translated flow, or the box's own. */
+static __always_inline int nat_for_public(const struct xnf_headers *h)
+{
+	struct nat_public *pool;
+	__u32 zero = 0;
+
+	pool = xnf_map_lookup(&nat_public, &zero);
+	return pool && pool->addr && h->ip4->daddr == pool->addr;
+}
+
+static __always_inline xnf_verdict nat(struct xnf_pkt *pkt)
+{
+	__u32 inside = nat_setting(NAT_SETTING_INSIDE_PORT);
+	struct xnf_headers h;
+
+	if (xnf_parse_headers(pkt, &h) < 0)
+		return XNF_DROP_MALFORMED;
+	if (!h.ip4 || !inside) {
+		xnf_count_event(NAT_CNT_UNTRANSLATED);
+		return XNF_PASS;
+	}
+	if (h.is_fragment) {
+		/* Linux reassembles before it translates; a later fragment here has no port to go by. */
+		xnf_count_event(NAT_CNT_FRAGMENT);
+		return XNF_DROP;
+	}
+	/* The public address first: one port can be both inside and outside (a NAT on a stick). */
+	if (nat_for_public(&h))
+		return nat_in(pkt, &h);
+	if (xnf_ingress_port(pkt) == inside - 1)
+		return nat_out(pkt, &h);
+	xnf_count_event(NAT_CNT_UNTRANSLATED);
+	return XNF_PASS;
+}
+XNF_DEFINE_NF(nat);

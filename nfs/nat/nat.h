@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Layouts shared by the NAT, its rules codec and its start and sweep steps. */
+#ifndef XNF_NF_NAT_H
+#define XNF_NF_NAT_H
+
+#include <linux/types.h>
+
+#define NAT_DEFAULT_MAPPINGS 65536  /* inside endpoints translated at once */
+#define NAT_DEFAULT_SESSIONS 262144 /* (inside endpoint, remote endpoint) pairs */
+#define NAT_MAX_LOCAL_ADDRS 64
+#define NAT_PORT_TRIES 32           /* public ports tried for a new mapping before the pool counts as full */
+
+/* Idle times after which a mapping or session is over (RFC 4787 REQ-5, RFC 5382 REQ-5, RFC 5508 REQ-1). */
+#define NAT_DEFAULT_TIMEOUT_TCP_S 7440
+#define NAT_DEFAULT_TIMEOUT_UDP_S 300
+#define NAT_DEFAULT_TIMEOUT_ICMP_S 60
+
+/* An endpoint of the inside: address, port (the echo identifier for ICMP), protocol. */
+struct nat_endpoint {
+	__be32 addr;
+	__be16 port;
+	__u8 proto;
+	__u8 pad;
+};
+
+/* What an inside endpoint is seen as from outside: the same public port to every remote (endpoint-independent
+ * mapping, RFC 4787 REQ-1). */
+struct nat_mapping {
+	__be16 public_port;
+	__u8 pad[2];
+	__u32 pad2;
+	__u64 last_seen_ns; /* CLOCK_MONOTONIC on both sides */
+};
+
+/* A public port of a protocol, as it arrives from outside. */
+struct nat_public_key {
+	__be16 port;
+	__u8 proto;
+	__u8 pad;
+};
+
+/* The inside endpoint behind a public port, and where to find it. */
+struct nat_binding {
+	struct nat_endpoint inside;
+	__u8 mac[6];    /* the inside host's, from its first packet */
+	__u16 pad;
+	__u64 last_seen_ns;
+};
+
+/* A conversation between an inside endpoint and a remote one: only remotes the inside has sent to get in
+ * (address-and-port-dependent filtering, RFC 4787 REQ-8's stricter choice, as Linux's conntrack does). */
+struct nat_session_key {
+	struct nat_endpoint inside;
+	__be32 remote_addr;
+	__be16 remote_port;
+	__u16 pad;
+};
+
+struct nat_session {
+	__u64 last_seen_ns;
+};
+
+/* One of the box's own addresses (read at start): frames to it are the local stack's. */
+struct nat_local_addr {
+	__be32 addr;
+};
+
+/* The public side: its address and its pool of ports (host order). */
+struct nat_public {
+	__be32 addr;
+	__u16 port_lo;
+	__u16 port_hi;
+};
+
+/* The outside: the port translated frames leave by and the next hop's MAC. */
+struct nat_outside {
+	__u32 port;
+	__u8 gateway_mac[6];
+	__u16 set;
+};
+
+/* A port's own MAC, the source of frames it sends (read at start). */
+struct nat_port_mac {
+	__u8 mac[6];
+	__u16 set;
+};
+
+enum nat_setting {
+	NAT_SETTING_INSIDE_PORT = 0, /* the port index + 1; 0: not given */
+	NAT_SETTING_TIMEOUT_TCP_S,
+	NAT_SETTING_TIMEOUT_UDP_S,
+	NAT_SETTING_TIMEOUT_ICMP_S,
+	NAT_NSETTINGS,
+};
+
+enum nat_counter {
+	NAT_CNT_NEW_MAPPING,
+	NAT_CNT_NEW_SESSION,
+	NAT_CNT_OUT,
+	NAT_CNT_IN,
+	NAT_CNT_FILTERED,
+	NAT_CNT_NOT_MAPPED,
+	NAT_CNT_POOL_FULL,
+	NAT_CNT_TABLE_FULL,
+	NAT_CNT_ICMP_ERROR_IN,
+	NAT_CNT_FRAGMENT,
+	NAT_CNT_UNTRANSLATED,
+};
+
+static inline __attribute__((always_inline)) __u32 nat_timeout_slot(__u8 proto)
+{
+	return proto == 6 ? NAT_SETTING_TIMEOUT_TCP_S : proto == 17 ? NAT_SETTING_TIMEOUT_UDP_S
+								      : NAT_SETTING_TIMEOUT_ICMP_S;
+}
+
+static inline __attribute__((always_inline)) __u32 nat_default_timeout_s(__u8 proto)
+{
+	return proto == 6 ? NAT_DEFAULT_TIMEOUT_TCP_S : proto == 17 ? NAT_DEFAULT_TIMEOUT_UDP_S
+								      : NAT_DEFAULT_TIMEOUT_ICMP_S;
+}
+
+static inline __attribute__((always_inline)) int nat_idle_for(__u64 now, __u64 last_seen_ns, __u64 timeout_ns)
+{
+	/* Signed: another worker may have stamped it a moment "after" this one's clock read. */
+	return (__s64)(now - last_seen_ns) > (__s64)timeout_ns;
+}
+
+#endif

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The NAT's start and sweep steps.
+ * Start: each port's own MAC (the source of what the NAT sends out of it) and the namespace's IPv4 addresses (frames
+ * to them are the local stack's, not a flow to translate), read once.
+ * Sweep (about once a second): removes mappings, bindings and sessions idle past their protocol's timeout. The
+ * packet path already ignores them; this keeps the tables from filling. At most SWEEP_BUDGET entries of each
+ * table per call, going on from there the next time.
+ */
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <xnf/control.h>
+#include <xnf/helpers.h>
+#include "nat.h"
+
+#define SWEEP_BUDGET 65536
+
+static void take_port_macs(const struct xnf_map_ref *port_mac)
+{
+	for (__u32 port = 0; port < xnf_instance_ports()->nports; port++) {
+		struct nat_port_mac mac = { .set = 1 };
+
+		if (xnf_instance_port_mac(port, mac.mac) == 0)
+			xnf_map_ref_update(port_mac, &port, &mac, BPF_ANY);
+	}
+}
+
+static int take_local_addrs(const struct xnf_map_ref *local, char *err, size_t errlen)
+{
+	struct ifaddrs *all;
+	__u32 one = 1, n = 0;
+
+	if (getifaddrs(&all)) {
+		snprintf(err, errlen, "cannot read this namespace's addresses");
+		return -1;
+	}
+	for (struct ifaddrs *a = all; a; a = a->ifa_next) {
+		struct nat_local_addr key = { 0 };
+
+		if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET)
+			continue;
+		key.addr = ((struct sockaddr_in *)a->ifa_addr)->sin_addr.s_addr;
+		if (n++ < NAT_MAX_LOCAL_ADDRS)
+			xnf_map_ref_update(local, &key, &one, BPF_ANY);
+	}
+	freeifaddrs(all);
+	if (n > NAT_MAX_LOCAL_ADDRS)
+		fprintf(stderr, "nat: this namespace has %u IPv4 addresses; frames to the first %d go to the local stack, "
+			"to the others they are translated like any\n", n, NAT_MAX_LOCAL_ADDRS);
+	return 0;
+}
+
+static int nat_start(const struct xnf_rules_target *maps, char *err, size_t errlen)
+{
+	struct xnf_map_ref port_mac, local;
+
+	if (xnf_map_find(maps, "nat_port_mac", &port_mac) || xnf_map_find(maps, "nat_local", &local)) {
+		snprintf(err, errlen, "the NAT's maps are missing");
+		return -1;
+	}
+	take_port_macs(&port_mac);
+	return take_local_addrs(&local, err, errlen);
+}
+
+static __u64 timeout_ns(const struct xnf_map_ref *config, __u8 proto)
+{
+	__u32 slot = nat_timeout_slot(proto), seconds = 0;
+
+	xnf_map_ref_lookup(config, &slot, &seconds);
+	return (__u64)(seconds ? seconds : nat_default_timeout_s(proto)) * 1000000000ull;
+}
+
+/* One table's sweep: keys are collected before any is deleted (a deleted key cannot lead to the next one). */
+struct sweep {
+	const char *map;
+	size_t key_size;
+	/* The entry's protocol and last use. */
+	void (*read)(const void *key, const void *value, __u8 *proto, __u64 *last_seen_ns);
+	__u8 cursor[16];
+	bool resumes;
+};
+
+static void read_mapping(const void *key, const void *value, __u8 *proto, __u64 *last_seen_ns)
+{
+	*proto = ((const struct nat_endpoint *)key)->proto;
+	*last_seen_ns = ((const struct nat_mapping *)value)->last_seen_ns;
+}
+
+static void read_binding(const void *key, const void *value, __u8 *proto, __u64 *last_seen_ns)
+{
+	*proto = ((const struct nat_public_key *)key)->proto;
+	*last_seen_ns = ((const struct nat_binding *)value)->last_seen_ns;
+}
+
+static void read_session(const void *key, const void *value, __u8 *proto, __u64 *last_seen_ns)
+{
+	*proto = ((const struct nat_session_key *)key)->inside.proto;
+	*last_seen_ns = ((const struct nat_session *)value)->last_seen_ns;
+}
+
+static struct sweep sweeps[] = {
+	{ .map = "nat_mappings", .key_size = sizeof(struct nat_endpoint), .read = read_mapping },
+	{ .map = "nat_bindings", .key_size = sizeof(struct nat_public_key), .read = read_binding },
+	{ .map = "nat_sessions", .key_size = sizeof(struct nat_session_key), .read = read_session },
+};
+
+static void sweep_table(const struct xnf_rules_target *maps, const struct xnf_map_ref *config, struct sweep *s,
+			__u64 now)
+{
+	__u8 *keys = malloc(SWEEP_BUDGET * s->key_size), value[sizeof(struct nat_binding)];
+	struct xnf_map_ref table;
+	__u32 n = 0;
+
+	if (!keys || xnf_map_find(maps, s->map, &table)) {
+		free(keys);
+		return;
+	}
+	while (n < SWEEP_BUDGET && xnf_map_ref_next_key(&table, n ? keys + (n - 1) * s->key_size :
+							    s->resumes ? s->cursor : NULL, keys + n * s->key_size) == 0)
+		n++;
+	s->resumes = n == SWEEP_BUDGET;
+	for (__u32 i = 0; i < n; i++) {
+		const __u8 *key = keys + i * s->key_size;
+		__u64 last_seen;
+		__u8 proto;
+
+		if (xnf_map_ref_lookup(&table, key, value))
+			continue;
+		s->read(key, value, &proto, &last_seen);
+		if (nat_idle_for(now, last_seen, timeout_ns(config, proto)))
+			xnf_map_ref_delete(&table, key);
+	}
+	if (s->resumes)
+		memcpy(s->cursor, keys + (n - 1) * s->key_size, s->key_size);
+	free(keys);
+}
+
+static void nat_sweep(const struct xnf_rules_target *maps)
+{
+	struct xnf_map_ref config;
+	__u64 now = xnf_now_ns();
+
+	if (xnf_map_find(maps, "nat_config", &config))
+		return;
+	for (size_t i = 0; i < sizeof(sweeps) / sizeof(sweeps[0]); i++)
+		sweep_table(maps, &config, &sweeps[i], now);
+}
+
+XNF_EXPORT_START(nat, nat_start);
+XNF_EXPORT_HOUSEKEEPING(nat, nat_sweep);

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Rules of the NAT, one per line (nfs/nat/README.md):
+ *   inside port N
+ *   outside port N gateway MAC
+ *   public ADDR [ports LO-HI]
+ *   timeout tcp|udp|icmp SECONDS
+ * Ports are numbered in --iface order from 0. Each line is a setting: given again, it replaces the one before.
+ */
+#include <arpa/inet.h> /* before the linux headers */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xnf/common.h>
+#include <xnf/control.h>
+#include "nat.h"
+
+#define MAX_TOKENS 6
+#define DEFAULT_PORT_LO 1024
+#define DEFAULT_PORT_HI 65535
+
+static const char *const nat_maps[] = { "nat_config", "nat_outside", "nat_public", NULL };
+static const char *const timeout_names[] = { [NAT_SETTING_TIMEOUT_TCP_S] = "tcp", [NAT_SETTING_TIMEOUT_UDP_S] = "udp",
+					     [NAT_SETTING_TIMEOUT_ICMP_S] = "icmp" };
+
+static void set_slot(struct xnf_rule_entry *entry, const char *map, __u32 slot, const void *value, size_t size)
+{
+	entry->map = map;
+	memcpy(entry->key, &slot, sizeof(slot));
+	memcpy(entry->value, value, size);
+	entry->reset_on_delete = true;
+}
+
+static int parse_port_index(const char *word, __u32 *port, char *err, size_t errlen)
+{
+	return xnf_rules_parse_number(word, 0, XNF_MAX_PORTS - 1, "port index (0-7, in --iface order)", port, err,
+				      errlen);
+}
+
+static int parse_inside(char **tok, int ntok, struct xnf_rule_entry *entry, char *err, size_t errlen)
+{
+	__u32 port, value;
+
+	if (ntok != 3 || strcmp(tok[1], "port")) {
+		snprintf(err, errlen, "the inside reads: inside port N");
+		return -1;
+	}
+	if (parse_port_index(tok[2], &port, err, errlen))
+		return -1;
+	value = port + 1;
+	set_slot(entry, "nat_config", NAT_SETTING_INSIDE_PORT, &value, sizeof(value));
+	return 0;
+}
+
+static int parse_outside(char **tok, int ntok, struct xnf_rule_entry *entry, char *err, size_t errlen)
+{
+	struct nat_outside outside = { .set = 1 };
+
+	if (ntok != 5 || strcmp(tok[1], "port") || strcmp(tok[3], "gateway")) {
+		snprintf(err, errlen, "the outside reads: outside port N gateway MAC");
+		return -1;
+	}
+	if (parse_port_index(tok[2], &outside.port, err, errlen) ||
+	    xnf_rules_parse_mac(tok[4], outside.gateway_mac, err, errlen))
+		return -1;
+	set_slot(entry, "nat_outside", 0, &outside, sizeof(outside));
+	return 0;
+}
+
+static int parse_public(char **tok, int ntok, struct xnf_rule_entry *entry, char *err, size_t errlen)
+{
+	struct nat_public pub = { .port_lo = DEFAULT_PORT_LO, .port_hi = DEFAULT_PORT_HI };
+	__u32 lo, hi;
+	char *dash;
+
+	if ((ntok != 2 && ntok != 4) || (ntok == 4 && strcmp(tok[2], "ports"))) {
+		snprintf(err, errlen, "the public side reads: public ADDR [ports LO-HI]");
+		return -1;
+	}
+	if (inet_pton(AF_INET, tok[1], &pub.addr) != 1 || !pub.addr) {
+		snprintf(err, errlen, "'%s' is not an IPv4 address: the NAT translates IPv4 (NAT44)", tok[1]);
+		return -1;
+	}
+	if (ntok == 4) {
+		dash = strchr(tok[3], '-');
+		if (!dash) {
+			snprintf(err, errlen, "ports '%s': give a range LO-HI, for instance 1024-65535", tok[3]);
+			return -1;
+		}
+		*dash = '\0';
+		if (xnf_rules_parse_number(tok[3], 1, 65535, "lowest public port (1-65535)", &lo, err, errlen) ||
+		    xnf_rules_parse_number(dash + 1, 1, 65535, "highest public port (1-65535)", &hi, err, errlen))
+			return -1;
+		if (hi < lo) {
+			snprintf(err, errlen, "ports %u-%u: the highest port comes second", lo, hi);
+			return -1;
+		}
+		pub.port_lo = (__u16)lo;
+		pub.port_hi = (__u16)hi;
+	}
+	set_slot(entry, "nat_public", 0, &pub, sizeof(pub));
+	return 0;
+}
+
+static int parse_timeout(char **tok, int ntok, struct xnf_rule_entry *entry, char *err, size_t errlen)
+{
+	__u32 seconds;
+
+	if (ntok != 3) {
+		snprintf(err, errlen, "a timeout reads: timeout tcp|udp|icmp SECONDS");
+		return -1;
+	}
+	for (__u32 slot = NAT_SETTING_TIMEOUT_TCP_S; slot <= NAT_SETTING_TIMEOUT_ICMP_S; slot++) {
+		if (strcmp(tok[1], timeout_names[slot]))
+			continue;
+		if (xnf_rules_parse_number(tok[2], 1, 604800, "timeout in seconds (1-604800)", &seconds, err, errlen))
+			return -1;
+		set_slot(entry, "nat_config", slot, &seconds, sizeof(seconds));
+		return 0;
+	}
+	snprintf(err, errlen, "timeout '%s': give tcp, udp or icmp", tok[1]);
+	return -1;
+}
+
+static int nat_parse(const char *text, struct xnf_rule_entry *entry, char *err, size_t errlen)
+{
+	char copy[XNF_RULE_MAX_TEXT], *tok[MAX_TOKENS];
+	int ntok;
+
+	snprintf(copy, sizeof(copy), "%s", text);
+	ntok = xnf_rules_split(copy, tok, MAX_TOKENS);
+	if (ntok >= 1 && strcmp(tok[0], "inside") == 0)
+		return parse_inside(tok, ntok, entry, err, errlen);
+	if (ntok >= 1 && strcmp(tok[0], "outside") == 0)
+		return parse_outside(tok, ntok, entry, err, errlen);
+	if (ntok >= 1 && strcmp(tok[0], "public") == 0)
+		return parse_public(tok, ntok, entry, err, errlen);
+	if (ntok >= 1 && strcmp(tok[0], "timeout") == 0)
+		return parse_timeout(tok, ntok, entry, err, errlen);
+	snprintf(err, errlen, "unknown line: start it with inside, outside, public or timeout");
+	return -1;
+}
+
+static int format_config(__u32 slot, __u32 value, char *out, size_t outlen)
+{
+	if (!value)
+		return -1;
+	if (slot == NAT_SETTING_INSIDE_PORT)
+		snprintf(out, outlen, "inside port %u", value - 1);
+	else if (slot >= NAT_SETTING_TIMEOUT_TCP_S && slot <= NAT_SETTING_TIMEOUT_ICMP_S)
+		snprintf(out, outlen, "timeout %s %u", timeout_names[slot], value);
+	else
+		return -1;
+	return 0;
+}
+
+static int nat_format(const char *map, const void *key, const void *value, char *out, size_t outlen)
+{
+	__u32 slot;
+
+	memcpy(&slot, key, sizeof(slot));
+	if (strcmp(map, "nat_config") == 0) {
+		__u32 number;
+
+		memcpy(&number, value, sizeof(number));
+		return format_config(slot, number, out, outlen);
+	}
+	if (strcmp(map, "nat_outside") == 0) {
+		const struct nat_outside *o = value;
+		char mac[24];
+
+		if (!o->set)
+			return -1;
+		xnf_rules_format_mac(o->gateway_mac, mac, sizeof(mac));
+		snprintf(out, outlen, "outside port %u gateway %s", o->port, mac);
+		return 0;
+	}
+	const struct nat_public *pub = value;
+	char addr[INET_ADDRSTRLEN];
+
+	if (!pub->addr)
+		return -1;
+	inet_ntop(AF_INET, &pub->addr, addr, sizeof(addr));
+	snprintf(out, outlen, "public %s ports %u-%u", addr, pub->port_lo, pub->port_hi);
+	return 0;
+}
+
+static const struct xnf_rules_codec nat_codec = {
+	.syntax = "inside port N | outside port N gateway MAC | public ADDR [ports LO-HI] | "
+		  "timeout tcp|udp|icmp SECONDS",
+	.maps = nat_maps,
+	.parse = nat_parse,
+	.format = nat_format,
+};
+
+XNF_EXPORT_RULES(nat, &nat_codec);

@@ -1,0 +1,128 @@
+"""The NAT's translation, frame by frame, in the kernel (BPF_PROG_RUN) and natively (tests/nf_fixtures.py), on one
+port that is both inside and outside (a NAT on a stick): source rewritten going out with the inside port kept where
+free, answers rewritten back, remotes not talked to filtered, ICMP echo and errors, checksums as a full
+recomputation gives them, and what is not translated."""
+
+from scapy.layers.inet import ICMP, IP, TCP, UDP, IPerror, UDPerror
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import ARP, Ether
+
+from nf_fixtures import CLIENT_IP, CLIENT_MAC, NEXT_HOP_MAC, PORT_MAC, Fixture, check
+
+PUBLIC, REMOTE, OTHER_REMOTE, ROUTER = "203.0.113.1", "192.0.2.9", "192.0.2.10", "192.0.2.254"
+NEIGHBOUR_IP, NEIGHBOUR_MAC = "198.18.0.3", "02:00:00:00:00:03"
+RULES = f"""\
+inside port 0
+outside port 0 gateway {NEXT_HOP_MAC}
+public {PUBLIC} ports 1024-65535
+"""
+
+
+def going_out(src=CLIENT_IP, mac=CLIENT_MAC):
+    return Ether(src=mac, dst=PORT_MAC) / IP(src=src, dst=REMOTE)
+
+
+def translated_out():
+    """As it leaves: from the MAC it was sent to (the port's), to the gateway, from the public address."""
+    return Ether(src=PORT_MAC, dst=NEXT_HOP_MAC) / IP(src=PUBLIC, dst=REMOTE)
+
+
+def coming_in(src=REMOTE):
+    return Ether(src=NEXT_HOP_MAC, dst=PORT_MAC) / IP(src=src, dst=PUBLIC)
+
+
+def translated_in(src=REMOTE, to=CLIENT_IP, mac=CLIENT_MAC):
+    return Ether(src=PORT_MAC, dst=mac) / IP(src=src, dst=to)
+
+
+def test_flows_out_and_their_answers_back(tmp_path):
+    payload = b"query"
+    check("nat", [
+        Fixture("udp out: the public address, the inside port kept",
+                bytes(going_out() / UDP(sport=40000, dport=53) / payload), "tx",
+                bytes(translated_out() / UDP(sport=40000, dport=53) / payload)),
+        Fixture("the answer back to the inside host",
+                bytes(coming_in() / UDP(sport=53, dport=40000) / payload), "tx",
+                bytes(translated_in() / UDP(sport=53, dport=40000) / payload)),
+        Fixture("a remote it did not send to is filtered",
+                bytes(coming_in(OTHER_REMOTE) / UDP(sport=53, dport=40000) / payload), "drop"),
+        Fixture("the same remote from another port is filtered",
+                bytes(coming_in() / UDP(sport=54, dport=40000) / payload), "drop"),
+        Fixture("a public port no one holds: the local stack's",
+                bytes(coming_in() / UDP(sport=53, dport=40001) / payload), "pass"),
+        Fixture("another host, the same port: the next one free",
+                bytes(going_out(NEIGHBOUR_IP, NEIGHBOUR_MAC) / UDP(sport=40000, dport=53) / payload), "tx",
+                bytes(translated_out() / UDP(sport=40001, dport=53) / payload)),
+        Fixture("its answer finds it",
+                bytes(coming_in() / UDP(sport=53, dport=40001) / payload), "tx",
+                bytes(translated_in(to=NEIGHBOUR_IP, mac=NEIGHBOUR_MAC) / UDP(sport=53, dport=40000) / payload)),
+        Fixture("the first host to another remote: the same public port (endpoint-independent mapping)",
+                bytes(Ether(src=CLIENT_MAC, dst=PORT_MAC) / IP(src=CLIENT_IP, dst=OTHER_REMOTE) /
+                      UDP(sport=40000, dport=53) / payload), "tx",
+                bytes(Ether(src=PORT_MAC, dst=NEXT_HOP_MAC) / IP(src=PUBLIC, dst=OTHER_REMOTE) /
+                      UDP(sport=40000, dport=53) / payload)),
+        Fixture("now that remote gets in",
+                bytes(coming_in(OTHER_REMOTE) / UDP(sport=53, dport=40000) / payload), "tx",
+                bytes(translated_in(OTHER_REMOTE) / UDP(sport=53, dport=40000) / payload)),
+        Fixture("udp checksum 0 stays 0",
+                bytes(going_out() / UDP(sport=40002, dport=53, chksum=0) / payload), "tx",
+                bytes(translated_out() / UDP(sport=40002, dport=53, chksum=0) / payload)),
+        Fixture("tcp out", bytes(going_out() / TCP(sport=5000, dport=80, flags="S")), "tx",
+                bytes(translated_out() / TCP(sport=5000, dport=80, flags="S"))),
+        Fixture("tcp back", bytes(coming_in() / TCP(sport=80, dport=5000, flags="SA")), "tx",
+                bytes(translated_in() / TCP(sport=80, dport=5000, flags="SA"))),
+        Fixture("udp's public port is not tcp's", bytes(coming_in() / TCP(sport=53, dport=40000, flags="S")), "pass"),
+    ], tmp_path, rules=RULES)
+
+
+def test_icmp_echo_and_errors(tmp_path):
+    sent = UDP(sport=40000, dport=53) / b"query"
+    check("nat", [
+        Fixture("echo request out: the identifier is its port",
+                bytes(going_out() / ICMP(type=8, id=0x1234, seq=1) / b"ping"), "tx",
+                bytes(translated_out() / ICMP(type=8, id=0x1234, seq=1) / b"ping")),
+        Fixture("echo reply back", bytes(coming_in() / ICMP(type=0, id=0x1234, seq=1) / b"ping"), "tx",
+                bytes(translated_in() / ICMP(type=0, id=0x1234, seq=1) / b"ping")),
+        Fixture("a reply to an identifier no one holds", bytes(coming_in() / ICMP(type=0, id=0x9999) / b"ping"),
+                "pass"),
+        Fixture("the udp flow out", bytes(going_out() / sent), "tx", bytes(translated_out() / sent)),
+        Fixture("port unreachable about it, inner header translated too",
+                bytes(coming_in() / ICMP(type=3, code=3) / IPerror(src=PUBLIC, dst=REMOTE) /
+                      UDPerror(sport=40000, dport=53) / b"query"), "tx",
+                bytes(translated_in() / ICMP(type=3, code=3) / IPerror(src=CLIENT_IP, dst=REMOTE) /
+                      UDPerror(sport=40000, dport=53) / b"query")),
+        Fixture("time exceeded from a router on the way",
+                bytes(coming_in(ROUTER) / ICMP(type=11) / IPerror(src=PUBLIC, dst=REMOTE, ttl=1) /
+                      UDPerror(sport=40000, dport=53) / b"query"), "tx",
+                bytes(translated_in(ROUTER) / ICMP(type=11) / IPerror(src=CLIENT_IP, dst=REMOTE, ttl=1) /
+                      UDPerror(sport=40000, dport=53) / b"query")),
+        Fixture("an error about a flow to a remote never sent to is filtered",
+                bytes(coming_in() / ICMP(type=3, code=3) / IPerror(src=PUBLIC, dst=OTHER_REMOTE) /
+                      UDPerror(sport=40000, dport=53) / b"query"), "drop"),
+    ], tmp_path, rules=RULES)
+
+
+def test_what_is_not_translated(tmp_path):
+    check("nat", [
+        Fixture("arp: the local stack's", bytes(Ether(src=CLIENT_MAC, dst="ff:ff:ff:ff:ff:ff") /
+                                                ARP(psrc=CLIENT_IP, pdst="198.18.0.254")), "pass"),
+        Fixture("ipv6: the local stack's", bytes(Ether(src=CLIENT_MAC, dst=PORT_MAC) /
+                                                 IPv6(src="2001:2::1", dst="2001:db8::9") / UDP(dport=53)), "pass"),
+        Fixture("gre: no port to translate", bytes(Ether(src=CLIENT_MAC, dst=PORT_MAC) /
+                                                   IP(src=CLIENT_IP, dst=REMOTE, proto=47) / (b"\x00" * 20)), "pass"),
+        Fixture("a later fragment has no port: dropped, as Linux reassembles first",
+                bytes(Ether(src=CLIENT_MAC, dst=PORT_MAC) / IP(src=CLIENT_IP, dst=REMOTE, proto=17, frag=100) /
+                      (b"x" * 16)), "drop"),
+        Fixture("a header cut short", bytes(going_out() / UDP(sport=40000, dport=53))[:20], "drop", malformed=True),
+    ], tmp_path, rules=RULES)
+
+
+def test_a_full_pool_drops_and_counts(tmp_path):
+    rules = RULES.replace("ports 1024-65535", "ports 2000-2001")
+    check("nat", [
+        Fixture(f"host {i} gets port {port}",
+                bytes(going_out(f"198.18.0.{10 + i}") / UDP(sport=2000, dport=53)), "tx",
+                bytes(translated_out() / UDP(sport=port, dport=53)))
+        for i, port in ((1, 2000), (2, 2001))
+    ] + [Fixture("a third host: no port left", bytes(going_out("198.18.0.13") / UDP(sport=2000, dport=53)), "drop")],
+        tmp_path, rules=rules)

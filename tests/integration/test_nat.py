@@ -1,0 +1,115 @@
+"""The NAT between an inside host and an outside one, beside Linux's own (nftables masquerade and conntrack) on the
+same hosts: what the outside server sees of the inside's flows (the public address; the inside port kept where free;
+one public port per inside endpoint whatever the remote), what comes back (answers, ICMP port unreachable as a
+refused connection), and real applications (ping, iperf3 TCP and UDP, an HTTP download checked by SHA-256). The
+outside host has no route to the inside: only the translation brings its answers back."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import pytest
+
+from xnf import control
+from xnf.errors import XnfError
+from xnf.lab import apps, netfilter, netns
+from xnf.lab.hosts import HostsTopology
+from xnf.lab.nf_process import NfInstance
+
+SECOND_INSIDE = "198.18.0.5"   # another inside address on host 0: another endpoint with the same port
+SERVER_PORTS = (7000, 7001)
+CLOSED_PORT = 7999
+MODES = {
+    "xdp": ("xdp", []),
+    "afxdp": ("afxdp", ["--cores", "1"]),
+    "hybrid": ("hybrid", ["--cores", "1"]),
+}
+
+
+def nat_rules(t: HostsTopology) -> str:
+    outside = t.host(1)
+    return f"inside port 0\noutside port 1 gateway {outside.mac}\npublic {outside.dut_ip}\n"
+
+
+def hosts_behind_a_nat(t: HostsTopology) -> None:
+    netns.ip("addr", "add", f"{SECOND_INSIDE}/24", "dev", t.host(0).iface, ns=t.host(0).ns)
+    netns.ip("route", "del", "default", ns=t.host(1).ns)   # answers can only go to the public address
+
+
+@contextmanager
+def translating(t: HostsTopology, subject: str, rules_file):
+    if subject == "nftables":
+        netfilter.masquerade(t.dut_ns, t.host(0).dut_if, t.host(1).dut_if)
+        yield None
+        return
+    mode, extra = MODES[subject]
+    with NfInstance.start(t, "nat", mode, t.dut_ifaces, rules=rules_file(nat_rules(t)), extra=extra) as nf:
+        yield nf
+
+
+def what_the_server_sees(t: HostsTopology) -> dict:
+    inside, outside = t.host(0), t.host(1)
+    for port in SERVER_PORTS:
+        apps.UdpReflector(t, outside.ns, outside.ip, port)
+    seen = {
+        "first": apps.udp_seen_as(inside.ns, inside.ip, 40000, outside.ip, SERVER_PORTS[0]),
+        "the same endpoint to another port": apps.udp_seen_as(inside.ns, inside.ip, 40000, outside.ip,
+                                                               SERVER_PORTS[1]),
+        "another inside address, the same port": apps.udp_seen_as(inside.ns, SECOND_INSIDE, 40000, outside.ip,
+                                                                   SERVER_PORTS[0]),
+        "a closed port": apps.udp_seen_as(inside.ns, inside.ip, 40001, outside.ip, CLOSED_PORT),
+    }
+    # The port a clash moves to is each NAT's own choice: only that it moved is compared.
+    clash = seen["another inside address, the same port"]
+    if clash.startswith(f"{outside.dut_ip}:") and clash != f"{outside.dut_ip}:40000":
+        seen["another inside address, the same port"] = f"{outside.dut_ip}:another port"
+    return seen
+
+
+@pytest.mark.parametrize("subject", ["nftables", *MODES])
+def test_the_nat_translates_as_linux_does(subject, rules_file):
+    with HostsTopology(hosts=2) as t:
+        hosts_behind_a_nat(t)
+        public = t.host(1).dut_ip
+        with translating(t, subject, rules_file) as nf:
+            assert what_the_server_sees(t) == {
+                "first": f"{public}:40000",
+                "the same endpoint to another port": f"{public}:40000",
+                "another inside address, the same port": f"{public}:another port",
+                "a closed port": "refused",
+            }
+            if nf:
+                counters = control.request_json(nf.name, "stats")["counters"]
+                assert counters["new_mapping"] == 3 and counters["icmp_error_in"] >= 1, counters
+
+
+@pytest.mark.parametrize("subject", MODES)
+def test_real_applications_through_the_nat(subject, rules_file):
+    with HostsTopology(hosts=2) as t:
+        hosts_behind_a_nat(t)
+        inside, outside = t.host(0), t.host(1)
+        with translating(t, subject, rules_file) as nf:
+            assert apps.ping(inside.ns, outside.ip, 10) == 10
+            assert apps.ping(inside.ns, inside.dut_ip, 3) == 3      # the box itself: not translated
+            tcp = apps.iperf3(t, inside.ns, outside.ns, outside.ip)
+            assert tcp.received_bytes > 0, tcp
+            udp = apps.iperf3(t, inside.ns, outside.ns, outside.ip, udp_datagrams=2000)
+            assert udp.packets > 0 and udp.lost_packets == 0, udp
+            web = apps.WebServer(t, outside.ns, outside.ip)
+            assert apps.download_sha256(inside.ns, web.url) == web.sha256
+            assert [apps.checksum_errors(h.ns) for h in t.host_list] == [0, 0]
+            counters = control.request_json(nf.name, "stats")["counters"]
+            assert counters["out"] > 0 and counters["in"] > 0 and counters["filtered"] == 0, counters
+        assert nf.process.returncode == 0
+
+
+def test_refused_rules_say_what_to_write(rules_file):
+    with HostsTopology(hosts=2) as t:
+        with NfInstance.start(t, "nat", "xdp", t.dut_ifaces, rules=rules_file(nat_rules(t))) as nf:
+            for line, says in [("public 2001:db8::1", "NAT44"), ("public 10.0.0.1 ports 9-1", "comes second"),
+                               ("outside port 9 gateway 02:00:00:00:00:01", "port index"),
+                               ("timeout sctp 10", "tcp, udp or icmp"), ("masquerade", "unknown line")]:
+                with pytest.raises(XnfError, match=says):
+                    nf.request(f"rules add {line}")
+            assert sorted(nf.request("rules list").splitlines()) == sorted(nat_rules(t).replace(
+                f"public {t.host(1).dut_ip}", f"public {t.host(1).dut_ip} ports 1024-65535").splitlines())
