@@ -32,6 +32,16 @@ def nothing_set_up(args: argparse.Namespace, folder: Path):
     return contextlib.nullcontext()
 
 
+def add_paths_option(parser: argparse.ArgumentParser, paths: dict) -> None:
+    """--paths: a subset of xnf's modes a study measures beside its yardstick (paths: name -> (mode, options))."""
+    parser.add_argument("--paths", default=",".join(paths), help="xnf's modes: a subset of " + ", ".join(paths))
+
+
+def paths_described(paths: dict) -> dict:
+    """The study's paths as its results file records them."""
+    return {name: {"mode": mode, "options": options} for name, (mode, options) in paths.items()}
+
+
 @dataclass
 class RoundsStudy:
     name: str                                                  # xnf bench run NAME

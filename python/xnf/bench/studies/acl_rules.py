@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from xnf.bench.study import Place, RoundsStudy
+from xnf.bench.study import Place, RoundsStudy, add_paths_option, paths_described
 from xnf.lab import netfilter, netns, veth_stats
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood
@@ -123,7 +123,7 @@ def _subjects(args: argparse.Namespace) -> list[tuple[int, str, str]]:
 def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--counts", default="10,1000,10000", help="rule counts, comma-separated")
     parser.add_argument("--shapes", default=",".join(SHAPES), help="a subset of " + ", ".join(SHAPES))
-    parser.add_argument("--paths", default=",".join(PATHS), help="xnf's modes: a subset of " + ", ".join(PATHS))
+    add_paths_option(parser, PATHS)
 
 
 STUDY = RoundsStudy(
@@ -134,5 +134,5 @@ STUDY = RoundsStudy(
     report=lambda row: f"{row['path']:8s} {row['count']:6d} {row['shape']:8s} {row['mpps']:.3f} Mpps, "
                        f"{row['ratio_to_nftables']}x nftables",
     fields=lambda args: {"generator_core": GEN_CORE, "dut_core": DUT_CORE, "yardstick": YARDSTICK,
-                         "traffic": TRAFFIC, "paths": {k: {"mode": v[0], "options": v[1]} for k, v in PATHS.items()}})
+                         "traffic": TRAFFIC, "paths": paths_described(PATHS)})
 add_arguments, run = STUDY.add_arguments, STUDY.run

@@ -1,0 +1,156 @@
+"""The NAT against Linux's (nftables masquerade with conntrack): frames of established flows translated per second,
+and new sessions opened per second, with all of the DUT's work on one core.
+
+A two-port topology: xnf-gen sends from core 0 into dut0 (the inside), UDP to gen1's address (198.18.1.1); the DUT
+translates the source to dut1's address (198.18.1.2, the public one) and sends out of dut1 to gen1, where veth's XDP
+sink counts what arrives. The DUT's veth receive runs in NAPI threads pinned to core 1, with the AF_XDP worker.
+Subjects, in rounds whose order turns around every round:
+  nftables   ip_forward, masquerade out of dut1, conntrack letting back only answers (python/xnf/lab/netfilter.py):
+             the yardstick of each scenario (ratios are to it, in the same round)
+  xdp, afxdp, afxdp-poll, hybrid   `xnf run nat` (the user-space modes with their worker on core 1, beside the
+             NAPI threads: a worker that spins leaves them little of the core, one that sleeps in poll() does not)
+Scenarios:
+  established   1,000 flows (source ports varied), flat out for --seconds: after their first frames, every frame
+                finds its mapping and session
+  new           60,000 flows, one frame each, flat out: every frame opens a mapping and a session (conntrack: an
+                entry and a masquerade binding); within one public address's pool of ports
+
+    xnf bench run nat-rates [--rounds 5] [--seconds 2] [--scenarios established,new] [--paths xdp,afxdp,afxdp-poll,hybrid]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+
+from xnf import control
+from xnf.bench.study import Place, RoundsStudy, add_paths_option, paths_described
+from xnf.lab import cpu, netfilter, netns, veth_stats
+from xnf.lab.cores import DUT_CORE, GEN_CORE
+from xnf.lab.flood import Flood, flood
+from xnf.lab.generator import Generator
+from xnf.lab.nf_process import NfInstance
+from xnf.lab.rounds import median_ratio
+from xnf.lab.topology import Topology
+
+NAME = "nat-rates"
+DESCRIPTION = "the NAT against nftables masquerade: established flows and new sessions per second, the DUT on one core"
+PATHS = {"xdp": ("xdp", []), "afxdp": ("afxdp", ["--cores", str(DUT_CORE)]),
+         "afxdp-poll": ("afxdp-poll", ["--cores", str(DUT_CORE)]),
+         "hybrid": ("hybrid", ["--cores", str(DUT_CORE)])}
+YARDSTICK = "nftables"
+SCENARIOS = ("established", "new")
+ESTABLISHED_FLOWS = 1000
+NEW_FLOWS = 60000
+# Every flow's source port in the pool (1024-65535), so that each keeps its own, in xnf as in Linux.
+FIRST_SPORT = 2000
+
+
+def traffic(scenario: str, out_ip: str) -> list[str]:
+    flows = ESTABLISHED_FLOWS if scenario == "established" else NEW_FLOWS
+    return ["--proto", "udp", "--flows", str(flows), "--vary", "sport", "--sport", str(FIRST_SPORT),
+            "--dst-ip", out_ip, "--size", "64"]
+
+
+def _nftables(t: Topology) -> None:
+    out = t.links[1]
+    netfilter.masquerade(t.dut_ns, t.links[0].dut_if, out.dut_if)
+    netns.ip("neigh", "replace", out.gen_ip, "lladdr", out.gen_mac, "dev", out.dut_if, "nud", "permanent",
+             ns=t.dut_ns)
+    for link in t.links:   # threaded NAPI on veth needs GRO (or XDP)
+        netns.run(t.dut_ns, ["ethtool", "-K", link.dut_if, "gro", "on"])
+
+
+def _nat(t: Topology, path: str, place: Place) -> NfInstance:
+    out = t.links[1]
+    rules = place.folder / "nat.rules"
+    rules.write_text(f"inside port 0\noutside port 1 gateway {out.gen_mac}\npublic {out.dut_ip}\n")
+    mode, extra = PATHS[path]
+    return NfInstance.start(t, "nat", mode, t.dut_ifaces, rules=str(rules), extra=extra)
+
+
+def _one_pass(t: Topology, args_traffic: list[str], arrived) -> Flood:
+    """Every new flow's one frame, flat out from the generator's core."""
+    done_before, cpu_before = arrived(), cpu.snapshot()
+    out = Generator(t).run("--cores", str(GEN_CORE), "--count", str(NEW_FLOWS), *args_traffic).summary
+    cpu_after, done_after = cpu.snapshot(), arrived()
+    return Flood(out["sent"], out["seconds"], done_after - done_before, cpu.split(cpu_before, cpu_after))
+
+
+def trial(subject: tuple[str, str], args: argparse.Namespace, place: Place) -> dict:
+    scenario, path = subject
+    with Topology("two-port", gen_xdp="drop") as t:
+        out = t.links[1]
+        if path == YARDSTICK:
+            _nftables(t)
+            nf = None
+        else:
+            nf = _nat(t, path, place)
+        t.pin_dut_receive(DUT_CORE)
+        arrived = (lambda: veth_stats.read(t.gen_ns, out.gen_if)["rx_xdp_drops"])
+        if scenario == "established":
+            run = flood(t, args.seconds, GEN_CORE, traffic(scenario, out.gen_ip), completed=arrived)
+        else:
+            run = _one_pass(t, traffic(scenario, out.gen_ip), arrived)
+        counters = control.request_json(nf.name, "stats")["counters"] if nf else {}
+        if nf:
+            nf.stop()
+    return {"subject": f"{path} {scenario}", "path": path, "scenario": scenario, "sent": run.sent,
+            "translated": run.returned, "seconds": round(run.seconds, 4), "mpps": round(run.mpps(run.returned), 4),
+            "offered_mpps": round(run.offered_mpps, 4), "core1_busy_share": run.cpu[DUT_CORE]["busy_share"],
+            "new_mappings": counters.get("new_mapping"), "pool_full": counters.get("pool_full"),
+            "table_full": counters.get("table_full")}
+
+
+def summarise(samples: list[dict], args: argparse.Namespace) -> list[dict]:
+    """Per scenario and path: the median rate, and its median same-round ratio to nftables in that scenario."""
+    rows = []
+    for scenario in dict.fromkeys(s["scenario"] for s in samples):
+        for path in dict.fromkeys(s["path"] for s in samples):
+            mine = [s for s in samples if (s["scenario"], s["path"]) == (scenario, path)]
+            if not mine:
+                continue
+            rows.append({"scenario": scenario, "path": path, "mpps": statistics.median(s["mpps"] for s in mine),
+                         "ratio_to_nftables": median_ratio(samples, mine, "mpps", f"{YARDSTICK} {scenario}")
+                         if path != YARDSTICK else 1.0, "rounds": len(mine)})
+    return rows
+
+
+def _chosen(args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    return [s for s in args.scenarios.split(",") if s], [p for p in args.paths.split(",") if p]
+
+
+def _check(args: argparse.Namespace) -> str | None:
+    scenarios, paths = _chosen(args)
+    if not scenarios or any(s not in SCENARIOS for s in scenarios) or any(p not in PATHS for p in paths):
+        return f"--scenarios among {', '.join(SCENARIOS)}; --paths among {', '.join(PATHS)}"
+    return None
+
+
+def _subjects(args: argparse.Namespace) -> list[tuple[str, str]]:
+    scenarios, paths = _chosen(args)
+    return [(s, p) for s in scenarios for p in [YARDSTICK] + paths]
+
+
+def _options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="a subset of " + ", ".join(SCENARIOS))
+    add_paths_option(parser, PATHS)
+
+
+def _line(sample: dict) -> str:
+    return (f"{sample['path']:10s} {sample['scenario']:11s} {sample['mpps']:6.3f} Mpps translated (offered "
+            f"{sample['offered_mpps']:.3f}), core {DUT_CORE} {sample['core1_busy_share']:.0%} busy")
+
+
+def _report(row: dict) -> str:
+    return f"{row['path']:10s} {row['scenario']:11s} {row['mpps']:.3f} Mpps, {row['ratio_to_nftables']}x nftables"
+
+
+def _fields(args: argparse.Namespace) -> dict:
+    return {"generator_core": GEN_CORE, "dut_core": DUT_CORE, "yardstick": YARDSTICK,
+            "established_flows": ESTABLISHED_FLOWS, "new_flows": NEW_FLOWS, "paths": paths_described(PATHS)}
+
+
+STUDY = RoundsStudy(NAME, "nat_rates", subjects=_subjects, trial=trial, summarise=summarise, rounds=5, seconds=2.0,
+                    options=_options, check=_check, line=_line, report=_report, fields=_fields)
+add_arguments, run = STUDY.add_arguments, STUDY.run
