@@ -25,8 +25,10 @@ XNF_MAP_ARRAY(nat_public, struct nat_public, 1);
 XNF_MAP_ARRAY(nat_outside, struct nat_outside, 1);
 XNF_MAP_ARRAY(nat_port_mac, struct nat_port_mac, XNF_MAX_PORTS);
 XNF_MAP_HASH(nat_local, struct nat_local_addr, __u32, NAT_MAX_LOCAL_ADDRS);
+XNF_MAP_HASH(nat_forwards, struct nat_public_key, struct nat_forward, NAT_MAX_FORWARDS);
+XNF_MAP_HASH(nat_forward_back, struct nat_endpoint, struct nat_forward_back, NAT_MAX_FORWARDS);
 XNF_COUNTER_NAMES("new_mapping", "new_session", "out", "in", "filtered", "not_mapped", "pool_full", "table_full",
-		  "icmp_error_in", "fragment", "untranslated");
+		  "icmp_error_in", "forward_in", "fragment", "untranslated");
 
 #define ICMP_ECHO_REPLY 0
 #define ICMP_UNREACHABLE 3
@@ -127,6 +129,8 @@ static long nat_try_port(__u32 i, void *ctx)
 	if (!c->span)
 		return 1;
 	c->key.port = bpf_htons((__u16)(c->lo + (c->start + i) % c->span));
+	if (xnf_map_lookup(&nat_forwards, &c->key))
+		return 0;   /* a port forward's */
 	if (!xnf_map_update(&nat_bindings, &c->key, &c->binding, BPF_NOEXIST)) {
 		c->found = 1;
 		return 1;
@@ -226,15 +230,31 @@ static __always_inline int nat_touch_session(const struct nat_endpoint *in, __be
 	return 0;
 }
 
+/* From the public address and port, out of the outside port to the gateway. */
+static __always_inline xnf_verdict nat_rewrite_out(const struct xnf_pkt *pkt, struct xnf_headers *h, __be16 *port,
+						   __be32 public_addr, __be16 public_port,
+						   const struct nat_outside *outside)
+{
+	struct iphdr *ip = h->ip4;
+	__be32 old = ip->saddr;
+
+	ip->saddr = public_addr;
+	xnf_csum_replace4(&ip->check, old, public_addr);
+	nat_l4_replace4(h, old, public_addr);
+	nat_port_replace(h, port, public_port);
+	xnf_count_event(NAT_CNT_OUT);
+	return nat_send(pkt, h->eth, outside->port, outside->gateway_mac);
+}
+
 static __always_inline xnf_verdict nat_out(const struct xnf_pkt *pkt, struct xnf_headers *h)
 {
 	struct iphdr *ip = h->ip4;
+	struct nat_forward_back *back;
 	struct nat_outside *outside;
 	struct nat_public *pool;
 	struct nat_endpoint in;
 	__be16 *port, public_port, remote_port;
 	__u32 zero = 0;
-	__be32 old;
 	__u64 now;
 
 	port = nat_port_field(h, 1, ICMP_ECHO_REQUEST);
@@ -249,18 +269,15 @@ static __always_inline xnf_verdict nat_out(const struct xnf_pkt *pkt, struct xnf
 	in.addr = ip->saddr;
 	in.port = *port;
 	in.proto = h->l4_proto;
+	back = xnf_map_lookup(&nat_forward_back, &in);
+	if (back)
+		return nat_rewrite_out(pkt, h, port, pool->addr, back->public_port, outside);
 	public_port = nat_public_port(&in, h->eth->h_source, now);
 	/* An echo's identifier names both ends: the remote's "port" is the identifier it answers to. */
 	remote_port = h->icmp ? public_port : nat_port_value(h, 0);
 	if (!public_port || nat_touch_session(&in, ip->daddr, remote_port, now))
 		return XNF_DROP;
-	old = ip->saddr;
-	ip->saddr = pool->addr;
-	xnf_csum_replace4(&ip->check, old, pool->addr);
-	nat_l4_replace4(h, old, pool->addr);
-	nat_port_replace(h, port, public_port);
-	xnf_count_event(NAT_CNT_OUT);
-	return nat_send(pkt, h->eth, outside->port, outside->gateway_mac);
+	return nat_rewrite_out(pkt, h, port, pool->addr, public_port, outside);
 }
 
 /* The binding behind a public port, still in use. */
@@ -292,12 +309,12 @@ static __always_inline int nat_session_open(const struct nat_endpoint *in, __be3
 	return 1;
 }
 
-static __always_inline xnf_verdict nat_deliver(const struct xnf_pkt *pkt, struct ethhdr *eth,
-					       const struct nat_binding *binding)
+/* Out of the inside port, to the inside host's MAC. */
+static __always_inline xnf_verdict nat_deliver(const struct xnf_pkt *pkt, struct ethhdr *eth, const __u8 *mac)
 {
 	__u32 inside = nat_setting(NAT_SETTING_INSIDE_PORT);
 
-	return nat_send(pkt, eth, inside ? inside - 1 : xnf_ingress_port(pkt), binding->mac);
+	return nat_send(pkt, eth, inside ? inside - 1 : xnf_ingress_port(pkt), mac);
 }
 
 /* Where an ICMP error's inner header keeps what the NAT changed: the flow's public port, the remote's port, the
@@ -382,10 +399,39 @@ static __always_inline xnf_verdict nat_icmp_error_in(const struct xnf_pkt *pkt, 
 	ip->daddr = binding->inside.addr;
 	xnf_csum_replace4(&ip->check, public_addr, binding->inside.addr);
 	xnf_count_event(NAT_CNT_ICMP_ERROR_IN);
-	return nat_deliver(pkt, h->eth, binding);
+	return nat_deliver(pkt, h->eth, binding->mac);
 unmapped:
 	xnf_count_event(NAT_CNT_NOT_MAPPED);
 	return XNF_PASS;
+}
+
+/* To the inside endpoint, out of the inside port to its host's MAC. */
+static __always_inline xnf_verdict nat_rewrite_in(const struct xnf_pkt *pkt, struct xnf_headers *h, __be16 *port,
+						  const struct nat_endpoint *inside, const __u8 *mac)
+{
+	struct iphdr *ip = h->ip4;
+	__be32 old = ip->daddr;
+
+	ip->daddr = inside->addr;
+	xnf_csum_replace4(&ip->check, old, inside->addr);
+	nat_l4_replace4(h, old, inside->addr);
+	nat_port_replace(h, port, inside->port);
+	return nat_deliver(pkt, h->eth, mac);
+}
+
+/* A public port no one inside holds: a port forward's, from any remote, or the box's own. */
+static __always_inline xnf_verdict nat_forward_in(const struct xnf_pkt *pkt, struct xnf_headers *h, __be16 *port)
+{
+	struct nat_public_key key = { .port = *port, .proto = h->l4_proto };
+	struct nat_forward *forward;
+
+	forward = xnf_map_lookup(&nat_forwards, &key);
+	if (!forward) {
+		xnf_count_event(NAT_CNT_NOT_MAPPED);
+		return XNF_PASS;
+	}
+	xnf_count_event(NAT_CNT_FORWARD_IN);
+	return nat_rewrite_in(pkt, h, port, &forward->inside, forward->mac);
 }
 
 static __always_inline xnf_verdict nat_in(const struct xnf_pkt *pkt, struct xnf_headers *h)
@@ -394,15 +440,16 @@ static __always_inline xnf_verdict nat_in(const struct xnf_pkt *pkt, struct xnf_
 	struct nat_binding *binding;
 	__be16 *port, remote_port;
 	__u64 now = xnf_now_ns();
-	__be32 old;
 
 	if (h->icmp && (h->icmp->type == ICMP_UNREACHABLE || h->icmp->type == ICMP_TIME_EXCEEDED))
 		return nat_icmp_error_in(pkt, h, now);
 	port = nat_port_field(h, 0, ICMP_ECHO_REPLY);
 	binding = port ? nat_binding_for(*port, h->l4_proto, now) : 0;
+	if (!binding && port && !h->icmp)
+		return nat_forward_in(pkt, h, port);
 	if (!binding) {
 		xnf_count_event(NAT_CNT_NOT_MAPPED);
-		return XNF_PASS;   /* the box's own traffic, or a port no one inside holds */
+		return XNF_PASS;   /* the box's own traffic, or an identifier no one inside holds */
 	}
 	remote_port = h->icmp ? *port : nat_port_value(h, 1);
 	if (!nat_session_open(&binding->inside, ip->saddr, remote_port, now)) {
@@ -410,13 +457,8 @@ static __always_inline xnf_verdict nat_in(const struct xnf_pkt *pkt, struct xnf_
 		return XNF_DROP;
 	}
 	binding->last_seen_ns = now;
-	old = ip->daddr;
-	ip->daddr = binding->inside.addr;
-	xnf_csum_replace4(&ip->check, old, binding->inside.addr);
-	nat_l4_replace4(h, old, binding->inside.addr);
-	nat_port_replace(h, port, binding->inside.port);
 	xnf_count_event(NAT_CNT_IN);
-	return nat_deliver(pkt, h->eth, binding);
+	return nat_rewrite_in(pkt, h, port, &binding->inside, binding->mac);
 }
 
 /* A frame for the public address: an answer to a translated flow, or the box's own. */

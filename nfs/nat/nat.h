@@ -8,6 +8,7 @@
 #define NAT_DEFAULT_MAPPINGS 65536  /* inside endpoints translated at once */
 #define NAT_DEFAULT_SESSIONS 262144 /* (inside endpoint, remote endpoint) pairs */
 #define NAT_MAX_LOCAL_ADDRS 64
+#define NAT_MAX_FORWARDS 4096
 #define NAT_PORT_TRIES 32           /* public ports tried for a new mapping before the pool counts as full */
 
 /* Idle times after which a mapping or session is over (RFC 4787 REQ-5, RFC 5382 REQ-5, RFC 5508 REQ-1). */
@@ -60,6 +61,19 @@ struct nat_session {
 	__u64 last_seen_ns;
 };
 
+/* A port forward (destination NAT): a public port of a protocol that leads to an inside server, from any remote. */
+struct nat_forward {
+	struct nat_endpoint inside;
+	__u8 mac[6];    /* the inside server's */
+	__u16 pad;
+};
+
+/* The public port an inside server answers from: nat_forwards read backwards (built after every rule change). */
+struct nat_forward_back {
+	__be16 public_port;
+	__u16 pad;
+};
+
 /* One of the box's own addresses (read at start): frames to it are the local stack's. */
 struct nat_local_addr {
 	__be32 addr;
@@ -103,6 +117,7 @@ enum nat_counter {
 	NAT_CNT_POOL_FULL,
 	NAT_CNT_TABLE_FULL,
 	NAT_CNT_ICMP_ERROR_IN,
+	NAT_CNT_FORWARD_IN,
 	NAT_CNT_FRAGMENT,
 	NAT_CNT_UNTRANSLATED,
 };

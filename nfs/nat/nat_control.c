@@ -3,6 +3,8 @@
  * The NAT's start and sweep steps.
  * Start: each port's own MAC (the source of what the NAT sends out of it) and the namespace's IPv4 addresses (frames
  * to them are the local stack's, not a flow to translate), read once.
+ * Commit (after every change of the rules): the port forwards read backwards, so that an inside server answers from
+ * its public port.
  * Sweep (about once a second): removes mappings, bindings and sessions idle past their protocol's timeout. The
  * packet path already ignores them; this keeps the tables from filling. At most SWEEP_BUDGET entries of each
  * table per call, going on from there the next time.
@@ -150,6 +152,36 @@ static void nat_sweep(const struct xnf_rules_target *maps)
 		return;
 	for (size_t i = 0; i < sizeof(sweeps) / sizeof(sweeps[0]); i++)
 		sweep_table(maps, &config, &sweeps[i], now);
+}
+
+/* Rebuilds nat_forward_back from nat_forwards: cleared, then one entry per forward. */
+int nat_forwards_commit(const struct xnf_rules_target *maps, char *err, size_t errlen);
+
+int nat_forwards_commit(const struct xnf_rules_target *maps, char *err, size_t errlen)
+{
+	struct nat_public_key key, next;
+	struct nat_endpoint inside;
+	struct xnf_map_ref forwards, back;
+	struct nat_forward forward;
+	bool first = true;
+
+	if (xnf_map_find(maps, "nat_forwards", &forwards) || xnf_map_find(maps, "nat_forward_back", &back)) {
+		snprintf(err, errlen, "the NAT's maps are missing");
+		return -1;
+	}
+	while (xnf_map_ref_next_key(&back, NULL, &inside) == 0)
+		xnf_map_ref_delete(&back, &inside);
+	for (; xnf_map_ref_next_key(&forwards, first ? NULL : &key, &next) == 0; key = next, first = false) {
+		struct nat_forward_back answer = { .public_port = next.port };
+
+		if (xnf_map_ref_lookup(&forwards, &next, &forward))
+			continue;
+		if (xnf_map_ref_update(&back, &forward.inside, &answer, BPF_ANY)) {
+			snprintf(err, errlen, "cannot note the port forward to its server");
+			return -1;
+		}
+	}
+	return 0;
 }
 
 XNF_EXPORT_START(nat, nat_start);

@@ -5,7 +5,9 @@
  *   outside port N gateway MAC
  *   public ADDR [ports LO-HI]
  *   timeout tcp|udp|icmp SECONDS
- * Ports are numbered in --iface order from 0. Each line is a setting: given again, it replaces the one before.
+ *   forward tcp|udp PORT to ADDR PORT mac MAC
+ * Ports are numbered in --iface order from 0. Each line but forward is a setting: given again, it replaces the one
+ * before; a forward is keyed by its protocol and public port.
  */
 #include <arpa/inet.h> /* before the linux headers */
 #include <stdio.h>
@@ -16,11 +18,11 @@
 #include <xnf/control.h>
 #include "nat.h"
 
-#define MAX_TOKENS 6
+#define MAX_TOKENS 10
 #define DEFAULT_PORT_LO 1024
 #define DEFAULT_PORT_HI 65535
 
-static const char *const nat_maps[] = { "nat_config", "nat_outside", "nat_public", NULL };
+static const char *const nat_maps[] = { "nat_config", "nat_outside", "nat_public", "nat_forwards", NULL };
 static const char *const timeout_names[] = { [NAT_SETTING_TIMEOUT_TCP_S] = "tcp", [NAT_SETTING_TIMEOUT_UDP_S] = "udp",
 					     [NAT_SETTING_TIMEOUT_ICMP_S] = "icmp" };
 
@@ -123,6 +125,32 @@ static int parse_timeout(char **tok, int ntok, struct xnf_rule_entry *entry, cha
 	return -1;
 }
 
+static int parse_forward(char **tok, int ntok, struct xnf_rule_entry *entry, char *err, size_t errlen)
+{
+	struct nat_public_key key = { 0 };
+	struct nat_forward forward = { 0 };
+
+	if (ntok != 8 || strcmp(tok[3], "to") || strcmp(tok[6], "mac")) {
+		snprintf(err, errlen, "a port forward reads: forward tcp|udp PORT to ADDR PORT mac MAC");
+		return -1;
+	}
+	if (xnf_rules_parse_tcp_udp(tok[1], &key.proto, err, errlen) ||
+	    xnf_rules_parse_l4_port(tok[2], 1, &key.port, err, errlen))
+		return -1;
+	if (inet_pton(AF_INET, tok[4], &forward.inside.addr) != 1) {
+		snprintf(err, errlen, "'%s' is not an IPv4 address: the NAT translates IPv4 (NAT44)", tok[4]);
+		return -1;
+	}
+	if (xnf_rules_parse_l4_port(tok[5], 1, &forward.inside.port, err, errlen) ||
+	    xnf_rules_parse_mac(tok[7], forward.mac, err, errlen))
+		return -1;
+	forward.inside.proto = key.proto;
+	entry->map = "nat_forwards";
+	memcpy(entry->key, &key, sizeof(key));
+	memcpy(entry->value, &forward, sizeof(forward));
+	return 0;
+}
+
 static int nat_parse(const char *text, struct xnf_rule_entry *entry, char *err, size_t errlen)
 {
 	char copy[XNF_RULE_MAX_TEXT], *tok[MAX_TOKENS];
@@ -138,7 +166,9 @@ static int nat_parse(const char *text, struct xnf_rule_entry *entry, char *err, 
 		return parse_public(tok, ntok, entry, err, errlen);
 	if (ntok >= 1 && strcmp(tok[0], "timeout") == 0)
 		return parse_timeout(tok, ntok, entry, err, errlen);
-	snprintf(err, errlen, "unknown line: start it with inside, outside, public or timeout");
+	if (ntok >= 1 && strcmp(tok[0], "forward") == 0)
+		return parse_forward(tok, ntok, entry, err, errlen);
+	snprintf(err, errlen, "unknown line: start it with inside, outside, public, timeout or forward");
 	return -1;
 }
 
@@ -166,6 +196,17 @@ static int nat_format(const char *map, const void *key, const void *value, char 
 		memcpy(&number, value, sizeof(number));
 		return format_config(slot, number, out, outlen);
 	}
+	if (strcmp(map, "nat_forwards") == 0) {
+		const struct nat_public_key *k = key;
+		const struct nat_forward *f = value;
+		char addr[INET_ADDRSTRLEN], mac[24];
+
+		inet_ntop(AF_INET, &f->inside.addr, addr, sizeof(addr));
+		xnf_rules_format_mac(f->mac, mac, sizeof(mac));
+		snprintf(out, outlen, "forward %s %u to %s %u mac %s", k->proto == IPPROTO_TCP ? "tcp" : "udp",
+			 ntohs(k->port), addr, ntohs(f->inside.port), mac);
+		return 0;
+	}
 	if (strcmp(map, "nat_outside") == 0) {
 		const struct nat_outside *o = value;
 		char mac[24];
@@ -186,12 +227,15 @@ static int nat_format(const char *map, const void *key, const void *value, char 
 	return 0;
 }
 
+int nat_forwards_commit(const struct xnf_rules_target *maps, char *err, size_t errlen);
+
 static const struct xnf_rules_codec nat_codec = {
 	.syntax = "inside port N | outside port N gateway MAC | public ADDR [ports LO-HI] | "
-		  "timeout tcp|udp|icmp SECONDS",
+		  "timeout tcp|udp|icmp SECONDS | forward tcp|udp PORT to ADDR PORT mac MAC",
 	.maps = nat_maps,
 	.parse = nat_parse,
 	.format = nat_format,
+	.commit = nat_forwards_commit,
 };
 
 XNF_EXPORT_RULES(nat, &nat_codec);

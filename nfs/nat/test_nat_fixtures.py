@@ -126,3 +126,20 @@ def test_a_full_pool_drops_and_counts(tmp_path):
         for i, port in ((1, 2000), (2, 2001))
     ] + [Fixture("a third host: no port left", bytes(going_out("198.18.0.13") / UDP(sport=2000, dport=53)), "drop")],
         tmp_path, rules=rules)
+
+
+def test_port_forwards(tmp_path):
+    rules = RULES + f"forward tcp 8080 to {CLIENT_IP} 80 mac {CLIENT_MAC}\n"
+    check("nat", [
+        Fixture("a remote reaches the inside server by the forwarded port, unasked",
+                bytes(coming_in() / TCP(sport=5555, dport=8080, flags="S")), "tx",
+                bytes(translated_in() / TCP(sport=5555, dport=80, flags="S"))),
+        Fixture("the server answers from the forwarded port",
+                bytes(going_out() / TCP(sport=80, dport=5555, flags="SA")), "tx",
+                bytes(translated_out() / TCP(sport=8080, dport=5555, flags="SA"))),
+        Fixture("a new mapping never takes a forwarded port",
+                bytes(going_out(NEIGHBOUR_IP, NEIGHBOUR_MAC) / TCP(sport=8080, dport=443, flags="S")), "tx",
+                bytes(translated_out() / TCP(sport=8081, dport=443, flags="S"))),
+        Fixture("udp to the forwarded tcp port: no one's",
+                bytes(coming_in() / UDP(sport=5555, dport=8080)), "pass"),
+    ], tmp_path, rules=rules)

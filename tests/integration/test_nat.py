@@ -26,9 +26,14 @@ MODES = {
 }
 
 
+FORWARD = ("tcp", 8081, 8080)   # a public port forwarded to the inside host's web server
+
+
 def nat_rules(t: HostsTopology) -> str:
-    outside = t.host(1)
-    return f"inside port 0\noutside port 1 gateway {outside.mac}\npublic {outside.dut_ip}\n"
+    inside, outside = t.host(0), t.host(1)
+    proto, public_port, server_port = FORWARD
+    return (f"inside port 0\noutside port 1 gateway {outside.mac}\npublic {outside.dut_ip}\n"
+            f"forward {proto} {public_port} to {inside.ip} {server_port} mac {inside.mac}\n")
 
 
 def hosts_behind_a_nat(t: HostsTopology) -> None:
@@ -39,7 +44,9 @@ def hosts_behind_a_nat(t: HostsTopology) -> None:
 @contextmanager
 def translating(t: HostsTopology, subject: str, rules_file):
     if subject == "nftables":
-        netfilter.masquerade(t.dut_ns, t.host(0).dut_if, t.host(1).dut_if)
+        proto, public_port, server_port = FORWARD
+        netfilter.masquerade(t.dut_ns, t.host(0).dut_if, t.host(1).dut_if,
+                             forwards=[(proto, public_port, t.host(0).ip, server_port)])
         yield None
         return
     mode, extra = MODES[subject]
@@ -83,6 +90,21 @@ def test_the_nat_translates_as_linux_does(subject, rules_file):
                 assert counters["new_mapping"] == 3 and counters["icmp_error_in"] >= 1, counters
 
 
+@pytest.mark.parametrize("subject", ["nftables", *MODES])
+def test_a_port_forward_reaches_an_inside_server(subject, rules_file):
+    """The outside host downloads from the public address's forwarded port what the inside host serves."""
+    with HostsTopology(hosts=2) as t:
+        hosts_behind_a_nat(t)
+        inside, outside = t.host(0), t.host(1)
+        _, public_port, server_port = FORWARD
+        with translating(t, subject, rules_file) as nf:
+            web = apps.WebServer(t, inside.ns, inside.ip, port=server_port)
+            url = web.url.replace(f"{inside.ip}:{server_port}", f"{outside.dut_ip}:{public_port}")
+            assert apps.download_sha256(outside.ns, url) == web.sha256
+            if nf:
+                assert control.request_json(nf.name, "stats")["counters"]["forward_in"] > 0
+
+
 @pytest.mark.parametrize("subject", MODES)
 def test_real_applications_through_the_nat(subject, rules_file):
     with HostsTopology(hosts=2) as t:
@@ -108,7 +130,8 @@ def test_refused_rules_say_what_to_write(rules_file):
         with NfInstance.start(t, "nat", "xdp", t.dut_ifaces, rules=rules_file(nat_rules(t))) as nf:
             for line, says in [("public 2001:db8::1", "NAT44"), ("public 10.0.0.1 ports 9-1", "comes second"),
                                ("outside port 9 gateway 02:00:00:00:00:01", "port index"),
-                               ("timeout sctp 10", "tcp, udp or icmp"), ("masquerade", "unknown line")]:
+                               ("timeout sctp 10", "tcp, udp or icmp"), ("masquerade", "unknown line"),
+                               ("forward tcp 80 to 10.0.0.1 80", "a port forward reads")]:
                 with pytest.raises(XnfError, match=says):
                     nf.request(f"rules add {line}")
             assert sorted(nf.request("rules list").splitlines()) == sorted(nat_rules(t).replace(

@@ -528,12 +528,14 @@ static int parse_args(int argc, char **argv, struct gen_options *opt)
 	opt->frame.tcp = strcmp(protos[opt->proto], "tcp") == 0;
 	if (!was_given(given, "vary") && opt->flows > 1)
 		opt->vary = XNF_VARY_DPORT;
+	if (check_options(opt))
+		return -1;
 	/* Before the classes copy the frame: a zero source address is dropped by any Linux bridge. */
 	if (!was_given(given, "src-mac") && xnf_iface_mac(opt->iface, opt->frame.src_mac)) {
 		xnf_error("cannot read the MAC address of %s: give --src-mac", opt->iface);
 		return -1;
 	}
-	if (check_options(opt) || plan_classes(opt, was_given(given, "size")))
+	if (plan_classes(opt, was_given(given, "size")))
 		return -1;
 	warn_if_queues_short(opt);
 	return 0;

@@ -148,11 +148,17 @@ def acl_on_bridge(ns: str, ports: list[str], rules: str, sets: bool = False) -> 
 NAT_TABLE = "xnf_nat"
 
 
-def masquerade(ns: str, inside: str, outside: str) -> None:
+def masquerade(ns: str, inside: str, outside: str, forwards: list[tuple[str, int, str, int]] = ()) -> None:
     """Linux doing what `xnf run nat` does between these ports: forwarding on, sources masqueraded out of outside,
-    and from outside only what conntrack knows as an answer (or related: ICMP errors) forwarded in."""
+    and from outside only what conntrack knows as an answer (or related: ICMP errors) forwarded in, and what a port
+    forward (protocol, public port, inside address, inside port) sends to an inside server."""
     netns.run(ns, ["sysctl", "-qw", "net.ipv4.ip_forward=1"])
+    dnat = "".join(f'    iifname "{outside}" {proto} dport {public} dnat to {addr}:{port}\n'
+                   for proto, public, addr, port in forwards)
     nft(ns, f"""table ip {NAT_TABLE} {{
+  chain prerouting {{
+    type nat hook prerouting priority dstnat; policy accept;
+{dnat}  }}
   chain postrouting {{
     type nat hook postrouting priority srcnat; policy accept;
     oifname "{outside}" masquerade
@@ -161,6 +167,7 @@ def masquerade(ns: str, inside: str, outside: str) -> None:
     type filter hook forward priority filter; policy drop;
     iifname "{inside}" oifname "{outside}" accept
     iifname "{outside}" oifname "{inside}" ct state established,related accept
+    iifname "{outside}" oifname "{inside}" ct status dnat accept
   }}
 }}
 """)
