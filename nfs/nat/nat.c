@@ -42,11 +42,11 @@ static __always_inline __u32 nat_setting(__u32 slot)
 	return value ? *value : 0;
 }
 
-static __always_inline __u64 nat_timeout_ns(__u8 proto)
+static __always_inline __u64 nat_timeout_ns(__u8 proto, __u32 closing)
 {
-	__u32 seconds = nat_setting(nat_timeout_slot(proto));
+	__u32 slot = nat_timeout_slot(proto, closing), seconds = nat_setting(slot);
 
-	return (__u64)(seconds ? seconds : nat_default_timeout_s(proto)) * 1000000000ull;
+	return (__u64)(seconds ? seconds : nat_default_timeout_s(slot)) * 1000000000ull;
 }
 
 /* The address is one of the box's own (read at start): its traffic is the local stack's. */
@@ -117,7 +117,7 @@ static __always_inline xnf_verdict nat_send(const struct xnf_pkt *pkt, struct et
 struct nat_claim {
 	struct nat_public_key key;
 	struct nat_binding binding;
-	__u64 timeout_ns;
+	__u64 timeout_ns, closing_timeout_ns;
 	__u32 lo, span, start, found;
 };
 
@@ -136,7 +136,8 @@ static long nat_try_port(__u32 i, void *ctx)
 		return 1;
 	}
 	held = xnf_map_lookup(&nat_bindings, &c->key);
-	if (held && nat_idle_for(c->binding.last_seen_ns, held->last_seen_ns, c->timeout_ns)) {
+	if (held && nat_idle_for(c->binding.last_seen_ns, held->last_seen_ns,
+				 held->closing ? c->closing_timeout_ns : c->timeout_ns)) {
 		/* A binding over: taken over, as the sweeper would have freed it. */
 		xnf_map_delete(&nat_bindings, &c->key);
 		if (!xnf_map_update(&nat_bindings, &c->key, &c->binding, BPF_NOEXIST)) {
@@ -163,7 +164,8 @@ static __always_inline __be16 nat_claim_port(const struct nat_endpoint *in, cons
 	c.binding.inside = *in;
 	__builtin_memcpy(c.binding.mac, mac, ETH_ALEN);
 	c.binding.last_seen_ns = now;
-	c.timeout_ns = nat_timeout_ns(in->proto);
+	c.timeout_ns = nat_timeout_ns(in->proto, 0);
+	c.closing_timeout_ns = nat_timeout_ns(in->proto, 1);
 	c.lo = pool->port_lo;
 	c.span = (__u32)pool->port_hi - pool->port_lo + 1;
 	own = bpf_ntohs(in->port);
@@ -246,6 +248,32 @@ static __always_inline xnf_verdict nat_rewrite_out(const struct xnf_pkt *pkt, st
 	return nat_send(pkt, h->eth, outside->port, outside->gateway_mac);
 }
 
+/* TCP: a FIN or RST puts the connection's session and its endpoint's binding on the closing idle time, a SYN takes
+ * them off it. */
+static __always_inline void nat_track_tcp(const struct xnf_headers *h, const struct nat_endpoint *in,
+					  __be32 remote_addr, __be16 remote_port, __be16 public_port)
+{
+	struct nat_public_key public_key = { .port = public_port, .proto = IPPROTO_TCP };
+	struct nat_session_key key;
+	struct nat_session *session;
+	struct nat_binding *binding;
+	__u32 closing;
+
+	if (!h->tcp || !(h->tcp->fin || h->tcp->rst || h->tcp->syn))
+		return;
+	closing = h->tcp->fin || h->tcp->rst;
+	__builtin_memset(&key, 0, sizeof(key));
+	key.inside = *in;
+	key.remote_addr = remote_addr;
+	key.remote_port = remote_port;
+	session = xnf_map_lookup(&nat_sessions, &key);
+	if (session)
+		session->closing = closing;
+	binding = xnf_map_lookup(&nat_bindings, &public_key);
+	if (binding && binding->inside.addr == in->addr && binding->inside.port == in->port)
+		binding->closing = closing;
+}
+
 static __always_inline xnf_verdict nat_out(const struct xnf_pkt *pkt, struct xnf_headers *h)
 {
 	struct iphdr *ip = h->ip4;
@@ -277,6 +305,7 @@ static __always_inline xnf_verdict nat_out(const struct xnf_pkt *pkt, struct xnf
 	remote_port = h->icmp ? public_port : nat_port_value(h, 0);
 	if (!public_port || nat_touch_session(&in, ip->daddr, remote_port, now))
 		return XNF_DROP;
+	nat_track_tcp(h, &in, ip->daddr, remote_port, public_port);
 	return nat_rewrite_out(pkt, h, port, pool->addr, public_port, outside);
 }
 
@@ -286,7 +315,7 @@ static __always_inline struct nat_binding *nat_binding_for(__be16 public_port, _
 	struct nat_public_key key = { .port = public_port, .proto = proto };
 	struct nat_binding *binding = xnf_map_lookup(&nat_bindings, &key);
 
-	if (!binding || nat_idle_for(now, binding->last_seen_ns, nat_timeout_ns(proto)))
+	if (!binding || nat_idle_for(now, binding->last_seen_ns, nat_timeout_ns(proto, binding->closing)))
 		return 0;
 	return binding;
 }
@@ -303,7 +332,7 @@ static __always_inline int nat_session_open(const struct nat_endpoint *in, __be3
 	key.remote_addr = remote_addr;
 	key.remote_port = remote_port;
 	session = xnf_map_lookup(&nat_sessions, &key);
-	if (!session || nat_idle_for(now, session->last_seen_ns, nat_timeout_ns(in->proto)))
+	if (!session || nat_idle_for(now, session->last_seen_ns, nat_timeout_ns(in->proto, session->closing)))
 		return 0;
 	session->last_seen_ns = now;
 	return 1;
@@ -457,6 +486,7 @@ static __always_inline xnf_verdict nat_in(const struct xnf_pkt *pkt, struct xnf_
 		return XNF_DROP;
 	}
 	binding->last_seen_ns = now;
+	nat_track_tcp(h, &binding->inside, ip->saddr, remote_port, *port);
 	xnf_count_event(NAT_CNT_IN);
 	return nat_rewrite_in(pkt, h, port, &binding->inside, binding->mac);
 }

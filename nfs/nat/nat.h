@@ -15,6 +15,8 @@
 #define NAT_DEFAULT_TIMEOUT_TCP_S 7440
 #define NAT_DEFAULT_TIMEOUT_UDP_S 300
 #define NAT_DEFAULT_TIMEOUT_ICMP_S 60
+/* A TCP connection after a FIN or RST (RFC 5382 REQ-5's transitory idle time). */
+#define NAT_DEFAULT_TIMEOUT_TCP_CLOSING_S 240
 
 /* An endpoint of the inside: address, port (the echo identifier for ICMP), protocol. */
 struct nat_endpoint {
@@ -46,6 +48,8 @@ struct nat_binding {
 	__u8 mac[6];    /* the inside host's, from its first packet */
 	__u16 pad;
 	__u64 last_seen_ns;
+	__u32 closing;  /* TCP: a FIN or RST seen since the last SYN, so the closing idle time applies */
+	__u32 pad2;
 };
 
 /* A conversation between an inside endpoint and a remote one: only remotes the inside has sent to get in
@@ -59,6 +63,8 @@ struct nat_session_key {
 
 struct nat_session {
 	__u64 last_seen_ns;
+	__u32 closing;  /* as the binding's */
+	__u32 pad;
 };
 
 /* A port forward (destination NAT): a public port of a protocol that leads to an inside server, from any remote. */
@@ -104,6 +110,7 @@ enum nat_setting {
 	NAT_SETTING_TIMEOUT_TCP_S,
 	NAT_SETTING_TIMEOUT_UDP_S,
 	NAT_SETTING_TIMEOUT_ICMP_S,
+	NAT_SETTING_TIMEOUT_TCP_CLOSING_S,
 	NAT_NSETTINGS,
 };
 
@@ -122,16 +129,26 @@ enum nat_counter {
 	NAT_CNT_UNTRANSLATED,
 };
 
-static inline __attribute__((always_inline)) __u32 nat_timeout_slot(__u8 proto)
+/* The setting that holds the idle time of an entry of the protocol, closing or not. */
+static inline __attribute__((always_inline)) __u32 nat_timeout_slot(__u8 proto, __u32 closing)
 {
-	return proto == 6 ? NAT_SETTING_TIMEOUT_TCP_S : proto == 17 ? NAT_SETTING_TIMEOUT_UDP_S
-								      : NAT_SETTING_TIMEOUT_ICMP_S;
+	if (proto == 6)
+		return closing ? NAT_SETTING_TIMEOUT_TCP_CLOSING_S : NAT_SETTING_TIMEOUT_TCP_S;
+	return proto == 17 ? NAT_SETTING_TIMEOUT_UDP_S : NAT_SETTING_TIMEOUT_ICMP_S;
 }
 
-static inline __attribute__((always_inline)) __u32 nat_default_timeout_s(__u8 proto)
+static inline __attribute__((always_inline)) __u32 nat_default_timeout_s(__u32 slot)
 {
-	return proto == 6 ? NAT_DEFAULT_TIMEOUT_TCP_S : proto == 17 ? NAT_DEFAULT_TIMEOUT_UDP_S
-								      : NAT_DEFAULT_TIMEOUT_ICMP_S;
+	switch (slot) {
+	case NAT_SETTING_TIMEOUT_TCP_S:
+		return NAT_DEFAULT_TIMEOUT_TCP_S;
+	case NAT_SETTING_TIMEOUT_TCP_CLOSING_S:
+		return NAT_DEFAULT_TIMEOUT_TCP_CLOSING_S;
+	case NAT_SETTING_TIMEOUT_UDP_S:
+		return NAT_DEFAULT_TIMEOUT_UDP_S;
+	default:
+		return NAT_DEFAULT_TIMEOUT_ICMP_S;
+	}
 }
 
 static inline __attribute__((always_inline)) int nat_idle_for(__u64 now, __u64 last_seen_ns, __u64 timeout_ns)

@@ -70,46 +70,64 @@ static int nat_start(const struct xnf_rules_target *maps, char *err, size_t errl
 	return take_local_addrs(&local, err, errlen);
 }
 
-static __u64 timeout_ns(const struct xnf_map_ref *config, __u8 proto)
+static __u64 timeout_ns(const struct xnf_map_ref *config, __u8 proto, __u32 closing)
 {
-	__u32 slot = nat_timeout_slot(proto), seconds = 0;
+	__u32 slot = nat_timeout_slot(proto, closing), seconds = 0;
 
 	xnf_map_ref_lookup(config, &slot, &seconds);
-	return (__u64)(seconds ? seconds : nat_default_timeout_s(proto)) * 1000000000ull;
+	return (__u64)(seconds ? seconds : nat_default_timeout_s(slot)) * 1000000000ull;
 }
 
-/* One table's sweep: keys are collected before any is deleted (a deleted key cannot lead to the next one). */
+/* Each table's entries over: idle past their idle time; a mapping also once its public port is no longer its own
+ * (the binding swept, or taken over), so that mappings of closed connections do not outlive them. */
 struct sweep {
 	const char *map;
 	size_t key_size;
-	/* The entry's protocol and last use. */
-	void (*read)(const void *key, const void *value, __u8 *proto, __u64 *last_seen_ns);
+	bool (*over)(const struct xnf_rules_target *maps, const struct xnf_map_ref *config, const void *key,
+		     const void *value, __u64 now);
 	__u8 cursor[16];
 	bool resumes;
 };
 
-static void read_mapping(const void *key, const void *value, __u8 *proto, __u64 *last_seen_ns)
+static bool mapping_over(const struct xnf_rules_target *maps, const struct xnf_map_ref *config, const void *key,
+			 const void *value, __u64 now)
 {
-	*proto = ((const struct nat_endpoint *)key)->proto;
-	*last_seen_ns = ((const struct nat_mapping *)value)->last_seen_ns;
+	const struct nat_endpoint *inside = key;
+	const struct nat_mapping *mapping = value;
+	struct nat_public_key public_key = { .port = mapping->public_port, .proto = inside->proto };
+	struct xnf_map_ref bindings;
+	struct nat_binding binding;
+
+	if (nat_idle_for(now, mapping->last_seen_ns, timeout_ns(config, inside->proto, 0)))
+		return true;
+	return xnf_map_find(maps, "nat_bindings", &bindings) == 0 &&
+	       (xnf_map_ref_lookup(&bindings, &public_key, &binding) ||
+		binding.inside.addr != inside->addr || binding.inside.port != inside->port);
 }
 
-static void read_binding(const void *key, const void *value, __u8 *proto, __u64 *last_seen_ns)
+static bool binding_over(const struct xnf_rules_target *maps, const struct xnf_map_ref *config, const void *key,
+			 const void *value, __u64 now)
 {
-	*proto = ((const struct nat_public_key *)key)->proto;
-	*last_seen_ns = ((const struct nat_binding *)value)->last_seen_ns;
+	const struct nat_binding *b = value;
+
+	return nat_idle_for(now, b->last_seen_ns, timeout_ns(config, ((const struct nat_public_key *)key)->proto,
+							     b->closing));
 }
 
-static void read_session(const void *key, const void *value, __u8 *proto, __u64 *last_seen_ns)
+static bool session_over(const struct xnf_rules_target *maps, const struct xnf_map_ref *config, const void *key,
+			 const void *value, __u64 now)
 {
-	*proto = ((const struct nat_session_key *)key)->inside.proto;
-	*last_seen_ns = ((const struct nat_session *)value)->last_seen_ns;
+	const struct nat_session *s = value;
+
+	return nat_idle_for(now, s->last_seen_ns, timeout_ns(config, ((const struct nat_session_key *)key)->inside.proto,
+							     s->closing));
 }
 
+/* Bindings before mappings: a mapping whose binding went in this pass goes with it. */
 static struct sweep sweeps[] = {
-	{ .map = "nat_mappings", .key_size = sizeof(struct nat_endpoint), .read = read_mapping },
-	{ .map = "nat_bindings", .key_size = sizeof(struct nat_public_key), .read = read_binding },
-	{ .map = "nat_sessions", .key_size = sizeof(struct nat_session_key), .read = read_session },
+	{ .map = "nat_sessions", .key_size = sizeof(struct nat_session_key), .over = session_over },
+	{ .map = "nat_bindings", .key_size = sizeof(struct nat_public_key), .over = binding_over },
+	{ .map = "nat_mappings", .key_size = sizeof(struct nat_endpoint), .over = mapping_over },
 };
 
 static void sweep_table(const struct xnf_rules_target *maps, const struct xnf_map_ref *config, struct sweep *s,
@@ -129,13 +147,8 @@ static void sweep_table(const struct xnf_rules_target *maps, const struct xnf_ma
 	s->resumes = n == SWEEP_BUDGET;
 	for (__u32 i = 0; i < n; i++) {
 		const __u8 *key = keys + i * s->key_size;
-		__u64 last_seen;
-		__u8 proto;
 
-		if (xnf_map_ref_lookup(&table, key, value))
-			continue;
-		s->read(key, value, &proto, &last_seen);
-		if (nat_idle_for(now, last_seen, timeout_ns(config, proto)))
+		if (xnf_map_ref_lookup(&table, key, value) == 0 && s->over(maps, config, key, value, now))
 			xnf_map_ref_delete(&table, key);
 	}
 	if (s->resumes)

@@ -4,7 +4,7 @@
  *   inside port N
  *   outside port N gateway MAC
  *   public ADDR [ports LO-HI]
- *   timeout tcp|udp|icmp SECONDS
+ *   timeout tcp|udp|icmp|tcp-closing SECONDS
  *   forward tcp|udp PORT to ADDR PORT mac MAC
  * Ports are numbered in --iface order from 0. Each line but forward is a setting: given again, it replaces the one
  * before; a forward is keyed by its protocol and public port.
@@ -24,7 +24,8 @@
 
 static const char *const nat_maps[] = { "nat_config", "nat_outside", "nat_public", "nat_forwards", NULL };
 static const char *const timeout_names[] = { [NAT_SETTING_TIMEOUT_TCP_S] = "tcp", [NAT_SETTING_TIMEOUT_UDP_S] = "udp",
-					     [NAT_SETTING_TIMEOUT_ICMP_S] = "icmp" };
+					     [NAT_SETTING_TIMEOUT_ICMP_S] = "icmp",
+					     [NAT_SETTING_TIMEOUT_TCP_CLOSING_S] = "tcp-closing" };
 
 static void set_slot(struct xnf_rule_entry *entry, const char *map, __u32 slot, const void *value, size_t size)
 {
@@ -110,10 +111,10 @@ static int parse_timeout(char **tok, int ntok, struct xnf_rule_entry *entry, cha
 	__u32 seconds;
 
 	if (ntok != 3) {
-		snprintf(err, errlen, "a timeout reads: timeout tcp|udp|icmp SECONDS");
+		snprintf(err, errlen, "a timeout reads: timeout tcp|udp|icmp|tcp-closing SECONDS");
 		return -1;
 	}
-	for (__u32 slot = NAT_SETTING_TIMEOUT_TCP_S; slot <= NAT_SETTING_TIMEOUT_ICMP_S; slot++) {
+	for (__u32 slot = NAT_SETTING_TIMEOUT_TCP_S; slot <= NAT_SETTING_TIMEOUT_TCP_CLOSING_S; slot++) {
 		if (strcmp(tok[1], timeout_names[slot]))
 			continue;
 		if (xnf_rules_parse_number(tok[2], 1, 604800, "timeout in seconds (1-604800)", &seconds, err, errlen))
@@ -121,7 +122,7 @@ static int parse_timeout(char **tok, int ntok, struct xnf_rule_entry *entry, cha
 		set_slot(entry, "nat_config", slot, &seconds, sizeof(seconds));
 		return 0;
 	}
-	snprintf(err, errlen, "timeout '%s': give tcp, udp or icmp", tok[1]);
+	snprintf(err, errlen, "timeout '%s': give tcp, udp, icmp or tcp-closing", tok[1]);
 	return -1;
 }
 
@@ -178,7 +179,7 @@ static int format_config(__u32 slot, __u32 value, char *out, size_t outlen)
 		return -1;
 	if (slot == NAT_SETTING_INSIDE_PORT)
 		snprintf(out, outlen, "inside port %u", value - 1);
-	else if (slot >= NAT_SETTING_TIMEOUT_TCP_S && slot <= NAT_SETTING_TIMEOUT_ICMP_S)
+	else if (slot >= NAT_SETTING_TIMEOUT_TCP_S && slot <= NAT_SETTING_TIMEOUT_TCP_CLOSING_S)
 		snprintf(out, outlen, "timeout %s %u", timeout_names[slot], value);
 	else
 		return -1;
@@ -231,7 +232,7 @@ int nat_forwards_commit(const struct xnf_rules_target *maps, char *err, size_t e
 
 static const struct xnf_rules_codec nat_codec = {
 	.syntax = "inside port N | outside port N gateway MAC | public ADDR [ports LO-HI] | "
-		  "timeout tcp|udp|icmp SECONDS | forward tcp|udp PORT to ADDR PORT mac MAC",
+		  "timeout tcp|udp|icmp|tcp-closing SECONDS | forward tcp|udp PORT to ADDR PORT mac MAC",
 	.maps = nat_maps,
 	.parse = nat_parse,
 	.format = nat_format,

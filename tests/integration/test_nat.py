@@ -6,6 +6,7 @@ outside host has no route to the inside: only the translation brings its answers
 
 from __future__ import annotations
 
+import time
 from contextlib import contextmanager
 
 import pytest
@@ -125,12 +126,36 @@ def test_real_applications_through_the_nat(subject, rules_file):
         assert nf.process.returncode == 0
 
 
+def entries(nf: NfInstance, table: str) -> int:
+    return control.request_json(nf.name, f"entries {table}")["entries"]
+
+
+@pytest.mark.parametrize("subject", ["xdp", "afxdp"])
+def test_closed_tcp_connections_leave_the_tables(subject, rules_file):
+    """After FIN or RST a connection's session and public port live the closing idle time (here 2 s, against 2 h
+    for an open one), then the sweeper takes them, the mapping with them; a UDP flow's stay."""
+    with HostsTopology(hosts=2) as t:
+        hosts_behind_a_nat(t)
+        inside, outside = t.host(0), t.host(1)
+        mode, extra = MODES[subject]
+        rules = rules_file(nat_rules(t) + "timeout tcp-closing 2\n")
+        with NfInstance.start(t, "nat", mode, t.dut_ifaces, rules=rules, extra=extra) as nf:
+            apps.UdpReflector(t, outside.ns, outside.ip, SERVER_PORTS[0])
+            assert apps.udp_seen_as(inside.ns, inside.ip, 40000, outside.ip, SERVER_PORTS[0]).endswith(":40000")
+            web = apps.WebServer(t, outside.ns, outside.ip)
+            for _ in range(3):   # three connections, each closed by FIN
+                assert apps.download_sha256(inside.ns, web.url) == web.sha256
+            assert entries(nf, "nat_mappings") == 4 and entries(nf, "nat_sessions") == 4
+            time.sleep(4.5)   # the closing idle time, and a sweep or two
+            assert (entries(nf, "nat_mappings"), entries(nf, "nat_bindings"), entries(nf, "nat_sessions")) == (1, 1, 1)
+
+
 def test_refused_rules_say_what_to_write(rules_file):
     with HostsTopology(hosts=2) as t:
         with NfInstance.start(t, "nat", "xdp", t.dut_ifaces, rules=rules_file(nat_rules(t))) as nf:
             for line, says in [("public 2001:db8::1", "NAT44"), ("public 10.0.0.1 ports 9-1", "comes second"),
                                ("outside port 9 gateway 02:00:00:00:00:01", "port index"),
-                               ("timeout sctp 10", "tcp, udp or icmp"), ("masquerade", "unknown line"),
+                               ("timeout sctp 10", "tcp, udp, icmp or tcp-closing"), ("masquerade", "unknown line"),
                                ("forward tcp 80 to 10.0.0.1 80", "a port forward reads")]:
                 with pytest.raises(XnfError, match=says):
                     nf.request(f"rules add {line}")
