@@ -248,7 +248,7 @@ static int arm_checksum_finishing(struct instance *in)
 		xnf_error("the NF's program has no xnf_finish_csum map: was it built with this version's SDK?");
 		return -1;
 	}
-	port_guard_arm(&in->ports, fd);
+	port_guard_arm(&in->ports, fd, bpf_object__find_map_fd_by_name(in->xdp.obj, "xnf_tx_by_redirect"));
 	return 0;
 }
 

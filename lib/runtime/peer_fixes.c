@@ -161,3 +161,12 @@ void xnf_peer_restore(struct xnf_port_facts *f, struct xnf_peer_changes *changes
 	}
 	changes->count = 0;
 }
+
+bool xnf_peer_turned_gro_on(const struct xnf_peer_changes *changes)
+{
+	for (int i = 0; i < changes->count; i++) {
+		if (strcmp(changes->items[i].setting, GRO_SETTING) == 0)
+			return true;
+	}
+	return false;
+}

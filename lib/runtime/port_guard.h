@@ -25,6 +25,8 @@ struct port_guard {
 	struct xnf_port_use use;
 	int finish_fd;   /* the program's xnf_finish_csum map, once loaded; -1 before */
 	bool finishing;  /* what it says */
+	int tx_fd;       /* the program's xnf_tx_by_redirect map, once loaded; -1 before */
+	__u32 tx_by_redirect; /* what it says: a bit per port whose peer's GRO the fix turned on */
 };
 
 /* How the options use the ports (what the checks judge against). */
@@ -34,8 +36,9 @@ struct xnf_port_use port_use_of(const struct run_options *opt);
  * frames (everything it changed is put back then). */
 int port_guard_start(struct port_guard *g, const struct run_options *opt, const struct xnf_port *ports,
 		     __u32 nports);
-/* Once the program is loaded: tells it whether to finish checksums. */
-void port_guard_arm(struct port_guard *g, int finish_fd);
+/* Once the program is loaded: tells it whether to finish checksums, and on which ports to send its TX as a
+ * redirect (tx_fd: -1 where the program sends no frames itself). */
+void port_guard_arm(struct port_guard *g, int finish_fd, int tx_fd);
 /* Once a second: the peers' offloads again; the program told when finishing becomes needed or not. */
 void port_guard_follow(struct port_guard *g);
 /* The ports' veth peers' drops since the start, as a JSON member: , "ports": [{"iface": ..., "peer": ...,

@@ -28,7 +28,7 @@ XNF_MAP_HASH(nat_local, struct nat_local_addr, __u32, NAT_MAX_LOCAL_ADDRS);
 XNF_MAP_HASH(nat_forwards, struct nat_public_key, struct nat_forward, NAT_MAX_FORWARDS);
 XNF_MAP_HASH(nat_forward_back, struct nat_endpoint, struct nat_forward_back, NAT_MAX_FORWARDS);
 XNF_COUNTER_NAMES("new_mapping", "new_session", "out", "in", "filtered", "not_mapped", "pool_full", "table_full",
-		  "icmp_error_in", "forward_in", "fragment", "untranslated");
+		  "icmp_error_in", "forward_in", "hairpin", "fragment", "untranslated");
 
 #define ICMP_ECHO_REPLY 0
 #define ICMP_UNREACHABLE 3
@@ -274,16 +274,33 @@ static __always_inline void nat_track_tcp(const struct xnf_headers *h, const str
 		binding->closing = closing;
 }
 
+/* The public port an inside endpoint's frame leaves from: its port forward's, or its mapping's with the session to
+ * the remote noted; 0 when it gets none (counted). */
+static __always_inline __be16 nat_source_port(const struct xnf_headers *h, const struct nat_endpoint *in,
+					      __be32 remote_addr, __be16 remote_dport, __u64 now)
+{
+	struct nat_forward_back *back = xnf_map_lookup(&nat_forward_back, in);
+	__be16 public_port, remote_port;
+
+	if (back)
+		return back->public_port;
+	public_port = nat_public_port(in, h->eth->h_source, now);
+	/* An echo's identifier names both ends: the remote's "port" is the identifier it answers to. */
+	remote_port = h->icmp ? public_port : remote_dport;
+	if (!public_port || nat_touch_session(in, remote_addr, remote_port, now))
+		return 0;
+	nat_track_tcp(h, in, remote_addr, remote_port, public_port);
+	return public_port;
+}
+
 static __always_inline xnf_verdict nat_out(const struct xnf_pkt *pkt, struct xnf_headers *h)
 {
 	struct iphdr *ip = h->ip4;
-	struct nat_forward_back *back;
 	struct nat_outside *outside;
 	struct nat_public *pool;
 	struct nat_endpoint in;
-	__be16 *port, public_port, remote_port;
+	__be16 *port, public_port;
 	__u32 zero = 0;
-	__u64 now;
 
 	port = nat_port_field(h, 1, ICMP_ECHO_REQUEST);
 	outside = xnf_map_lookup(&nat_outside, &zero);
@@ -292,20 +309,13 @@ static __always_inline xnf_verdict nat_out(const struct xnf_pkt *pkt, struct xnf
 		xnf_count_event(NAT_CNT_UNTRANSLATED);
 		return XNF_PASS;
 	}
-	now = xnf_now_ns();
 	__builtin_memset(&in, 0, sizeof(in));
 	in.addr = ip->saddr;
 	in.port = *port;
 	in.proto = h->l4_proto;
-	back = xnf_map_lookup(&nat_forward_back, &in);
-	if (back)
-		return nat_rewrite_out(pkt, h, port, pool->addr, back->public_port, outside);
-	public_port = nat_public_port(&in, h->eth->h_source, now);
-	/* An echo's identifier names both ends: the remote's "port" is the identifier it answers to. */
-	remote_port = h->icmp ? public_port : nat_port_value(h, 0);
-	if (!public_port || nat_touch_session(&in, ip->daddr, remote_port, now))
+	public_port = nat_source_port(h, &in, ip->daddr, nat_port_value(h, 0), xnf_now_ns());
+	if (!public_port)
 		return XNF_DROP;
-	nat_track_tcp(h, &in, ip->daddr, remote_port, public_port);
 	return nat_rewrite_out(pkt, h, port, pool->addr, public_port, outside);
 }
 
@@ -501,6 +511,73 @@ static __always_inline int nat_for_public(const struct xnf_headers *h)
 	return pool && pool->addr && h->ip4->daddr == pool->addr;
 }
 
+/*
+ * Hairpinning (RFC 4787 REQ-9): an inside host addressing another by its public address and port (a mapping, or a
+ * port forward) is translated both ways, as if it came from outside: its source to its own public address and
+ * port, its destination to the other inside endpoint, and sent back out of the inside port.
+ */
+static __always_inline xnf_verdict nat_hairpin(const struct xnf_pkt *pkt, struct xnf_headers *h, __be32 public_addr)
+{
+	struct nat_public_key key = { .proto = h->l4_proto };
+	struct iphdr *ip = h->ip4;
+	struct nat_binding *binding;
+	struct nat_forward *forward;
+	struct nat_endpoint in, to;
+	__be16 *sport, *dport, public_port;
+	__u64 now = xnf_now_ns();
+	__u8 mac[ETH_ALEN];
+	__be32 old;
+
+	sport = nat_port_field(h, 1, ICMP_ECHO_REQUEST);
+	dport = nat_port_field(h, 0, ICMP_ECHO_REQUEST);
+	if (!sport || !dport || h->icmp) {
+		xnf_count_event(NAT_CNT_NOT_MAPPED);
+		return XNF_PASS;   /* the box's own public address, asked from inside */
+	}
+	key.port = *dport;
+	binding = nat_binding_for(*dport, h->l4_proto, now);
+	forward = binding ? 0 : xnf_map_lookup(&nat_forwards, &key);
+	if (!binding && !forward) {
+		xnf_count_event(NAT_CNT_NOT_MAPPED);
+		return XNF_PASS;
+	}
+	__builtin_memset(&in, 0, sizeof(in));
+	in.addr = ip->saddr;
+	in.port = *sport;
+	in.proto = h->l4_proto;
+	public_port = nat_source_port(h, &in, public_addr, *dport, now);
+	if (!public_port)
+		return XNF_DROP;
+	if (binding) {
+		if (!nat_session_open(&binding->inside, public_addr, public_port, now)) {
+			xnf_count_event(NAT_CNT_FILTERED);
+			return XNF_DROP;
+		}
+		binding->last_seen_ns = now;
+		to = binding->inside;
+		__builtin_memcpy(mac, binding->mac, ETH_ALEN);
+	} else {
+		to = forward->inside;
+		__builtin_memcpy(mac, forward->mac, ETH_ALEN);
+	}
+	old = ip->saddr;
+	ip->saddr = public_addr;
+	xnf_csum_replace4(&ip->check, old, public_addr);
+	nat_l4_replace4(h, old, public_addr);
+	nat_port_replace(h, sport, public_port);
+	xnf_count_event(NAT_CNT_HAIRPIN);
+	return nat_rewrite_in(pkt, h, dport, &to, mac);
+}
+
+static __always_inline int nat_on_a_stick(__u32 inside_port)
+{
+	struct nat_outside *outside;
+	__u32 zero = 0;
+
+	outside = xnf_map_lookup(&nat_outside, &zero);
+	return !outside || !outside->set || outside->port == inside_port;
+}
+
 static __always_inline xnf_verdict nat(struct xnf_pkt *pkt)
 {
 	__u32 inside = nat_setting(NAT_SETTING_INSIDE_PORT);
@@ -517,9 +594,13 @@ static __always_inline xnf_verdict nat(struct xnf_pkt *pkt)
 		xnf_count_event(NAT_CNT_FRAGMENT);
 		return XNF_DROP;
 	}
-	/* The public address first: one port can be both inside and outside (a NAT on a stick). */
-	if (nat_for_public(&h))
+	/* The public address first: one port can be both inside and outside (a NAT on a stick), where a frame to the
+	 * public address is taken as from outside; with ports apart, one from inside is hairpinned. */
+	if (nat_for_public(&h)) {
+		if (xnf_ingress_port(pkt) == inside - 1 && !nat_on_a_stick(inside - 1))
+			return nat_hairpin(pkt, &h, h.ip4->daddr);
 		return nat_in(pkt, &h);
+	}
 	if (xnf_ingress_port(pkt) == inside - 1)
 		return nat_out(pkt, &h);
 	xnf_count_event(NAT_CNT_UNTRANSLATED);

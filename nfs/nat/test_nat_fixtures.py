@@ -143,3 +143,26 @@ def test_port_forwards(tmp_path):
         Fixture("udp to the forwarded tcp port: no one's",
                 bytes(coming_in() / UDP(sport=5555, dport=8080)), "pass"),
     ], tmp_path, rules=rules)
+
+
+def test_hairpinning(tmp_path):
+    """With the inside and outside ports apart, an inside host that addresses the public address is translated both
+    ways and sent back inside."""
+    server_ip, server_mac = "198.18.0.10", "02:00:00:00:00:10"
+    rules = (RULES.replace("outside port 0", "outside port 1") +
+             f"forward tcp 8080 to {server_ip} 80 mac {server_mac}\n")
+    check("nat", [
+        Fixture("to a port forward by the public address: from the host's own public port, to the server",
+                bytes(Ether(src=CLIENT_MAC, dst=PORT_MAC) / IP(src=CLIENT_IP, dst=PUBLIC) /
+                      TCP(sport=4000, dport=8080, flags="S")), "tx",
+                bytes(Ether(src=PORT_MAC, dst=server_mac) / IP(src=PUBLIC, dst=server_ip) /
+                      TCP(sport=4000, dport=80, flags="S"))),
+        Fixture("the server's answer by the same way back",
+                bytes(Ether(src=server_mac, dst=PORT_MAC) / IP(src=server_ip, dst=PUBLIC) /
+                      TCP(sport=80, dport=4000, flags="SA")), "tx",
+                bytes(Ether(src=PORT_MAC, dst=CLIENT_MAC) / IP(src=PUBLIC, dst=CLIENT_IP) /
+                      TCP(sport=8080, dport=4000, flags="SA"))),
+        Fixture("a public port no one holds: the box's own",
+                bytes(Ether(src=CLIENT_MAC, dst=PORT_MAC) / IP(src=CLIENT_IP, dst=PUBLIC) /
+                      TCP(sport=4001, dport=9999, flags="S")), "pass"),
+    ], tmp_path, rules=rules, ports=2)

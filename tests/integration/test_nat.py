@@ -91,9 +91,14 @@ def test_the_nat_translates_as_linux_does(subject, rules_file):
                 assert counters["new_mapping"] == 3 and counters["icmp_error_in"] >= 1, counters
 
 
-@pytest.mark.parametrize("subject", ["nftables", *MODES])
-def test_a_port_forward_reaches_an_inside_server(subject, rules_file):
-    """The outside host downloads from the public address's forwarded port what the inside host serves."""
+# Who downloads from the forwarded port: the outside host, or the inside host itself (hairpinning, xnf only).
+CLIENTS = [("outside", "nftables"), *[("outside", mode) for mode in MODES], *[("inside", mode) for mode in MODES]]
+
+
+@pytest.mark.parametrize("client,subject", CLIENTS)
+def test_a_port_forward_reaches_an_inside_server(client, subject, rules_file):
+    """A download from the public address's forwarded port gets what the inside host serves: from outside, and
+    from the inside host itself, translated both ways and sent back inside (hairpinning)."""
     with HostsTopology(hosts=2) as t:
         hosts_behind_a_nat(t)
         inside, outside = t.host(0), t.host(1)
@@ -101,9 +106,10 @@ def test_a_port_forward_reaches_an_inside_server(subject, rules_file):
         with translating(t, subject, rules_file) as nf:
             web = apps.WebServer(t, inside.ns, inside.ip, port=server_port)
             url = web.url.replace(f"{inside.ip}:{server_port}", f"{outside.dut_ip}:{public_port}")
-            assert apps.download_sha256(outside.ns, url) == web.sha256
+            assert apps.download_sha256((outside if client == "outside" else inside).ns, url) == web.sha256
             if nf:
-                assert control.request_json(nf.name, "stats")["counters"]["forward_in"] > 0
+                counter = "forward_in" if client == "outside" else "hairpin"
+                assert control.request_json(nf.name, "stats")["counters"][counter] > 0
 
 
 @pytest.mark.parametrize("subject", MODES)

@@ -252,3 +252,25 @@ def test_frames_a_peer_drops_before_xdp_are_counted(rules_file):
         assert ports["dut0"]["peer"] == "eth0"
         assert ports["dut0"]["dropped_before_xdp"] == tx_dropped(t.host(0).ns) - before
         assert nf.stop() == 0
+
+
+def ip_in_receives(ns: str) -> int:
+    out = netns.run(ns, ["nstat", "-az", "IpInReceives"]).stdout
+    return int(next(line.split()[1] for line in out.splitlines() if line.startswith("IpInReceives")))
+
+
+@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+def test_frames_sent_back_to_a_plain_container_arrive(mode):
+    """An XDP_TX out of a veth wakes no peer that has GRO but no XDP program: its frames would wait in the ring
+    while the NF counted them sent. The NF's TX reaches such a peer (as a redirect), frame for frame."""
+    with HostsTopology(hosts=2) as t:
+        host = t.host(0)
+        netns.ip("neigh", "replace", "198.18.0.99", "lladdr", "02:00:00:00:09:09", "dev", host.iface,
+                 "nud", "permanent", ns=host.ns)
+        extra = ["--cores", "1"] if mode == "afxdp" else []
+        with NfInstance.start(t, "macswap", mode, [host.dut_if], extra=extra) as nf:
+            before = ip_in_receives(host.ns)
+            apps.ping(host.ns, "198.18.0.99", 20)   # each comes back to the host, which drops what is not its own
+            sent_back = nf.stats()["tx"]["packets"]
+            assert sent_back >= 20
+            assert ip_in_receives(host.ns) - before >= 20

@@ -29,6 +29,15 @@ struct {
 	__uint(max_entries, XNF_MAX_PORTS);
 } xnf_ports SEC(".maps");
 
+/* A bit per port whose veth peer takes XDP frames by GRO alone, turned on by --peers fix (set by the runtime):
+ * the NF's TX leaves it as a redirect. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 1);
+} xnf_tx_by_redirect SEC(".maps");
+
 /* (port * XNF_MAX_QUEUES + queue) -> AF_XDP socket, for the user-space data path. */
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);
@@ -166,6 +175,24 @@ static __always_inline void xnf_count(__u32 slot, __u64 bytes)
 	}
 }
 
+/*
+ * XDP_TX out of a veth reaches the peer only when something wakes the peer's receive: its own XDP program, or
+ * other traffic; GRO alone does not, and the frames wait in its ring. A redirect to the same port wakes it. So
+ * on a port whose peer xnf gave GRO (a container's plain veth) the NF's TX goes out as a redirect (still counted
+ * as tx). A peer that had GRO or XDP before is left as it is, so that the lab measures XDP_TX where it did.
+ */
+static __always_inline int xnf_tx_action(struct xdp_md *ctx)
+{
+	__u32 zero = 0, port = 0, *ports = bpf_map_lookup_elem(&xnf_tx_by_redirect, &zero);
+	int action;
+
+	if (!ports || !*ports || !xnf_config_port_of(&xnf_cfg, ctx->ingress_ifindex, &port) || port >= 32 ||
+	    !(*ports & (1u << port)))
+		return XDP_TX;
+	action = bpf_redirect_map(&xnf_ports, port, 0);
+	return action == XDP_REDIRECT ? action : XDP_TX;
+}
+
 static __always_inline int xnf_xdp_action(struct xdp_md *ctx, xnf_verdict verdict)
 {
 	/* Re-read the length: the NF may have grown or shrunk the frame. */
@@ -180,7 +207,7 @@ static __always_inline int xnf_xdp_action(struct xdp_md *ctx, xnf_verdict verdic
 		break;
 	case XNF_TX:
 		slot = XNF_STAT_TX;
-		action = XDP_TX;
+		action = xnf_tx_action(ctx);
 		break;
 	case XNF_PASS:
 		slot = XNF_STAT_PASS;

@@ -107,6 +107,9 @@ void xnf_peer_recover(struct xnf_port_facts *f, const char *journal_dir);
  * 0, or -1 after a message.
  */
 int xnf_peer_fix(struct xnf_port_facts *f, const char *journal_dir, struct xnf_peer_changes *changes);
+/* Whether the fix turned the peer's GRO on: the peer takes XDP frames by GRO alone, which an XDP_TX does not wake
+ * (a redirect does), so the NF's TX leaves that port as a redirect. */
+bool xnf_peer_turned_gro_on(const struct xnf_peer_changes *changes);
 /* Puts the peer's settings back and forgets them. */
 void xnf_peer_restore(struct xnf_port_facts *f, struct xnf_peer_changes *changes);
 
