@@ -136,6 +136,14 @@ static long nat_try_port(__u32 i, void *ctx)
 		return 1;
 	}
 	held = xnf_map_lookup(&nat_bindings, &c->key);
+	if (held && held->inside.addr == c->binding.inside.addr && held->inside.port == c->binding.inside.port &&
+	    held->inside.proto == c->binding.inside.proto) {
+		/* Another CPU (or worker) claimed it for the same endpoint a moment ago: both walk the same ports in
+		 * the same order, so both agree on this one. */
+		held->last_seen_ns = c->binding.last_seen_ns;
+		c->found = 1;
+		return 1;
+	}
 	if (held && nat_idle_for(c->binding.last_seen_ns, held->last_seen_ns,
 				 held->closing ? c->closing_timeout_ns : c->timeout_ns)) {
 		/* A binding over: taken over, as the sweeper would have freed it. */
