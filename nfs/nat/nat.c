@@ -240,10 +240,9 @@ static __always_inline int nat_touch_session(const struct nat_endpoint *in, __be
 	return 0;
 }
 
-/* From the public address and port, out of the outside port to the gateway. */
-static __always_inline xnf_verdict nat_rewrite_out(const struct xnf_pkt *pkt, struct xnf_headers *h, __be16 *port,
-						   __be32 public_addr, __be16 public_port,
-						   const struct nat_outside *outside)
+/* The frame's source becomes the public address and port (port: the field that holds the source port). */
+static __always_inline void nat_set_source(struct xnf_headers *h, __be16 *port, __be32 public_addr,
+					   __be16 public_port)
 {
 	struct iphdr *ip = h->ip4;
 	__be32 old = ip->saddr;
@@ -252,8 +251,6 @@ static __always_inline xnf_verdict nat_rewrite_out(const struct xnf_pkt *pkt, st
 	xnf_csum_replace4(&ip->check, old, public_addr);
 	nat_l4_replace4(h, old, public_addr);
 	nat_port_replace(h, port, public_port);
-	xnf_count_event(NAT_CNT_OUT);
-	return nat_send(pkt, h->eth, outside->port, outside->gateway_mac);
 }
 
 /* TCP: a FIN or RST puts the connection's session and its endpoint's binding on the closing idle time, a SYN takes
@@ -301,18 +298,15 @@ static __always_inline __be16 nat_source_port(const struct xnf_headers *h, const
 	return public_port;
 }
 
-static __always_inline xnf_verdict nat_out(const struct xnf_pkt *pkt, struct xnf_headers *h)
+/* A frame from inside, to be translated out (pool and outside: the rules' public side and outside, if given). */
+static __always_inline xnf_verdict nat_out(const struct xnf_pkt *pkt, struct xnf_headers *h,
+					   const struct nat_public *pool, const struct nat_outside *outside)
 {
 	struct iphdr *ip = h->ip4;
-	struct nat_outside *outside;
-	struct nat_public *pool;
 	struct nat_endpoint in;
 	__be16 *port, public_port;
-	__u32 zero = 0;
 
 	port = nat_port_field(h, 1, ICMP_ECHO_REQUEST);
-	outside = xnf_map_lookup(&nat_outside, &zero);
-	pool = xnf_map_lookup(&nat_public, &zero);
 	if (!port || !outside || !outside->set || !pool || !pool->addr || nat_is_local(ip->daddr)) {
 		xnf_count_event(NAT_CNT_UNTRANSLATED);
 		return XNF_PASS;
@@ -324,7 +318,9 @@ static __always_inline xnf_verdict nat_out(const struct xnf_pkt *pkt, struct xnf
 	public_port = nat_source_port(h, &in, ip->daddr, nat_port_value(h, 0), xnf_now_ns());
 	if (!public_port)
 		return XNF_DROP;
-	return nat_rewrite_out(pkt, h, port, pool->addr, public_port, outside);
+	nat_set_source(h, port, pool->addr, public_port);
+	xnf_count_event(NAT_CNT_OUT);
+	return nat_send(pkt, h->eth, outside->port, outside->gateway_mac);
 }
 
 /* The binding behind a public port, still in use. */
@@ -509,16 +505,6 @@ static __always_inline xnf_verdict nat_in(const struct xnf_pkt *pkt, struct xnf_
 	return nat_rewrite_in(pkt, h, port, &binding->inside, binding->mac);
 }
 
-/* A frame for the public address: an answer to a translated flow, or the box's own. */
-static __always_inline int nat_for_public(const struct xnf_headers *h)
-{
-	struct nat_public *pool;
-	__u32 zero = 0;
-
-	pool = xnf_map_lookup(&nat_public, &zero);
-	return pool && pool->addr && h->ip4->daddr == pool->addr;
-}
-
 /*
  * Hairpinning (RFC 4787 REQ-9): an inside host addressing another by its public address and port (a mapping, or a
  * port forward) is translated both ways, as if it came from outside: its source to its own public address and
@@ -534,7 +520,6 @@ static __always_inline xnf_verdict nat_hairpin(const struct xnf_pkt *pkt, struct
 	__be16 *sport, *dport, public_port;
 	__u64 now = xnf_now_ns();
 	__u8 mac[ETH_ALEN];
-	__be32 old;
 
 	sport = nat_port_field(h, 1, ICMP_ECHO_REQUEST);
 	dport = nat_port_field(h, 0, ICMP_ECHO_REQUEST);
@@ -568,27 +553,16 @@ static __always_inline xnf_verdict nat_hairpin(const struct xnf_pkt *pkt, struct
 		to = forward->inside;
 		__builtin_memcpy(mac, forward->mac, ETH_ALEN);
 	}
-	old = ip->saddr;
-	ip->saddr = public_addr;
-	xnf_csum_replace4(&ip->check, old, public_addr);
-	nat_l4_replace4(h, old, public_addr);
-	nat_port_replace(h, sport, public_port);
+	nat_set_source(h, sport, public_addr, public_port);
 	xnf_count_event(NAT_CNT_HAIRPIN);
 	return nat_rewrite_in(pkt, h, dport, &to, mac);
 }
 
-static __always_inline int nat_on_a_stick(__u32 inside_port)
-{
-	struct nat_outside *outside;
-	__u32 zero = 0;
-
-	outside = xnf_map_lookup(&nat_outside, &zero);
-	return !outside || !outside->set || outside->port == inside_port;
-}
-
 static __always_inline xnf_verdict nat(struct xnf_pkt *pkt)
 {
-	__u32 inside = nat_setting(NAT_SETTING_INSIDE_PORT);
+	__u32 inside = nat_setting(NAT_SETTING_INSIDE_PORT), zero = 0;
+	struct nat_outside *outside;
+	struct nat_public *pool;
 	struct xnf_headers h;
 
 	if (xnf_parse_headers(pkt, &h) < 0)
@@ -602,15 +576,17 @@ static __always_inline xnf_verdict nat(struct xnf_pkt *pkt)
 		xnf_count_event(NAT_CNT_FRAGMENT);
 		return XNF_DROP;
 	}
+	pool = xnf_map_lookup(&nat_public, &zero);
+	outside = xnf_map_lookup(&nat_outside, &zero);
 	/* The public address first: one port can be both inside and outside (a NAT on a stick), where a frame to the
 	 * public address is taken as from outside; with ports apart, one from inside is hairpinned. */
-	if (nat_for_public(&h)) {
-		if (xnf_ingress_port(pkt) == inside - 1 && !nat_on_a_stick(inside - 1))
-			return nat_hairpin(pkt, &h, h.ip4->daddr);
+	if (pool && pool->addr && h.ip4->daddr == pool->addr) {
+		if (xnf_ingress_port(pkt) == inside - 1 && outside && outside->set && outside->port != inside - 1)
+			return nat_hairpin(pkt, &h, pool->addr);
 		return nat_in(pkt, &h);
 	}
 	if (xnf_ingress_port(pkt) == inside - 1)
-		return nat_out(pkt, &h);
+		return nat_out(pkt, &h, pool, outside);
 	xnf_count_event(NAT_CNT_UNTRANSLATED);
 	return XNF_PASS;
 }
