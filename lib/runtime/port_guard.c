@@ -58,7 +58,7 @@ int port_guard_start(struct port_guard *g, const struct run_options *opt, const 
 	bool refuse = false;
 
 	memset(g, 0, sizeof(*g));
-	g->finish_fd = g->tx_fd = -1;
+	g->finish_fd = -1;
 	g->use = use;
 	xnf_journal_sweep(opt->afxdp.journal_dir);
 	for (__u32 i = 0; i < nports; i++) {
@@ -130,21 +130,20 @@ static __u32 ports_to_redirect(const struct port_guard *g)
 	return mask;
 }
 
-static void tell_tx_path(struct port_guard *g)
+/* Fixed for the instance's life: only a peer whose GRO the fix turned on is sent to by redirect. */
+static void tell_tx_path(const struct port_guard *g, int tx_fd)
 {
-	__u32 zero = 0;
+	__u32 zero = 0, ports = ports_to_redirect(g);
 
-	g->tx_by_redirect = ports_to_redirect(g);
-	if (g->tx_fd >= 0 && bpf_map_update_elem(g->tx_fd, &zero, &g->tx_by_redirect, BPF_ANY))
+	if (tx_fd >= 0 && bpf_map_update_elem(tx_fd, &zero, &ports, BPF_ANY))
 		xnf_warn("cannot tell the program which ports take its TX as a redirect");
 }
 
 void port_guard_arm(struct port_guard *g, int finish_fd, int tx_fd)
 {
 	g->finish_fd = finish_fd;
-	g->tx_fd = tx_fd;
 	tell_program(g);
-	tell_tx_path(g);
+	tell_tx_path(g, tx_fd);
 	if (g->finishing)
 		xnf_info("finishing the TCP/UDP checksums that the stacks behind the ports leave unfinished");
 }

@@ -25,8 +25,6 @@ struct port_guard {
 	struct xnf_port_use use;
 	int finish_fd;   /* the program's xnf_finish_csum map, once loaded; -1 before */
 	bool finishing;  /* what it says */
-	int tx_fd;       /* the program's xnf_tx_by_redirect map, once loaded; -1 before */
-	__u32 tx_by_redirect; /* what it says: a bit per port whose peer's GRO the fix turned on */
 };
 
 /* How the options use the ports (what the checks judge against). */
@@ -37,7 +35,7 @@ struct xnf_port_use port_use_of(const struct run_options *opt);
 int port_guard_start(struct port_guard *g, const struct run_options *opt, const struct xnf_port *ports,
 		     __u32 nports);
 /* Once the program is loaded: tells it whether to finish checksums, and on which ports to send its TX as a
- * redirect (tx_fd: -1 where the program sends no frames itself). */
+ * redirect: a bit per port whose peer's GRO the fix turned on (tx_fd: the program's xnf_tx_by_redirect map). */
 void port_guard_arm(struct port_guard *g, int finish_fd, int tx_fd);
 /* Once a second: the peers' offloads again; the program told when finishing becomes needed or not. */
 void port_guard_follow(struct port_guard *g);
