@@ -37,11 +37,13 @@ def returned_to_gen0(t: Topology) -> Callable[[], int]:
 
 
 def flood(t: Topology, seconds: float, core: int, gen_args: list[str],
-          completed: Callable[[], int] | None = None) -> Flood:
-    """xnf-gen pinned to core, unpaced, 1 s calls, for seconds; gen_args: its traffic options. completed:
-    a counter of the frames the DUT completed (default: returned to gen0)."""
+          completed: Callable[[], int] | None = None, count: int | None = None) -> Flood:
+    """xnf-gen pinned to core, unpaced, 1 s calls, for seconds (or, given count, exactly count frames as fast as
+    they go); gen_args: its traffic options. completed: a counter of the frames the DUT completed (default:
+    returned to gen0)."""
     completed = completed or returned_to_gen0(t)
+    how = ["--cores", str(core), "--count", str(count)] if count else flat_out(seconds, core)
     done_before, cpu_before = completed(), cpu.snapshot()
-    out = Generator(t).run(*flat_out(seconds, core), *gen_args).summary
+    out = Generator(t).run(*how, *gen_args).summary
     cpu_after, done_after = cpu.snapshot(), completed()
     return Flood(out["sent"], out["seconds"], done_after - done_before, cpu.split(cpu_before, cpu_after))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from xnf.errors import XnfError
 from xnf.lab import netns
+from xnf.lab.topology import Link, Topology
 
 BRIDGE = "xnfbr0"
 TABLE = "xnf_acl"
@@ -122,6 +123,22 @@ def acl_ruleset(rules: str, sets: bool = False) -> str:
     body = "\n".join(f"    {rule}" for rule in acl_nft_rules(parsed, sets))
     return (f"table bridge {TABLE} {{\n  chain forward {{\n    type filter hook forward priority 0; policy {default};\n"
             f"    ether type != {{ ip, ip6 }} accept\n{body}\n  }}\n}}\n")
+
+
+def gro_on(ns: str, ifaces: list[str]) -> None:
+    """GRO on the DUT's ports: the generator's XDP frames enter a veth without XDP only by GRO, and threaded NAPI
+    on a veth needs it (or XDP)."""
+    for iface in ifaces:
+        netns.run(ns, ["ethtool", "-K", iface, "gro", "on"])
+
+
+def linux_forwards_to(t: Topology, out: Link) -> None:
+    """Linux forwarding between the DUT's ports, to out's generator side (a static neighbour: its XDP sink answers
+    no ARP)."""
+    netns.run(t.dut_ns, ["sysctl", "-q", "-w", "net.ipv4.ip_forward=1"])
+    netns.ip("neigh", "replace", out.gen_ip, "lladdr", out.gen_mac, "dev", out.dut_if, "nud", "permanent",
+             ns=t.dut_ns)
+    gro_on(t.dut_ns, t.dut_ifaces)
 
 
 def nft(ns: str, script: str) -> None:

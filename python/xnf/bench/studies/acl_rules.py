@@ -23,7 +23,7 @@ import argparse
 import statistics
 
 from xnf.bench.study import Place, RoundsStudy, add_paths_option, paths_described
-from xnf.lab import netfilter, netns, veth_stats
+from xnf.lab import netfilter, veth_stats
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood
 from xnf.lab.nf_process import NfInstance
@@ -64,8 +64,7 @@ def trial(subject: tuple[int, str, str], args: argparse.Namespace, place: Place)
         nf = None
         if path == YARDSTICK:
             netfilter.acl_on_bridge(t.dut_ns, t.dut_ifaces, text, sets=True)
-            for iface in t.dut_ifaces:   # the generator's frames are XDP frames: a veth without XDP takes them by GRO
-                netns.run(t.dut_ns, ["ethtool", "-K", iface, "gro", "on"])
+            netfilter.gro_on(t.dut_ns, t.dut_ifaces)
         else:
             file = place.folder / f"acl-{count}-{shape}.rules"
             file.write_text(text)

@@ -25,10 +25,9 @@ import statistics
 
 from xnf import control
 from xnf.bench.study import Place, RoundsStudy, add_paths_option, paths_described
-from xnf.lab import cpu, netfilter, netns, veth_stats
+from xnf.lab import netfilter, veth_stats
 from xnf.lab.cores import DUT_CORE, GEN_CORE
-from xnf.lab.flood import Flood, flood
-from xnf.lab.generator import Generator
+from xnf.lab.flood import flood
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.rounds import median_ratio
 from xnf.lab.topology import Topology
@@ -52,15 +51,6 @@ def traffic(scenario: str, out_ip: str) -> list[str]:
             "--dst-ip", out_ip, "--size", "64"]
 
 
-def _nftables(t: Topology) -> None:
-    out = t.links[1]
-    netfilter.masquerade(t.dut_ns, t.links[0].dut_if, out.dut_if)
-    netns.ip("neigh", "replace", out.gen_ip, "lladdr", out.gen_mac, "dev", out.dut_if, "nud", "permanent",
-             ns=t.dut_ns)
-    for link in t.links:   # threaded NAPI on veth needs GRO (or XDP)
-        netns.run(t.dut_ns, ["ethtool", "-K", link.dut_if, "gro", "on"])
-
-
 def _nat(t: Topology, path: str, place: Place) -> NfInstance:
     out = t.links[1]
     rules = place.folder / "nat.rules"
@@ -69,29 +59,21 @@ def _nat(t: Topology, path: str, place: Place) -> NfInstance:
     return NfInstance.start(t, "nat", mode, t.dut_ifaces, rules=str(rules), extra=extra)
 
 
-def _one_pass(t: Topology, args_traffic: list[str], arrived) -> Flood:
-    """Every new flow's one frame, flat out from the generator's core."""
-    done_before, cpu_before = arrived(), cpu.snapshot()
-    out = Generator(t).run("--cores", str(GEN_CORE), "--count", str(NEW_FLOWS), *args_traffic).summary
-    cpu_after, done_after = cpu.snapshot(), arrived()
-    return Flood(out["sent"], out["seconds"], done_after - done_before, cpu.split(cpu_before, cpu_after))
-
-
 def trial(subject: tuple[str, str], args: argparse.Namespace, place: Place) -> dict:
     scenario, path = subject
     with Topology("two-port", gen_xdp="drop") as t:
         out = t.links[1]
         if path == YARDSTICK:
-            _nftables(t)
+            netfilter.linux_forwards_to(t, out)
+            netfilter.masquerade(t.dut_ns, t.links[0].dut_if, out.dut_if)
             nf = None
         else:
             nf = _nat(t, path, place)
         t.pin_dut_receive(DUT_CORE)
         arrived = (lambda: veth_stats.read(t.gen_ns, out.gen_if)["rx_xdp_drops"])
-        if scenario == "established":
-            run = flood(t, args.seconds, GEN_CORE, traffic(scenario, out.gen_ip), completed=arrived)
-        else:
-            run = _one_pass(t, traffic(scenario, out.gen_ip), arrived)
+        # new: every new flow's one frame, flat out
+        run = flood(t, args.seconds, GEN_CORE, traffic(scenario, out.gen_ip), completed=arrived,
+                    count=NEW_FLOWS if scenario == "new" else None)
         counters = control.request_json(nf.name, "stats")["counters"] if nf else {}
         if nf:
             nf.stop()

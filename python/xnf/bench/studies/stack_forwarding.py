@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 
 from xnf.bench.study import Place, RoundsStudy
-from xnf.lab import netns, veth_stats
+from xnf.lab import netfilter, veth_stats
 from xnf.lab.rounds import rate_rows
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood
@@ -32,22 +32,13 @@ USER_SPACE = "afxdp-poll"
 YARDSTICK = "linux"
 
 
-def _linux_forwarding(t: Topology) -> None:
-    out = t.links[1]
-    netns.run(t.dut_ns, ["sysctl", "-q", "-w", "net.ipv4.ip_forward=1"])
-    netns.ip("neigh", "replace", out.gen_ip, "lladdr", out.gen_mac, "dev", out.dut_if, "nud", "permanent",
-             ns=t.dut_ns)
-    for link in t.links:   # threaded NAPI on veth needs GRO (or XDP)
-        netns.run(t.dut_ns, ["ethtool", "-K", link.dut_if, "gro", "on"])
-
-
 def trial(label: str, args: argparse.Namespace, place: Place) -> dict:
     seconds, folder = args.seconds, place.folder
     with Topology("two-port", gen_xdp="drop") as t:
         out = t.links[1]
         nf = None
         if label == "linux":
-            _linux_forwarding(t)
+            netfilter.linux_forwards_to(t, out)
         else:
             rules = folder / "routes.rules"
             rules.write_text(f"route 198.18.1.0/24 via {out.gen_mac} port 1\n")
