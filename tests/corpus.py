@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+from scapy.contrib.gtp import GTP_U_Header, GTPEchoRequest, GTPPDUSessionContainer
 from scapy.layers.inet import ICMP, IP, TCP, UDP, IPOption_RR
 from scapy.layers.inet6 import (IPv6, IPv6ExtHdrDestOpt, IPv6ExtHdrFragment, IPv6ExtHdrHopByHop,
                                 IPv6ExtHdrRouting, ICMPv6EchoRequest)
@@ -13,6 +14,16 @@ from scapy.layers.l2 import ARP, Dot1AD, Dot1Q, Ether
 SRC4, DST4 = "198.18.0.1", "198.18.0.2"
 SRC6, DST6 = "2001:2::1", "2001:2::2"
 ETH = dict(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+GTPU = dict(sport=2152, dport=2152)
+UE4, UE6 = "10.60.0.1", "2001:db8:60::1"
+
+
+def _tunnelled(inner, teid: int = 100, qfi: int | None = 9):
+    """A G-PDU from SRC4 to DST4 (the fuzzed UPF's N3 address), with a PDU Session Container when qfi is given."""
+    outer = Ether(**ETH) / IP(src=SRC4, dst=DST4) / UDP(**GTPU)
+    if qfi is None:
+        return outer / GTP_U_Header(teid=teid, gtp_type=255) / inner
+    return outer / GTP_U_Header(teid=teid, gtp_type=255, next_ex=0x85) / GTPPDUSessionContainer(type=1, QFI=qfi) / inner
 
 
 def well_formed() -> list[tuple[str, bytes]]:
@@ -48,6 +59,11 @@ def well_formed() -> list[tuple[str, bytes]]:
         "arp": Ether(src=ETH["src"], dst="ff:ff:ff:ff:ff:ff") / ARP(psrc=SRC4, pdst=DST4),
         "lldp-ish": Ether(src=ETH["src"], dst="01:80:c2:00:00:0e", type=0x88CC) / payload,
         "padded-udp4": Ether(**ETH) / IP(src=SRC4, dst=DST4) / UDP(sport=1111, dport=53) / b"x" / (b"\0" * 30),
+        "gtpu-udp4": _tunnelled(IP(src=UE4, dst=SRC4) / UDP(sport=1111, dport=53) / payload),
+        "gtpu-tcp6-no-container": _tunnelled(IPv6(src=UE6, dst=SRC6) / TCP(sport=4000, dport=80), qfi=None),
+        "gtpu-unknown-teid": _tunnelled(IP(src=UE4, dst=SRC4) / UDP() / payload, teid=999),
+        "gtpu-echo-request": Ether(**ETH) / IP(src=SRC4, dst=DST4) / UDP(**GTPU) / GTP_U_Header(S=1, seq=1, gtp_type=1)
+                             / GTPEchoRequest(),
     }
     return [(name, bytes(frame)) for name, frame in frames.items()]
 
@@ -61,9 +77,12 @@ def malformed() -> list[tuple[str, bytes]]:
     tcp4 = bytes(Ether(**ETH) / IP(src=SRC4, dst=DST4) / TCP(sport=4000, dport=80))
     tcp6 = bytes(Ether(**ETH) / IPv6(src=SRC6, dst=DST6) / TCP(sport=4000, dport=80))
     vlan = bytes(Ether(**ETH) / Dot1Q(vlan=10) / IP(src=SRC4, dst=DST4) / UDP())
+    gtpu = bytes(_tunnelled(IP(src=UE4, dst=SRC4) / UDP(sport=1111, dport=53) / b"payload!"))
+    gtp_at = 14 + 20 + 8
     cases = [(f"udp4-cut-at-{n}", udp4[:n]) for n in range(14, len(udp4))]
     cases += [(f"tcp6-cut-at-{n}", tcp6[:n]) for n in (14, 20, 53, 54, 60, 70, 73)]
     cases += [(f"vlan-cut-at-{n}", vlan[:n]) for n in (14, 16, 17, 30)]
+    cases += [(f"gtpu-cut-at-{n}", gtpu[:n]) for n in (gtp_at + 4, gtp_at + 10, gtp_at + 14, gtp_at + 20)]
     cases += [
         ("ihl-below-5", _patch(udp4, 14, b"\x44")),
         ("ihl-15-no-options", _patch(udp4, 14, b"\x4f")),
@@ -75,6 +94,11 @@ def malformed() -> list[tuple[str, bytes]]:
         ("ip6-payload-len-beyond-frame", _patch(tcp6, 14 + 4, (500).to_bytes(2, "big"))),
         ("ip6-version-4", _patch(tcp6, 14, b"\x40")),
         ("ethernet-only", udp4[:14]),
+        ("gtpu-length-beyond-udp", _patch(gtpu, gtp_at + 2, (200).to_bytes(2, "big"))),
+        ("gtpu-version-2", _patch(gtpu, gtp_at, b"\x48")),
+        ("gtpu-extension-never-ends", _patch(gtpu, gtp_at + 15, b"\x85")),
+        ("gtpu-extension-length-0", _patch(gtpu, gtp_at + 12, b"\x00")),
+        ("gtpu-must-know-extension", _patch(gtpu, gtp_at + 11, b"\xc0")),
     ]
     return cases
 

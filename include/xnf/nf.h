@@ -19,6 +19,7 @@
 #include <xnf/parse.h>
 #include <xnf/csum.h>
 #include <xnf/helpers.h>
+#include <xnf/frame_start.h>
 #include <xnf/drop_rules.h>
 
 /* The glue below is xnf's own (include/xnf/internal/): reachable from here, not from an NF's source. */

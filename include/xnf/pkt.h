@@ -5,6 +5,10 @@
 
 #include <xnf/common.h>
 
+/* Room every path keeps in front of a received frame for headers an NF pushes (xnf/frame_start.h): XDP's
+ * XDP_PACKET_HEADROOM, and the same in the user-space runtime's frames. */
+#define XNF_PKT_HEADROOM 256
+
 struct xnf_pkt {
 	void *data;
 	void *data_end;
@@ -13,6 +17,7 @@ struct xnf_pkt {
 #else
 	__u32 ingress_port;
 	__u32 rx_queue;
+	void *frame_start; /* the buffer's first byte: data may move back to it, no further (NULL: not at all) */
 #endif
 };
 

@@ -86,8 +86,10 @@ static struct run_times per_run(const struct run_times *sum, double runs)
 static void copy_frames(const struct frame_set *f, __u32 first, __u32 n, __u8 *slots[BATCH], struct xnf_pkt pkts[BATCH])
 {
 	for (__u32 i = 0; i < n; i++) {
-		memcpy(slots[i], f->data[first + i], f->len[first + i]);
-		pkts[i] = (struct xnf_pkt){ .data = slots[i], .data_end = slots[i] + f->len[first + i] };
+		__u8 *data = slots[i] + XNF_PKT_HEADROOM; /* where the kernel puts a received frame */
+
+		memcpy(data, f->data[first + i], f->len[first + i]);
+		pkts[i] = (struct xnf_pkt){ .data = data, .data_end = data + f->len[first + i], .frame_start = slots[i] };
 	}
 }
 
@@ -131,7 +133,8 @@ static int native_times(const struct cost_options *opt, const struct frame_set *
 {
 	const struct xnf_afxdp_config *cfg = &opt->run.afxdp;
 	struct umem_copy u = { .slots = xnf_afxdp_worker_frames(cfg, 1, true),
-			       .frame_size = cfg->frame_size < FRAME_SET_MAX ? FRAME_SET_MAX : cfg->frame_size };
+			       .frame_size = cfg->frame_size < XNF_PKT_HEADROOM + FRAME_SET_MAX ?
+					     XNF_PKT_HEADROOM + FRAME_SET_MAX : cfg->frame_size };
 	struct run_times warm_up = { 0 }, sum = { 0 };
 
 	u.area = mmap(NULL, u.slots * u.frame_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,

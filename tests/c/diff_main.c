@@ -30,7 +30,7 @@ struct side_result {
 	bool malformed;  /* the malformed counter moved too */
 	int port;        /* native side, a redirect: the port it names (the kernel's is not observable here) */
 	__u32 len;
-	__u8 data[MAX_FRAME];
+	__u8 data[XNF_PKT_HEADROOM + MAX_FRAME]; /* a frame the NF grew in front comes out longer */
 };
 
 /* The XDP action each counter stands for, as xnf_xdp_action() in bpf_glue.h returns it. */
@@ -51,12 +51,15 @@ static void native_apply(xnf_verdict v, __u32 nports, struct side_result *r)
 
 static void run_native(const __u8 *frame, __u32 len, __u32 nports, struct side_result *r)
 {
+	static __u8 room[XNF_PKT_HEADROOM + MAX_FRAME];
 	struct xnf_pkt pkt;
 	xnf_verdict v;
 
-	memcpy(r->data, frame, len);
-	pkt.data = r->data;
-	pkt.data_end = r->data + len;
+	/* As the runtime hands it over: with the headroom the kernel leaves in front. */
+	memcpy(room + XNF_PKT_HEADROOM, frame, len);
+	pkt.data = room + XNF_PKT_HEADROOM;
+	pkt.data_end = room + XNF_PKT_HEADROOM + len;
+	pkt.frame_start = room;
 	pkt.ingress_port = 0;
 	pkt.rx_queue = 0;
 	xnf_nf_run_batch(&pkt, &v, 1);

@@ -61,17 +61,20 @@ static int applicable(xnf_verdict v)
 
 int LLVMFuzzerTestOneInput(const __u8 *data, size_t size)
 {
-	/* A buffer of the frame's exact length: reading past the frame is a heap overflow ASan reports. */
-	__u8 *frame;
+	/* A buffer of the frame's exact length after the runtime's headroom: reading past the frame, or in front of
+	 * the buffer, is a heap overflow ASan reports. */
+	__u8 *buffer, *frame;
 	struct xnf_pkt pkt;
 	xnf_verdict verdict;
 
 	if (size < 1 || size - 1 > MAX_FRAME)
 		return 0;
-	frame = malloc(size - 1 ? size - 1 : 1);
+	buffer = malloc(XNF_PKT_HEADROOM + size - 1);
+	frame = buffer + XNF_PKT_HEADROOM;
 	memcpy(frame, data + 1, size - 1);
 	pkt.data = frame;
 	pkt.data_end = frame + size - 1;
+	pkt.frame_start = buffer;
 	pkt.ingress_port = data[0] % NPORTS;
 	pkt.rx_queue = 0;
 	xnf_nf_run_batch(&pkt, &verdict, 1);
@@ -79,10 +82,10 @@ int LLVMFuzzerTestOneInput(const __u8 *data, size_t size)
 		fprintf(stderr, "fuzz_nf: %s gave verdict 0x%x, which the runtime cannot apply\n", xnf_nf_name, verdict);
 		abort();
 	}
-	if ((__u8 *)pkt.data < frame || (__u8 *)pkt.data_end > frame + size - 1 || pkt.data > pkt.data_end) {
+	if ((__u8 *)pkt.data < buffer || (__u8 *)pkt.data_end > frame + size - 1 || pkt.data > pkt.data_end) {
 		fprintf(stderr, "fuzz_nf: %s moved the frame's bounds outside its buffer\n", xnf_nf_name);
 		abort();
 	}
-	free(frame);
+	free(buffer);
 	return 0;
 }

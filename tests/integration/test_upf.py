@@ -1,0 +1,142 @@
+"""The user plane function between a gNB and a data network, with real applications: a UE behind the lab's gNB
+emulator (a TUN device whose traffic goes through GTP-U tunnels built and read by scapy) pings a server, downloads
+from it (checked by SHA-256) and sends it iperf3 datagrams; the UPF takes the tunnels off going up and puts them
+on coming down, in every mode, and its rules count what they matched. The server has no route to the UE but the
+UPF: what comes back was tunnelled by it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from differential import run_differential
+from xnf import control
+from xnf.errors import XnfError
+from xnf.lab import apps, netns
+from xnf.lab.gnb import GTPU_PORT, Gnb
+from xnf.lab.hosts import HostsTopology
+from xnf.lab.nf_process import NfInstance
+
+MODES = {
+    "xdp": ("xdp", []),
+    "afxdp": ("afxdp", ["--cores", "1"]),
+    "hybrid": ("hybrid", ["--cores", "1"]),
+}
+UE, UP_TEID, DOWN_TEID, QFI = "10.60.0.1", 100, 1000, 9
+FUZZ_RULES = Path(__file__).parents[1] / "fuzz" / "rules" / "upf.rules"
+
+
+def upf_rules(t: HostsTopology, qer: str = "") -> str:
+    gnb, server = t.host(0), t.host(1)
+    return (f"n3 port 0 gateway {gnb.mac} address {gnb.dut_ip}\n"
+            f"n6 port 1 gateway {server.mac}\n"
+            f"pdr 1 1 uplink teid {UP_TEID} qfi {QFI} far 1{' qer 1' if qer else ''}\n"
+            f"far 1 1 forward n6\n"
+            f"pdr 1 2 downlink ue {UE} far 2\n"
+            f"far 1 2 forward n3 teid {DOWN_TEID} to {gnb.ip} qfi {QFI}\n" + qer)
+
+
+def ue_behind_a_gnb(t: HostsTopology) -> Gnb:
+    gnb, server = t.host(0), t.host(1)
+    netns.ip("route", "add", f"{UE}/32", "via", server.dut_ip, ns=server.ns)   # the data network's way to UEs
+    return Gnb(t, gnb.ns, ue=UE, gnb=gnb.ip, upf=gnb.dut_ip, teid=UP_TEID, qfi=QFI, route=(f"{server.ip}/32",))
+
+
+def usage(nf: NfInstance) -> dict[str, int]:
+    """Packets each PDR counted, by direction, from `xnf rules list`."""
+    counted = {}
+    for line in nf.request("rules list").splitlines():
+        found = re.match(r"pdr \d+ \d+ (uplink|downlink) .*# (\d+) packets", line)
+        if found:
+            counted[found[1]] = int(found[2])
+    return counted
+
+
+@pytest.mark.parametrize("subject", MODES)
+def test_a_ue_reaches_the_data_network_through_the_tunnels(subject, rules_file):
+    with HostsTopology(hosts=2) as t:
+        ue_behind_a_gnb(t)
+        server = t.host(1)
+        mode, extra = MODES[subject]
+        with NfInstance.start(t, "upf", mode, t.dut_ifaces, rules=rules_file(upf_rules(t)), extra=extra) as nf:
+            assert apps.ping(t.host(0).ns, server.ip, 10) == 10
+            web = apps.WebServer(t, server.ns, server.ip, size=1 << 20)
+            assert apps.download_sha256(t.host(0).ns, web.url) == web.sha256
+            assert apps.checksum_errors(server.ns) == 0
+            counters = control.request_json(nf.name, "stats")["counters"]
+            assert counters["uplink"] > 100 and counters["downlink"] > 700, counters   # ACKs up, 1 MiB down
+            assert counters["unknown_teid"] == counters["malformed_tunnel"] == counters["no_room"] == 0, counters
+            counted = usage(nf)
+            assert counted["uplink"] == counters["uplink"] and counted["downlink"] == counters["downlink"], counted
+        assert nf.process.returncode == 0
+
+
+@pytest.mark.parametrize("subject", ["xdp", "afxdp"])
+def test_echo_requests_are_answered(subject, rules_file):
+    """Path management as a gNB does it: an echo request (built by scapy) gets an echo response with its sequence
+    number and a Recovery IE, from the UPF's N3 address and port 2152."""
+    with HostsTopology(hosts=2) as t:
+        gnb = t.host(0)
+        mode, extra = MODES[subject]
+        with NfInstance.start(t, "upf", mode, t.dut_ifaces, rules=rules_file(upf_rules(t)), extra=extra) as nf:
+            answer = netns.run(gnb.ns, ["python3", "-c", _ECHO, gnb.ip, gnb.dut_ip], timeout=15).stdout.split()
+            assert answer == [gnb.dut_ip, str(GTPU_PORT), "2", "4321", "14"], answer
+            assert control.request_json(nf.name, "stats")["counters"]["echo_answered"] == 1
+
+
+_ECHO = f"""
+import socket, sys
+from scapy.contrib.gtp import GTP_U_Header, GTPEchoRequest
+gnb, upf = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((gnb, 0))
+s.settimeout(5)
+s.sendto(bytes(GTP_U_Header(S=1, seq=4321, gtp_type=1) / GTPEchoRequest()), (upf, {GTPU_PORT}))
+data, (addr, port) = s.recvfrom(2048)
+answer = GTP_U_Header(data)
+print(addr, port, answer.gtp_type, answer.seq, answer.payload.IE_list[0].ietype)
+"""
+
+
+def test_a_maximum_bit_rate_holds_a_session_to_it(rules_file):
+    """iperf3 sends 20 Mbit/s up through a session held to 4 Mbit/s: what arrives stays near the rate (and the
+    bucket's 100 ms burst), the rest is counted as qer_drop."""
+    with HostsTopology(hosts=2) as t:
+        ue_behind_a_gnb(t)
+        server = t.host(1)
+        rules = rules_file(upf_rules(t, qer="qer 1 1 mbr 4M\n"))
+        with NfInstance.start(t, "upf", "xdp", t.dut_ifaces, rules=rules) as nf:
+            sent = apps.iperf3(t, t.host(0).ns, server.ns, server.ip, udp_datagrams=2000, bitrate="20M")
+            arrived = sent.packets - sent.lost_packets
+            allowed_bytes = 4e6 / 8 * (sent.seconds + 0.1)
+            assert sent.lost_packets > 0 and arrived * 1228 < 1.3 * allowed_bytes, sent
+            assert control.request_json(nf.name, "stats")["counters"]["qer_drop"] > 0
+
+
+def test_refused_rules_say_what_to_write(rules_file):
+    with HostsTopology(hosts=2) as t:
+        with NfInstance.start(t, "upf", "xdp", t.dut_ifaces, rules=rules_file(upf_rules(t))) as nf:
+            for line, says in [("pdr 1 3 uplink teid 0 far 1", "TEID"), ("pdr 1 3 uplink teid 5 qfi 64 far 1", "QFI"),
+                               ("pdr 1 3 downlink ue 2001:db8::/48 far 1", "/64"),
+                               ("far 1 3 forward n3 teid 7 to 2001:db8::1", "IPv4"),
+                               ("far 1 3 forward somewhere", "a FAR reads"), ("qer 1 2 mbr fast", "bits per second"), ("qer 1 2 mbr 0.5", "1 or more"),
+                               ("n3 port 9 gateway 02:00:00:00:00:01 address 10.0.0.1", "port index"),
+                               ("session 1", "unknown line")]:
+                with pytest.raises(XnfError, match=says):
+                    nf.request(f"rules add {line}")
+            listed = [line.split("  #")[0] for line in nf.request("rules list").splitlines()]
+            assert sorted(listed) == sorted(upf_rules(t).splitlines())
+
+
+def test_the_corpus_through_both_builds(tmp_path):
+    """Every frame of the differential corpus (the GTP-U ones built by scapy, and the broken ones) gets the same
+    verdict and bytes from the XDP object and the native build, with the fuzzing rules loaded."""
+    results = run_differential("upf", tmp_path, rules=FUZZ_RULES.read_text())
+    verdicts = {name: (r["kernel"]["verdict"], r["kernel"]["malformed"]) for name, r in results.items()}
+    assert verdicts["gtpu-udp4"] == verdicts["gtpu-tcp6-no-container"] == ("tx", False)
+    assert verdicts["gtpu-echo-request"] == verdicts["udp4"] == ("tx", False)    # answered; tunnelled down to the UE
+    assert verdicts["gtpu-unknown-teid"] == verdicts["gtpu-must-know-extension"] == ("drop", False)
+    for broken in ("gtpu-length-beyond-udp", "gtpu-version-2", "gtpu-extension-never-ends",
+                   "gtpu-extension-length-0", "gtpu-cut-at-56"):
+        assert verdicts[broken] == ("drop", True), broken
