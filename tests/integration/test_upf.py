@@ -14,9 +14,11 @@ from differential import run_differential
 from xnf import control
 from xnf.errors import XnfError
 from xnf.lab import apps, netns
+from xnf.lab.generator import Generator
 from xnf.lab.gnb import GTPU_PORT, Gnb
 from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
+from xnf.lab.topology import Topology
 
 MODES = {
     "xdp": ("xdp", []),
@@ -140,3 +142,43 @@ def test_the_corpus_through_both_builds(tmp_path):
     for broken in ("gtpu-length-beyond-udp", "gtpu-version-2", "gtpu-extension-never-ends",
                    "gtpu-extension-length-0", "gtpu-cut-at-56"):
         assert verdicts[broken] == ("drop", True), broken
+
+
+SERVER = "198.51.100.1"
+
+
+def sessions_on_a_stick(link, sessions: int) -> str:
+    """The UPF on one port (N3 and N6 both the generator's side): session n's UE is 10.60.x.y (the n-th from
+    10.60.0.1), its uplink TEID 100 + n, its downlink TEID 5000 + n."""
+    lines = [f"n3 port 0 gateway {link.gen_mac} address {link.dut_ip}", f"n6 port 0 gateway {link.gen_mac}"]
+    for n in range(sessions):
+        ue = f"10.60.{(1 + n) >> 8}.{(1 + n) & 255}"
+        lines += [f"pdr {n + 1} 1 uplink teid {100 + n} far 1", f"far {n + 1} 1 forward n6",
+                  f"pdr {n + 1} 2 downlink ue {ue} far 2", f"far {n + 1} 2 forward n3 teid {5000 + n} to {link.gen_ip}"]
+    return "\n".join(lines) + "\n"
+
+
+def tunnel_classes(link, sessions: int, uplink_share: float = 0.5) -> list[str]:
+    """xnf-gen's classes for the sessions above: G-PDUs up (a UE and its TEID per flow), plain packets down."""
+    up = (f"up:share={uplink_share},tunnel=gtpu,gnb={link.gen_ip},upf={link.dut_ip},teid=100,qfi=9,"
+          f"saddr=10.60.0.1,daddr={SERVER},flows={sessions},vary=saddr+teid")
+    down = f"down:share={1 - uplink_share},saddr={SERVER},daddr=10.60.0.1,flows={sessions},vary=daddr"
+    return ["--class", up, "--class", down]
+
+
+@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+def test_the_generator_tunnels_up_and_reads_tunnels_down(mode, rules_file):
+    """xnf-gen's tunnelled class goes up through 64 sessions and comes back decapsulated; its plain class comes
+    back tunnelled, and the receiver finds its probes inside: every frame of each class counted, none lost."""
+    with Topology("pair", gen_xdp=None) as t:
+        link = t.links[0]
+        nf = NfInstance.start(t, "upf", mode, t.dut_ifaces, rules=rules_file(sessions_on_a_stick(link, 64)),
+                              extra=[] if mode == "xdp" else ["--cores", "1"])
+        out = Generator(t, receive_on=0).run("--count", "8192", "--rate", "200000", *tunnel_classes(link, 64)).summary
+        classes = {c["name"]: c for c in out["classes"]}
+        for name in ("up", "down"):
+            assert classes[name]["received"] == classes[name]["sent"] == 4096, classes[name]
+        counters = control.request_json(nf.name, "stats")["counters"]
+        assert counters["uplink"] == counters["downlink"] == 4096, counters
+        assert out["size"] == 106   # the tunnelled class's smallest frame: 44 bytes of tunnel on IPv4/UDP/probe
+        assert nf.stop() == 0

@@ -10,7 +10,7 @@
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/options.h>
 
-#define CLASS_KEYS "share, saddr, daddr, sport, dport, proto, flows, vary"
+#define CLASS_KEYS "share, saddr, daddr, sport, dport, proto, flows, vary, tunnel, gnb, upf, teid, qfi"
 
 int gen_parse_addr(const char *what, const char *text, struct frame_spec *spec, bool source, int *prefix_len)
 {
@@ -75,6 +75,35 @@ static void take_prefix(struct gen_class *c, int prefix_len, bool source, bool f
 		c->flows = in_prefix;
 }
 
+/* A tunnelled class (tunnel=gtpu): G-PDUs from gnb to upf, with teid (the first: vary=teid gives each flow the
+ * next) and qfi. */
+static int take_tunnel_key(struct gen_class *c, const char *what, const char *key, const char *value)
+{
+	struct frame_spec *f = &c->frame;
+	__u32 n;
+
+	if (strcmp(key, "tunnel") == 0) {
+		if (strcmp(value, "gtpu")) {
+			xnf_error("%s takes gtpu (GTP-U G-PDUs), not '%s'", what, value);
+			return -1;
+		}
+		f->gtpu = true;
+	} else if (strcmp(key, "gnb") == 0 || strcmp(key, "upf") == 0) {
+		if (inet_pton(AF_INET, value, key[0] == 'g' ? &f->gnb : &f->upf) != 1) {
+			xnf_error("%s: '%s' is not an IPv4 address (the tunnel runs over IPv4)", what, value);
+			return -1;
+		}
+	} else if (strcmp(key, "teid") == 0) {
+		if (xnf_parse_uint(what, value, 1, 0xffffffffu, &f->teid))
+			return -1;
+	} else {
+		if (xnf_parse_uint(what, value, 0, 63, &n))
+			return -1;
+		f->qfi = (__u8)n;
+	}
+	return 0;
+}
+
 static int take_key(struct gen_class *c, const char *key, const char *value, bool *flows_given, int *prefixes)
 {
 	char what[XNF_GEN_CLASS_NAME + 32];
@@ -105,8 +134,11 @@ static int take_key(struct gen_class *c, const char *key, const char *value, boo
 		if (xnf_parse_uint(what, value, 1, XNF_GEN_MAX_FLOWS, &c->flows))
 			return -1;
 		*flows_given = true;
+	} else if (strcmp(key, "tunnel") == 0 || strcmp(key, "gnb") == 0 || strcmp(key, "upf") == 0 ||
+		   strcmp(key, "teid") == 0 || strcmp(key, "qfi") == 0) {
+		return take_tunnel_key(c, what, key, value);
 	} else if (strcmp(key, "vary") == 0) {
-		static const char *const names[] = { "sport", "dport", "saddr", "daddr" };
+		static const char *const names[] = { "sport", "dport", "saddr", "daddr", "teid" };
 		char copy[64], *save = NULL;
 
 		snprintf(copy, sizeof(copy), "%s", value);
@@ -114,10 +146,10 @@ static int take_key(struct gen_class *c, const char *key, const char *value, boo
 		for (char *f = strtok_r(copy, "+", &save); f; f = strtok_r(NULL, "+", &save)) {
 			size_t i = 0;
 
-			while (i < 4 && strcmp(f, names[i]))
+			while (i < 5 && strcmp(f, names[i]))
 				i++;
-			if (i == 4) {
-				xnf_error("%s: unknown field '%s': join sport, dport, saddr, daddr with +", what, f);
+			if (i == 5) {
+				xnf_error("%s: unknown field '%s': join sport, dport, saddr, daddr, teid with +", what, f);
 				return -1;
 			}
 			c->vary |= 1u << i;
@@ -158,6 +190,14 @@ int gen_class_parse(const char *text, const struct gen_class *base, struct gen_c
 	}
 	if (out->share == 0) {
 		xnf_error("--class %s: give its share of the frames, e.g. share=0.3", out->name);
+		return -1;
+	}
+	if (out->frame.gtpu && (!out->frame.gnb || !out->frame.upf || !out->frame.teid)) {
+		xnf_error("--class %s: a tunnelled class needs gnb=ADDR, upf=ADDR and teid=N (the first TEID)", out->name);
+		return -1;
+	}
+	if (!out->frame.gtpu && (out->vary & XNF_VARY_TEID)) {
+		xnf_error("--class %s: vary=teid needs tunnel=gtpu", out->name);
 		return -1;
 	}
 	if (!gen_spec_one_family(&out->frame)) {

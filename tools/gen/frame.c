@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* The template frame xnf-gen sends: Ethernet, IPv4 or IPv6, UDP or TCP, the probe, zero padding. */
+/* The template frame xnf-gen sends: Ethernet, a GTP-U tunnel (a tunnelled class), IPv4 or IPv6, UDP or TCP, the
+ * probe, zero padding. */
 #include "frame.h"
 
 #include <arpa/inet.h>
@@ -47,7 +48,7 @@ static __u16 l4_checksum(const struct frame_spec *spec, const __u8 *l3, const __
 
 __u32 frame_header_len(const struct frame_spec *spec)
 {
-	return ETH_HLEN + (spec->ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
+	return ETH_HLEN + (spec->gtpu ? XNF_GEN_GTPU_ENCAP : 0) + (spec->ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
 	       (spec->tcp ? sizeof(struct tcphdr) : sizeof(struct udphdr));
 }
 
@@ -103,7 +104,59 @@ static void write_l4(const struct frame_spec *spec, __u8 *l4, __u32 l4_len)
 	udp->len = htons((__u16)l4_len);
 }
 
+static __u32 plain_frame(const struct frame_spec *spec, __u8 *buf);
+
+/* The outer IPv4, UDP and GTP-U headers (with the optional fields and an uplink PDU Session Container) in front of
+ * inner_len bytes. UDP's checksum is 0, as GTP-U peers send it over IPv4. */
+static void write_tunnel(const struct frame_spec *spec, __u8 *outer, __u32 inner_len)
+{
+	struct iphdr *ip = (struct iphdr *)outer;
+	struct udphdr *udp = (struct udphdr *)(ip + 1);
+	__u8 *gtp = (__u8 *)(udp + 1);
+	__u32 teid = htonl(spec->teid);
+	__u16 gtp_len = htons((__u16)(8 + inner_len));
+
+	memset(outer, 0, XNF_GEN_GTPU_ENCAP);
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->ttl = 64;
+	ip->protocol = IPPROTO_UDP;
+	ip->tot_len = htons((__u16)(XNF_GEN_GTPU_ENCAP + inner_len));
+	ip->saddr = spec->gnb;
+	ip->daddr = spec->upf;
+	ip->check = fold(sum16(ip, sizeof(*ip), 0));
+	udp->source = htons(XNF_GEN_GTPU_PORT);
+	udp->dest = htons(XNF_GEN_GTPU_PORT);
+	udp->len = htons((__u16)(XNF_GEN_GTPU_ENCAP - sizeof(*ip) + inner_len));
+	gtp[0] = 0x34;   /* version 1, GTP, an extension header follows */
+	gtp[1] = 0xff;   /* G-PDU */
+	memcpy(gtp + 2, &gtp_len, 2);
+	memcpy(gtp + 4, &teid, 4);
+	gtp[11] = 0x85;  /* a PDU Session Container */
+	gtp[12] = 1;     /* its length in 4-byte words */
+	gtp[13] = 1 << 4; /* uplink */
+	gtp[14] = spec->qfi & 0x3f;
+}
+
 __u32 frame_build(const struct frame_spec *spec, __u8 *buf)
+{
+	struct frame_spec inner = *spec;
+	__u32 inner_len;
+
+	if (!spec->gtpu)
+		return plain_frame(spec, buf);
+	/* The inner frame is built XNF_GEN_GTPU_ENCAP bytes on; its Ethernet header then gives way to the tunnel. */
+	inner.gtpu = false;
+	inner.size = spec->size - XNF_GEN_GTPU_ENCAP;
+	inner_len = plain_frame(&inner, buf + XNF_GEN_GTPU_ENCAP) - ETH_HLEN;
+	((struct ethhdr *)buf)->h_proto = htons(ETH_P_IP);
+	memcpy(((struct ethhdr *)buf)->h_dest, spec->dst_mac, ETH_ALEN);
+	memcpy(((struct ethhdr *)buf)->h_source, spec->src_mac, ETH_ALEN);
+	write_tunnel(spec, buf + ETH_HLEN, inner_len);
+	return ETH_HLEN + XNF_GEN_GTPU_ENCAP + inner_len;
+}
+
+static __u32 plain_frame(const struct frame_spec *spec, __u8 *buf)
 {
 	__u32 len = spec->size - FCS_LEN;
 	struct ethhdr *eth = (struct ethhdr *)buf;

@@ -15,9 +15,15 @@ struct frame_spec {
 	__u8 src6[16], dst6[16];
 	__u16 sport, dport; /* host order */
 	__u32 size;         /* on the wire, FCS included */
+	/* A G-PDU: the frame above tunnelled in GTP-U from gnb to upf (both IPv4) with teid, a PDU Session Container
+	 * of qfi, uplink. */
+	bool gtpu;
+	__be32 gnb, upf;
+	__u32 teid;         /* host order */
+	__u8 qfi;
 };
 
-/* Ethernet + IP + L4 header bytes: where the probe starts. */
+/* Ethernet + tunnel + IP + L4 header bytes: where the probe starts. */
 __u32 frame_header_len(const struct frame_spec *spec);
 /* The smallest frame (FCS included) that carries the probe, and never less than 64. */
 __u32 frame_min_size(const struct frame_spec *spec);

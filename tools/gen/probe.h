@@ -26,7 +26,14 @@ enum xnf_gen_vary {
 	XNF_VARY_DPORT = 1 << 1,
 	XNF_VARY_SADDR = 1 << 2, /* last 16 bits of the address */
 	XNF_VARY_DADDR = 1 << 3,
+	XNF_VARY_TEID = 1 << 4,  /* a tunnelled class's TEID */
 };
+
+/* A tunnelled class's headers between Ethernet and the inner IP header: IPv4, UDP, GTP-U with the optional
+ * fields and a PDU Session Container (TS 29.281, TS 38.415). */
+#define XNF_GEN_GTPU_ENCAP (20 + 8 + 8 + 4 + 4)
+#define XNF_GEN_GTPU_PORT 2152
+#define XNF_GEN_GTPU_TEID_OFFSET (14 + 20 + 8 + 4)
 
 /* Traffic classes: each has its own headers and flows, and a share of the frames. Frame n of a thread
  * is of class schedule[n % XNF_GEN_SCHEDULE]: shares are exact to 1/1024 over every 1024 frames. */
@@ -42,6 +49,8 @@ struct xnf_gen_class {
 	__u32 l4_csum;      /* the L4 checksum must be kept right (IPv6, or TCP) */
 	__u16 base_sport, base_dport;
 	__u16 base_saddr_low, base_daddr_low; /* host order: the last 16 bits of the addresses */
+	__u32 encap;        /* bytes of tunnel headers after Ethernet: 0, or XNF_GEN_GTPU_ENCAP */
+	__u32 base_teid;    /* host order: a tunnelled class's first TEID */
 };
 
 /* Set in .rodata before load. */
@@ -55,7 +64,7 @@ struct xnf_gen_config {
 };
 
 /* Each class's frame's first bytes, kept by the program to restore each recycled frame: headers and probe fit. */
-#define XNF_GEN_TEMPLATE_MAX 96
+#define XNF_GEN_TEMPLATE_MAX 136
 
 /* Per CPU, written by user space before a run: which thread this CPU's frames belong to. */
 struct xnf_gen_cpu {

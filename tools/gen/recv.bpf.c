@@ -81,23 +81,81 @@ static __always_inline __u32 class_of(__u32 flow)
 	return cls;
 }
 
+/* A G-PDU's inner packet, as an Ethernet frame's worth of headers from start: the GTP-U header, its optional
+ * fields and extension headers (two at most) skipped. 0 when it is not one. */
+static __always_inline __u32 inner_offset(const struct xnf_pkt *pkt, const struct udphdr *udp)
+{
+	const __u8 *gtp = (const __u8 *)(udp + 1), *ext;
+	__u32 offset = 8;
+	__u8 next;
+
+	if (udp->dest != bpf_htons(XNF_GEN_GTPU_PORT) || (const void *)(gtp + 12) > pkt->data_end || gtp[1] != 0xff)
+		return 0;
+	if (!(gtp[0] & 0x07))
+		return offset;
+	offset = 12;
+	next = gtp[11];
+	for (int i = 0; i < 2 && next; i++) {
+		ext = gtp + offset;
+		if ((const void *)(ext + 1) > pkt->data_end || !ext[0])
+			return 0;
+		offset += 4u * ext[0];
+		if (offset > 64)
+			return 0;
+		ext = gtp + (offset & 127) - 1;   /* the header's last byte: the next one's type */
+		if ((const void *)(ext + 1) > pkt->data_end)
+			return 0;
+		next = *ext;
+	}
+	return next ? 0 : offset;
+}
+
+/* The L4 header of the packet a G-PDU carries (IPv4 with options, or IPv6 without extension headers: what
+ * xnf-gen sends): its start, and whether it is TCP. NULL when it is neither TCP nor UDP. */
+static __always_inline __u8 *tunnelled_l4(const struct xnf_pkt *pkt, const struct udphdr *udp, int *tcp)
+{
+	__u32 offset = inner_offset(pkt, udp), ip_len;
+	__u8 *inner, proto;
+
+	if (!offset)
+		return NULL;
+	inner = (__u8 *)(udp + 1) + (offset & 127);
+	if ((void *)(inner + 40) > pkt->data_end)
+		return NULL;
+	if ((inner[0] >> 4) == 6) {
+		ip_len = 40;
+		proto = inner[6];
+	} else {
+		ip_len = (inner[0] & 0x0f) * 4u;
+		proto = inner[9];
+	}
+	*tcp = proto == IPPROTO_TCP;
+	return proto == IPPROTO_TCP || proto == IPPROTO_UDP ? inner + ip_len : NULL;
+}
+
 static __always_inline struct xnf_probe *find_probe(struct xnf_pkt *pkt)
 {
 	struct xnf_headers h;
 	struct xnf_probe *p;
 	__u32 l4_len;
 
+	__u8 *l4;
+	int tcp;
+
 	if (xnf_parse_headers(pkt, &h) < 0 || !h.l4)
 		return NULL;
-	if (h.udp)
-		l4_len = sizeof(struct udphdr);
-	else if (h.tcp)
-		l4_len = h.tcp->doff * 4;
-	else
+	l4 = h.l4;
+	tcp = h.tcp != NULL;
+	if (h.udp && h.udp->dest == bpf_htons(XNF_GEN_GTPU_PORT))
+		l4 = tunnelled_l4(pkt, h.udp, &tcp);   /* the probe is in the packet the tunnel carries */
+	else if (!h.udp && !h.tcp)
 		return NULL;
+	if (!l4 || (void *)(l4 + 20) > pkt->data_end)
+		return NULL;
+	l4_len = tcp ? (l4[12] >> 4) * 4u : sizeof(struct udphdr);
 	if (l4_len > 60)
 		return NULL;
-	p = (void *)((__u8 *)h.l4 + l4_len);
+	p = (void *)(l4 + l4_len);
 	if ((void *)(p + 1) > pkt->data_end || p->magic != bpf_htons(XNF_PROBE_MAGIC))
 		return NULL;
 	return p;

@@ -424,7 +424,8 @@ static const struct xnf_option gen_table[] = {
 	  .help = "a traffic class with its share of the frames, on top of the options above:\n"
 		  "share=F,saddr=ADDR[/LEN],daddr=ADDR[/LEN],sport=N,dport=N,proto=udp|tcp,flows=N,\n"
 		  "vary=sport+dport+...; a prefix spreads the class's flows over it. Shares add\n"
-		  "up to 1; loss and latency are reported per class",
+		  "up to 1; loss and latency are reported per class. tunnel=gtpu,gnb=ADDR,upf=ADDR,\n"
+		  "teid=N,qfi=N sends the class as GTP-U G-PDUs (vary=teid: a TEID per flow)",
 	  .default_text = "one class: the options above" },
 	{ .name = "size", .kind = XNF_OPT_UINT, .value = "N", .offset = GEN(frame.size), .min = 1, .max = 65535,
 	  .help = "frame size on the wire with FCS, up to " XNF_STR(MAX_FRAME),
@@ -553,6 +554,7 @@ static struct xnf_gen_class class_config(const struct gen_class *c)
 		.base_sport = f->sport, .base_dport = f->dport,
 		.base_saddr_low = f->ipv6 ? (__u16)(f->src6[14] << 8 | f->src6[15]) : (__u16)ntohl(f->src4),
 		.base_daddr_low = f->ipv6 ? (__u16)(f->dst6[14] << 8 | f->dst6[15]) : (__u16)ntohl(f->dst4),
+		.encap = f->gtpu ? XNF_GEN_GTPU_ENCAP : 0, .base_teid = f->teid,
 	};
 }
 
