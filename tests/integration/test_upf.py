@@ -148,11 +148,11 @@ SERVER = "198.51.100.1"
 
 
 def sessions_on_a_stick(link, sessions: int) -> str:
-    """The UPF on one port (N3 and N6 both the generator's side): session n's UE is 10.60.x.y (the n-th from
-    10.60.0.1), its uplink TEID 100 + n, its downlink TEID 5000 + n."""
+    """The UPF on one port (N3 and N6 both the generator's side): session n's UE is the n-th address from
+    10.60.0.1, its uplink TEID 100 + n, its downlink TEID 5000 + n."""
     lines = [f"n3 port 0 gateway {link.gen_mac} address {link.dut_ip}", f"n6 port 0 gateway {link.gen_mac}"]
     for n in range(sessions):
-        ue = f"10.60.{(1 + n) >> 8}.{(1 + n) & 255}"
+        ue = f"10.{60 + ((1 + n) >> 16)}.{((1 + n) >> 8) & 255}.{(1 + n) & 255}"
         lines += [f"pdr {n + 1} 1 uplink teid {100 + n} far 1", f"far {n + 1} 1 forward n6",
                   f"pdr {n + 1} 2 downlink ue {ue} far 2", f"far {n + 1} 2 forward n3 teid {5000 + n} to {link.gen_ip}"]
     return "\n".join(lines) + "\n"
@@ -182,3 +182,38 @@ def test_the_generator_tunnels_up_and_reads_tunnels_down(mode, rules_file):
         assert counters["uplink"] == counters["downlink"] == 4096, counters
         assert out["size"] == 106   # the tunnelled class's smallest frame: 44 bytes of tunnel on IPv4/UDP/probe
         assert nf.stop() == 0
+
+
+@pytest.mark.parametrize("subject", ["xdp", "afxdp"])
+def test_sessions_come_and_go_while_it_runs(subject, rules_file):
+    """A session's lines added with `xnf rules add` carry the UE's traffic at once; deleted, its tunnel is an
+    unknown TEID and its UE no one's."""
+    with HostsTopology(hosts=2) as t:
+        ue_behind_a_gnb(t)
+        server = t.host(1)
+        interfaces, session = upf_rules(t).splitlines()[:2], upf_rules(t).splitlines()[2:]
+        mode, extra = MODES[subject]
+        with NfInstance.start(t, "upf", mode, t.dut_ifaces, rules=rules_file("\n".join(interfaces) + "\n"),
+                              extra=extra) as nf:
+            assert apps.ping(t.host(0).ns, server.ip, 3) == 0
+            for line in session:
+                nf.request(f"rules add {line}")
+            assert apps.ping(t.host(0).ns, server.ip, 5) == 5
+            for line in session:
+                nf.request(f"rules del {line}")
+            assert apps.ping(t.host(0).ns, server.ip, 3) == 0
+            counters = control.request_json(nf.name, "stats")["counters"]
+            assert counters["unknown_teid"] >= 6 and counters["uplink"] == counters["downlink"] == 5, counters
+
+
+@pytest.mark.parametrize("subject", ["xdp", "afxdp"])
+def test_a_hundred_thousand_sessions(subject, rules_file):
+    """100,000 sessions (400,002 rule lines) load in one start and list back whole."""
+    with Topology("pair", gen_xdp=None) as t:
+        rules = rules_file(sessions_on_a_stick(t.links[0], 100_000))
+        mode, extra = MODES[subject]
+        with NfInstance.start(t, "upf", mode, t.dut_ifaces, rules=rules, extra=extra) as nf:
+            held = {m: control.request_json(nf.name, f"entries {m}")["entries"]
+                    for m in ("upf_uplink", "upf_downlink", "upf_fars")}
+            assert held == {"upf_uplink": 100_000, "upf_downlink": 100_000, "upf_fars": 200_000}
+            assert len(nf.request("rules list").splitlines()) == 400_002
