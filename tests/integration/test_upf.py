@@ -10,8 +10,12 @@ import re
 from pathlib import Path
 
 import pytest
-from differential import run_differential
-from xnf import control
+from scapy.contrib.gtp import GTP_U_Header
+from scapy.layers.inet import IP, TCP, UDP
+from scapy.layers.l2 import Ether
+from differential import XDP_DROP, XDP_TX, run_differential
+from test_lb import BACKENDS, VIP, VPORT, lb_rules
+from xnf import chain, control
 from xnf.errors import XnfError
 from xnf.lab import apps, netns
 from xnf.lab.generator import Generator
@@ -217,3 +221,52 @@ def test_a_hundred_thousand_sessions(subject, rules_file):
                     for m in ("upf_uplink", "upf_downlink", "upf_fars")}
             assert held == {"upf_uplink": 100_000, "upf_downlink": 100_000, "upf_fars": 200_000}
             assert len(nf.request("rules list").splitlines()) == 400_002
+
+
+EDGE_CHAIN = "chain:upf,firewall,lb"
+BACKENDS_BY_ADDR = {(addr, port, mac) for addr, port, mac in BACKENDS}
+
+
+def test_the_edge_chain_takes_tunnels_off_before_the_firewall_and_lb(tmp_path):
+    """chain:upf,firewall,lb, kernel and native alike: a UE's G-PDU to a service is decapsulated by the upf,
+    judged by the firewall on its inner 5-tuple and balanced by lb to a backend; a G-PDU the firewall refuses,
+    and one of an unknown TEID, end there."""
+    chain.ensure_chain(EDGE_CHAIN, test_harness=True)
+    upf = ("n3 port 0 gateway 02:00:00:00:00:01 address 198.18.0.2\nn6 port 0 gateway 02:00:00:00:01:01\n"
+           "pdr 1 1 uplink teid 100 far 1\nfar 1 1 forward n6\n")
+    rules = ("".join(f"upf {line}\n" for line in upf.splitlines()) + f"firewall drop tcp {UE} 45001 {VIP} {VPORT}\n"
+             + "".join(f"lb {line}\n" for line in lb_rules().splitlines()))
+
+    def g_pdu(sport: int, teid: int = 100) -> bytes:
+        return bytes(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / IP(src="198.18.0.1", dst="198.18.0.2")
+                     / UDP(sport=GTPU_PORT, dport=GTPU_PORT) / GTP_U_Header(teid=teid, gtp_type=255)
+                     / IP(src=UE, dst=VIP) / TCP(sport=sport, dport=VPORT, flags="S"))
+
+    frames = [("allowed", g_pdu(45000)), ("refused", g_pdu(45001)), ("unknown", g_pdu(45002, teid=7))]
+    results = run_differential("chain-upf+firewall+lb", tmp_path, rules=rules, frames=frames)
+    assert [results[name]["kernel"]["action"] for name, _ in frames] == [XDP_TX, XDP_DROP, XDP_DROP]
+    balanced = Ether(bytes.fromhex(results["allowed"]["kernel"]["out"]))
+    assert balanced[IP].src == UE and (balanced[IP].dst, balanced[TCP].dport, balanced.dst) in BACKENDS_BY_ADDR
+
+
+@pytest.mark.parametrize("nf, mode", [("chain:upf@xdp,firewall@xdp", None), ("chain:upf@xdp,firewall@afxdp", None),
+                                      ("chain:upf,firewall", "afxdp")])
+def test_a_ue_through_the_edge_chain_wherever_it_is_split(nf, mode, rules_file):
+    """The UE's traffic through upf then firewall, both in XDP, split after the upf (tunnels off in the kernel,
+    the firewall in the AF_XDP workers) and both in user space: the firewall judges the inner packets (it drops
+    the UE's UDP to port 9) and everything else arrives."""
+    with HostsTopology(hosts=2) as t:
+        ue_behind_a_gnb(t)
+        server = t.host(1)
+        rules = ("".join(f"upf {line}\n" for line in upf_rules(t).splitlines())
+                 + f"firewall drop udp {UE} 40009 {server.ip} 9\n")
+        extra = [] if nf.endswith("@xdp") else ["--cores", "1"]
+        with NfInstance.start(t, nf, mode, t.dut_ifaces, rules=rules_file(rules), extra=extra) as instance:
+            assert apps.ping(t.host(0).ns, server.ip, 5) == 5
+            web = apps.WebServer(t, server.ns, server.ip, size=256 << 10)
+            assert apps.download_sha256(t.host(0).ns, web.url) == web.sha256
+            apps.UdpReflector(t, server.ns, server.ip, 9)
+            assert apps.udp_seen_as(t.host(0).ns, UE, 40009, server.ip, 9) == "no answer"
+            assert apps.udp_seen_as(t.host(0).ns, UE, 40010, server.ip, 9) == f"{UE}:40010"
+            counters = control.request_json(instance.name, "stats")["counters"]
+            assert counters["firewall.rule_drop"] >= 1 and counters["upf.uplink"] > 50, counters
