@@ -17,7 +17,7 @@ from differential import XDP_DROP, XDP_TX, run_differential
 from test_lb import BACKENDS, VIP, VPORT, lb_rules
 from xnf import chain, control
 from xnf.errors import XnfError
-from xnf.lab import apps, netns
+from xnf.lab import apps, netns, upf_sessions
 from xnf.lab.generator import Generator
 from xnf.lab.gnb import GTPU_PORT, Gnb
 from xnf.lab.hosts import HostsTopology
@@ -148,26 +148,10 @@ def test_the_corpus_through_both_builds(tmp_path):
         assert verdicts[broken] == ("drop", True), broken
 
 
-SERVER = "198.51.100.1"
-
-
-def sessions_on_a_stick(link, sessions: int) -> str:
-    """The UPF on one port (N3 and N6 both the generator's side): session n's UE is the n-th address from
-    10.60.0.1, its uplink TEID 100 + n, its downlink TEID 5000 + n."""
-    lines = [f"n3 port 0 gateway {link.gen_mac} address {link.dut_ip}", f"n6 port 0 gateway {link.gen_mac}"]
-    for n in range(sessions):
-        ue = f"10.{60 + ((1 + n) >> 16)}.{((1 + n) >> 8) & 255}.{(1 + n) & 255}"
-        lines += [f"pdr {n + 1} 1 uplink teid {100 + n} far 1", f"far {n + 1} 1 forward n6",
-                  f"pdr {n + 1} 2 downlink ue {ue} far 2", f"far {n + 1} 2 forward n3 teid {5000 + n} to {link.gen_ip}"]
-    return "\n".join(lines) + "\n"
-
-
-def tunnel_classes(link, sessions: int, uplink_share: float = 0.5) -> list[str]:
-    """xnf-gen's classes for the sessions above: G-PDUs up (a UE and its TEID per flow), plain packets down."""
-    up = (f"up:share={uplink_share},tunnel=gtpu,gnb={link.gen_ip},upf={link.dut_ip},teid=100,qfi=9,"
-          f"saddr=10.60.0.1,daddr={SERVER},flows={sessions},vary=saddr+teid")
-    down = f"down:share={1 - uplink_share},saddr={SERVER},daddr=10.60.0.1,flows={sessions},vary=daddr"
-    return ["--class", up, "--class", down]
+def on_a_stick(link) -> upf_sessions.Sides:
+    """The UPF on one port: N3 and N6 both the generator's side, the generator its gNB."""
+    return upf_sessions.Sides(n3_port=0, n3_gateway=link.gen_mac, n3_addr=link.dut_ip, n6_port=0,
+                              n6_gateway=link.gen_mac, gnb=link.gen_ip)
 
 
 @pytest.mark.parametrize("mode", ["xdp", "afxdp"])
@@ -176,9 +160,11 @@ def test_the_generator_tunnels_up_and_reads_tunnels_down(mode, rules_file):
     back tunnelled, and the receiver finds its probes inside: every frame of each class counted, none lost."""
     with Topology("pair", gen_xdp=None) as t:
         link = t.links[0]
-        nf = NfInstance.start(t, "upf", mode, t.dut_ifaces, rules=rules_file(sessions_on_a_stick(link, 64)),
+        sides = on_a_stick(link)
+        nf = NfInstance.start(t, "upf", mode, t.dut_ifaces, rules=rules_file(upf_sessions.rules(sides, 64)),
                               extra=[] if mode == "xdp" else ["--cores", "1"])
-        out = Generator(t, receive_on=0).run("--count", "8192", "--rate", "200000", *tunnel_classes(link, 64)).summary
+        classes = ["--class", upf_sessions.uplink_class(sides, 64, 0.5), "--class", upf_sessions.downlink_class(64, 0.5)]
+        out = Generator(t, receive_on=0).run("--count", "8192", "--rate", "200000", *classes).summary
         classes = {c["name"]: c for c in out["classes"]}
         for name in ("up", "down"):
             assert classes[name]["received"] == classes[name]["sent"] == 4096, classes[name]
@@ -214,7 +200,7 @@ def test_sessions_come_and_go_while_it_runs(subject, rules_file):
 def test_a_hundred_thousand_sessions(subject, rules_file):
     """100,000 sessions (400,002 rule lines) load in one start and list back whole."""
     with Topology("pair", gen_xdp=None) as t:
-        rules = rules_file(sessions_on_a_stick(t.links[0], 100_000))
+        rules = rules_file(upf_sessions.rules(on_a_stick(t.links[0]), 100_000))
         mode, extra = MODES[subject]
         with NfInstance.start(t, "upf", mode, t.dut_ifaces, rules=rules, extra=extra) as nf:
             held = {m: control.request_json(nf.name, f"entries {m}")["entries"]
