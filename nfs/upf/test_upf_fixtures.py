@@ -10,7 +10,7 @@ from scapy.layers.l2 import ARP, Ether
 
 from nf_fixtures import CLIENT_MAC, NEXT_HOP_MAC, PORT_MAC, Fixture, check
 
-GNB_MAC, N6_MAC = CLIENT_MAC, NEXT_HOP_MAC
+GNB_MAC, N6_MAC, EDGE_MAC = CLIENT_MAC, NEXT_HOP_MAC, "02:00:00:00:0e:0e"
 N3_ADDR, N3_OTHER, GNB = "192.0.2.1", "192.0.2.2", "192.0.2.100"
 UE, UE6, UE6_PREFIX, SERVER = "10.60.0.1", "2001:db8:60::1", "2001:db8:60::/64", "198.51.100.7"
 RULES = f"""\
@@ -32,6 +32,7 @@ far 4 1 buffer
 pdr 5 1 uplink teid 500 far 1 qer 1
 far 5 1 forward n6
 qer 5 1 mbr 8k burst 250
+breakout 198.51.100.96/28 port 0 mac {EDGE_MAC}
 """
 
 
@@ -87,6 +88,10 @@ def test_uplink_decapsulated_by_teid_and_qfi(tmp_path):
         Fixture("an extension header that may be skipped is", with_extension(0x40, inner), "tx",
                 bytes(to_n6(inner))),
         Fixture("one the endpoint must understand and does not: dropped", with_extension(0xc0, inner), "drop"),
+        Fixture("to an edge application's prefix: broken out to it, decapsulated",
+                bytes(g_pdu(100, IP(src=UE, dst="198.51.100.99") / UDP(sport=40000, dport=80) / b"edge", qfi=9)),
+                "tx", bytes(Ether(src=PORT_MAC, dst=EDGE_MAC) / IP(src=UE, dst="198.51.100.99") /
+                            UDP(sport=40000, dport=80) / b"edge")),
         Fixture("to an address that is not the UPF's: not a tunnel of ours",
                 bytes(g_pdu(100, inner, dst="192.0.2.50")), "pass"),
     ], tmp_path, rules=RULES)

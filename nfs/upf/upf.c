@@ -15,16 +15,17 @@
 #include <xnf/nf.h>
 #include "upf.h"
 
-XNF_MAP_HASH_GROWING(upf_uplink, struct upf_teid_key, struct upf_pdr, UPF_DEFAULT_RULES);
-XNF_MAP_HASH_GROWING(upf_downlink, struct upf_ue_key, struct upf_pdr, UPF_DEFAULT_RULES);
-XNF_MAP_HASH_GROWING(upf_fars, struct upf_rule_key, struct upf_far, UPF_DEFAULT_RULES);
+XNF_MAP_HASH(upf_uplink, struct upf_teid_key, struct upf_pdr, UPF_DEFAULT_RULES);
+XNF_MAP_HASH(upf_downlink, struct upf_ue_key, struct upf_pdr, UPF_DEFAULT_RULES);
+XNF_MAP_HASH(upf_fars, struct upf_rule_key, struct upf_far, UPF_DEFAULT_RULES);
 XNF_MAP_HASH_GROWING(upf_qers, struct upf_rule_key, struct upf_qer, UPF_DEFAULT_RULES);
 XNF_MAP_ARRAY(upf_ifaces, struct upf_iface, UPF_NINTERFACES);
 XNF_MAP_HASH(upf_n3_addrs, struct upf_n3_addr, __u32, UPF_MAX_N3_ADDRS);
 XNF_MAP_ARRAY(upf_port_mac, struct upf_port_mac, XNF_MAX_PORTS);
+XNF_MAP_LPM(upf_breakout, struct upf_breakout_key, struct upf_breakout, UPF_MAX_BREAKOUTS);
 XNF_COUNTER_NAMES("uplink", "downlink", "unknown_teid", "malformed_tunnel", "unknown_ext_header", "echo_answered",
 		  "error_indication", "end_marker", "other_message", "far_drop", "buffer_drop", "qer_drop", "no_route",
-		  "no_room", "not_a_session");
+		  "no_room", "not_a_session", "breakout");
 
 /* Refill a rate limit's bucket at most this often: fewer writes to a line every CPU of the session reads. */
 #define UPF_QER_REFILL_NS 100000ull
@@ -297,13 +298,34 @@ static __always_inline struct upf_pdr *upf_uplink_rule(const struct upf_tunnel *
 	return xnf_map_lookup(&upf_uplink, &key);
 }
 
+/* Where an uplink packet to inner (an IPv4 header, checked) breaks out locally: a FAR to its port, filled in;
+ * 0 when its destination is in no breakout prefix. */
+static __always_inline int upf_breakout_for(const struct xnf_pkt *pkt, const __u8 *inner, struct upf_far *out)
+{
+	struct upf_breakout_key key = { .prefixlen = 32 };
+	struct upf_breakout *local;
+
+	if ((const void *)(inner + 20) > pkt->data_end || (inner[0] >> 4) != 4)
+		return 0;
+	__builtin_memcpy(&key.addr, inner + 16, 4);
+	local = xnf_map_lookup(&upf_breakout, &key);
+	if (!local)
+		return 0;
+	__builtin_memset(out, 0, sizeof(*out));
+	out->action = UPF_FAR_FORWARD;
+	out->interface = UPF_NINTERFACES;
+	out->port = local->port;
+	__builtin_memcpy(out->mac, local->mac, ETH_ALEN);
+	return 1;
+}
+
 /* A G-PDU: its outer headers off (all but room for an Ethernet header), the inner packet on as its rule says. */
 static __always_inline xnf_verdict upf_uplink_pdu(struct xnf_pkt *pkt, const __u8 *gtp, const struct upf_tunnel *t)
 {
 	const __u8 *inner = gtp + (t->inner_offset & 2047);
 	struct upf_pdr *pdr = upf_uplink_rule(t);
 	__u8 arrived_to[ETH_ALEN];
-	struct upf_far *far;
+	struct upf_far *far, local;
 	__u32 inner_len;
 	__be16 proto;
 
@@ -319,6 +341,10 @@ static __always_inline xnf_verdict upf_uplink_pdu(struct xnf_pkt *pkt, const __u
 	far = upf_action(pdr, inner_len);
 	if (!far)
 		return XNF_DROP;
+	if (upf_breakout_for(pkt, inner, &local)) {
+		xnf_count_event(UPF_CNT_BREAKOUT);
+		far = &local;
+	}
 	__builtin_memcpy(arrived_to, ((struct ethhdr *)pkt->data)->h_dest, ETH_ALEN);
 	if (xnf_frame_move_start(pkt, (int)(inner - (const __u8 *)pkt->data) - ETH_HLEN)) {
 		xnf_count_event(UPF_CNT_NO_ROOM);

@@ -8,6 +8,7 @@
 #define UPF_GTPU_PORT 2152
 #define UPF_DEFAULT_RULES 262144   /* PDRs, FARs and QERs each: two PDRs and FARs a session, 100,000 sessions */
 #define UPF_MAX_N3_ADDRS 64
+#define UPF_MAX_BREAKOUTS 1024
 #define UPF_MAX_EXT_HEADERS 4      /* GTP-U extension headers read before a G-PDU counts as malformed */
 
 /* GTP-U (TS 29.281): version 1, protocol type GTP, and the flags of the optional fields. */
@@ -138,6 +139,19 @@ struct upf_n3_addr {
 	__be32 addr;
 };
 
+/* Local breakout (an uplink classifier's job): inner IPv4 destinations in a prefix leave decapsulated by a port of
+ * their own, to an application at the edge, whatever the session's FAR says. */
+struct upf_breakout_key {
+	__u32 prefixlen;
+	__be32 addr;
+};
+
+struct upf_breakout {
+	__u32 port;
+	__u8 mac[6];
+	__u16 pad;
+};
+
 enum upf_counter {
 	UPF_CNT_UPLINK,
 	UPF_CNT_DOWNLINK,
@@ -154,6 +168,7 @@ enum upf_counter {
 	UPF_CNT_NO_ROUTE,
 	UPF_CNT_NO_ROOM,
 	UPF_CNT_NOT_A_SESSION,
+	UPF_CNT_BREAKOUT,
 };
 
 #endif

@@ -8,6 +8,7 @@
  *   pdr SEID ID downlink ue ADDR far ID [qer ID]
  *   far SEID ID forward n6 | forward n3 teid TEID to ADDR [qfi QFI] | forward port N mac MAC | drop | buffer
  *   qer SEID ID mbr RATE [burst BYTES]
+ *   breakout PREFIX port N mac MAC
  * A session's rules are named by its SEID and their ID within it, as PFCP names them (TS 29.244).
  */
 #include <arpa/inet.h> /* before the linux headers */
@@ -26,8 +27,8 @@
 #define MIN_BURST_BYTES 3000          /* ... and never less than two full-size frames, */
 #define MAX_BURST_BYTES (1L << 30)    /* nor more than 1 GiB */
 
-static const char *const upf_maps[] = { "upf_ifaces", "upf_n3_addrs", "upf_uplink", "upf_downlink", "upf_fars",
-					"upf_qers", NULL };
+static const char *const upf_maps[] = { "upf_ifaces", "upf_n3_addrs", "upf_breakout", "upf_uplink",
+					"upf_downlink", "upf_fars", "upf_qers", NULL };
 static const char *const iface_names[] = { [UPF_IF_N3] = "n3", [UPF_IF_N6] = "n6" };
 
 static int parse_u64(const char *word, const char *what, __u64 *out, char *err, size_t errlen)
@@ -311,6 +312,39 @@ bad:
 	return -1;
 }
 
+/* "breakout PREFIX port N mac MAC": an IPv4 prefix (ADDR/LEN, or ADDR for /32). */
+static int parse_breakout(char **tok, int ntok, struct xnf_rule_entry *entry, char *err, size_t errlen)
+{
+	struct upf_breakout_key key = { .prefixlen = 32 };
+	struct upf_breakout local = { 0 };
+	char *slash = strchr(tok[1], '/');
+	__u32 len = 32;
+
+	if (ntok != 6 || strcmp(tok[2], "port") || strcmp(tok[4], "mac")) {
+		snprintf(err, errlen, "a breakout reads: breakout PREFIX port N mac MAC");
+		return -1;
+	}
+	if (slash) {
+		*slash = '\0';
+		if (xnf_rules_parse_number(slash + 1, 0, 32, "prefix length (0-32)", &len, err, errlen))
+			return -1;
+	}
+	if (inet_pton(AF_INET, tok[1], &key.addr) != 1) {
+		snprintf(err, errlen, "breakout '%s': give an IPv4 prefix (ADDR/LEN)", tok[1]);
+		return -1;
+	}
+	key.prefixlen = len;
+	key.addr &= len ? htonl(~0u << (32 - len)) : 0;
+	if (xnf_rules_parse_number(tok[3], 0, XNF_MAX_PORTS - 1, "port index (0-7, in --iface order)", &local.port, err,
+				   errlen) ||
+	    xnf_rules_parse_mac(tok[5], local.mac, err, errlen))
+		return -1;
+	entry->map = "upf_breakout";
+	memcpy(entry->key, &key, sizeof(key));
+	memcpy(entry->value, &local, sizeof(local));
+	return 0;
+}
+
 static int upf_parse(const char *text, struct xnf_rule_entry *entry, char *err, size_t errlen)
 {
 	char copy[XNF_RULE_MAX_TEXT], *tok[MAX_TOKENS];
@@ -333,7 +367,9 @@ static int upf_parse(const char *text, struct xnf_rule_entry *entry, char *err, 
 		return parse_far(tok, ntok, entry, err, errlen);
 	if (strcmp(tok[0], "qer") == 0)
 		return parse_qer(tok, ntok, entry, err, errlen);
-	snprintf(err, errlen, "unknown line: start it with n3, n6, pdr, far or qer");
+	if (strcmp(tok[0], "breakout") == 0)
+		return parse_breakout(tok, ntok, entry, err, errlen);
+	snprintf(err, errlen, "unknown line: start it with n3, n6, pdr, far, qer or breakout");
 	return -1;
 }
 
@@ -392,7 +428,15 @@ static int upf_format(const char *map, const void *key, const void *value, char 
 
 	if (strcmp(map, "upf_ifaces") == 0)
 		return format_iface(key, value, out, outlen);
-	if (strcmp(map, "upf_n3_addrs") == 0) {
+	if (strcmp(map, "upf_breakout") == 0) {
+		const struct upf_breakout_key *k = key;
+		const struct upf_breakout *local = value;
+		char mac[24];
+
+		inet_ntop(AF_INET, &k->addr, addr, sizeof(addr));
+		xnf_rules_format_mac(local->mac, mac, sizeof(mac));
+		snprintf(out, outlen, "breakout %s/%u port %u mac %s", addr, k->prefixlen, local->port, mac);
+	} else if (strcmp(map, "upf_n3_addrs") == 0) {
 		inet_ntop(AF_INET, &((const struct upf_n3_addr *)key)->addr, addr, sizeof(addr));
 		snprintf(out, outlen, "n3 address %s", addr);
 	} else if (strcmp(map, "upf_uplink") == 0) {
@@ -430,7 +474,7 @@ static const struct xnf_rules_codec upf_codec = {
 	.syntax = "n3 port N gateway MAC address ADDR | n3 address ADDR | n6 port N gateway MAC | "
 		  "pdr SEID ID uplink teid TEID [qfi QFI] far ID [qer ID] | pdr SEID ID downlink ue ADDR far ID [qer ID] | "
 		  "far SEID ID forward n6|n3 teid TEID to ADDR [qfi QFI]|port N mac MAC | far SEID ID drop|buffer | "
-		  "qer SEID ID mbr RATE [burst BYTES]",
+		  "qer SEID ID mbr RATE [burst BYTES] | breakout PREFIX port N mac MAC",
 	.maps = upf_maps,
 	.parse = upf_parse,
 	.format = upf_format,

@@ -43,10 +43,13 @@ def upf_rules(t: HostsTopology, qer: str = "") -> str:
             f"far 1 2 forward n3 teid {DOWN_TEID} to {gnb.ip} qfi {QFI}\n" + qer)
 
 
-def ue_behind_a_gnb(t: HostsTopology) -> Gnb:
+def ue_behind_a_gnb(t: HostsTopology, also_reaches: tuple[str, ...] = ()) -> Gnb:
+    """The UE reaches the server (host 1) and also_reaches through its tunnel; the server's way back to it is the
+    UPF."""
     gnb, server = t.host(0), t.host(1)
-    netns.ip("route", "add", f"{UE}/32", "via", server.dut_ip, ns=server.ns)   # the data network's way to UEs
-    return Gnb(t, gnb.ns, ue=UE, gnb=gnb.ip, upf=gnb.dut_ip, teid=UP_TEID, qfi=QFI, route=(f"{server.ip}/32",))
+    netns.ip("route", "add", f"{UE}/32", "via", server.dut_ip, ns=server.ns)
+    return Gnb(t, gnb.ns, ue=UE, gnb=gnb.ip, upf=gnb.dut_ip, teid=UP_TEID, qfi=QFI,
+               route=(f"{server.ip}/32", *also_reaches))
 
 
 def usage(nf: NfInstance) -> dict[str, int]:
@@ -256,3 +259,23 @@ def test_a_ue_through_the_edge_chain_wherever_it_is_split(nf, mode, rules_file):
             assert apps.udp_seen_as(t.host(0).ns, UE, 40010, server.ip, 9) == f"{UE}:40010"
             counters = control.request_json(instance.name, "stats")["counters"]
             assert counters["firewall.rule_drop"] >= 1 and counters["upf.uplink"] > 50, counters
+
+
+@pytest.mark.parametrize("subject", ["xdp", "afxdp"])
+def test_local_breakout_to_an_edge_application(subject, rules_file):
+    """A breakout prefix sends the UE's traffic to an edge application (on a port of its own) decapsulated, whatever
+    its session's FAR says; the application's answers come back into the UPF as downlink and reach the UE
+    tunnelled. Traffic to the data network still goes there."""
+    with HostsTopology(hosts=3) as t:
+        server, edge = t.host(1), t.host(2)
+        ue_behind_a_gnb(t, also_reaches=(f"{edge.ip}/32",))
+        netns.ip("route", "add", f"{UE}/32", "via", edge.dut_ip, ns=edge.ns)
+        rules = upf_rules(t) + f"breakout {edge.ip}/32 port 2 mac {edge.mac}\n"
+        mode, extra = MODES[subject]
+        with NfInstance.start(t, "upf", mode, t.dut_ifaces, rules=rules_file(rules), extra=extra) as nf:
+            web = apps.WebServer(t, edge.ns, edge.ip, size=256 << 10)
+            assert apps.download_sha256(t.host(0).ns, web.url) == web.sha256
+            assert apps.ping(t.host(0).ns, server.ip, 3) == 3
+            counters = control.request_json(nf.name, "stats")["counters"]
+            assert counters["breakout"] > 50 and counters["downlink"] > 180, counters
+            assert f"breakout {edge.ip}/32 port 2 mac {edge.mac}" in nf.request("rules list").splitlines()

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 FIRST_UE = ipaddress.IPv4Address("10.60.0.1")
 SERVER = "198.51.100.1"      # the data network's end of every flow
+EDGE_APP = "198.51.100.200"  # an application at the edge, reached by local breakout
 UPLINK_TEID, DOWNLINK_TEID, QFI = 100, 5000, 9
 # xnf-gen varies the low 16 bits of an address: one flow per session up to this many.
 MOST_FLOWS = 65535
@@ -41,10 +42,10 @@ def rules(sides: Sides, sessions: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def uplink_class(sides: Sides, sessions: int, share: float = 1.0, name: str = "up") -> str:
-    """G-PDUs from the gNB, a session per flow (its UE and TEID)."""
+def uplink_class(sides: Sides, sessions: int, share: float = 1.0, name: str = "up", to: str = SERVER) -> str:
+    """G-PDUs from the gNB, a session per flow (its UE and TEID), to the server (or to: the edge application)."""
     return (f"{name}:share={share},tunnel=gtpu,gnb={sides.gnb},upf={sides.n3_addr},teid={UPLINK_TEID},qfi={QFI},"
-            f"saddr={FIRST_UE},daddr={SERVER},flows={min(sessions, MOST_FLOWS)},vary=saddr+teid")
+            f"saddr={FIRST_UE},daddr={to},flows={min(sessions, MOST_FLOWS)},vary=saddr+teid")
 
 
 def downlink_class(sessions: int, share: float = 1.0, name: str = "down") -> str:

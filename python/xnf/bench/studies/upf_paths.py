@@ -16,11 +16,12 @@ measures. Flows are sessions: flow n is session n's UE and TEID
   chain-split          the tunnel off in XDP, the firewall in the AF_XDP workers (upf@xdp,firewall@afxdp)
   chain-afxdp          both in the workers: the tunnel work in user space
 The firewall holds FIREWALL_RULES exact rules no frame matches: a lookup per frame, as an operator's firewall
-after the UPF. Before the rounds, `xnf advise` is asked about each case (the upf alone, on one port, with the
+after the UPF. --breakout-share sends that share of the uplink to an edge application's address, which the UPF
+breaks out locally (decapsulated, out of port 1 as well, so the sink counts it). Before the rounds, `xnf advise` is asked about each case (the upf alone, on one port, with the
 same sessions and traffic); the summary says whether its pick held (measured within 5 % of the fastest path).
 
     xnf bench run upf-paths [--rounds 3] [--seconds 2] [--directions uplink,downlink] [--sessions 10,10000]
-                            [--inner-size 64] [--paths xdp,afxdp,...] [--placement lab|one-core]
+                            [--inner-size 64] [--breakout-share 0] [--paths xdp,afxdp,...] [--placement lab|one-core]
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import subprocess
 import sys
 
 from xnf import control
+from xnf.analysis import upf_plots
 from xnf.bench.study import Place, RoundsStudy
 from xnf.lab import upf_sessions, veth_stats
 from xnf.lab.cores import DUT_CORE, GEN_CORE
@@ -73,12 +75,19 @@ def sides(t: Topology, direction: str) -> upf_sessions.Sides:
                               n6_gateway=n6.gen_mac, gnb=into.gen_ip)
 
 
-def traffic(s: upf_sessions.Sides, direction: str, sessions: int) -> str:
-    return upf_sessions.uplink_class(s, sessions) if direction == "uplink" else upf_sessions.downlink_class(sessions)
+def traffic(s: upf_sessions.Sides, direction: str, sessions: int, breakout: float = 0.0) -> list[str]:
+    """xnf-gen's classes: uplink G-PDUs (breakout: the share of them to the edge application), or downlink."""
+    if direction == "downlink":
+        return ["--class", upf_sessions.downlink_class(sessions)]
+    if not breakout:
+        return ["--class", upf_sessions.uplink_class(s, sessions)]
+    return ["--class", upf_sessions.uplink_class(s, sessions, round(1 - breakout, 6)),
+            "--class", upf_sessions.uplink_class(s, sessions, breakout, "edge", upf_sessions.EDGE_APP)]
 
 
 def rules_text(nf: str, s: upf_sessions.Sides, sessions: int) -> str:
-    upf = upf_sessions.rules(s, sessions)
+    """The sessions, and the edge application's breakout out of port 1 (where the sink counts it too)."""
+    upf = upf_sessions.rules(s, sessions) + f"breakout {upf_sessions.EDGE_APP}/32 port 1 mac {s.n6_gateway}\n"
     if not nf.startswith("chain:"):
         return upf
     return ("".join(f"upf {line}\n" for line in upf.splitlines()) +
@@ -98,16 +107,17 @@ def trial(subject: tuple[str, int, str], args: argparse.Namespace, place: Place)
             t.pin_dut_receive(DUT_CORE)
         out = t.links[1]
         arrived = (lambda: veth_stats.read(t.gen_ns, out.gen_if)["rx_xdp_drops"])
-        gen = ["--class", traffic(s, direction, sessions), "--size", str(frame_size(direction, args.inner_size))]
+        gen = traffic(s, direction, sessions, args.breakout_share) + ["--size", str(frame_size(direction, args.inner_size))]
         run = flood(t, args.seconds, GEN_CORE, gen, completed=arrived)
         counters = control.request_json(nf.name, "stats")["counters"]
+        prefix = "upf." if nf_name.startswith("chain:") else ""
         nf.stop()
     return {"subject": f"{direction} {sessions} {path}", "direction": direction, "sessions": sessions, "path": path,
             "sent": run.sent, "forwarded": run.returned, "seconds": round(run.seconds, 4),
             "mpps": round(run.mpps(run.returned), 4), "offered_mpps": round(run.offered_mpps, 4),
             "core1_busy_share": run.cpu[DUT_CORE]["busy_share"],
-            "tunnelled": counters.get("upf.uplink" if nf_name.startswith("chain:") else "uplink", 0)
-            + counters.get("upf.downlink" if nf_name.startswith("chain:") else "downlink", 0)}
+            "tunnelled": counters.get(f"{prefix}uplink", 0) + counters.get(f"{prefix}downlink", 0),
+            "broken_out": counters.get(f"{prefix}breakout", 0)}
 
 
 def _advice(direction: str, sessions: int, args: argparse.Namespace, folder) -> dict:
@@ -116,8 +126,10 @@ def _advice(direction: str, sessions: int, args: argparse.Namespace, folder) -> 
     one_port = upf_sessions.Sides(n3_port=0, n3_gateway="02:00:00:00:00:01", n3_addr="198.18.0.2", n6_port=0,
                                   n6_gateway="02:00:00:00:00:01", gnb="198.18.0.1")
     rules = folder / f"advise-{direction}-{sessions}.rules"
-    rules.write_text(upf_sessions.rules(one_port, sessions))
-    mix = f"--class {traffic(one_port, direction, sessions)} --size {frame_size(direction, args.inner_size)}"
+    rules.write_text(upf_sessions.rules(one_port, sessions) +
+                     f"breakout {upf_sessions.EDGE_APP}/32 port 0 mac {one_port.n6_gateway}\n")
+    mix = " ".join(traffic(one_port, direction, sessions, args.breakout_share) +
+                   ["--size", str(frame_size(direction, args.inner_size))])
     result = subprocess.run([sys.executable, "-m", "xnf", "advise", "upf", "--rules", str(rules), "--mix", mix,
                              "--json"], capture_output=True, text=True, timeout=900)
     try:
@@ -189,9 +201,11 @@ def _check(args: argparse.Namespace) -> str | None:
         sessions = []
     if (not _directions(args) or any(d not in DIRECTIONS for d in _directions(args)) or not sessions
             or any(not 1 <= n <= 100_000 for n in sessions) or any(p not in PATHS for p in _paths(args))
-            or YARDSTICK not in _paths(args) or not 44 <= args.inner_size <= 1400):
+            or YARDSTICK not in _paths(args) or not 44 <= args.inner_size <= 1400
+            or not 0 <= args.breakout_share < 1):
         return (f"--directions among {', '.join(DIRECTIONS)}; --sessions 1 to 100000, comma-separated; --paths "
-                f"among {', '.join(PATHS)}, {YARDSTICK} (the yardstick) included; --inner-size 44 to 1400")
+                f"among {', '.join(PATHS)}, {YARDSTICK} (the yardstick) included; --inner-size 44 to 1400; "
+                "--breakout-share from 0 up to (not including) 1")
     return None
 
 
@@ -205,6 +219,8 @@ def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--inner-size", type=int, default=64,
                         help="the inner IP packet's bytes (a frame has 18 more, an uplink G-PDU 62)")
     parser.add_argument("--paths", default=",".join(PATHS), help="a subset of " + ", ".join(PATHS))
+    parser.add_argument("--breakout-share", type=float, default=0.0,
+                        help="uplink: the share of G-PDUs to the edge application (local breakout, out of port 1)")
     parser.add_argument("--placement", choices=PLACEMENTS, default=PLACEMENTS[0],
                         help="lab: the advisor's platform (the DUT's receive on the generator's core); one-core: all "
                              "of the DUT's work on core 1")
@@ -226,11 +242,12 @@ def _report(row: dict) -> str:
 
 def _fields(args: argparse.Namespace) -> dict:
     return {"generator_core": GEN_CORE, "dut_core": DUT_CORE, "placement": args.placement,
-            "yardstick": YARDSTICK, "inner_size": args.inner_size,
+            "yardstick": YARDSTICK, "inner_size": args.inner_size, "breakout_share": args.breakout_share,
             "firewall_rules": FIREWALL_RULES, "holds_within": HOLDS_WITHIN,
             "paths": {name: {"nf": nf, "mode": mode, "options": options} for name, (nf, mode, options) in PATHS.items()}}
 
 
 STUDY = RoundsStudy(NAME, "upf_paths", subjects=_subjects, trial=trial, summarise=summarise, rounds=3, seconds=2.0,
-                    options=_options, check=_check, line=_line, report=_report, fields=_fields, lab=_ask_the_advisor)
+                    options=_options, check=_check, line=_line, report=_report, fields=_fields, lab=_ask_the_advisor,
+                    plot=lambda summary, png: upf_plots.paths_by_case(summary, png))
 add_arguments, run = STUDY.add_arguments, STUDY.run
