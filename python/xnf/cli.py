@@ -187,6 +187,12 @@ def cmd_top(args: argparse.Namespace) -> int:
     return watch.top(args.interval, args.count, args.json)
 
 
+def cmd_pfcp(args: argparse.Namespace) -> int:
+    from xnf import pfcp
+
+    return pfcp.serve(control.pick_instance(args.name), args.listen, args.port, args.n3_addr, args.node_id)
+
+
 def cmd_exporter(args: argparse.Namespace) -> int:
     from xnf import exporter
 
@@ -591,6 +597,14 @@ def make_parser() -> argparse.ArgumentParser:
     top.add_argument("--json", action="store_true", help="one JSON list per refresh")
     top.set_defaults(func=cmd_top)
 
+    pfcp = sub.add_parser("pfcp", help="a PFCP (N4) endpoint that sets up a running upf's sessions for an SMF")
+    pfcp.add_argument("--name", "-n", help="the upf instance (default: the only running one)")
+    pfcp.add_argument("--listen", required=True, metavar="ADDR", help="the IPv4 address to answer PFCP on")
+    pfcp.add_argument("--port", type=int, default=8805, help="the UDP port (default 8805, PFCP's)")
+    pfcp.add_argument("--n3-addr", required=True, metavar="ADDR",
+                      help="the upf's N3 address, in the F-TEIDs this endpoint chooses")
+    pfcp.add_argument("--node-id", metavar="ADDR", help="the Node ID and F-SEID address (default the --listen one)")
+    pfcp.set_defaults(func=cmd_pfcp)
     exporter = sub.add_parser("exporter", help="serve every instance's counters as Prometheus metrics")
     exporter.add_argument("--listen", default="127.0.0.1:9417", metavar="ADDR:PORT",
                           help="where /metrics is served (default 127.0.0.1:9417)")

@@ -88,6 +88,23 @@ def test_baselines_are_judged_from_their_ratios():
     assert findings.af_packet_per_core({"af-packet": packet}).outcome == HOLDS
 
 
+def upf_doc(ratios: dict[str, dict[str, float]], placement: str = "lab") -> dict:
+    """An upf-paths results document: per case, each path's ratio to xdp."""
+    rows = [{"case": case, "path": path, "mpps": ratio, "ratio_to_xdp": ratio}
+            for case, paths in ratios.items() for path, ratio in paths.items()]
+    return {"benchmark": "upf_paths", "placement": placement, "summary": rows}
+
+
+def test_the_tunnel_work_wins_in_user_space_only_with_a_clear_lead_in_every_case():
+    ratios = {"uplink 10": {"xdp": 1.0, "afxdp": 1.4, "hybrid": 1.0}, "downlink 10": {"xdp": 1.0, "afxdp-poll": 1.3}}
+    assert findings.tunnel_work({"upf-paths": upf_doc(ratios)}).outcome == HOLDS
+    ratios["downlink 10"]["afxdp-poll"] = 1.02         # a tie
+    assert findings.tunnel_work({"upf-paths": upf_doc(ratios)}).outcome == PARTLY
+    ratios["uplink 10"]["afxdp"] = 0.3
+    assert findings.tunnel_work({"upf-paths": upf_doc(ratios)}).outcome == NOT
+    assert findings.tunnel_work({"upf-paths": upf_doc(ratios, "one-core")}).outcome == UNKNOWN
+
+
 def test_the_page_names_every_finding_and_says_what_is_missing(tmp_path):
     results = tmp_path / "results"
     results.mkdir()

@@ -390,6 +390,35 @@ def af_packet_per_core(results: dict[str, dict]) -> Verdict:
                                         "bars": {r["subject"]: r["per_core_mpps"] for r in rows}})
 
 
+# ---------------------------------------------------------------- the 5G user plane
+
+USER_SPACE_UPF = ("afxdp", "afxdp-sysc", "afxdp-poll")
+
+
+def tunnel_work(results: dict[str, dict]) -> Verdict:
+    """The upf-paths study run on the advisor's platform: per case, the best user-space path against xdp."""
+    doc = results["upf-paths"]
+    rows = [r for r in doc["summary"] if "path" in r]
+    if doc.get("placement", "lab") != "lab":
+        return Verdict(UNKNOWN, "the newest upf-paths results are of the one-core placement; the claim is about "
+                       "the workers on a core of their own (xnf bench run upf-paths --placement lab)", rows)
+    best = {}
+    for r in rows:
+        if r["path"] in USER_SPACE_UPF and r["ratio_to_xdp"] and r["ratio_to_xdp"] > best.get(r["case"], (0, ""))[0]:
+            best[r["case"]] = (r["ratio_to_xdp"], r["path"])
+    if not best:
+        return Verdict(UNKNOWN, "the upf-paths results lack a user-space path beside xdp", rows)
+    wins = [c for c, (ratio, _) in best.items() if ratio >= 1 + TIE]
+    outcome = HOLDS if len(wins) == len(best) else PARTLY if wins else NOT
+    held = [r for r in doc["summary"] if "pick_holds" in r]
+    why = (f"{doc.get('inner_size', 64)}-byte inner packets, " +
+           "; ".join(f"{case}: {path} {ratio:.2f}x xdp" for case, (ratio, path) in best.items()) +
+           ". User space takes the tunnel work off the core that receives, which in XDP does both." +
+           (f" The advisor's pick held in {sum(r['pick_holds'] for r in held)} of {len(held)} cases." if held else ""))
+    return Verdict(outcome, why, rows, {"title": "upf: the best user-space path against xdp", "ylabel": "ratio to xdp",
+                                        "bars": {case: ratio for case, (ratio, _) in best.items()}})
+
+
 FINDINGS = [
     Finding("drop-in-xdp", "xdp-afxdp", "Dropping belongs in XDP: a drop there costs far less than in user space.",
             ["model-fit"], drop_in_xdp),
@@ -406,6 +435,8 @@ FINDINGS = [
             ["af-packet"], af_packet_per_core),
     Finding("local-via-pass", "edge", "Local traffic is cheapest through XDP_PASS, not through user space and "
             "re-injection.", ["local-app"], local_via_pass),
+    Finding("tunnel-work", "xdp-afxdp", "With a core of their own for the workers, a 5G user plane's tunnel work "
+            "(GTP-U) runs best in user space.", ["upf-paths"], tunnel_work),
     Finding("offload-under-attack", "edge", "Under attack, dropping in XDP (offload, hybrid, a split) keeps user "
             "space for the legitimate traffic.", ["mixed-traffic"], offload_under_attack),
     Finding("dispatch-cost", "edge", "Dispatching local traffic in XDP costs little.", ["dispatch"], dispatch_cost),
