@@ -15,6 +15,7 @@ from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 from differential import XDP_DROP, XDP_TX, run_differential
 from test_lb import BACKENDS, VIP, VPORT, lb_rules
+from test_real_traffic import MODES as EVERY_MODE
 from xnf import chain, control
 from xnf.errors import XnfError
 from xnf.lab import apps, netns, upf_sessions
@@ -62,16 +63,22 @@ def usage(nf: NfInstance) -> dict[str, int]:
     return counted
 
 
-@pytest.mark.parametrize("subject", MODES)
+@pytest.mark.parametrize("subject", EVERY_MODE)
 def test_a_ue_reaches_the_data_network_through_the_tunnels(subject, rules_file):
+    """ping, an HTTP download checked by SHA-256, iperf3 TCP and UDP, from the UE to the server, in every way xnf
+    carries frames."""
     with HostsTopology(hosts=2) as t:
         ue_behind_a_gnb(t)
-        server = t.host(1)
-        mode, extra = MODES[subject]
+        ue_ns, server = t.host(0).ns, t.host(1)
+        mode, extra = EVERY_MODE[subject]
         with NfInstance.start(t, "upf", mode, t.dut_ifaces, rules=rules_file(upf_rules(t)), extra=extra) as nf:
-            assert apps.ping(t.host(0).ns, server.ip, 10) == 10
+            assert apps.ping(ue_ns, server.ip, 10) == 10
             web = apps.WebServer(t, server.ns, server.ip, size=1 << 20)
-            assert apps.download_sha256(t.host(0).ns, web.url) == web.sha256
+            assert apps.download_sha256(ue_ns, web.url) == web.sha256
+            tcp = apps.iperf3(t, ue_ns, server.ns, server.ip)
+            assert tcp.received_bytes > 0, tcp
+            udp = apps.iperf3(t, ue_ns, server.ns, server.ip, udp_datagrams=500, bitrate="2M")
+            assert udp.packets == 500 and udp.lost_packets == 0, udp
             assert apps.checksum_errors(server.ns) == 0
             counters = control.request_json(nf.name, "stats")["counters"]
             assert counters["uplink"] > 100 and counters["downlink"] > 700, counters   # ACKs up, 1 MiB down
@@ -279,3 +286,29 @@ def test_local_breakout_to_an_edge_application(subject, rules_file):
             counters = control.request_json(nf.name, "stats")["counters"]
             assert counters["breakout"] > 50 and counters["downlink"] > 180, counters
             assert f"breakout {edge.ip}/32 port 2 mac {edge.mac}" in nf.request("rules list").splitlines()
+
+
+@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+def test_every_frame_is_accounted_for(mode, rules_file):
+    """A mix of sessions' tunnels and packets, tunnels of no session and packets to no UE: every frame sent gets a
+    verdict, what the receiver counts is what the UPF sent on, and each drop and pass has its counter."""
+    with Topology("pair", gen_xdp=None) as t:
+        link = t.links[0]
+        sides = on_a_stick(link)
+        nf = NfInstance.start(t, "upf", mode, t.dut_ifaces, rules=rules_file(upf_sessions.rules(sides, 64)),
+                              extra=[] if mode == "xdp" else ["--cores", "1"])
+        classes = ["--class", upf_sessions.uplink_class(sides, 64, 0.4),
+                   "--class", upf_sessions.uplink_class(sides, 64, 0.2, name="no-session", teid=90000),
+                   "--class", upf_sessions.downlink_class(64, 0.3),
+                   "--class", f"no-ue:share=0.1,saddr={upf_sessions.SERVER},daddr=10.99.0.1"]
+        out = Generator(t, receive_on=0).run("--count", "10240", "--rate", "200000", *classes).summary
+        sent = {c["name"]: c["sent"] for c in out["classes"]}
+        received = {c["name"]: c["received"] for c in out["classes"]}
+        assert received == {"up": sent["up"], "no-session": 0, "down": sent["down"], "no-ue": 0}, (sent, received)
+        verdicts = {v: c["packets"] for v, c in nf.stats().items()}
+        counters = control.request_json(nf.name, "stats")["counters"]
+        assert sum(verdicts.values()) == out["sent"] == 10240, verdicts
+        assert verdicts["tx"] == sent["up"] + sent["down"]
+        assert verdicts["drop"] == counters["unknown_teid"] == sent["no-session"]
+        assert verdicts["pass"] == counters["not_a_session"] == sent["no-ue"]
+        assert nf.stop() == 0

@@ -42,9 +42,11 @@ def rules(sides: Sides, sessions: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def uplink_class(sides: Sides, sessions: int, share: float = 1.0, name: str = "up", to: str = SERVER) -> str:
-    """G-PDUs from the gNB, a session per flow (its UE and TEID), to the server (or to: the edge application)."""
-    return (f"{name}:share={share},tunnel=gtpu,gnb={sides.gnb},upf={sides.n3_addr},teid={UPLINK_TEID},qfi={QFI},"
+def uplink_class(sides: Sides, sessions: int, share: float = 1.0, name: str = "up", to: str = SERVER,
+                 teid: int = UPLINK_TEID) -> str:
+    """G-PDUs from the gNB, a session per flow (its UE and TEID), to the server (or to: the edge application); teid:
+    the first flow's (another than the sessions' makes tunnels the UPF does not know)."""
+    return (f"{name}:share={share},tunnel=gtpu,gnb={sides.gnb},upf={sides.n3_addr},teid={teid},qfi={QFI},"
             f"saddr={FIRST_UE},daddr={to},flows={min(sessions, MOST_FLOWS)},vary=saddr+teid")
 
 
