@@ -312,3 +312,25 @@ def test_every_frame_is_accounted_for(mode, rules_file):
         assert verdicts["drop"] == counters["unknown_teid"] == sent["no-session"]
         assert verdicts["pass"] == counters["not_a_session"] == sent["no-ue"]
         assert nf.stop() == 0
+
+
+@pytest.mark.parametrize("nf, mode", [("chain:upf,firewall,lb", "xdp"), ("chain:upf@xdp,firewall@afxdp,lb@afxdp", None),
+                                      ("chain:upf@xdp,firewall@xdp,lb@afxdp", None), ("chain:upf,firewall,lb", "afxdp")])
+def test_the_edge_chain_split_at_every_point_carries_every_frame(nf, mode, rules_file):
+    """G-PDUs from 64 sessions to a service: the upf takes the tunnel off, the firewall lets them by, lb sends each
+    to a backend; whole in XDP, split after the upf or after the firewall, or whole in the workers, every frame
+    comes back balanced (the receiver finds its probe behind the rewritten headers)."""
+    with Topology("pair", gen_xdp=None) as t:
+        link = t.links[0]
+        sides = on_a_stick(link)
+        rules = ("".join(f"upf {line}\n" for line in upf_sessions.rules(sides, 64).splitlines())
+                 + f"firewall drop udp 203.0.113.1 1 {VIP} {VPORT}\n"
+                 + "".join(f"lb {line}\n" for line in lb_rules().splitlines()))
+        instance = NfInstance.start(t, nf, mode, t.dut_ifaces, rules=rules_file(rules),
+                                    extra=[] if mode == "xdp" else ["--cores", "1"])
+        to_service = upf_sessions.uplink_class(sides, 64, to=VIP, dport=VPORT)
+        out = Generator(t, receive_on=0).run("--count", "4096", "--rate", "100000", "--class", to_service).summary
+        assert out["received"] == out["sent"] == 4096, out
+        counters = control.request_json(instance.name, "stats")["counters"]
+        assert counters["upf.uplink"] == 4096 and counters["lb.new_session"] >= 1, counters
+        assert instance.stop() == 0

@@ -43,11 +43,13 @@ def rules(sides: Sides, sessions: int) -> str:
 
 
 def uplink_class(sides: Sides, sessions: int, share: float = 1.0, name: str = "up", to: str = SERVER,
-                 teid: int = UPLINK_TEID) -> str:
-    """G-PDUs from the gNB, a session per flow (its UE and TEID), to the server (or to: the edge application); teid:
-    the first flow's (another than the sessions' makes tunnels the UPF does not know)."""
+                 teid: int = UPLINK_TEID, dport: int | None = None) -> str:
+    """G-PDUs from the gNB, a session per flow (its UE and TEID), to the server (or to: the edge application, a
+    service) and its dport; teid: the first flow's (another than the sessions' makes tunnels the UPF does not
+    know)."""
     return (f"{name}:share={share},tunnel=gtpu,gnb={sides.gnb},upf={sides.n3_addr},teid={teid},qfi={QFI},"
-            f"saddr={FIRST_UE},daddr={to},flows={min(sessions, MOST_FLOWS)},vary=saddr+teid")
+            f"saddr={FIRST_UE},daddr={to},{f'dport={dport},' if dport else ''}flows={min(sessions, MOST_FLOWS)},"
+            "vary=saddr+teid")
 
 
 def downlink_class(sessions: int, share: float = 1.0, name: str = "down") -> str:
