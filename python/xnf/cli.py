@@ -187,6 +187,12 @@ def cmd_top(args: argparse.Namespace) -> int:
     return watch.top(args.interval, args.count, args.json)
 
 
+def cmd_acl_import(args: argparse.Namespace) -> int:
+    from xnf import acl_import
+
+    return acl_import.run(args.ruleset, args.format, args.chain, args.step, args.out)
+
+
 def cmd_pfcp(args: argparse.Namespace) -> int:
     from xnf import pfcp
 
@@ -597,6 +603,16 @@ def make_parser() -> argparse.ArgumentParser:
     top.add_argument("--json", action="store_true", help="one JSON list per refresh")
     top.set_defaults(func=cmd_top)
 
+    acl = sub.add_parser("acl", help="the acl NF's tools").add_subparsers(dest="acl_command", required=True)
+    imp = acl.add_parser("import", help="an nftables or iptables firewall's rules as the acl's rules file")
+    imp.add_argument("ruleset", help="the output of 'nft -j list ruleset' or of 'iptables-save' ('-': stdin)")
+    imp.add_argument("--format", choices=["auto", "nft-json", "iptables"], default="auto",
+                     help="what the ruleset is (default: told from its first characters)")
+    imp.add_argument("--chain", help="the chain to take (nftables: TABLE/NAME; default its one forward hook; "
+                                     "iptables: default FORWARD)")
+    imp.add_argument("--step", type=int, default=10, help="the gap between rule numbers (default 10)")
+    imp.add_argument("--out", "-o", help="write the rules file here (default: standard output)")
+    imp.set_defaults(func=cmd_acl_import)
     pfcp = sub.add_parser("pfcp", help="a PFCP (N4) endpoint that sets up a running upf's sessions for an SMF")
     pfcp.add_argument("--name", "-n", help="the upf instance (default: the only running one)")
     pfcp.add_argument("--listen", required=True, metavar="ADDR", help="the IPv4 address to answer PFCP on")

@@ -1,0 +1,105 @@
+"""`xnf acl import`: a firewall's rules brought from Linux. An acl rules file written as nftables rules by the lab
+(with sets, as an operator writes long lists), loaded into nftables and listed back by `nft -j list ruleset`,
+comes back as the same rules; iptables-save output loaded by iptables-restore and saved again gives the rules
+that fit, and names each that does not."""
+
+from __future__ import annotations
+
+import ipaddress
+import random
+import subprocess
+import sys
+
+from test_acl import FIXED_RULES, random_rules
+from xnf.lab import netfilter, netns
+from xnf.lab.topology import Topology
+
+
+def canonical(line: str) -> tuple:
+    """A rule line's meaning, numbering and spelling aside: action, protocol, prefixes, port ranges, flags."""
+    words = line.split("#")[0].split()
+    action, rest = words[1], words[2:]
+    proto = rest.pop(0) if rest and rest[0] not in ("from", "to", "sport", "dport", "flags") else None
+    given = dict(zip(rest[::2], rest[1::2]))
+    nets = tuple(ipaddress.ip_network(given[k], strict=False) if k in given else None for k in ("from", "to"))
+    ports = tuple(tuple(int(p) for p in (given[k].split("-") * 2)[:2]) if k in given else None
+                  for k in ("sport", "dport"))
+    flags = frozenset(given["flags"].split(",")) if "flags" in given else None
+    return action, proto, nets, ports, flags
+
+
+def rules_of(text: str) -> tuple[list[list], str]:
+    """The rules in order, as runs of one action, each run's rules in any order (within a run, which one matches
+    first makes no difference; nftables lists a set's elements in its own order), and the default."""
+    lines = [ln.split("#")[0].strip() for ln in text.splitlines()]
+    rules = sorted((ln for ln in lines if ln and not ln.startswith("default")), key=lambda ln: int(ln.split()[0]))
+    default = next((ln.split()[1] for ln in lines if ln.startswith("default")), "allow")
+    runs: list[list] = []
+    for rule in map(canonical, rules):
+        if runs and runs[-1][0][0] == rule[0]:
+            runs[-1].append(rule)
+        else:
+            runs.append([rule])
+    return [sorted(set(run), key=repr) for run in runs], default   # a set holds a repeated rule once
+
+
+def imported(path, *options: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "xnf", "acl", "import", str(path), *options], capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_an_nftables_ruleset_comes_back_as_the_rules_it_was_made_from(tmp_path):
+    rules = FIXED_RULES + random_rules(random.Random(7), 300)
+    with Topology("pair") as t:
+        netfilter.nft(t.dut_ns, netfilter.acl_ruleset(rules, sets=True))
+        listing = netns.run(t.dut_ns, ["nft", "-j", "list", "ruleset"]).stdout
+    (tmp_path / "ruleset.json").write_text(listing)
+    done = imported(tmp_path / "ruleset.json")
+    assert done.returncode == 0, done.stderr
+    assert rules_of(done.stdout) == rules_of(rules)
+    assert "left out" not in done.stdout and "Traceback" not in done.stderr
+
+
+IPTABLES = """*filter
+:INPUT ACCEPT [0:0]
+:FORWARD DROP [0:0]
+:OUTPUT ACCEPT [0:0]
+-A FORWARD -s 10.1.2.0/24 -d 192.0.2.0/24 -p tcp -m tcp --dport 22 -j ACCEPT
+-A FORWARD -s 10.1.0.0/16 -p tcp -m multiport --dports 20:23,80 -j DROP
+-A FORWARD -p tcp -m tcp --dport 8000:8999 --tcp-flags SYN,ACK SYN -j DROP
+-A FORWARD -p udp -m udp --dport 53 -j REJECT --reject-with icmp-port-unreachable
+-A FORWARD -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
+-A FORWARD -i eth0 -j DROP
+-A FORWARD ! -s 10.0.0.0/8 -j DROP
+COMMIT
+"""
+
+
+def test_iptables_rules_that_fit_are_taken_and_the_others_named(tmp_path):
+    with Topology("pair") as t:
+        subprocess.run(netns.exec_argv(t.dut_ns, ["iptables-restore"]), input=IPTABLES, text=True, check=True)
+        saved = netns.run(t.dut_ns, ["iptables-save"]).stdout
+        netns.run(t.dut_ns, ["iptables", "-F"])
+    (tmp_path / "saved").write_text(saved)
+    done = imported(tmp_path / "saved")
+    assert done.returncode == 0, done.stderr
+    assert rules_of(done.stdout) == rules_of("""
+        10 allow tcp from 10.1.2.0/24 to 192.0.2.0/24 dport 22
+        20 drop tcp from 10.1.0.0/16 dport 20-23
+        30 drop tcp from 10.1.0.0/16 dport 80
+        40 drop tcp dport 8000-8999 flags syn,!ack
+        50 drop udp dport 53
+        default drop""")
+    left_out = [ln for ln in done.stdout.splitlines() if ln.startswith("# left out")]
+    assert len(left_out) == 3 and "conntrack" in left_out[0] and "interface" in left_out[1] \
+        and "negation" in left_out[2], left_out
+    assert "5 acl rules; 3 left out" in done.stderr
+
+
+def test_what_is_not_a_ruleset_is_said(tmp_path):
+    (tmp_path / "text.nft").write_text("table inet filter {\n}\n")
+    (tmp_path / "other.json").write_text('{"nftables": [{"chain": {"family": "inet", "table": "t", "name": "c"}}]}')
+    for path, says in ((tmp_path / "text.nft", "nft -j list ruleset"), (tmp_path / "other.json", "give --chain"),
+                       (tmp_path / "missing", "cannot read the ruleset")):
+        done = imported(path)
+        assert done.returncode == 1 and says in done.stderr and "Traceback" not in done.stderr, done.stderr
