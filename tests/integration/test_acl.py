@@ -25,6 +25,7 @@ from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.pktio import PacketPort
 from xnf.lab.topology import Topology
+from test_real_traffic import MODES as EVERY_MODE
 
 MODES = {"xdp": ("xdp", []), "afxdp": ("afxdp", ["--cores", "1"]), "hybrid": ("hybrid", ["--cores", "1"])}
 MARK = b"xnfacl"
@@ -139,9 +140,10 @@ def test_a_change_is_in_force_when_the_command_returns(mode, rules_file):
         assert nf.stop() == 0
 
 
-@pytest.mark.parametrize("variant", ["xdp", "afxdp", "hybrid"])
+@pytest.mark.parametrize("variant", EVERY_MODE)
 def test_real_applications_through_the_acl_and_a_blocked_port(variant, rules_file):
-    mode, extra = MODES[variant]
+    """ping over IPv4 and IPv6, a download, iperf3 over IPv6, and a blocked port, in every way xnf carries frames."""
+    mode, extra = EVERY_MODE[variant]
     with HostsTopology(kind="wire", hosts=2) as t:
         h0, h1 = t.host(0), t.host(1)
         blocked = apps.WebServer(t, h1.ns, h1.ip, port=apps.HTTP_PORT + 7)

@@ -16,6 +16,7 @@ from xnf.errors import XnfError
 from xnf.lab import apps, netfilter, netns
 from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
+from test_real_traffic import MODES as EVERY_MODE
 
 SECOND_INSIDE = "198.18.0.5"   # another inside address on host 0: another endpoint with the same port
 SERVER_PORTS = (7000, 7001)
@@ -112,12 +113,14 @@ def test_a_port_forward_reaches_an_inside_server(client, subject, rules_file):
                 assert control.request_json(nf.name, "stats")["counters"][counter] > 0
 
 
-@pytest.mark.parametrize("subject", MODES)
+@pytest.mark.parametrize("subject", EVERY_MODE)
 def test_real_applications_through_the_nat(subject, rules_file):
+    """ping, iperf3 TCP and UDP and an HTTP download through the NAT, in every way xnf carries frames."""
     with HostsTopology(hosts=2) as t:
         hosts_behind_a_nat(t)
         inside, outside = t.host(0), t.host(1)
-        with translating(t, subject, rules_file) as nf:
+        mode, extra = EVERY_MODE[subject]
+        with NfInstance.start(t, "nat", mode, t.dut_ifaces, rules=rules_file(nat_rules(t)), extra=extra) as nf:
             assert apps.ping(inside.ns, outside.ip, 10) == 10
             assert apps.ping(inside.ns, inside.dut_ip, 3) == 3      # the box itself: not translated
             tcp = apps.iperf3(t, inside.ns, outside.ns, outside.ip)
