@@ -28,7 +28,7 @@ XNF_MAP_HASH(nat_local, struct nat_local_addr, __u32, NAT_MAX_LOCAL_ADDRS);
 XNF_MAP_HASH(nat_forwards, struct nat_public_key, struct nat_forward, NAT_MAX_FORWARDS);
 XNF_MAP_HASH(nat_forward_back, struct nat_endpoint, struct nat_forward_back, NAT_MAX_FORWARDS);
 XNF_COUNTER_NAMES("new_mapping", "new_session", "out", "in", "filtered", "not_mapped", "pool_full", "table_full",
-		  "icmp_error_in", "forward_in", "hairpin", "fragment", "untranslated");
+		  "icmp_error_in", "forward_in", "hairpin", "fragment", "untranslated", "icmp_error_out");
 
 #define ICMP_ECHO_REPLY 0
 #define ICMP_UNREACHABLE 3
@@ -298,6 +298,115 @@ static __always_inline __be16 nat_source_port(const struct xnf_headers *h, const
 	return public_port;
 }
 
+/* Where an ICMP error's inner header keeps what the NAT changed: the flow's public port, the remote's port, the
+ * inner checksum (0: not in the frame) and whether that checksum covers the addresses. */
+struct nat_inner {
+	__be16 *port, *remote_port, *check;
+	int pseudo;
+};
+
+/* The inner frame's fields, as far as the ICMP error carries them (8 bytes past its IP header at least). */
+static __always_inline int nat_inner_fields(const struct xnf_pkt *pkt, const struct iphdr *inner, struct nat_inner *f)
+{
+	__be16 *l4 = (__be16 *)(inner + 1);
+
+	if ((void *)(l4 + 4) > pkt->data_end)
+		return -1;
+	f->port = l4;
+	f->remote_port = l4 + 1;
+	f->check = 0;
+	f->pseudo = 1;
+	if (inner->protocol == IPPROTO_UDP) {
+		f->check = l4 + 3;
+	} else if (inner->protocol == IPPROTO_TCP) {
+		if ((void *)(l4 + 9) <= pkt->data_end)
+			f->check = l4 + 8;
+	} else if (inner->protocol == IPPROTO_ICMP && *(__u8 *)l4 == ICMP_ECHO_REQUEST) {
+		/* An echo's identifier stands for both ports (offset 4); its checksum covers no addresses. */
+		f->port = l4 + 2;
+		f->remote_port = l4 + 2;
+		f->check = l4 + 1;
+		f->pseudo = 0;
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
+/* Rewrites a 16-bit field inside the ICMP message, and the message's checksum with it. */
+static __always_inline void nat_icmp_set2(struct xnf_headers *h, __be16 *field, __be16 value)
+{
+	xnf_csum_replace2(&h->icmp->checksum, *field, value);
+	*field = value;
+}
+
+/* The public port an inside endpoint holds now (its port forward's, or its mapping's while the binding is its own),
+ * without touching anything; 0 if it holds none. */
+static __always_inline __be16 nat_public_port_held(const struct nat_endpoint *in)
+{
+	struct nat_forward_back *back = xnf_map_lookup(&nat_forward_back, in);
+	struct nat_public_key key = { .proto = in->proto };
+	struct nat_mapping *mapping;
+	struct nat_binding *binding;
+
+	if (back)
+		return back->public_port;
+	mapping = xnf_map_lookup(&nat_mappings, in);
+	if (!mapping)
+		return 0;
+	key.port = mapping->public_port;
+	binding = xnf_map_lookup(&nat_bindings, &key);
+	if (!binding || binding->inside.addr != in->addr || binding->inside.port != in->port)
+		return 0;
+	return mapping->public_port;
+}
+
+/*
+ * An ICMP error from inside about a frame that came in translated (the inside host's port unreachable, a
+ * fragmentation needed): its inner header is that frame as the inside host got it, to the inside endpoint, which
+ * goes back to what the remote sent, to the public address and port; the error leaves from the public address, so
+ * the remote's application and path-MTU discovery see it as they would without the NAT.
+ */
+static __always_inline xnf_verdict nat_icmp_error_out(const struct xnf_pkt *pkt, struct xnf_headers *h,
+						      const struct nat_public *pool, const struct nat_outside *outside)
+{
+	struct iphdr *ip = h->ip4, *inner = (struct iphdr *)(h->icmp + 1);
+	struct nat_endpoint in;
+	struct nat_inner f;
+	__be16 public_port;
+	__sum16 check;
+
+	if ((void *)(inner + 1) > pkt->data_end || inner->ihl != 5 || inner->daddr != ip->saddr ||
+	    nat_inner_fields(pkt, inner, &f) || !f.pseudo)
+		goto untranslated;
+	__builtin_memset(&in, 0, sizeof(in));
+	in.addr = inner->daddr;
+	in.port = *f.remote_port;   /* the inner frame came to the inside endpoint: its destination port */
+	in.proto = inner->protocol;
+	public_port = nat_public_port_held(&in);
+	if (!public_port)
+		goto untranslated;
+	if (f.check && *f.check) {   /* a UDP checksum of 0 is none */
+		check = *f.check;
+		xnf_csum_replace4(&check, in.addr, pool->addr);
+		xnf_csum_replace2(&check, in.port, public_port);
+		nat_icmp_set2(h, f.check, check);
+	}
+	nat_icmp_set2(h, f.remote_port, public_port);
+	check = inner->check;
+	xnf_csum_replace4(&check, in.addr, pool->addr);
+	nat_icmp_set2(h, &inner->check, check);
+	xnf_csum_replace4(&h->icmp->checksum, in.addr, pool->addr);
+	inner->daddr = pool->addr;
+	ip->saddr = pool->addr;
+	xnf_csum_replace4(&ip->check, in.addr, pool->addr);
+	xnf_count_event(NAT_CNT_ICMP_ERROR_OUT);
+	return nat_send(pkt, h->eth, outside->port, outside->gateway_mac);
+untranslated:
+	xnf_count_event(NAT_CNT_UNTRANSLATED);
+	return XNF_PASS;
+}
+
 /* A frame from inside, to be translated out (pool and outside: the rules' public side and outside, if given). */
 static __always_inline xnf_verdict nat_out(const struct xnf_pkt *pkt, struct xnf_headers *h,
 					   const struct nat_public *pool, const struct nat_outside *outside)
@@ -306,6 +415,9 @@ static __always_inline xnf_verdict nat_out(const struct xnf_pkt *pkt, struct xnf
 	struct nat_endpoint in;
 	__be16 *port, public_port;
 
+	if (h->icmp && (h->icmp->type == ICMP_UNREACHABLE || h->icmp->type == ICMP_TIME_EXCEEDED) && outside &&
+	    outside->set && pool && pool->addr && !nat_is_local(ip->daddr))
+		return nat_icmp_error_out(pkt, h, pool, outside);
 	port = nat_port_field(h, 1, ICMP_ECHO_REQUEST);
 	if (!port || !outside || !outside->set || !pool || !pool->addr || nat_is_local(ip->daddr)) {
 		xnf_count_event(NAT_CNT_UNTRANSLATED);
@@ -360,47 +472,6 @@ static __always_inline xnf_verdict nat_deliver(const struct xnf_pkt *pkt, struct
 	return nat_send(pkt, eth, inside ? inside - 1 : xnf_ingress_port(pkt), mac);
 }
 
-/* Where an ICMP error's inner header keeps what the NAT changed: the flow's public port, the remote's port, the
- * inner checksum (0: not in the frame) and whether that checksum covers the addresses. */
-struct nat_inner {
-	__be16 *port, *remote_port, *check;
-	int pseudo;
-};
-
-/* The inner frame's fields, as far as the ICMP error carries them (8 bytes past its IP header at least). */
-static __always_inline int nat_inner_fields(const struct xnf_pkt *pkt, const struct iphdr *inner, struct nat_inner *f)
-{
-	__be16 *l4 = (__be16 *)(inner + 1);
-
-	if ((void *)(l4 + 4) > pkt->data_end)
-		return -1;
-	f->port = l4;
-	f->remote_port = l4 + 1;
-	f->check = 0;
-	f->pseudo = 1;
-	if (inner->protocol == IPPROTO_UDP) {
-		f->check = l4 + 3;
-	} else if (inner->protocol == IPPROTO_TCP) {
-		if ((void *)(l4 + 9) <= pkt->data_end)
-			f->check = l4 + 8;
-	} else if (inner->protocol == IPPROTO_ICMP && *(__u8 *)l4 == ICMP_ECHO_REQUEST) {
-		/* An echo's identifier stands for both ports (offset 4); its checksum covers no addresses. */
-		f->port = l4 + 2;
-		f->remote_port = l4 + 2;
-		f->check = l4 + 1;
-		f->pseudo = 0;
-	} else {
-		return -1;
-	}
-	return 0;
-}
-
-/* Rewrites a 16-bit field inside the ICMP message, and the message's checksum with it. */
-static __always_inline void nat_icmp_set2(struct xnf_headers *h, __be16 *field, __be16 value)
-{
-	xnf_csum_replace2(&h->icmp->checksum, *field, value);
-	*field = value;
-}
 
 /*
  * An ICMP error from outside about a translated flow, from a remote the flow went to: its inner header is the

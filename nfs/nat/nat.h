@@ -128,6 +128,7 @@ enum nat_counter {
 	NAT_CNT_HAIRPIN,
 	NAT_CNT_FRAGMENT,
 	NAT_CNT_UNTRANSLATED,
+	NAT_CNT_ICMP_ERROR_OUT,
 };
 
 /* The setting that holds the idle time of an entry of the protocol, closing or not. */

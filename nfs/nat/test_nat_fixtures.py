@@ -35,6 +35,13 @@ def translated_in(src=REMOTE, to=CLIENT_IP, mac=CLIENT_MAC):
     return Ether(src=PORT_MAC, dst=mac) / IP(src=src, dst=to)
 
 
+def unreachable(src: str, dst: str, sport: int, dport: int, data: bytes, icmp_type: int = 3, ttl: int = 64):
+    """An ICMP error (port unreachable, or time exceeded) about a UDP datagram from src:sport to dst:dport."""
+    code = 3 if icmp_type == 3 else 0
+    return (ICMP(type=icmp_type, code=code) / IPerror(src=src, dst=dst, ttl=ttl) / UDPerror(sport=sport, dport=dport)
+            / data)
+
+
 def test_flows_out_and_their_answers_back(tmp_path):
     payload = b"query"
     check("nat", [
@@ -56,6 +63,9 @@ def test_flows_out_and_their_answers_back(tmp_path):
         Fixture("its answer finds it",
                 bytes(coming_in() / UDP(sport=53, dport=40001) / payload), "tx",
                 bytes(translated_in(to=NEIGHBOUR_IP, mac=NEIGHBOUR_MAC) / UDP(sport=53, dport=40000) / payload)),
+        Fixture("its port unreachable back out: the inner port is the public one it was sent to",
+                bytes(going_out(NEIGHBOUR_IP, NEIGHBOUR_MAC) / unreachable(REMOTE, NEIGHBOUR_IP, 53, 40000, payload)),
+                "tx", bytes(translated_out() / unreachable(REMOTE, PUBLIC, 53, 40001, payload))),
         Fixture("the first host to another remote: the same public port (endpoint-independent mapping)",
                 bytes(Ether(src=CLIENT_MAC, dst=PORT_MAC) / IP(src=CLIENT_IP, dst=OTHER_REMOTE) /
                       UDP(sport=40000, dport=53) / payload), "tx",
@@ -87,18 +97,18 @@ def test_icmp_echo_and_errors(tmp_path):
                 "pass"),
         Fixture("the udp flow out", bytes(going_out() / sent), "tx", bytes(translated_out() / sent)),
         Fixture("port unreachable about it, inner header translated too",
-                bytes(coming_in() / ICMP(type=3, code=3) / IPerror(src=PUBLIC, dst=REMOTE) /
-                      UDPerror(sport=40000, dport=53) / b"query"), "tx",
-                bytes(translated_in() / ICMP(type=3, code=3) / IPerror(src=CLIENT_IP, dst=REMOTE) /
-                      UDPerror(sport=40000, dport=53) / b"query")),
+                bytes(coming_in() / unreachable(PUBLIC, REMOTE, 40000, 53, b"query")), "tx",
+                bytes(translated_in() / unreachable(CLIENT_IP, REMOTE, 40000, 53, b"query"))),
         Fixture("time exceeded from a router on the way",
-                bytes(coming_in(ROUTER) / ICMP(type=11) / IPerror(src=PUBLIC, dst=REMOTE, ttl=1) /
-                      UDPerror(sport=40000, dport=53) / b"query"), "tx",
-                bytes(translated_in(ROUTER) / ICMP(type=11) / IPerror(src=CLIENT_IP, dst=REMOTE, ttl=1) /
-                      UDPerror(sport=40000, dport=53) / b"query")),
+                bytes(coming_in(ROUTER) / unreachable(PUBLIC, REMOTE, 40000, 53, b"query", 11, ttl=1)), "tx",
+                bytes(translated_in(ROUTER) / unreachable(CLIENT_IP, REMOTE, 40000, 53, b"query", 11, ttl=1))),
+        Fixture("the inside host's port unreachable about the answer: from the public address, inner to it too",
+                bytes(going_out() / unreachable(REMOTE, CLIENT_IP, 53, 40000, b"answer")), "tx",
+                bytes(translated_out() / unreachable(REMOTE, PUBLIC, 53, 40000, b"answer"))),
+        Fixture("one about a frame to an endpoint with no mapping: the local stack's",
+                bytes(going_out() / unreachable(REMOTE, CLIENT_IP, 53, 40999, b"answer")), "pass"),
         Fixture("an error about a flow to a remote never sent to is filtered",
-                bytes(coming_in() / ICMP(type=3, code=3) / IPerror(src=PUBLIC, dst=OTHER_REMOTE) /
-                      UDPerror(sport=40000, dport=53) / b"query"), "drop"),
+                bytes(coming_in() / unreachable(PUBLIC, OTHER_REMOTE, 40000, 53, b"query")), "drop"),
     ], tmp_path, rules=RULES)
 
 

@@ -29,13 +29,14 @@ MODES = {
 
 
 FORWARD = ("tcp", 8081, 8080)   # a public port forwarded to the inside host's web server
+CLOSED_FORWARD = ("udp", 5353, 5300)   # one forwarded to a port nothing listens on inside
 
 
 def nat_rules(t: HostsTopology) -> str:
     inside, outside = t.host(0), t.host(1)
-    proto, public_port, server_port = FORWARD
-    return (f"inside port 0\noutside port 1 gateway {outside.mac}\npublic {outside.dut_ip}\n"
-            f"forward {proto} {public_port} to {inside.ip} {server_port} mac {inside.mac}\n")
+    return (f"inside port 0\noutside port 1 gateway {outside.mac}\npublic {outside.dut_ip}\n" +
+            "".join(f"forward {proto} {public_port} to {inside.ip} {server_port} mac {inside.mac}\n"
+                    for proto, public_port, server_port in (FORWARD, CLOSED_FORWARD)))
 
 
 def hosts_behind_a_nat(t: HostsTopology) -> None:
@@ -46,9 +47,9 @@ def hosts_behind_a_nat(t: HostsTopology) -> None:
 @contextmanager
 def translating(t: HostsTopology, subject: str, rules_file):
     if subject == "nftables":
-        proto, public_port, server_port = FORWARD
         netfilter.masquerade(t.dut_ns, t.host(0).dut_if, t.host(1).dut_if,
-                             forwards=[(proto, public_port, t.host(0).ip, server_port)])
+                             forwards=[(proto, public_port, t.host(0).ip, server_port)
+                                       for proto, public_port, server_port in (FORWARD, CLOSED_FORWARD)])
         yield None
         return
     mode, extra = MODES[subject]
@@ -90,6 +91,21 @@ def test_the_nat_translates_as_linux_does(subject, rules_file):
             if nf:
                 counters = control.request_json(nf.name, "stats")["counters"]
                 assert counters["new_mapping"] == 3 and counters["icmp_error_in"] >= 1, counters
+
+
+@pytest.mark.parametrize("subject", ["nftables", *MODES])
+def test_an_inside_error_about_a_forwarded_port_reaches_the_outside(subject, rules_file):
+    """A datagram from outside to a forwarded port that nothing listens on inside: the inside host's ICMP port
+    unreachable goes out translated (from the public address, its inner header to the public port), and the
+    outside application sees a refused port, as through Linux."""
+    with HostsTopology(hosts=2) as t:
+        hosts_behind_a_nat(t)
+        outside = t.host(1)
+        _, public_port, _ = CLOSED_FORWARD
+        with translating(t, subject, rules_file) as nf:
+            assert apps.udp_seen_as(outside.ns, outside.ip, 41000, outside.dut_ip, public_port) == "refused"
+            if nf:
+                assert control.request_json(nf.name, "stats")["counters"]["icmp_error_out"] == 1
 
 
 # Who downloads from the forwarded port: the outside host, or the inside host itself (hairpinning, xnf only).
