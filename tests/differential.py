@@ -12,11 +12,13 @@ XDP_ABORTED, XDP_DROP, XDP_PASS, XDP_TX, XDP_REDIRECT = 0, 1, 2, 3, 4
 
 
 def run_differential(nf: str, tmp_path, rules: str | None = None, ports: int = 1,
-                     frames: list[tuple[str, bytes]] | None = None) -> dict[str, dict]:
-    """Kernel (BPF_PROG_RUN) and native must agree on every frame; returns the records by frame name."""
+                     frames: list[tuple[str, bytes]] | None = None, times: list[float] | None = None
+                     ) -> dict[str, dict]:
+    """Kernel (BPF_PROG_RUN) and native must agree on every frame; returns the records by frame name. times: when
+    each frame runs, in seconds from the first (an idle time's fixtures wait)."""
     frames = frames if frames is not None else corpus()
     pcap = tmp_path / "corpus.pcap"
-    write_pcap(pcap, frames)
+    write_pcap(pcap, frames, times)
     argv = [str(BUILD_DIR / "tests" / f"xnf-diff-{nf}"), str(pcap), "--ports", str(ports)]
     if rules:
         rules_path = tmp_path / "rules.txt"

@@ -5,6 +5,7 @@ what the fixture expects."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from differential import run_differential
@@ -23,6 +24,7 @@ class Fixture:
     output: bytes | None = None   # the bytes that leave (tx, redirect, pass); None: the frame, unchanged
     malformed: bool = False       # counted as malformed besides its verdict
     port: int | None = None       # a redirect: the port it names
+    wait_s: float = 0.0           # seconds to let pass before it (idle times)
 
 
 def swap_macs(frame: bytes) -> bytes:
@@ -32,7 +34,9 @@ def swap_macs(frame: bytes) -> bytes:
 def check(nf: str, fixtures: list[Fixture], tmp_path, rules: str | None = None, ports: int = 1) -> None:
     names = [f.name for f in fixtures]
     assert len(set(names)) == len(names), "fixture names must be unique"
-    records = run_differential(nf, tmp_path, rules=rules, ports=ports, frames=[(f.name, f.frame) for f in fixtures])
+    times = list(itertools.accumulate(f.wait_s for f in fixtures))
+    records = run_differential(nf, tmp_path, rules=rules, ports=ports, frames=[(f.name, f.frame) for f in fixtures],
+                               times=times if any(times) else None)
     for f in fixtures:
         kernel, native = records[f.name]["kernel"], records[f.name]["native"]
         assert (kernel["verdict"], kernel["malformed"]) == (f.verdict, f.malformed), \

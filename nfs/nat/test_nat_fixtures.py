@@ -176,3 +176,26 @@ def test_hairpinning(tmp_path):
                 bytes(Ether(src=CLIENT_MAC, dst=PORT_MAC) / IP(src=CLIENT_IP, dst=PUBLIC) /
                       TCP(sport=4001, dport=9999, flags="S")), "pass"),
     ], tmp_path, rules=rules, ports=2)
+
+
+def test_what_is_idle_past_its_time_is_over(tmp_path):
+    """Idle times, as the packet path reads them (before the sweeper removes anything): a UDP mapping idle past
+    its 1 s, and a TCP connection closed by FIN past its 1 s closing time, no longer let answers in; the flow
+    going out again opens a mapping afresh."""
+    rules = RULES + "timeout udp 1\ntimeout tcp-closing 1\n"
+    query, answer = UDP(sport=40000, dport=53) / b"query", UDP(sport=53, dport=40000) / b"answer"
+    check("nat", [
+        Fixture("a udp flow out", bytes(going_out() / query), "tx", bytes(translated_out() / query)),
+        Fixture("its answer within the idle time", bytes(coming_in() / answer), "tx", bytes(translated_in() / answer)),
+        Fixture("a tcp connection out", bytes(going_out() / TCP(sport=5000, dport=80, flags="S")), "tx",
+                bytes(translated_out() / TCP(sport=5000, dport=80, flags="S"))),
+        Fixture("closed by the inside host", bytes(going_out() / TCP(sport=5000, dport=80, flags="FA")), "tx",
+                bytes(translated_out() / TCP(sport=5000, dport=80, flags="FA"))),
+        Fixture("an answer after 1.5 s idle: the mapping is over, not translated", bytes(coming_in() / answer),
+                "pass", wait_s=1.5),
+        Fixture("the closed connection's last segment after its closing time: not translated either",
+                bytes(coming_in() / TCP(sport=80, dport=5000, flags="A")), "pass"),
+        Fixture("the flow out again: a mapping afresh, its own port", bytes(going_out() / query), "tx",
+                bytes(translated_out() / query)),
+        Fixture("and its answer gets in", bytes(coming_in() / answer), "tx", bytes(translated_in() / answer)),
+    ], tmp_path, rules=rules)

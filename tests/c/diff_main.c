@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <xnf/helpers.h>
 #include <xnf/internal/native_maps.h>
 #include <xnf/internal/nf_entry.h>
 #include <xnf/runtime/log.h>
@@ -141,14 +143,15 @@ static int pcap_open(struct pcap_reader *p, const char *path)
 	return 0;
 }
 
-/* Returns the frame length, 0 at the end, -1 on a broken file. */
-static int pcap_next(struct pcap_reader *p, __u8 *buf, __u32 cap)
+/* Returns the frame length, 0 at the end, -1 on a broken file; *at: its time stamp in microseconds. */
+static int pcap_next(struct pcap_reader *p, __u8 *buf, __u32 cap, __u64 *at)
 {
 	__u32 rec[4];
 	__u32 len;
 
 	if (fread(rec, sizeof(rec), 1, p->f) != 1)
 		return 0;
+	*at = (__u64)pcap_u32(p, rec[0]) * 1000000 + pcap_u32(p, rec[1]);
 	len = pcap_u32(p, rec[2]);
 	if (len > cap || fread(buf, 1, len, p->f) != len)
 		return -1;
@@ -198,6 +201,7 @@ int main(int argc, char **argv)
 	struct pcap_reader pcap;
 	const char *corpus, *rules;
 	unsigned int total = 0, mismatches = 0;
+	__u64 start_us, at_us = 0;
 	__u32 nports;
 	int len;
 
@@ -219,9 +223,15 @@ int main(int argc, char **argv)
 	if (xnf_xdp_load(&x, ports, nports, false, &(struct xnf_xdp_plan){ .datapath = XNF_DATAPATH_KERNEL }, NULL, 0) ||
 	    load_rules_both(rules, &x) || pcap_open(&pcap, corpus))
 		return 1;
-	while ((len = pcap_next(&pcap, frame, sizeof(frame))) > 0) {
+	start_us = xnf_now_ns() / 1000;
+	while ((len = pcap_next(&pcap, frame, sizeof(frame), &at_us)) > 0) {
 		bool same;
-		int err = run_kernel(&x, frame, (__u32)len, &kernel);
+		int err;
+
+		/* A frame's time stamp is when it runs, from the first: fixtures of idle times wait for them. */
+		while (xnf_now_ns() / 1000 < start_us + at_us)
+			usleep((useconds_t)(start_us + at_us - xnf_now_ns() / 1000));
+		err = run_kernel(&x, frame, (__u32)len, &kernel);
 
 		run_native(frame, (__u32)len, nports, &native);
 		if (err) {
