@@ -38,6 +38,13 @@ CASES = {  # study: (its smallest options, the subjects it must measure, the sam
     "nodes": (["--rounds", "1", "--seconds", "0.3", "--nodes", "1,2"], {"1 node", "2 nodes"}),
     "soak": (["--minutes", "0.05", "--sample-seconds", "1", "--churn-per-s", "20"],
              {"firewall-xdp", "firewall-afxdp", "lb-xdp", "lb-afxdp"}),
+    "acl-rules": (["--rounds", "1", "--seconds", "0.3", "--counts", "10", "--shapes", "prefixes", "--paths", "xdp"],
+                  {"nftables 10 prefixes", "xdp 10 prefixes"}),
+    "nat-rates": (["--rounds", "1", "--seconds", "0.3", "--scenarios", "established", "--paths", "xdp"],
+                  {"nftables established", "xdp established"}),
+    "upf-paths": (["--rounds", "1", "--seconds", "0.3", "--sessions", "10", "--paths", "xdp,afxdp-poll,chain-split",
+                   "--no-advice"],
+                  {f"{d} 10 {p}" for d in ("uplink", "downlink") for p in ("xdp", "afxdp-poll", "chain-split")}),
 }
 
 

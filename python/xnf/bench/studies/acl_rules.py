@@ -91,7 +91,7 @@ def summarise(samples: list[dict], args: argparse.Namespace) -> list[dict]:
                 if not mine:
                     continue
                 yard = f"{YARDSTICK} {count} {shape}"
-                rows.append({"count": count, "shape": shape, "path": path,
+                rows.append({"subject": f"{path} {count} {shape}", "count": count, "shape": shape, "path": path,
                              "mpps": statistics.median(s["mpps"] for s in mine),
                              "ratio_to_nftables": median_ratio(samples, mine, "mpps", yard)
                              if path != YARDSTICK else 1.0, "rounds": len(mine)})
@@ -132,6 +132,7 @@ STUDY = RoundsStudy(
                    f"(offered {s['offered_mpps']:.3f})",
     report=lambda row: f"{row['path']:8s} {row['count']:6d} {row['shape']:8s} {row['mpps']:.3f} Mpps, "
                        f"{row['ratio_to_nftables']}x nftables",
-    fields=lambda args: {"generator_core": GEN_CORE, "dut_core": DUT_CORE, "yardstick": YARDSTICK,
+    fields=lambda args: {"generator_core": GEN_CORE, "dut_core": DUT_CORE,
+                         "yardstick": "{2} {0} {1}".format(*_subjects(args)[0]),   # the first case's nftables
                          "traffic": TRAFFIC, "paths": paths_described(PATHS)})
 add_arguments, run = STUDY.add_arguments, STUDY.run

@@ -92,7 +92,7 @@ def summarise(samples: list[dict], args: argparse.Namespace) -> list[dict]:
             mine = [s for s in samples if (s["scenario"], s["path"]) == (scenario, path)]
             if not mine:
                 continue
-            rows.append({"scenario": scenario, "path": path, "mpps": statistics.median(s["mpps"] for s in mine),
+            rows.append({"subject": f"{path} {scenario}", "scenario": scenario, "path": path, "mpps": statistics.median(s["mpps"] for s in mine),
                          "ratio_to_nftables": median_ratio(samples, mine, "mpps", f"{YARDSTICK} {scenario}")
                          if path != YARDSTICK else 1.0, "rounds": len(mine)})
     return rows
@@ -129,7 +129,7 @@ def _report(row: dict) -> str:
 
 
 def _fields(args: argparse.Namespace) -> dict:
-    return {"generator_core": GEN_CORE, "dut_core": DUT_CORE, "yardstick": YARDSTICK,
+    return {"generator_core": GEN_CORE, "dut_core": DUT_CORE, "yardstick": f"{YARDSTICK} {_chosen(args)[0][0]}",
             "established_flows": ESTABLISHED_FLOWS, "new_flows": NEW_FLOWS, "paths": paths_described(PATHS)}
 
 

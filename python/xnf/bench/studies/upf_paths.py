@@ -145,8 +145,10 @@ def _advice(direction: str, sessions: int, args: argparse.Namespace, folder) -> 
 
 @contextlib.contextmanager
 def _ask_the_advisor(args: argparse.Namespace, folder):
-    """Before the rounds: the advisor's answer per case, kept with the options for the summary."""
-    args.advice = {f"{d} {n}": _advice(d, n, args, folder) for d in _directions(args) for n in _sessions(args)}
+    """Before the rounds: the advisor's answer per case, kept with the options for the summary (unless
+    --no-advice)."""
+    args.advice = {f"{d} {n}": _advice(d, n, args, folder) for d in _directions(args) for n in _sessions(args)
+                   if args.advice_asked}
     yield None
 
 
@@ -160,7 +162,7 @@ def summarise(samples: list[dict], args: argparse.Namespace) -> list[dict]:
         for path in dict.fromkeys(s["path"] for s in mine_case):
             mine = [s for s in mine_case if s["path"] == path]
             medians[path] = statistics.median(s["mpps"] for s in mine)
-            rows.append({"case": case, "path": path, "mpps": round(medians[path], 4),
+            rows.append({"subject": f"{case} {path}", "case": case, "path": path, "mpps": round(medians[path], 4),
                          "ratio_to_xdp": median_ratio(samples, mine, "mpps", f"{case} {YARDSTICK}"),
                          "core1_busy_share": statistics.median(s["core1_busy_share"] for s in mine),
                          "rounds": len(mine)})
@@ -172,7 +174,7 @@ def _verdict(case: str, medians: dict, advice: dict) -> dict:
     alone = {p: r for p, r in medians.items() if p in UPF_ALONE}
     fastest = max(alone, key=alone.get)
     chain = {p: r for p, r in medians.items() if p not in UPF_ALONE}
-    row = {"case": case, "fastest": fastest, "fastest_mpps": round(alone[fastest], 4),
+    row = {"subject": f"{case} verdict", "case": case, "fastest": fastest, "fastest_mpps": round(alone[fastest], 4),
            "fastest_chain_placement": max(chain, key=chain.get) if chain else None, "advice": advice}
     pick = advice.get("pick")
     if pick in alone:
@@ -221,6 +223,8 @@ def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--paths", default=",".join(PATHS), help="a subset of " + ", ".join(PATHS))
     parser.add_argument("--breakout-share", type=float, default=0.0,
                         help="uplink: the share of G-PDUs to the edge application (local breakout, out of port 1)")
+    parser.add_argument("--no-advice", dest="advice_asked", action="store_false",
+                        help="do not ask xnf advise first (its quick profile takes a minute on a machine without one)")
     parser.add_argument("--placement", choices=PLACEMENTS, default=PLACEMENTS[0],
                         help="lab: the advisor's platform (the DUT's receive on the generator's core); one-core: all "
                              "of the DUT's work on core 1")
@@ -241,8 +245,9 @@ def _report(row: dict) -> str:
 
 
 def _fields(args: argparse.Namespace) -> dict:
+    cases = [f"{d} {n}" for d in _directions(args) for n in _sessions(args)]
     return {"generator_core": GEN_CORE, "dut_core": DUT_CORE, "placement": args.placement,
-            "yardstick": YARDSTICK, "inner_size": args.inner_size, "breakout_share": args.breakout_share,
+            "yardstick": f"{cases[0]} {YARDSTICK}", "yardsticks": {case: f"{case} {YARDSTICK}" for case in cases}, "inner_size": args.inner_size, "breakout_share": args.breakout_share,
             "firewall_rules": FIREWALL_RULES, "holds_within": HOLDS_WITHIN,
             "paths": {name: {"nf": nf, "mode": mode, "options": options} for name, (nf, mode, options) in PATHS.items()}}
 
