@@ -210,7 +210,7 @@ def _nft_rule(exprs: list) -> tuple[str, list[str]]:
 
 
 def _nft_chain(objects: list[dict], chain: str | None) -> dict:
-    chains = [o["chain"] for o in objects if "chain" in o]
+    chains = [o["chain"] for o in objects if isinstance(o.get("chain"), dict)]
     if chain:
         found = [c for c in chains if c["name"] == chain or f"{c['table']}/{c['name']}" == chain]
     else:
@@ -226,13 +226,20 @@ def from_nft_json(text: str, chain: str | None = None) -> Conversion:
     try:
         objects = json.loads(text)["nftables"]
     except (ValueError, KeyError, TypeError):
-        raise XnfError("this is not nftables' JSON: give the output of 'nft -j list ruleset'") from None
-    picked = _nft_chain(objects, chain)
-    out = Conversion(default={"accept": "allow", "drop": "drop"}.get(picked.get("policy", "accept")))
+        objects = None
+    if not isinstance(objects, list):
+        raise XnfError("this is not nftables' JSON: give the output of 'nft -j list ruleset'")
+    try:
+        picked = _nft_chain([o for o in objects if isinstance(o, dict)], chain)
+        where = (picked["table"], picked["name"], picked.get("family"))
+    except (KeyError, TypeError, AttributeError) as missing:
+        raise XnfError(f"this nftables JSON has a chain without {missing}: is it 'nft -j list ruleset' output?") \
+            from None
+    policy = picked.get("policy", "accept")
+    out = Conversion(default={"accept": "allow", "drop": "drop"}.get(policy) if isinstance(policy, str) else None)
     for o in objects:
-        rule = o.get("rule")
-        if not rule or (rule["table"], rule["chain"], rule["family"]) != (picked["table"], picked["name"],
-                                                                          picked["family"]):
+        rule = o.get("rule") if isinstance(o, dict) else None
+        if not isinstance(rule, dict) or (rule.get("table"), rule.get("chain"), rule.get("family")) != where:
             continue
         described = f"rule {rule.get('handle')} of {picked['table']}/{picked['name']}"
         try:
@@ -240,6 +247,9 @@ def from_nft_json(text: str, chain: str | None = None) -> Conversion:
         except CannotConvert as why:
             if "non-IP" not in str(why):
                 out.skipped.append((described, str(why)))
+            continue
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, StopIteration):
+            out.skipped.append((described, "not a rule as nft writes it"))
             continue
         out.lines += bodies
     return out
