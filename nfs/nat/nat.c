@@ -2,13 +2,14 @@
 /*
  * nat: a stateful NAT44 (source NAT, "masquerade") between an inside port and an outside port.
  *
- * Out (a frame on the inside port): TCP, UDP and ICMP echo requests from inside get the public address as their
- * source and a public port (the echo identifier for ICMP) in place of theirs. An inside endpoint keeps one public
+ * Out (a frame on the inside port): TCP, UDP and ICMP echo requests from inside get a public address (the one the
+ * inside host is paired with, of up to NAT_MAX_PUBLIC) as their source and a public port (the echo identifier for
+ * ICMP) in place of theirs. An inside endpoint keeps one public
  * port for every remote it talks to (endpoint-independent mapping), its own port where the pool has it free; the
  * frame leaves by the outside port towards the gateway. In (a frame on the outside port to the public address):
  * a public port leads back to its inside endpoint, but only for a remote that endpoint has sent to
  * (address-and-port-dependent filtering); ICMP errors about a translated flow are translated back, inner header
- * included. Checksums are updated incrementally.
+ * included, both ways. Checksums are updated incrementally.
  *
  * Mappings, bindings and sessions end after an idle time per protocol; a sweeper removes them (nat_control.c).
  * Traffic that is not to be translated (ARP, IPv6, frames to the box's own addresses, other protocols) goes to
@@ -21,7 +22,9 @@ XNF_MAP_HASH(nat_mappings, struct nat_endpoint, struct nat_mapping, NAT_DEFAULT_
 XNF_MAP_HASH(nat_bindings, struct nat_public_key, struct nat_binding, NAT_DEFAULT_MAPPINGS);
 XNF_MAP_HASH(nat_sessions, struct nat_session_key, struct nat_session, NAT_DEFAULT_SESSIONS);
 XNF_MAP_ARRAY(nat_config, __u32, NAT_NSETTINGS);
-XNF_MAP_ARRAY(nat_public, struct nat_public, 1);
+XNF_MAP_ARRAY(nat_public, struct nat_public, NAT_MAX_PUBLIC);
+XNF_MAP_HASH(nat_public_set, struct nat_local_addr, struct nat_public_ports, NAT_MAX_PUBLIC);
+XNF_MAP_HASH(nat_public_index, struct nat_local_addr, __u32, NAT_MAX_PUBLIC);
 XNF_MAP_ARRAY(nat_outside, struct nat_outside, 1);
 XNF_MAP_ARRAY(nat_port_mac, struct nat_port_mac, XNF_MAX_PORTS);
 XNF_MAP_HASH(nat_local, struct nat_local_addr, __u32, NAT_MAX_LOCAL_ADDRS);
@@ -55,6 +58,23 @@ static __always_inline int nat_is_local(__be32 addr)
 	struct nat_local_addr key = { .addr = addr };
 
 	return xnf_map_lookup(&nat_local, &key) != NULL;
+}
+
+/* The public address in a slot (0: none there). */
+static __always_inline __be32 nat_public_addr(__u32 slot)
+{
+	struct nat_public *pub = xnf_map_lookup(&nat_public, &slot);
+
+	return pub ? pub->addr : 0;
+}
+
+/* The slot of a public address, or -1 when the address is none of the NAT's. */
+static __always_inline int nat_public_slot(__be32 addr)
+{
+	struct nat_local_addr key = { .addr = addr };
+	__u32 *slot = xnf_map_lookup(&nat_public_index, &key);
+
+	return slot ? (int)*slot : -1;
 }
 
 /* The port a frame's protocol translates: TCP and UDP ports, the ICMP echo identifier; 0: not translated. */
@@ -156,19 +176,39 @@ static long nat_try_port(__u32 i, void *ctx)
 	return 0;
 }
 
-/* A public port for the inside endpoint: its own where the pool has it free (as Linux keeps it), else the next
- * free one from a place its hash picks. 0 when none of NAT_PORT_TRIES is free. */
-static __always_inline __be16 nat_claim_port(const struct nat_endpoint *in, const __u8 *mac, __u64 now)
+/* The slot of the public address an inside host's mappings take: paired (RFC 4787 REQ-2), the host's address
+ * modulo the slots in use, the next slot in use where that one is empty. */
+static __always_inline struct nat_public *nat_paired_pool(__be32 inside_addr, __u32 *slot)
 {
+	__u32 slots = nat_setting(NAT_SETTING_PUBLIC_SLOTS), first;
 	struct nat_public *pool;
-	struct nat_claim c;
-	__u32 zero = 0, own;
 
-	pool = xnf_map_lookup(&nat_public, &zero);
-	if (!pool || !pool->addr || pool->port_hi < pool->port_lo)
+	if (!slots || slots > NAT_MAX_PUBLIC)
+		return 0;
+	first = bpf_ntohl(inside_addr) % slots;
+	for (__u32 i = 0; i < NAT_MAX_PUBLIC; i++) {
+		*slot = (first + i) % slots;
+		pool = xnf_map_lookup(&nat_public, slot);
+		if (pool && pool->addr)
+			return pool;
+	}
+	return 0;
+}
+
+/* A public port for the inside endpoint on its paired address (its slot in *slot): its own port where the pool has
+ * it free (as Linux keeps it), else the next free one from a place its hash picks. 0 when none of NAT_PORT_TRIES is
+ * free. */
+static __always_inline __be16 nat_claim_port(const struct nat_endpoint *in, const __u8 *mac, __u64 now, __u32 *slot)
+{
+	struct nat_public *pool = nat_paired_pool(in->addr, slot);
+	struct nat_claim c;
+	__u32 own;
+
+	if (!pool || pool->port_hi < pool->port_lo)
 		return 0;
 	__builtin_memset(&c, 0, sizeof(c));
 	c.key.proto = in->proto;
+	c.key.addr_index = (__u8)*slot;
 	c.binding.inside = *in;
 	__builtin_memcpy(c.binding.mac, mac, ETH_ALEN);
 	c.binding.last_seen_ns = now;
@@ -182,8 +222,9 @@ static __always_inline __be16 nat_claim_port(const struct nat_endpoint *in, cons
 	return c.found ? c.key.port : 0;
 }
 
-/* The inside endpoint's public port: its mapping while the binding behind it is still its own, else a new one. */
-static __always_inline __be16 nat_public_port(const struct nat_endpoint *in, const __u8 *mac, __u64 now)
+/* The inside endpoint's public port (its address's slot in *slot): its mapping while the binding behind it is
+ * still its own, else a new one. */
+static __always_inline __be16 nat_public_port(const struct nat_endpoint *in, const __u8 *mac, __u64 now, __u32 *slot)
 {
 	struct nat_public_key key = { .proto = in->proto };
 	struct nat_mapping *mapping, fresh;
@@ -192,22 +233,26 @@ static __always_inline __be16 nat_public_port(const struct nat_endpoint *in, con
 	mapping = xnf_map_lookup(&nat_mappings, in);
 	if (mapping) {
 		key.port = mapping->public_port;
+		key.addr_index = mapping->addr_index;
 		binding = xnf_map_lookup(&nat_bindings, &key);
 		if (binding && binding->inside.addr == in->addr && binding->inside.port == in->port) {
 			mapping->last_seen_ns = now;
 			binding->last_seen_ns = now;
+			*slot = mapping->addr_index;
 			return mapping->public_port;
 		}
 	}
 	__builtin_memset(&fresh, 0, sizeof(fresh));
-	fresh.public_port = nat_claim_port(in, mac, now);
+	fresh.public_port = nat_claim_port(in, mac, now, slot);
 	if (!fresh.public_port) {
 		xnf_count_event(NAT_CNT_POOL_FULL);
 		return 0;
 	}
+	fresh.addr_index = (__u8)*slot;
 	fresh.last_seen_ns = now;
 	if (xnf_map_update(&nat_mappings, in, &fresh, BPF_ANY)) {
 		key.port = fresh.public_port;
+		key.addr_index = fresh.addr_index;
 		xnf_map_delete(&nat_bindings, &key);
 		xnf_count_event(NAT_CNT_TABLE_FULL);
 		return 0;
@@ -256,9 +301,9 @@ static __always_inline void nat_set_source(struct xnf_headers *h, __be16 *port, 
 /* TCP: a FIN or RST puts the connection's session and its endpoint's binding on the closing idle time, a SYN takes
  * them off it. */
 static __always_inline void nat_track_tcp(const struct xnf_headers *h, const struct nat_endpoint *in,
-					  __be32 remote_addr, __be16 remote_port, __be16 public_port)
+					  __be32 remote_addr, __be16 remote_port, __be16 public_port, __u32 slot)
 {
-	struct nat_public_key public_key = { .port = public_port, .proto = IPPROTO_TCP };
+	struct nat_public_key public_key = { .port = public_port, .proto = IPPROTO_TCP, .addr_index = (__u8)slot };
 	struct nat_session_key key;
 	struct nat_session *session;
 	struct nat_binding *binding;
@@ -279,22 +324,24 @@ static __always_inline void nat_track_tcp(const struct xnf_headers *h, const str
 		binding->closing = closing;
 }
 
-/* The public port an inside endpoint's frame leaves from: its port forward's, or its mapping's with the session to
- * the remote noted; 0 when it gets none (counted). */
+/* The public port an inside endpoint's frame leaves from (its address's slot in *slot): its port forward's (on the
+ * first slot's address), or its mapping's with the session to the remote noted; 0 when it gets none (counted). */
 static __always_inline __be16 nat_source_port(const struct xnf_headers *h, const struct nat_endpoint *in,
-					      __be32 remote_addr, __be16 remote_dport, __u64 now)
+					      __be32 remote_addr, __be16 remote_dport, __u64 now, __u32 *slot)
 {
 	struct nat_forward_back *back = xnf_map_lookup(&nat_forward_back, in);
 	__be16 public_port, remote_port;
 
-	if (back)
+	if (back) {
+		*slot = 0;
 		return back->public_port;
-	public_port = nat_public_port(in, h->eth->h_source, now);
+	}
+	public_port = nat_public_port(in, h->eth->h_source, now, slot);
 	/* An echo's identifier names both ends: the remote's "port" is the identifier it answers to. */
 	remote_port = h->icmp ? public_port : remote_dport;
 	if (!public_port || nat_touch_session(in, remote_addr, remote_port, now))
 		return 0;
-	nat_track_tcp(h, in, remote_addr, remote_port, public_port);
+	nat_track_tcp(h, in, remote_addr, remote_port, public_port, *slot);
 	return public_port;
 }
 
@@ -342,22 +389,25 @@ static __always_inline void nat_icmp_set2(struct xnf_headers *h, __be16 *field, 
 
 /* The public port an inside endpoint holds now (its port forward's, or its mapping's while the binding is its own),
  * without touching anything; 0 if it holds none. */
-static __always_inline __be16 nat_public_port_held(const struct nat_endpoint *in)
+static __always_inline __be16 nat_public_port_held(const struct nat_endpoint *in, __u32 *slot)
 {
 	struct nat_forward_back *back = xnf_map_lookup(&nat_forward_back, in);
 	struct nat_public_key key = { .proto = in->proto };
 	struct nat_mapping *mapping;
 	struct nat_binding *binding;
 
+	*slot = 0;
 	if (back)
 		return back->public_port;
 	mapping = xnf_map_lookup(&nat_mappings, in);
 	if (!mapping)
 		return 0;
 	key.port = mapping->public_port;
+	key.addr_index = mapping->addr_index;
 	binding = xnf_map_lookup(&nat_bindings, &key);
 	if (!binding || binding->inside.addr != in->addr || binding->inside.port != in->port)
 		return 0;
+	*slot = mapping->addr_index;
 	return mapping->public_port;
 }
 
@@ -368,13 +418,15 @@ static __always_inline __be16 nat_public_port_held(const struct nat_endpoint *in
  * the remote's application and path-MTU discovery see it as they would without the NAT.
  */
 static __always_inline xnf_verdict nat_icmp_error_out(const struct xnf_pkt *pkt, struct xnf_headers *h,
-						      const struct nat_public *pool, const struct nat_outside *outside)
+						      const struct nat_outside *outside)
 {
 	struct iphdr *ip = h->ip4, *inner = (struct iphdr *)(h->icmp + 1);
 	struct nat_endpoint in;
 	struct nat_inner f;
 	__be16 public_port;
+	__be32 public_addr;
 	__sum16 check;
+	__u32 slot;
 
 	if ((void *)(inner + 1) > pkt->data_end || inner->ihl != 5 || inner->daddr != ip->saddr ||
 	    nat_inner_fields(pkt, inner, &f) || !f.pseudo)
@@ -383,23 +435,24 @@ static __always_inline xnf_verdict nat_icmp_error_out(const struct xnf_pkt *pkt,
 	in.addr = inner->daddr;
 	in.port = *f.remote_port;   /* the inner frame came to the inside endpoint: its destination port */
 	in.proto = inner->protocol;
-	public_port = nat_public_port_held(&in);
-	if (!public_port)
+	public_port = nat_public_port_held(&in, &slot);
+	public_addr = nat_public_addr(slot);
+	if (!public_port || !public_addr)
 		goto untranslated;
 	if (f.check && *f.check) {   /* a UDP checksum of 0 is none */
 		check = *f.check;
-		xnf_csum_replace4(&check, in.addr, pool->addr);
+		xnf_csum_replace4(&check, in.addr, public_addr);
 		xnf_csum_replace2(&check, in.port, public_port);
 		nat_icmp_set2(h, f.check, check);
 	}
 	nat_icmp_set2(h, f.remote_port, public_port);
 	check = inner->check;
-	xnf_csum_replace4(&check, in.addr, pool->addr);
+	xnf_csum_replace4(&check, in.addr, public_addr);
 	nat_icmp_set2(h, &inner->check, check);
-	xnf_csum_replace4(&h->icmp->checksum, in.addr, pool->addr);
-	inner->daddr = pool->addr;
-	ip->saddr = pool->addr;
-	xnf_csum_replace4(&ip->check, in.addr, pool->addr);
+	xnf_csum_replace4(&h->icmp->checksum, in.addr, public_addr);
+	inner->daddr = public_addr;
+	ip->saddr = public_addr;
+	xnf_csum_replace4(&ip->check, in.addr, public_addr);
 	xnf_count_event(NAT_CNT_ICMP_ERROR_OUT);
 	return nat_send(pkt, h->eth, outside->port, outside->gateway_mac);
 untranslated:
@@ -407,19 +460,22 @@ untranslated:
 	return XNF_PASS;
 }
 
-/* A frame from inside, to be translated out (pool and outside: the rules' public side and outside, if given). */
+/* A frame from inside, to be translated out (outside: the rules' outside, if given; some public address must be). */
 static __always_inline xnf_verdict nat_out(const struct xnf_pkt *pkt, struct xnf_headers *h,
-					   const struct nat_public *pool, const struct nat_outside *outside)
+					   const struct nat_outside *outside)
 {
+	int translating = outside && outside->set && nat_setting(NAT_SETTING_PUBLIC_SLOTS);
 	struct iphdr *ip = h->ip4;
 	struct nat_endpoint in;
 	__be16 *port, public_port;
+	__be32 public_addr;
+	__u32 slot = 0;
 
-	if (h->icmp && (h->icmp->type == ICMP_UNREACHABLE || h->icmp->type == ICMP_TIME_EXCEEDED) && outside &&
-	    outside->set && pool && pool->addr && !nat_is_local(ip->daddr))
-		return nat_icmp_error_out(pkt, h, pool, outside);
+	if (h->icmp && (h->icmp->type == ICMP_UNREACHABLE || h->icmp->type == ICMP_TIME_EXCEEDED) && translating &&
+	    !nat_is_local(ip->daddr))
+		return nat_icmp_error_out(pkt, h, outside);
 	port = nat_port_field(h, 1, ICMP_ECHO_REQUEST);
-	if (!port || !outside || !outside->set || !pool || !pool->addr || nat_is_local(ip->daddr)) {
+	if (!port || !translating || nat_is_local(ip->daddr)) {
 		xnf_count_event(NAT_CNT_UNTRANSLATED);
 		return XNF_PASS;
 	}
@@ -427,18 +483,19 @@ static __always_inline xnf_verdict nat_out(const struct xnf_pkt *pkt, struct xnf
 	in.addr = ip->saddr;
 	in.port = *port;
 	in.proto = h->l4_proto;
-	public_port = nat_source_port(h, &in, ip->daddr, nat_port_value(h, 0), xnf_now_ns());
-	if (!public_port)
+	public_port = nat_source_port(h, &in, ip->daddr, nat_port_value(h, 0), xnf_now_ns(), &slot);
+	public_addr = nat_public_addr(slot);
+	if (!public_port || !public_addr)
 		return XNF_DROP;
-	nat_set_source(h, port, pool->addr, public_port);
+	nat_set_source(h, port, public_addr, public_port);
 	xnf_count_event(NAT_CNT_OUT);
 	return nat_send(pkt, h->eth, outside->port, outside->gateway_mac);
 }
 
-/* The binding behind a public port, still in use. */
-static __always_inline struct nat_binding *nat_binding_for(__be16 public_port, __u8 proto, __u64 now)
+/* The binding behind a public port of the address in slot, still in use. */
+static __always_inline struct nat_binding *nat_binding_for(__be16 public_port, __u8 proto, __u32 slot, __u64 now)
 {
-	struct nat_public_key key = { .port = public_port, .proto = proto };
+	struct nat_public_key key = { .port = public_port, .proto = proto, .addr_index = (__u8)slot };
 	struct nat_binding *binding = xnf_map_lookup(&nat_bindings, &key);
 
 	if (!binding || nat_idle_for(now, binding->last_seen_ns, nat_timeout_ns(proto, binding->closing)))
@@ -489,7 +546,7 @@ static __always_inline xnf_verdict nat_icmp_error_in(const struct xnf_pkt *pkt, 
 	if ((void *)(inner + 1) > pkt->data_end || inner->ihl != 5 || inner->saddr != ip->daddr ||
 	    nat_inner_fields(pkt, inner, &f))
 		goto unmapped;
-	binding = nat_binding_for(*f.port, inner->protocol, now);
+	binding = nat_binding_for(*f.port, inner->protocol, (__u32)nat_public_slot(ip->daddr), now);
 	if (!binding)
 		goto unmapped;
 	if (!nat_session_open(&binding->inside, inner->daddr, *f.remote_port, now)) {
@@ -533,10 +590,12 @@ static __always_inline xnf_verdict nat_rewrite_in(const struct xnf_pkt *pkt, str
 	return nat_deliver(pkt, h->eth, mac);
 }
 
-/* A public port no one inside holds: a port forward's, from any remote, or the box's own. */
-static __always_inline xnf_verdict nat_forward_in(const struct xnf_pkt *pkt, struct xnf_headers *h, __be16 *port)
+/* A public port no one inside holds: a port forward's (on the first slot's address), from any remote, or the box's
+ * own. */
+static __always_inline xnf_verdict nat_forward_in(const struct xnf_pkt *pkt, struct xnf_headers *h, __be16 *port,
+						  __u32 slot)
 {
-	struct nat_public_key key = { .port = *port, .proto = h->l4_proto };
+	struct nat_public_key key = { .port = *port, .proto = h->l4_proto, .addr_index = (__u8)slot };
 	struct nat_forward *forward;
 
 	forward = xnf_map_lookup(&nat_forwards, &key);
@@ -548,7 +607,8 @@ static __always_inline xnf_verdict nat_forward_in(const struct xnf_pkt *pkt, str
 	return nat_rewrite_in(pkt, h, port, &forward->inside, forward->mac);
 }
 
-static __always_inline xnf_verdict nat_in(const struct xnf_pkt *pkt, struct xnf_headers *h)
+/* A frame to the public address in slot. */
+static __always_inline xnf_verdict nat_in(const struct xnf_pkt *pkt, struct xnf_headers *h, __u32 slot)
 {
 	struct iphdr *ip = h->ip4;
 	struct nat_binding *binding;
@@ -558,9 +618,9 @@ static __always_inline xnf_verdict nat_in(const struct xnf_pkt *pkt, struct xnf_
 	if (h->icmp && (h->icmp->type == ICMP_UNREACHABLE || h->icmp->type == ICMP_TIME_EXCEEDED))
 		return nat_icmp_error_in(pkt, h, now);
 	port = nat_port_field(h, 0, ICMP_ECHO_REPLY);
-	binding = port ? nat_binding_for(*port, h->l4_proto, now) : 0;
+	binding = port ? nat_binding_for(*port, h->l4_proto, slot, now) : 0;
 	if (!binding && port && !h->icmp)
-		return nat_forward_in(pkt, h, port);
+		return nat_forward_in(pkt, h, port, slot);
 	if (!binding) {
 		xnf_count_event(NAT_CNT_NOT_MAPPED);
 		return XNF_PASS;   /* the box's own traffic, or an identifier no one inside holds */
@@ -571,7 +631,7 @@ static __always_inline xnf_verdict nat_in(const struct xnf_pkt *pkt, struct xnf_
 		return XNF_DROP;
 	}
 	binding->last_seen_ns = now;
-	nat_track_tcp(h, &binding->inside, ip->saddr, remote_port, *port);
+	nat_track_tcp(h, &binding->inside, ip->saddr, remote_port, *port, slot);
 	xnf_count_event(NAT_CNT_IN);
 	return nat_rewrite_in(pkt, h, port, &binding->inside, binding->mac);
 }
@@ -581,9 +641,11 @@ static __always_inline xnf_verdict nat_in(const struct xnf_pkt *pkt, struct xnf_
  * port forward) is translated both ways, as if it came from outside: its source to its own public address and
  * port, its destination to the other inside endpoint, and sent back out of the inside port.
  */
-static __always_inline xnf_verdict nat_hairpin(const struct xnf_pkt *pkt, struct xnf_headers *h, __be32 public_addr)
+static __always_inline xnf_verdict nat_hairpin(const struct xnf_pkt *pkt, struct xnf_headers *h, __u32 to_slot)
 {
-	struct nat_public_key key = { .proto = h->l4_proto };
+	struct nat_public_key key = { .proto = h->l4_proto, .addr_index = (__u8)to_slot };
+	__be32 public_addr = h->ip4->daddr, own_addr;
+	__u32 own_slot = 0;
 	struct iphdr *ip = h->ip4;
 	struct nat_binding *binding;
 	struct nat_forward *forward;
@@ -599,7 +661,7 @@ static __always_inline xnf_verdict nat_hairpin(const struct xnf_pkt *pkt, struct
 		return XNF_PASS;   /* the box's own public address, asked from inside */
 	}
 	key.port = *dport;
-	binding = nat_binding_for(*dport, h->l4_proto, now);
+	binding = nat_binding_for(*dport, h->l4_proto, to_slot, now);
 	forward = binding ? 0 : xnf_map_lookup(&nat_forwards, &key);
 	if (!binding && !forward) {
 		xnf_count_event(NAT_CNT_NOT_MAPPED);
@@ -609,11 +671,12 @@ static __always_inline xnf_verdict nat_hairpin(const struct xnf_pkt *pkt, struct
 	in.addr = ip->saddr;
 	in.port = *sport;
 	in.proto = h->l4_proto;
-	public_port = nat_source_port(h, &in, public_addr, *dport, now);
-	if (!public_port)
+	public_port = nat_source_port(h, &in, public_addr, *dport, now, &own_slot);
+	own_addr = nat_public_addr(own_slot);
+	if (!public_port || !own_addr)
 		return XNF_DROP;
 	if (binding) {
-		if (!nat_session_open(&binding->inside, public_addr, public_port, now)) {
+		if (!nat_session_open(&binding->inside, own_addr, public_port, now)) {
 			xnf_count_event(NAT_CNT_FILTERED);
 			return XNF_DROP;
 		}
@@ -624,7 +687,7 @@ static __always_inline xnf_verdict nat_hairpin(const struct xnf_pkt *pkt, struct
 		to = forward->inside;
 		__builtin_memcpy(mac, forward->mac, ETH_ALEN);
 	}
-	nat_set_source(h, sport, public_addr, public_port);
+	nat_set_source(h, sport, own_addr, public_port);
 	xnf_count_event(NAT_CNT_HAIRPIN);
 	return nat_rewrite_in(pkt, h, dport, &to, mac);
 }
@@ -633,8 +696,8 @@ static __always_inline xnf_verdict nat(struct xnf_pkt *pkt)
 {
 	__u32 inside = nat_setting(NAT_SETTING_INSIDE_PORT), zero = 0;
 	struct nat_outside *outside;
-	struct nat_public *pool;
 	struct xnf_headers h;
+	int slot;
 
 	if (xnf_parse_headers(pkt, &h) < 0)
 		return XNF_DROP_MALFORMED;
@@ -647,17 +710,17 @@ static __always_inline xnf_verdict nat(struct xnf_pkt *pkt)
 		xnf_count_event(NAT_CNT_FRAGMENT);
 		return XNF_DROP;
 	}
-	pool = xnf_map_lookup(&nat_public, &zero);
 	outside = xnf_map_lookup(&nat_outside, &zero);
-	/* The public address first: one port can be both inside and outside (a NAT on a stick), where a frame to the
+	/* The public addresses first: one port can be both inside and outside (a NAT on a stick), where a frame to a
 	 * public address is taken as from outside; with ports apart, one from inside is hairpinned. */
-	if (pool && pool->addr && h.ip4->daddr == pool->addr) {
+	slot = nat_public_slot(h.ip4->daddr);
+	if (slot >= 0) {
 		if (xnf_ingress_port(pkt) == inside - 1 && outside && outside->set && outside->port != inside - 1)
-			return nat_hairpin(pkt, &h, pool->addr);
-		return nat_in(pkt, &h);
+			return nat_hairpin(pkt, &h, (__u32)slot);
+		return nat_in(pkt, &h, (__u32)slot);
 	}
 	if (xnf_ingress_port(pkt) == inside - 1)
-		return nat_out(pkt, &h, pool, outside);
+		return nat_out(pkt, &h, outside);
 	xnf_count_event(NAT_CNT_UNTRANSLATED);
 	return XNF_PASS;
 }

@@ -10,6 +10,7 @@
 #define NAT_MAX_LOCAL_ADDRS 64
 #define NAT_MAX_FORWARDS 4096
 #define NAT_PORT_TRIES 32           /* public ports tried for a new mapping before the pool counts as full */
+#define NAT_MAX_PUBLIC 16           /* public addresses */
 
 /* Idle times after which a mapping or session is over (RFC 4787 REQ-5, RFC 5382 REQ-5, RFC 5508 REQ-1). */
 #define NAT_DEFAULT_TIMEOUT_TCP_S 7440
@@ -30,16 +31,18 @@ struct nat_endpoint {
  * mapping, RFC 4787 REQ-1). */
 struct nat_mapping {
 	__be16 public_port;
-	__u8 pad[2];
+	__u8 addr_index; /* its public address's slot in nat_public */
+	__u8 pad;
 	__u32 pad2;
 	__u64 last_seen_ns; /* CLOCK_MONOTONIC on both sides */
 };
 
-/* A public port of a protocol, as it arrives from outside. */
+/* A public port of a protocol on one of the public addresses (its slot in nat_public), as it arrives from outside.
+ * Port forwards are on the first slot's address. */
 struct nat_public_key {
 	__be16 port;
 	__u8 proto;
-	__u8 pad;
+	__u8 addr_index;
 };
 
 /* The inside endpoint behind a public port, and where to find it. */
@@ -85,9 +88,16 @@ struct nat_local_addr {
 	__be32 addr;
 };
 
-/* The public side: its address and its pool of ports (host order). */
+/* A public address and its pool of ports (host order), in the slot the NAT's commit step gave it: a slot keeps its
+ * address while the address is in the rules, so that the mappings made on it stay right. */
 struct nat_public {
 	__be32 addr;
+	__u16 port_lo;
+	__u16 port_hi;
+};
+
+/* A public address as the rules give it (nat_public_set, keyed by the address): its pool of ports. */
+struct nat_public_ports {
 	__u16 port_lo;
 	__u16 port_hi;
 };
@@ -111,6 +121,7 @@ enum nat_setting {
 	NAT_SETTING_TIMEOUT_UDP_S,
 	NAT_SETTING_TIMEOUT_ICMP_S,
 	NAT_SETTING_TIMEOUT_TCP_CLOSING_S,
+	NAT_SETTING_PUBLIC_SLOTS,    /* slots of nat_public in use: the highest + 1 (the commit step's) */
 	NAT_NSETTINGS,
 };
 

@@ -9,6 +9,7 @@
  * packet path already ignores them; this keeps the tables from filling. At most SWEEP_BUDGET entries of each
  * table per call, going on from there the next time.
  */
+#include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -94,7 +95,8 @@ static bool mapping_over(const struct xnf_rules_target *maps, const struct xnf_m
 {
 	const struct nat_endpoint *inside = key;
 	const struct nat_mapping *mapping = value;
-	struct nat_public_key public_key = { .port = mapping->public_port, .proto = inside->proto };
+	struct nat_public_key public_key = { .port = mapping->public_port, .proto = inside->proto,
+					     .addr_index = mapping->addr_index };
 	struct xnf_map_ref bindings;
 	struct nat_binding binding;
 
@@ -168,9 +170,7 @@ static void nat_sweep(const struct xnf_rules_target *maps)
 }
 
 /* Rebuilds nat_forward_back from nat_forwards: cleared, then one entry per forward. */
-int nat_forwards_commit(const struct xnf_rules_target *maps, char *err, size_t errlen);
-
-int nat_forwards_commit(const struct xnf_rules_target *maps, char *err, size_t errlen)
+static int commit_forwards(const struct xnf_rules_target *maps, char *err, size_t errlen)
 {
 	struct nat_public_key key, next;
 	struct nat_endpoint inside;
@@ -195,6 +195,104 @@ int nat_forwards_commit(const struct xnf_rules_target *maps, char *err, size_t e
 		}
 	}
 	return 0;
+}
+
+static int address_order(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The public addresses of the rules (nat_public_set) into nat_public's slots: an address keeps its slot while it is
+ * in the rules (the mappings made on it name the slot), a removed one frees its slot, a new one takes the first free
+ * slot; nat_public_index is rebuilt, and the slots in use noted. */
+static int commit_public(const struct xnf_rules_target *maps, char *err, size_t errlen)
+{
+	struct xnf_map_ref set, slots, index, config;
+	struct nat_public pub[NAT_MAX_PUBLIC];
+	struct nat_local_addr key, next;
+	struct nat_public_ports ports;
+	__u32 used = 0, slot, setting = NAT_SETTING_PUBLIC_SLOTS, fresh[NAT_MAX_PUBLIC + 1], fresh_count = 0;
+	bool first = true;
+
+	if (xnf_map_find(maps, "nat_public_set", &set) || xnf_map_find(maps, "nat_public", &slots) ||
+	    xnf_map_find(maps, "nat_public_index", &index) || xnf_map_find(maps, "nat_config", &config)) {
+		snprintf(err, errlen, "the NAT's maps are missing");
+		return -1;
+	}
+	for (slot = 0; slot < NAT_MAX_PUBLIC; slot++) {
+		struct nat_local_addr at = { 0 };
+
+		if (xnf_map_ref_lookup(&slots, &slot, &pub[slot]))
+			memset(&pub[slot], 0, sizeof(pub[slot]));
+		at.addr = pub[slot].addr;
+		if (pub[slot].addr && xnf_map_ref_lookup(&set, &at, &ports))
+			memset(&pub[slot], 0, sizeof(pub[slot]));   /* no longer in the rules */
+		else if (pub[slot].addr)
+			pub[slot].port_lo = ports.port_lo, pub[slot].port_hi = ports.port_hi;
+	}
+	/* New addresses take free slots in address order: the kernel's and the native table's walks differ, the
+	 * slots must not. */
+	for (; xnf_map_ref_next_key(&set, first ? NULL : &key, &next) == 0; key = next, first = false) {
+		bool placed = false;
+
+		for (slot = 0; slot < NAT_MAX_PUBLIC && !placed; slot++)
+			placed = pub[slot].addr == next.addr;
+		if (!placed && fresh_count < NAT_MAX_PUBLIC + 1)
+			fresh[fresh_count++] = ntohl(next.addr);
+	}
+	qsort(fresh, fresh_count, sizeof(fresh[0]), address_order);
+	for (__u32 i = 0; i < fresh_count; i++) {
+		struct nat_local_addr at = { .addr = htonl(fresh[i]) };
+		bool placed = false;
+
+		for (slot = 0; slot < NAT_MAX_PUBLIC && !placed; slot++) {
+			if (pub[slot].addr || xnf_map_ref_lookup(&set, &at, &ports))
+				continue;
+			pub[slot] = (struct nat_public){ .addr = at.addr, .port_lo = ports.port_lo, .port_hi = ports.port_hi };
+			placed = true;
+		}
+		if (!placed) {
+			snprintf(err, errlen, "at most %d public addresses", NAT_MAX_PUBLIC);
+			return -1;
+		}
+	}
+	/* The index is changed in place, never emptied: frames to an address that stays keep finding it. A removed
+	 * address is deleted and the walk starts over (its place went with it); kept ones are walked past. */
+	first = true;
+	while (xnf_map_ref_next_key(&index, first ? NULL : &key, &next) == 0) {
+		bool kept = false;
+
+		for (slot = 0; slot < NAT_MAX_PUBLIC && !kept; slot++)
+			kept = pub[slot].addr == next.addr;
+		if (!kept && xnf_map_ref_delete(&index, &next) == 0) {
+			first = true;
+			continue;
+		}
+		key = next;
+		first = false;
+	}
+	for (slot = 0; slot < NAT_MAX_PUBLIC; slot++) {
+		struct nat_local_addr at = { .addr = pub[slot].addr };
+
+		if (xnf_map_ref_update(&slots, &slot, &pub[slot], BPF_ANY) ||
+		    (pub[slot].addr && xnf_map_ref_update(&index, &at, &slot, BPF_ANY))) {
+			snprintf(err, errlen, "cannot write the public addresses");
+			return -1;
+		}
+		if (pub[slot].addr)
+			used = slot + 1;
+	}
+	return xnf_map_ref_update(&config, &setting, &used, BPF_ANY) ? -1 : 0;
+}
+
+/* After every change of the rules: the public addresses' slots, then the port forwards read backwards. */
+int nat_commit(const struct xnf_rules_target *maps, char *err, size_t errlen);
+
+int nat_commit(const struct xnf_rules_target *maps, char *err, size_t errlen)
+{
+	return commit_public(maps, err, errlen) ? -1 : commit_forwards(maps, err, errlen);
 }
 
 XNF_EXPORT_START(nat, nat_start);

@@ -6,8 +6,8 @@
  *   public ADDR [ports LO-HI]
  *   timeout tcp|udp|icmp|tcp-closing SECONDS
  *   forward tcp|udp PORT to ADDR PORT mac MAC
- * Ports are numbered in --iface order from 0. Each line but forward is a setting: given again, it replaces the one
- * before; a forward is keyed by its protocol and public port.
+ * Ports are numbered in --iface order from 0. inside, outside and timeout lines are settings: given again, one
+ * replaces the one before; a public line is keyed by its address (up to 16), a forward by its protocol and port.
  */
 #include <arpa/inet.h> /* before the linux headers */
 #include <stdio.h>
@@ -22,7 +22,7 @@
 #define DEFAULT_PORT_LO 1024
 #define DEFAULT_PORT_HI 65535
 
-static const char *const nat_maps[] = { "nat_config", "nat_outside", "nat_public", "nat_forwards", NULL };
+static const char *const nat_maps[] = { "nat_config", "nat_outside", "nat_public_set", "nat_forwards", NULL };
 static const char *const timeout_names[] = { [NAT_SETTING_TIMEOUT_TCP_S] = "tcp", [NAT_SETTING_TIMEOUT_UDP_S] = "udp",
 					     [NAT_SETTING_TIMEOUT_ICMP_S] = "icmp",
 					     [NAT_SETTING_TIMEOUT_TCP_CLOSING_S] = "tcp-closing" };
@@ -73,7 +73,8 @@ static int parse_outside(char **tok, int ntok, struct xnf_rule_entry *entry, cha
 
 static int parse_public(char **tok, int ntok, struct xnf_rule_entry *entry, char *err, size_t errlen)
 {
-	struct nat_public pub = { .port_lo = DEFAULT_PORT_LO, .port_hi = DEFAULT_PORT_HI };
+	struct nat_public_ports pub = { .port_lo = DEFAULT_PORT_LO, .port_hi = DEFAULT_PORT_HI };
+	struct nat_local_addr key = { 0 };
 	__u32 lo, hi;
 	char *dash;
 
@@ -81,7 +82,7 @@ static int parse_public(char **tok, int ntok, struct xnf_rule_entry *entry, char
 		snprintf(err, errlen, "the public side reads: public ADDR [ports LO-HI]");
 		return -1;
 	}
-	if (inet_pton(AF_INET, tok[1], &pub.addr) != 1 || !pub.addr) {
+	if (inet_pton(AF_INET, tok[1], &key.addr) != 1 || !key.addr) {
 		snprintf(err, errlen, "'%s' is not an IPv4 address: the NAT translates IPv4 (NAT44)", tok[1]);
 		return -1;
 	}
@@ -102,7 +103,9 @@ static int parse_public(char **tok, int ntok, struct xnf_rule_entry *entry, char
 		pub.port_lo = (__u16)lo;
 		pub.port_hi = (__u16)hi;
 	}
-	set_slot(entry, "nat_public", 0, &pub, sizeof(pub));
+	entry->map = "nat_public_set";
+	memcpy(entry->key, &key, sizeof(key));
+	memcpy(entry->value, &pub, sizeof(pub));
 	return 0;
 }
 
@@ -218,17 +221,15 @@ static int nat_format(const char *map, const void *key, const void *value, char 
 		snprintf(out, outlen, "outside port %u gateway %s", o->port, mac);
 		return 0;
 	}
-	const struct nat_public *pub = value;
+	const struct nat_public_ports *pub = value;
 	char addr[INET_ADDRSTRLEN];
 
-	if (!pub->addr)
-		return -1;
-	inet_ntop(AF_INET, &pub->addr, addr, sizeof(addr));
+	inet_ntop(AF_INET, key, addr, sizeof(addr));
 	snprintf(out, outlen, "public %s ports %u-%u", addr, pub->port_lo, pub->port_hi);
 	return 0;
 }
 
-int nat_forwards_commit(const struct xnf_rules_target *maps, char *err, size_t errlen);
+int nat_commit(const struct xnf_rules_target *maps, char *err, size_t errlen);
 
 static const struct xnf_rules_codec nat_codec = {
 	.syntax = "inside port N | outside port N gateway MAC | public ADDR [ports LO-HI] | "
@@ -236,7 +237,7 @@ static const struct xnf_rules_codec nat_codec = {
 	.maps = nat_maps,
 	.parse = nat_parse,
 	.format = nat_format,
-	.commit = nat_forwards_commit,
+	.commit = nat_commit,
 };
 
 XNF_EXPORT_RULES(nat, &nat_codec);

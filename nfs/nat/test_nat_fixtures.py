@@ -199,3 +199,41 @@ def test_what_is_idle_past_its_time_is_over(tmp_path):
                 bytes(translated_out() / query)),
         Fixture("and its answer gets in", bytes(coming_in() / answer), "tx", bytes(translated_in() / answer)),
     ], tmp_path, rules=rules)
+
+
+def test_several_public_addresses_are_paired_to_inside_hosts(tmp_path):
+    """Two public addresses: an inside host's mappings all take one of them (paired, RFC 4787 REQ-2: its address
+    modulo the addresses, in address order), so two hosts can each keep port 40000; an answer to the other address
+    finds nothing; port forwards are on the first address."""
+    first, second, even_host, even_mac = "203.0.113.1", "203.0.113.2", "198.18.0.4", "02:00:00:00:00:04"
+    rules = (f"inside port 0\noutside port 0 gateway {NEXT_HOP_MAC}\npublic {second}\npublic {first}\n"
+             f"forward tcp 8080 to {even_host} 80 mac {even_mac}\n")
+    query, answer = UDP(sport=40000, dport=53) / b"query", UDP(sport=53, dport=40000) / b"answer"
+
+    def out_from(addr):
+        return Ether(src=PORT_MAC, dst=NEXT_HOP_MAC) / IP(src=addr, dst=REMOTE)
+
+    def in_to(addr):
+        return Ether(src=NEXT_HOP_MAC, dst=PORT_MAC) / IP(src=REMOTE, dst=addr)
+
+    check("nat", [
+        Fixture("an odd inside address leaves from the second address", bytes(going_out() / query), "tx",
+                bytes(out_from(second) / query)),
+        Fixture("its answer to that address gets in", bytes(in_to(second) / answer), "tx",
+                bytes(translated_in() / answer)),
+        Fixture("an answer to the first address finds no one", bytes(in_to(first) / answer), "pass"),
+        Fixture("an even one leaves from the first, keeping the same port",
+                bytes(going_out(even_host, even_mac) / query), "tx", bytes(out_from(first) / query)),
+        Fixture("and its answer reaches it", bytes(in_to(first) / answer), "tx",
+                bytes(translated_in(to=even_host, mac=even_mac) / answer)),
+        Fixture("the odd host to another remote: the same address and port",
+                bytes(Ether(src=CLIENT_MAC, dst=PORT_MAC) / IP(src=CLIENT_IP, dst=OTHER_REMOTE) / query), "tx",
+                bytes(Ether(src=PORT_MAC, dst=NEXT_HOP_MAC) / IP(src=second, dst=OTHER_REMOTE) / query)),
+        Fixture("the even host's port unreachable goes out from its address",
+                bytes(going_out(even_host, even_mac) / unreachable(REMOTE, even_host, 53, 40000, b"answer")), "tx",
+                bytes(out_from(first) / unreachable(REMOTE, first, 53, 40000, b"answer"))),
+        Fixture("a port forward, on the first address",
+                bytes(in_to(first) / TCP(sport=5555, dport=8080, flags="S")), "tx",
+                bytes(translated_in(to=even_host, mac=even_mac) / TCP(sport=5555, dport=80, flags="S"))),
+        Fixture("not on the second", bytes(in_to(second) / TCP(sport=5555, dport=8080, flags="S")), "pass"),
+    ], tmp_path, rules=rules)
