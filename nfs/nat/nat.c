@@ -235,7 +235,9 @@ static __always_inline __be16 nat_public_port(const struct nat_endpoint *in, con
 		key.port = mapping->public_port;
 		key.addr_index = mapping->addr_index;
 		binding = xnf_map_lookup(&nat_bindings, &key);
-		if (binding && binding->inside.addr == in->addr && binding->inside.port == in->port) {
+		/* Its address may have left the rules: then a mapping afresh, on an address that is there. */
+		if (binding && binding->inside.addr == in->addr && binding->inside.port == in->port &&
+		    nat_public_addr(mapping->addr_index)) {
 			mapping->last_seen_ns = now;
 			binding->last_seen_ns = now;
 			*slot = mapping->addr_index;

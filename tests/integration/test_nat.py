@@ -186,3 +186,24 @@ def test_refused_rules_say_what_to_write(rules_file):
                     nf.request(f"rules add {line}")
             assert sorted(nf.request("rules list").splitlines()) == sorted(nat_rules(t).replace(
                 f"public {t.host(1).dut_ip}", f"public {t.host(1).dut_ip} ports 1024-65535").splitlines())
+
+
+@pytest.mark.parametrize("subject", ["xdp", "afxdp"])
+def test_a_second_public_address_paired_and_taken_away(subject, rules_file):
+    """With two public addresses, the inside host (an odd address) leaves from the second; once that address is
+    deleted from the rules, its next datagram leaves from the first, on a mapping made afresh."""
+    with HostsTopology(hosts=2) as t:
+        hosts_behind_a_nat(t)
+        inside, outside = t.host(0), t.host(1)
+        second = "198.18.1.3"
+        netns.ip("addr", "add", f"{second}/24", "dev", outside.dut_if, ns=t.dut_ns)   # so the outside's ARP finds it
+        mode, extra = MODES[subject]
+        rules = nat_rules(t) + f"public {second}\n"
+        with NfInstance.start(t, "nat", mode, t.dut_ifaces, rules=rules_file(rules), extra=extra) as nf:
+            apps.UdpReflector(t, outside.ns, outside.ip, SERVER_PORTS[0])
+            assert apps.udp_seen_as(inside.ns, inside.ip, 40000, outside.ip, SERVER_PORTS[0]) == f"{second}:40000"
+            nf.request(f"rules del public {second}")
+            assert apps.udp_seen_as(inside.ns, inside.ip, 40000, outside.ip, SERVER_PORTS[0]) == \
+                f"{outside.dut_ip}:40000"
+            assert [ln for ln in nf.request("rules list").splitlines() if ln.startswith("public")] == \
+                [f"public {outside.dut_ip} ports 1024-65535"]
