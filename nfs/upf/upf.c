@@ -219,26 +219,13 @@ static __always_inline void upf_write_outer(__u8 *outer, const struct upf_far *f
 {
 	struct iphdr *ip = (struct iphdr *)outer;
 	struct udphdr *udp = (struct udphdr *)(ip + 1);
-	struct gtpu_hdr *gtp = (struct gtpu_hdr *)(udp + 1);
-	struct gtpu_opt *opt = (struct gtpu_opt *)(gtp + 1);
-	struct gtpu_pdu_session *psc = (struct gtpu_pdu_session *)(opt + 1);
 
-	upf_write_ipv4_udp(ip, source, far->peer, UPF_ENCAP_LEN + inner_len);
-	udp->source = bpf_htons(UPF_GTPU_PORT);
-	udp->dest = bpf_htons(UPF_GTPU_PORT);
-	udp->len = bpf_htons((__u16)(UPF_ENCAP_LEN - 20 + inner_len));
+	upf_write_ipv4_udp(ip, source, far->peer, GTPU_ENCAP_LEN + inner_len);
+	udp->source = bpf_htons(GTPU_PORT);
+	udp->dest = bpf_htons(GTPU_PORT);
+	udp->len = bpf_htons((__u16)(GTPU_ENCAP_LEN - 20 + inner_len));
 	udp->check = 0;   /* allowed for UDP over IPv4, and what GTP-U peers send */
-	gtp->flags = GTPU_FLAGS_V1 | GTPU_FLAG_E;
-	gtp->type = GTPU_G_PDU;
-	gtp->length = bpf_htons((__u16)(sizeof(*opt) + sizeof(*psc) + inner_len));
-	gtp->teid = far->teid;
-	opt->seq = 0;
-	opt->npdu = 0;
-	opt->next_ext = GTPU_EXT_PDU_SESSION;
-	psc->length = 1;
-	psc->pdu_type = PDU_TYPE_DL << 4;
-	psc->qfi = far->qfi;
-	psc->next_ext = 0;
+	gtpu_write_g_pdu(udp + 1, far->teid, PDU_TYPE_DL, far->qfi, inner_len);
 }
 
 /*
@@ -262,14 +249,15 @@ static __always_inline xnf_verdict upf_send(struct xnf_pkt *pkt, const struct up
 	port = iface ? iface->port : far->port;
 	next_hop = iface ? iface->gateway_mac : far->mac;
 	if (far->encap) {
-		struct upf_iface *n3 = upf_iface(UPF_IF_N3);
+		/* The tunnel's source is N3's address: the FAR's own interface when it sends on N3, as it mostly does. */
+		struct upf_iface *n3 = far->interface == UPF_IF_N3 ? iface : upf_iface(UPF_IF_N3);
 
 		if (!n3) {
 			xnf_count_event(UPF_CNT_NO_ROUTE);
 			return XNF_DROP;
 		}
-		if (xnf_frame_move_start(pkt, -UPF_ENCAP_LEN) ||
-		    (__u8 *)pkt->data + ETH_HLEN + UPF_ENCAP_LEN > (__u8 *)pkt->data_end) {
+		if (xnf_frame_move_start(pkt, -GTPU_ENCAP_LEN) ||
+		    (__u8 *)pkt->data + ETH_HLEN + GTPU_ENCAP_LEN > (__u8 *)pkt->data_end) {
 			xnf_count_event(UPF_CNT_NO_ROOM);
 			return XNF_DROP;
 		}
@@ -387,7 +375,7 @@ static __always_inline xnf_verdict upf_echo_response(struct xnf_pkt *pkt, const 
 	__builtin_memcpy(eth->h_source, own_mac, ETH_ALEN);
 	eth->h_proto = bpf_htons(ETH_P_IP);
 	upf_write_ipv4_udp(ip, self, peer, len - ETH_HLEN);
-	udp->source = bpf_htons(UPF_GTPU_PORT);
+	udp->source = bpf_htons(GTPU_PORT);
 	udp->dest = peer_port;
 	udp->len = bpf_htons((__u16)(len - ETH_HLEN - 20));
 	udp->check = 0;
@@ -495,7 +483,7 @@ static __always_inline xnf_verdict upf(struct xnf_pkt *pkt)
 		return XNF_DROP_MALFORMED;
 	if (!h.ip4 && !h.ip6)
 		return XNF_PASS;
-	if (h.ip4 && h.udp && h.udp->dest == bpf_htons(UPF_GTPU_PORT) && upf_is_n3_addr(h.ip4->daddr))
+	if (h.ip4 && h.udp && h.udp->dest == bpf_htons(GTPU_PORT) && upf_is_n3_addr(h.ip4->daddr))
 		return upf_tunnel_in(pkt, &h);
 	pdr = upf_downlink_rule(&h);
 	if (pdr)

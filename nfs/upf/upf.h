@@ -4,54 +4,12 @@
 #define XNF_NF_UPF_H
 
 #include <linux/types.h>
+#include <xnf/gtpu.h>
 
-#define UPF_GTPU_PORT 2152
 #define UPF_DEFAULT_RULES 262144   /* PDRs, FARs and QERs each: two PDRs and FARs a session, 100,000 sessions */
 #define UPF_MAX_N3_ADDRS 64
 #define UPF_MAX_BREAKOUTS 1024
 #define UPF_MAX_EXT_HEADERS 4      /* GTP-U extension headers read before a G-PDU counts as malformed */
-
-/* GTP-U (TS 29.281): version 1, protocol type GTP, and the flags of the optional fields. */
-#define GTPU_FLAGS_V1 0x30
-#define GTPU_FLAG_E 0x04           /* an extension header follows */
-#define GTPU_FLAG_S 0x02           /* the sequence number is meaningful */
-#define GTPU_FLAG_PN 0x01
-#define GTPU_ECHO_REQUEST 1
-#define GTPU_ECHO_RESPONSE 2
-#define GTPU_ERROR_INDICATION 26
-#define GTPU_END_MARKER 254
-#define GTPU_G_PDU 255
-#define GTPU_EXT_PDU_SESSION 0x85  /* PDU Session Container (TS 38.415) */
-#define GTPU_EXT_MUST_KNOW 0x80    /* type's top bit: the receiving endpoint must understand it (TS 29.281 5.2.1) */
-#define GTPU_IE_RECOVERY 14
-#define PDU_TYPE_DL 0
-#define PDU_TYPE_UL 1
-
-struct gtpu_hdr {
-	__u8 flags;
-	__u8 type;
-	__be16 length;  /* bytes after these 8 */
-	__be32 teid;
-};
-
-/* Present when any of E, S, PN is set. */
-struct gtpu_opt {
-	__be16 seq;
-	__u8 npdu;
-	__u8 next_ext;
-};
-
-/* The PDU Session Container as the UPF writes it: length 1 (4 bytes), PDU type, QFI, no next header. */
-struct gtpu_pdu_session {
-	__u8 length;
-	__u8 pdu_type;  /* high nibble */
-	__u8 qfi;       /* low 6 bits */
-	__u8 next_ext;
-};
-
-/* Outer headers of an encapsulated frame (after its Ethernet header): IPv4, UDP, GTP-U with the PDU Session
- * Container. */
-#define UPF_ENCAP_LEN (20 + 8 + 8 + 4 + 4)
 
 /* An uplink PDR's key: the tunnel's TEID and the QFI its PDU Session Container carries (0: any QFI). */
 struct upf_teid_key {

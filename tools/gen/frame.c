@@ -48,7 +48,7 @@ static __u16 l4_checksum(const struct frame_spec *spec, const __u8 *l3, const __
 
 __u32 frame_header_len(const struct frame_spec *spec)
 {
-	return ETH_HLEN + (spec->gtpu ? XNF_GEN_GTPU_ENCAP : 0) + (spec->ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
+	return ETH_HLEN + (spec->gtpu ? GTPU_ENCAP_LEN : 0) + (spec->ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
 	       (spec->tcp ? sizeof(struct tcphdr) : sizeof(struct udphdr));
 }
 
@@ -112,30 +112,20 @@ static void write_tunnel(const struct frame_spec *spec, __u8 *outer, __u32 inner
 {
 	struct iphdr *ip = (struct iphdr *)outer;
 	struct udphdr *udp = (struct udphdr *)(ip + 1);
-	__u8 *gtp = (__u8 *)(udp + 1);
-	__u32 teid = htonl(spec->teid);
-	__u16 gtp_len = htons((__u16)(8 + inner_len));
 
-	memset(outer, 0, XNF_GEN_GTPU_ENCAP);
+	memset(outer, 0, GTPU_ENCAP_LEN);
 	ip->version = 4;
 	ip->ihl = 5;
 	ip->ttl = 64;
 	ip->protocol = IPPROTO_UDP;
-	ip->tot_len = htons((__u16)(XNF_GEN_GTPU_ENCAP + inner_len));
+	ip->tot_len = htons((__u16)(GTPU_ENCAP_LEN + inner_len));
 	ip->saddr = spec->gnb;
 	ip->daddr = spec->upf;
 	ip->check = fold(sum16(ip, sizeof(*ip), 0));
-	udp->source = htons(XNF_GEN_GTPU_PORT);
-	udp->dest = htons(XNF_GEN_GTPU_PORT);
-	udp->len = htons((__u16)(XNF_GEN_GTPU_ENCAP - sizeof(*ip) + inner_len));
-	gtp[0] = 0x34;   /* version 1, GTP, an extension header follows */
-	gtp[1] = 0xff;   /* G-PDU */
-	memcpy(gtp + 2, &gtp_len, 2);
-	memcpy(gtp + 4, &teid, 4);
-	gtp[11] = 0x85;  /* a PDU Session Container */
-	gtp[12] = 1;     /* its length in 4-byte words */
-	gtp[13] = 1 << 4; /* uplink */
-	gtp[14] = spec->qfi & 0x3f;
+	udp->source = htons(GTPU_PORT);
+	udp->dest = htons(GTPU_PORT);
+	udp->len = htons((__u16)(GTPU_ENCAP_LEN - sizeof(*ip) + inner_len));
+	gtpu_write_g_pdu(udp + 1, htonl(spec->teid), PDU_TYPE_UL, spec->qfi, inner_len);
 }
 
 __u32 frame_build(const struct frame_spec *spec, __u8 *buf)
@@ -145,15 +135,15 @@ __u32 frame_build(const struct frame_spec *spec, __u8 *buf)
 
 	if (!spec->gtpu)
 		return plain_frame(spec, buf);
-	/* The inner frame is built XNF_GEN_GTPU_ENCAP bytes on; its Ethernet header then gives way to the tunnel. */
+	/* The inner frame is built GTPU_ENCAP_LEN bytes on; its Ethernet header then gives way to the tunnel. */
 	inner.gtpu = false;
-	inner.size = spec->size - XNF_GEN_GTPU_ENCAP;
-	inner_len = plain_frame(&inner, buf + XNF_GEN_GTPU_ENCAP) - ETH_HLEN;
+	inner.size = spec->size - GTPU_ENCAP_LEN;
+	inner_len = plain_frame(&inner, buf + GTPU_ENCAP_LEN) - ETH_HLEN;
 	((struct ethhdr *)buf)->h_proto = htons(ETH_P_IP);
 	memcpy(((struct ethhdr *)buf)->h_dest, spec->dst_mac, ETH_ALEN);
 	memcpy(((struct ethhdr *)buf)->h_source, spec->src_mac, ETH_ALEN);
 	write_tunnel(spec, buf + ETH_HLEN, inner_len);
-	return ETH_HLEN + XNF_GEN_GTPU_ENCAP + inner_len;
+	return ETH_HLEN + GTPU_ENCAP_LEN + inner_len;
 }
 
 static __u32 plain_frame(const struct frame_spec *spec, __u8 *buf)

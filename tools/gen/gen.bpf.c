@@ -102,7 +102,7 @@ static __always_inline struct shape shape_of(const volatile struct xnf_gen_class
 {
 	struct shape sh = { .ipv6 = k->ipv6 != 0, .tcp = k->tcp != 0 };
 
-	sh.encap = k->encap ? XNF_GEN_GTPU_ENCAP : 0;
+	sh.encap = k->encap ? GTPU_ENCAP_LEN : 0;
 	sh.l4_offset = 14 + sh.encap + (sh.ipv6 ? 40 : 20);
 	sh.probe_offset = sh.l4_offset + (sh.tcp ? 20 : 8);
 	return sh;

@@ -7,6 +7,7 @@
 #define XNF_GEN_PROBE_H
 
 #include <linux/types.h>
+#include <xnf/gtpu.h>
 
 #define XNF_PROBE_MAGIC 0x584eu /* "XN" */
 #define XNF_GEN_MAX_FLOWS 65536
@@ -29,10 +30,7 @@ enum xnf_gen_vary {
 	XNF_VARY_TEID = 1 << 4,  /* a tunnelled class's TEID */
 };
 
-/* A tunnelled class's headers between Ethernet and the inner IP header: IPv4, UDP, GTP-U with the optional
- * fields and a PDU Session Container (TS 29.281, TS 38.415). */
-#define XNF_GEN_GTPU_ENCAP (20 + 8 + 8 + 4 + 4)
-#define XNF_GEN_GTPU_PORT 2152
+/* Where a tunnelled class's TEID sits in its frame: after Ethernet, IPv4, UDP and the GTP-U header's first word. */
 #define XNF_GEN_GTPU_TEID_OFFSET (14 + 20 + 8 + 4)
 
 /* Traffic classes: each has its own headers and flows, and a share of the frames. Frame n of a thread
@@ -49,7 +47,7 @@ struct xnf_gen_class {
 	__u32 l4_csum;      /* the L4 checksum must be kept right (IPv6, or TCP) */
 	__u16 base_sport, base_dport;
 	__u16 base_saddr_low, base_daddr_low; /* host order: the last 16 bits of the addresses */
-	__u32 encap;        /* bytes of tunnel headers after Ethernet: 0, or XNF_GEN_GTPU_ENCAP */
+	__u32 encap;        /* bytes of tunnel headers after Ethernet: 0, or GTPU_ENCAP_LEN */
 	__u32 base_teid;    /* host order: a tunnelled class's first TEID */
 };
 

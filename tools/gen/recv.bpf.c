@@ -85,16 +85,18 @@ static __always_inline __u32 class_of(__u32 flow)
  * fields and extension headers (two at most) skipped. 0 when it is not one. */
 static __always_inline __u32 inner_offset(const struct xnf_pkt *pkt, const struct udphdr *udp)
 {
-	const __u8 *gtp = (const __u8 *)(udp + 1), *ext;
-	__u32 offset = 8;
+	const struct gtpu_hdr *hdr = (const void *)(udp + 1);
+	const struct gtpu_opt *opt = (const void *)(hdr + 1);
+	const __u8 *gtp = (const __u8 *)hdr, *ext;
+	__u32 offset = sizeof(*hdr);
 	__u8 next;
 
-	if (udp->dest != bpf_htons(XNF_GEN_GTPU_PORT) || (const void *)(gtp + 12) > pkt->data_end || gtp[1] != 0xff)
+	if (udp->dest != bpf_htons(GTPU_PORT) || (const void *)(opt + 1) > pkt->data_end || hdr->type != GTPU_G_PDU)
 		return 0;
-	if (!(gtp[0] & 0x07))
+	if (!(hdr->flags & (GTPU_FLAG_E | GTPU_FLAG_S | GTPU_FLAG_PN)))
 		return offset;
-	offset = 12;
-	next = gtp[11];
+	offset += sizeof(*opt);
+	next = opt->next_ext;
 	for (int i = 0; i < 2 && next; i++) {
 		ext = gtp + offset;
 		if ((const void *)(ext + 1) > pkt->data_end || !ext[0])
@@ -146,7 +148,7 @@ static __always_inline struct xnf_probe *find_probe(struct xnf_pkt *pkt)
 		return NULL;
 	l4 = h.l4;
 	tcp = h.tcp != NULL;
-	if (h.udp && h.udp->dest == bpf_htons(XNF_GEN_GTPU_PORT))
+	if (h.udp && h.udp->dest == bpf_htons(GTPU_PORT))
 		l4 = tunnelled_l4(pkt, h.udp, &tcp);   /* the probe is in the packet the tunnel carries */
 	else if (!h.udp && !h.tcp)
 		return NULL;

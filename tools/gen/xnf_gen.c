@@ -554,7 +554,7 @@ static struct xnf_gen_class class_config(const struct gen_class *c)
 		.base_sport = f->sport, .base_dport = f->dport,
 		.base_saddr_low = f->ipv6 ? (__u16)(f->src6[14] << 8 | f->src6[15]) : (__u16)ntohl(f->src4),
 		.base_daddr_low = f->ipv6 ? (__u16)(f->dst6[14] << 8 | f->dst6[15]) : (__u16)ntohl(f->dst4),
-		.encap = f->gtpu ? XNF_GEN_GTPU_ENCAP : 0, .base_teid = f->teid,
+		.encap = f->gtpu ? GTPU_ENCAP_LEN : 0, .base_teid = f->teid,
 	};
 }
 
