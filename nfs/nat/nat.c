@@ -222,27 +222,38 @@ static __always_inline __be16 nat_claim_port(const struct nat_endpoint *in, cons
 	return c.found ? c.key.port : 0;
 }
 
-/* The inside endpoint's public port (its address's slot in *slot): its mapping while the binding behind it is
- * still its own, else a new one. */
+/* The inside endpoint's mapping while it holds: the binding behind its public port still its own, and its address
+ * still in the rules (one that left them leaves its mappings to be made afresh). *binding: that binding. */
+static __always_inline struct nat_mapping *nat_mapping_held(const struct nat_endpoint *in,
+							    struct nat_binding **binding)
+{
+	struct nat_mapping *mapping = xnf_map_lookup(&nat_mappings, in);
+	struct nat_public_key key = { .proto = in->proto };
+
+	if (!mapping)
+		return 0;
+	key.port = mapping->public_port;
+	key.addr_index = mapping->addr_index;
+	*binding = xnf_map_lookup(&nat_bindings, &key);
+	if (!*binding || (*binding)->inside.addr != in->addr || (*binding)->inside.port != in->port ||
+	    !nat_public_addr(mapping->addr_index))
+		return 0;
+	return mapping;
+}
+
+/* The inside endpoint's public port (its address's slot in *slot): its mapping while it holds, else a new one. */
 static __always_inline __be16 nat_public_port(const struct nat_endpoint *in, const __u8 *mac, __u64 now, __u32 *slot)
 {
 	struct nat_public_key key = { .proto = in->proto };
 	struct nat_mapping *mapping, fresh;
 	struct nat_binding *binding;
 
-	mapping = xnf_map_lookup(&nat_mappings, in);
+	mapping = nat_mapping_held(in, &binding);
 	if (mapping) {
-		key.port = mapping->public_port;
-		key.addr_index = mapping->addr_index;
-		binding = xnf_map_lookup(&nat_bindings, &key);
-		/* Its address may have left the rules: then a mapping afresh, on an address that is there. */
-		if (binding && binding->inside.addr == in->addr && binding->inside.port == in->port &&
-		    nat_public_addr(mapping->addr_index)) {
-			mapping->last_seen_ns = now;
-			binding->last_seen_ns = now;
-			*slot = mapping->addr_index;
-			return mapping->public_port;
-		}
+		mapping->last_seen_ns = now;
+		binding->last_seen_ns = now;
+		*slot = mapping->addr_index;
+		return mapping->public_port;
 	}
 	__builtin_memset(&fresh, 0, sizeof(fresh));
 	fresh.public_port = nat_claim_port(in, mac, now, slot);
@@ -394,20 +405,14 @@ static __always_inline void nat_icmp_set2(struct xnf_headers *h, __be16 *field, 
 static __always_inline __be16 nat_public_port_held(const struct nat_endpoint *in, __u32 *slot)
 {
 	struct nat_forward_back *back = xnf_map_lookup(&nat_forward_back, in);
-	struct nat_public_key key = { .proto = in->proto };
-	struct nat_mapping *mapping;
 	struct nat_binding *binding;
+	struct nat_mapping *mapping;
 
 	*slot = 0;
 	if (back)
 		return back->public_port;
-	mapping = xnf_map_lookup(&nat_mappings, in);
+	mapping = nat_mapping_held(in, &binding);
 	if (!mapping)
-		return 0;
-	key.port = mapping->public_port;
-	key.addr_index = mapping->addr_index;
-	binding = xnf_map_lookup(&nat_bindings, &key);
-	if (!binding || binding->inside.addr != in->addr || binding->inside.port != in->port)
 		return 0;
 	*slot = mapping->addr_index;
 	return mapping->public_port;
