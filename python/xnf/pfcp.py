@@ -97,6 +97,12 @@ class Endpoint:
     def _node_id(self):
         return self.p.IE_NodeId(id_type="IPv4", ipv4=self.node_addr)
 
+    def _created_pdrs(self, created: list[tuple[int, int]]) -> list:
+        """A Created PDR IE for each (PDR ID, TEID) this endpoint chose."""
+        p = self.p
+        return [p.IE_CreatedPDR(IE_list=[p.IE_PDR_Id(id=pdr_id), p.IE_FTEID(V4=1, TEID=teid, ipv4=self.n3_addr)])
+                for pdr_id, teid in created]
+
     def _heartbeat(self, message, kind, peer):
         return self.p.PFCP(S=0, seq=message.seq), self.p.PFCPHeartbeatResponse(IE_list=[self._recovery()])
 
@@ -115,14 +121,13 @@ class Endpoint:
             self._apply(seid, session)
         except Refused as refused:
             say.info(f"pfcp: session establishment refused: {refused}")
-            cp_seid = _ies(kind, p.IE_FSEID)[0].seid if _ies(kind, p.IE_FSEID) else 0
+            cp_seid = next((ie.seid for ie in _ies(kind, p.IE_FSEID)), 0)
             return (p.PFCP(seid=cp_seid, seq=message.seq),
                     p.PFCPSessionEstablishmentResponse(IE_list=[self._node_id(), p.IE_Cause(cause=refused.cause)]))
         self.next_seid += 1
         self.sessions[seid] = session
         body = [self._node_id(), p.IE_Cause(cause=ACCEPTED), p.IE_FSEID(v4=1, seid=seid, ipv4=self.node_addr)]
-        body += [p.IE_CreatedPDR(IE_list=[p.IE_PDR_Id(id=pdr_id), p.IE_FTEID(V4=1, TEID=teid, ipv4=self.n3_addr)])
-                 for pdr_id, teid in created]
+        body += self._created_pdrs(created)
         return p.PFCP(seid=session.cp_seid, seq=message.seq), p.PFCPSessionEstablishmentResponse(IE_list=body)
 
     def _modify(self, message, kind, peer):
@@ -153,9 +158,7 @@ class Endpoint:
             say.info(f"pfcp: session {message.seid} modification refused: {refused}")
             return (p.PFCP(seid=session.cp_seid, seq=message.seq),
                     p.PFCPSessionModificationResponse(IE_list=[p.IE_Cause(cause=refused.cause)]))
-        body = [p.IE_Cause(cause=ACCEPTED)]
-        body += [p.IE_CreatedPDR(IE_list=[p.IE_PDR_Id(id=pdr_id), p.IE_FTEID(V4=1, TEID=teid, ipv4=self.n3_addr)])
-                 for pdr_id, teid in created]
+        body = [p.IE_Cause(cause=ACCEPTED)] + self._created_pdrs(created)
         return p.PFCP(seid=session.cp_seid, seq=message.seq), p.PFCPSessionModificationResponse(IE_list=body)
 
     def _delete(self, message, kind, peer):
