@@ -68,3 +68,16 @@ def test_each_verdict_carries_the_confidence_xnf_advise_would_have_given_its_pic
     assert advisor_check.verdict("c", clear, "relative")["confidence"] == "high"
     assert advisor_check.verdict("c", close, "relative")["confidence"] == "low"
     assert advisor.level_of([(3.45, 0.05), (3.0, 0.05)]) == "medium"   # a lead of 15 %: over 10 %, under twice it
+
+
+def test_a_prediction_is_judged_against_the_statistic_it_predicts():
+    # a best-of-rounds profile predicts 4.0 for a path whose rounds read 4.0, 3.0 and 2.0 (the host slowed two):
+    # the prediction is right about the best round, and the rate counted on (less a 25 % shortfall) about the median
+    judged = {"pick_predicted_mpps": 4.0, f"pick_{advisor_check.STATISTIC_MEASURED}": 4.0,
+              "pick_counted_mpps": advisor.counted_on(4.0, 0.25), "pick_measured_mpps": 3.0}
+    advisor_check.judge_prediction(judged)
+    assert judged["pick_predicted_error"] == 0.0 and judged["predicted_within"]
+    assert judged["pick_counted_error"] == pytest.approx(3.2 / 3.0 - 1, abs=1e-4) and judged["counted_within"]
+    judged[f"pick_{advisor_check.STATISTIC_MEASURED}"] = 3.0
+    advisor_check.judge_prediction(judged)
+    assert judged["pick_predicted_error"] == pytest.approx(1 / 3, abs=1e-4) and not judged["predicted_within"]
