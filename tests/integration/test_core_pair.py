@@ -90,7 +90,7 @@ def test_the_study_sets_each_rounds_rates_beside_its_probe(tmp_path):
                    "--out", str(tmp_path)], timeout=600)
     assert ran.returncode == 0, ran.stderr
     [results] = tmp_path.glob("core_pair-*.json")
-    doc = json.loads(results.read_text())
+    doc = json.loads(results.read_text())["summary"]
     assert [r["round"] for r in doc["rounds"]] == [0, 1, 2]
     for row in doc["rounds"]:
         assert row["slowdown"] > 0 and row["round_trip_ns"] > 0 and row["yardstick_mpps"] > 0

@@ -13,9 +13,12 @@ def test_every_burst_is_bracketed_by_two_probes(tmp_path):
     assert ran.returncode == 0, ran.stderr
     [results] = tmp_path.glob("live_placement-*.json")
     doc = json.loads(results.read_text())
-    bursts, probes = doc["bursts"], doc["round_trips_ns"]
+    bursts = doc["bursts"]
+    probes = [bursts[0]["round_trip_before_ns"]] + [b["round_trip_after_ns"] for b in bursts]
     assert len(bursts) >= 6 and len(probes) == len(bursts) + 1
     assert [b["probe_before"] for b in bursts] == list(range(len(bursts)))
+    assert [b["round_trip_before_ns"] for b in bursts[1:]] == [b["round_trip_after_ns"] for b in bursts[:-1]]
+    assert doc["summary"]["levels"] and doc["seconds"] == 3
     for burst in bursts:
         assert burst["live_mpps"] > 0 and burst["yardstick_mpps"] > 0
         assert abs(burst["live_over_yardstick"] - burst["live_mpps"] / burst["yardstick_mpps"]) < 0.01

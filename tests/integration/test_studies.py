@@ -118,5 +118,5 @@ def test_frame_prefetch_measures_what_the_frames_cost_the_worker_in_both_builds(
     for sample in costs.values():
         assert sample["path"] == "afxdp-poll/live" and sample["sent"] >= 150000
         assert sample["loss_ratio"] < 0.01 and sample["worker_ns_per_frame"] > 0
-    [gain] = doc["gains"]
+    [gain] = doc["summary"]["gains"]
     assert gain["measured"] == "cost" and gain["prefetch_over_without"] > 0

@@ -1,17 +1,19 @@
-"""The skeleton every study of rounds is written on: its subjects measured in interleaved rounds (each round through
-all of them, the order turned around every round: python/xnf/lab/rounds.py), a temporary folder for the trials'
-files, the environment, the summary against the same-run yardstick, one results file, one line per summary row.
+"""The skeleton every study is written on: its options checked, the environment, a temporary folder for the trials'
+files and what the trials share set up around them, the samples measured, the summary (against the same-run
+yardstick), one results file, a figure, what it found said line by line.
 
-A study module builds one `RoundsStudy` and exposes it the way `xnf bench` reads every study: NAME, DESCRIPTION,
-add_arguments(parser) and run(args, out_dir) (catalog.py). What differs between studies is only what it measures
-(subjects, trial), how it sums up (summarise) and what it says (line, report)."""
+`Study` takes the samples from any measurement (a run against the clock, a fit's sweep, an earlier results file);
+`RoundsStudy`, what most studies are, measures its subjects in interleaved rounds (each round through all of them,
+the order turned around every round: python/xnf/lab/rounds.py). A study module builds one and exposes it the way
+`xnf bench` reads every study: NAME, DESCRIPTION, add_arguments(parser) and run(args, out_dir) (catalog.py). What
+differs between studies is only what it measures, how it sums up and what it says."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import tempfile
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -22,10 +24,15 @@ from xnf.lab.rounds import measure_rounds
 
 @dataclass
 class Place:
-    """Where a trial runs: a folder for its files, and what the study set up for all of its trials (a topology
-    kept over the rounds, say; None when each trial makes its own)."""
+    """Where a trial runs: a folder for its files, what the study set up for all of its trials (a topology kept
+    over the rounds, say; None when each trial makes its own) and the machine's environment (its TSC rate, say)."""
     folder: Path
     lab: Any = None
+    env: dict | None = None
+
+    @property
+    def tsc_hz(self) -> float | None:
+        return (self.env or {}).get("tsc_hz")
 
 
 def nothing_set_up(args: argparse.Namespace, folder: Path):
@@ -42,44 +49,120 @@ def paths_described(paths: dict) -> dict:
     return {name: {"mode": mode, "options": options} for name, (mode, options) in paths.items()}
 
 
+def of_summary(plot: Callable[[Any, Path], Any]) -> Callable[[Any, list[dict], Path], Any]:
+    """A study's figure drawn from its summary alone."""
+    return lambda summary, samples, png: plot(summary, png)
+
+
+def rows_as_they_are(summary: Any) -> list[dict]:
+    return summary
+
+
+def as_summary(summary: Any) -> dict:
+    return {"summary": summary}
+
+
 @dataclass
-class RoundsStudy:
+class Study:
     name: str                                                  # xnf bench run NAME
     results: str                                               # the results file's stem (NAME-STAMP.json)
-    subjects: Callable[[argparse.Namespace], list]
-    trial: Callable[[Any, argparse.Namespace, Place], dict]    # (subject, options, where it runs)
-    line: Callable[[dict], str]                                # a sample, as progress
-    summarise: Callable[[list[dict], argparse.Namespace], list[dict]]
-    report: Callable[[dict], str]                              # a summary row, for people
-    rounds: int = 5
-    seconds: float = 2.0
+    _: KW_ONLY
+    measure: Callable[[argparse.Namespace, Place], list[dict]] # the samples
+    summarise: Callable[[list[dict], argparse.Namespace], Any]  # the results file's "summary"
+    report: Callable[[dict], str] | None = None                # a row of the summary's table, for people
+    # The summary's rows: the results file's CSV and what is reported (a summary that is not a list says which)
+    table: Callable[[Any], list[dict]] = rows_as_they_are
+    said_last: Callable[[Any], list[str]] = lambda summary: []   # lines said after the rows
+    seconds: float | None = 2.0                                # --seconds' default (None: the study has no --seconds)
+    seconds_type: type = float
+    seconds_help: str = "seconds per trial"
+    seconds_field: str = "seconds_per_trial"                   # what the results file calls --seconds
     fields: Callable[[argparse.Namespace], dict] = lambda args: {}   # more of the set-up for the results file
     options: Callable[[argparse.ArgumentParser], None] = lambda parser: None
     check: Callable[[argparse.Namespace], str | None] = lambda args: None   # what is wrong with the options
-    # What every trial shares, set up once around the rounds (a context manager of (options, folder)).
+    # What every trial shares, set up once around the measurement (a context manager of (options, folder)).
     lab: Callable[[argparse.Namespace, Path], Any] = nothing_set_up
-    seconds_type: type = float
-    plot: Callable[[list[dict], Path], Any] = lambda summary, png: None   # a figure beside the results file
+    # a figure beside the results file, from the summary and the samples
+    plot: Callable[[Any, list[dict], Path], Any] = lambda summary, samples, png: None
+    keep_samples: str = "samples"                              # the results file's name for the samples
+    # Parts measured after the samples, in the same set-up, each kept in the results file under its name
+    parts: Callable[[argparse.Namespace, Place], dict] = lambda args, place: {}
+    # What the options lead to, worked out once before anything runs (a profile loaded into args, say); it ends the
+    # study with SystemExit on what it cannot take
+    prepare: Callable[[argparse.Namespace], None] = lambda args: None
+    # An earlier results file of the study to take the samples (and their environment) from instead of measuring
+    # (re-judging after the judging changed): its document, or None to measure
+    earlier: Callable[[argparse.Namespace], dict | None] = lambda args: None
+    # How the summary is laid out in the results file (default: as "summary")
+    document: Callable[[Any], dict] = as_summary
+    # What the study does with its results beyond the file (a profile written and installed): (summary, results path,
+    # options, the environment the samples were measured in)
+    then: Callable[[Any, Path, argparse.Namespace, dict], None] = lambda summary, path, args, env: None
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        if self.seconds is not None:
+            parser.add_argument("--seconds", type=self.seconds_type, default=self.seconds, help=self.seconds_help)
+        self.options(parser)
+
+    def measured(self, args: argparse.Namespace) -> tuple[dict, list[dict], dict, dict]:
+        """(environment, samples, parts, the trials' length) measured now, or taken from the earlier results file."""
+        earlier = self.earlier(args)
+        if earlier is not None:
+            seconds = {self.seconds_field: earlier[self.seconds_field]} if self.seconds_field in earlier else {}
+            return earlier["environment"], earlier[self.keep_samples], {}, seconds
+        env = environment.describe()
+        with tempfile.TemporaryDirectory() as folder, self.lab(args, Path(folder)) as lab:
+            place = Place(Path(folder), lab, env)
+            samples = self.measure(args, place)
+            parts = self.parts(args, place)
+        return env, samples, parts, {self.seconds_field: args.seconds} if self.seconds is not None else {}
+
+    def wrong(self, args: argparse.Namespace) -> str | None:
+        if self.seconds is not None and args.seconds <= 0:
+            return "--seconds above 0"
+        return self.check(args)
+
+    def run(self, args: argparse.Namespace, out_dir: Path) -> Path:
+        self.prepare(args)
+        wrong = self.wrong(args)
+        if wrong:
+            raise SystemExit(f"{self.name}: {wrong}")
+        env, samples, parts, seconds = self.measured(args)
+        args.measured_in = env   # the environment of the samples (the earlier file's when judged again)
+        summary = self.summarise(samples, args)
+        path = results_file.write(out_dir, self.results, {
+            "environment": env, **self.fields(args), **seconds, **parts, **self.document(summary),
+            self.keep_samples: samples},
+            self.table(summary))
+        self.plot(summary, samples, path.with_suffix(".png"))
+        self.then(summary, path, args, env)
+        for row in self.table(summary) if self.report else []:
+            say.info(self.report(row))
+        for line in self.said_last(summary):
+            say.info(line)
+        return path
+
+
+@dataclass(kw_only=True)
+class RoundsStudy(Study):
+    subjects: Callable[[argparse.Namespace], list]
+    trial: Callable[[Any, argparse.Namespace, Place], dict]    # (subject, options, where it runs)
+    line: Callable[[dict], str]                                # a sample, as progress
+    rounds: int = 5
+    min_rounds: int = 1
+    measure: Callable[[argparse.Namespace, Place], list[dict]] | None = None
+
+    def __post_init__(self) -> None:
+        self.measure = self.measure or self.in_rounds
+
+    def in_rounds(self, args: argparse.Namespace, place: Place) -> list[dict]:
+        return measure_rounds(self.subjects(args), args.rounds, lambda s: self.trial(s, args, place), self.line)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--rounds", type=int, default=self.rounds)
-        parser.add_argument("--seconds", type=self.seconds_type, default=self.seconds, help="seconds per trial")
-        self.options(parser)
+        super().add_arguments(parser)
 
-    def run(self, args: argparse.Namespace, out_dir: Path) -> Path:
-        wrong = self.check(args)
-        if args.rounds < 1 or args.seconds <= 0 or wrong:
-            raise SystemExit(f"{self.name}: " + (wrong or "--rounds at least 1, --seconds above 0"))
-        env = environment.describe()
-        with tempfile.TemporaryDirectory() as folder, self.lab(args, Path(folder)) as lab:
-            place = Place(Path(folder), lab)
-            samples = measure_rounds(self.subjects(args), args.rounds, lambda s: self.trial(s, args, place),
-                                     self.line)
-        summary = self.summarise(samples, args)
-        path = results_file.write(out_dir, self.results, {
-            "environment": env, **self.fields(args), "seconds_per_trial": args.seconds, "summary": summary,
-            "samples": samples}, summary)
-        self.plot(summary, path.with_suffix(".png"))
-        for row in summary:
-            say.info(self.report(row))
-        return path
+    def wrong(self, args: argparse.Namespace) -> str | None:
+        if args.rounds < self.min_rounds:
+            return f"--rounds at least {self.min_rounds}"
+        return super().wrong(args)

@@ -57,6 +57,25 @@ def lb_sessions(n: int, gen_mac: str) -> NfSetup:
                    traffic=_flows(n), warmup_clients=clients)
 
 
+ACL_SHAPES = ("exact", "prefixes", "ranges")
+
+
+def acl_rules(count: int, shape: str) -> str:
+    """count drop rules for the acl, of one shape (ACL_SHAPES), over 10.0.0.0/8, none of which xnf-gen's traffic
+    (198.18.0.0/15) meets, and the default allow: what the packet pays for a list it is checked against in full."""
+    lines = []
+    for i in range(count):
+        a, b, c = (i >> 16) & 0xff, (i >> 8) & 0xff, i & 0xff
+        if shape == "exact":
+            lines.append(f"{10 * (i + 1)} drop udp from 10.{a}.{b}.{c} to 10.{c}.{b}.{a} sport {1024 + i % 60000} "
+                         f"dport {80 + i % 1000}")
+        elif shape == "prefixes":
+            lines.append(f"{10 * (i + 1)} drop from 10.{a}.{b}.0/24 to 10.{b}.{c}.0/24")
+        else:
+            lines.append(f"{10 * (i + 1)} drop udp from 10.{a}.{b}.0/24 dport {100 * (i % 600)}-{100 * (i % 600) + 99}")
+    return "\n".join(lines + ["default allow"]) + "\n"
+
+
 def setup_for(case: dict, topology: Topology) -> NfSetup:
     if "acl_entries" in case:
         return firewall_acl(case["acl_entries"])

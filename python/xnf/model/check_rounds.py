@@ -15,11 +15,14 @@ from xnf.model.profile import Profile, load
 YARDSTICK_SUBJECT = ("yardstick", None)
 
 
-def add_arguments(parser: argparse.ArgumentParser, rounds: int, default_cases: list[str], paths: list[str],
+SECONDS = 0.5
+SECONDS_HELP = "seconds per trial of the RFC 2544 search"
+
+
+def add_arguments(parser: argparse.ArgumentParser, default_cases: list[str], paths: list[str],
                   profile_help: str, placements: tuple[str, ...] = placement.CHOICES) -> None:
+    """The options beside --rounds and --seconds (the study's skeleton adds those: SECONDS, SECONDS_HELP)."""
     parser.add_argument("--profile", help=profile_help + " (default: the installed one)")
-    parser.add_argument("--rounds", type=int, default=rounds)
-    parser.add_argument("--seconds", type=float, default=0.5, help="seconds per trial of the RFC 2544 search")
     parser.add_argument("--cases", default=",".join(default_cases), help="a subset of " + ", ".join(default_cases))
     parser.add_argument("--paths", default=",".join(paths), help="the profile's paths to measure")
     parser.add_argument("--frames", type=int, help="frames of xnf cost's mix (default: every flow once)")
@@ -40,7 +43,7 @@ def setup(args: argparse.Namespace, study: str) -> CheckSetup:
     full = load(args.profile)
     labels = [c for c in args.cases.split(",") if c]
     keys = [k for k in args.paths.split(",") if k]
-    known = [c.label for c in cases.check_cases() + cases.held_out_cases()]
+    known = [c.label for c in cases.known()]
     if not labels or not keys or any(c not in known for c in labels) or any(k not in full.paths for k in keys) \
             or args.rounds < 1:
         raise SystemExit(f"{study}: cases are {', '.join(known)}; paths {', '.join(full.paths)}; --rounds at least 1")
@@ -63,9 +66,7 @@ def drift(samples: list[dict], profile: Profile) -> dict:
             "stdev_mpps": round(statistics.stdev(rates), 4) if len(rates) > 1 else 0.0}
 
 
-def earlier(args: argparse.Namespace, study: str) -> tuple[list[dict], dict, float] | None:
-    """(samples, environment, seconds per trial) of the earlier results file --from names, or None to measure."""
-    if not args.earlier:
-        return None
-    doc = results_file.read(args.earlier, study)
-    return doc["samples"], doc["environment"], doc["seconds_per_trial"]
+def earlier(args: argparse.Namespace, study: str) -> dict | None:
+    """The earlier results file --from names (its samples, environment and seconds per trial judged again), or None
+    to measure."""
+    return results_file.read(args.earlier, study) if args.earlier else None

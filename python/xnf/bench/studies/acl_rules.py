@@ -23,7 +23,7 @@ import argparse
 import statistics
 
 from xnf.bench.study import Place, RoundsStudy, add_paths_option, paths_described
-from xnf.lab import netfilter, veth_stats
+from xnf.lab import netfilter, nf_setup, veth_stats
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood
 from xnf.lab.nf_process import NfInstance
@@ -32,7 +32,7 @@ from xnf.lab.topology import Topology
 
 NAME = "acl-rules"
 DESCRIPTION = "the acl against nftables (a bridge, sets) as the rules grow: 10 to 100,000 exact, prefix, range rules"
-SHAPES = ("exact", "prefixes", "ranges")
+SHAPES = nf_setup.ACL_SHAPES
 PATHS = {"xdp": ("xdp", []), "afxdp": ("afxdp", ["--cores", str(DUT_CORE)]),
          "hybrid": ("hybrid", ["--cores", str(DUT_CORE)])}
 YARDSTICK = "nftables"
@@ -41,24 +41,9 @@ TRAFFIC = ["--proto", "udp", "--flows", str(FLOWS), "--vary", "sport", "--src-ip
            "--dst-ip", "198.19.0.1", "--size", "64"]
 
 
-def rules(count: int, shape: str) -> str:
-    """count drop rules of the shape over 10.0.0.0/8, none of which the traffic (198.18.0.1 -> 198.19.0.1) meets."""
-    lines = []
-    for i in range(count):
-        a, b, c = (i >> 16) & 0xff, (i >> 8) & 0xff, i & 0xff
-        if shape == "exact":
-            lines.append(f"{10 * (i + 1)} drop udp from 10.{a}.{b}.{c} to 10.{c}.{b}.{a} sport {1024 + i % 60000} "
-                         f"dport {80 + i % 1000}")
-        elif shape == "prefixes":
-            lines.append(f"{10 * (i + 1)} drop from 10.{a}.{b}.0/24 to 10.{b}.{c}.0/24")
-        else:
-            lines.append(f"{10 * (i + 1)} drop udp from 10.{a}.{b}.0/24 dport {100 * (i % 600)}-{100 * (i % 600) + 99}")
-    return "\n".join(lines + ["default allow"]) + "\n"
-
-
 def trial(subject: tuple[int, str, str], args: argparse.Namespace, place: Place) -> dict:
     count, shape, path = subject
-    text = rules(count, shape)
+    text = nf_setup.acl_rules(count, shape)
     with Topology("two-port", gen_xdp="drop") as t:
         out = t.links[1]
         nf = None

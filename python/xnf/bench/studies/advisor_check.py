@@ -36,9 +36,9 @@ import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
-from xnf import chain, contract, results_file, say
-from xnf.lab.rounds import measure_rounds
-from xnf.lab import environment, placement
+from xnf import chain, contract
+from xnf.bench.study import Place, RoundsStudy
+from xnf.lab import placement
 from xnf.model import advisor, calibration, cases, check_rounds, lab_rate, rate_statistic, task
 from xnf.model.check_rounds import YARDSTICK_SUBJECT
 from xnf.model.predict import predict
@@ -74,8 +74,9 @@ def candidate(profile: Profile, case: lab_rate.NfCase, cost: TaskCost, label: st
     return found[0]
 
 
-def trial(subject: tuple, profile: Profile, args: argparse.Namespace, tsc_hz, folder: Path) -> dict:
+def trial(subject: tuple, args: argparse.Namespace, place: Place) -> dict:
     label, which = subject
+    profile, tsc_hz, folder = args.checked_setup.profile, place.tsc_hz, place.folder
     if subject == YARDSTICK_SUBJECT:
         return check_rounds.yardstick_trial(args, tsc_hz, candidate=None)
     if label == CALIBRATION_CASE:
@@ -163,8 +164,8 @@ def summarise(samples: list[dict], profile: Profile) -> tuple[list[dict], list[d
     return rows, verdicts
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    check_rounds.add_arguments(parser, 3, [c.label for c in cases.held_out_cases()], DEFAULT_PATHS,
+def options(parser: argparse.ArgumentParser) -> None:
+    check_rounds.add_arguments(parser, [c.label for c in cases.held_out_cases()], DEFAULT_PATHS,
                                "the profile the advisor uses")
     parser.add_argument("--calibrations", default=NONE, help=f"judge the picks with the profile brought to the "
                         f"machine each of these ways, side by side: {', '.join(CALIBRATIONS)} (any but {NONE} "
@@ -215,21 +216,25 @@ def _ways(args: argparse.Namespace) -> list[str]:
     return ways
 
 
-def _measure(args: argparse.Namespace, profile: Profile, labels: list[str]) -> tuple[list[dict], dict, float]:
-    env = environment.describe()
+def prepare(args: argparse.Namespace) -> None:
+    """The profile and the cases, into args.checked_setup; the ways of calibrating checked."""
+    args.checked_setup = check_rounds.setup(args, NAME)
+    _ways(args)
+
+
+def subjects(args: argparse.Namespace) -> list[tuple]:
+    """The yardstick, the calibration's readings where a way calibrates, and each case's candidates (which follow
+    from its mix: one measurement of its c_task names them)."""
+    profile = args.checked_setup.profile
+    out = [YARDSTICK_SUBJECT]
+    if _ways(args) != [NONE]:
+        out += [(CALIBRATION_CASE, c) for c in calibration.subjects(profile) if c.kind != calibration.YARDSTICK]
     with tempfile.TemporaryDirectory() as folder:
-        subjects = [YARDSTICK_SUBJECT]
-        if _ways(args) != [NONE]:
-            subjects += [(CALIBRATION_CASE, c) for c in calibration.subjects(profile)
-                         if c.kind != calibration.YARDSTICK]
-        for label in labels:   # the candidates of a case follow from its mix: one measurement names them
+        for label in args.checked_setup.labels:
             case = cases.find(label)
             first = measure_task(case, profile.baseline, Path(folder), args.frames)
-            subjects += [(label, c.label) for c in advisor.candidates(profile, case.nf, first, drop_rules(case.nf))]
-        samples = measure_rounds(subjects, args.rounds,
-                                 lambda s: trial(s, profile, args, env["tsc_hz"], Path(folder)),
-                                 _line)
-    return samples, env, args.seconds
+            out += [(label, c.label) for c in advisor.candidates(profile, case.nf, first, drop_rules(case.nf))]
+    return out
 
 
 CALIBRATION_POINTS = {calibration.LIGHT: "taskemu, light", calibration.DEAR: "taskemu, dear",
@@ -245,41 +250,51 @@ def _line(s: dict) -> str:
     return f"{s['case']:28s} {what:40s} {s['mpps']:6.3f} Mpps"
 
 
-def run(args: argparse.Namespace, out_dir: Path) -> Path:
-    checked_setup = check_rounds.setup(args, NAME)
-    profile, labels = checked_setup.profile, checked_setup.labels
-    ways = _ways(args)
-    samples, env, seconds = check_rounds.earlier(args, NAME) or _measure(args, profile, labels)
+def judged(samples: list[dict], args: argparse.Namespace) -> dict:
+    """The picks judged each way of calibrating, with what the results file keeps beside them."""
+    profile, ways = args.checked_setup.profile, _ways(args)
     if ways != [NONE] and not any(s["case"] == CALIBRATION_CASE for s in samples):
         raise SystemExit(f"{NAME}: {args.earlier} holds no calibration readings: judge it with --calibrations {NONE}")
-    judged, placed = placement.keep(samples, args.placement, NAME)
-    by_way = judged_ways(judged, profile, ways)
+    kept, placed = placement.keep(samples, args.placement, NAME)
+    by_way = judged_ways(kept, profile, ways)
     first = by_way[ways[0]]
-    path = results_file.write(out_dir, "advisor_check", {
-        "environment": env, "profile": json.loads(profile.to_json()), "yardstick": lab_rate.YARDSTICK,
-        "seconds_per_trial": seconds, "yardstick_drift": check_rounds.drift(samples, profile),
-        "judged_from": args.earlier, "placement": placed, "holds_within": HOLDS_WITHIN,
-        "predicted_within": PREDICTED_WITHIN, "calibrations": by_way, "verdicts": first["verdicts"],
-        "picks_that_hold": first["picks_that_hold"],
-        "picks_that_hold_on_plain_medians": first["picks_that_hold_on_plain_medians"], "summary": first["rows"],
-        "samples": samples}, [{"calibration": way, **v} for way in ways for v in by_way[way]["verdicts"]])
-    for way in ways:
-        _report(way, by_way[way])
-    return path
+    return {"yardstick_drift": check_rounds.drift(samples, profile), "placement": placed,
+            "holds_within": HOLDS_WITHIN, "predicted_within": PREDICTED_WITHIN, "calibrations": by_way,
+            "verdicts": first["verdicts"], "picks_that_hold": first["picks_that_hold"],
+            "picks_that_hold_on_plain_medians": first["picks_that_hold_on_plain_medians"], "summary": first["rows"]}
 
 
-def _report(way: str, judged: dict) -> None:
-    verdicts = judged["verdicts"]
-    say.info(f"calibration {way}:")
-    for v in verdicts:
-        say.info(f"  {v['case']:28s} pick {v['pick']:40s} {v['pick_over_fastest']:5.1%} of the fastest "
-                 f"({v['fastest']}): {'holds' if v['holds'] else 'DOES NOT HOLD'}; predicted "
-                 f"{v['pick_predicted_error']:+.0%} (counted on {v['pick_counted_error']:+.0%})")
-    say.info(f"  the pick holds in {judged['picks_that_hold']} of {len(verdicts)} cases "
-             f"({judged['picks_that_hold_on_plain_medians']} on the plain medians of the rates); its rate predicted "
-             f"within {PREDICTED_WITHIN:.0%} in {judged['picks_predicted_within']} (against the profile's "
-             f"statistic of its rounds), the rate counted on in "
-             f"{judged['picks_counted_within']} (against their median)")
-    for level in ("high", "medium", "low"):
-        mine = [v for v in verdicts if v["confidence"] == level]
-        say.info(f"    confidence {level}: {len(mine)} picks, {sum(v['holds'] for v in mine)} held")
+def verdict_rows(found: dict) -> list[dict]:
+    return [{"calibration": way, **v} for way, judged_way in found["calibrations"].items()
+            for v in judged_way["verdicts"]]
+
+
+def report(v: dict) -> str:
+    return (f"{v['calibration']:10s} {v['case']:28s} pick {v['pick']:40s} {v['pick_over_fastest']:5.1%} of the "
+            f"fastest ({v['fastest']}): {'holds' if v['holds'] else 'DOES NOT HOLD'}; predicted "
+            f"{v['pick_predicted_error']:+.0%} (counted on {v['pick_counted_error']:+.0%})")
+
+
+def totals(found: dict) -> list[str]:
+    lines = []
+    for way, judged_way in found["calibrations"].items():
+        verdicts = judged_way["verdicts"]
+        lines.append(f"calibration {way}: the pick holds in {judged_way['picks_that_hold']} of {len(verdicts)} cases "
+                     f"({judged_way['picks_that_hold_on_plain_medians']} on the plain medians of the rates); its rate "
+                     f"predicted within {PREDICTED_WITHIN:.0%} in {judged_way['picks_predicted_within']} (against "
+                     f"the profile's statistic of its rounds), the rate counted on in "
+                     f"{judged_way['picks_counted_within']} (against their median)")
+        for level in ("high", "medium", "low"):
+            mine = [v for v in verdicts if v["confidence"] == level]
+            lines.append(f"    confidence {level}: {len(mine)} picks, {sum(v['holds'] for v in mine)} held")
+    return lines
+
+
+STUDY = RoundsStudy(
+    NAME, "advisor_check", rounds=3, seconds=check_rounds.SECONDS, seconds_help=check_rounds.SECONDS_HELP,
+    options=options, prepare=prepare, subjects=subjects, trial=trial, line=_line,
+    earlier=lambda args: check_rounds.earlier(args, NAME), summarise=judged, document=lambda found: found,
+    table=verdict_rows, report=report, said_last=totals,
+    fields=lambda args: {"profile": json.loads(args.checked_setup.profile.to_json()),
+                         "yardstick": lab_rate.YARDSTICK, "judged_from": args.earlier})
+add_arguments, run = STUDY.add_arguments, STUDY.run

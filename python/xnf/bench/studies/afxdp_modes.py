@@ -28,7 +28,6 @@ from pathlib import Path
 from xnf.bench.study import Place, RoundsStudy
 from xnf.bench.subject import REFERENCE, TESTPMD, Subject, flooded
 from xnf.errors import XnfError
-from xnf.lab import environment
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.topology import Topology
 
@@ -48,16 +47,15 @@ TX_STUDY = {
 
 @contextlib.contextmanager
 def _lab(args: argparse.Namespace, folder: Path):
-    """One pair for every trial (the returned frames received on the generator's core with --pin-return), and
-    the TSC rate: (topology, tsc_hz)."""
+    """One pair for every trial (the returned frames received on the generator's core with --pin-return)."""
     with Topology("pair", gen_xdp="drop") as t:
         if args.pin_return:
             t.pin_gen_receive(GEN_CORE)
-        yield t, environment.describe()["tsc_hz"]
+        yield t
 
 
 def trial(subject: Subject, args: argparse.Namespace, place: Place) -> dict:
-    t, tsc_hz = place.lab
+    t, tsc_hz = place.lab, place.tsc_hz
     got = flooded(t, subject, args.seconds, ["--stamp-every", "64"], place.folder)
     run, done = got.run, got.done
     ns = run.ns_per_frame(done)

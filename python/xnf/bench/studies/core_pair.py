@@ -19,11 +19,9 @@ from __future__ import annotations
 
 import argparse
 import statistics
-from pathlib import Path
 
-from xnf import results_file, say
-from xnf.lab.rounds import measure_rounds
-from xnf.lab import environment, placement
+from xnf.bench.study import Place, RoundsStudy
+from xnf.lab import placement
 from xnf.model import lab_paths, lab_rate
 
 NAME = "core-pair"
@@ -35,13 +33,12 @@ PATHS = ["xdp", "afxdp/live"]
 PLACEMENT = ["slowdown", "round_trip_ns"]     # what the probe reads of the pair's placement
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rounds", type=int, default=12)
-    parser.add_argument("--seconds", type=float, default=0.5, help="seconds per trial of the RFC 2544 search")
+def options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--probe-ms", type=int, default=1000, help="milliseconds of each of the probe's phases")
 
 
-def trial(subject: str, args: argparse.Namespace, tsc_hz: float | None) -> dict:
+def trial(subject: str, args: argparse.Namespace, place: Place) -> dict:
+    tsc_hz = place.tsc_hz
     if subject == PROBE:
         return {"subject": subject, **placement.probe(args.probe_ms)}
     if subject == YARDSTICK:
@@ -72,24 +69,23 @@ def correlation(rows: list[dict], x: str, y: str) -> float | None:
     return round(statistics.correlation(xs, ys), 3)
 
 
-def run(args: argparse.Namespace, out_dir: Path) -> Path:
-    if args.rounds < 3 or args.probe_ms < 100:
-        raise SystemExit("core-pair: --rounds at least 3 (a correlation needs them), --probe-ms at least 100")
-    env = environment.describe()
-    samples = measure_rounds([PROBE, YARDSTICK, *PATHS], args.rounds, lambda s: trial(s, args, env["tsc_hz"]),
-                             lambda s: f"{s['subject']:12s} " + (
-                                 f"slowdown {s['slowdown']:.3f}, round trip {s['round_trip_ns']:.0f} ns"
-                                 if s["subject"] == PROBE else f"{s['mpps']:6.3f} Mpps"))
+def summarise(samples: list[dict], args: argparse.Namespace) -> dict:
+    """The rows per round, and the correlation over the rounds of each path's ratio with what the probe read."""
     rows = per_round(samples)
-    correlations = {probe_field: {key: correlation(rows, probe_field, f"{key}_over_yardstick") for key in PATHS}
-                    for probe_field in PLACEMENT}
-    path = results_file.write(out_dir, "core_pair", {
-        "environment": env, "yardstick": lab_rate.YARDSTICK, "seconds_per_trial": args.seconds,
-        "probe_ms": args.probe_ms, "correlation": correlations, "rounds": rows,
-        "samples": samples}, rows)
-    for r in rows:
-        say.info(f"round {r['round']:2d} slowdown {r['slowdown']:.3f} round trip {r['round_trip_ns']:4.0f} ns  " +
-                 "  ".join(f"{key} {r[f'{key}_over_yardstick']:.2f}" for key in PATHS))
-    for probe_field, of in correlations.items():
-        say.info(f"correlation with {probe_field}: " + ", ".join(f"{k} {v}" for k, v in of.items()))
-    return path
+    return {"rounds": rows, "correlation": {probe_field: {key: correlation(rows, probe_field, f"{key}_over_yardstick")
+                                                          for key in PATHS} for probe_field in PLACEMENT}}
+
+
+STUDY = RoundsStudy(
+    NAME, "core_pair", rounds=12, min_rounds=3, seconds=0.5, seconds_help="seconds per trial of the RFC 2544 search",
+    subjects=lambda args: [PROBE, YARDSTICK, *PATHS], trial=trial, summarise=summarise, options=options,
+    check=lambda args: None if args.probe_ms >= 100 else "--probe-ms at least 100",
+    line=lambda s: f"{s['subject']:12s} " + (f"slowdown {s['slowdown']:.3f}, round trip {s['round_trip_ns']:.0f} ns"
+                                             if s["subject"] == PROBE else f"{s['mpps']:6.3f} Mpps"),
+    table=lambda summary: summary["rounds"],
+    report=lambda r: f"round {r['round']:2d} slowdown {r['slowdown']:.3f} round trip {r['round_trip_ns']:4.0f} ns  " +
+    "  ".join(f"{key} {r[f'{key}_over_yardstick']:.2f}" for key in PATHS),
+    said_last=lambda summary: [f"correlation with {probe_field}: " + ", ".join(f"{k} {v}" for k, v in of.items())
+                               for probe_field, of in summary["correlation"].items()],
+    fields=lambda args: {"yardstick": lab_rate.YARDSTICK, "probe_ms": args.probe_ms})
+add_arguments, run = STUDY.add_arguments, STUDY.run

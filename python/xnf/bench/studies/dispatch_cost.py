@@ -22,12 +22,11 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-from pathlib import Path
 
-from xnf import build, results_file, say
+from xnf import build
 from xnf.analysis import mix_plots
-from xnf.lab.rounds import beside_yardstick, measure_rounds
-from xnf.lab import environment
+from xnf.bench.study import Place, RoundsStudy, of_summary
+from xnf.lab.rounds import beside_yardstick
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood
 from xnf.lab.frames import udp_frame
@@ -54,11 +53,12 @@ def program_ns(t: Topology, frame: bytes, queue: int) -> float:
     return float(json.loads(out)["ns_per_run"])
 
 
-def trial(t: Topology, label: str, seconds: float) -> dict:
+def trial(label: str, args: argparse.Namespace, place: Place) -> dict:
+    t = place.lab
     nf = NfInstance.start(t, "macswap", "afxdp", t.dut_ifaces, extra=["--cores", str(DUT_CORE), *SUBJECTS[label]])
     link = t.links[0]
     try:
-        run = flood(t, seconds, GEN_CORE, GEN_TRAFFIC)
+        run = flood(t, args.seconds, GEN_CORE, GEN_TRAFFIC)
         forwarded_ns = program_ns(t, udp_frame(link, 1234, FORWARDED_PORT, bytes(18)), 0)
         local_ns = program_ns(t, udp_frame(link, 1234, LOCAL_PORT, bytes(18)), 1 if label == "queue" else 0)
     finally:
@@ -72,7 +72,7 @@ def trial(t: Topology, label: str, seconds: float) -> dict:
             "program_ns_forwarded": forwarded_ns, "program_ns_local": local_ns}
 
 
-def summarise(samples: list[dict]) -> list[dict]:
+def summarise(samples: list[dict], args: argparse.Namespace) -> list[dict]:
     rows = []
     for label in SUBJECTS:
         mine = [s for s in samples if s["subject"] == label]
@@ -91,25 +91,14 @@ def summarise(samples: list[dict]) -> list[dict]:
     return rows
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--seconds", type=float, default=3.0)
-
-
-def run(args: argparse.Namespace, out_dir: Path) -> Path:
-    env = environment.describe()
-    with Topology("pair", queues=2, gen_xdp="drop") as t:
-        samples = measure_rounds(list(SUBJECTS), args.rounds, lambda label: trial(t, label, args.seconds),
-                                 lambda s: f"{s['subject']:8s}: {s['mpps']:6.3f} Mpps, core 0 "
-                                           f"{s['core0_ns_per_frame']} ns/frame")
-    summary = summarise(samples)
-    path = results_file.write(out_dir, "dispatch", {
-        "environment": env, "generator_core": GEN_CORE, "dut_core": DUT_CORE, "seconds_per_trial": args.seconds,
-        "yardstick": YARDSTICK, "subjects": SUBJECTS, "traffic": GEN_TRAFFIC, "summary": summary,
-        "samples": samples}, summary)
-    mix_plots.dispatch_cost(summary, path.with_suffix(".png"))
-    for row in summary:
-        say.info(f"{row['subject']:8s}: {row['mpps']:.3f} Mpps ({row['rate_ratio_to_none']} of none), core 0 "
-                 f"{row['core0_ns_per_frame']} ns/frame ({row['core0_ns_added']:+} ns); program: forwarded "
-                 f"{row['program_ns_forwarded']} ns ({row['program_ns_added']:+} ns), local {row['program_ns_local']} ns")
-    return path
+STUDY = RoundsStudy(
+    NAME, "dispatch", subjects=lambda args: list(SUBJECTS), trial=trial, summarise=summarise, seconds=3.0,
+    lab=lambda args, folder: Topology("pair", queues=2, gen_xdp="drop"), plot=of_summary(mix_plots.dispatch_cost),
+    line=lambda s: f"{s['subject']:8s}: {s['mpps']:6.3f} Mpps, core 0 {s['core0_ns_per_frame']} ns/frame",
+    report=lambda row: f"{row['subject']:8s}: {row['mpps']:.3f} Mpps ({row['rate_ratio_to_none']} of none), core 0 "
+                       f"{row['core0_ns_per_frame']} ns/frame ({row['core0_ns_added']:+} ns); program: forwarded "
+                       f"{row['program_ns_forwarded']} ns ({row['program_ns_added']:+} ns), local "
+                       f"{row['program_ns_local']} ns",
+    fields=lambda args: {"generator_core": GEN_CORE, "dut_core": DUT_CORE, "yardstick": YARDSTICK,
+                         "subjects": SUBJECTS, "traffic": GEN_TRAFFIC})
+add_arguments, run = STUDY.add_arguments, STUDY.run

@@ -17,15 +17,13 @@ meets those misses one after the other (docs/afxdp.md, "Frames prefetched"). The
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
-from pathlib import Path
 
-from xnf import say
-from xnf import results_file
 from xnf.bench import variants
-from xnf.lab.rounds import measure_rounds, rate_rows
+from xnf.bench.study import Place, RoundsStudy
+from xnf.lab.rounds import rate_rows
 from xnf.errors import XnfError
-from xnf.lab import environment
 from xnf.model import cases, lab_paths, lab_rate
 from xnf.model.lab_rate import NfCase
 
@@ -50,7 +48,8 @@ def find_case(label: str) -> NfCase:
                        f"(python/xnf/model/cases.py)") from None
 
 
-def trial(subject: tuple, args: argparse.Namespace, tsc_hz, binaries: dict) -> dict:
+def trial(subject: tuple, args: argparse.Namespace, place: Place) -> dict:
+    tsc_hz, binaries = place.tsc_hz, place.lab
     if subject == (YARDSTICK,):
         return {"subject": YARDSTICK, "mpps": lab_rate.yardstick(args.seconds, tsc_hz)}
     kind, label, key, build = subject
@@ -87,9 +86,7 @@ def gains(samples: list[dict]) -> list[dict]:
     return rows
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--seconds", type=float, default=0.5, help="per trial of a rate search")
+def options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cases", default=",".join(DEFAULT_CASES), help="NF cases (macswap, or the cost model's)")
     parser.add_argument("--paths", default="afxdp/live", help="user-space paths of the lab whose RFC 2544 rate is "
                         "measured (python/xnf/model/lab_paths.py)")
@@ -122,20 +119,27 @@ def _line(sample: dict) -> str:
     return f"{sample['subject']:44s} {sample['mpps']:7.3f} Mpps"
 
 
-def run(args: argparse.Namespace, out_dir: Path) -> Path:
-    subjects = _subjects(args)
-    nfs = sorted({f"xnf-{find_case(s[1]).nf}" for s in subjects if len(s) == 4})
-    binaries = variants.binaries(VARIANT, DEFINES, nfs)
-    env = environment.describe()
-    samples = measure_rounds(subjects, args.rounds, lambda s: trial(s, args, env["tsc_hz"], binaries), _line)
-    rows = rate_rows([s for s in samples if "mpps" in s], YARDSTICK, "ratio_to_yardstick")
-    gained = gains(samples)
-    cost = {"path": COST_PATH, "offered_mpps": args.cost_mpps, "seconds": args.cost_seconds}
-    path = results_file.write(out_dir, "frame_prefetch", {
-        "environment": env, "yardstick": YARDSTICK, "yardstick_is": lab_rate.YARDSTICK,
-        "seconds_per_trial": args.seconds, "cost": cost, "variant": {"name": VARIANT, "defines": DEFINES},
-        "summary": rows, "gains": gained, "samples": samples}, rows)
-    for row in gained:
-        say.info(f"{row['measured']:4s} {row['case']:14s} {row['path']:16s} {row['metric']}: {row['prefetch']:.3f} "
-                 f"against {row['without']:.3f} without, {row['prefetch_over_without']} (rounds {row['per_round']})")
-    return path
+def summarise(samples: list[dict], args: argparse.Namespace) -> dict:
+    return {"rates": rate_rows([s for s in samples if "mpps" in s], YARDSTICK, "ratio_to_yardstick"),
+            "gains": gains(samples)}
+
+
+def variant_binaries(args: argparse.Namespace, folder) -> contextlib.AbstractContextManager[dict]:
+    """The NFs' variants built without the prefetch (what every trial of the variant runs)."""
+    nfs = sorted({f"xnf-{find_case(s[1]).nf}" for s in _subjects(args) if len(s) == 4})
+    return contextlib.nullcontext(variants.binaries(VARIANT, DEFINES, nfs))
+
+
+STUDY = RoundsStudy(
+    NAME, "frame_prefetch", subjects=_subjects, trial=trial, line=_line, summarise=summarise, options=options,
+    seconds=0.5, seconds_help="per trial of a rate search", lab=variant_binaries,
+    table=lambda summary: summary["rates"],
+    report=lambda row: f"{row['subject']:44s} {row['mpps']:.3f} ± {row['stdev']:.3f} Mpps",
+    said_last=lambda summary: [
+        f"{row['measured']:4s} {row['case']:14s} {row['path']:16s} {row['metric']}: {row['prefetch']:.3f} against "
+        f"{row['without']:.3f} without, {row['prefetch_over_without']} (rounds {row['per_round']})"
+        for row in summary["gains"]],
+    fields=lambda args: {"yardstick": YARDSTICK, "yardstick_is": lab_rate.YARDSTICK,
+                         "cost": {"path": COST_PATH, "offered_mpps": args.cost_mpps, "seconds": args.cost_seconds},
+                         "variant": {"name": VARIANT, "defines": DEFINES}})
+add_arguments, run = STUDY.add_arguments, STUDY.run

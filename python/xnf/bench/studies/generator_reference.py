@@ -6,7 +6,8 @@ program that only returns XDP_TX, 2^20 frames per call. Its rate is the kernel's
 this machine today, so xnf-gen / reference is the figure that says what our program costs, and the
 reference's own rate says what the machine allows.
 
-Set-up: `pair` topology, an XDP_DROP sink (bpf/xnf_sink.bpf.c) on dut0, generators pinned to core 0 (to both
+Set-up: a `pair` topology per placement, all kept over the rounds (each round goes through every placement's
+subjects), an XDP_DROP sink (bpf/xnf_sink.bpf.c) on dut0, generators pinned to core 0 (to both
 cores in "two-cores"; "ns/frame" is then the busy time of both per frame).
 Placements: "shared" = the sink's receive runs in softirq on core 0 beside the generator (veth receives on
 the sending CPU); "napi" = dut0 in threaded NAPI pinned to core 1, core 0 generates only; "two-cores" = two
@@ -20,13 +21,13 @@ frames the peer's full ring refused (veth's xdp_xmit_errors on gen0) are reporte
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 from pathlib import Path
 
-from xnf import build, results_file, say
-from xnf.lab.rounds import interleaved
-from xnf.errors import XnfError
-from xnf.lab import cpu, environment, netns, veth_stats
+from xnf import build
+from xnf.bench.study import Place, RoundsStudy
+from xnf.lab import cpu, netns, veth_stats
 from xnf.lab.cores import DUT_CORE as PEER_CORE
 from xnf.lab.cores import GEN_CORE
 from xnf.lab.generator import Generator, flat_out
@@ -46,7 +47,13 @@ SUBJECTS = {
 }
 
 
-def trial(t: Topology, label: str, seconds: float, tsc_hz: float | None, cores: str) -> dict:
+def generator_cores(placement: str) -> str:
+    return f"{GEN_CORE},{PEER_CORE}" if placement == "two-cores" else str(GEN_CORE)
+
+
+def trial(subject: tuple[str, str], args: argparse.Namespace, place: Place) -> dict:
+    placement, label = subject
+    t, seconds, tsc_hz, cores = place.lab[placement], args.seconds, place.tsc_hz, generator_cores(placement)
     binary, extra = SUBJECTS[label]
     rx0, tx0, cpu0 = veth_stats.read(t.dut_ns, "dut0"), veth_stats.read(t.gen_ns, "gen0"), cpu.snapshot()
     options = flat_out(seconds, cores) if binary == "xnf-gen" else ["--duration", str(seconds), "--cores", cores]
@@ -57,30 +64,29 @@ def trial(t: Topology, label: str, seconds: float, tsc_hz: float | None, cores: 
     usage = cpu.split(cpu0, cpu1)
     gen_busy = sum(usage[int(c)][k] for c in cores.split(",") for k in ("user", "system", "softirq"))
     ns = gen_busy / delivered * 1e9 if delivered else None
-    return {"subject": label, "mpps": delivered / g["seconds"] / 1e6, "refused_mpps": refused / g["seconds"] / 1e6,
+    return {"subject": label, "placement": placement, "mpps": delivered / g["seconds"] / 1e6,
+            "refused_mpps": refused / g["seconds"] / 1e6,
             "delivered": delivered, "seconds": g["seconds"], "generator_cores": cores, "gen_core_ns_per_frame": ns,
             "gen_core_cycles_per_frame": ns * tsc_hz / 1e9 if ns and tsc_hz else None, "cpu": usage}
 
 
-def run_placement(placement: str, rounds: int, seconds: float, tsc_hz: float | None) -> list[dict]:
-    samples = []
-    labels = list(SUBJECTS)
-    cores = f"{GEN_CORE},{PEER_CORE}" if placement == "two-cores" else str(GEN_CORE)
-    with Topology("pair", queues=len(cores.split(",")), gen_xdp=None) as t:
-        netns.ip("link", "set", "dev", "dut0", "xdp", "obj", str(build.bpf_object("xnf_sink")), "sec", "xdp", ns=t.dut_ns)
-        if placement == "napi":
-            t.pin_dut_receive(PEER_CORE)
-        for round_no, label in interleaved(labels, rounds):
-            s = trial(t, label, seconds, tsc_hz, cores)
-            s.update(round=round_no, placement=placement)
-            samples.append(s)
-            say.info(f"{placement:9s} round {round_no} {label:30s} {s['mpps']:6.2f} Mpps delivered "
-                     f"({s['refused_mpps']:.2f} refused; cores {cores}: {s['gen_core_ns_per_frame'] or 0:.0f} "
-                     f"ns/frame)")
-    return samples
+@contextlib.contextmanager
+def topologies(args: argparse.Namespace, folder: Path):
+    """A topology per placement, kept over the rounds: the sink on dut0, the DUT's receive pinned for "napi", a
+    queue per generator core."""
+    with contextlib.ExitStack() as stack:
+        made = {}
+        for placement in placements(args):
+            t = stack.enter_context(Topology("pair", queues=len(generator_cores(placement).split(",")), gen_xdp=None))
+            netns.ip("link", "set", "dev", "dut0", "xdp", "obj", str(build.bpf_object("xnf_sink")), "sec", "xdp",
+                     ns=t.dut_ns)
+            if placement == "napi":
+                t.pin_dut_receive(PEER_CORE)
+            made[placement] = t
+        yield made
 
 
-def summarise(samples: list[dict]) -> list[dict]:
+def summarise(samples: list[dict], args: argparse.Namespace) -> list[dict]:
     groups: dict[tuple[str, str], list[dict]] = {}
     for s in samples:
         groups.setdefault((s["placement"], s["subject"]), []).append(s)
@@ -97,26 +103,24 @@ def summarise(samples: list[dict]) -> list[dict]:
     return table
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=3.0)
+def options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--placements", default=",".join(PLACEMENTS),
                         help=f"comma-separated, of: {', '.join(PLACEMENTS)}")
 
 
-def run(args: argparse.Namespace, out_dir: Path) -> Path:
-    placements = [p.strip() for p in args.placements.split(",")]
-    if not set(placements) <= set(PLACEMENTS):
-        raise XnfError(f"--placements {args.placements}: choose from {', '.join(PLACEMENTS)}")
-    env = environment.describe()
-    samples = []
-    for placement in placements:
-        samples += run_placement(placement, args.rounds, args.seconds, env["tsc_hz"])
-    table = summarise(samples)
-    path = results_file.write(out_dir, "generator_reference", {
-        "environment": env, "generator_core": GEN_CORE, "peer_core_napi": PEER_CORE,
-        "seconds_per_trial": args.seconds, "summary": table, "samples": samples}, table)
-    for row in table:
-        say.info(f"{row['placement']:9s} {row['subject']:30s} {row['mean_mpps']:6.2f} ± {row['stdev_mpps']:.2f} Mpps "
-                 f"({(row['of_reference_batch64'] or 0):.2f} of reference batch=64)")
-    return path
+def placements(args: argparse.Namespace) -> list[str]:
+    return [p.strip() for p in args.placements.split(",")]
+
+
+STUDY = RoundsStudy(
+    NAME, "generator_reference", rounds=3, seconds=3.0, options=options, lab=topologies, trial=trial,
+    subjects=lambda args: [(placement, label) for placement in placements(args) for label in SUBJECTS],
+    check=lambda args: None if set(placements(args)) <= set(PLACEMENTS) else
+    f"--placements {args.placements}: choose from {', '.join(PLACEMENTS)}",
+    summarise=summarise,
+    line=lambda s: f"{s['placement']:9s} {s['subject']:30s} {s['mpps']:6.2f} Mpps delivered ({s['refused_mpps']:.2f} "
+                   f"refused; cores {s['generator_cores']}: {s['gen_core_ns_per_frame'] or 0:.0f} ns/frame)",
+    report=lambda row: f"{row['placement']:9s} {row['subject']:30s} {row['mean_mpps']:6.2f} ± {row['stdev_mpps']:.2f} "
+                       f"Mpps ({(row['of_reference_batch64'] or 0):.2f} of reference batch=64)",
+    fields=lambda args: {"generator_core": GEN_CORE, "peer_core_napi": PEER_CORE})
+add_arguments, run = STUDY.add_arguments, STUDY.run

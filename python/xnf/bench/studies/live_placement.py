@@ -17,15 +17,16 @@ the yardstick's, for the bursts whose probes on both sides read the same level, 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
-from xnf import results_file, say
+from xnf import say
+from xnf.bench.study import Place, Study
 from xnf.bench.studies import core_pair
 from xnf.lab.xdp_subject import attach, detach
-from xnf.lab import environment, placement
+from xnf.lab import placement
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
@@ -40,8 +41,7 @@ TRIVIAL = core_pair.TRIVIAL
 MIN_BURSTS = 6     # enough for two levels with a bracketed burst in each
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--seconds", type=float, default=300, help="how long the study runs")
+def options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--burst", type=float, default=0.3, help="seconds of each flat-out burst")
     parser.add_argument("--probe-ms", type=int, default=20, help="milliseconds of each of the probe's phases")
 
@@ -85,44 +85,59 @@ def _burst(generator: Generator, seconds: float) -> float:
     return out["received"] / out["seconds"] / 1e6
 
 
-def _measure(args: argparse.Namespace) -> tuple[list[dict], list[float]]:
+@contextlib.contextmanager
+def running(args: argparse.Namespace, folder: Path):
+    """The live path's NF and the yardstick, each on its own topology, running for the whole study."""
     path = lab_paths.find(LIVE_PATH)
-    bursts, probes = [], [placement.round_trip_ns(args.probe_ms)]
-    with Topology("pair", gen_xdp=None) as live_t, Topology("pair", gen_xdp=None) as yard_t, \
-            tempfile.TemporaryDirectory() as folder:
-        nf = NfInstance.start(live_t, TRIVIAL.nf, None, live_t.dut_ifaces, rules=TRIVIAL.write_rules(Path(folder)),
+    with Topology("pair", gen_xdp=None) as live_t, Topology("pair", gen_xdp=None) as yard_t:
+        nf = NfInstance.start(live_t, TRIVIAL.nf, None, live_t.dut_ifaces, rules=TRIVIAL.write_rules(folder),
                               extra=[*path.run_options(), "--cores", str(DUT_CORE)])
         yardstick = attach(yard_t, ("object", "hand_macswap"))
         try:
-            start = time.monotonic()
-            while time.monotonic() - start < args.seconds or len(bursts) < MIN_BURSTS:
-                at = time.monotonic() - start
-                live = _burst(Generator(live_t, receive_on=0), args.burst)
-                yard = _burst(Generator(yard_t, receive_on=0), args.burst)
-                bursts.append({"t": round(at, 2), "probe_before": len(probes) - 1, "live_mpps": round(live, 4),
-                               "yardstick_mpps": round(yard, 4), "live_over_yardstick": round(live / yard, 4)})
-                probes.append(placement.round_trip_ns(args.probe_ms))
-                say.info(f"{at:6.1f} s  live {live:6.3f}  yardstick {yard:6.3f}  ratio {live / yard:5.3f}  "
-                         f"round trip {probes[-2]:6.0f} -> {probes[-1]:6.0f} ns")
+            yield live_t, yard_t
         finally:
             detach(yardstick)
             nf.stop()
-    return bursts, probes
 
 
-def run(args: argparse.Namespace, out_dir: Path) -> Path:
-    if args.seconds <= 0 or args.burst < 0.1 or args.probe_ms < 5:
-        raise SystemExit("live-placement: --seconds above 0, --burst at least 0.1, --probe-ms at least 5")
-    env = environment.describe()
-    bursts, probes = _measure(args)
-    summary = _summary(bursts, probes)
-    path = results_file.write(out_dir, "live_placement", {
-        "environment": env, "yardstick": lab_rate.YARDSTICK, "path": LIVE_PATH, "nf": TRIVIAL.label,
-        "burst_seconds": args.burst, "probe_ms": args.probe_ms, "summary": summary,
-        "round_trips_ns": probes, "bursts": bursts}, bursts)
-    say.info(f"round trips split at {summary['cut_ns']} ns; correlation with the ratio "
-             f"{summary.get('correlation_round_trip_ratio')}")
-    for name, level in summary["levels"].items():
-        say.info(f"{name:4s} ({level['probes']} probes, median {level['round_trip_ns_median']} ns): "
-                 f"{level['bursts']} bracketed bursts, live over yardstick {level['live_over_yardstick_median']}")
-    return path
+def measure(args: argparse.Namespace, place: Place) -> list[dict]:
+    """Bursts through each in turn, a probe of the pair's round trip before the first and after each."""
+    live_t, yard_t = place.lab
+    bursts, probes = [], [placement.round_trip_ns(args.probe_ms)]
+    start = time.monotonic()
+    while time.monotonic() - start < args.seconds or len(bursts) < MIN_BURSTS:
+        at = time.monotonic() - start
+        live = _burst(Generator(live_t, receive_on=0), args.burst)
+        yard = _burst(Generator(yard_t, receive_on=0), args.burst)
+        probes.append(placement.round_trip_ns(args.probe_ms))
+        bursts.append({"t": round(at, 2), "probe_before": len(probes) - 2, "round_trip_before_ns": probes[-2],
+                       "round_trip_after_ns": probes[-1], "live_mpps": round(live, 4),
+                       "yardstick_mpps": round(yard, 4), "live_over_yardstick": round(live / yard, 4)})
+        say.info(f"{at:6.1f} s  live {live:6.3f}  yardstick {yard:6.3f}  ratio {live / yard:5.3f}  "
+                 f"round trip {probes[-2]:6.0f} -> {probes[-1]:6.0f} ns")
+    return bursts
+
+
+def probes_of(bursts: list[dict]) -> list[float]:
+    """Every probe's round trip, in order: the one before the first burst, then the one after each."""
+    return [bursts[0]["round_trip_before_ns"]] + [b["round_trip_after_ns"] for b in bursts]
+
+
+def _levels_table(summary: dict) -> list[dict]:
+    return [{"level": name, **level} for name, level in summary["levels"].items()]
+
+
+STUDY = Study(
+    NAME, "live_placement", measure=measure, lab=running, options=options, keep_samples="bursts",
+    seconds=300, seconds_help="how long the study runs", seconds_field="seconds",
+    check=lambda args: None if args.burst >= 0.1 and args.probe_ms >= 5 else
+    "--burst at least 0.1, --probe-ms at least 5",
+    summarise=lambda bursts, args: _summary(bursts, probes_of(bursts)), table=_levels_table,
+    report=lambda level: f"{level['level']:4s} ({level['probes']} probes, median {level['round_trip_ns_median']} "
+                         f"ns): {level['bursts']} bracketed bursts, live over yardstick "
+                         f"{level['live_over_yardstick_median']}",
+    said_last=lambda summary: [f"round trips split at {summary['cut_ns']} ns; correlation with the ratio "
+                               f"{summary.get('correlation_round_trip_ratio')}"],
+    fields=lambda args: {"yardstick": lab_rate.YARDSTICK, "path": LIVE_PATH, "nf": TRIVIAL.label,
+                         "burst_seconds": args.burst, "probe_ms": args.probe_ms})
+add_arguments, run = STUDY.add_arguments, STUDY.run

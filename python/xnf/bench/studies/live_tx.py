@@ -32,9 +32,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from xnf import build, results_file, say
+from xnf import build, say
+from xnf.bench.study import Place, RoundsStudy
 from xnf.bench.subject import TESTPMD, Subject, flooded
-from xnf.lab import environment, nf_setup
+from xnf.lab import nf_setup
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.generator import Generator, flat_out
 from xnf.lab.measure import TrafficSpec
@@ -77,8 +78,9 @@ def subjects(dpdk: bool, study: bool) -> list[Subject]:
     return out
 
 
-def forwarding_trial(t: Topology, subject: Subject, seconds: float, tsc_hz: float | None, rules_dir: Path) -> dict:
-    got = flooded(t, subject, seconds, GEN_TRAFFIC, rules_dir)
+def forwarding_trial(subject: Subject, args: argparse.Namespace, place: Place) -> dict:
+    tsc_hz = place.tsc_hz
+    got = flooded(place.lab, subject, args.seconds, GEN_TRAFFIC, place.folder)
     run, done, workers = got.run, got.done, got.workers
     ns = run.ns_per_frame(done)
     live_calls = sum(w.get("live_calls", 0) for w in workers)
@@ -89,7 +91,7 @@ def forwarding_trial(t: Topology, subject: Subject, seconds: float, tsc_hz: floa
             "frames_per_live_call": live_frames / live_calls if live_calls else None, "cpu": run.cpu}
 
 
-def ratios(samples: list[dict], rounds: int) -> dict[str, dict]:
+def ratios(samples: list[dict]) -> dict[str, dict]:
     """Per round, each named ratio; then their median, min and max."""
     by_round = {}
     for s in samples:
@@ -109,7 +111,7 @@ def ratios(samples: list[dict], rounds: int) -> dict[str, dict]:
     return out
 
 
-def summarise(samples: list[dict]) -> list[dict]:
+def per_subject(samples: list[dict]) -> list[dict]:
     groups = {}
     for s in samples:
         groups.setdefault(s["subject"], []).append(s)
@@ -125,19 +127,6 @@ def summarise(samples: list[dict]) -> list[dict]:
                       "frames_per_live_call": statistics.mean(per_call) if per_call else None,
                       "samples": len(group)})
     return table
-
-
-def forwarding(rounds: int, seconds: float, dpdk: bool, study: bool, tsc_hz: float | None,
-               rules_dir: Path) -> list[dict]:
-    todo = subjects(dpdk, study)
-    samples = []
-    with Topology("pair", gen_xdp="drop") as t:
-        for round_no, subject in interleaved(todo, rounds):
-            s = forwarding_trial(t, subject, seconds, tsc_hz, rules_dir) | {"round": round_no}
-            samples.append(s)
-            say.info(f"round {round_no} {s['subject']:22s} offered {s['offered_mpps']:6.3f}  done "
-                     f"{s['mpps']:6.3f} Mpps  {s['ns_per_packet'] or 0:6.0f} ns/pkt")
-    return samples
 
 
 def latency(repetitions: int, seconds: float, tsc_hz: float | None) -> list[dict]:
@@ -213,9 +202,7 @@ def top_symbols(data: Path, core: int, limit: float = 1.0) -> list[list]:
     return rows
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--seconds", type=float, default=3.0)
+def options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-dpdk", action="store_true", help="leave out DPDK testpmd")
     parser.add_argument("--latency", action="store_true", help="add RFC 2544 throughput and latency per path")
     parser.add_argument("--latency-repetitions", type=int, default=3)
@@ -224,22 +211,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cost", action="store_true", help="add the transmit path's own cost per call and frame")
 
 
-def run(args: argparse.Namespace, out_dir: Path) -> Path:
-    env = environment.describe()
-    with tempfile.TemporaryDirectory() as rules_dir:
-        samples = forwarding(args.rounds, args.seconds, not args.no_dpdk, args.study, env["tsc_hz"], Path(rules_dir))
-        lat = latency(args.latency_repetitions, 1.0, env["tsc_hz"]) if args.latency else []
-        prof = profile(args.seconds, Path(rules_dir)) if args.profile else {}
-        cost = path_cost(1.0) if args.cost else {}
-    table = summarise(samples)
-    found = ratios(samples, args.rounds)
-    path = results_file.write(out_dir, "live_tx", {
-        "environment": env, "generator_core": GEN_CORE, "worker_core": DUT_CORE,
-        "seconds_per_trial": args.seconds, "rounds": args.rounds, "ratios": found, "latency": lat,
-        "profile": prof, "path_cost": cost, "summary": table, "samples": samples}, table)
-    for row in table:
-        say.info(f"{row['subject']:22s} {row['median_mpps']:6.3f} Mpps (mean {row['mean_mpps']:.3f} ± "
-                 f"{row['stdev_mpps']:.3f})  {row['ns_per_packet'] or 0:6.0f} ns/pkt")
-    for name, r in found.items():
-        say.info(f"{name:38s} median {r['median']:5.2f}  (min {r['min']:.2f}, max {r['max']:.2f})")
-    return path
+def parts(args: argparse.Namespace, place: Place) -> dict:
+    """The parts asked for beside the forwarding rounds, after them."""
+    return {"latency": latency(args.latency_repetitions, 1.0, place.tsc_hz) if args.latency else [],
+            "profile": profile(args.seconds, place.folder) if args.profile else {},
+            "path_cost": path_cost(1.0) if args.cost else {}}
+
+
+STUDY = RoundsStudy(
+    NAME, "live_tx", subjects=lambda args: subjects(not args.no_dpdk, args.study), trial=forwarding_trial,
+    seconds=3.0, options=options, parts=parts, lab=lambda args, folder: Topology("pair", gen_xdp="drop"),
+    summarise=lambda samples, args: {"subjects": per_subject(samples), "ratios": ratios(samples)},
+    table=lambda summary: summary["subjects"],
+    line=lambda s: f"{s['subject']:22s} offered {s['offered_mpps']:6.3f}  done {s['mpps']:6.3f} Mpps  "
+                   f"{s['ns_per_packet'] or 0:6.0f} ns/pkt",
+    report=lambda row: f"{row['subject']:22s} {row['median_mpps']:6.3f} Mpps (mean {row['mean_mpps']:.3f} ± "
+                       f"{row['stdev_mpps']:.3f})  {row['ns_per_packet'] or 0:6.0f} ns/pkt",
+    said_last=lambda summary: [f"{name:38s} median {r['median']:5.2f}  (min {r['min']:.2f}, max {r['max']:.2f})"
+                               for name, r in summary["ratios"].items()],
+    fields=lambda args: {"generator_core": GEN_CORE, "worker_core": DUT_CORE})
+add_arguments, run = STUDY.add_arguments, STUDY.run

@@ -23,7 +23,7 @@ import contextlib
 from pathlib import Path
 
 from xnf.analysis import mix_plots
-from xnf.bench.study import Place, RoundsStudy
+from xnf.bench.study import Place, RoundsStudy, of_summary
 from xnf.lab import cpu, local_app
 from xnf.lab.rounds import median_ratio, medians
 from xnf.lab.cores import DUT_CORE, GEN_CORE
@@ -100,7 +100,7 @@ def summarise(samples: list[dict], args: argparse.Namespace) -> list[dict]:
 
 STUDY = RoundsStudy(
     NAME, "local_app", subjects=lambda args: [(s, ld) for ld in LOADS for s in SUBJECTS], trial=trial,
-    summarise=summarise, lab=_lab, rounds=3, seconds=3.0, plot=mix_plots.memcached_by_mode,
+    summarise=summarise, lab=_lab, rounds=3, seconds=3.0, plot=of_summary(mix_plots.memcached_by_mode),
     options=lambda parser: parser.add_argument("--load-kpps", type=int, default=300,
                                                help="pass-through traffic during 'load' trials"),
     line=lambda s: f"{s['subject']:8s} {s['load']:4s}: {s['tps']:9.0f} req/s, p99 <= {s['p99_us']} us",

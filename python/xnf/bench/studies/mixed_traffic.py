@@ -29,7 +29,7 @@ import contextlib
 from pathlib import Path
 
 from xnf.analysis import mix_plots
-from xnf.bench.study import Place, RoundsStudy
+from xnf.bench.study import Place, RoundsStudy, of_summary
 from xnf.lab.rounds import median_ratio, medians
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood
@@ -150,7 +150,7 @@ def _subjects(args: argparse.Namespace) -> list[tuple[str, float, str]]:
 
 STUDY = RoundsStudy(
     NAME, "mixed_traffic", subjects=_subjects, trial=trial, summarise=summarise, lab=_lab, rounds=3, seconds=2.0,
-    options=_options, check=_check, plot=mix_plots.legit_vs_drop_share,
+    options=_options, check=_check, plot=of_summary(mix_plots.legit_vs_drop_share),
     line=lambda s: f"{s['placement']:6s} {s['subject']:8s} drop {s['drop_share']:4.2f}: legit "
                    f"{s['legit_mpps']:6.3f} Mpps (offered {s['offered_mpps']:.3f})",
     report=lambda row: f"{row['placement']:6s} {row['subject']:8s} drop {row['drop_share']:4.2f}: "

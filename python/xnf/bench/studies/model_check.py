@@ -26,14 +26,13 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from xnf import results_file, say
+from xnf import say
 from xnf.analysis import model_plots
-from xnf.lab.rounds import measure_rounds
-from xnf.lab import environment, placement
+from xnf.bench.study import Place, RoundsStudy
+from xnf.lab import placement
 from xnf.model import advisor, cases, check_rounds, lab_paths, lab_rate, rate_statistic, task
 from xnf.model.check_rounds import YARDSTICK_SUBJECT
 from xnf.model.predict import predict
@@ -53,12 +52,13 @@ def c_task(case: lab_rate.NfCase, baseline: dict, folder: Path, frames: int) -> 
     return task.measure(case.nf, case.write_rules(folder), baseline, how, members=False).whole
 
 
-def trial(subject: tuple, profile: Profile, args: argparse.Namespace, tsc_hz, folder: Path) -> dict:
+def trial(subject: tuple, args: argparse.Namespace, place: Place) -> dict:
     label, key = subject
+    profile, tsc_hz = args.checked_setup.profile, place.tsc_hz
     if subject == YARDSTICK_SUBJECT:
         return check_rounds.yardstick_trial(args, tsc_hz, path=None)
     case = cases.find(label)
-    cost = c_task(case, profile.baseline, folder, args.frames)
+    cost = c_task(case, profile.baseline, place.folder, args.frames)
     path = profile.path(key)
     candidate = advisor.whole_nf(key, path, case.nf, cost)
     rate = lab_rate.measure(case, case.nf, candidate.options, args.seconds, tsc_hz)
@@ -91,7 +91,7 @@ def summarise(samples: list[dict], profile: Profile, each: bool = False) -> tupl
             measured = [s["mpps"] for s in mine]
             rate = rate_statistic.of(measured, profile.statistic)
             pred = statistics.median(s["predicted_mpps"] for s in mine)
-            rows.append({"case": label, "path": key, "measured_mpps": round(rate, 4),
+            rows.append({"case": label, "path": key, "statistic": profile.statistic, "measured_mpps": round(rate, 4),
                          "measured_median_mpps": round(statistics.median(measured), 4),
                          "measured_stdev": round(statistics.stdev(measured), 4) if len(measured) > 1 else 0.0,
                          "predicted_mpps": round(pred, 4), "rounds": len(mine),
@@ -122,55 +122,72 @@ def validation(rows: list[dict]) -> dict:
             "cases_on_target": sum(n >= MODES_WITHIN for n in modes.values())}
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    check_rounds.add_arguments(parser, 5, [c.label for c in cases.check_cases()], PATHS, "the profile to check",
+def options(parser: argparse.ArgumentParser) -> None:
+    check_rounds.add_arguments(parser, [c.label for c in cases.check_cases()], PATHS, "the profile to check",
                                placement.CHOICES + (placement.EACH,))
 
 
-def _measure(args: argparse.Namespace, checked_setup: check_rounds.CheckSetup) -> tuple[list[dict], dict, float]:
-    profile = checked_setup.profile
-    env = environment.describe()
-    subjects = [YARDSTICK_SUBJECT] + [(label, key) for label in checked_setup.labels for key in profile.paths]
-    with tempfile.TemporaryDirectory() as folder:
-        samples = measure_rounds(subjects, args.rounds,
-                                 lambda s: trial(s, profile, args, env["tsc_hz"], Path(folder)),
-                                 lambda s: f"{s['case']:16s} {s['path'] or '':12s} {s['mpps']:6.3f} Mpps")
-    return samples, env, args.seconds
-
-
-def run(args: argparse.Namespace, out_dir: Path) -> Path:
-    checked_setup = check_rounds.setup(args, NAME)
-    profile = checked_setup.profile
-    samples, env, seconds = check_rounds.earlier(args, NAME) or _measure(args, checked_setup)
-    judged, placed = placement.keep(samples, args.placement, NAME)
-    each = args.placement == placement.EACH
-    if each and not profile.near_level:
+def prepare(args: argparse.Namespace) -> None:
+    """The profile and cases to check, into args.checked_setup; --placement each refused for a profile that keeps no
+    far times."""
+    args.checked_setup = check_rounds.setup(args, NAME)
+    if args.placement == placement.EACH and not args.checked_setup.profile.near_level:
         raise SystemExit(f"{NAME}: --placement each needs a profile of the near placement (model-fit --placement "
                          "near, or the best of every round, the default), which keeps what the far one adds per "
                          "frame")
-    rows, checked = summarise(judged, profile, each)
-    path = results_file.write(out_dir, "model_check", {
-        "environment": env, "profile": json.loads(profile.to_json()), "yardstick": lab_rate.YARDSTICK,
-        "seconds_per_trial": seconds, "yardstick_drift": check_rounds.drift(samples, profile),
-        "judged_from": args.earlier, "placement": placed, "summary": rows, "validation": checked,
-        "samples": samples}, rows)
-    model_plots.predicted_vs_measured(rows, path.with_suffix(".png"))
-    checked.update(results=path.name, measured=env["started_utc"], placement=placed["kept"])
+
+
+def subjects(args: argparse.Namespace) -> list[tuple]:
+    checked_setup = args.checked_setup
+    return [YARDSTICK_SUBJECT] + [(label, key) for label in checked_setup.labels for key in checked_setup.profile.paths]
+
+
+def judged(samples: list[dict], args: argparse.Namespace) -> dict:
+    """The rows, the validation, which measurements were judged (placement) and the yardstick's drift."""
+    profile = args.checked_setup.profile
+    kept, placed = placement.keep(samples, args.placement, NAME)
+    rows, checked = summarise(kept, profile, args.placement == placement.EACH)
+    return {"summary": rows, "validation": checked, "placement": placed,
+            "yardstick_drift": check_rounds.drift(samples, profile)}
+
+
+def write_validated(found: dict, path: Path, args: argparse.Namespace, env: dict) -> None:
+    """The profile with its validation beside the results file, and where xnf advise looks when it came from there."""
+    checked = found["validation"]
+    checked.update(results=path.name, measured=env["started_utc"], placement=found["placement"]["kept"])
     validated = replace(load(args.profile), validation=checked)   # every path of it, not only those checked
     validated_path = path.with_name(path.stem.replace("model_check", "profile-validated") + ".json")
     validated_path.write_text(validated.to_json())
     if args.profile is None:
         default_path().write_text(validated.to_json())
         say.info(f"validation written into {default_path()} (xnf advise reports it as its confidence)")
-    for row in rows:
-        median = "" if profile.statistic == rate_statistic.MEDIAN else f"; median {row['measured_median_mpps']:.3f}"
-        say.info(f"{row['case']:16s} {row['path']:12s} measured {row['measured_mpps']:.3f} ({profile.statistic} of "
-                 f"{row['rounds']}{median} ± {row['measured_stdev']:.3f}), "
-                 f"predicted {row['predicted_mpps']:.3f} ({row['error']:+.1%})")
-    say.info(f"{checked['within_10_percent']} of {checked['cases']} within 10 %; median error "
-             f"{checked['median_error']:.1%}, largest {checked['max_error']:.1%}")
+
+
+def report(row: dict) -> str:
+    statistic = row["statistic"]
+    median = "" if statistic == rate_statistic.MEDIAN else f"; median {row['measured_median_mpps']:.3f}"
+    return (f"{row['case']:16s} {row['path']:12s} measured {row['measured_mpps']:.3f} ({statistic} of "
+            f"{row['rounds']}{median} ± {row['measured_stdev']:.3f}), predicted {row['predicted_mpps']:.3f} "
+            f"({row['error']:+.1%})")
+
+
+def totals(found: dict) -> list[str]:
+    checked = found["validation"]
     modes = checked["modes_within_10_percent"]
     short = [f"{case} {n}" for case, n in modes.items() if n < MODES_WITHIN]
-    say.info(f"NF cases with {MODES_WITHIN} modes or more within 10 %: {checked['cases_on_target']} of {len(modes)}"
-             + (f" (short: {', '.join(short)})" if short else ""))
-    return path
+    return [f"{checked['within_10_percent']} of {checked['cases']} within 10 %; median error "
+            f"{checked['median_error']:.1%}, largest {checked['max_error']:.1%}",
+            f"NF cases with {MODES_WITHIN} modes or more within 10 %: {checked['cases_on_target']} of {len(modes)}"
+            + (f" (short: {', '.join(short)})" if short else "")]
+
+
+STUDY = RoundsStudy(
+    NAME, "model_check", rounds=5, seconds=check_rounds.SECONDS, seconds_help=check_rounds.SECONDS_HELP,
+    options=options, prepare=prepare, subjects=subjects, trial=trial, report=report,
+    line=lambda s: f"{s['case']:16s} {s['path'] or '':12s} {s['mpps']:6.3f} Mpps",
+    earlier=lambda args: check_rounds.earlier(args, NAME), summarise=judged, document=lambda found: found,
+    table=lambda found: found["summary"], said_last=totals, then=write_validated,
+    plot=lambda found, samples, png: model_plots.predicted_vs_measured(found["summary"], png),
+    fields=lambda args: {"profile": json.loads(args.checked_setup.profile.to_json()),
+                         "yardstick": lab_rate.YARDSTICK, "judged_from": args.earlier})
+add_arguments, run = STUDY.add_arguments, STUDY.run

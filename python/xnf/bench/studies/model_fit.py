@@ -35,14 +35,13 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import tempfile
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from xnf import nf_cost, results_file, say
 from xnf.analysis import model_plots
-from xnf.lab.rounds import measure_rounds
-from xnf.lab import environment, placement
+from xnf.bench.study import Place, RoundsStudy
+from xnf.lab import placement
 from xnf.model import fit, lab_paths, lab_rate, rate_statistic
 from xnf.model.profile import Profile, default_path, install, quick_path
 
@@ -85,8 +84,9 @@ def c_task(case: lab_rate.NfCase, args: argparse.Namespace, folder: Path) -> dic
     return nf_cost.measure(case.nf, case.gen_options, rules, args.frames, args.repeat, case.map_sizes)
 
 
-def trial(subject: tuple[str, str | None], args: argparse.Namespace, tsc_hz: float | None, folder: Path) -> dict:
+def trial(subject: tuple[str, str | None], args: argparse.Namespace, place: Place) -> dict:
     label, key = subject
+    tsc_hz, folder = place.tsc_hz, place.folder
     if subject == YARDSTICK_SUBJECT:
         return {"point": label, "path": None, "mpps": lab_rate.yardstick(args.seconds, tsc_hz)}
     case = points()[label][1]
@@ -197,9 +197,7 @@ def _point_load(path, drops_in: str, row: dict):
     return fit.point_load(path, drops_in, row["x_ns"], share)
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=0.5, help="seconds per trial of the RFC 2544 search")
+def options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--paths", default=",".join(lab_paths.PATHS), help="a subset of " + ", ".join(lab_paths.PATHS))
     parser.add_argument("--points", default=",".join(points()), help="a subset of " + ", ".join(points()) +
                         f" ({BASELINE_LABEL}, the baseline, and drop always among them)")
@@ -216,71 +214,91 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "model-fit results file (after the fit itself changed)")
 
 
-def _earlier(results: str) -> tuple[list[dict], list[str], dict, float]:
-    """(samples, paths, environment, seconds per trial) of an earlier model-fit's results file."""
-    doc = results_file.read(results, NAME)
-    samples = doc["samples"]
-    keys = list(dict.fromkeys(s["path"] for s in samples if s["path"]))
-    return samples, keys, doc["environment"], doc["seconds_per_trial"]
-
-
 # The quick fit: the three paths that win most cases (docs/cost-model.md), the baseline, one dear point and drop.
 QUICK = {"paths": lab_paths.QUICK_PATHS, "points": (BASELINE_LABEL, "cycles-3000", DROP_LABEL),
          "rounds": 1, "seconds": 0.3}
 
 
-def _quick(args: argparse.Namespace) -> None:
-    """--quick: its paths, points, rounds and trial length in place of the options'."""
-    args.paths, args.points = ",".join(QUICK["paths"]), ",".join(QUICK["points"])
-    args.rounds, args.seconds = QUICK["rounds"], QUICK["seconds"]
-
-
-def _measure(args: argparse.Namespace) -> tuple[list[dict], list[str], dict, float]:
-    keys = [k for k in args.paths.split(",") if k]
-    labels = [p for p in args.points.split(",") if p]
-    if any(k not in lab_paths.PATHS for k in keys) or not keys or args.rounds < 1 or \
-            any(p not in points() for p in labels) or not {BASELINE_LABEL, DROP_LABEL} <= set(labels) or \
-            len([p for p in labels if p != DROP_LABEL]) < 2:
-        raise SystemExit(f"model-fit: paths are {', '.join(lab_paths.PATHS)}; points {', '.join(points())} "
-                         f"({BASELINE_LABEL}, drop and one more at least); --rounds at least 1")
-    env = environment.describe()
-    subjects = [YARDSTICK_SUBJECT] + [(label, key) for label in labels for key in keys]
-    with tempfile.TemporaryDirectory() as folder:
-        samples = measure_rounds(subjects, args.rounds, lambda s: trial(s, args, env["tsc_hz"], Path(folder)),
-                                 lambda s: f"{s['point']:13s} {s['path'] or '':16s} {s['mpps']:6.3f} Mpps")
-    return samples, keys, env, args.seconds
-
-
-def run(args: argparse.Namespace, out_dir: Path) -> Path:
+def prepare(args: argparse.Namespace) -> None:
+    """--quick: its paths, points, rounds and trial length in place of the options' (not with --refit, which
+    measures nothing)."""
     if args.quick:
         if args.refit:
             raise SystemExit("model-fit: --quick measures; --refit does not: one or the other")
-        _quick(args)
-    samples, keys, env, seconds = _earlier(args.refit) if args.refit else _measure(args)
+        args.paths, args.points = ",".join(QUICK["paths"]), ",".join(QUICK["points"])
+        args.rounds, args.seconds = QUICK["rounds"], QUICK["seconds"]
+
+
+def _keys(args: argparse.Namespace) -> list[str]:
+    return [k for k in args.paths.split(",") if k]
+
+
+def _labels(args: argparse.Namespace) -> list[str]:
+    return [p for p in args.points.split(",") if p]
+
+
+def wrong(args: argparse.Namespace) -> str | None:
+    keys, labels = _keys(args), _labels(args)
+    if any(k not in lab_paths.PATHS for k in keys) or not keys or any(p not in points() for p in labels) or \
+            not {BASELINE_LABEL, DROP_LABEL} <= set(labels) or len([p for p in labels if p != DROP_LABEL]) < 2:
+        return (f"paths are {', '.join(lab_paths.PATHS)}; points {', '.join(points())} ({BASELINE_LABEL}, drop and "
+                "one more at least)")
+    return None
+
+
+@dataclass
+class Fitted:
+    profile: Profile
+    table: list[dict]      # the points each path's line was fitted on
+    labels: list[str]      # the points measured
+
+
+def fitted(samples: list[dict], args: argparse.Namespace) -> Fitted:
+    """The profile from the samples (measured now or an earlier file's), with the far level's times where it keeps
+    the near one."""
+    keys = list(dict.fromkeys(s["path"] for s in samples if s["path"]))
     labels = list(dict.fromkeys(s["point"] for s in samples if s["path"]))
-    fitted, placed = placement.keep(samples, args.placement, NAME)
-    profile, table = fit_profile(fitted, keys, env, placed["kept"], labels, args.statistic)
+    kept, placed = placement.keep(samples, args.placement, NAME)
+    profile, table = fit_profile(kept, keys, args.measured_in, placed["kept"], labels, args.statistic)
     profile = replace(profile, placement=placed, quick=args.quick)
     if profile.near_level:
         profile = replace(profile, placement={**placed, "far_adds_ns": far_adds_ns(samples, profile, table)})
-    placed = profile.placement
-    path = results_file.write(out_dir, "model_fit", {
-        "environment": env, "yardstick": lab_rate.YARDSTICK, "seconds_per_trial": seconds,
-        "refitted_from": args.refit, "placement": placed,
-        "points": {k: {"series": v[0], "nf": v[1].nf, "rules": v[1].rules, "map_sizes": v[1].map_sizes}
-                   for k, v in points().items() if k in labels},
-        "profile": json.loads(profile.to_json()), "fit_table": table,
-        "samples": samples}, table)
+    return Fitted(profile, table, labels)
+
+
+def document(found: Fitted) -> dict:
+    return {"placement": found.profile.placement,
+            "points": {k: {"series": v[0], "nf": v[1].nf, "rules": v[1].rules, "map_sizes": v[1].map_sizes}
+                       for k, v in points().items() if k in found.labels},
+            "profile": json.loads(found.profile.to_json()), "fit_table": found.table}
+
+
+def save(found: Fitted, path: Path, args: argparse.Namespace, env: dict) -> None:
+    """The profile beside the results file, and installed where xnf advise looks (not with --no-install)."""
     profile_path = path.with_name(path.stem.replace("model_fit", "profile") + ".json")
-    profile_path.write_text(profile.to_json())
-    model_plots.fit_lines(profile, table, path.with_suffix(".png"))
+    profile_path.write_text(found.profile.to_json())
     if not args.no_install:
-        install(profile)
-    for key, p in profile.paths.items():
-        roles = ", ".join(f"{name} {r.fixed_ns['forward']:.0f} ns" for name, r in p.roles.items())
-        say.info(f"{key:16s} c_IO {roles}; NF on the {p.task_role} x{p.task_scale:.2f}; "
-                 f"rms error {p.fit['rms_error']:.1%}, largest {p.fit['max_error']:.1%}"
-                 + (f"; no measurement at the {placed['kept']} placement of {', '.join(p.fit['points_left_out'])}, "
-                    f"left out" if p.fit.get("points_left_out") else ""))
+        install(found.profile)
     say.info(f"profile: {profile_path}")
-    return path
+
+
+def paths_said(found: Fitted) -> list[str]:
+    kept = found.profile.placement["kept"]
+    return [f"{key:16s} c_IO " + ", ".join(f"{name} {r.fixed_ns['forward']:.0f} ns" for name, r in p.roles.items())
+            + f"; NF on the {p.task_role} x{p.task_scale:.2f}; rms error {p.fit['rms_error']:.1%}, largest "
+            f"{p.fit['max_error']:.1%}"
+            + (f"; no measurement at the {kept} placement of {', '.join(p.fit['points_left_out'])}, left out"
+               if p.fit.get("points_left_out") else "")
+            for key, p in found.profile.paths.items()]
+
+
+STUDY = RoundsStudy(
+    NAME, "model_fit", rounds=3, seconds=0.5, seconds_help="seconds per trial of the RFC 2544 search",
+    options=options, prepare=prepare, check=wrong, trial=trial,
+    subjects=lambda args: [YARDSTICK_SUBJECT] + [(label, key) for label in _labels(args) for key in _keys(args)],
+    line=lambda s: f"{s['point']:13s} {s['path'] or '':16s} {s['mpps']:6.3f} Mpps",
+    earlier=lambda args: results_file.read(args.refit, NAME) if args.refit else None,
+    summarise=fitted, document=document, table=lambda found: found.table, then=save, said_last=paths_said,
+    plot=lambda found, samples, png: model_plots.fit_lines(found.profile, found.table, png),
+    fields=lambda args: {"yardstick": lab_rate.YARDSTICK, "refitted_from": args.refit})
+add_arguments, run = STUDY.add_arguments, STUDY.run

@@ -22,13 +22,10 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import tempfile
-from pathlib import Path
 
-from xnf import results_file, say
+from xnf.bench.study import Place, RoundsStudy
 from xnf.lab import nf_setup
-from xnf.lab.rounds import beside_yardstick, measure_rounds
-from xnf.lab import environment
+from xnf.lab.rounds import beside_yardstick
 from xnf.nf_cost import measure
 
 NAME = "nf-cost"
@@ -57,11 +54,11 @@ def subjects() -> dict[str, tuple[str, str | None, list[str], list[str]]]:
     }
 
 
-def trial(label: str, args: argparse.Namespace, rules_dir: Path) -> dict:
+def trial(label: str, args: argparse.Namespace, place: Place) -> dict:
     nf, rules_text, traffic, sizes = subjects()[label]
     rules = None
     if rules_text:
-        rules = rules_dir / f"{label}.rules"
+        rules = place.folder / f"{label}.rules"
         rules.write_text(rules_text)
     result = measure(nf, traffic, str(rules) if rules else None, args.frames, args.repeat, sizes)
     return {"subject": label, "nf": nf, "native_ns": result["native_ns_per_frame"],
@@ -69,7 +66,7 @@ def trial(label: str, args: argparse.Namespace, rules_dir: Path) -> dict:
             **{key: result[f"{key}_per_frame"] for key in ("native_warm_ns", "xdp_cold_ns", "xdp_warm_ns")}}
 
 
-def summarise(samples: list[dict]) -> list[dict]:
+def summarise(samples: list[dict], args: argparse.Namespace) -> list[dict]:
     rows = []
     for label in dict.fromkeys(s["subject"] for s in samples):
         mine = [s for s in samples if s["subject"] == label]
@@ -84,30 +81,28 @@ def summarise(samples: list[dict]) -> list[dict]:
     return rows
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rounds", type=int, default=5)
+def options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--frames", type=int, default=1024, help="frames of each mix")
     parser.add_argument("--repeat", type=int, default=200, help="timed passes over them per side")
     parser.add_argument("--subjects", default=",".join(subjects()), help="a subset of " + ", ".join(subjects()))
 
 
-def run(args: argparse.Namespace, out_dir: Path) -> Path:
-    labels = [s for s in args.subjects.split(",") if s]
-    if any(s not in subjects() for s in labels) or YARDSTICK not in labels or args.rounds < 1:
-        raise SystemExit(f"nf-cost: subjects are {', '.join(subjects())} ({YARDSTICK}, the yardstick, always among "
-                         "them); --rounds at least 1")
-    env = environment.describe()
-    with tempfile.TemporaryDirectory() as rules_dir:
-        samples = measure_rounds(labels, args.rounds, lambda label: trial(label, args, Path(rules_dir)),
-                                 lambda s: f"{s['subject']:13s}: native {s['native_ns']:8.1f} ns, "
-                                           f"xdp {s['xdp_ns']:8.1f} ns per frame")
-    summary = summarise(samples)
-    path = results_file.write(out_dir, "nf_cost", {
-        "environment": env, "yardstick": YARDSTICK, "frames": args.frames, "repeat": args.repeat,
-        "subjects": {k: {"nf": v[0], "rules": v[1], "traffic": v[2], "map_sizes": v[3]}
-                     for k, v in subjects().items() if k in labels},
-        "summary": summary, "samples": samples}, summary)
-    for row in summary:
-        say.info(f"{row['subject']:13s}: native {row['native_ns']} ns (+{row['native_ns_over_macswap']} over macswap), "
-                 f"xdp {row['xdp_ns']} ns (+{row['xdp_ns_over_macswap']})")
-    return path
+def labels(args: argparse.Namespace) -> list[str]:
+    return [s for s in args.subjects.split(",") if s]
+
+
+def wrong(args: argparse.Namespace) -> str | None:
+    if any(s not in subjects() for s in labels(args)) or YARDSTICK not in labels(args):
+        return f"subjects are {', '.join(subjects())} ({YARDSTICK}, the yardstick, always among them)"
+    return None
+
+
+STUDY = RoundsStudy(
+    NAME, "nf_cost", subjects=labels, trial=trial, summarise=summarise, options=options, check=wrong, seconds=None,
+    line=lambda s: f"{s['subject']:13s}: native {s['native_ns']:8.1f} ns, xdp {s['xdp_ns']:8.1f} ns per frame",
+    report=lambda row: f"{row['subject']:13s}: native {row['native_ns']} ns (+{row['native_ns_over_macswap']} over "
+                       f"macswap), xdp {row['xdp_ns']} ns (+{row['xdp_ns_over_macswap']})",
+    fields=lambda args: {"yardstick": YARDSTICK, "frames": args.frames, "repeat": args.repeat,
+                         "subjects": {k: {"nf": v[0], "rules": v[1], "traffic": v[2], "map_sizes": v[3]}
+                                      for k, v in subjects().items() if k in labels(args)}})
+add_arguments, run = STUDY.add_arguments, STUDY.run

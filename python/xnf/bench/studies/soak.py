@@ -19,6 +19,8 @@ a full ring between the peers, or a redirect into an AF_XDP socket whose ring wa
 too, as kernel_rx_dropped: shown as a breakdown, not added again); what is left is "unexplained" and must be 0.
 
 The yardstick is the same NF's loss-free rate in xdp in the same run: the afxdp search is given as a ratio to it.
+The results file keeps a sample per subject (its search, the instance at the start and at the end), each with its
+generator runs in order ("over_time").
 
     xnf bench run soak [--minutes 10] [--sample-seconds 10] [--load 0.9] [--churn-per-s 50]
                        [--subjects firewall-xdp,firewall-afxdp,lb-xdp,lb-afxdp] [--out DIR]
@@ -27,16 +29,16 @@ The yardstick is the same NF's loss-free rate in xdp in the same run: the afxdp 
 from __future__ import annotations
 
 import argparse
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from xnf import control, results_file, say
+from xnf import control, say
 from xnf.analysis import soak_plots
+from xnf.bench.study import Place, Study
 from xnf.lab.nf_setup import GEN_DST, GEN_PORT, lb_sessions
-from xnf.lab import environment, rfc2544, veth_stats
+from xnf.lab import rfc2544, veth_stats
 from xnf.lab.cores import DUT_CORE
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
@@ -184,7 +186,9 @@ def sample_row(label: str, index: int, started: float, out: dict, before: dict, 
     return row
 
 
-def soak(t: Topology, label: str, args: argparse.Namespace, rules_dir: Path) -> tuple[dict, list[dict]]:
+def soak(t: Topology, label: str, args: argparse.Namespace, rules_dir: Path) -> dict:
+    """The subject's search and its soak: what the search found and the instance at the start and end, with the
+    soak's samples over time ("over_time")."""
     s = Subject(t, label)
     text, extra = s.rules()
     path = rules_dir / f"{label}.rules"
@@ -218,9 +222,9 @@ def soak(t: Topology, label: str, args: argparse.Namespace, rules_dir: Path) -> 
     finally:
         code = nf.stop()
     return {"subject": label, "nf": s.nf, "mode": s.mode, "loss_free_pps": found.throughput_pps,
-            "generator_limited": found.generator_limited, "soak_pps": rate, "rss_kib_start": first["rss_kib"],
-            "entries_start": first["entries"], "capacity": first["capacity"], "exit_code": code,
-            "final_counters": before["counters"]}, rows
+            "mpps": round(found.throughput_pps / 1e6, 4), "generator_limited": found.generator_limited,
+            "soak_pps": rate, "rss_kib_start": first["rss_kib"], "entries_start": first["entries"],
+            "capacity": first["capacity"], "exit_code": code, "final_counters": before["counters"], "over_time": rows}
 
 
 def _progress(row: dict) -> str:
@@ -229,7 +233,12 @@ def _progress(row: dict) -> str:
             f"{row['rss_kib']} KiB entries {row['entries']} rule changes {row['rule_changes']}")
 
 
-def summarise(runs: list[dict], rows: list[dict]) -> list[dict]:
+def over_time(runs: list[dict]) -> list[dict]:
+    return [row for run_info in runs for row in run_info["over_time"]]
+
+
+def summarise(runs: list[dict], args: argparse.Namespace) -> list[dict]:
+    rows = over_time(runs)
     xdp_rate = {r["nf"]: r["loss_free_pps"] for r in runs if r["mode"] == "xdp"}
     summary = []
     for run_info in runs:
@@ -254,7 +263,7 @@ def summarise(runs: list[dict], rows: list[dict]) -> list[dict]:
     return summary
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--minutes", type=float, default=10.0, help="traffic time per subject")
     parser.add_argument("--sample-seconds", type=float, default=10.0, help="one generator run, one sample")
     parser.add_argument("--load", type=float, default=0.9, help="share of the searched loss-free rate offered")
@@ -262,29 +271,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--subjects", default=",".join(SUBJECTS), help="a subset of " + ", ".join(SUBJECTS))
 
 
-def run(args: argparse.Namespace, out_dir: Path) -> Path:
-    labels = [s for s in args.subjects.split(",") if s]
-    if any(s not in SUBJECTS for s in labels) or not labels or not 0 < args.load <= 1 or args.minutes <= 0 or \
-            args.sample_seconds <= 0 or args.churn_per_s <= 0:
-        raise SystemExit(f"soak: subjects are {', '.join(SUBJECTS)}; --load is above 0 and at most 1; --minutes, "
-                         "--sample-seconds and --churn-per-s are above 0")
-    env = environment.describe()
-    runs, rows = [], []
-    with tempfile.TemporaryDirectory() as rules_dir:
-        for label in labels:
-            with Topology("pair", gen_xdp=None) as t:
-                info, samples = soak(t, label, args, Path(rules_dir))
-            runs.append(info)
-            rows += samples
-    summary = summarise(runs, rows)
-    path = results_file.write(out_dir, "soak", {
-        "environment": env, "minutes": args.minutes, "sample_seconds": args.sample_seconds, "load": args.load,
-        "churn_per_s": args.churn_per_s, "worker_core": DUT_CORE, "yardsticks": {k: f"{v[0]}-xdp" for k, v in SUBJECTS.items()},
-        "runs": runs, "summary": summary, "samples": rows}, summary)
-    soak_plots.over_time(rows, path.with_suffix(".png"))
-    for row in summary:
-        say.info(f"{row['subject']:15s} {row['minutes']} min at {row['soak_mpps']} Mpps ({row['ratio_to_xdp']} of xdp's "
-                 f"loss-free rate): sent {row['sent']}, returned {row['returned']}, counted {row['counted']}, "
-                 f"unexplained {row['unexplained']}; RSS {row['rss_kib_start']} -> {row['rss_kib_end']} KiB; "
-                 f"p99 {row['p99_us_first']} -> {row['p99_us_last']} us")
-    return path
+def labels(args: argparse.Namespace) -> list[str]:
+    return [s for s in args.subjects.split(",") if s]
+
+
+def wrong(args: argparse.Namespace) -> str | None:
+    if any(s not in SUBJECTS for s in labels(args)) or not labels(args) or not 0 < args.load <= 1 or \
+            args.minutes <= 0 or args.sample_seconds <= 0 or args.churn_per_s <= 0:
+        return (f"subjects are {', '.join(SUBJECTS)}; --load is above 0 and at most 1; --minutes, --sample-seconds "
+                "and --churn-per-s are above 0")
+    return None
+
+
+def measure(args: argparse.Namespace, place: Place) -> list[dict]:
+    """Each subject soaked in turn, each in a topology of its own."""
+    runs = []
+    for label in labels(args):
+        with Topology("pair", gen_xdp=None) as t:
+            runs.append(soak(t, label, args, place.folder))
+    return runs
+
+
+STUDY = Study(
+    NAME, "soak", measure=measure, summarise=summarise, options=options, check=wrong, seconds=None,
+    plot=lambda summary, runs, png: soak_plots.over_time(over_time(runs), png),
+    report=lambda row: f"{row['subject']:15s} {row['minutes']} min at {row['soak_mpps']} Mpps ({row['ratio_to_xdp']} "
+                       f"of xdp's loss-free rate): sent {row['sent']}, returned {row['returned']}, counted "
+                       f"{row['counted']}, unexplained {row['unexplained']}; RSS {row['rss_kib_start']} -> "
+                       f"{row['rss_kib_end']} KiB; p99 {row['p99_us_first']} -> {row['p99_us_last']} us",
+    fields=lambda args: {"minutes": args.minutes, "sample_seconds": args.sample_seconds, "load": args.load,
+                         "churn_per_s": args.churn_per_s, "worker_core": DUT_CORE,
+                         "yardsticks": {k: f"{v[0]}-xdp" for k, v in SUBJECTS.items()}})
+add_arguments, run = STUDY.add_arguments, STUDY.run

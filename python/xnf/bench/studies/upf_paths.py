@@ -35,7 +35,7 @@ import sys
 
 from xnf import control
 from xnf.analysis import upf_plots
-from xnf.bench.study import Place, RoundsStudy
+from xnf.bench.study import Place, RoundsStudy, of_summary
 from xnf.lab import upf_sessions, veth_stats
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood
@@ -254,5 +254,5 @@ def _fields(args: argparse.Namespace) -> dict:
 
 STUDY = RoundsStudy(NAME, "upf_paths", subjects=_subjects, trial=trial, summarise=summarise, rounds=3, seconds=2.0,
                     options=_options, check=_check, line=_line, report=_report, fields=_fields, lab=_ask_the_advisor,
-                    plot=lambda summary, png: upf_plots.paths_by_case(summary, png))
+                    plot=of_summary(upf_plots.paths_by_case))
 add_arguments, run = STUDY.add_arguments, STUDY.run

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-from pathlib import Path
 
-from xnf import results_file, say
-from xnf.lab.rounds import measure_rounds
-from xnf.lab import environment, veth_stats
+from xnf.bench.study import Place, RoundsStudy
+from xnf.lab import veth_stats
 from xnf.lab.cores import GEN_CORE
 from xnf.lab.flood import flood
+from xnf.lab.rounds import median_ratio
 from xnf.lab.topology import Topology
 from xnf.lab.xdp_subject import attach, detach
 
@@ -41,51 +40,42 @@ def counted(topology: Topology, job: str) -> int:
     return veth_stats.read(topology.gen_ns, "gen0")["rx_xdp_drops"]
 
 
-def trial(topology: Topology, label: str, job: str, how, seconds: float) -> dict:
+def trial(subject: tuple, args: argparse.Namespace, place: Place) -> dict:
+    label, job, how = subject
+    topology = place.lab
     handle = attach(topology, how)
     try:
-        run = flood(topology, seconds, GEN_CORE, [], lambda: counted(topology, job))
+        run = flood(topology, args.seconds, GEN_CORE, [], lambda: counted(topology, job))
     finally:
         detach(handle)
-    return {"subject": label, "job": job, "sent": run.sent, "completed": run.returned, "seconds": run.seconds,
-            "mpps": run.mpps(run.returned), "cpu": run.cpu}
+    core0 = run.cpu[GEN_CORE]
+    return {"subject": label, "job": job, "sent": run.sent, "completed": run.returned, "seconds": round(run.seconds, 4),
+            "mpps": round(run.mpps(run.returned), 4), "core0_system_s": core0["system"],
+            "core0_softirq_s": core0["softirq"], "core0_busy_share": core0["busy_share"]}
 
 
-def summarise(samples: list[dict]) -> dict:
-    by_subject: dict[str, list[float]] = {}
-    for s in samples:
-        by_subject.setdefault(s["subject"], []).append(s["mpps"])
-    rates = {k: {"mean_mpps": statistics.mean(v), "stdev_mpps": statistics.stdev(v) if len(v) > 1 else 0.0,
-                 "samples": len(v)} for k, v in by_subject.items()}
-    ratios = {}
-    for job in ("drop", "macswap"):
-        ours, hand = by_subject[f"xnf-{job}"], by_subject[f"hand-{job}"]
-        per_round = [o / h for o, h in zip(ours, hand)]
-        ratios[job] = {"median_ratio": statistics.median(per_round), "mean_ratio": statistics.mean(per_round),
-                       "per_round": per_round, "meets_97_percent": statistics.median(per_round) >= 0.97}
-    return {"rates": rates, "ratios": ratios}
+def summarise(samples: list[dict], args: argparse.Namespace) -> list[dict]:
+    """Per subject: its median rate, and for xnf's programs the median of their same-round ratios to the
+    hand-written program doing the same job (and whether that is within 3 % of it)."""
+    rows = []
+    for label, job, how in SUBJECTS:
+        mine = [s for s in samples if s["subject"] == label]
+        rates = [s["mpps"] for s in mine]
+        row = {"subject": label, "job": job, "mpps": round(statistics.median(rates), 4),
+               "stdev": round(statistics.stdev(rates), 4) if len(rates) > 1 else 0.0, "rounds": len(mine)}
+        if how[0] == "nf":
+            ratio = median_ratio(samples, mine, "mpps", f"hand-{job}")
+            row |= {"ratio_to_hand": ratio, "meets_97_percent": ratio is not None and ratio >= 0.97}
+        rows.append(row)
+    return rows
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--seconds", type=float, default=3.0)
-
-
-def run(args: argparse.Namespace, out_dir: Path) -> Path:
-    env = environment.describe()
-    with Topology("pair", gen_xdp="drop") as topology:
-        samples = measure_rounds(SUBJECTS, args.rounds, lambda s: trial(topology, *s, args.seconds),
-                                 lambda s: f"{s['subject']:13s} {s['mpps']:6.3f} Mpps "
-                                           f"(sent {s['sent']}, completed {s['completed']})")
-    samples.sort(key=lambda s: (s["round"], s["subject"]))
-    summary = summarise(samples)
-    rows = [{"round": s["round"], "subject": s["subject"], "job": s["job"], "sent": s["sent"],
-             "completed": s["completed"], "seconds": round(s["seconds"], 4), "mpps": round(s["mpps"], 4),
-             "core0_system_s": s["cpu"][GEN_CORE]["system"], "core0_softirq_s": s["cpu"][GEN_CORE]["softirq"],
-             "core0_busy_share": s["cpu"][GEN_CORE]["busy_share"]} for s in samples]
-    path = results_file.write(out_dir, "xdp_overhead", {"environment": env, "generator_core": GEN_CORE,
-                                                        "seconds_per_trial": args.seconds, "summary": summary,
-                                                        "samples": samples}, rows)
-    for job, r in summary["ratios"].items():
-        say.info(f"{job}: xnf / hand-written = {r['median_ratio']:.3f} (median of {len(r['per_round'])} rounds)")
-    return path
+STUDY = RoundsStudy(
+    NAME, "xdp_overhead", subjects=lambda args: SUBJECTS, trial=trial, summarise=summarise, seconds=3.0,
+    lab=lambda args, folder: Topology("pair", gen_xdp="drop"),
+    line=lambda s: f"{s['subject']:13s} {s['mpps']:6.3f} Mpps (sent {s['sent']}, completed {s['completed']})",
+    report=lambda row: f"{row['subject']:13s} {row['mpps']:.3f} ± {row['stdev']:.3f} Mpps" + (
+        f", {row['ratio_to_hand']} of hand-{row['job']} (median of same-round ratios)" if "ratio_to_hand" in row
+        else ""),
+    fields=lambda args: {"generator_core": GEN_CORE})
+add_arguments, run = STUDY.add_arguments, STUDY.run
