@@ -113,31 +113,29 @@ def netfilter_verdicts(rules: str, make_frames) -> set[int]:
 
 @pytest.mark.parametrize("default", ["allow", "drop"])
 @pytest.mark.parametrize("mode", MODES)
-def test_the_acl_passes_what_nftables_passes(mode, default, case, rules_file):
+def test_the_acl_passes_what_nftables_passes(mode, default, case, rules_file, two_port):
     rules, make_frames = case
     rules += f"default {default}\n"
     expected = netfilter_verdicts(rules, make_frames)
     assert 20 < len(expected) < 317, "the rules must pass some frames and drop others"
-    with Topology("two-port") as t:
-        name, extra = MODES[mode]
-        nf = NfInstance.start(t, "acl", name, t.dut_ifaces, rules=rules_file(rules), extra=extra)
-        assert crossed(t, make_frames(t.links[1].gen_mac)) == expected
-        assert nf.stop() == 0
+    name, extra = MODES[mode]
+    nf = NfInstance.start(two_port, "acl", name, two_port.dut_ifaces, rules=rules_file(rules), extra=extra)
+    assert crossed(two_port, make_frames(two_port.links[1].gen_mac)) == expected
+    assert nf.stop() == 0
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_a_change_is_in_force_when_the_command_returns(mode, rules_file):
-    with Topology("two-port") as t:
-        name, extra = MODES[mode]
-        nf = NfInstance.start(t, "acl", name, t.dut_ifaces, rules=rules_file("10 allow udp dport 9\n"), extra=extra)
-        frame = [tagged(0, Ether(dst=t.links[1].gen_mac) / IP(src="10.0.0.1", dst="10.0.0.2") / UDP(dport=9))]
-        assert crossed(t, frame) == {0}
-        nf.request("rules add 5 drop udp from 10.0.0.0/24")
-        assert crossed(t, frame) == set()
-        assert "5 drop udp from 10.0.0.0/24" in nf.request("rules list")
-        nf.request("rules del 5 drop udp from 10.0.0.0/24")
-        assert crossed(t, frame) == {0}
-        assert nf.stop() == 0
+def test_a_change_is_in_force_when_the_command_returns(mode, rules_file, two_port):
+    name, extra = MODES[mode]
+    nf = NfInstance.start(two_port, "acl", name, two_port.dut_ifaces, rules=rules_file("10 allow udp dport 9\n"), extra=extra)
+    frame = [tagged(0, Ether(dst=two_port.links[1].gen_mac) / IP(src="10.0.0.1", dst="10.0.0.2") / UDP(dport=9))]
+    assert crossed(two_port, frame) == {0}
+    nf.request("rules add 5 drop udp from 10.0.0.0/24")
+    assert crossed(two_port, frame) == set()
+    assert "5 drop udp from 10.0.0.0/24" in nf.request("rules list")
+    nf.request("rules del 5 drop udp from 10.0.0.0/24")
+    assert crossed(two_port, frame) == {0}
+    assert nf.stop() == 0
 
 
 @pytest.mark.parametrize("variant", EVERY_MODE)

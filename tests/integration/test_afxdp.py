@@ -100,14 +100,13 @@ def test_firewall(mode, queues, rules_file):
 
 
 @pytest.mark.parametrize("mode", ["afxdp", "afxdp-poll"])
-def test_firewall_redirects_between_ports(mode, rules_file):
-    with Topology("two-port") as t:
-        nf = NfInstance.start(t, "firewall", mode, t.dut_ifaces, rules=rules_file(FW_RULES))
-        traffic = firewall_traffic(t.links[0])
-        passing = [f for f, match in traffic if not match]
-        got = exchange(t, [f for f, _ in traffic], send_link=0, recv_link=1, expect=len(passing))
-        assert sorted(got) == sorted(passing)
-        assert nf.stats()["redirect"]["packets"] == len(passing)
+def test_firewall_redirects_between_ports(mode, rules_file, two_port):
+    nf = NfInstance.start(two_port, "firewall", mode, two_port.dut_ifaces, rules=rules_file(FW_RULES))
+    traffic = firewall_traffic(two_port.links[0])
+    passing = [f for f, match in traffic if not match]
+    got = exchange(two_port, [f for f, _ in traffic], send_link=0, recv_link=1, expect=len(passing))
+    assert sorted(got) == sorted(passing)
+    assert nf.stats()["redirect"]["packets"] == len(passing)
 
 
 def wait_until(condition, timeout_s: float = 5.0) -> None:
@@ -208,47 +207,46 @@ def test_rules_change_under_load_in_user_space(rules_file):
         assert nf.stop() == 0
 
 
-def test_hybrid_passes_in_the_kernel_and_forwards_from_user_space():
+def test_hybrid_passes_in_the_kernel_and_forwards_from_user_space(pair):
     """csum_rewrite passes TTL-1 frames to the stack and rewrites and sends back the rest: in hybrid mode
     the pass happens in XDP, the send in the workers, and the rewritten bytes are the kernel's."""
     from scapy.layers.inet import IP, UDP
     from scapy.layers.l2 import Ether
 
-    with Topology("pair") as t:
-        link = t.links[0]
-        nf = NfInstance.start(t, "csum_rewrite", "hybrid", t.dut_ifaces)
+    link = pair.links[0]
+    nf = NfInstance.start(pair, "csum_rewrite", "hybrid", pair.dut_ifaces)
 
-        def frame(ttl: int, sport: int) -> bytes:
-            return bytes(Ether(src=link.gen_mac, dst=link.dut_mac) / IP(src=link.gen_ip, dst=link.dut_ip, ttl=ttl)
-                         / UDP(sport=sport, dport=53) / b"hybrid")
+    def frame(ttl: int, sport: int) -> bytes:
+        return bytes(Ether(src=link.gen_mac, dst=link.dut_mac) / IP(src=link.gen_ip, dst=link.dut_ip, ttl=ttl)
+                     / UDP(sport=sport, dport=53) / b"hybrid")
 
-        forwarded = [frame(64, 1000 + i) for i in range(20)]
-        passed = [frame(1, 2000 + i) for i in range(5)]
-        from scapy.layers.inet import ICMP
+    forwarded = [frame(64, 1000 + i) for i in range(20)]
+    passed = [frame(1, 2000 + i) for i in range(5)]
+    from scapy.layers.inet import ICMP
 
-        got = [Ether(raw) for raw in exchange(t, forwarded + passed)]
-        rewritten = [p for p in got if UDP in p and ICMP not in p]
-        assert len(rewritten) == len(forwarded)
-        for packet in rewritten:
-            assert packet[IP].dst == "198.18.9.9" and packet[IP].ttl == 63 and packet[UDP].dport == 4242
-        # the passed frames reached the DUT's own stack, which answered: no one listens on port 53 there
-        from scapy.layers.inet import UDPerror
+    got = [Ether(raw) for raw in exchange(pair, forwarded + passed)]
+    rewritten = [p for p in got if UDP in p and ICMP not in p]
+    assert len(rewritten) == len(forwarded)
+    for packet in rewritten:
+        assert packet[IP].dst == "198.18.9.9" and packet[IP].ttl == 63 and packet[UDP].dport == 4242
+    # the passed frames reached the DUT's own stack, which answered: no one listens on port 53 there
+    from scapy.layers.inet import UDPerror
 
-        quoted = {p[UDPerror].sport for p in got if ICMP in p and p[ICMP].type == 3 and UDPerror in p}
-        assert quoted == {2000 + i for i in range(len(passed))}
-        from scapy.layers.l2 import ARP
+    quoted = {p[UDPerror].sport for p in got if ICMP in p and p[ICMP].type == 3 and UDPerror in p}
+    assert quoted == {2000 + i for i in range(len(passed))}
+    from scapy.layers.l2 import ARP
 
-        arp_requests = [p for p in got if ARP in p and p[ARP].op == 1]
-        stats = control.request_json(nf.name, "stats")
-        # passed: our TTL-1 frames, and the ARP reply to each request the DUT's stack sent (not IP: passed)
-        assert stats["verdicts"]["pass"]["packets"] == len(passed) + len(arp_requests)
-        assert stats["verdicts"]["tx"]["packets"] == len(forwarded)
-        assert stats["workers"][0]["tx_packets"] == len(forwarded)
-        assert stats["workers"][0]["rx_packets"] == len(forwarded)  # passed frames never reached user space
+    arp_requests = [p for p in got if ARP in p and p[ARP].op == 1]
+    stats = control.request_json(nf.name, "stats")
+    # passed: our TTL-1 frames, and the ARP reply to each request the DUT's stack sent (not IP: passed)
+    assert stats["verdicts"]["pass"]["packets"] == len(passed) + len(arp_requests)
+    assert stats["verdicts"]["tx"]["packets"] == len(forwarded)
+    assert stats["workers"][0]["tx_packets"] == len(forwarded)
+    assert stats["workers"][0]["rx_packets"] == len(forwarded)  # passed frames never reached user space
 
 
 @pytest.mark.parametrize("mode", ["afxdp", "hybrid"])
-def test_pass_reaches_the_local_stack(mode):
+def test_pass_reaches_the_local_stack(mode, pair):
     """csum_rewrite passes TTL-1 frames to the stack: in user space through the port's TAP device, in hybrid
     mode in XDP. Either way the DUT's own stack answers them (no one listens on port 53 there).
 
@@ -257,22 +255,21 @@ def test_pass_reaches_the_local_stack(mode):
     from scapy.layers.inet import ICMP, IP, UDP, UDPerror
     from scapy.layers.l2 import Ether
 
-    with Topology("pair") as t:
-        link = t.links[0]
-        t.run(t.dut_ns, ["ip", "neigh", "replace", link.gen_ip, "lladdr", link.gen_mac, "dev", link.dut_if])
-        nf = NfInstance.start(t, "csum_rewrite", mode, t.dut_ifaces)
-        taps = [name for name in _links_in(t.dut_ns) if name.startswith("xnfp")]
-        assert len(taps) == (1 if mode == "afxdp" else 0)
-        passed = [bytes(Ether(src=link.gen_mac, dst=link.dut_mac) / IP(src=link.gen_ip, dst=link.dut_ip, ttl=1)
-                        / UDP(sport=3000 + i, dport=53) / b"to the stack") for i in range(5)]
-        got = [Ether(raw) for raw in exchange(t, passed)]
-        quoted = {p[UDPerror].sport for p in got if ICMP in p and p[ICMP].type == 3 and UDPerror in p}
-        assert quoted == {3000 + i for i in range(5)}
-        if mode == "afxdp":
-            worker = control.request_json(nf.name, "stats")["workers"][0]
-            assert worker["pass_injected"] == 5 and worker["pass_dropped"] == 0
-        assert nf.stop() == 0
-        assert not [name for name in _links_in(t.dut_ns) if name.startswith("xnfp")]
+    link = pair.links[0]
+    pair.run(pair.dut_ns, ["ip", "neigh", "replace", link.gen_ip, "lladdr", link.gen_mac, "dev", link.dut_if])
+    nf = NfInstance.start(pair, "csum_rewrite", mode, pair.dut_ifaces)
+    taps = [name for name in _links_in(pair.dut_ns) if name.startswith("xnfp")]
+    assert len(taps) == (1 if mode == "afxdp" else 0)
+    passed = [bytes(Ether(src=link.gen_mac, dst=link.dut_mac) / IP(src=link.gen_ip, dst=link.dut_ip, ttl=1)
+                    / UDP(sport=3000 + i, dport=53) / b"to the stack") for i in range(5)]
+    got = [Ether(raw) for raw in exchange(pair, passed)]
+    quoted = {p[UDPerror].sport for p in got if ICMP in p and p[ICMP].type == 3 and UDPerror in p}
+    assert quoted == {3000 + i for i in range(5)}
+    if mode == "afxdp":
+        worker = control.request_json(nf.name, "stats")["workers"][0]
+        assert worker["pass_injected"] == 5 and worker["pass_dropped"] == 0
+    assert nf.stop() == 0
+    assert not [name for name in _links_in(pair.dut_ns) if name.startswith("xnfp")]
 
 
 def _links_in(ns: str) -> list[str]:
@@ -283,15 +280,14 @@ def _links_in(ns: str) -> list[str]:
 
 
 @pytest.mark.parametrize("mode", ["xdp", "afxdp", "hybrid"])
-def test_nf_counters_are_the_same_on_every_path(mode, rules_file):
+def test_nf_counters_are_the_same_on_every_path(mode, rules_file, pair):
     """The firewall's own counters (rule and default hits, non-IP) count the same frames in every mode."""
-    with Topology("pair") as t:
-        nf = NfInstance.start(t, "firewall", mode, t.dut_ifaces, rules=rules_file(FW_RULES + "allow udp "
-                              f"{t.links[0].gen_ip} 7 {t.links[0].dut_ip} 7\n"))
-        traffic = firewall_traffic(t.links[0]) + [(udp4(t.links[0], 7, 7), False)]
-        exchange(t, [f for f, _ in traffic], expect=sum(1 for _, m in traffic if not m))
-        counters = control.request_json(nf.name, "stats")["counters"]
-        assert counters == {"rule_drop": 3, "rule_allow": 1, "default_drop": 0, "default_allow": 5, "non_ip": 1}
+    nf = NfInstance.start(pair, "firewall", mode, pair.dut_ifaces, rules=rules_file(FW_RULES + "allow udp "
+                          f"{pair.links[0].gen_ip} 7 {pair.links[0].dut_ip} 7\n"))
+    traffic = firewall_traffic(pair.links[0]) + [(udp4(pair.links[0], 7, 7), False)]
+    exchange(pair, [f for f, _ in traffic], expect=sum(1 for _, m in traffic if not m))
+    counters = control.request_json(nf.name, "stats")["counters"]
+    assert counters == {"rule_drop": 3, "rule_allow": 1, "default_drop": 0, "default_allow": 5, "non_ip": 1}
 
 
 def _cores_allowed(task_status: str) -> set[int]:
@@ -303,7 +299,7 @@ def _cores_allowed(task_status: str) -> set[int]:
     return cores
 
 
-def test_only_the_worker_runs_on_the_workers_core():
+def test_only_the_worker_runs_on_the_workers_core(pair):
     """A spinning worker preempted for a millisecond overflows its rings at line rate: the NF's other threads
     (control, housekeeping) may run anywhere but on the workers' cores, and frames still go through."""
     import os
@@ -311,11 +307,10 @@ def test_only_the_worker_runs_on_the_workers_core():
 
     if os.cpu_count() < 2:
         pytest.skip("needs a core besides the worker's")
-    with Topology("pair") as t:
-        nf = start(t, "macswap", "afxdp", 1, extra=["--cores", "1"])
-        sent = flows(t.links[0], N)
-        assert sorted(exchange(t, sent, expect=N)) == sorted(swap_macs(f) for f in sent)
-        tasks = [Path(p) for p in Path(f"/proc/{nf.process.pid}/task").iterdir()]
-        on_core_1 = [p.name for p in tasks if 1 in _cores_allowed((p / "status").read_text())]
-        assert len(tasks) > 1 and len(on_core_1) == 1, (len(tasks), on_core_1)
-        assert nf.stop() == 0
+    nf = start(pair, "macswap", "afxdp", 1, extra=["--cores", "1"])
+    sent = flows(pair.links[0], N)
+    assert sorted(exchange(pair, sent, expect=N)) == sorted(swap_macs(f) for f in sent)
+    tasks = [Path(p) for p in Path(f"/proc/{nf.process.pid}/task").iterdir()]
+    on_core_1 = [p.name for p in tasks if 1 in _cores_allowed((p / "status").read_text())]
+    assert len(tasks) > 1 and len(on_core_1) == 1, (len(tasks), on_core_1)
+    assert nf.stop() == 0

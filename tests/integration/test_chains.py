@@ -58,19 +58,18 @@ def test_a_chain_gives_what_its_nfs_give_in_sequence(mode, rules_file):
     assert counters["lb.new_session"] == len(frames) - 3 and counters["lb.not_service"] == 1
 
 
-def test_chain_rules_are_managed_per_member_while_running(rules_file):
-    with Topology("pair") as t:
-        link = t.links[0]
-        nf = NfInstance.start(t, CHAIN, "xdp", t.dut_ifaces, rules=rules_file(chain_rules(link)))
-        listed = nf.request("rules list").splitlines()
-        assert f"firewall drop tcp {link.gen_ip} 45001 {VIP} {VPORT}" in listed
-        assert f"lb service tcp {VIP} {VPORT}" in listed
-        flow = to_service(link, 46000)
-        assert len(exchange(t, [flow], expect=1)) == 1
-        added = run_xnf(["rules", "add", "--name", nf.name, "firewall", "drop", "tcp", link.gen_ip, "46000", VIP,
-                         str(VPORT)])
-        assert added.returncode == 0, added.stderr
-        assert exchange(t, [flow]) == []
+def test_chain_rules_are_managed_per_member_while_running(rules_file, pair):
+    link = pair.links[0]
+    nf = NfInstance.start(pair, CHAIN, "xdp", pair.dut_ifaces, rules=rules_file(chain_rules(link)))
+    listed = nf.request("rules list").splitlines()
+    assert f"firewall drop tcp {link.gen_ip} 45001 {VIP} {VPORT}" in listed
+    assert f"lb service tcp {VIP} {VPORT}" in listed
+    flow = to_service(link, 46000)
+    assert len(exchange(pair, [flow], expect=1)) == 1
+    added = run_xnf(["rules", "add", "--name", nf.name, "firewall", "drop", "tcp", link.gen_ip, "46000", VIP,
+                     str(VPORT)])
+    assert added.returncode == 0, added.stderr
+    assert exchange(pair, [flow]) == []
 
 
 @pytest.mark.parametrize("spec,reason", [

@@ -12,7 +12,6 @@ from xnf import build
 from xnf.build import REPO_ROOT
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
-from xnf.lab.topology import Topology
 
 
 def test_every_program_says_its_version():
@@ -40,14 +39,13 @@ def test_a_closed_pipe_ends_quietly():
     assert piped.returncode == 0 and len(piped.stdout.splitlines()) == 1 and piped.stderr == ""
 
 
-def test_a_stopped_instance_says_what_it_did():
-    with Topology("pair") as pair:
-        nf = NfInstance.start(pair, "firewall", "xdp", pair.dut_ifaces, name="summary-fw")
-        nf.request("rules add drop udp 198.18.0.1 9 198.18.0.2 13")
-        Generator(pair).run("--count", "500", "--rate", "10000", "--flows", "5")
-        assert nf.stop() == 0
-        last = nf.process.stderr.read().strip().splitlines()[-1]
-        assert last.startswith("xnf: summary-fw stopped after ") and last.endswith("500 frames (drop 100, tx 400)")
+def test_a_stopped_instance_says_what_it_did(pair):
+    nf = NfInstance.start(pair, "firewall", "xdp", pair.dut_ifaces, name="summary-fw")
+    nf.request("rules add drop udp 198.18.0.1 9 198.18.0.2 13")
+    Generator(pair).run("--count", "500", "--rate", "10000", "--flows", "5")
+    assert nf.stop() == 0
+    last = nf.process.stderr.read().strip().splitlines()[-1]
+    assert last.startswith("xnf: summary-fw stopped after ") and last.endswith("500 frames (drop 100, tx 400)")
 
 
 def test_setup_installed_tab_completion_from_the_parser():

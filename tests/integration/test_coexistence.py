@@ -77,132 +77,124 @@ def verdicts(nf: NfInstance) -> dict:
 
 
 @pytest.mark.parametrize("mode", ["xdp", "afxdp"])
-def test_an_nf_behind_another_program_both_run(mode, bpffs):
-    with Topology("pair") as pair:
-        other = start_other(pair, priority=10)
-        need_dispatcher(pair)
-        nf = NfInstance.start(pair, "firewall", mode, pair.dut_ifaces,
-                              extra=["--attach", "libxdp", "--priority", "20"])
-        nf.request(f"rules add drop udp 198.18.0.1 9 198.18.0.2 {DROPPED_DPORT}")
-        send(pair)
-        assert other_count() == FRAMES           # the other program saw every frame first, and passed it on
-        assert verdicts(nf) == {"tx": FRAMES * 4 // 5, "drop": FRAMES // 5}   # then the NF gave its verdicts
-        assert nf.stop() == 0
-        assert xnf_programs_in_dispatchers() == 0
-        send(pair)                               # the other program stays, alone
-        assert other_count() == 2 * FRAMES
-        other.terminate()
-        other.wait(timeout=10)
+def test_an_nf_behind_another_program_both_run(mode, bpffs, pair):
+    other = start_other(pair, priority=10)
+    need_dispatcher(pair)
+    nf = NfInstance.start(pair, "firewall", mode, pair.dut_ifaces,
+                          extra=["--attach", "libxdp", "--priority", "20"])
+    nf.request(f"rules add drop udp 198.18.0.1 9 198.18.0.2 {DROPPED_DPORT}")
+    send(pair)
+    assert other_count() == FRAMES           # the other program saw every frame first, and passed it on
+    assert verdicts(nf) == {"tx": FRAMES * 4 // 5, "drop": FRAMES // 5}   # then the NF gave its verdicts
+    assert nf.stop() == 0
+    assert xnf_programs_in_dispatchers() == 0
+    send(pair)                               # the other program stays, alone
+    assert other_count() == 2 * FRAMES
+    other.terminate()
+    other.wait(timeout=10)
 
 
-def test_an_nf_in_front_decides_first(bpffs):
-    with Topology("pair") as pair:
-        start_other(pair, priority=50)
-        need_dispatcher(pair)
-        nf = NfInstance.start(pair, "firewall", "xdp", pair.dut_ifaces,
-                              extra=["--attach", "libxdp", "--priority", "5"])
-        nf.request(f"rules add drop udp 198.18.0.1 9 198.18.0.2 {DROPPED_DPORT}")
-        send(pair)
-        # tx and drop end the dispatcher's run (only XDP_PASS goes on): nothing reaches the program behind it
-        assert verdicts(nf) == {"tx": FRAMES * 4 // 5, "drop": FRAMES // 5}
-        assert other_count() == 0
-        assert nf.stop() == 0
-        send(pair)
-        assert other_count() == FRAMES
+def test_an_nf_in_front_decides_first(bpffs, pair):
+    start_other(pair, priority=50)
+    need_dispatcher(pair)
+    nf = NfInstance.start(pair, "firewall", "xdp", pair.dut_ifaces,
+                          extra=["--attach", "libxdp", "--priority", "5"])
+    nf.request(f"rules add drop udp 198.18.0.1 9 198.18.0.2 {DROPPED_DPORT}")
+    send(pair)
+    # tx and drop end the dispatcher's run (only XDP_PASS goes on): nothing reaches the program behind it
+    assert verdicts(nf) == {"tx": FRAMES * 4 // 5, "drop": FRAMES // 5}
+    assert other_count() == 0
+    assert nf.stop() == 0
+    send(pair)
+    assert other_count() == FRAMES
 
 
-def test_a_killed_nf_is_removed_from_the_dispatcher_by_the_next_start(bpffs):
-    with Topology("pair") as pair:
-        start_other(pair, priority=10)
-        need_dispatcher(pair)
-        options = ["--attach", "libxdp", "--priority", "20"]
-        killed = NfInstance.start(pair, "firewall", "xdp", pair.dut_ifaces, extra=options)
-        killed.process.kill()
-        killed.process.wait()
-        assert xnf_programs_in_dispatchers() == 1   # libxdp's pinned link keeps it attached
-        nf = NfInstance.start(pair, "firewall", "xdp", pair.dut_ifaces, name=killed.name + "-2", extra=options)
-        assert xnf_programs_in_dispatchers() == 1   # the new one only
-        send(pair)
-        assert verdicts(nf)["tx"] == FRAMES and other_count() == FRAMES
-        assert nf.stop() == 0
-        assert xnf_programs_in_dispatchers() == 0
+def test_a_killed_nf_is_removed_from_the_dispatcher_by_the_next_start(bpffs, pair):
+    start_other(pair, priority=10)
+    need_dispatcher(pair)
+    options = ["--attach", "libxdp", "--priority", "20"]
+    killed = NfInstance.start(pair, "firewall", "xdp", pair.dut_ifaces, extra=options)
+    killed.process.kill()
+    killed.process.wait()
+    assert xnf_programs_in_dispatchers() == 1   # libxdp's pinned link keeps it attached
+    nf = NfInstance.start(pair, "firewall", "xdp", pair.dut_ifaces, name=killed.name + "-2", extra=options)
+    assert xnf_programs_in_dispatchers() == 1   # the new one only
+    send(pair)
+    assert verdicts(nf)["tx"] == FRAMES and other_count() == FRAMES
+    assert nf.stop() == 0
+    assert xnf_programs_in_dispatchers() == 0
 
 
-def test_a_kernel_without_extensions_gets_a_clear_refusal(bpffs):
-    with Topology("pair") as pair:
-        other = start_other(pair, priority=10)
-        if hook_holder(pair) == "xdp_dispatcher":
-            pytest.skip("this kernel loads extension programs: the coexistence tests above run instead")
-        other.terminate()
-        other.wait(timeout=10)
-        out = run_xnf(["run", "firewall", "--mode", "xdp", "--iface", pair.links[0].dut_if, "--attach", "libxdp"],
-                      ns=pair.dut_ns)
-        assert out.returncode == 1
-        assert "this kernel refuses the extension programs" in out.stderr and "--attach link" in out.stderr
-        assert "Traceback" not in out.stderr and "libxdp:" not in out.stderr
-        assert hook_holder(pair) == ""           # nothing left on the interface
-        assert not [f for f in control.run_dir().glob(".*-libxdp-*")]   # nor in the run directory
+def test_a_kernel_without_extensions_gets_a_clear_refusal(bpffs, pair):
+    other = start_other(pair, priority=10)
+    if hook_holder(pair) == "xdp_dispatcher":
+        pytest.skip("this kernel loads extension programs: the coexistence tests above run instead")
+    other.terminate()
+    other.wait(timeout=10)
+    out = run_xnf(["run", "firewall", "--mode", "xdp", "--iface", pair.links[0].dut_if, "--attach", "libxdp"],
+                  ns=pair.dut_ns)
+    assert out.returncode == 1
+    assert "this kernel refuses the extension programs" in out.stderr and "--attach link" in out.stderr
+    assert "Traceback" not in out.stderr and "libxdp:" not in out.stderr
+    assert hook_holder(pair) == ""           # nothing left on the interface
+    assert not [f for f in control.run_dir().glob(".*-libxdp-*")]   # nor in the run directory
 
 
-def test_what_cannot_work_is_refused_clearly():
-    with Topology("pair") as pair:
-        without_bpffs = run_xnf(["run", "firewall", "--mode", "xdp", "--iface", pair.links[0].dut_if,
-                                 "--attach", "libxdp"], ns=pair.dut_ns)
-        assert without_bpffs.returncode == 1
-        assert "--attach libxdp needs bpffs" in without_bpffs.stderr and "LIBXDP_BPFFS" in without_bpffs.stderr
-        priority_alone = run_xnf(["run", "firewall", "--mode", "xdp", "--iface", pair.links[0].dut_if,
-                                  "--priority", "5"], ns=pair.dut_ns)
-        assert priority_alone.returncode != 0 and "it needs --attach libxdp" in priority_alone.stderr
+def test_what_cannot_work_is_refused_clearly(pair):
+    without_bpffs = run_xnf(["run", "firewall", "--mode", "xdp", "--iface", pair.links[0].dut_if,
+                             "--attach", "libxdp"], ns=pair.dut_ns)
+    assert without_bpffs.returncode == 1
+    assert "--attach libxdp needs bpffs" in without_bpffs.stderr and "LIBXDP_BPFFS" in without_bpffs.stderr
+    priority_alone = run_xnf(["run", "firewall", "--mode", "xdp", "--iface", pair.links[0].dut_if,
+                              "--priority", "5"], ns=pair.dut_ns)
+    assert priority_alone.returncode != 0 and "it needs --attach libxdp" in priority_alone.stderr
 
 
-def test_pinned_maps_are_readable_by_bpftool_while_it_runs(bpffs):
-    with Topology("pair") as pair:
-        pins = bpffs / "edge-fw"
-        nf = NfInstance.start(pair, "firewall", "xdp", pair.dut_ifaces, extra=["--pin", str(pins)])
-        nf.request(f"rules add drop udp 198.18.0.1 9 198.18.0.2 {DROPPED_DPORT}")
-        send(pair)
-        acl = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "pinned", str(pins / "fw_acl")],
-                                        capture_output=True, text=True, check=True).stdout)
-        assert len(acl) == 1 and acl[0]["formatted"]["key"]["dport"] != 0
-        stats = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "pinned", str(pins / "xnf_stats")],
-                                          capture_output=True, text=True, check=True).stdout)
-        drop_slot = contract.runtime()["stats"]["verdicts"].index("drop")
-        drops = sum(cpu["value"]["packets"] for entry in stats if entry["formatted"]["key"] == drop_slot
-                    for cpu in entry["formatted"]["values"])   # bpftool's view through the map's BTF
-        assert drops == FRAMES // 5
-        assert nf.stop() == 0
-        assert not any(pins.iterdir())   # unpinned at the stop
-        refused = run_xnf(["run", "firewall", "--mode", "xdp", "--iface", pair.links[0].dut_if, "--pin",
-                           "/tmp/not-bpffs-here"], ns=pair.dut_ns)
-        assert refused.returncode == 1 and "is not in bpffs" in refused.stderr
+def test_pinned_maps_are_readable_by_bpftool_while_it_runs(bpffs, pair):
+    pins = bpffs / "edge-fw"
+    nf = NfInstance.start(pair, "firewall", "xdp", pair.dut_ifaces, extra=["--pin", str(pins)])
+    nf.request(f"rules add drop udp 198.18.0.1 9 198.18.0.2 {DROPPED_DPORT}")
+    send(pair)
+    acl = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "pinned", str(pins / "fw_acl")],
+                                    capture_output=True, text=True, check=True).stdout)
+    assert len(acl) == 1 and acl[0]["formatted"]["key"]["dport"] != 0
+    stats = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "pinned", str(pins / "xnf_stats")],
+                                      capture_output=True, text=True, check=True).stdout)
+    drop_slot = contract.runtime()["stats"]["verdicts"].index("drop")
+    drops = sum(cpu["value"]["packets"] for entry in stats if entry["formatted"]["key"] == drop_slot
+                for cpu in entry["formatted"]["values"])   # bpftool's view through the map's BTF
+    assert drops == FRAMES // 5
+    assert nf.stop() == 0
+    assert not any(pins.iterdir())   # unpinned at the stop
+    refused = run_xnf(["run", "firewall", "--mode", "xdp", "--iface", pair.links[0].dut_if, "--pin",
+                       "/tmp/not-bpffs-here"], ns=pair.dut_ns)
+    assert refused.returncode == 1 and "is not in bpffs" in refused.stderr
 
 
 @pytest.mark.parametrize("mode, hook_mode", [("xdp", "native"), ("xdp-generic", "generic")])
-def test_ps_reads_each_instances_hook_from_its_namespace(mode, hook_mode):
-    with Topology("pair") as pair:
-        nf = NfInstance.start(pair, "firewall", mode, pair.dut_ifaces)
-        info = control.request_json(nf.name, "info")
-        [mine] = attached.programs_on(info["pid"], pair.links[0].dut_if)
-        assert (mine["name"], mine["mode"]) == (attached.XNF_PROGRAM, hook_mode)
-        [listed] = [i for i in json.loads(run_xnf(["ps", "--json"]).stdout) if i["name"] == nf.name]
-        assert listed["others_attached"] == {}      # a bpf_link holds the hook alone
-        assert nf.stop() == 0
-        assert hook_holder(pair) == ""
+def test_ps_reads_each_instances_hook_from_its_namespace(mode, hook_mode, pair):
+    nf = NfInstance.start(pair, "firewall", mode, pair.dut_ifaces)
+    info = control.request_json(nf.name, "info")
+    [mine] = attached.programs_on(info["pid"], pair.links[0].dut_if)
+    assert (mine["name"], mine["mode"]) == (attached.XNF_PROGRAM, hook_mode)
+    [listed] = [i for i in json.loads(run_xnf(["ps", "--json"]).stdout) if i["name"] == nf.name]
+    assert listed["others_attached"] == {}      # a bpf_link holds the hook alone
+    assert nf.stop() == 0
+    assert hook_holder(pair) == ""
 
 
-def test_pins_a_killed_instance_left_are_cleared_by_the_next_and_a_live_ones_kept(bpffs):
-    with Topology("two-port") as t:
-        pins = bpffs / "edge-fw"
-        first = NfInstance.start(t, "firewall", "xdp", ["dut0"], extra=["--pin", str(pins)])
-        second = run_xnf(["run", "firewall", "--mode", "xdp", "--iface", "dut1", "--pin", str(pins), "--name",
-                          "second"], ns=t.dut_ns)
-        assert second.returncode == 1 and "pins its maps there and runs" in second.stderr
-        first.stop(signal.SIGKILL)
-        left = sorted(p.name for p in pins.iterdir())
-        assert "fw_acl" in left   # nobody could remove them
-        again = NfInstance.start(t, "firewall", "xdp", ["dut1"], extra=["--pin", str(pins)], name="again")
-        _ = again.request("info")
-        assert sorted(p.name for p in pins.iterdir()) == left   # the new instance's own pins, same names
-        assert again.stop() == 0
-        assert not any(pins.iterdir())
-        assert not list(control.run_dir().glob(".pin-*.owner"))
+def test_pins_a_killed_instance_left_are_cleared_by_the_next_and_a_live_ones_kept(bpffs, two_port):
+    pins = bpffs / "edge-fw"
+    first = NfInstance.start(two_port, "firewall", "xdp", ["dut0"], extra=["--pin", str(pins)])
+    second = run_xnf(["run", "firewall", "--mode", "xdp", "--iface", "dut1", "--pin", str(pins), "--name",
+                      "second"], ns=two_port.dut_ns)
+    assert second.returncode == 1 and "pins its maps there and runs" in second.stderr
+    first.stop(signal.SIGKILL)
+    left = sorted(p.name for p in pins.iterdir())
+    assert "fw_acl" in left   # nobody could remove them
+    again = NfInstance.start(two_port, "firewall", "xdp", ["dut1"], extra=["--pin", str(pins)], name="again")
+    _ = again.request("info")
+    assert sorted(p.name for p in pins.iterdir()) == left   # the new instance's own pins, same names
+    assert again.stop() == 0
+    assert not any(pins.iterdir())
+    assert not list(control.run_dir().glob(".pin-*.owner"))

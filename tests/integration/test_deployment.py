@@ -18,7 +18,6 @@ from xnf import control
 from xnf.build import REPO_ROOT
 from xnf.errors import XnfError
 from xnf.lab.generator import Generator
-from xnf.lab.topology import Topology
 
 IMAGE = "localhost/xnf:latest"
 # This lab's machines give root no CAP_SYS_RESOURCE and mix cgroup v1 and v2, where podman's defaults fail (crun
@@ -50,26 +49,25 @@ def wait_for(name: str, run_dir: str, container: str, timeout_s: float = 30) -> 
     raise AssertionError(f"the NF in the container did not answer: {logs.stdout}{logs.stderr}")
 
 
-def test_the_image_runs_an_nf_from_its_environment_over_a_veth_pair(image, tmp_path):
+def test_the_image_runs_an_nf_from_its_environment_over_a_veth_pair(image, tmp_path, bare_pair):
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     container = f"xnf-test-{os.getpid()}"
-    with Topology("pair", gen_xdp=None) as t:
-        t.on_teardown(lambda: subprocess.run(["podman", "rm", "-f", container], capture_output=True))
-        started = subprocess.run([*PODMAN_RUN, "-d", "--rm", "--name", container, "--privileged",
-                                  "--network", f"ns:/var/run/netns/{t.dut_ns}", "-v", f"{run_dir}:/run/xnf",
-                                  "-e", "XNF_NF=macswap", "-e", "XNF_MODE=xdp", "-e", "XNF_IFACE=dut0",
-                                  "-e", "XNF_NAME=edge", image], capture_output=True, text=True, timeout=60)
-        assert started.returncode == 0, started.stderr
-        wait_for("edge", str(run_dir), container)
-        out = Generator(t, receive_on=0).run("--count", str(FRAMES), "--rate", "100000").summary
-        assert out["received"] == FRAMES
-        stats = control.request_json("edge", "stats", str(run_dir))
-        assert stats["nf"] == "macswap" and stats["verdicts"]["tx"]["packets"] == FRAMES
-        stopped = subprocess.run(["podman", "stop", "-t", "10", container], capture_output=True, text=True,
-                                 timeout=60)
-        assert stopped.returncode == 0, stopped.stderr
-        assert not xdp_attached(t.dut_ns, "dut0")
+    bare_pair.on_teardown(lambda: subprocess.run(["podman", "rm", "-f", container], capture_output=True))
+    started = subprocess.run([*PODMAN_RUN, "-d", "--rm", "--name", container, "--privileged",
+                              "--network", f"ns:/var/run/netns/{bare_pair.dut_ns}", "-v", f"{run_dir}:/run/xnf",
+                              "-e", "XNF_NF=macswap", "-e", "XNF_MODE=xdp", "-e", "XNF_IFACE=dut0",
+                              "-e", "XNF_NAME=edge", image], capture_output=True, text=True, timeout=60)
+    assert started.returncode == 0, started.stderr
+    wait_for("edge", str(run_dir), container)
+    out = Generator(bare_pair, receive_on=0).run("--count", str(FRAMES), "--rate", "100000").summary
+    assert out["received"] == FRAMES
+    stats = control.request_json("edge", "stats", str(run_dir))
+    assert stats["nf"] == "macswap" and stats["verdicts"]["tx"]["packets"] == FRAMES
+    stopped = subprocess.run(["podman", "stop", "-t", "10", container], capture_output=True, text=True,
+                             timeout=60)
+    assert stopped.returncode == 0, stopped.stderr
+    assert not xdp_attached(bare_pair.dut_ns, "dut0")
 
 
 def test_the_image_says_what_it_needs(image):

@@ -14,18 +14,17 @@ from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
 
 
-def test_a_local_service_bypasses_the_workers():
-    with Topology("pair", gen_xdp=None) as t:
-        nf = NfInstance.start(t, "macswap", "afxdp", t.dut_ifaces, extra=["--local", "tcp:11211", "--cores", "1"])
-        out = Generator(t, receive_on=0).run("--count", "10240", "--rate", "300000", "--class", "forwarded:share=0.7",
-                                             "--class", "service:dport=11211,proto=tcp,share=0.3").summary
-        classes = {c["name"]: c for c in out["classes"]}
-        stats = control.request_json(nf.name, "stats")
-        assert classes["forwarded"]["received"] == classes["forwarded"]["sent"]
-        assert stats["verdicts"]["local"]["packets"] == classes["service"]["sent"]
-        assert stats["verdicts"]["tx"]["packets"] == sum(w["rx_packets"] for w in stats["workers"]) \
-            == classes["forwarded"]["sent"]
-        assert nf.stop() == 0
+def test_a_local_service_bypasses_the_workers(bare_pair):
+    nf = NfInstance.start(bare_pair, "macswap", "afxdp", bare_pair.dut_ifaces, extra=["--local", "tcp:11211", "--cores", "1"])
+    out = Generator(bare_pair, receive_on=0).run("--count", "10240", "--rate", "300000", "--class", "forwarded:share=0.7",
+                                         "--class", "service:dport=11211,proto=tcp,share=0.3").summary
+    classes = {c["name"]: c for c in out["classes"]}
+    stats = control.request_json(nf.name, "stats")
+    assert classes["forwarded"]["received"] == classes["forwarded"]["sent"]
+    assert stats["verdicts"]["local"]["packets"] == classes["service"]["sent"]
+    assert stats["verdicts"]["tx"]["packets"] == sum(w["rx_packets"] for w in stats["workers"]) \
+        == classes["forwarded"]["sent"]
+    assert nf.stop() == 0
 
 
 def test_memcached_is_served_without_the_nf_or_its_tap(rules_file):

@@ -89,47 +89,46 @@ def wait_for_first_scrape(prometheus: str) -> None:
 
 
 @pytest.mark.parametrize("mode", ["xdp", "afxdp"])
-def test_prometheus_scrapes_the_counters_xnf_stats_shows(mode, tmp_path):
+def test_prometheus_scrapes_the_counters_xnf_stats_shows(mode, tmp_path, pair):
     prometheus_bin = shutil.which("prometheus", path="/usr/bin:/usr/sbin")
     assert prometheus_bin, "Debian's prometheus package is missing: scripts/setup.sh installs it"
     exporter_port, prometheus_port = free_port(), free_port()
     (tmp_path / "prometheus.yml").write_text(SCRAPE_CONFIG.format(target=f"127.0.0.1:{exporter_port}"))
-    with Topology("pair") as pair:
-        nf = NfInstance.start(pair, "firewall", mode, pair.dut_ifaces)
-        nf.request("rules add drop udp 198.18.0.1 9 198.18.0.2 13")
-        prometheus = f"http://127.0.0.1:{prometheus_port}"
-        with Server([sys.executable, "-m", "xnf", "exporter", "--listen", f"127.0.0.1:{exporter_port}"]) as exporter, \
-                Server([prometheus_bin, f"--config.file={tmp_path / 'prometheus.yml'}",
-                        f"--storage.tsdb.path={tmp_path / 'data'}", f"--web.listen-address=127.0.0.1:{prometheus_port}"],
-                       cwd=tmp_path) as server:
-            metrics = wait_http(f"http://127.0.0.1:{exporter_port}/metrics")
-            assert f'xnf_packets_total{{instance="{nf.name}",mode="{mode}",nf="firewall",verdict="tx"}}' in metrics
-            wait_http(f"{prometheus}/-/ready")
-            wait_for_first_scrape(prometheus)
-            # 5 flows, one of them (dport 13) dropped by the rule: 1 in 5 frames
-            Generator(pair).run("--count", str(FRAMES), "--rate", "20000", "--flows", "5")
-            stats = control.request_json(nf.name, "stats")
-            expected = {v: stats["verdicts"][v]["packets"] for v in ("tx", "drop")}
-            assert expected == {"tx": FRAMES * 4 // 5, "drop": FRAMES // 5}
-            scraped = {}
-            deadline = time.monotonic() + 30
-            while scraped != expected and time.monotonic() < deadline:
-                time.sleep(1)
-                for verdict in expected:
-                    found = query(prometheus, f'xnf_packets_total{{instance="{nf.name}",verdict="{verdict}"}}')
-                    scraped[verdict] = int(float(found[0]["value"][1])) if found else None
-            assert scraped == expected, (scraped, server.process.stderr)
-            up = query(prometheus, 'up{job="xnf"}')
-            assert up and up[0]["value"][1] == "1"
-            history = query(prometheus, f'count_over_time(xnf_packets_total{{instance="{nf.name}",verdict="tx"}}[1m])')
-            assert int(history[0]["value"][1]) >= 3  # scraped again and again while the traffic flowed
-            rule_drops = query(prometheus, f'xnf_nf_events_total{{instance="{nf.name}",counter="rule_drop"}}')
-            assert int(rule_drops[0]["value"][1]) == FRAMES // 5
-            if mode == "afxdp":
-                rx = query(prometheus, f'xnf_worker_events_total{{instance="{nf.name}",worker="0",counter="rx_packets"}}')
-                assert int(rx[0]["value"][1]) == FRAMES
-            assert exporter.process.poll() is None
-        assert nf.stop() == 0
+    nf = NfInstance.start(pair, "firewall", mode, pair.dut_ifaces)
+    nf.request("rules add drop udp 198.18.0.1 9 198.18.0.2 13")
+    prometheus = f"http://127.0.0.1:{prometheus_port}"
+    with Server([sys.executable, "-m", "xnf", "exporter", "--listen", f"127.0.0.1:{exporter_port}"]) as exporter, \
+            Server([prometheus_bin, f"--config.file={tmp_path / 'prometheus.yml'}",
+                    f"--storage.tsdb.path={tmp_path / 'data'}", f"--web.listen-address=127.0.0.1:{prometheus_port}"],
+                   cwd=tmp_path) as server:
+        metrics = wait_http(f"http://127.0.0.1:{exporter_port}/metrics")
+        assert f'xnf_packets_total{{instance="{nf.name}",mode="{mode}",nf="firewall",verdict="tx"}}' in metrics
+        wait_http(f"{prometheus}/-/ready")
+        wait_for_first_scrape(prometheus)
+        # 5 flows, one of them (dport 13) dropped by the rule: 1 in 5 frames
+        Generator(pair).run("--count", str(FRAMES), "--rate", "20000", "--flows", "5")
+        stats = control.request_json(nf.name, "stats")
+        expected = {v: stats["verdicts"][v]["packets"] for v in ("tx", "drop")}
+        assert expected == {"tx": FRAMES * 4 // 5, "drop": FRAMES // 5}
+        scraped = {}
+        deadline = time.monotonic() + 30
+        while scraped != expected and time.monotonic() < deadline:
+            time.sleep(1)
+            for verdict in expected:
+                found = query(prometheus, f'xnf_packets_total{{instance="{nf.name}",verdict="{verdict}"}}')
+                scraped[verdict] = int(float(found[0]["value"][1])) if found else None
+        assert scraped == expected, (scraped, server.process.stderr)
+        up = query(prometheus, 'up{job="xnf"}')
+        assert up and up[0]["value"][1] == "1"
+        history = query(prometheus, f'count_over_time(xnf_packets_total{{instance="{nf.name}",verdict="tx"}}[1m])')
+        assert int(history[0]["value"][1]) >= 3  # scraped again and again while the traffic flowed
+        rule_drops = query(prometheus, f'xnf_nf_events_total{{instance="{nf.name}",counter="rule_drop"}}')
+        assert int(rule_drops[0]["value"][1]) == FRAMES // 5
+        if mode == "afxdp":
+            rx = query(prometheus, f'xnf_worker_events_total{{instance="{nf.name}",worker="0",counter="rx_packets"}}')
+            assert int(rx[0]["value"][1]) == FRAMES
+        assert exporter.process.poll() is None
+    assert nf.stop() == 0
 
 
 def test_the_exporter_refuses_a_bad_address_or_a_taken_port():
@@ -142,27 +141,26 @@ def test_the_exporter_refuses_a_bad_address_or_a_taken_port():
     assert out.returncode == 1 and "cannot listen on" in out.stderr and "Traceback" not in out.stderr
 
 
-def test_an_instance_that_does_not_answer_is_exported_as_down():
+def test_an_instance_that_does_not_answer_is_exported_as_down(two_port):
     """Every scrape says of each instance whether it answered (xnf_up), at once for a stopped one, and keeps the
     series of the others."""
-    with Topology("two-port") as t:
-        up = NfInstance.start(t, "macswap", "xdp", ["dut0"], name=f"{t.dut_ns}-up")
-        down = NfInstance.start(t, "drop", "xdp", ["dut1"], name=f"{t.dut_ns}-down")
-        port = free_port()
-        down.process.send_signal(signal.SIGSTOP)
-        try:
-            with Server([sys.executable, "-m", "xnf", "exporter", "--listen", f"127.0.0.1:{port}"]):
-                start = time.monotonic()
-                metrics = wait_http(f"http://127.0.0.1:{port}/metrics")
-                took = time.monotonic() - start
-        finally:
-            down.process.send_signal(signal.SIGCONT)
-        assert f'xnf_up{{instance="{up.name}",mode="xdp",nf="macswap"}} 1.0' in metrics
-        assert f'xnf_up{{instance="{down.name}",mode="xdp",nf="drop"}} 0.0' in metrics
-        assert f'xnf_uptime_seconds{{instance="{up.name}"' in metrics
-        assert f'xnf_uptime_seconds{{instance="{down.name}"' not in metrics
-        assert took < 5
-        assert up.stop() == 0 and down.stop() == 0
+    up = NfInstance.start(two_port, "macswap", "xdp", ["dut0"], name=f"{two_port.dut_ns}-up")
+    down = NfInstance.start(two_port, "drop", "xdp", ["dut1"], name=f"{two_port.dut_ns}-down")
+    port = free_port()
+    down.process.send_signal(signal.SIGSTOP)
+    try:
+        with Server([sys.executable, "-m", "xnf", "exporter", "--listen", f"127.0.0.1:{port}"]):
+            start = time.monotonic()
+            metrics = wait_http(f"http://127.0.0.1:{port}/metrics")
+            took = time.monotonic() - start
+    finally:
+        down.process.send_signal(signal.SIGCONT)
+    assert f'xnf_up{{instance="{up.name}",mode="xdp",nf="macswap"}} 1.0' in metrics
+    assert f'xnf_up{{instance="{down.name}",mode="xdp",nf="drop"}} 0.0' in metrics
+    assert f'xnf_uptime_seconds{{instance="{up.name}"' in metrics
+    assert f'xnf_uptime_seconds{{instance="{down.name}"' not in metrics
+    assert took < 5
+    assert up.stop() == 0 and down.stop() == 0
 
 
 DASHBOARD = REPO_ROOT / "deploy" / "grafana" / "xnf-dashboard.json"

@@ -118,20 +118,19 @@ def test_a_sink_is_measured_by_what_it_processed(bare_pair):
     assert trial.lost == 0 and trial.loss_ratio == 0.0
 
 
-def test_recycled_frames_carry_no_change_the_dut_made(rules_file):
+def test_recycled_frames_carry_no_change_the_dut_made(rules_file, bare_pair):
     """On veth the NF rewrites the generator's own page, which live frames recycle: the generator must
     write its headers back, or the lb's rewritten addresses would come back in later frames as non-service
     traffic (found by the lb benchmark)."""
     from xnf import control
     from xnf.lab import nf_setup
 
-    with Topology("pair", gen_xdp=None) as t:
-        setup = nf_setup.lb_sessions(1000, t.links[0].gen_mac)
-        nf = NfInstance.start(t, "lb", "xdp", t.dut_ifaces, rules=rules_file(setup.rules), extra=setup.extra)
-        trial = run_trial(t, 0, 0.5, TrafficSpec(**setup.traffic))
-        counters = control.request_json(nf.name, "stats")["counters"]
-        assert counters["not_service"] == 0
-        assert counters["new_session"] == 1000 and counters["hit"] == trial.sent - 1000
+    setup = nf_setup.lb_sessions(1000, bare_pair.links[0].gen_mac)
+    nf = NfInstance.start(bare_pair, "lb", "xdp", bare_pair.dut_ifaces, rules=rules_file(setup.rules), extra=setup.extra)
+    trial = run_trial(bare_pair, 0, 0.5, TrafficSpec(**setup.traffic))
+    counters = control.request_json(nf.name, "stats")["counters"]
+    assert counters["not_service"] == 0
+    assert counters["new_session"] == 1000 and counters["hit"] == trial.sent - 1000
 
 
 TRIAL_S = 0.5

@@ -69,44 +69,42 @@ def from_backend(link, backend, client: str, cport: int, proto=TCP) -> bytes:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_sessions_stick_and_return_traffic_is_rewritten_back(mode, rules_file):
-    with Topology("pair") as t:
-        nf = NfInstance.start(t, "lb", mode, t.dut_ifaces, rules=rules_file(lb_rules()))
-        link = t.links[0]
-        flows = [(cport, proto) for cport in range(40000, 40012) for proto in (TCP, UDP)]
-        sent = [to_service(link, cport, proto) for cport, proto in flows] * 2     # every flow twice
-        want = []
-        for cport, proto in flows * 2:
-            backend = expected_backend(link.gen_ip, cport, VIP, 6 if proto is TCP else 17, BACKENDS)
-            want.append(rewritten(to_service(link, cport, proto), backend[2], link.dut_mac,
-                                  dst=backend[0], dport=backend[1]))
-        got = exchange(t, sent, expect=len(sent))
-        assert sorted(got) == sorted(want)
-        assert len({Ether(f)[IP].dst for f in got}) > 1, "every flow on one backend: the hash spreads nothing"
+def test_sessions_stick_and_return_traffic_is_rewritten_back(mode, rules_file, pair):
+    nf = NfInstance.start(pair, "lb", mode, pair.dut_ifaces, rules=rules_file(lb_rules()))
+    link = pair.links[0]
+    flows = [(cport, proto) for cport in range(40000, 40012) for proto in (TCP, UDP)]
+    sent = [to_service(link, cport, proto) for cport, proto in flows] * 2     # every flow twice
+    want = []
+    for cport, proto in flows * 2:
+        backend = expected_backend(link.gen_ip, cport, VIP, 6 if proto is TCP else 17, BACKENDS)
+        want.append(rewritten(to_service(link, cport, proto), backend[2], link.dut_mac,
+                              dst=backend[0], dport=backend[1]))
+    got = exchange(pair, sent, expect=len(sent))
+    assert sorted(got) == sorted(want)
+    assert len({Ether(f)[IP].dst for f in got}) > 1, "every flow on one backend: the hash spreads nothing"
 
-        replies = []
-        for cport, proto in flows:
-            backend = expected_backend(link.gen_ip, cport, VIP, 6 if proto is TCP else 17, BACKENDS)
-            replies.append(from_backend(link, backend, link.gen_ip, cport, proto))
-        got = exchange(t, replies, expect=len(replies))
-        assert sorted(got) == sorted(rewritten(r, link.gen_mac, link.dut_mac, src=VIP, sport=VPORT) for r in replies)
-        counters = control.request_json(nf.name, "stats")["counters"]
-        assert counters["new_session"] == len(flows)
-        assert counters["hit"] == len(flows) * 2          # the second packet of each flow, then each reply
-        assert counters["not_service"] == 0 and counters["table_full"] == 0
+    replies = []
+    for cport, proto in flows:
+        backend = expected_backend(link.gen_ip, cport, VIP, 6 if proto is TCP else 17, BACKENDS)
+        replies.append(from_backend(link, backend, link.gen_ip, cport, proto))
+    got = exchange(pair, replies, expect=len(replies))
+    assert sorted(got) == sorted(rewritten(r, link.gen_mac, link.dut_mac, src=VIP, sport=VPORT) for r in replies)
+    counters = control.request_json(nf.name, "stats")["counters"]
+    assert counters["new_session"] == len(flows)
+    assert counters["hit"] == len(flows) * 2          # the second packet of each flow, then each reply
+    assert counters["not_service"] == 0 and counters["table_full"] == 0
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_ipv6_flows_land_where_the_hash_says(mode, rules_file):
-    with Topology("pair") as t:
-        NfInstance.start(t, "lb", mode, t.dut_ifaces, rules=rules_file(lb_rules()))
-        link = t.links[0]
-        sent = [to_service(link, cport, TCP, VIP6) for cport in range(50000, 50010)]
-        want = []
-        for cport, frame in zip(range(50000, 50010), sent):
-            backend = expected_backend(link.gen_ip6, cport, VIP6, 6, BACKENDS6)
-            want.append(rewritten(frame, backend[2], link.dut_mac, dst=backend[0], dport=backend[1]))
-        assert sorted(exchange(t, sent, expect=len(sent))) == sorted(want)
+def test_ipv6_flows_land_where_the_hash_says(mode, rules_file, pair):
+    NfInstance.start(pair, "lb", mode, pair.dut_ifaces, rules=rules_file(lb_rules()))
+    link = pair.links[0]
+    sent = [to_service(link, cport, TCP, VIP6) for cport in range(50000, 50010)]
+    want = []
+    for cport, frame in zip(range(50000, 50010), sent):
+        backend = expected_backend(link.gen_ip6, cport, VIP6, 6, BACKENDS6)
+        want.append(rewritten(frame, backend[2], link.dut_mac, dst=backend[0], dport=backend[1]))
+    assert sorted(exchange(pair, sent, expect=len(sent))) == sorted(want)
 
 
 def test_a_flow_lands_on_the_same_backend_whichever_path_opened_it(rules_file):
@@ -123,72 +121,68 @@ def test_a_flow_lands_on_the_same_backend_whichever_path_opened_it(rules_file):
 
 
 @pytest.mark.parametrize("mode", ["xdp", "afxdp"])
-def test_drained_backend_keeps_its_sessions_and_takes_no_new_ones(mode, rules_file):
-    with Topology("pair") as t:
-        nf = NfInstance.start(t, "lb", mode, t.dut_ifaces, rules=rules_file(lb_rules()))
-        link = t.links[0]
-        old = [cport for cport in range(42000, 42100)
-               if expected_backend(link.gen_ip, cport, VIP, 6, BACKENDS) == BACKENDS[0]][:5]
-        exchange(t, [to_service(link, c) for c in old], expect=len(old))
-        slot0 = f"backend tcp {VIP} {VPORT} slot 0 {BACKENDS[0][0]} {BACKENDS[0][1]} mac {BACKENDS[0][2]} port 0"
-        nf.request(f"rules add {slot0} drain")
-        assert f"{slot0} drain" in nf.request("rules list").splitlines()
-        # established sessions stay on the drained backend
-        got = exchange(t, [to_service(link, c) for c in old], expect=len(old))
-        assert {Ether(f)[IP].dst for f in got} == {BACKENDS[0][0]}
-        # new flows that backend would have won go to the others, as the hash without it says
-        new = [cport for cport in range(43000, 43100)
-               if expected_backend(link.gen_ip, cport, VIP, 6, BACKENDS) == BACKENDS[0]][:5]
-        got = exchange(t, [to_service(link, c) for c in new], expect=len(new))
-        assert sorted(Ether(f)[IP].dst for f in got) == sorted(
-            expected_backend(link.gen_ip, c, VIP, 6, BACKENDS[1:])[0] for c in new)
+def test_drained_backend_keeps_its_sessions_and_takes_no_new_ones(mode, rules_file, pair):
+    nf = NfInstance.start(pair, "lb", mode, pair.dut_ifaces, rules=rules_file(lb_rules()))
+    link = pair.links[0]
+    old = [cport for cport in range(42000, 42100)
+           if expected_backend(link.gen_ip, cport, VIP, 6, BACKENDS) == BACKENDS[0]][:5]
+    exchange(pair, [to_service(link, c) for c in old], expect=len(old))
+    slot0 = f"backend tcp {VIP} {VPORT} slot 0 {BACKENDS[0][0]} {BACKENDS[0][1]} mac {BACKENDS[0][2]} port 0"
+    nf.request(f"rules add {slot0} drain")
+    assert f"{slot0} drain" in nf.request("rules list").splitlines()
+    # established sessions stay on the drained backend
+    got = exchange(pair, [to_service(link, c) for c in old], expect=len(old))
+    assert {Ether(f)[IP].dst for f in got} == {BACKENDS[0][0]}
+    # new flows that backend would have won go to the others, as the hash without it says
+    new = [cport for cport in range(43000, 43100)
+           if expected_backend(link.gen_ip, cport, VIP, 6, BACKENDS) == BACKENDS[0]][:5]
+    got = exchange(pair, [to_service(link, c) for c in new], expect=len(new))
+    assert sorted(Ether(f)[IP].dst for f in got) == sorted(
+        expected_backend(link.gen_ip, c, VIP, 6, BACKENDS[1:])[0] for c in new)
 
 
 @pytest.mark.parametrize("mode", ["xdp", "afxdp"])
-def test_idle_sessions_expire(mode, rules_file):
-    with Topology("pair") as t:
-        nf = NfInstance.start(t, "lb", mode, t.dut_ifaces, rules=rules_file(lb_rules(timeout=1)))
-        link = t.links[0]
-        exchange(t, [to_service(link, 44000)], expect=1)
-        exchange(t, [to_service(link, 44000)], expect=1)
-        time.sleep(2.5)   # past the timeout, and the sweeper runs every second
-        exchange(t, [to_service(link, 44000)], expect=1)
-        counters = control.request_json(nf.name, "stats")["counters"]
-        assert counters["new_session"] == 2 and counters["hit"] == 1
-        # the sweeper removed both directions of the idle session: none was met expired on the packet path
-        assert counters["expired"] == 0
+def test_idle_sessions_expire(mode, rules_file, pair):
+    nf = NfInstance.start(pair, "lb", mode, pair.dut_ifaces, rules=rules_file(lb_rules(timeout=1)))
+    link = pair.links[0]
+    exchange(pair, [to_service(link, 44000)], expect=1)
+    exchange(pair, [to_service(link, 44000)], expect=1)
+    time.sleep(2.5)   # past the timeout, and the sweeper runs every second
+    exchange(pair, [to_service(link, 44000)], expect=1)
+    counters = control.request_json(nf.name, "stats")["counters"]
+    assert counters["new_session"] == 2 and counters["hit"] == 1
+    # the sweeper removed both directions of the idle session: none was met expired on the packet path
+    assert counters["expired"] == 0
 
 
 @pytest.mark.parametrize("mode", ["xdp", "afxdp"])
-def test_a_backend_that_answers_after_a_long_one_way_stream_still_reaches_the_client(mode, rules_file):
+def test_a_backend_that_answers_after_a_long_one_way_stream_still_reaches_the_client(mode, rules_file, pair):
     """A session lives while either direction is used: the client streams past the timeout, the backend has
     been silent all along (a UDP upload), and its answer is still rewritten back from the service. The soak
     found this: the backend's direction expired alone, and its answers went to the stack unrewritten."""
-    with Topology("pair") as t:
-        nf = NfInstance.start(t, "lb", mode, t.dut_ifaces, rules=rules_file(lb_rules(timeout=1)))
-        link = t.links[0]
-        for _ in range(6):                        # 3 s of the client's stream, one frame every half second
-            exchange(t, [to_service(link, 45000, UDP)], expect=1)
-            time.sleep(0.5)                       # the sweeper runs every second meanwhile
-        backend = expected_backend(link.gen_ip, 45000, VIP, 17, BACKENDS)
-        reply = from_backend(link, backend, link.gen_ip, 45000, UDP)
-        got = exchange(t, [reply], expect=1)
-        assert got == [rewritten(reply, link.gen_mac, link.dut_mac, src=VIP, sport=VPORT)]
-        counters = control.request_json(nf.name, "stats")["counters"]
-        assert counters["new_session"] == 1 and counters["not_service"] == 0
-        assert nf.stop() == 0
+    nf = NfInstance.start(pair, "lb", mode, pair.dut_ifaces, rules=rules_file(lb_rules(timeout=1)))
+    link = pair.links[0]
+    for _ in range(6):                        # 3 s of the client's stream, one frame every half second
+        exchange(pair, [to_service(link, 45000, UDP)], expect=1)
+        time.sleep(0.5)                       # the sweeper runs every second meanwhile
+    backend = expected_backend(link.gen_ip, 45000, VIP, 17, BACKENDS)
+    reply = from_backend(link, backend, link.gen_ip, 45000, UDP)
+    got = exchange(pair, [reply], expect=1)
+    assert got == [rewritten(reply, link.gen_mac, link.dut_mac, src=VIP, sport=VPORT)]
+    counters = control.request_json(nf.name, "stats")["counters"]
+    assert counters["new_session"] == 1 and counters["not_service"] == 0
+    assert nf.stop() == 0
 
 
-def test_no_backend_drops_and_other_traffic_goes_to_the_stack(rules_file):
-    with Topology("pair") as t:
-        nf = NfInstance.start(t, "lb", "xdp", t.dut_ifaces, rules=rules_file(f"service tcp {VIP} 443\n"))
-        link = t.links[0]
-        frame = bytes(Ether(src=link.gen_mac, dst=link.dut_mac) / IP(src=link.gen_ip, dst=VIP)
-                      / TCP(sport=1234, dport=443))
-        assert exchange(t, [frame, to_service(link, 1235)]) == []
-        counters = control.request_json(nf.name, "stats")["counters"]
-        assert counters["no_backend"] == 1 and counters["not_service"] == 1
-        assert nf.stats()["pass"]["packets"] == 1 and nf.stats()["drop"]["packets"] == 1
+def test_no_backend_drops_and_other_traffic_goes_to_the_stack(rules_file, pair):
+    nf = NfInstance.start(pair, "lb", "xdp", pair.dut_ifaces, rules=rules_file(f"service tcp {VIP} 443\n"))
+    link = pair.links[0]
+    frame = bytes(Ether(src=link.gen_mac, dst=link.dut_mac) / IP(src=link.gen_ip, dst=VIP)
+                  / TCP(sport=1234, dport=443))
+    assert exchange(pair, [frame, to_service(link, 1235)]) == []
+    counters = control.request_json(nf.name, "stats")["counters"]
+    assert counters["no_backend"] == 1 and counters["not_service"] == 1
+    assert nf.stats()["pass"]["packets"] == 1 and nf.stats()["drop"]["packets"] == 1
 
 
 @pytest.mark.parametrize("line,reason", [

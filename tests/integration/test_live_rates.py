@@ -9,35 +9,33 @@ import pytest
 from lab_helpers import run_xnf
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
-from xnf.lab.topology import Topology
 
 RATE = 50000
 
 
 @pytest.mark.parametrize("mode", ["xdp", "afxdp"])
-def test_stats_interval_and_top_show_the_offered_rate(mode):
-    with Topology("pair") as pair:
-        nf = NfInstance.start(pair, "macswap", mode, pair.dut_ifaces)
-        sender = Generator(pair).spawn("--rate", str(RATE), "--duration", "6")
-        try:
-            stats = run_xnf(["stats", "--name", nf.name, "--interval", "1", "--count", "2", "--json"])
-            top = run_xnf(["top", "--interval", "1", "--count", "1", "--json"])
-        finally:
-            sender.wait(timeout=30)
-        assert stats.returncode == 0, stats.stderr
-        intervals = [json.loads(line) for line in stats.stdout.splitlines()]
-        assert len(intervals) == 2
-        for r in intervals:
-            assert 0.9 < r["seconds"] < 1.5
-            assert 0.5 * RATE < r["verdicts"]["tx"]["pps"] < 1.5 * RATE, r
-            assert r["verdicts"]["drop"]["pps"] == 0
-            assert r["verdicts"]["tx"]["bps"] == pytest.approx(8 * 60 * r["verdicts"]["tx"]["pps"], rel=0.01)
-            if mode == "afxdp":
-                assert 0.5 * RATE < r["workers"][0]["rx_packets"] < 1.5 * RATE
-        assert top.returncode == 0, top.stderr
-        [mine] = [r for r in json.loads(top.stdout) if r["name"] == nf.name]
-        assert mine["mode"] == mode and 0.5 * RATE < mine["verdicts"]["tx"]["pps"] < 1.5 * RATE
-        assert nf.stop() == 0
+def test_stats_interval_and_top_show_the_offered_rate(mode, pair):
+    nf = NfInstance.start(pair, "macswap", mode, pair.dut_ifaces)
+    sender = Generator(pair).spawn("--rate", str(RATE), "--duration", "6")
+    try:
+        stats = run_xnf(["stats", "--name", nf.name, "--interval", "1", "--count", "2", "--json"])
+        top = run_xnf(["top", "--interval", "1", "--count", "1", "--json"])
+    finally:
+        sender.wait(timeout=30)
+    assert stats.returncode == 0, stats.stderr
+    intervals = [json.loads(line) for line in stats.stdout.splitlines()]
+    assert len(intervals) == 2
+    for r in intervals:
+        assert 0.9 < r["seconds"] < 1.5
+        assert 0.5 * RATE < r["verdicts"]["tx"]["pps"] < 1.5 * RATE, r
+        assert r["verdicts"]["drop"]["pps"] == 0
+        assert r["verdicts"]["tx"]["bps"] == pytest.approx(8 * 60 * r["verdicts"]["tx"]["pps"], rel=0.01)
+        if mode == "afxdp":
+            assert 0.5 * RATE < r["workers"][0]["rx_packets"] < 1.5 * RATE
+    assert top.returncode == 0, top.stderr
+    [mine] = [r for r in json.loads(top.stdout) if r["name"] == nf.name]
+    assert mine["mode"] == mode and 0.5 * RATE < mine["verdicts"]["tx"]["pps"] < 1.5 * RATE
+    assert nf.stop() == 0
 
 
 def test_live_views_refuse_a_silly_interval():

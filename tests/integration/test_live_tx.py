@@ -185,28 +185,27 @@ def test_a_port_whose_frames_a_live_frame_cannot_hold(pair):
     assert control.request_json(nf.name, "stats")["workers"][0]["tx_path"] == {"dut0": "xsk"}
 
 
-def test_a_port_that_refuses_xdp_frames():
+def test_a_port_that_refuses_xdp_frames(bare_pair):
     """dut0's peer has no XDP program and no GRO, so dut0 takes no frames from XDP (xnf leaves it so with --peers
     check): live refuses to start; auto sends on the xsk ring until the peer gets a program, then through live
     frames."""
-    with Topology("pair", gen_xdp=None) as t:
-        t.run(t.gen_ns, ["ethtool", "-K", "gen0", "gro", "off"])  # the lab turns it on where gen0 has no XDP
-        refused = run_xnf(["run", "macswap", "--mode", "afxdp", "--iface", "dut0", "--tx-path", "live", "--peers",
-                           "check"], ns=t.dut_ns)
-        assert refused.returncode == 2 and "dut0 does not take frames sent from XDP" in refused.stderr
-        assert "ethtool -K PEER gro on" in refused.stderr
-        nf = NfInstance.start(t, "macswap", "afxdp", t.dut_ifaces, extra=["--peers", "check"])
-        sent = [udp4(t.links[0], 1000 + i, 2000) for i in range(10)]
-        assert len(exchange(t, sent, expect=10)) == 10
-        assert control.request_json(nf.name, "stats")["workers"][0]["tx_path"] == {"dut0": "xsk"}
-        t.run(t.gen_ns, ["ip", "link", "set", "gen0", "xdpdrv", "obj", str(build.bpf_object("xnf_pass")),
-                         "sec", "xdp"])
-        deadline = time.monotonic() + 5
-        while control.request_json(nf.name, "stats")["workers"][0]["tx_path"] != {"dut0": "live"}:
-            assert time.monotonic() < deadline, "auto never moved to the live path"
-            time.sleep(0.1)
-        assert len(exchange(t, sent, expect=10)) == 10
-        assert control.request_json(nf.name, "stats")["workers"][0]["live_device_sent"] == 10
-        nf.process.send_signal(2)
-        _, err = nf.process.communicate(timeout=10)
-        assert "dut0 does not take frames sent from XDP now" in err and "sending to it through live frames" in err
+    bare_pair.run(bare_pair.gen_ns, ["ethtool", "-K", "gen0", "gro", "off"])  # the lab turns it on where gen0 has no XDP
+    refused = run_xnf(["run", "macswap", "--mode", "afxdp", "--iface", "dut0", "--tx-path", "live", "--peers",
+                       "check"], ns=bare_pair.dut_ns)
+    assert refused.returncode == 2 and "dut0 does not take frames sent from XDP" in refused.stderr
+    assert "ethtool -K PEER gro on" in refused.stderr
+    nf = NfInstance.start(bare_pair, "macswap", "afxdp", bare_pair.dut_ifaces, extra=["--peers", "check"])
+    sent = [udp4(bare_pair.links[0], 1000 + i, 2000) for i in range(10)]
+    assert len(exchange(bare_pair, sent, expect=10)) == 10
+    assert control.request_json(nf.name, "stats")["workers"][0]["tx_path"] == {"dut0": "xsk"}
+    bare_pair.run(bare_pair.gen_ns, ["ip", "link", "set", "gen0", "xdpdrv", "obj", str(build.bpf_object("xnf_pass")),
+                     "sec", "xdp"])
+    deadline = time.monotonic() + 5
+    while control.request_json(nf.name, "stats")["workers"][0]["tx_path"] != {"dut0": "live"}:
+        assert time.monotonic() < deadline, "auto never moved to the live path"
+        time.sleep(0.1)
+    assert len(exchange(bare_pair, sent, expect=10)) == 10
+    assert control.request_json(nf.name, "stats")["workers"][0]["live_device_sent"] == 10
+    nf.process.send_signal(2)
+    _, err = nf.process.communicate(timeout=10)
+    assert "dut0 does not take frames sent from XDP now" in err and "sending to it through live frames" in err

@@ -17,7 +17,6 @@ from packets import tcp6, udp4
 from test_xdp_nfs import exchange
 from xnf.build import REPO_ROOT
 from xnf.lab.nf_process import NfInstance
-from xnf.lab.topology import Topology
 
 # An unusual prefix, staged under DESTDIR: nothing may depend on the install being where PREFIX says.
 PREFIX = "/opt/xnf-staged"
@@ -90,24 +89,23 @@ def test_the_installed_xnf_builds_it_and_every_command_finds_it(installed, examp
 
 
 @pytest.mark.parametrize("mode", ["xdp", "afxdp"])
-def test_the_built_nf_blocks_its_ports_through_veth(installed, example, tmp_path, monkeypatch, rules_file, mode):
+def test_the_built_nf_blocks_its_ports_through_veth(installed, example, tmp_path, monkeypatch, rules_file, mode, pair):
     nf_dir = tmp_path / "nfs"
     assert run_installed(installed, nf_dir, "build", str(example)).returncode == 0
     monkeypatch.setenv("XNF_NF_DIR", str(nf_dir))
-    with Topology("pair") as t:
-        nf = NfInstance.start(t, "portblock", mode, t.dut_ifaces, rules=rules_file(BLOCKED))
-        link = t.links[0]
-        blocked = [udp4(link, 1000 + i, 53, seq=i) for i in range(20)] + [tcp6(link, 4000 + i, 22) for i in range(5)]
-        passing = [udp4(link, 1000 + i, 54, seq=i) for i in range(30)] + [tcp6(link, 4000, 23)]
-        got = exchange(t, blocked + passing, expect=len(passing))
-        assert len(got) == len(passing)
-        counters = json.loads(nf.request("stats"))["counters"]
-        assert counters == {"blocked": len(blocked), "passed": len(passing), "no_port": 0}
-        assert nf.stats()["drop"]["packets"] == len(blocked)
-        assert sorted(nf.request("rules list").splitlines()) == sorted(BLOCKED.splitlines())
-        listed = run_installed(installed, nf_dir, "rules", "list", "--name", nf.name)
-        assert listed.returncode == 0 and "block udp 53" in listed.stdout
-        assert nf.stop() == 0
+    nf = NfInstance.start(pair, "portblock", mode, pair.dut_ifaces, rules=rules_file(BLOCKED))
+    link = pair.links[0]
+    blocked = [udp4(link, 1000 + i, 53, seq=i) for i in range(20)] + [tcp6(link, 4000 + i, 22) for i in range(5)]
+    passing = [udp4(link, 1000 + i, 54, seq=i) for i in range(30)] + [tcp6(link, 4000, 23)]
+    got = exchange(pair, blocked + passing, expect=len(passing))
+    assert len(got) == len(passing)
+    counters = json.loads(nf.request("stats"))["counters"]
+    assert counters == {"blocked": len(blocked), "passed": len(passing), "no_port": 0}
+    assert nf.stats()["drop"]["packets"] == len(blocked)
+    assert sorted(nf.request("rules list").splitlines()) == sorted(BLOCKED.splitlines())
+    listed = run_installed(installed, nf_dir, "rules", "list", "--name", nf.name)
+    assert listed.returncode == 0 and "block udp 53" in listed.stdout
+    assert nf.stop() == 0
 
 
 def test_build_takes_paths_make_cannot_and_refuses_what_it_cannot_build(tmp_path):

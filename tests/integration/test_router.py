@@ -52,39 +52,37 @@ def expected(frame: bytes, dst_mac: str, src_mac: str) -> bytes:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_router_forwards_by_longest_prefix(mode, rules_file):
-    with Topology("two-port") as t:
-        # the local frame makes the DUT's stack answer: a static neighbour keeps it from ARPing (that reply
-        # would pass through the router too, as one more non-IP frame)
-        t.run(t.dut_ns, ["ip", "neigh", "replace", t.links[0].gen_ip, "lladdr", t.links[0].gen_mac, "dev", "dut0"])
-        nf = NfInstance.start(t, "router", mode, t.dut_ifaces, rules=rules_file(routes(t)))
-        out = t.links[1]
-        to_24, to_25, to_v6 = udp(t, "198.18.1.5"), udp(t, "198.18.1.200"), udp6(t, "2001:2:0:1::9")
-        dropped = [udp(t, "198.18.1.7", ttl=1), udp(t, "198.18.5.5")]           # expired, no route
-        got = exchange(t, [to_24, to_25, to_v6] + dropped, send_link=0, recv_link=1, expect=3)
-        assert sorted(got) == sorted([expected(to_24, out.gen_mac, out.dut_mac),
-                                      expected(to_25, NEXT_HOP_B, out.dut_mac),
-                                      expected(to_v6, out.gen_mac, out.dut_mac)])
-        exchange(t, [udp(t, t.links[0].dut_ip), bytes(Ether(src=t.links[0].gen_mac, dst="ff:ff:ff:ff:ff:ff")
-                                                      / ARP(pdst=t.links[0].dut_ip))], send_link=0, recv_link=1)
-        counters = control.request_json(nf.name, "stats")["counters"]
-        assert counters == {"forwarded": 3, "expired_ttl": 1, "no_route": 1, "local": 1, "non_ip": 1, "to_kernel": 0}
+def test_router_forwards_by_longest_prefix(mode, rules_file, two_port):
+    # the local frame makes the DUT's stack answer: a static neighbour keeps it from ARPing (that reply
+    # would pass through the router too, as one more non-IP frame)
+    two_port.run(two_port.dut_ns, ["ip", "neigh", "replace", two_port.links[0].gen_ip, "lladdr", two_port.links[0].gen_mac, "dev", "dut0"])
+    nf = NfInstance.start(two_port, "router", mode, two_port.dut_ifaces, rules=rules_file(routes(two_port)))
+    out = two_port.links[1]
+    to_24, to_25, to_v6 = udp(two_port, "198.18.1.5"), udp(two_port, "198.18.1.200"), udp6(two_port, "2001:2:0:1::9")
+    dropped = [udp(two_port, "198.18.1.7", ttl=1), udp(two_port, "198.18.5.5")]           # expired, no route
+    got = exchange(two_port, [to_24, to_25, to_v6] + dropped, send_link=0, recv_link=1, expect=3)
+    assert sorted(got) == sorted([expected(to_24, out.gen_mac, out.dut_mac),
+                                  expected(to_25, NEXT_HOP_B, out.dut_mac),
+                                  expected(to_v6, out.gen_mac, out.dut_mac)])
+    exchange(two_port, [udp(two_port, two_port.links[0].dut_ip), bytes(Ether(src=two_port.links[0].gen_mac, dst="ff:ff:ff:ff:ff:ff")
+                                                  / ARP(pdst=two_port.links[0].dut_ip))], send_link=0, recv_link=1)
+    counters = control.request_json(nf.name, "stats")["counters"]
+    assert counters == {"forwarded": 3, "expired_ttl": 1, "no_route": 1, "local": 1, "non_ip": 1, "to_kernel": 0}
 
 
 @pytest.mark.parametrize("mode", ["xdp", "afxdp"])
-def test_routes_change_while_running(mode, rules_file):
-    with Topology("two-port") as t:
-        nf = NfInstance.start(t, "router", mode, t.dut_ifaces, rules=rules_file(routes(t)))
-        frame = udp(t, "198.18.5.5")
-        assert exchange(t, [frame], send_link=0, recv_link=1) == []
-        rule = f"route 198.18.5.0/24 via {t.links[1].gen_mac} port 1"
-        added = run_xnf(["rules", "add", "--name", nf.name, *rule.split()])
-        assert added.returncode == 0, added.stderr
-        assert rule in nf.request("rules list").splitlines()
-        assert exchange(t, [frame], send_link=0, recv_link=1, expect=1) == [
-            expected(frame, t.links[1].gen_mac, t.links[1].dut_mac)]
-        nf.request(f"rules del {rule}")
-        assert exchange(t, [frame], send_link=0, recv_link=1) == []
+def test_routes_change_while_running(mode, rules_file, two_port):
+    nf = NfInstance.start(two_port, "router", mode, two_port.dut_ifaces, rules=rules_file(routes(two_port)))
+    frame = udp(two_port, "198.18.5.5")
+    assert exchange(two_port, [frame], send_link=0, recv_link=1) == []
+    rule = f"route 198.18.5.0/24 via {two_port.links[1].gen_mac} port 1"
+    added = run_xnf(["rules", "add", "--name", nf.name, *rule.split()])
+    assert added.returncode == 0, added.stderr
+    assert rule in nf.request("rules list").splitlines()
+    assert exchange(two_port, [frame], send_link=0, recv_link=1, expect=1) == [
+        expected(frame, two_port.links[1].gen_mac, two_port.links[1].dut_mac)]
+    nf.request(f"rules del {rule}")
+    assert exchange(two_port, [frame], send_link=0, recv_link=1) == []
 
 
 @pytest.mark.parametrize("line,reason", [
@@ -110,39 +108,38 @@ def test_router_kernel_and_native_agree(tmp_path):
 
 
 @pytest.mark.parametrize("mode", ["xdp", "afxdp"])
-def test_fib_kernel_routes_by_the_hosts_table(mode):
+def test_fib_kernel_routes_by_the_hosts_table(mode, two_port):
     """--fib kernel: bpf_fib_lookup in XDP, the rtnetlink mirror in user space; same packets, same bytes."""
     import time
 
-    with Topology("two-port") as t:
-        out = t.links[1]
-        for command in (["sysctl", "-qw", "net.ipv4.conf.all.forwarding=1"],
-                        ["ip", "route", "add", "198.18.7.0/24", "via", out.gen_ip, "dev", "dut1"],
-                        ["ip", "neigh", "replace", out.gen_ip, "lladdr", out.gen_mac, "dev", "dut1", "nud",
-                         "permanent"],
-                        ["ip", "route", "add", "blackhole", "198.18.8.0/24"]):
-            t.run(t.dut_ns, command)
-        nf = NfInstance.start(t, "router", mode, t.dut_ifaces, extra=["--fib", "kernel"])
-        assert "fib kernel" in nf.request("rules list").splitlines()
-        routed = udp(t, "198.18.7.5")
-        got = exchange(t, [routed, udp(t, "198.18.7.6", ttl=1), udp(t, "198.18.8.1")], send_link=0, recv_link=1,
-                       expect=1)
-        assert got == [expected(routed, out.gen_mac, out.dut_mac)]
-        counters = control.request_json(nf.name, "stats")["counters"]
-        assert (counters["forwarded"], counters["expired_ttl"], counters["no_route"]) == (1, 1, 1)
+    out = two_port.links[1]
+    for command in (["sysctl", "-qw", "net.ipv4.conf.all.forwarding=1"],
+                    ["ip", "route", "add", "198.18.7.0/24", "via", out.gen_ip, "dev", "dut1"],
+                    ["ip", "neigh", "replace", out.gen_ip, "lladdr", out.gen_mac, "dev", "dut1", "nud",
+                     "permanent"],
+                    ["ip", "route", "add", "blackhole", "198.18.8.0/24"]):
+        two_port.run(two_port.dut_ns, command)
+    nf = NfInstance.start(two_port, "router", mode, two_port.dut_ifaces, extra=["--fib", "kernel"])
+    assert "fib kernel" in nf.request("rules list").splitlines()
+    routed = udp(two_port, "198.18.7.5")
+    got = exchange(two_port, [routed, udp(two_port, "198.18.7.6", ttl=1), udp(two_port, "198.18.8.1")], send_link=0, recv_link=1,
+                   expect=1)
+    assert got == [expected(routed, out.gen_mac, out.dut_mac)]
+    counters = control.request_json(nf.name, "stats")["counters"]
+    assert (counters["forwarded"], counters["expired_ttl"], counters["no_route"]) == (1, 1, 1)
 
-        # a route the host gains while the router runs (user space sees it at its next refresh, within 1 s)
-        t.run(t.dut_ns, ["ip", "route", "add", "198.18.9.0/24", "via", out.gen_ip, "dev", "dut1"])
-        time.sleep(1.5)
-        later = udp(t, "198.18.9.9")
-        assert exchange(t, [later], send_link=0, recv_link=1, expect=1) == [
-            expected(later, out.gen_mac, out.dut_mac)]
+    # a route the host gains while the router runs (user space sees it at its next refresh, within 1 s)
+    two_port.run(two_port.dut_ns, ["ip", "route", "add", "198.18.9.0/24", "via", out.gen_ip, "dev", "dut1"])
+    time.sleep(1.5)
+    later = udp(two_port, "198.18.9.9")
+    assert exchange(two_port, [later], send_link=0, recv_link=1, expect=1) == [
+        expected(later, out.gen_mac, out.dut_mac)]
 
-        # and one it loses: no longer forwarded by the router (left to the stack, which has no route either)
-        t.run(t.dut_ns, ["ip", "route", "del", "198.18.7.0/24"])
-        time.sleep(1.5)
-        assert exchange(t, [udp(t, "198.18.7.5")], send_link=0, recv_link=1) == []
-        assert control.request_json(nf.name, "stats")["counters"]["to_kernel"] >= 1
+    # and one it loses: no longer forwarded by the router (left to the stack, which has no route either)
+    two_port.run(two_port.dut_ns, ["ip", "route", "del", "198.18.7.0/24"])
+    time.sleep(1.5)
+    assert exchange(two_port, [udp(two_port, "198.18.7.5")], send_link=0, recv_link=1) == []
+    assert control.request_json(nf.name, "stats")["counters"]["to_kernel"] >= 1
 
 
 def test_fib_option_takes_kernel_or_own(pair):

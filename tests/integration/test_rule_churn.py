@@ -19,9 +19,8 @@ FRAMES = 200000
 
 
 @pytest.mark.parametrize("mode", ["xdp", "afxdp", "afxdp-poll"])
-def test_rule_churn_under_traffic_accounts_for_every_frame(mode):
-    with Topology("pair", gen_xdp=None) as pair:
-        churn_under_traffic(pair, mode)
+def test_rule_churn_under_traffic_accounts_for_every_frame(mode, bare_pair):
+    churn_under_traffic(bare_pair, mode)
 
 
 def churn_under_traffic(pair: Topology, mode: str) -> None:

@@ -71,30 +71,29 @@ def traffic_of_any_link() -> list[bytes]:
         return traffic(t.links[0])
 
 
-def test_rules_reach_the_side_that_runs_their_member(rules_file):
+def test_rules_reach_the_side_that_runs_their_member(rules_file, pair):
     """A firewall rule added while running lands in the kernel's map (its drop counted there, before any
     worker); an lb service added lands in the workers' map; both are listed as the whole chain's are."""
-    with Topology("pair") as t:
-        link = t.links[0]
-        nf = NfInstance.start(t, "chain:firewall@xdp,lb@afxdp", None, t.dut_ifaces,
-                              rules=rules_file(chain_rules(link)))
-        listed = nf.request("rules list").splitlines()
-        assert f"firewall drop tcp {link.gen_ip} 45001 {VIP} {VPORT}" in listed
-        assert f"lb service tcp {VIP} {VPORT}" in listed
-        flow = to_service(link, 46000)
-        assert len(exchange(t, [flow], expect=1)) == 1
-        rx_before = sum(w["rx_packets"] for w in control.request_json(nf.name, "stats")["workers"])
-        added = run_xnf(["rules", "add", "--name", nf.name, "firewall", "drop", "tcp", link.gen_ip, "46000", VIP,
-                         str(VPORT)])
-        assert added.returncode == 0, added.stderr
-        assert exchange(t, [flow]) == []
-        stats = control.request_json(nf.name, "stats")
-        assert sum(w["rx_packets"] for w in stats["workers"]) == rx_before
-        assert stats["counters"]["firewall.rule_drop"] == 1
-        removed = run_xnf(["rules", "del", "--name", nf.name, "lb", "service", "tcp", VIP, str(VPORT)])
-        assert removed.returncode == 0, removed.stderr
-        assert f"lb service tcp {VIP} {VPORT}" not in nf.request("rules list").splitlines()
-        assert nf.stop() == 0
+    link = pair.links[0]
+    nf = NfInstance.start(pair, "chain:firewall@xdp,lb@afxdp", None, pair.dut_ifaces,
+                          rules=rules_file(chain_rules(link)))
+    listed = nf.request("rules list").splitlines()
+    assert f"firewall drop tcp {link.gen_ip} 45001 {VIP} {VPORT}" in listed
+    assert f"lb service tcp {VIP} {VPORT}" in listed
+    flow = to_service(link, 46000)
+    assert len(exchange(pair, [flow], expect=1)) == 1
+    rx_before = sum(w["rx_packets"] for w in control.request_json(nf.name, "stats")["workers"])
+    added = run_xnf(["rules", "add", "--name", nf.name, "firewall", "drop", "tcp", link.gen_ip, "46000", VIP,
+                     str(VPORT)])
+    assert added.returncode == 0, added.stderr
+    assert exchange(pair, [flow]) == []
+    stats = control.request_json(nf.name, "stats")
+    assert sum(w["rx_packets"] for w in stats["workers"]) == rx_before
+    assert stats["counters"]["firewall.rule_drop"] == 1
+    removed = run_xnf(["rules", "del", "--name", nf.name, "lb", "service", "tcp", VIP, str(VPORT)])
+    assert removed.returncode == 0, removed.stderr
+    assert f"lb service tcp {VIP} {VPORT}" not in nf.request("rules list").splitlines()
+    assert nf.stop() == 0
 
 
 @pytest.mark.parametrize("nf,options,message", [

@@ -15,7 +15,6 @@ from packets import swap_macs
 from test_xdp_nfs import exchange
 from xnf import build, control
 from xnf.lab.nf_process import NfInstance
-from xnf.lab.topology import Topology
 
 MODES = ["xdp", "afxdp", "afxdp-poll"]
 
@@ -44,75 +43,69 @@ def with_bad_checksum(frame: bytes) -> bytes:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_checksum_rewrites_correct_checksums_and_swaps_macs(mode, rules_file):
-    with Topology("pair") as t:
-        nf = NfInstance.start(t, "checksum", mode, t.dut_ifaces, rules=rules_file("repeat 3\n"))
-        good = l4_frames(t.links[0])
-        bad = [with_bad_checksum(f) for f in good]
-        got = exchange(t, bad, expect=len(bad))
-        # every checksum recomputed from scratch: the bytes are those of the correct frames
-        assert sorted(got) == sorted(swap_macs(f) for f in good)
-        assert control.request_json(nf.name, "stats")["counters"] == {"recomputed": len(bad), "not_l4": 0}
+def test_checksum_rewrites_correct_checksums_and_swaps_macs(mode, rules_file, pair):
+    nf = NfInstance.start(pair, "checksum", mode, pair.dut_ifaces, rules=rules_file("repeat 3\n"))
+    good = l4_frames(pair.links[0])
+    bad = [with_bad_checksum(f) for f in good]
+    got = exchange(pair, bad, expect=len(bad))
+    # every checksum recomputed from scratch: the bytes are those of the correct frames
+    assert sorted(got) == sorted(swap_macs(f) for f in good)
+    assert control.request_json(nf.name, "stats")["counters"] == {"recomputed": len(bad), "not_l4": 0}
 
 
 @pytest.mark.parametrize("mode", ["xdp", "afxdp"])
-def test_checksum_with_no_repeat_leaves_checksums_alone(mode):
-    with Topology("pair") as t:
-        nf = NfInstance.start(t, "checksum", mode, t.dut_ifaces)
-        bad = [with_bad_checksum(f) for f in l4_frames(t.links[0])]
-        assert sorted(exchange(t, bad, expect=len(bad))) == sorted(swap_macs(f) for f in bad)
-        assert nf.request("rules list").strip() == "repeat 0"
-        assert control.request_json(nf.name, "stats")["counters"]["recomputed"] == 0
+def test_checksum_with_no_repeat_leaves_checksums_alone(mode, pair):
+    nf = NfInstance.start(pair, "checksum", mode, pair.dut_ifaces)
+    bad = [with_bad_checksum(f) for f in l4_frames(pair.links[0])]
+    assert sorted(exchange(pair, bad, expect=len(bad))) == sorted(swap_macs(f) for f in bad)
+    assert nf.request("rules list").strip() == "repeat 0"
+    assert control.request_json(nf.name, "stats")["counters"]["recomputed"] == 0
 
 
 @pytest.mark.parametrize("mode", ["xdp", "afxdp"])
-def test_memload_with_a_sized_area_forwards_every_frame(mode):
-    with Topology("pair") as t:
-        NfInstance.start(t, "memload", mode, t.dut_ifaces, extra=["--map-size", "ml_area=16K"])
-        frames = l4_frames(t.links[0])
-        assert sorted(exchange(t, frames, expect=len(frames))) == sorted(swap_macs(f) for f in frames)
+def test_memload_with_a_sized_area_forwards_every_frame(mode, pair):
+    NfInstance.start(pair, "memload", mode, pair.dut_ifaces, extra=["--map-size", "ml_area=16K"])
+    frames = l4_frames(pair.links[0])
+    assert sorted(exchange(pair, frames, expect=len(frames))) == sorted(swap_macs(f) for f in frames)
 
 
 @pytest.mark.parametrize("mode", ["xdp", "afxdp"])
-def test_taskemu_spends_and_forwards(mode, rules_file):
-    with Topology("pair") as t:
-        nf = NfInstance.start(t, "taskemu", mode, t.dut_ifaces, rules=rules_file("cycles 20000\n"),
-                              extra=["--map-size", "te_list=4096"])
-        frames = l4_frames(t.links[0])
-        assert sorted(exchange(t, frames, expect=len(frames))) == sorted(swap_macs(f) for f in frames)
-        assert nf.request("rules list").strip() == "cycles 20000\ndrop 0"
+def test_taskemu_spends_and_forwards(mode, rules_file, pair):
+    nf = NfInstance.start(pair, "taskemu", mode, pair.dut_ifaces, rules=rules_file("cycles 20000\n"),
+                          extra=["--map-size", "te_list=4096"])
+    frames = l4_frames(pair.links[0])
+    assert sorted(exchange(pair, frames, expect=len(frames))) == sorted(swap_macs(f) for f in frames)
+    assert nf.request("rules list").strip() == "cycles 20000\ndrop 0"
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_taskemu_drops_its_share_of_frames_evenly_and_forwards_the_rest(mode, rules_file):
-    with Topology("pair") as t:
-        nf = NfInstance.start(t, "taskemu", mode, t.dut_ifaces, rules=rules_file("cycles 100\ndrop 25\n"))
-        frames = l4_frames(t.links[0]) * 2          # 24 frames, all different within each dozen
-        got = exchange(t, frames, expect=18)
-        # one frame in four dropped, spread evenly: the fourth, eighth, ... of each worker's (one worker here)
-        kept = [f for i, f in enumerate(frames) if i % 4 != 3]
-        assert sorted(got) == sorted(swap_macs(f) for f in kept)
-        verdicts = nf.stats()
-        assert verdicts["drop"]["packets"] == 6 and verdicts["tx"]["packets"] == 18
-        assert nf.request("rules list").strip().splitlines() == ["cycles 100", "drop 25"]
+def test_taskemu_drops_its_share_of_frames_evenly_and_forwards_the_rest(mode, rules_file, pair):
+    nf = NfInstance.start(pair, "taskemu", mode, pair.dut_ifaces, rules=rules_file("cycles 100\ndrop 25\n"))
+    frames = l4_frames(pair.links[0]) * 2          # 24 frames, all different within each dozen
+    got = exchange(pair, frames, expect=18)
+    # one frame in four dropped, spread evenly: the fourth, eighth, ... of each worker's (one worker here)
+    kept = [f for i, f in enumerate(frames) if i % 4 != 3]
+    assert sorted(got) == sorted(swap_macs(f) for f in kept)
+    verdicts = nf.stats()
+    assert verdicts["drop"]["packets"] == 6 and verdicts["tx"]["packets"] == 18
+    assert nf.request("rules list").strip().splitlines() == ["cycles 100", "drop 25"]
 
 
-def test_kernel_side_of_taskemu_list_is_one_cycle():
+def test_kernel_side_of_taskemu_list_is_one_cycle(pair):
     """The start step's list, read back from the kernel map: following next from 0 visits every node once."""
-    with Topology("pair") as t:
-        nf = NfInstance.start(t, "taskemu", "xdp", t.dut_ifaces, extra=["--map-size", "te_list=1000"])
-        maps = json.loads(subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True,
-                                         check=True).stdout)
-        map_id = next(m["id"] for m in maps if m.get("name") == "te_list" and m["max_entries"] == 1000)
-        dump = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "id", str(map_id)], capture_output=True,
-                                         text=True, check=True).stdout)
-        nexts = {e["formatted"]["key"]: e["formatted"]["value"]["next"] for e in dump}
-        seen, node = set(), 0
-        while node not in seen:
-            seen.add(node)
-            node = nexts[node]
-        assert len(seen) == 1000 and node == 0
-        nf.stop()
+    nf = NfInstance.start(pair, "taskemu", "xdp", pair.dut_ifaces, extra=["--map-size", "te_list=1000"])
+    maps = json.loads(subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True,
+                                     check=True).stdout)
+    map_id = next(m["id"] for m in maps if m.get("name") == "te_list" and m["max_entries"] == 1000)
+    dump = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "id", str(map_id)], capture_output=True,
+                                     text=True, check=True).stdout)
+    nexts = {e["formatted"]["key"]: e["formatted"]["value"]["next"] for e in dump}
+    seen, node = set(), 0
+    while node not in seen:
+        seen.add(node)
+        node = nexts[node]
+    assert len(seen) == 1000 and node == 0
+    nf.stop()
 
 
 @pytest.mark.parametrize("option,reason", [

@@ -7,7 +7,6 @@ import pytest
 
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
-from xnf.lab.topology import Topology
 
 ATTACKERS = "203.0.113"
 MIX = ["--class", "pass:dport=9,share=0.6", "--class", f"drop:saddr={ATTACKERS}.0/24,share=0.3",
@@ -19,40 +18,38 @@ def by_name(summary: dict) -> dict[str, dict]:
 
 
 @pytest.mark.parametrize("mode", ["xdp", "afxdp"])
-def test_each_class_is_counted_apart_exactly(mode, rules_file):
+def test_each_class_is_counted_apart_exactly(mode, rules_file, bare_pair):
     """The firewall drops the attack class (256 sources, one rule each) and returns the rest: per class, what
     came back is exactly what was sent or nothing, and the firewall's drops are exactly the attack's frames."""
-    with Topology("pair", gen_xdp=None) as t:
-        link = t.links[0]
-        acl = "".join(f"drop udp {ATTACKERS}.{i} 9 {link.dut_ip} 9\n" for i in range(256))
-        nf = NfInstance.start(t, "firewall", mode, t.dut_ifaces, rules=rules_file(acl),
-                              extra=[] if mode == "xdp" else ["--cores", "1"])
-        out = Generator(t, receive_on=0).run("--count", "20480", "--dst-ip", link.dut_ip, "--rate", "400000",
-                                             *MIX).summary
-        classes = by_name(out)
-        assert sum(c["sent"] for c in classes.values()) == out["sent"] == 20480
-        assert [round(c["share"], 3) for c in classes.values()] == [0.6, 0.3, 0.101]
-        assert classes["drop"]["flows"] == 256 and classes["drop"]["received"] == 0
-        assert classes["drop"]["loss_ratio"] == 1.0
-        for name in ("pass", "local"):
-            assert classes[name]["received"] == classes[name]["sent"] > 0 and classes[name]["lost"] == 0
-            assert classes[name]["latency_ns"]["samples"] == classes[name]["sent"]
-        assert out["received"] == classes["pass"]["sent"] + classes["local"]["sent"]
-        verdicts = nf.stats()
-        assert verdicts["drop"]["packets"] == classes["drop"]["sent"]
-        assert nf.stop() == 0
+    link = bare_pair.links[0]
+    acl = "".join(f"drop udp {ATTACKERS}.{i} 9 {link.dut_ip} 9\n" for i in range(256))
+    nf = NfInstance.start(bare_pair, "firewall", mode, bare_pair.dut_ifaces, rules=rules_file(acl),
+                          extra=[] if mode == "xdp" else ["--cores", "1"])
+    out = Generator(bare_pair, receive_on=0).run("--count", "20480", "--dst-ip", link.dut_ip, "--rate", "400000",
+                                         *MIX).summary
+    classes = by_name(out)
+    assert sum(c["sent"] for c in classes.values()) == out["sent"] == 20480
+    assert [round(c["share"], 3) for c in classes.values()] == [0.6, 0.3, 0.101]
+    assert classes["drop"]["flows"] == 256 and classes["drop"]["received"] == 0
+    assert classes["drop"]["loss_ratio"] == 1.0
+    for name in ("pass", "local"):
+        assert classes[name]["received"] == classes[name]["sent"] > 0 and classes[name]["lost"] == 0
+        assert classes[name]["latency_ns"]["samples"] == classes[name]["sent"]
+    assert out["received"] == classes["pass"]["sent"] + classes["local"]["sent"]
+    verdicts = nf.stats()
+    assert verdicts["drop"]["packets"] == classes["drop"]["sent"]
+    assert nf.stop() == 0
 
 
-def test_classes_may_differ_in_family_and_protocol():
-    with Topology("pair", gen_xdp=None) as t:
-        NfInstance.start(t, "macswap", "xdp", t.dut_ifaces)
-        out = Generator(t, receive_on=0).run("--count", "4096", "--class", "v4:share=0.5,flows=4",
-                                             "--class", "v6:saddr=2001:2::1,daddr=2001:2::2,proto=tcp,share=0.5"
-                                             ).summary
-        classes = by_name(out)
-        assert out["size"] == 94  # the largest class's smallest frame: IPv6/TCP with the probe
-        assert classes["v4"]["received"] == classes["v4"]["sent"] == 2048
-        assert classes["v6"]["received"] == classes["v6"]["sent"] == 2048
+def test_classes_may_differ_in_family_and_protocol(bare_pair):
+    NfInstance.start(bare_pair, "macswap", "xdp", bare_pair.dut_ifaces)
+    out = Generator(bare_pair, receive_on=0).run("--count", "4096", "--class", "v4:share=0.5,flows=4",
+                                         "--class", "v6:saddr=2001:2::1,daddr=2001:2::2,proto=tcp,share=0.5"
+                                         ).summary
+    classes = by_name(out)
+    assert out["size"] == 94  # the largest class's smallest frame: IPv6/TCP with the probe
+    assert classes["v4"]["received"] == classes["v4"]["sent"] == 2048
+    assert classes["v6"]["received"] == classes["v6"]["sent"] == 2048
 
 
 @pytest.mark.parametrize("classes, message", [

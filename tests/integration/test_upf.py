@@ -23,7 +23,6 @@ from xnf.lab.generator import Generator
 from xnf.lab.gnb import GTPU_PORT, Gnb
 from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
-from xnf.lab.topology import Topology
 
 MODES = {
     "xdp": ("xdp", []),
@@ -165,23 +164,22 @@ def on_a_stick(link) -> upf_sessions.Sides:
 
 
 @pytest.mark.parametrize("mode", ["xdp", "afxdp"])
-def test_the_generator_tunnels_up_and_reads_tunnels_down(mode, rules_file):
+def test_the_generator_tunnels_up_and_reads_tunnels_down(mode, rules_file, bare_pair):
     """xnf-gen's tunnelled class goes up through 64 sessions and comes back decapsulated; its plain class comes
     back tunnelled, and the receiver finds its probes inside: every frame of each class counted, none lost."""
-    with Topology("pair", gen_xdp=None) as t:
-        link = t.links[0]
-        sides = on_a_stick(link)
-        nf = NfInstance.start(t, "upf", mode, t.dut_ifaces, rules=rules_file(upf_sessions.rules(sides, 64)),
-                              extra=[] if mode == "xdp" else ["--cores", "1"])
-        classes = ["--class", upf_sessions.uplink_class(sides, 64, 0.5), "--class", upf_sessions.downlink_class(64, 0.5)]
-        out = Generator(t, receive_on=0).run("--count", "8192", "--rate", "200000", *classes).summary
-        classes = {c["name"]: c for c in out["classes"]}
-        for name in ("up", "down"):
-            assert classes[name]["received"] == classes[name]["sent"] == 4096, classes[name]
-        counters = control.request_json(nf.name, "stats")["counters"]
-        assert counters["uplink"] == counters["downlink"] == 4096, counters
-        assert out["size"] == 106   # the tunnelled class's smallest frame: 44 bytes of tunnel on IPv4/UDP/probe
-        assert nf.stop() == 0
+    link = bare_pair.links[0]
+    sides = on_a_stick(link)
+    nf = NfInstance.start(bare_pair, "upf", mode, bare_pair.dut_ifaces, rules=rules_file(upf_sessions.rules(sides, 64)),
+                          extra=[] if mode == "xdp" else ["--cores", "1"])
+    classes = ["--class", upf_sessions.uplink_class(sides, 64, 0.5), "--class", upf_sessions.downlink_class(64, 0.5)]
+    out = Generator(bare_pair, receive_on=0).run("--count", "8192", "--rate", "200000", *classes).summary
+    classes = {c["name"]: c for c in out["classes"]}
+    for name in ("up", "down"):
+        assert classes[name]["received"] == classes[name]["sent"] == 4096, classes[name]
+    counters = control.request_json(nf.name, "stats")["counters"]
+    assert counters["uplink"] == counters["downlink"] == 4096, counters
+    assert out["size"] == 106   # the tunnelled class's smallest frame: 44 bytes of tunnel on IPv4/UDP/probe
+    assert nf.stop() == 0
 
 
 @pytest.mark.parametrize("subject", ["xdp", "afxdp"])
@@ -207,16 +205,15 @@ def test_sessions_come_and_go_while_it_runs(subject, rules_file):
 
 
 @pytest.mark.parametrize("subject", ["xdp", "afxdp"])
-def test_a_hundred_thousand_sessions(subject, rules_file):
+def test_a_hundred_thousand_sessions(subject, rules_file, bare_pair):
     """100,000 sessions (400,002 rule lines) load in one start and list back whole."""
-    with Topology("pair", gen_xdp=None) as t:
-        rules = rules_file(upf_sessions.rules(on_a_stick(t.links[0]), 100_000))
-        mode, extra = MODES[subject]
-        with NfInstance.start(t, "upf", mode, t.dut_ifaces, rules=rules, extra=extra) as nf:
-            held = {m: control.request_json(nf.name, f"entries {m}")["entries"]
-                    for m in ("upf_uplink", "upf_downlink", "upf_fars")}
-            assert held == {"upf_uplink": 100_000, "upf_downlink": 100_000, "upf_fars": 200_000}
-            assert len(nf.request("rules list").splitlines()) == 400_002
+    rules = rules_file(upf_sessions.rules(on_a_stick(bare_pair.links[0]), 100_000))
+    mode, extra = MODES[subject]
+    with NfInstance.start(bare_pair, "upf", mode, bare_pair.dut_ifaces, rules=rules, extra=extra) as nf:
+        held = {m: control.request_json(nf.name, f"entries {m}")["entries"]
+                for m in ("upf_uplink", "upf_downlink", "upf_fars")}
+        assert held == {"upf_uplink": 100_000, "upf_downlink": 100_000, "upf_fars": 200_000}
+        assert len(nf.request("rules list").splitlines()) == 400_002
 
 
 EDGE_CHAIN = "chain:upf,firewall,lb"
@@ -289,48 +286,46 @@ def test_local_breakout_to_an_edge_application(subject, rules_file):
 
 
 @pytest.mark.parametrize("mode", ["xdp", "afxdp"])
-def test_every_frame_is_accounted_for(mode, rules_file):
+def test_every_frame_is_accounted_for(mode, rules_file, bare_pair):
     """A mix of sessions' tunnels and packets, tunnels of no session and packets to no UE: every frame sent gets a
     verdict, what the receiver counts is what the UPF sent on, and each drop and pass has its counter."""
-    with Topology("pair", gen_xdp=None) as t:
-        link = t.links[0]
-        sides = on_a_stick(link)
-        nf = NfInstance.start(t, "upf", mode, t.dut_ifaces, rules=rules_file(upf_sessions.rules(sides, 64)),
-                              extra=[] if mode == "xdp" else ["--cores", "1"])
-        classes = ["--class", upf_sessions.uplink_class(sides, 64, 0.4),
-                   "--class", upf_sessions.uplink_class(sides, 64, 0.2, name="no-session", teid=90000),
-                   "--class", upf_sessions.downlink_class(64, 0.3),
-                   "--class", f"no-ue:share=0.1,saddr={upf_sessions.SERVER},daddr=10.99.0.1"]
-        out = Generator(t, receive_on=0).run("--count", "10240", "--rate", "200000", *classes).summary
-        sent = {c["name"]: c["sent"] for c in out["classes"]}
-        received = {c["name"]: c["received"] for c in out["classes"]}
-        assert received == {"up": sent["up"], "no-session": 0, "down": sent["down"], "no-ue": 0}, (sent, received)
-        verdicts = {v: c["packets"] for v, c in nf.stats().items()}
-        counters = control.request_json(nf.name, "stats")["counters"]
-        assert sum(verdicts.values()) == out["sent"] == 10240, verdicts
-        assert verdicts["tx"] == sent["up"] + sent["down"]
-        assert verdicts["drop"] == counters["unknown_teid"] == sent["no-session"]
-        assert verdicts["pass"] == counters["not_a_session"] == sent["no-ue"]
-        assert nf.stop() == 0
+    link = bare_pair.links[0]
+    sides = on_a_stick(link)
+    nf = NfInstance.start(bare_pair, "upf", mode, bare_pair.dut_ifaces, rules=rules_file(upf_sessions.rules(sides, 64)),
+                          extra=[] if mode == "xdp" else ["--cores", "1"])
+    classes = ["--class", upf_sessions.uplink_class(sides, 64, 0.4),
+               "--class", upf_sessions.uplink_class(sides, 64, 0.2, name="no-session", teid=90000),
+               "--class", upf_sessions.downlink_class(64, 0.3),
+               "--class", f"no-ue:share=0.1,saddr={upf_sessions.SERVER},daddr=10.99.0.1"]
+    out = Generator(bare_pair, receive_on=0).run("--count", "10240", "--rate", "200000", *classes).summary
+    sent = {c["name"]: c["sent"] for c in out["classes"]}
+    received = {c["name"]: c["received"] for c in out["classes"]}
+    assert received == {"up": sent["up"], "no-session": 0, "down": sent["down"], "no-ue": 0}, (sent, received)
+    verdicts = {v: c["packets"] for v, c in nf.stats().items()}
+    counters = control.request_json(nf.name, "stats")["counters"]
+    assert sum(verdicts.values()) == out["sent"] == 10240, verdicts
+    assert verdicts["tx"] == sent["up"] + sent["down"]
+    assert verdicts["drop"] == counters["unknown_teid"] == sent["no-session"]
+    assert verdicts["pass"] == counters["not_a_session"] == sent["no-ue"]
+    assert nf.stop() == 0
 
 
 @pytest.mark.parametrize("nf, mode", [("chain:upf,firewall,lb", "xdp"), ("chain:upf@xdp,firewall@afxdp,lb@afxdp", None),
                                       ("chain:upf@xdp,firewall@xdp,lb@afxdp", None), ("chain:upf,firewall,lb", "afxdp")])
-def test_the_edge_chain_split_at_every_point_carries_every_frame(nf, mode, rules_file):
+def test_the_edge_chain_split_at_every_point_carries_every_frame(nf, mode, rules_file, bare_pair):
     """G-PDUs from 64 sessions to a service: the upf takes the tunnel off, the firewall lets them by, lb sends each
     to a backend; whole in XDP, split after the upf or after the firewall, or whole in the workers, every frame
     comes back balanced (the receiver finds its probe behind the rewritten headers)."""
-    with Topology("pair", gen_xdp=None) as t:
-        link = t.links[0]
-        sides = on_a_stick(link)
-        rules = ("".join(f"upf {line}\n" for line in upf_sessions.rules(sides, 64).splitlines())
-                 + f"firewall drop udp 203.0.113.1 1 {VIP} {VPORT}\n"
-                 + "".join(f"lb {line}\n" for line in lb_rules().splitlines()))
-        instance = NfInstance.start(t, nf, mode, t.dut_ifaces, rules=rules_file(rules),
-                                    extra=[] if mode == "xdp" else ["--cores", "1"])
-        to_service = upf_sessions.uplink_class(sides, 64, to=VIP, dport=VPORT)
-        out = Generator(t, receive_on=0).run("--count", "4096", "--rate", "100000", "--class", to_service).summary
-        assert out["received"] == out["sent"] == 4096, out
-        counters = control.request_json(instance.name, "stats")["counters"]
-        assert counters["upf.uplink"] == 4096 and counters["lb.new_session"] >= 1, counters
-        assert instance.stop() == 0
+    link = bare_pair.links[0]
+    sides = on_a_stick(link)
+    rules = ("".join(f"upf {line}\n" for line in upf_sessions.rules(sides, 64).splitlines())
+             + f"firewall drop udp 203.0.113.1 1 {VIP} {VPORT}\n"
+             + "".join(f"lb {line}\n" for line in lb_rules().splitlines()))
+    instance = NfInstance.start(bare_pair, nf, mode, bare_pair.dut_ifaces, rules=rules_file(rules),
+                                extra=[] if mode == "xdp" else ["--cores", "1"])
+    to_service = upf_sessions.uplink_class(sides, 64, to=VIP, dport=VPORT)
+    out = Generator(bare_pair, receive_on=0).run("--count", "4096", "--rate", "100000", "--class", to_service).summary
+    assert out["received"] == out["sent"] == 4096, out
+    counters = control.request_json(instance.name, "stats")["counters"]
+    assert counters["upf.uplink"] == 4096 and counters["lb.new_session"] >= 1, counters
+    assert instance.stop() == 0

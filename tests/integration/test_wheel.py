@@ -17,7 +17,6 @@ from packets import udp4
 from test_xdp_nfs import exchange
 from xnf.build import PACKAGED_PREFIX, REPO_ROOT
 from xnf.lab.nf_process import NfInstance
-from xnf.lab.topology import Topology
 
 
 @pytest.fixture(scope="module")
@@ -53,16 +52,15 @@ def test_the_wheel_carries_the_programs_and_imports_nothing_from_the_checkout(ve
 
 
 @pytest.mark.parametrize("mode", ["xdp", "afxdp"])
-def test_the_installed_xnf_runs_an_nf_through_veth(venv, mode):
-    with Topology("pair") as t:
-        name = f"{t.dut_ns}-wheel"
-        proc = t.spawn(t.dut_ns, [str(venv / "bin" / "xnf"), "run", "macswap", "--mode", mode, "--name", name,
-                                  *[w for iface in t.dut_ifaces for w in ("--iface", iface)]], env=venv_env(venv))
-        nf = NfInstance(t, "macswap", name, proc)
-        nf._wait_ready()
-        link = t.links[0]
-        got = exchange(t, [udp4(link, 1000 + i, 53, seq=i) for i in range(20)], expect=20)
-        assert len(got) == 20
-        assert all(frame[:6] == bytes.fromhex(link.gen_mac.replace(":", "")) for frame in got)
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=10) == 0
+def test_the_installed_xnf_runs_an_nf_through_veth(venv, mode, pair):
+    name = f"{pair.dut_ns}-wheel"
+    proc = pair.spawn(pair.dut_ns, [str(venv / "bin" / "xnf"), "run", "macswap", "--mode", mode, "--name", name,
+                              *[w for iface in pair.dut_ifaces for w in ("--iface", iface)]], env=venv_env(venv))
+    nf = NfInstance(pair, "macswap", name, proc)
+    nf._wait_ready()
+    link = pair.links[0]
+    got = exchange(pair, [udp4(link, 1000 + i, 53, seq=i) for i in range(20)], expect=20)
+    assert len(got) == 20
+    assert all(frame[:6] == bytes.fromhex(link.gen_mac.replace(":", "")) for frame in got)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=10) == 0
