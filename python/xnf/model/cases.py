@@ -1,6 +1,8 @@
 """The NF cases the cost model is checked on: NFs as a user runs them (rules, traffic, map sizes), none of them the
-NF the profile is fitted on (taskemu). `model-check` predicts and measures CHECK on four paths each; `advisor-check`
-asks the advisor about HELD_OUT and measures every candidate it weighed. Addresses are the lab's (docs/lab.md):
+NF the profile is fitted on (taskemu). `model-check` predicts and measures check_cases() on every path; `advisor-check`
+asks the advisor about held_out_cases() (or others named) and measures every candidate it weighed; operator_cases()
+are an edge operator's acl and NAT, whose NAT writes state on the data path, kept apart so that the check on record
+stays comparable. Addresses are the lab's (docs/lab.md):
 xnf-gen sends from 198.18.0.1 to 198.18.0.2, the generator side's MAC is 02:00:00:00:00:01.
 """
 
@@ -70,8 +72,32 @@ def held_out_cases() -> list[NfCase]:
     ]
 
 
+NAT_FLOWS = ["--flows", "1000", "--vary", "sport", "--sport", "2000"]   # every source port in the pool: kept
+
+
+def _nat_on_a_stick(prefix: str = "") -> str:
+    """The NAT with its inside and outside on the lab's one port: translated frames go back to the generator."""
+    return "".join(f"{prefix}{line}\n" for line in
+                   ("inside port 0", f"outside port 0 gateway {GEN_MAC}", "public 203.0.113.1 ports 1024-65535"))
+
+
+def operator_cases() -> list[NfCase]:
+    """The acl with 10,000 prefix rules, the NAT on 1,000 established flows (their mappings made in the warm-up;
+    each frame a lookup and a write of its session's last use), and the two chained."""
+    acl_1k = "".join(f"acl {line}\n" for line in nf_setup.acl_rules(1000, "prefixes").splitlines())
+    return [
+        NfCase("acl-10k-prefixes", "acl", nf_setup.acl_rules(10000, "prefixes"), THOUSAND_FLOWS),
+        NfCase("nat-1k", "nat", _nat_on_a_stick(), NAT_FLOWS),
+        NfCase("chain-acl-nat", "chain:acl,nat", acl_1k + _nat_on_a_stick("nat "), NAT_FLOWS),
+    ]
+
+
+def known() -> list[NfCase]:
+    return check_cases() + held_out_cases() + operator_cases()
+
+
 def find(label: str) -> NfCase:
-    for case in check_cases() + held_out_cases():
+    for case in known():
         if case.label == label:
             return case
     raise KeyError(label)
