@@ -130,13 +130,13 @@ class Study:
         env, samples, parts, seconds = self.measured(args)
         args.measured_in = env   # the environment of the samples (the earlier file's when judged again)
         summary = self.summarise(samples, args)
+        rows = self.table(summary)
         path = results_file.write(out_dir, self.results, {
             "environment": env, **self.fields(args), **seconds, **parts, **self.document(summary),
-            self.keep_samples: samples},
-            self.table(summary))
+            self.keep_samples: samples}, rows)
         self.plot(summary, samples, path.with_suffix(".png"))
         self.then(summary, path, args, env)
-        for row in self.table(summary) if self.report else []:
+        for row in rows if self.report else []:
             say.info(self.report(row))
         for line in self.said_last(summary):
             say.info(line)

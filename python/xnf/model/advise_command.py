@@ -19,7 +19,7 @@ from xnf.model import advisor, calibration, lab_paths, lab_rate, provenance, rat
 from xnf.errors import XnfError
 from xnf.model.profile import Profile, installed, load, quick_path
 
-VERIFY_SECONDS = 0.5
+VERIFY_SECONDS = lab_rate.TRIAL_SECONDS
 VERIFY_ROUNDS = 3
 MAX_VERIFIED = 12
 HOLDS_WITHIN = 0.05

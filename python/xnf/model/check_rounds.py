@@ -15,13 +15,9 @@ from xnf.model.profile import Profile, load
 YARDSTICK_SUBJECT = ("yardstick", None)
 
 
-SECONDS = 0.5
-SECONDS_HELP = "seconds per trial of the RFC 2544 search"
-
-
 def add_arguments(parser: argparse.ArgumentParser, default_cases: list[str], paths: list[str],
                   profile_help: str, placements: tuple[str, ...] = placement.CHOICES) -> None:
-    """The options beside --rounds and --seconds (the study's skeleton adds those: SECONDS, SECONDS_HELP)."""
+    """The options beside --rounds and --seconds (the study's skeleton adds those)."""
     parser.add_argument("--profile", help=profile_help + " (default: the installed one)")
     parser.add_argument("--cases", default=",".join(default_cases), help="a subset of " + ", ".join(default_cases))
     parser.add_argument("--paths", default=",".join(paths), help="the profile's paths to measure")
@@ -44,9 +40,8 @@ def setup(args: argparse.Namespace, study: str) -> CheckSetup:
     labels = [c for c in args.cases.split(",") if c]
     keys = [k for k in args.paths.split(",") if k]
     known = [c.label for c in cases.known()]
-    if not labels or not keys or any(c not in known for c in labels) or any(k not in full.paths for k in keys) \
-            or args.rounds < 1:
-        raise SystemExit(f"{study}: cases are {', '.join(known)}; paths {', '.join(full.paths)}; --rounds at least 1")
+    if not labels or not keys or any(c not in known for c in labels) or any(k not in full.paths for k in keys):
+        raise SystemExit(f"{study}: cases are {', '.join(known)}; paths {', '.join(full.paths)}")
     return CheckSetup(replace(full, paths={k: v for k, v in full.paths.items() if k in keys}), labels)
 
 

@@ -31,6 +31,9 @@ WARM_UP_S = 1.0
 # so a 0.1 % search lands at random on a fraction of what the path forwards; the model predicts what it forwards.
 LOSS_THRESHOLD = 0.01
 YARDSTICK = "hand-written XDP macswap"
+# A trial of the RFC 2544 search as the fit, its checks and `xnf advise --verify` run it: its length by default
+TRIAL_SECONDS = 0.5
+TRIAL_SECONDS_HELP = "seconds per trial of the RFC 2544 search"
 YARDSTICK_KEY = "hand_macswap_mpps"
 
 

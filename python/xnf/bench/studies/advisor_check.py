@@ -291,7 +291,7 @@ def totals(found: dict) -> list[str]:
 
 
 STUDY = RoundsStudy(
-    NAME, "advisor_check", rounds=3, seconds=check_rounds.SECONDS, seconds_help=check_rounds.SECONDS_HELP,
+    NAME, "advisor_check", rounds=3, seconds=lab_rate.TRIAL_SECONDS, seconds_help=lab_rate.TRIAL_SECONDS_HELP,
     options=options, prepare=prepare, subjects=subjects, trial=trial, line=_line,
     earlier=lambda args: check_rounds.earlier(args, NAME), summarise=judged, document=lambda found: found,
     table=verdict_rows, report=report, said_last=totals,

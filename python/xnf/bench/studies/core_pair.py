@@ -77,7 +77,8 @@ def summarise(samples: list[dict], args: argparse.Namespace) -> dict:
 
 
 STUDY = RoundsStudy(
-    NAME, "core_pair", rounds=12, min_rounds=3, seconds=0.5, seconds_help="seconds per trial of the RFC 2544 search",
+    NAME, "core_pair", rounds=12, min_rounds=3, seconds=lab_rate.TRIAL_SECONDS,
+    seconds_help=lab_rate.TRIAL_SECONDS_HELP,
     subjects=lambda args: [PROBE, YARDSTICK, *PATHS], trial=trial, summarise=summarise, options=options,
     check=lambda args: None if args.probe_ms >= 100 else "--probe-ms at least 100",
     line=lambda s: f"{s['subject']:12s} " + (f"slowdown {s['slowdown']:.3f}, round trip {s['round_trip_ns']:.0f} ns"

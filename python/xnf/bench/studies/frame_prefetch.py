@@ -132,7 +132,7 @@ def variant_binaries(args: argparse.Namespace, folder) -> contextlib.AbstractCon
 
 STUDY = RoundsStudy(
     NAME, "frame_prefetch", subjects=_subjects, trial=trial, line=_line, summarise=summarise, options=options,
-    seconds=0.5, seconds_help="per trial of a rate search", lab=variant_binaries,
+    seconds=lab_rate.TRIAL_SECONDS, seconds_help=lab_rate.TRIAL_SECONDS_HELP, lab=variant_binaries,
     table=lambda summary: summary["rates"],
     report=lambda row: f"{row['subject']:44s} {row['mpps']:.3f} ± {row['stdev']:.3f} Mpps",
     said_last=lambda summary: [

@@ -182,7 +182,7 @@ def totals(found: dict) -> list[str]:
 
 
 STUDY = RoundsStudy(
-    NAME, "model_check", rounds=5, seconds=check_rounds.SECONDS, seconds_help=check_rounds.SECONDS_HELP,
+    NAME, "model_check", rounds=5, seconds=lab_rate.TRIAL_SECONDS, seconds_help=lab_rate.TRIAL_SECONDS_HELP,
     options=options, prepare=prepare, subjects=subjects, trial=trial, report=report,
     line=lambda s: f"{s['case']:16s} {s['path'] or '':12s} {s['mpps']:6.3f} Mpps",
     earlier=lambda args: check_rounds.earlier(args, NAME), summarise=judged, document=lambda found: found,

@@ -293,7 +293,7 @@ def paths_said(found: Fitted) -> list[str]:
 
 
 STUDY = RoundsStudy(
-    NAME, "model_fit", rounds=3, seconds=0.5, seconds_help="seconds per trial of the RFC 2544 search",
+    NAME, "model_fit", rounds=3, seconds=lab_rate.TRIAL_SECONDS, seconds_help=lab_rate.TRIAL_SECONDS_HELP,
     options=options, prepare=prepare, check=wrong, trial=trial,
     subjects=lambda args: [YARDSTICK_SUBJECT] + [(label, key) for label in _labels(args) for key in _keys(args)],
     line=lambda s: f"{s['point']:13s} {s['path'] or '':16s} {s['mpps']:6.3f} Mpps",
