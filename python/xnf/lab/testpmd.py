@@ -13,6 +13,7 @@ Ethernet addresses, send back out of the same port).
 
 from __future__ import annotations
 
+import os
 import re
 import selectors
 import shutil
@@ -117,24 +118,30 @@ class Testpmd:
             netns.run(self.ns, ["ethtool", "-K", self.iface, "gro", "off"], check=False)
 
     def _wait_ready(self, timeout_s: float) -> None:
-        """Reads testpmd's output until it says it forwards; never blocks past the deadline."""
+        """Reads testpmd's output until it says it forwards; never blocks past the deadline.
+
+        Reads the pipe's descriptor itself: a buffered readline() takes every line already in the pipe, and
+        select() then waits for more that never come when the readiness line was among them (seen on a slow
+        host, where testpmd's last lines arrive together)."""
         deadline = time.monotonic() + timeout_s
-        seen = []
+        fd = self.proc.stdout.fileno()
+        seen = b""
         with selectors.DefaultSelector() as sel:
-            sel.register(self.proc.stdout, selectors.EVENT_READ)
+            sel.register(fd, selectors.EVENT_READ)
             while (left := deadline - time.monotonic()) > 0:
                 if not sel.select(timeout=left):
                     break
-                line = self.proc.stdout.readline()
-                if not line:
+                chunk = os.read(fd, 65536)
+                if not chunk:
                     break
-                seen.append(line)
-                if _READY in line:
+                seen += chunk
+                if _READY.encode() in seen:
                     return
         self.proc.kill()
         _, err = self.proc.communicate(timeout=10)
-        raise XnfError(f"testpmd ({self.driver} on {self.iface}) did not start: "
-                       f"{(err or ''.join(seen[-5:])).strip()[-600:]}")
+        said = seen.decode(errors="replace").strip().splitlines()[-5:]
+        raise XnfError(f"testpmd ({self.driver} on {self.iface}) did not start within {timeout_s:.0f} s: "
+                       f"{(err or '').strip()[-400:]} {' | '.join(said)[-300:]}".strip())
 
     def stop(self) -> Totals:
         """Ends forwarding the way testpmd's prompt asks (a line on stdin) and reads its own totals."""
