@@ -148,9 +148,10 @@ def cmd_cost(args: argparse.Namespace) -> int:
     gen = [item for spec in args.mix_class or [] for item in ("--class", spec)]
     gen += ["--flows", str(args.flows)] + (["--size", str(args.size)] if args.size else [])
     gen += mix.parse(args.mix)
-    result = nf_cost.measure(args.nf, gen, args.rules, args.frames, args.repeat, args.map_size)
+    frames = nf_cost.new_session_frames(gen, args.frames) if args.sessions == "new" else args.frames
+    result = nf_cost.measure(args.nf, gen, args.rules, frames, args.repeat, args.map_size)
     if args.json:
-        print(json.dumps(result, indent=2))
+        print(json.dumps({**result, "sessions": args.sessions}, indent=2))
         return 0
     verdicts = ", ".join(f"{k} {v}" for k, v in result["verdicts"].items())
     print(f"{result['nf']} on {result['frames']} frames of the mix ({verdicts}), {result['repeat']} passes:\n"
@@ -158,7 +159,10 @@ def cmd_cost(args: argparse.Namespace) -> int:
           f"(a batch run again at once: {result['native_warm_ns_per_frame']:.1f})\n"
           f"  XDP program (BPF_PROG_RUN, with its per-run work): {result['xdp_ns_per_frame']:.1f} ns per frame: "
           f"{result['xdp_warm_ns_per_frame']:.1f} run again at once, plus the misses of a native batch "
-          f"(one cold run per syscall: {result['xdp_cold_ns_per_frame']:.1f})")
+          f"(one cold run per syscall: {result['xdp_cold_ns_per_frame']:.1f})\n"
+          f"  first pass ({'every frame a new session' if args.sessions == 'new' else 'each flow first seen'}): "
+          f"{result['native_first_ns_per_frame']:.1f} ns per frame natively, {result['xdp_first_ns_per_frame']:.1f} "
+          "in XDP")
     return 0
 
 
@@ -549,6 +553,7 @@ def make_parser() -> argparse.ArgumentParser:
     cost.add_argument("--repeat", type=_whole(1, nf_cost.MAX_REPEAT), help="timed passes over them (default: "
                       f"{nf_cost.FRAME_RUNS} frame runs' worth, at least {nf_cost.MIN_PASSES})")
     cost.add_argument("--map-size", action="append", metavar="MAP=N", help="a map's size, as xnf run takes it")
+    cost.add_argument("--sessions", choices=nf_cost.SESSIONS, default="established", help=nf_cost.SESSIONS_HELP)
     cost.add_argument("--mix", metavar="FILE|SPEC", help="the traffic: xnf-gen's traffic options or classes, inline "
                       "or in a file (docs/cost-model.md)")
     cost.add_argument("--json", action="store_true", help="machine-readable output")
@@ -566,6 +571,8 @@ def make_parser() -> argparse.ArgumentParser:
     advise.add_argument("--cores", type=_positive_int, metavar="N", help="cores the NF may use (default the "
                         "profile's)")
     advise.add_argument("--map-size", action="append", metavar="MAP=N", help="a map's size, as xnf run takes it")
+    advise.add_argument("--sessions", choices=nf_cost.SESSIONS, default="established", help="which frames the NF "
+                        f"is priced on: {nf_cost.SESSIONS_HELP}")
     advise.add_argument("--calibrate", action="store_true", help="bring the profile to this machine now: each path's "
                         "baseline and drop rates measured again, each path's times scaled by its own (a minute or "
                         "two)")

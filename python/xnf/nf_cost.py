@@ -23,6 +23,13 @@ MAX_REPEAT = 1_000_000  # the NF binary's own bound on --repeat
 # Timed frame runs per side: the bigger the sample, the fewer passes over it, never fewer than MIN_PASSES.
 FRAME_RUNS = 102_400
 MIN_PASSES = 5
+# What a frame costs, by the state its flow finds: the fields of the NF binary's report that hold it. Established:
+# the passes after the first (sessions open, caches warm). New: each frame's first run, where its flow's state is
+# made (a NAT's session and mapping), priced on a sample in which every frame is a flow of its own.
+SESSIONS = {"established": ("native_ns_per_frame", "xdp_ns_per_frame"),
+            "new": ("native_first_ns_per_frame", "xdp_first_ns_per_frame")}
+SESSIONS_HELP = ("established: frames of flows already seen (the default); new: every frame a new flow's first, "
+                 "its state made (a NAT's session), on a sample of one frame per flow")
 
 
 def mix_frames(path: Path, frames: int, gen_options: list[str]) -> dict:
@@ -37,11 +44,27 @@ def mix_frames(path: Path, frames: int, gen_options: list[str]) -> dict:
     return json.loads(made.stdout.strip().splitlines()[-1])
 
 
+def _frames_per_cycle(gen_options: list[str]) -> int:
+    with tempfile.TemporaryDirectory() as folder:
+        return int(mix_frames(Path(folder) / "one.pcap", 1, gen_options)["frames_per_cycle"])
+
+
 def sample_frames(gen_options: list[str]) -> int:
     """Frames enough to hold every flow of the mix once (MIN_FRAMES..MAX_FRAMES)."""
-    with tempfile.TemporaryDirectory() as folder:
-        cycle = mix_frames(Path(folder) / "one.pcap", 1, gen_options)["frames_per_cycle"]
-    return max(MIN_FRAMES, min(MAX_FRAMES, int(cycle)))
+    return max(MIN_FRAMES, min(MAX_FRAMES, _frames_per_cycle(gen_options)))
+
+
+def new_session_frames(gen_options: list[str], frames: int | None) -> int:
+    """A sample in which every frame is a flow's first: the mix's flows once each (at most MAX_FRAMES). Only a mix
+    of one class sends each flow once a cycle: classes of different lengths repeat the shorter ones' flows."""
+    if "--class" in gen_options:
+        raise XnfError("new sessions are priced on a mix of one class (--flows N, --vary ...): with classes, the "
+                       "shorter ones repeat their flows within the sample, and those frames would find their sessions")
+    cycle = _frames_per_cycle(gen_options)
+    if frames and frames > cycle:
+        raise XnfError(f"--frames {frames} with new sessions: the mix repeats its flows after {cycle} frames, so "
+                       f"frames after those would find their sessions made; give at most {cycle} or more --flows")
+    return frames or min(cycle, MAX_FRAMES)
 
 
 def passes(frames: int) -> int:

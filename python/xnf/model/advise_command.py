@@ -67,7 +67,8 @@ def print_text(answer: dict, rules: str | None) -> None:
     t, prof = answer["task"], answer["profile"]
     rates = f", rates {rate_statistic.WHAT[prof['statistic']]}" if prof["source"] == "measured" else ""
     console.print(f"{answer['nf']}: profile '{prof['name']}' ({prof['source']}{rates}; {prof['platform']})")
-    console.print(f"  c_task on the mix: {t['native_ns_over_baseline']:+.0f} ns natively, "
+    on = "new sessions (every frame a flow's first)" if t["sessions"] == "new" else "the mix"
+    console.print(f"  c_task on {on}: {t['native_ns_over_baseline']:+.0f} ns natively, "
                   f"{t['xdp_ns_over_baseline']:+.0f} ns in XDP over {t['baseline']['nf']}; "
                   f"{t['drop_share']:.0%} of frames dropped")
     verified = any("measured_mpps" in r for r in answer["candidates"])
@@ -167,6 +168,9 @@ def run(args: argparse.Namespace) -> int:
         raise XnfError("--verify measures on the lab's own cores: leave out --cores")
     if args.verify and not 1 <= args.verify <= MAX_VERIFIED:
         raise XnfError(f"--verify N measures the best N candidates: 1 to {MAX_VERIFIED}")
+    if args.verify and args.sessions == "new":
+        raise XnfError("--verify measures established flows: a trial of new sessions would run out of the mix's "
+                       "flows (and a NAT's pool) within a fraction of a second; leave out one of the two")
     gen = mix.parse(args.mix)
     profile = chosen_profile(args.profile)
     here = environment.describe()
@@ -175,7 +179,8 @@ def run(args: argparse.Namespace) -> int:
     calibration = None
     if args.calibrate:
         profile, calibration = calibration_of(profile, tsc_hz)
-    how = task.Measurement(gen, frames=args.frames, rounds=args.rounds, map_sizes=args.map_size or [])
+    how = task.Measurement(gen, frames=args.frames, rounds=args.rounds, map_sizes=args.map_size or [],
+                           sessions=args.sessions)
     measured = task.measure(args.nf, args.rules, profile.baseline, how)
     drop_rules = not chain.is_chain(args.nf) and contract.describe(args.nf).get("drop_rules", False)
     answer = advisor.advice(profile, args.nf, measured, drop_rules, args.cores)

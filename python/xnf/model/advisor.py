@@ -316,7 +316,7 @@ def advice(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: i
         "task": {"native_ns_over_baseline": round(task.whole.native_ns, 1),
                  "xdp_ns_over_baseline": round(task.whole.xdp_ns, 1), "baseline": task.baseline,
                  "verdicts": task.whole.verdicts, "drop_share": round(task.whole.drop_share, 4),
-                 "members": [{"nf": m.nf, "native_ns_over_baseline": round(m.native_ns, 1),
+                 "sessions": task.sessions, "members": [{"nf": m.nf, "native_ns_over_baseline": round(m.native_ns, 1),
                               "xdp_ns_over_baseline": round(m.xdp_ns, 1), "drop_share": round(m.drop_share, 4)}
                              for m in task.members]},
         "recommendation": {"label": ranked[0].candidate.label, "run": ["xnf", "run", ranked[0].candidate.nf,

@@ -6,6 +6,7 @@ of the chain is predicted from.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 import tempfile
 from dataclasses import dataclass, field
@@ -50,6 +51,7 @@ class TaskCost:
     whole: NfCost
     baseline: dict                   # the baseline NF's own times, median of the rounds
     members: list[NfCost] = field(default_factory=list)   # a chain's members, each alone
+    sessions: str = "established"    # which of the NF's times these are (nf_cost.SESSIONS)
 
 
 @dataclass
@@ -60,6 +62,7 @@ class Measurement:
     repeat: int | None = None        # None: nf_cost.passes
     rounds: int = 3
     map_sizes: list[str] = field(default_factory=list)
+    sessions: str = "established"    # a key of nf_cost.SESSIONS: which of the NF's times price a frame
 
 
 def _measure_rounds(nf: str, rules: str | None, baseline: dict, how: Measurement) -> tuple[list[dict], list[dict]]:
@@ -74,9 +77,10 @@ def _measure_rounds(nf: str, rules: str | None, baseline: dict, how: Measurement
     return mine, base
 
 
-def _over_baseline(nf: str, mine: list[dict], base: list[dict]) -> NfCost:
-    native = [m["native_ns_per_frame"] - b["native_ns_per_frame"] for m, b in zip(mine, base)]
-    xdp = [m["xdp_ns_per_frame"] - b["xdp_ns_per_frame"] for m, b in zip(mine, base)]
+def _over_baseline(nf: str, mine: list[dict], base: list[dict], sessions: str) -> NfCost:
+    native_key, xdp_key = nf_cost.SESSIONS[sessions]
+    native = [m[native_key] - b[native_key] for m, b in zip(mine, base)]
+    xdp = [m[xdp_key] - b[xdp_key] for m, b in zip(mine, base)]
     spread = (lambda v: statistics.stdev(v) if len(v) > 1 else 0.0)
     return NfCost(nf=nf, native_ns=statistics.median(native), xdp_ns=statistics.median(xdp),
                   verdicts=mine[0]["verdicts"], native_spread=spread(native), xdp_spread=spread(xdp))
@@ -94,8 +98,10 @@ def member_rules(rules_text: str, member: str) -> str:
 
 def measure(nf: str, rules: str | None, baseline: dict, how: Measurement, members: bool = True) -> TaskCost:
     """c_task of nf (a chain too) on the mix, and (unless members is False) of each of a chain's members."""
+    if how.sessions == "new":
+        how = dataclasses.replace(how, frames=nf_cost.new_session_frames(how.gen_options, how.frames))
     mine, base = _measure_rounds(nf, rules, baseline, how)
-    whole = _over_baseline(nf, mine, base)
+    whole = _over_baseline(nf, mine, base, how.sessions)
     costs = []
     if members and chain.is_chain(nf):
         text = Path(rules).read_text() if rules else ""
@@ -105,10 +111,11 @@ def measure(nf: str, rules: str | None, baseline: dict, how: Measurement, member
                 path = Path(folder) / f"{member}.rules"
                 path.write_text(own)
                 m, b = _measure_rounds(member, str(path) if own else None, baseline, how)
-                costs.append(_over_baseline(member, m, b))
-    base_native = statistics.median(b["native_ns_per_frame"] for b in base)
-    base_xdp = statistics.median(b["xdp_ns_per_frame"] for b in base)
+                costs.append(_over_baseline(member, m, b, how.sessions))
+    native_key, xdp_key = nf_cost.SESSIONS[how.sessions]
+    base_native = statistics.median(b[native_key] for b in base)
+    base_xdp = statistics.median(b[xdp_key] for b in base)
     if whole.frames == 0:
         raise XnfError(f"{nf} gave no verdict on the mix's frames: is the mix empty?")
     return TaskCost(whole=whole, baseline={**baseline, "native_ns": base_native, "xdp_ns": base_xdp},
-                    members=costs)
+                    members=costs, sessions=how.sessions)
