@@ -229,3 +229,29 @@ def test_what_the_advisor_cannot_do_it_says(isolated_profile, tmp_path):
     assert bad_mix.returncode == 1 and "not --rate" in bad_mix.stderr
     both = run_xnf(["advise", "firewall", "--verify", "--cores", "4"])
     assert both.returncode == 1 and "leave out --cores" in both.stderr
+
+
+def test_new_sessions_are_judged_as_new_over_established(fitted, tmp_path):
+    """The NAT's flows opened (every frame a mapping) and then found, on two paths: each trial makes every mapping,
+    and the summary sets the measured new-over-established beside the advisor's two predictions."""
+    _, profile_file = fitted
+    flows = 2000
+    ran = run_xnf(["bench", "run", "new-sessions", "--profile", str(profile_file), "--rounds", "1", "--seconds", "0.3",
+                   "--flows", str(flows), "--paths", "xdp,afxdp/live", "--out", str(tmp_path)], timeout=600)
+    assert ran.returncode == 0, ran.stderr
+    [results] = tmp_path.glob("new_sessions-*.json")
+    doc = json.loads(results.read_text())
+    assert {s["subject"] for s in doc["samples"]} == {"xdp", "afxdp/live"}
+    for sample in doc["samples"]:
+        assert sample["new_mappings"] == flows and sample["pool_full"] == 0
+        assert sample["new_mpps"] > 0 and sample["established_mpps"] > 0
+    for row in doc["summary"]:
+        assert row["predicted_ratio"] == pytest.approx(row["predicted_new_mpps"] / row["predicted_established_mpps"],
+                                                       rel=1e-3)
+        assert row["ratio_error"] + 1 == pytest.approx(row["predicted_ratio"] / row["measured_ratio"], rel=1e-3)
+    # a session made costs the NAT more than one found, on both sides (xnf cost's first pass)
+    c_task = doc["c_task"]
+    assert c_task["new"]["native_ns_over_baseline"] > c_task["established"]["native_ns_over_baseline"]
+    assert c_task["new"]["xdp_ns_over_baseline"] > c_task["established"]["xdp_ns_over_baseline"]
+    refused = run_xnf(["bench", "run", "new-sessions", "--profile", str(profile_file), "--flows", "70000"])
+    assert refused.returncode != 0 and "--flows from 1,024 to 60,000" in refused.stderr

@@ -74,10 +74,14 @@ def held_out_cases() -> list[NfCase]:
 
 # To a remote beyond the DUT (frames to the DUT's own address go to its stack untranslated), every source port in the
 # pool (each keeps its own)
-NAT_FLOWS = ["--dst-ip", "198.19.0.1", "--flows", "1000", "--vary", "sport", "--sport", "2000"]
+def nat_flows(flows: int) -> list[str]:
+    return ["--dst-ip", "198.19.0.1", "--flows", str(flows), "--vary", "sport", "--sport", "2000"]
 
 
-def _nat_on_a_stick(prefix: str = "") -> str:
+NAT_FLOWS = nat_flows(1000)
+
+
+def nat_on_a_stick(prefix: str = "") -> str:
     """The NAT with its inside and outside on the lab's one port: translated frames go back to the generator."""
     return "".join(f"{prefix}{line}\n" for line in
                    ("inside port 0", f"outside port 0 gateway {GEN_MAC}", "public 203.0.113.1 ports 1024-65535"))
@@ -89,8 +93,8 @@ def operator_cases() -> list[NfCase]:
     acl_1k = "".join(f"acl {line}\n" for line in nf_setup.acl_rules(1000, "prefixes").splitlines())
     return [
         NfCase("acl-10k-prefixes", "acl", nf_setup.acl_rules(10000, "prefixes"), THOUSAND_FLOWS),
-        NfCase("nat-1k", "nat", _nat_on_a_stick(), NAT_FLOWS),
-        NfCase("chain-acl-nat", "chain:acl,nat", acl_1k + _nat_on_a_stick("nat "), NAT_FLOWS),
+        NfCase("nat-1k", "nat", nat_on_a_stick(), NAT_FLOWS),
+        NfCase("chain-acl-nat", "chain:acl,nat", acl_1k + nat_on_a_stick("nat "), NAT_FLOWS),
     ]
 
 
