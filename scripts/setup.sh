@@ -17,14 +17,15 @@ fi
 # tcpdump: reads xnf dump's captures in the tests. help2man: the man pages (make man, make install).
 # libpcap-dev: xnf-gen --write-pcap and xnf cost read and write a mix's frames as pcap.
 # libmnl-dev: the runtime's netlink (a port's link and its veth peer, the peer's namespace).
-# iperf3, nginx-light, curl, iputils-ping, wrk: the real applications the tests and the goodput benchmark run
+# iperf3, nginx-light, curl, iputils-ping, traceroute, wrk: the real applications the tests and the goodput
+# benchmark run
 # through xnf. nftables and iptables: Linux's own firewall and NAT, the yardstick of the acl and nat NFs and the
 # source format of xnf acl import.
 apt_packages=(clang llvm libbpf-dev libxdp-dev bpftool liburcu-dev libelf-dev zlib1g-dev libpcap-dev libmnl-dev
               pkg-config make gcc iproute2 ethtool
               dpdk-dev librte-net-af-xdp23 librte-net-af-packet23
               memcached libmemcached-tools libclang-rt-14-dev prometheus tcpdump help2man
-              iperf3 nginx-light curl iputils-ping wrk nftables iptables)
+              iperf3 nginx-light curl iputils-ping traceroute wrk nftables iptables)
 apt_install_missing "xnf setup" "${apt_packages[@]}"
 
 # Reinstall when the package is missing or installed from another checkout.

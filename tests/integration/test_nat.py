@@ -93,6 +93,41 @@ def test_the_nat_translates_as_linux_does(subject, rules_file):
                 assert counters["new_mapping"] == 3 and counters["icmp_error_in"] >= 1, counters
 
 
+BEYOND = ("198.19.5.1", "198.19.5.2")   # the outside host's address towards a server beyond it, and the server's
+
+
+def a_server_beyond_the_outside_host(t: HostsTopology) -> str:
+    """A namespace behind the outside host, which routes to it: traceroute's probes meet a router on their way."""
+    outside, far = t.host(1), f"{t.host(1).ns}-far"
+    netns.create(far)
+    t.on_teardown(lambda: netns.delete(far))
+    netns.ip("link", "add", "beyond", "netns", outside.ns, "type", "veth", "peer", "name", "eth0", "netns", far)
+    for ns, iface, address in ((outside.ns, "beyond", BEYOND[0]), (far, "eth0", BEYOND[1])):
+        netns.ip("addr", "add", f"{address}/24", "dev", iface, ns=ns)
+        netns.ip("link", "set", iface, "up", ns=ns)
+    netns.ip("route", "add", "default", "via", BEYOND[0], ns=far)
+    netns.run(outside.ns, ["sysctl", "-qw", "net.ipv4.ip_forward=1"])
+    netns.ip("route", "add", "default", "via", outside.ip, ns=t.dut_ns)   # Linux's way there (xnf sends out anyway)
+    return BEYOND[1]
+
+
+@pytest.mark.parametrize("subject", ["nftables", *MODES])
+def test_traceroute_sees_the_hops_beyond_the_nat(subject, rules_file):
+    """Each hop's time exceeded, and the server's port unreachable at the end, come back translated by their inner
+    header. Linux forwards as a router (the DUT is a hop of its own); xnf's NAT does not lower the TTL, so the hops
+    are those beyond it."""
+    with HostsTopology(hosts=2) as t:
+        hosts_behind_a_nat(t)
+        server = a_server_beyond_the_outside_host(t)
+        inside, outside = t.host(0), t.host(1)
+        with translating(t, subject, rules_file) as nf:
+            hops = apps.traceroute_hops(inside.ns, server)
+            if nf:
+                counters = control.request_json(nf.name, "stats")["counters"]
+                assert counters["icmp_error_in"] >= 2, counters
+        assert hops == ([inside.dut_ip] if subject == "nftables" else []) + [outside.ip, server]
+
+
 @pytest.mark.parametrize("subject", ["nftables", *MODES])
 def test_an_inside_error_about_a_forwarded_port_reaches_the_outside(subject, rules_file):
     """A datagram from outside to a forwarded port that nothing listens on inside: the inside host's ICMP port

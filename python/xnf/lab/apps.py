@@ -158,6 +158,17 @@ def ping(ns: str, dst: str, count: int, interval: float = 0.01) -> int:
     raise XnfError(f"ping said nothing readable: {result.stdout.strip()} {result.stderr.strip()}")
 
 
+def traceroute_hops(ns: str, dst: str, max_hops: int = 6) -> list[str]:
+    """traceroute's UDP probes from ns to dst, one per hop: the address each hop answered from ("*": none did)."""
+    result = netns.run(ns, ["traceroute", "-n", "-q", "1", "-w", "1", "-m", str(max_hops), dst], check=False,
+                       timeout=max_hops * 2 + 10)
+    hops = [line.split()[1] for line in result.stdout.splitlines()[1:] if line.split()[:1] and
+            line.split()[0].isdigit()]
+    if result.returncode != 0 or not hops:
+        raise XnfError(f"traceroute said nothing readable: {result.stdout.strip()} {result.stderr.strip()}")
+    return hops
+
+
 def checksum_errors(ns: str) -> int:
     """Segments and datagrams the namespace's stack dropped for a bad checksum (TCP, UDP, UDP over IPv6)."""
     snmp = netns.run(ns, ["cat", "/proc/net/snmp", "/proc/net/snmp6"]).stdout.splitlines()
