@@ -1,10 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* The pieces every rules codec parses and prints: words, MAC addresses, numbers, ports, protocols. */
+/* The pieces every rules codec parses and prints: words, MAC addresses, numbers, ports, protocols,
+ * prefixes. */
 #ifndef XNF_RULES_TEXT_H
 #define XNF_RULES_TEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+
+/* An IPv4 or IPv6 prefix as a rule gives it. */
+struct xnf_prefix {
+	int family;       /* AF_INET or AF_INET6 */
+	__u8 bytes[16];   /* the address, network order: 4 or 16 of them */
+	__u32 len;        /* its length in bits */
+};
 
 /* Splits text in place at blanks. Returns the number of words, or -1 if there are more than max. */
 int xnf_rules_split(char *text, char **words, int max);
@@ -20,6 +29,9 @@ int xnf_rules_parse_tcp_udp(const char *text, __u8 *proto, char *err, size_t err
 /* tcp, udp, icmp, icmpv6 or a protocol number in [min, 255]. 0, or -1 with the reason in err. */
 int xnf_rules_parse_ip_proto(const char *text, long min, __u8 *proto, char *err, size_t errlen);
 /* The name xnf_rules_parse_ip_proto takes for proto (a number when it has none); buf holds the number. */
+/* ADDR/LEN, IPv4 or IPv6, its host bits zero; ADDR alone (a host) unless length_required. 0, or -1 with the reason. */
+int xnf_rules_parse_prefix(const char *text, bool length_required, struct xnf_prefix *prefix, char *err,
+			   size_t errlen);
 const char *xnf_rules_ip_proto_name(__u8 proto, char *buf, size_t len);
 void xnf_rules_format_mac(const __u8 *mac, char *out, size_t len);
 

@@ -70,6 +70,44 @@ int xnf_rules_parse_l4_port(const char *text, long min, __be16 *port, char *err,
 	return 0;
 }
 
+int xnf_rules_parse_prefix(const char *text, bool length_required, struct xnf_prefix *prefix, char *err,
+			   size_t errlen)
+{
+	char addr[INET6_ADDRSTRLEN + 8], *slash, *end = NULL;
+	long len;
+	int bits;
+
+	if (strlen(text) >= sizeof(addr)) { /* cut short, "/0001" would read as /0: everything */
+		snprintf(err, errlen, "'%.60s...' is too long for an IPv4 or IPv6 prefix", text);
+		return -1;
+	}
+	snprintf(addr, sizeof(addr), "%s", text);
+	slash = strchr(addr, '/');
+	if (!slash && length_required) {
+		snprintf(err, errlen, "'%s' has no /length", text);
+		return -1;
+	}
+	if (slash)
+		*slash = '\0';
+	memset(prefix, 0, sizeof(*prefix));
+	prefix->family = strchr(addr, ':') ? AF_INET6 : AF_INET;
+	bits = prefix->family == AF_INET6 ? 128 : 32;
+	len = slash ? strtol(slash + 1, &end, 10) : bits;
+	if (inet_pton(prefix->family, addr, prefix->bytes) != 1 ||
+	    (slash && (!isdigit((unsigned char)slash[1]) || *end)) || len < 0 || len > bits) {
+		snprintf(err, errlen, "'%s' is not an IPv4 or IPv6 prefix with a length of 0-%d", text, bits);
+		return -1;
+	}
+	for (int b = (int)len; b < bits; b++) {
+		if (prefix->bytes[b / 8] & (0x80 >> (b % 8))) {
+			snprintf(err, errlen, "%s has host bits set beyond /%ld", text, len);
+			return -1;
+		}
+	}
+	prefix->len = (__u32)len;
+	return 0;
+}
+
 int xnf_rules_parse_tcp_udp(const char *text, __u8 *proto, char *err, size_t errlen)
 {
 	if (strcmp(text, "tcp") == 0)

@@ -24,47 +24,27 @@ static int parse_container_port(const char *text, __u32 *port, char *err, size_t
 				      port, err, errlen);
 }
 
-/* ADDR[/LEN], IPv4 or IPv6, into its map's key; the map's name in *map. */
+/* ADDR[/LEN], IPv4 or IPv6, into its map's key and map. */
 static int parse_prefix(const char *text, struct xnf_rule_entry *entry, char *err, size_t errlen)
 {
-	char addr[64], *slash, *end;
-	__u8 bytes[16];
-	int family = strchr(text, ':') ? AF_INET6 : AF_INET, bits = family == AF_INET6 ? 128 : 32;
-	long len = bits;
+	struct xnf_prefix prefix;
 
-	snprintf(addr, sizeof(addr), "%s", text);
-	slash = strchr(addr, '/');
-	if (slash) {
-		*slash = '\0';
-		len = strtol(slash + 1, &end, 10);
-		if (!slash[1] || *end || len < 0 || len > bits)
-			goto bad;
-	}
-	if (inet_pton(family, addr, bytes) != 1)
-		goto bad;
-	for (int b = (int)len; b < bits; b++) {
-		if (bytes[b / 8] & (0x80 >> (b % 8))) {
-			snprintf(err, errlen, "%s has host bits set beyond /%ld", text, len);
-			return -1;
-		}
-	}
-	if (family == AF_INET6) {
-		struct fwd_ip6_key key = { .prefixlen = (__u32)len };
+	if (xnf_rules_parse_prefix(text, false, &prefix, err, errlen))
+		return -1;
+	if (prefix.family == AF_INET6) {
+		struct fwd_ip6_key key = { .prefixlen = prefix.len };
 
-		memcpy(key.addr, bytes, 16);
+		memcpy(key.addr, prefix.bytes, 16);
 		memcpy(entry->key, &key, sizeof(key));
 		entry->map = "fwd_by_ip6";
 	} else {
-		struct fwd_ip_key key = { .prefixlen = (__u32)len };
+		struct fwd_ip_key key = { .prefixlen = prefix.len };
 
-		memcpy(key.addr, bytes, 4);
+		memcpy(key.addr, prefix.bytes, 4);
 		memcpy(entry->key, &key, sizeof(key));
 		entry->map = "fwd_by_ip";
 	}
 	return 0;
-bad:
-	snprintf(err, errlen, "'%s' is not an IPv4 or IPv6 address or prefix", text);
-	return -1;
 }
 
 static int fwd_parse(const char *text, struct xnf_rule_entry *entry, char *err, size_t errlen)

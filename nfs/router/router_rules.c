@@ -30,41 +30,13 @@ static int parse_port(const char *text, __u32 *port, char *err, size_t errlen)
 /* Fills the LPM key for PREFIX/LEN; the map is rt4 or rt6 by family. */
 static int parse_prefix(const char *text, struct xnf_rule_entry *entry, char *err, size_t errlen)
 {
-	char addr[INET6_ADDRSTRLEN + 8], *slash, *end;
-	__u8 bytes[16] = { 0 };
-	int family, bits;
-	long len;
+	struct xnf_prefix prefix;
 
-	if (strlen(text) >= sizeof(addr)) { /* cut short, "/0001" would read as /0: a default route */
-		snprintf(err, errlen, "'%.60s...' is too long for an IPv4 or IPv6 prefix", text);
+	if (xnf_rules_parse_prefix(text, true, &prefix, err, errlen))
 		return -1;
-	}
-	snprintf(addr, sizeof(addr), "%s", text);
-	slash = strchr(addr, '/');
-	if (!slash) {
-		snprintf(err, errlen, "'%s' has no /length", text);
-		return -1;
-	}
-	*slash = '\0';
-	family = strchr(addr, ':') ? AF_INET6 : AF_INET;
-	bits = family == AF_INET6 ? 128 : 32;
-	len = strtol(slash + 1, &end, 10);
-	if (inet_pton(family, addr, bytes) != 1 || !isdigit((unsigned char)slash[1]) || *end || len < 0 ||
-	    len > bits) {
-		snprintf(err, errlen, "'%s' is not an IPv4 or IPv6 prefix with a length of 0-%d", text, bits);
-		return -1;
-	}
-	for (int b = (int)len; b < bits; b++) {
-		if (bytes[b / 8] & (0x80 >> (b % 8))) {
-			snprintf(err, errlen, "%s has host bits set beyond /%ld", text, len);
-			return -1;
-		}
-	}
-	__u32 prefixlen = (__u32)len;
-
-	memcpy(entry->key, &prefixlen, sizeof(prefixlen));
-	memcpy(entry->key + sizeof(prefixlen), bytes, bits / 8);
-	entry->map = family == AF_INET6 ? "rt6" : "rt4";
+	memcpy(entry->key, &prefix.len, sizeof(prefix.len));
+	memcpy(entry->key + sizeof(prefix.len), prefix.bytes, prefix.family == AF_INET6 ? 16 : 4);
+	entry->map = prefix.family == AF_INET6 ? "rt6" : "rt4";
 	return 0;
 }
 
