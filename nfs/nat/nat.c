@@ -30,6 +30,7 @@ XNF_MAP_ARRAY(nat_port_mac, struct nat_port_mac, XNF_MAX_PORTS);
 XNF_MAP_HASH(nat_local, struct nat_local_addr, __u32, NAT_MAX_LOCAL_ADDRS);
 XNF_MAP_HASH(nat_forwards, struct nat_public_key, struct nat_forward, NAT_MAX_FORWARDS);
 XNF_MAP_HASH(nat_forward_back, struct nat_endpoint, struct nat_forward_back, NAT_MAX_FORWARDS);
+XNF_MAP_LPM(nat_inside, struct nat_inside_prefix, __u32, NAT_MAX_INSIDE_PREFIXES);
 XNF_COUNTER_NAMES("new_mapping", "new_session", "out", "in", "filtered", "not_mapped", "pool_full", "table_full",
 		  "icmp_error_in", "forward_in", "hairpin", "fragment", "untranslated", "icmp_error_out");
 
@@ -467,6 +468,20 @@ untranslated:
 	return XNF_PASS;
 }
 
+/* Whether a source on the inside port is one to translate: any, unless the rules name inside prefixes. */
+static __always_inline int nat_inside_source(__be32 saddr)
+{
+	struct nat_inside_prefix key = { .prefixlen = 32, .addr = saddr };
+
+	return !nat_setting(NAT_SETTING_INSIDE_PREFIXES) || xnf_map_lookup(&nat_inside, &key);
+}
+
+static __always_inline xnf_verdict nat_untranslated(void)
+{
+	xnf_count_event(NAT_CNT_UNTRANSLATED);
+	return XNF_PASS;
+}
+
 /* A frame from inside, to be translated out (outside: the rules' outside, if given; some public address must be). */
 static __always_inline xnf_verdict nat_out(const struct xnf_pkt *pkt, struct xnf_headers *h,
 					   const struct nat_outside *outside)
@@ -723,12 +738,11 @@ static __always_inline xnf_verdict nat(struct xnf_pkt *pkt)
 	slot = nat_public_slot(h.ip4->daddr);
 	if (slot >= 0) {
 		if (xnf_ingress_port(pkt) == inside - 1 && outside && outside->set && outside->port != inside - 1)
-			return nat_hairpin(pkt, &h, (__u32)slot);
+			return nat_inside_source(h.ip4->saddr) ? nat_hairpin(pkt, &h, (__u32)slot) : nat_untranslated();
 		return nat_in(pkt, &h, (__u32)slot);
 	}
 	if (xnf_ingress_port(pkt) == inside - 1)
-		return nat_out(pkt, &h, outside);
-	xnf_count_event(NAT_CNT_UNTRANSLATED);
-	return XNF_PASS;
+		return nat_inside_source(h.ip4->saddr) ? nat_out(pkt, &h, outside) : nat_untranslated();
+	return nat_untranslated();
 }
 XNF_DEFINE_NF(nat);

@@ -11,6 +11,7 @@
 #define NAT_MAX_FORWARDS 4096
 #define NAT_PORT_TRIES 32           /* public ports tried for a new mapping before the pool counts as full */
 #define NAT_MAX_PUBLIC 16           /* public addresses */
+#define NAT_MAX_INSIDE_PREFIXES 1024
 
 /* Idle times after which a mapping or session is over (RFC 4787 REQ-5, RFC 5382 REQ-5, RFC 5508 REQ-1). */
 #define NAT_DEFAULT_TIMEOUT_TCP_S 7440
@@ -83,6 +84,13 @@ struct nat_forward_back {
 	__u16 pad;
 };
 
+/* An inside prefix (nat_inside, longest-prefix match): where the rules name any, only sources within one of them are
+ * translated. */
+struct nat_inside_prefix {
+	__u32 prefixlen;
+	__be32 addr;
+};
+
 /* One of the box's own addresses (read at start): frames to it are the local stack's. */
 struct nat_local_addr {
 	__be32 addr;
@@ -122,6 +130,7 @@ enum nat_setting {
 	NAT_SETTING_TIMEOUT_ICMP_S,
 	NAT_SETTING_TIMEOUT_TCP_CLOSING_S,
 	NAT_SETTING_PUBLIC_SLOTS,    /* slots of nat_public in use: the highest + 1 (the commit step's) */
+	NAT_SETTING_INSIDE_PREFIXES, /* entries of nat_inside (the commit step's): 0, every source is inside */
 	NAT_NSETTINGS,
 };
 

@@ -287,12 +287,33 @@ static int commit_public(const struct xnf_rules_target *maps, char *err, size_t 
 	return xnf_map_ref_update(&config, &setting, &used, BPF_ANY) ? -1 : 0;
 }
 
-/* After every change of the rules: the public addresses' slots, then the port forwards read backwards. */
+/* How many inside prefixes the rules name, where the packet path reads it (0: every source is inside). */
+static int commit_inside(const struct xnf_rules_target *maps, char *err, size_t errlen)
+{
+	struct nat_inside_prefix key, next;
+	struct xnf_map_ref inside, config;
+	__u32 count = 0, setting = NAT_SETTING_INSIDE_PREFIXES;
+
+	if (xnf_map_find(maps, "nat_inside", &inside) || xnf_map_find(maps, "nat_config", &config)) {
+		snprintf(err, errlen, "the NAT's maps are missing");
+		return -1;
+	}
+	for (bool first = true; xnf_map_ref_next_key(&inside, first ? NULL : &key, &next) == 0; first = false) {
+		key = next;
+		count++;
+	}
+	return xnf_map_ref_update(&config, &setting, &count, BPF_ANY) ? -1 : 0;
+}
+
+/* After every change of the rules: the public addresses' slots, the port forwards read backwards, the inside
+ * prefixes counted. */
 int nat_commit(const struct xnf_rules_target *maps, char *err, size_t errlen);
 
 int nat_commit(const struct xnf_rules_target *maps, char *err, size_t errlen)
 {
-	return commit_public(maps, err, errlen) ? -1 : commit_forwards(maps, err, errlen);
+	if (commit_public(maps, err, errlen) || commit_forwards(maps, err, errlen))
+		return -1;
+	return commit_inside(maps, err, errlen);
 }
 
 XNF_EXPORT_START(nat, nat_start);

@@ -2,12 +2,14 @@
 /*
  * Rules of the NAT, one per line (nfs/nat/README.md):
  *   inside port N
+ *   inside from PREFIX
  *   outside port N gateway MAC
  *   public ADDR [ports LO-HI]
  *   timeout tcp|udp|icmp|tcp-closing SECONDS
  *   forward tcp|udp PORT to ADDR PORT mac MAC
- * Ports are numbered in --iface order from 0. inside, outside and timeout lines are settings: given again, one
- * replaces the one before; a public line is keyed by its address (up to 16), a forward by its protocol and port.
+ * Ports are numbered in --iface order from 0. inside port, outside and timeout lines are settings: given again, one
+ * replaces the one before; an inside from line is keyed by its prefix, a public line by its address (up to 16), a
+ * forward by its protocol and port.
  */
 #include <arpa/inet.h> /* before the linux headers */
 #include <stdio.h>
@@ -22,7 +24,8 @@
 #define DEFAULT_PORT_LO 1024
 #define DEFAULT_PORT_HI 65535
 
-static const char *const nat_maps[] = { "nat_config", "nat_outside", "nat_public_set", "nat_forwards", NULL };
+static const char *const nat_maps[] = { "nat_config", "nat_outside", "nat_public_set", "nat_forwards", "nat_inside",
+				       NULL };
 static const char *const timeout_names[] = { [NAT_SETTING_TIMEOUT_TCP_S] = "tcp", [NAT_SETTING_TIMEOUT_UDP_S] = "udp",
 					     [NAT_SETTING_TIMEOUT_ICMP_S] = "icmp",
 					     [NAT_SETTING_TIMEOUT_TCP_CLOSING_S] = "tcp-closing" };
@@ -41,12 +44,35 @@ static int parse_port_index(const char *word, __u32 *port, char *err, size_t err
 				      errlen);
 }
 
+/* An inside prefix, keyed by itself. */
+static int parse_inside_prefix(const char *text, struct xnf_rule_entry *entry, char *err, size_t errlen)
+{
+	struct nat_inside_prefix key = { 0 };
+	struct xnf_prefix prefix;
+	__u32 in = 1;
+
+	if (xnf_rules_parse_prefix(text, false, &prefix, err, errlen))
+		return -1;
+	if (prefix.family != AF_INET) {
+		snprintf(err, errlen, "'%s' is not an IPv4 prefix: the NAT translates IPv4 (NAT44)", text);
+		return -1;
+	}
+	key.prefixlen = prefix.len;
+	memcpy(&key.addr, prefix.bytes, sizeof(key.addr));
+	entry->map = "nat_inside";
+	memcpy(entry->key, &key, sizeof(key));
+	memcpy(entry->value, &in, sizeof(in));
+	return 0;
+}
+
 static int parse_inside(char **tok, int ntok, struct xnf_rule_entry *entry, char *err, size_t errlen)
 {
 	__u32 port, value;
 
+	if (ntok == 3 && strcmp(tok[1], "from") == 0)
+		return parse_inside_prefix(tok[2], entry, err, errlen);
 	if (ntok != 3 || strcmp(tok[1], "port")) {
-		snprintf(err, errlen, "the inside reads: inside port N");
+		snprintf(err, errlen, "the inside reads: inside port N, or inside from PREFIX");
 		return -1;
 	}
 	if (parse_port_index(tok[2], &port, err, errlen))
@@ -211,6 +237,14 @@ static int nat_format(const char *map, const void *key, const void *value, char 
 			 ntohs(k->port), addr, ntohs(f->inside.port), mac);
 		return 0;
 	}
+	if (strcmp(map, "nat_inside") == 0) {
+		const struct nat_inside_prefix *k = key;
+		char addr[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &k->addr, addr, sizeof(addr));
+		snprintf(out, outlen, "inside from %s/%u", addr, k->prefixlen);
+		return 0;
+	}
 	if (strcmp(map, "nat_outside") == 0) {
 		const struct nat_outside *o = value;
 		char mac[24];
@@ -232,7 +266,7 @@ static int nat_format(const char *map, const void *key, const void *value, char 
 int nat_commit(const struct xnf_rules_target *maps, char *err, size_t errlen);
 
 static const struct xnf_rules_codec nat_codec = {
-	.syntax = "inside port N | outside port N gateway MAC | public ADDR [ports LO-HI] | "
+	.syntax = "inside port N | inside from PREFIX | outside port N gateway MAC | public ADDR [ports LO-HI] | "
 		  "timeout tcp|udp|icmp|tcp-closing SECONDS | forward tcp|udp PORT to ADDR PORT mac MAC",
 	.maps = nat_maps,
 	.parse = nat_parse,

@@ -138,6 +138,23 @@ def test_a_full_pool_drops_and_counts(tmp_path):
         tmp_path, rules=rules)
 
 
+def test_only_the_inside_prefixes_are_translated(tmp_path):
+    """With inside prefixes named, a source within one is translated (the longest match decides nothing more), any
+    other goes to the local stack untranslated, as nftables' `ip saddr PREFIX masquerade` leaves it to routing."""
+    rules = RULES + "inside from 198.18.0.0/30\ninside from 10.1.0.0/16\n"
+    check("nat", [
+        Fixture("a source in the first prefix", bytes(going_out() / UDP(sport=40000, dport=53)), "tx",
+                bytes(translated_out() / UDP(sport=40000, dport=53))),
+        Fixture("a source in the second", bytes(going_out("10.1.2.3") / UDP(sport=41000, dport=53)), "tx",
+                bytes(translated_out() / UDP(sport=41000, dport=53))),
+        Fixture("a source just past the first: untranslated, the local stack's",
+                bytes(going_out(NEIGHBOUR_IP.replace(".3", ".4")) / UDP(sport=40000, dport=53)), "pass"),
+        Fixture("an answer to a translated flow still comes in",
+                bytes(coming_in() / UDP(sport=53, dport=40000)), "tx",
+                bytes(translated_in() / UDP(sport=53, dport=40000))),
+    ], tmp_path, rules=rules)
+
+
 def test_port_forwards(tmp_path):
     rules = RULES + f"forward tcp 8080 to {CLIENT_IP} 80 mac {CLIENT_MAC}\n"
     check("nat", [

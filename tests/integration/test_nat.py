@@ -45,15 +45,17 @@ def hosts_behind_a_nat(t: HostsTopology) -> None:
 
 
 @contextmanager
-def translating(t: HostsTopology, subject: str, rules_file):
+def translating(t: HostsTopology, subject: str, rules_file, inside_prefixes: tuple[str, ...] = ()):
     if subject == "nftables":
         netfilter.masquerade(t.dut_ns, t.host(0).dut_if, t.host(1).dut_if,
                              forwards=[(proto, public_port, t.host(0).ip, server_port)
-                                       for proto, public_port, server_port in (FORWARD, CLOSED_FORWARD)])
+                                       for proto, public_port, server_port in (FORWARD, CLOSED_FORWARD)],
+                             sources=inside_prefixes)
         yield None
         return
     mode, extra = MODES[subject]
-    with NfInstance.start(t, "nat", mode, t.dut_ifaces, rules=rules_file(nat_rules(t)), extra=extra) as nf:
+    rules = nat_rules(t) + "".join(f"inside from {prefix}\n" for prefix in inside_prefixes)
+    with NfInstance.start(t, "nat", mode, t.dut_ifaces, rules=rules_file(rules), extra=extra) as nf:
         yield nf
 
 
@@ -91,6 +93,24 @@ def test_the_nat_translates_as_linux_does(subject, rules_file):
             if nf:
                 counters = control.request_json(nf.name, "stats")["counters"]
                 assert counters["new_mapping"] == 3 and counters["icmp_error_in"] >= 1, counters
+
+
+@pytest.mark.parametrize("subject", ["nftables", *MODES])
+def test_sources_beyond_the_inside_prefixes_go_as_they_are(subject, rules_file):
+    """Only the inside host's first address is named inside: its flow is translated, one from its second address
+    is forwarded with its own source (the outside host routes answers to that address back through the box)."""
+    with HostsTopology(hosts=2) as t:
+        hosts_behind_a_nat(t)
+        inside, outside = t.host(0), t.host(1)
+        netns.ip("route", "add", f"{SECOND_INSIDE}/32", "via", outside.dut_ip, ns=outside.ns)
+        apps.UdpReflector(t, outside.ns, outside.ip, SERVER_PORTS[0])
+        with translating(t, subject, rules_file, inside_prefixes=(f"{inside.ip}/32",)) as nf:
+            seen = [apps.udp_seen_as(inside.ns, source, 40000, outside.ip, SERVER_PORTS[0])
+                    for source in (inside.ip, SECOND_INSIDE)]
+            if nf:
+                counters = control.request_json(nf.name, "stats")["counters"]
+                assert counters["new_mapping"] == 1 and counters["untranslated"] >= 2, counters
+        assert seen == [f"{outside.dut_ip}:40000", f"{SECOND_INSIDE}:40000"]
 
 
 BEYOND = ("198.19.5.1", "198.19.5.2")   # the outside host's address towards a server beyond it, and the server's

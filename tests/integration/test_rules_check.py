@@ -74,6 +74,21 @@ def test_router_refuses_what_it_would_misread(tmp_path, line, reason):
     assert result.returncode == 1 and f"{path}:1: " in result.stderr and reason in result.stderr
 
 
+@pytest.mark.parametrize("nf,line,reason", [
+    ("nat", "inside from 10.1.0.1/16", "10.1.0.1/16 has host bits set beyond /16"),
+    ("nat", "inside from 2001:db8::/32", "is not an IPv4 prefix: the NAT translates IPv4"),
+    ("nat", "inside from 10.0.0.0/33", "is not an IPv4 or IPv6 prefix with a length of 0-32"),
+    ("nat", "inside from", "the inside reads: inside port N, or inside from PREFIX"),
+    ("fwd", "container 198.18.0.1/24 port 1 mac 02:00:00:00:00:01", "198.18.0.1/24 has host bits set beyond /24"),
+])
+def test_prefixes_are_read_alike_by_every_nf(tmp_path, nf, line, reason):
+    """One parser of prefixes for the NAT's inside, fwd's destinations and the router's routes."""
+    path = tmp_path / "rules.txt"
+    path.write_text(line + "\n")
+    result = subprocess.run([str(BIN_DIR / f"xnf-{nf}"), "check-rules", str(path)], capture_output=True, text=True)
+    assert result.returncode == 1 and f"{path}:1: " in result.stderr and reason in result.stderr
+
+
 def test_control_bytes_in_a_message_are_escaped(tmp_path):
     path = tmp_path / "escape.txt"
     path.write_bytes(b"drop \x1b[31mred\n")

@@ -165,20 +165,23 @@ def acl_on_bridge(ns: str, ports: list[str], rules: str, sets: bool = False) -> 
 NAT_TABLE = "xnf_nat"
 
 
-def masquerade(ns: str, inside: str, outside: str, forwards: list[tuple[str, int, str, int]] = ()) -> None:
-    """Linux doing what `xnf run nat` does between these ports: forwarding on, sources masqueraded out of outside,
-    and from outside only what conntrack knows as an answer (or related: ICMP errors) forwarded in, and what a port
-    forward (protocol, public port, inside address, inside port) sends to an inside server."""
+def masquerade(ns: str, inside: str, outside: str, forwards: list[tuple[str, int, str, int]] = (),
+               sources: tuple[str, ...] = ()) -> None:
+    """Linux doing what `xnf run nat` does between these ports: forwarding on, sources masqueraded out of outside
+    (only those within the prefixes `sources`, when given: the others forwarded as they are), and from outside only
+    what conntrack knows as an answer (or related: ICMP errors) forwarded in, and what a port forward (protocol,
+    public port, inside address, inside port) sends to an inside server."""
     netns.run(ns, ["sysctl", "-qw", "net.ipv4.ip_forward=1"])
     dnat = "".join(f'    iifname "{outside}" {proto} dport {public} dnat to {addr}:{port}\n'
                    for proto, public, addr, port in forwards)
+    only = f"ip saddr {{ {', '.join(sources)} }} " if sources else ""
     nft(ns, f"""table ip {NAT_TABLE} {{
   chain prerouting {{
     type nat hook prerouting priority dstnat; policy accept;
 {dnat}  }}
   chain postrouting {{
     type nat hook postrouting priority srcnat; policy accept;
-    oifname "{outside}" masquerade
+    oifname "{outside}" {only}masquerade
   }}
   chain forward {{
     type filter hook forward priority filter; policy drop;
