@@ -24,9 +24,8 @@ from pathlib import Path
 
 from xnf import control, nf_cost
 from xnf.bench.study import Place, RoundsStudy
-from xnf.lab import veth_stats
 from xnf.lab.cores import DUT_CORE, GEN_CORE
-from xnf.lab.flood import flood
+from xnf.lab.flood import flood, returned_to_gen0
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
 from xnf.model import advisor, cases, lab_rate, task
@@ -95,19 +94,16 @@ def trial(path: str, args: argparse.Namespace, place: Place) -> dict:
     chosen = _candidate(setup, "established", path)
     extra = list(chosen.options) + (["--cores", str(DUT_CORE)] if lab_rate.needs_workers(chosen.nf, chosen.options)
                                     else [])
-    with Topology("pair", gen_xdp="drop") as t:
-        back = (lambda: veth_stats.read(t.gen_ns, "gen0")["rx_xdp_drops"])
-        nf = NfInstance.start(t, chosen.nf, None, t.dut_ifaces, rules=setup.case.write_rules(place.folder),
-                              extra=extra)
-        rates = {}
-        for kind, count in (("new", True), ("established", False)):
+    with Topology("pair", gen_xdp="drop") as t, \
+            NfInstance.start(t, chosen.nf, None, t.dut_ifaces, rules=setup.case.write_rules(place.folder),
+                             extra=extra) as nf:
+        back, rates = returned_to_gen0(t), {}
+        for kind, count in (("new", args.flows), ("established", None)):   # the flows once, then for --seconds
             before = back()
-            run = flood(t, args.seconds, GEN_CORE, setup.case.gen_options, completed=back,
-                        count=args.flows if count else None)
+            run = flood(t, args.seconds, GEN_CORE, setup.case.gen_options, completed=back, count=count)
             time.sleep(SETTLE_S)
             rates[kind] = (back() - before) / run.seconds / 1e6
         counters = control.request_json(nf.name, "stats")["counters"]
-        nf.stop()
     return {"subject": path, "new_mpps": round(rates["new"], 4), "established_mpps": round(rates["established"], 4),
             "new_over_established": round(rates["new"] / rates["established"], 4) if rates["established"] else None,
             "new_mappings": counters.get("new_mapping"), "pool_full": counters.get("pool_full"),
