@@ -45,16 +45,21 @@ def hosts_behind_a_nat(t: HostsTopology) -> None:
 
 
 @contextmanager
-def translating(t: HostsTopology, subject: str, rules_file, inside_prefixes: tuple[str, ...] = ()):
+def translating(t: HostsTopology, subject: str, rules_file, inside_prefixes: tuple[str, ...] = (),
+                more_public: tuple[str, ...] = ()):
+    """nftables or xnf's NAT between the two hosts; more_public: public addresses after the DUT's own outside one
+    (in a row, for nftables' range)."""
     if subject == "nftables":
         netfilter.masquerade(t.dut_ns, t.host(0).dut_if, t.host(1).dut_if,
                              forwards=[(proto, public_port, t.host(0).ip, server_port)
                                        for proto, public_port, server_port in (FORWARD, CLOSED_FORWARD)],
-                             sources=inside_prefixes)
+                             sources=inside_prefixes,
+                             pool=f"{t.host(1).dut_ip}-{more_public[-1]}" if more_public else None)
         yield None
         return
     mode, extra = MODES[subject]
-    rules = nat_rules(t) + "".join(f"inside from {prefix}\n" for prefix in inside_prefixes)
+    rules = nat_rules(t) + "".join(f"inside from {prefix}\n" for prefix in inside_prefixes) + \
+        "".join(f"public {address}\n" for address in more_public)
     with NfInstance.start(t, "nat", mode, t.dut_ifaces, rules=rules_file(rules), extra=extra) as nf:
         yield nf
 
@@ -111,6 +116,27 @@ def test_sources_beyond_the_inside_prefixes_go_as_they_are(subject, rules_file):
                 counters = control.request_json(nf.name, "stats")["counters"]
                 assert counters["new_mapping"] == 1 and counters["untranslated"] >= 2, counters
         assert seen == [f"{outside.dut_ip}:40000", f"{SECOND_INSIDE}:40000"]
+
+
+@pytest.mark.parametrize("subject", ["nftables", *MODES])
+def test_a_pool_of_addresses_keeps_each_inside_host_on_one(subject, rules_file):
+    """Two public addresses: each inside address's flows, to any remote port, leave from one of them with their own
+    port (paired pooling, RFC 4787 REQ-2), in xnf as in Linux's snat to a range, persistent."""
+    with HostsTopology(hosts=2) as t:
+        hosts_behind_a_nat(t)
+        inside, outside = t.host(0), t.host(1)
+        pool = (outside.dut_ip, "198.18.1.3")
+        netns.ip("addr", "add", f"{pool[1]}/24", "dev", outside.dut_if, ns=t.dut_ns)   # so the outside's ARP finds it
+        for port in SERVER_PORTS:
+            apps.UdpReflector(t, outside.ns, outside.ip, port)
+        with translating(t, subject, rules_file, more_public=pool[1:]):
+            seen = {(source, sport): {apps.udp_seen_as(inside.ns, source, sport + i, outside.ip, port)
+                                      for i, port in enumerate(SERVER_PORTS)}
+                    for source, sport in ((inside.ip, 40000), (SECOND_INSIDE, 41000))}
+    for (source, sport), endpoints in seen.items():
+        addresses = {e.rpartition(":")[0] for e in endpoints}
+        assert len(addresses) == 1 and addresses <= set(pool), (source, endpoints)
+        assert {e.rpartition(":")[2] for e in endpoints} == {str(sport), str(sport + 1)}, (source, endpoints)
 
 
 BEYOND = ("198.19.5.1", "198.19.5.2")   # the outside host's address towards a server beyond it, and the server's

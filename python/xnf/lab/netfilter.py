@@ -166,11 +166,12 @@ NAT_TABLE = "xnf_nat"
 
 
 def masquerade(ns: str, inside: str, outside: str, forwards: list[tuple[str, int, str, int]] = (),
-               sources: tuple[str, ...] = ()) -> None:
+               sources: tuple[str, ...] = (), pool: str | None = None) -> None:
     """Linux doing what `xnf run nat` does between these ports: forwarding on, sources masqueraded out of outside
-    (only those within the prefixes `sources`, when given: the others forwarded as they are), and from outside only
-    what conntrack knows as an answer (or related: ICMP errors) forwarded in, and what a port forward (protocol,
-    public port, inside address, inside port) sends to an inside server."""
+    (only those within the prefixes `sources`, when given: the others forwarded as they are; to the addresses of
+    `pool`, FIRST-LAST, when given, each inside host keeping one: snat persistent), and from outside only what
+    conntrack knows as an answer (or related: ICMP errors) forwarded in, and what a port forward (protocol, public
+    port, inside address, inside port) sends to an inside server."""
     netns.run(ns, ["sysctl", "-qw", "net.ipv4.ip_forward=1"])
     dnat = "".join(f'    iifname "{outside}" {proto} dport {public} dnat to {addr}:{port}\n'
                    for proto, public, addr, port in forwards)
@@ -181,7 +182,7 @@ def masquerade(ns: str, inside: str, outside: str, forwards: list[tuple[str, int
 {dnat}  }}
   chain postrouting {{
     type nat hook postrouting priority srcnat; policy accept;
-    oifname "{outside}" {only}masquerade
+    oifname "{outside}" {only}{f"snat ip to {pool} persistent" if pool else "masquerade"}
   }}
   chain forward {{
     type filter hook forward priority filter; policy drop;
