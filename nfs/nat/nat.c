@@ -17,6 +17,7 @@
  */
 #include <xnf/nf.h>
 #include "nat.h"
+#include "prefix6.h"
 
 XNF_MAP_HASH(nat_mappings, struct nat_endpoint, struct nat_mapping, NAT_DEFAULT_MAPPINGS);
 XNF_MAP_HASH(nat_bindings, struct nat_public_key, struct nat_binding, NAT_DEFAULT_MAPPINGS);
@@ -32,7 +33,8 @@ XNF_MAP_HASH(nat_forwards, struct nat_public_key, struct nat_forward, NAT_MAX_FO
 XNF_MAP_HASH(nat_forward_back, struct nat_endpoint, struct nat_forward_back, NAT_MAX_FORWARDS);
 XNF_MAP_LPM(nat_inside, struct nat_inside_prefix, __u32, NAT_MAX_INSIDE_PREFIXES);
 XNF_COUNTER_NAMES("new_mapping", "new_session", "out", "in", "filtered", "not_mapped", "pool_full", "table_full",
-		  "icmp_error_in", "forward_in", "hairpin", "fragment", "untranslated", "icmp_error_out");
+		  "icmp_error_in", "forward_in", "hairpin", "fragment", "untranslated", "icmp_error_out", "prefix6_out",
+		  "prefix6_in");
 
 #define ICMP_ECHO_REPLY 0
 #define ICMP_UNREACHABLE 3
@@ -714,6 +716,31 @@ static __always_inline xnf_verdict nat_hairpin(const struct xnf_pkt *pkt, struct
 	return nat_rewrite_in(pkt, h, dport, &to, mac);
 }
 
+/* IPv6 (NPTv6, prefix6.h): a destination in an outside prefix translated and handed to the local stack, which routes
+ * it inside; a source in an inside prefix, from the inside port, translated and sent out as IPv4 is. */
+static __always_inline xnf_verdict nat_ip6(const struct xnf_pkt *pkt, struct xnf_headers *h, __u32 inside,
+					   const struct nat_outside *outside)
+{
+	int done = nat_prefix6_map(&nat_prefix6_in, (__u8 *)&h->ip6->daddr);
+
+	if (done < 0)
+		return XNF_DROP;   /* an identifier of 0xffff words: not translatable (RFC 6296 3.7) */
+	if (done) {
+		xnf_count_event(NAT_CNT_PREFIX6_IN);
+		return XNF_PASS;
+	}
+	if (inside && xnf_ingress_port(pkt) == inside - 1 && outside && outside->set && nat_prefix6_leaves(h)) {
+		done = nat_prefix6_map(&nat_prefix6_out, (__u8 *)&h->ip6->saddr);
+		if (done < 0)
+			return XNF_DROP;
+		if (done) {
+			xnf_count_event(NAT_CNT_PREFIX6_OUT);
+			return nat_send(pkt, h->eth, outside->port, outside->gateway_mac);
+		}
+	}
+	return nat_untranslated();
+}
+
 static __always_inline xnf_verdict nat(struct xnf_pkt *pkt)
 {
 	__u32 inside = nat_setting(NAT_SETTING_INSIDE_PORT), zero = 0;
@@ -723,6 +750,8 @@ static __always_inline xnf_verdict nat(struct xnf_pkt *pkt)
 
 	if (xnf_parse_headers(pkt, &h) < 0)
 		return XNF_DROP_MALFORMED;
+	if (h.ip6)
+		return nat_ip6(pkt, &h, inside, xnf_map_lookup(&nat_outside, &zero));
 	if (!h.ip4 || !inside) {
 		xnf_count_event(NAT_CNT_UNTRANSLATED);
 		return XNF_PASS;

@@ -12,6 +12,8 @@
 #define NAT_PORT_TRIES 32           /* public ports tried for a new mapping before the pool counts as full */
 #define NAT_MAX_PUBLIC 16           /* public addresses */
 #define NAT_MAX_INSIDE_PREFIXES 1024
+#define NAT_MAX_PREFIXES6 64        /* NPTv6 prefix pairs */
+#define NAT_MAX_PREFIX6_LEN 64      /* RFC 6296: the adjustment goes in the subnet or interface identifier */
 
 /* Idle times after which a mapping or session is over (RFC 4787 REQ-5, RFC 5382 REQ-5, RFC 5508 REQ-1). */
 #define NAT_DEFAULT_TIMEOUT_TCP_S 7440
@@ -91,9 +93,28 @@ struct nat_inside_prefix {
 	__be32 addr;
 };
 
+/* An IPv6 prefix translated by NPTv6 (RFC 6296): stateless, and checksum-neutral, so no L4 checksum changes. */
+struct nat_prefix6_key {
+	__u32 prefixlen;
+	__u8 addr[16];
+};
+
+/* What a prefix becomes: the other side's prefix of the same length, and what is added (ones' complement, network
+ * order) to the word that keeps the address's checksum sum as it was. */
+struct nat_prefix6 {
+	__u8 addr[16];
+	__u16 adjustment;
+	__u8 len;       /* the prefixes' length (an LPM lookup gives the value, not the key it matched) */
+	__u8 pad;
+};
+
 /* One of the box's own addresses (read at start): frames to it are the local stack's. */
 struct nat_local_addr {
 	__be32 addr;
+};
+
+struct nat_local6_addr {
+	__u8 addr[16];
 };
 
 /* A public address and its pool of ports (host order), in the slot the NAT's commit step gave it: a slot keeps its
@@ -149,6 +170,8 @@ enum nat_counter {
 	NAT_CNT_FRAGMENT,
 	NAT_CNT_UNTRANSLATED,
 	NAT_CNT_ICMP_ERROR_OUT,
+	NAT_CNT_PREFIX6_OUT,
+	NAT_CNT_PREFIX6_IN,
 };
 
 /* The setting that holds the idle time of an entry of the protocol, closing or not. */

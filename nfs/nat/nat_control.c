@@ -34,10 +34,11 @@ static void take_port_macs(const struct xnf_map_ref *port_mac)
 	}
 }
 
-static int take_local_addrs(const struct xnf_map_ref *local, char *err, size_t errlen)
+static int take_local_addrs(const struct xnf_map_ref *local, const struct xnf_map_ref *local6, char *err,
+			    size_t errlen)
 {
 	struct ifaddrs *all;
-	__u32 one = 1, n = 0;
+	__u32 one = 1, n = 0, n6 = 0;
 
 	if (getifaddrs(&all)) {
 		snprintf(err, errlen, "cannot read this namespace's addresses");
@@ -45,7 +46,13 @@ static int take_local_addrs(const struct xnf_map_ref *local, char *err, size_t e
 	}
 	for (struct ifaddrs *a = all; a; a = a->ifa_next) {
 		struct nat_local_addr key = { 0 };
+		struct nat_local6_addr key6;
 
+		if (a->ifa_addr && a->ifa_addr->sa_family == AF_INET6) {
+			memcpy(key6.addr, &((struct sockaddr_in6 *)a->ifa_addr)->sin6_addr, sizeof(key6.addr));
+			if (n6++ < NAT_MAX_LOCAL_ADDRS)
+				xnf_map_ref_update(local6, &key6, &one, BPF_ANY);
+		}
 		if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET)
 			continue;
 		key.addr = ((struct sockaddr_in *)a->ifa_addr)->sin_addr.s_addr;
@@ -53,22 +60,23 @@ static int take_local_addrs(const struct xnf_map_ref *local, char *err, size_t e
 			xnf_map_ref_update(local, &key, &one, BPF_ANY);
 	}
 	freeifaddrs(all);
-	if (n > NAT_MAX_LOCAL_ADDRS)
-		fprintf(stderr, "nat: this namespace has %u IPv4 addresses; frames to the first %d go to the local stack, "
-			"to the others they are translated like any\n", n, NAT_MAX_LOCAL_ADDRS);
+	if (n > NAT_MAX_LOCAL_ADDRS || n6 > NAT_MAX_LOCAL_ADDRS)
+		fprintf(stderr, "nat: this namespace has %u IPv4 and %u IPv6 addresses; frames to the first %d of each go to "
+			"the local stack, to the others they are translated like any\n", n, n6, NAT_MAX_LOCAL_ADDRS);
 	return 0;
 }
 
 static int nat_start(const struct xnf_rules_target *maps, char *err, size_t errlen)
 {
-	struct xnf_map_ref port_mac, local;
+	struct xnf_map_ref port_mac, local, local6;
 
-	if (xnf_map_find(maps, "nat_port_mac", &port_mac) || xnf_map_find(maps, "nat_local", &local)) {
+	if (xnf_map_find(maps, "nat_port_mac", &port_mac) || xnf_map_find(maps, "nat_local", &local) ||
+	    xnf_map_find(maps, "nat_local6", &local6)) {
 		snprintf(err, errlen, "the NAT's maps are missing");
 		return -1;
 	}
 	take_port_macs(&port_mac);
-	return take_local_addrs(&local, err, errlen);
+	return take_local_addrs(&local, &local6, err, errlen);
 }
 
 static __u64 timeout_ns(const struct xnf_map_ref *config, __u8 proto, __u32 closing)
@@ -305,15 +313,47 @@ static int commit_inside(const struct xnf_rules_target *maps, char *err, size_t 
 	return xnf_map_ref_update(&config, &setting, &count, BPF_ANY) ? -1 : 0;
 }
 
+/* Rebuilds nat_prefix6_in from nat_prefix6_out: each outside prefix leads back to its inside one, with the
+ * adjustment's ones' complement negative. */
+static int commit_prefix6(const struct xnf_rules_target *maps, char *err, size_t errlen)
+{
+	struct nat_prefix6_key key, next, back_key;
+	struct xnf_map_ref out, in;
+	struct nat_prefix6 to;
+	bool first = true;
+
+	if (xnf_map_find(maps, "nat_prefix6_out", &out) || xnf_map_find(maps, "nat_prefix6_in", &in)) {
+		snprintf(err, errlen, "the NAT's maps are missing");
+		return -1;
+	}
+	while (xnf_map_ref_next_key(&in, NULL, &back_key) == 0)
+		xnf_map_ref_delete(&in, &back_key);
+	for (; xnf_map_ref_next_key(&out, first ? NULL : &key, &next) == 0; key = next, first = false) {
+		struct nat_prefix6 back = { .len = (__u8)next.prefixlen };
+
+		if (xnf_map_ref_lookup(&out, &next, &to))
+			continue;
+		back_key = (struct nat_prefix6_key){ .prefixlen = next.prefixlen };
+		memcpy(back_key.addr, to.addr, sizeof(back_key.addr));
+		memcpy(back.addr, next.addr, sizeof(back.addr));
+		back.adjustment = (__u16)~to.adjustment;
+		if (xnf_map_ref_update(&in, &back_key, &back, BPF_ANY)) {
+			snprintf(err, errlen, "cannot note the IPv6 prefix translation back");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* After every change of the rules: the public addresses' slots, the port forwards read backwards, the inside
- * prefixes counted. */
+ * prefixes counted, the IPv6 prefixes read backwards. */
 int nat_commit(const struct xnf_rules_target *maps, char *err, size_t errlen);
 
 int nat_commit(const struct xnf_rules_target *maps, char *err, size_t errlen)
 {
-	if (commit_public(maps, err, errlen) || commit_forwards(maps, err, errlen))
+	if (commit_public(maps, err, errlen) || commit_forwards(maps, err, errlen) || commit_inside(maps, err, errlen))
 		return -1;
-	return commit_inside(maps, err, errlen);
+	return commit_prefix6(maps, err, errlen);
 }
 
 XNF_EXPORT_START(nat, nat_start);

@@ -7,6 +7,7 @@
  *   public ADDR [ports LO-HI]
  *   timeout tcp|udp|icmp|tcp-closing SECONDS
  *   forward tcp|udp PORT to ADDR PORT mac MAC
+ *   prefix6 INSIDE/LEN to OUTSIDE/LEN
  * Ports are numbered in --iface order from 0. inside port, outside and timeout lines are settings: given again, one
  * replaces the one before; an inside from line is keyed by its prefix, a public line by its address (up to 16), a
  * forward by its protocol and port.
@@ -25,7 +26,7 @@
 #define DEFAULT_PORT_HI 65535
 
 static const char *const nat_maps[] = { "nat_config", "nat_outside", "nat_public_set", "nat_forwards", "nat_inside",
-				       NULL };
+				       "nat_prefix6_out", NULL };
 static const char *const timeout_names[] = { [NAT_SETTING_TIMEOUT_TCP_S] = "tcp", [NAT_SETTING_TIMEOUT_UDP_S] = "udp",
 					     [NAT_SETTING_TIMEOUT_ICMP_S] = "icmp",
 					     [NAT_SETTING_TIMEOUT_TCP_CLOSING_S] = "tcp-closing" };
@@ -181,6 +182,64 @@ static int parse_forward(char **tok, int ntok, struct xnf_rule_entry *entry, cha
 	return 0;
 }
 
+static __u16 ones_add(__u16 a, __u16 b)
+{
+	__u32 sum = (__u32)a + b;
+
+	return (__u16)((sum & 0xffff) + (sum >> 16));
+}
+
+/* The ones' complement sum of an address's 16-bit words (in host order). */
+static __u16 ones_sum(const __u8 *addr)
+{
+	__u16 sum = 0;
+
+	for (int i = 0; i < 16; i += 2)
+		sum = ones_add(sum, (__u16)(addr[i] << 8 | addr[i + 1]));
+	return sum;
+}
+
+/* An IPv6 prefix of NPTv6: a length from 1 to NAT_MAX_PREFIX6_LEN. */
+static int parse_prefix6(const char *text, struct xnf_prefix *prefix, char *err, size_t errlen)
+{
+	if (xnf_rules_parse_prefix(text, true, prefix, err, errlen))
+		return -1;
+	if (prefix->family != AF_INET6 || !prefix->len || prefix->len > NAT_MAX_PREFIX6_LEN) {
+		snprintf(err, errlen, "'%s': NPTv6 translates IPv6 prefixes of /1 to /%d", text, NAT_MAX_PREFIX6_LEN);
+		return -1;
+	}
+	return 0;
+}
+
+/* prefix6 INSIDE/LEN to OUTSIDE/LEN, keyed by the inside prefix: the outside prefix and the adjustment that keeps
+ * an address's sum (RFC 6296 3.2: the inside prefix's sum less the outside one's, in ones' complement). */
+static int parse_prefix6_pair(char **tok, int ntok, struct xnf_rule_entry *entry, char *err, size_t errlen)
+{
+	struct nat_prefix6_key key = { 0 };
+	struct nat_prefix6 to = { 0 };
+	struct xnf_prefix in, out;
+
+	if (ntok != 4 || strcmp(tok[2], "to")) {
+		snprintf(err, errlen, "an IPv6 prefix translation reads: prefix6 INSIDE/LEN to OUTSIDE/LEN");
+		return -1;
+	}
+	if (parse_prefix6(tok[1], &in, err, errlen) || parse_prefix6(tok[3], &out, err, errlen))
+		return -1;
+	if (in.len != out.len) {
+		snprintf(err, errlen, "%s and %s: NPTv6 swaps prefixes of one length", tok[1], tok[3]);
+		return -1;
+	}
+	key.prefixlen = in.len;
+	memcpy(key.addr, in.bytes, 16);
+	memcpy(to.addr, out.bytes, 16);
+	to.len = (__u8)in.len;
+	to.adjustment = htons(ones_add(ones_sum(in.bytes), (__u16)~ones_sum(out.bytes)));
+	entry->map = "nat_prefix6_out";
+	memcpy(entry->key, &key, sizeof(key));
+	memcpy(entry->value, &to, sizeof(to));
+	return 0;
+}
+
 static int nat_parse(const char *text, struct xnf_rule_entry *entry, char *err, size_t errlen)
 {
 	char copy[XNF_RULE_MAX_TEXT], *tok[MAX_TOKENS];
@@ -198,7 +257,9 @@ static int nat_parse(const char *text, struct xnf_rule_entry *entry, char *err, 
 		return parse_timeout(tok, ntok, entry, err, errlen);
 	if (ntok >= 1 && strcmp(tok[0], "forward") == 0)
 		return parse_forward(tok, ntok, entry, err, errlen);
-	snprintf(err, errlen, "unknown line: start it with inside, outside, public, timeout or forward");
+	if (ntok >= 1 && strcmp(tok[0], "prefix6") == 0)
+		return parse_prefix6_pair(tok, ntok, entry, err, errlen);
+	snprintf(err, errlen, "unknown line: start it with inside, outside, public, timeout, forward or prefix6");
 	return -1;
 }
 
@@ -245,6 +306,16 @@ static int nat_format(const char *map, const void *key, const void *value, char 
 		snprintf(out, outlen, "inside from %s/%u", addr, k->prefixlen);
 		return 0;
 	}
+	if (strcmp(map, "nat_prefix6_out") == 0) {
+		const struct nat_prefix6_key *k = key;
+		const struct nat_prefix6 *to = value;
+		char inside[INET6_ADDRSTRLEN], outside[INET6_ADDRSTRLEN];
+
+		inet_ntop(AF_INET6, k->addr, inside, sizeof(inside));
+		inet_ntop(AF_INET6, to->addr, outside, sizeof(outside));
+		snprintf(out, outlen, "prefix6 %s/%u to %s/%u", inside, k->prefixlen, outside, to->len);
+		return 0;
+	}
 	if (strcmp(map, "nat_outside") == 0) {
 		const struct nat_outside *o = value;
 		char mac[24];
@@ -267,7 +338,8 @@ int nat_commit(const struct xnf_rules_target *maps, char *err, size_t errlen);
 
 static const struct xnf_rules_codec nat_codec = {
 	.syntax = "inside port N | inside from PREFIX | outside port N gateway MAC | public ADDR [ports LO-HI] | "
-		  "timeout tcp|udp|icmp|tcp-closing SECONDS | forward tcp|udp PORT to ADDR PORT mac MAC",
+		  "timeout tcp|udp|icmp|tcp-closing SECONDS | forward tcp|udp PORT to ADDR PORT mac MAC | "
+		  "prefix6 INSIDE/LEN to OUTSIDE/LEN",
 	.maps = nat_maps,
 	.parse = nat_parse,
 	.format = nat_format,

@@ -1,13 +1,15 @@
 """The NAT's translation, frame by frame, in the kernel (BPF_PROG_RUN) and natively (tests/nf_fixtures.py), on one
 port that is both inside and outside (a NAT on a stick): source rewritten going out with the inside port kept where
 free, answers rewritten back, remotes not talked to filtered, ICMP echo and errors, checksums as a full
-recomputation gives them, and what is not translated."""
+recomputation gives them, and what is not translated; IPv6 prefixes (NPTv6) against tests/npt_reference.py."""
+
 
 from scapy.layers.inet import ICMP, IP, TCP, UDP, IPerror, UDPerror
-from scapy.layers.inet6 import IPv6
+from scapy.layers.inet6 import ICMPv6EchoRequest, ICMPv6ND_NS, IPv6
 from scapy.layers.l2 import ARP, Ether
 
 from nf_fixtures import CLIENT_IP, CLIENT_MAC, NEXT_HOP_MAC, PORT_MAC, Fixture, check
+from npt_reference import npt
 
 PUBLIC, REMOTE, OTHER_REMOTE, ROUTER = "203.0.113.1", "192.0.2.9", "192.0.2.10", "192.0.2.254"
 NEIGHBOUR_IP, NEIGHBOUR_MAC = "198.18.0.3", "02:00:00:00:00:03"
@@ -152,6 +154,45 @@ def test_only_the_inside_prefixes_are_translated(tmp_path):
         Fixture("an answer to a translated flow still comes in",
                 bytes(coming_in() / UDP(sport=53, dport=40000)), "tx",
                 bytes(translated_in() / UDP(sport=53, dport=40000))),
+    ], tmp_path, rules=rules)
+
+
+def test_ipv6_prefixes_translated_checksum_neutral(tmp_path):
+    """NPTv6: sources in an inside prefix leave from the outside one, what comes to the outside prefix goes to the
+    local stack with its destination turned back; the UDP and ICMPv6 checksums are the ones a full recomputation
+    gives without being touched (the expected frames are built by scapy from the translated addresses)."""
+    inside48, outside48 = "2001:2::/48", "2001:db8:1::/48"
+    inside64, outside64 = "2001:2:7:7::/64", "2001:db8:5:5::/64"
+    rules = RULES + f"prefix6 {inside48} to {outside48}\nprefix6 {inside64} to {outside64}\n"
+    remote, host48, host64 = "2001:db8:ffff::9", "2001:2::1", "2001:2:7:7:0:1:2:3"
+    stuck = "2001:2:7:7:ffff:ffff:ffff:ffff"
+
+    def out(src, dst=remote):
+        return Ether(src=CLIENT_MAC, dst=PORT_MAC) / IPv6(src=src, dst=dst)
+
+    def sent(src, dst=remote):
+        return Ether(src=PORT_MAC, dst=NEXT_HOP_MAC) / IPv6(src=src, dst=dst)
+
+    public48, public64 = npt(host48, inside48, outside48), npt(host64, inside64, outside64)
+    assert npt(public48, outside48, inside48) == host48     # the reference turns back too
+    check("nat", [
+        Fixture("udp from a /48 host: the outside prefix, the subnet word adjusted",
+                bytes(out(host48) / UDP(sport=5000, dport=53) / b"q"), "tx",
+                bytes(sent(public48) / UDP(sport=5000, dport=53) / b"q")),
+        Fixture("an echo request from a /64 host: the identifier's first word adjusted",
+                bytes(out(host64) / ICMPv6EchoRequest(id=7, seq=1)), "tx",
+                bytes(sent(public64) / ICMPv6EchoRequest(id=7, seq=1))),
+        Fixture("the answer to the /48 host: its address back, to the local stack to route",
+                bytes(Ether(src=NEXT_HOP_MAC, dst=PORT_MAC) / IPv6(src=remote, dst=public48) /
+                      UDP(sport=53, dport=5000) / b"a"), "pass",
+                bytes(Ether(src=NEXT_HOP_MAC, dst=PORT_MAC) / IPv6(src=remote, dst=host48) /
+                      UDP(sport=53, dport=5000) / b"a")),
+        Fixture("an identifier of 0xffff words cannot be adjusted: dropped",
+                bytes(out(stuck) / UDP(sport=5000, dport=53)), "drop"),
+        Fixture("a source in no inside prefix: the local stack's, as it is",
+                bytes(out("2001:3::1") / UDP(sport=5000, dport=53)), "pass"),
+        Fixture("a neighbour solicitation from an inside host stays on its link, untranslated",
+                bytes(out(host48, "ff02::1:ff00:2") / ICMPv6ND_NS(tgt="2001:2::2")), "pass"),
     ], tmp_path, rules=rules)
 
 

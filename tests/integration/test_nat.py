@@ -17,6 +17,7 @@ from xnf.lab import apps, netfilter, netns
 from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
 from test_real_traffic import MODES as EVERY_MODE
+from npt_reference import npt
 
 SECOND_INSIDE = "198.18.0.5"   # another inside address on host 0: another endpoint with the same port
 SERVER_PORTS = (7000, 7001)
@@ -137,6 +138,34 @@ def test_a_pool_of_addresses_keeps_each_inside_host_on_one(subject, rules_file):
         addresses = {e.rpartition(":")[0] for e in endpoints}
         assert len(addresses) == 1 and addresses <= set(pool), (source, endpoints)
         assert {e.rpartition(":")[2] for e in endpoints} == {str(sport), str(sport + 1)}, (source, endpoints)
+
+
+PREFIX6 = ("2001:2::/64", "2001:db8:1:5::/64")   # the inside host's subnet, and the prefix the outside sees it in
+
+
+@pytest.mark.parametrize("subject", ["ip6tables", *MODES])
+def test_ipv6_prefixes_translated_as_linux_does(subject, rules_file):
+    """NPTv6 beside Linux's SNPT and DNPT: the outside server sees the inside host at the address RFC 6296 gives
+    (tests/npt_reference.py), with its own port, and its answers and echo replies come back; the outside host can
+    reach the inside only through the outside prefix."""
+    with HostsTopology(hosts=2) as t:
+        inside, outside = t.host(0), t.host(1)
+        netns.ip("-6", "route", "del", "default", ns=outside.ns)
+        netns.ip("-6", "route", "add", PREFIX6[1], "via", outside.dut_ip6, ns=outside.ns)
+        apps.UdpReflector(t, outside.ns, outside.ip6, SERVER_PORTS[0])
+        if subject == "ip6tables":
+            netfilter.prefix_translation6(t.dut_ns, outside.dut_if, *PREFIX6)
+            seen = apps.udp_seen_as(inside.ns, inside.ip6, 40000, outside.ip6, SERVER_PORTS[0])
+            answered = apps.ping(inside.ns, outside.ip6, 5)
+        else:
+            mode, extra = MODES[subject]
+            rules = rules_file(nat_rules(t) + f"prefix6 {PREFIX6[0]} to {PREFIX6[1]}\n")
+            with NfInstance.start(t, "nat", mode, t.dut_ifaces, rules=rules, extra=extra) as nf:
+                seen = apps.udp_seen_as(inside.ns, inside.ip6, 40000, outside.ip6, SERVER_PORTS[0])
+                answered = apps.ping(inside.ns, outside.ip6, 5)
+                counters = control.request_json(nf.name, "stats")["counters"]
+                assert counters["prefix6_out"] >= 6 and counters["prefix6_in"] >= 6, counters
+    assert seen == f"{npt(inside.ip6, *PREFIX6)}:40000" and answered == 5
 
 
 BEYOND = ("198.19.5.1", "198.19.5.2")   # the outside host's address towards a server beyond it, and the server's

@@ -184,7 +184,7 @@ def checksum_errors(ns: str) -> int:
 # A UDP server that answers every datagram with the address and port it came from, as the server saw them.
 _REFLECTOR = """
 import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s = socket.socket(socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET, socket.SOCK_DGRAM)
 s.bind((sys.argv[1], int(sys.argv[2])))
 print("ready", flush=True)
 while True:
@@ -195,7 +195,7 @@ while True:
 # A UDP client from a given address and port: prints what the server answered, or why there was no answer.
 _ASK = """
 import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s = socket.socket(socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET, socket.SOCK_DGRAM)
 s.bind((sys.argv[1], int(sys.argv[2])))
 s.connect((sys.argv[3], int(sys.argv[4])))
 s.settimeout(2)

@@ -192,3 +192,13 @@ def masquerade(ns: str, inside: str, outside: str, forwards: list[tuple[str, int
   }}
 }}
 """)
+
+
+def prefix_translation6(ns: str, outside: str, inside_prefix: str, outside_prefix: str) -> None:
+    """Linux doing what `xnf run nat` does with a prefix6 rule: NPTv6 (RFC 6296) with ip6tables' SNPT on the way out
+    of outside and DNPT on the way in (nftables has no stateless prefix translation); forwarding on."""
+    netns.run(ns, ["sysctl", "-qw", "net.ipv6.conf.all.forwarding=1"])
+    netns.run(ns, ["ip6tables", "-t", "mangle", "-A", "POSTROUTING", "-o", outside, "-s", inside_prefix, "-j", "SNPT",
+                   "--src-pfx", inside_prefix, "--dst-pfx", outside_prefix])
+    netns.run(ns, ["ip6tables", "-t", "mangle", "-A", "PREROUTING", "-i", outside, "-d", outside_prefix, "-j", "DNPT",
+                   "--src-pfx", outside_prefix, "--dst-pfx", inside_prefix])
