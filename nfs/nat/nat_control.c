@@ -313,34 +313,53 @@ static int commit_inside(const struct xnf_rules_target *maps, char *err, size_t 
 	return xnf_map_ref_update(&config, &setting, &count, BPF_ANY) ? -1 : 0;
 }
 
-/* Rebuilds nat_prefix6_in from nat_prefix6_out: each outside prefix leads back to its inside one, with the
- * adjustment's ones' complement negative. */
+/* Whether an entry of nat_prefix6_in still leads back to a rule of nat_prefix6_out. */
+static bool prefix6_back_kept(const struct xnf_map_ref *out, const struct nat_prefix6_key *outside,
+			      const struct nat_prefix6 *back)
+{
+	struct nat_prefix6_key inside = { .prefixlen = outside->prefixlen };
+	struct nat_prefix6 to;
+
+	memcpy(inside.addr, back->addr, sizeof(inside.addr));
+	return xnf_map_ref_lookup(out, &inside, &to) == 0 && memcmp(to.addr, outside->addr, sizeof(to.addr)) == 0;
+}
+
+/* nat_prefix6_in from nat_prefix6_out, changed in place: each outside prefix leads back to its inside one (the
+ * adjustment's ones' complement negative), and only what no rule leads to any more is deleted, so that frames of a
+ * pair that stays are turned back throughout a change of the rules. */
 static int commit_prefix6(const struct xnf_rules_target *maps, char *err, size_t errlen)
 {
-	struct nat_prefix6_key key, next, back_key;
+	struct nat_prefix6_key key, next;
 	struct xnf_map_ref out, in;
-	struct nat_prefix6 to;
+	struct nat_prefix6 to, back;
 	bool first = true;
 
 	if (xnf_map_find(maps, "nat_prefix6_out", &out) || xnf_map_find(maps, "nat_prefix6_in", &in)) {
 		snprintf(err, errlen, "the NAT's maps are missing");
 		return -1;
 	}
-	while (xnf_map_ref_next_key(&in, NULL, &back_key) == 0)
-		xnf_map_ref_delete(&in, &back_key);
 	for (; xnf_map_ref_next_key(&out, first ? NULL : &key, &next) == 0; key = next, first = false) {
-		struct nat_prefix6 back = { .len = (__u8)next.prefixlen };
+		struct nat_prefix6_key outside = { .prefixlen = next.prefixlen };
 
 		if (xnf_map_ref_lookup(&out, &next, &to))
 			continue;
-		back_key = (struct nat_prefix6_key){ .prefixlen = next.prefixlen };
-		memcpy(back_key.addr, to.addr, sizeof(back_key.addr));
+		back = (struct nat_prefix6){ .len = (__u8)next.prefixlen, .adjustment = (__u16)~to.adjustment };
+		memcpy(outside.addr, to.addr, sizeof(outside.addr));
 		memcpy(back.addr, next.addr, sizeof(back.addr));
-		back.adjustment = (__u16)~to.adjustment;
-		if (xnf_map_ref_update(&in, &back_key, &back, BPF_ANY)) {
+		if (xnf_map_ref_update(&in, &outside, &back, BPF_ANY)) {
 			snprintf(err, errlen, "cannot note the IPv6 prefix translation back");
 			return -1;
 		}
+	}
+	/* A deleted entry takes its place in the walk with it: the walk starts over; kept ones are walked past. */
+	for (first = true; xnf_map_ref_next_key(&in, first ? NULL : &key, &next) == 0;) {
+		if (xnf_map_ref_lookup(&in, &next, &back) == 0 && !prefix6_back_kept(&out, &next, &back) &&
+		    xnf_map_ref_delete(&in, &next) == 0) {
+			first = true;
+			continue;
+		}
+		key = next;
+		first = false;
 	}
 	return 0;
 }

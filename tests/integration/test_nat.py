@@ -168,6 +168,30 @@ def test_ipv6_prefixes_translated_as_linux_does(subject, rules_file):
     assert seen == f"{npt(inside.ip6, *PREFIX6)}:40000" and answered == 5
 
 
+@pytest.mark.parametrize("subject", ["xdp", "afxdp"])
+def test_an_ipv6_prefix_pair_added_and_deleted_while_running(subject, rules_file):
+    """A prefix6 rule added while the NAT runs translates at once, both ways; deleted, the inside host's datagrams
+    leave untranslated (prefix6_out stands still; the outside host has no way back to them) and `rules list` no
+    longer has it."""
+    with HostsTopology(hosts=2) as t:
+        inside, outside = t.host(0), t.host(1)
+        netns.ip("-6", "route", "del", "default", ns=outside.ns)
+        netns.ip("-6", "route", "add", PREFIX6[1], "via", outside.dut_ip6, ns=outside.ns)
+        apps.UdpReflector(t, outside.ns, outside.ip6, SERVER_PORTS[0])
+        mode, extra = MODES[subject]
+        rule = f"prefix6 {PREFIX6[0]} to {PREFIX6[1]}"
+        with NfInstance.start(t, "nat", mode, t.dut_ifaces, rules=rules_file(nat_rules(t)), extra=extra) as nf:
+            nf.request(f"rules add {rule}")
+            assert apps.udp_seen_as(inside.ns, inside.ip6, 40001, outside.ip6, SERVER_PORTS[0]) == \
+                f"{npt(inside.ip6, *PREFIX6)}:40001"
+            assert rule in nf.request("rules list").splitlines()
+            nf.request(f"rules del {rule}")
+            translated = control.request_json(nf.name, "stats")["counters"]["prefix6_out"]
+            assert apps.udp_seen_as(inside.ns, inside.ip6, 40002, outside.ip6, SERVER_PORTS[0]) == "no answer"
+            assert control.request_json(nf.name, "stats")["counters"]["prefix6_out"] == translated
+            assert not [ln for ln in nf.request("rules list").splitlines() if ln.startswith("prefix6")]
+
+
 BEYOND = ("198.19.5.1", "198.19.5.2")   # the outside host's address towards a server beyond it, and the server's
 
 
