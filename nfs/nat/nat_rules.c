@@ -19,6 +19,7 @@
 
 #include <xnf/common.h>
 #include <xnf/control.h>
+#include <xnf/csum.h>
 #include "nat.h"
 
 #define MAX_TOKENS 10
@@ -182,21 +183,14 @@ static int parse_forward(char **tok, int ntok, struct xnf_rule_entry *entry, cha
 	return 0;
 }
 
-static __u16 ones_add(__u16 a, __u16 b)
-{
-	__u32 sum = (__u32)a + b;
-
-	return (__u16)((sum & 0xffff) + (sum >> 16));
-}
-
 /* The ones' complement sum of an address's 16-bit words (in host order). */
 static __u16 ones_sum(const __u8 *addr)
 {
-	__u16 sum = 0;
+	__u32 sum = 0;
 
 	for (int i = 0; i < 16; i += 2)
-		sum = ones_add(sum, (__u16)(addr[i] << 8 | addr[i + 1]));
-	return sum;
+		sum += (__u32)(addr[i] << 8 | addr[i + 1]);
+	return (__u16)~xnf_csum_fold(sum);
 }
 
 /* An IPv6 prefix of NPTv6: a length from 1 to NAT_MAX_PREFIX6_LEN. */
@@ -233,7 +227,7 @@ static int parse_prefix6_pair(char **tok, int ntok, struct xnf_rule_entry *entry
 	memcpy(key.addr, in.bytes, 16);
 	memcpy(to.addr, out.bytes, 16);
 	to.len = (__u8)in.len;
-	to.adjustment = htons(ones_add(ones_sum(in.bytes), (__u16)~ones_sum(out.bytes)));
+	to.adjustment = htons((__u16)~xnf_csum_fold((__u32)ones_sum(in.bytes) + (__u16)~ones_sum(out.bytes)));
 	entry->map = "nat_prefix6_out";
 	memcpy(entry->key, &key, sizeof(key));
 	memcpy(entry->value, &to, sizeof(to));

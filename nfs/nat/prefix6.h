@@ -52,12 +52,13 @@ static __always_inline void nat_prefix6_copy(__u8 *addr, const __u8 *to, __u32 l
 	}
 }
 
-/* Translates addr by the prefix found for it (len: its length): the prefix swapped, the adjustment added to the
- * subnet word for /48 and shorter, else to the first interface-identifier word that is not 0xffff. 0, or -1 when
- * every such word is 0xffff (RFC 6296 3.7: such an address is not translated). */
-static __always_inline int nat_prefix6_translate(__u8 *addr, const struct nat_prefix6 *to, __u32 len)
+/* Translates addr by the prefix found for it: the prefix swapped, the adjustment added to the subnet word for /48
+ * and shorter, else to the first interface-identifier word that is not 0xffff. 0, or -1 when every such word is
+ * 0xffff (RFC 6296 3.7: such an address is not translated). */
+static __always_inline int nat_prefix6_translate(__u8 *addr, const struct nat_prefix6 *to)
 {
 	__u16 *words = (__u16 *)addr;
+	__u32 len = to->len;
 
 	nat_prefix6_copy(addr, to->addr, len);
 	if (len <= 48) {
@@ -83,7 +84,7 @@ static __always_inline int nat_prefix6_map(void *map, __u8 *addr)
 	to = xnf_map_lookup(map, &key);
 	if (!to)
 		return 0;
-	return nat_prefix6_translate(addr, to, to->len) ? -1 : 1;
+	return nat_prefix6_translate(addr, to) ? -1 : 1;
 }
 
 #endif
