@@ -34,15 +34,23 @@ class CheckSetup:
     labels: list[str]         # the cases
 
 
+def on_paths(full: Profile, paths: str) -> Profile | None:
+    """The profile cut to the paths named (a comma-separated list), or None when one is not the profile's."""
+    keys = [k for k in paths.split(",") if k]
+    if not keys or any(k not in full.paths for k in keys):
+        return None
+    return replace(full, paths={k: v for k, v in full.paths.items() if k in keys})
+
+
 def setup(args: argparse.Namespace, study: str) -> CheckSetup:
     """The profile and the cases the options ask for; a wrong option ends the study with what is known."""
     full = load(args.profile)
+    profile = on_paths(full, args.paths)
     labels = [c for c in args.cases.split(",") if c]
-    keys = [k for k in args.paths.split(",") if k]
     known = [c.label for c in cases.known()]
-    if not labels or not keys or any(c not in known for c in labels) or any(k not in full.paths for k in keys):
+    if not labels or profile is None or any(c not in known for c in labels):
         raise SystemExit(f"{study}: cases are {', '.join(known)}; paths {', '.join(full.paths)}")
-    return CheckSetup(replace(full, paths={k: v for k, v in full.paths.items() if k in keys}), labels)
+    return CheckSetup(profile, labels)
 
 
 def yardstick_trial(args: argparse.Namespace, tsc_hz: float | None, **fields) -> dict:

@@ -19,7 +19,7 @@ import argparse
 import statistics
 import tempfile
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from xnf import control, nf_cost
@@ -28,7 +28,7 @@ from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood, returned_to_gen0
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
-from xnf.model import advisor, cases, lab_rate, task
+from xnf.model import advisor, cases, check_rounds, lab_rate, task
 from xnf.model.predict import predict
 from xnf.model.profile import Profile, load
 
@@ -65,10 +65,9 @@ def _case(flows: int) -> lab_rate.NfCase:
 
 def prepare(args: argparse.Namespace) -> None:
     full = load(args.profile)
-    keys = [k for k in args.paths.split(",") if k]
-    if not keys or any(k not in full.paths for k in keys):
+    profile = check_rounds.on_paths(full, args.paths)
+    if profile is None:
         raise SystemExit(f"{NAME}: --paths among {', '.join(full.paths)}")
-    profile = replace(full, paths={k: v for k, v in full.paths.items() if k in keys})
     args.sessions_setup = Setup(profile, _case(args.flows))
 
 
