@@ -143,6 +143,13 @@ def test_a_pool_of_addresses_keeps_each_inside_host_on_one(subject, rules_file):
 PREFIX6 = ("2001:2::/64", "2001:db8:1:5::/64")   # the inside host's subnet, and the prefix the outside sees it in
 
 
+def an_ipv6_server_reaching_inside_only_by_the_outside_prefix(t: HostsTopology) -> None:
+    outside = t.host(1)
+    netns.ip("-6", "route", "del", "default", ns=outside.ns)
+    netns.ip("-6", "route", "add", PREFIX6[1], "via", outside.dut_ip6, ns=outside.ns)
+    apps.UdpReflector(t, outside.ns, outside.ip6, SERVER_PORTS[0])
+
+
 @pytest.mark.parametrize("subject", ["ip6tables", *MODES])
 def test_ipv6_prefixes_translated_as_linux_does(subject, rules_file):
     """NPTv6 beside Linux's SNPT and DNPT: the outside server sees the inside host at the address RFC 6296 gives
@@ -150,9 +157,7 @@ def test_ipv6_prefixes_translated_as_linux_does(subject, rules_file):
     reach the inside only through the outside prefix."""
     with HostsTopology(hosts=2) as t:
         inside, outside = t.host(0), t.host(1)
-        netns.ip("-6", "route", "del", "default", ns=outside.ns)
-        netns.ip("-6", "route", "add", PREFIX6[1], "via", outside.dut_ip6, ns=outside.ns)
-        apps.UdpReflector(t, outside.ns, outside.ip6, SERVER_PORTS[0])
+        an_ipv6_server_reaching_inside_only_by_the_outside_prefix(t)
         if subject == "ip6tables":
             netfilter.prefix_translation6(t.dut_ns, outside.dut_if, *PREFIX6)
             seen = apps.udp_seen_as(inside.ns, inside.ip6, 40000, outside.ip6, SERVER_PORTS[0])
@@ -175,9 +180,7 @@ def test_an_ipv6_prefix_pair_added_and_deleted_while_running(subject, rules_file
     longer has it."""
     with HostsTopology(hosts=2) as t:
         inside, outside = t.host(0), t.host(1)
-        netns.ip("-6", "route", "del", "default", ns=outside.ns)
-        netns.ip("-6", "route", "add", PREFIX6[1], "via", outside.dut_ip6, ns=outside.ns)
-        apps.UdpReflector(t, outside.ns, outside.ip6, SERVER_PORTS[0])
+        an_ipv6_server_reaching_inside_only_by_the_outside_prefix(t)
         mode, extra = MODES[subject]
         rule = f"prefix6 {PREFIX6[0]} to {PREFIX6[1]}"
         with NfInstance.start(t, "nat", mode, t.dut_ifaces, rules=rules_file(nat_rules(t)), extra=extra) as nf:
