@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from lab_helpers import run_xnf
+from xnf.model import cases
 
 MIX = ["--class", "legit:share=0.75,flows=64,vary=sport", "--class", "attack:saddr=203.0.113.0/28,share=0.25"]
 FRAMES = 1024   # one turn of xnf-gen's 1,024-slot schedule: the shares exactly
@@ -78,8 +79,8 @@ def test_cost_and_advise_refuse_what_never_ends_or_is_no_number():
     assert cores.returncode == 1 and "at most 65 cores" in cores.stderr
 
 
-NAT_ON_A_STICK = "inside port 0\noutside port 0 gateway 02:00:00:00:00:01\npublic 203.0.113.1 ports 1024-65535\n"
-NEW_FLOWS = ["--flows", "4096", "--mix", "--dst-ip 198.19.0.1 --vary sport --sport 2000"]
+# the advisor-check's NAT case (on the lab's one port, to a remote), on 4,096 flows
+NEW_FLOWS = ["--mix", " ".join(cases.nat_flows(4096))]
 
 
 def _first_over_steady(nf: str, rules: list[str]) -> tuple[float, float]:
@@ -95,7 +96,7 @@ def test_a_session_made_costs_more_than_one_found(tmp_path):
     """The NAT makes a mapping and a session on each flow's first frame, macswap nothing: only the NAT's first pass
     costs more than its later ones (475 ns natively and 316-379 in XDP here, macswap's within 5 ns)."""
     rules = tmp_path / "nat.rules"
-    rules.write_text(NAT_ON_A_STICK)
+    rules.write_text(cases.nat_on_a_stick())
     nat_native, nat_xdp = _first_over_steady("nat", ["--rules", str(rules)])
     swap_native, swap_xdp = _first_over_steady("macswap", [])
     assert nat_native > swap_native + 150 and nat_xdp > swap_xdp + 100
