@@ -41,7 +41,7 @@ TOOLS     := $(BUILD)/bin/xnf-gen $(BUILD)/bin/xnf-xdp-load $(BUILD)/bin/xnf-afx
              $(BUILD)/bin/xnf-core-pair
 NF_BINS   := $(foreach n,$(NFS),$(BUILD)/bin/xnf-$(n))
 DIFF_BINS := $(foreach n,$(NFS),$(BUILD)/tests/xnf-diff-$(n))
-TEST_BINS := $(BUILD)/tests/test-native-maps $(BUILD)/tests/test-maps-concurrent
+TEST_BINS := $(BUILD)/tests/test-native-maps $(BUILD)/tests/test-maps-concurrent $(BUILD)/tests/test-rules-words
 # The lab's own XDP programs: the generator side's pass and sink, the hand-written baselines.
 LAB_BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(wildcard bpf/*.bpf.c))
 
@@ -196,6 +196,10 @@ $(BUILD)/bin/xnf-afxdp-ref: $(BUILD)/tools/afxdp-ref/afxdp_ref.o $(drop_OBJS) $(
 	$(CC) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/test-native-maps: $(BUILD)/tests/c/test_native_maps.o $(LIBXNF)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/test-rules-words: $(BUILD)/tests/c/test_rules_words.o $(LIBXNF)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS)
 

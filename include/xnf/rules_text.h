@@ -19,11 +19,23 @@ struct xnf_prefix {
 int xnf_rules_split(char *text, char **words, int max);
 /* aa:bb:cc:dd:ee:ff. 0, or -1 with the reason in err. */
 int xnf_rules_parse_mac(const char *text, __u8 *mac, char *err, size_t errlen);
-/* A whole number in [min, max]; what names it in the error ("port number (0-7)"). */
+/*
+ * Every number a rule holds is read by these: ASCII digits only (no sign, no blank, no hex), the whole word or
+ * nothing; leading zeros are taken, a value out of range is refused however many digits it has.
+ */
+/* A whole number in [min, max] (min >= 0); what names it in the error ("port number (0-7)"). */
 int xnf_rules_parse_number(const char *text, long min, long max, const char *what, __u32 *out, char *err,
 			   size_t errlen);
+/* A whole number in [0, max], 64 bits wide (a SEID). */
+int xnf_rules_parse_u64(const char *text, __u64 max, const char *what, __u64 *out, char *err, size_t errlen);
+/* "N" (lo = hi = N) or "LOW-HIGH" with LOW <= HIGH, each in [min, max]. */
+int xnf_rules_parse_range(const char *text, long min, long max, const char *what, __u32 *lo, __u32 *hi, char *err,
+			  size_t errlen);
 /* A TCP or UDP port number in [min, 65535], into network order. */
 int xnf_rules_parse_l4_port(const char *text, long min, __be16 *port, char *err, size_t errlen);
+/* A unicast IPv4 address of a host (not in 0/8, 127/8, 224/4 or 240/4), network order; what names it in the
+ * error ("public address"). */
+int xnf_rules_parse_unicast_ipv4(const char *text, const char *what, __be32 *addr, char *err, size_t errlen);
 /* "tcp" or "udp", into IPPROTO_TCP or IPPROTO_UDP. */
 int xnf_rules_parse_tcp_udp(const char *text, __u8 *proto, char *err, size_t errlen);
 /* tcp, udp, icmp, icmpv6 or a protocol number in [min, 255]. 0, or -1 with the reason in err. */

@@ -309,6 +309,32 @@ int xnf_rules_add(const char *text, const struct xnf_rules_target *target, char 
 	return 0;
 }
 
+/*
+ * Whether the rule in force under the line's key is the line itself: a deletion names a whole rule, so a line
+ * that shares only the key (another rule's TEID, another action for a sequence number) deletes nothing. The two
+ * are compared as the codec writes them, which leaves out what the data path keeps beside a rule (a QER's
+ * tokens, a PDR's counters); where the codec writes neither, their bytes are compared.
+ */
+static bool same_rule(const struct xnf_map_ref *ref, const struct xnf_rule_entry *entry, const __u8 *stored,
+		      char *err, size_t errlen)
+{
+	char given[XNF_RULE_MAX_TEXT], in_force[XNF_RULE_MAX_TEXT];
+	bool formatted = xnf_nf_rules->format(ref->name, entry->key, entry->value, given, sizeof(given)) == 0 &&
+			 xnf_nf_rules->format(ref->name, entry->key, stored, in_force, sizeof(in_force)) == 0;
+
+	/* Without the comment a listing adds (a PDR's counters). */
+	if (formatted ? strcmp(rule_text(given), rule_text(in_force)) == 0 :
+			memcmp(entry->value, stored, ref->value_size) == 0)
+		return true;
+	if (formatted)
+		snprintf(err, errlen, "the rule in force under this key is '%s', not '%s': give its whole line to "
+			 "delete it", rule_text(in_force), rule_text(given));
+	else
+		snprintf(err, errlen, "the rule in force under this key is not this line: list the rules and give its "
+			 "whole line to delete it");
+	return false;
+}
+
 int xnf_rules_del(const char *text, const struct xnf_rules_target *target, char *err, size_t errlen)
 {
 	struct xnf_rule_entry entry;
@@ -321,6 +347,8 @@ int xnf_rules_del(const char *text, const struct xnf_rules_target *target, char 
 		return -1;
 	if (xnf_map_ref_lookup(&ref, entry.key, old))
 		memset(old, 0, sizeof(old));
+	else if (!same_rule(&ref, &entry, old, err, errlen))
+		return -1;
 	if (entry.reset_on_delete)
 		rc = xnf_map_ref_update(&ref, entry.key, zero, BPF_ANY);
 	else

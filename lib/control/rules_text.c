@@ -4,6 +4,8 @@
 #include <xnf/rules_text.h>
 
 #include <ctype.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,17 +46,75 @@ int xnf_rules_parse_mac(const char *text, __u8 *mac, char *err, size_t errlen)
 	return 0;
 }
 
+/* The len characters at text as a number: ASCII digits only (no sign, no blank, no "0x"); leading zeros are taken,
+ * and a value past max is refused however many digits it has, never wrapped or cut. */
+static bool take_span(const char *text, size_t len, unsigned long long max, unsigned long long *out)
+{
+	unsigned long long n = 0;
+
+	if (!len)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		int digit = text[i] - '0';
+
+		if (digit < 0 || digit > 9 || n > (ULLONG_MAX - (unsigned long long)digit) / 10)
+			return false;
+		n = n * 10 + (unsigned long long)digit;
+		if (n > max)
+			return false;
+	}
+	*out = n;
+	return true;
+}
+
+static bool take_digits(const char *text, unsigned long long max, unsigned long long *out)
+{
+	return take_span(text, strlen(text), max, out);
+}
+
+int xnf_rules_parse_u64(const char *text, __u64 max, const char *what, __u64 *out, char *err, size_t errlen)
+{
+	unsigned long long n;
+
+	if (!take_digits(text, max, &n)) {
+		snprintf(err, errlen, "'%.60s' is not a %s", text, what);
+		return -1;
+	}
+	*out = n;
+	return 0;
+}
+
 int xnf_rules_parse_number(const char *text, long min, long max, const char *what, __u32 *out, char *err,
 			   size_t errlen)
 {
-	char *end;
-	long n = strtol(text, &end, 10);
+	unsigned long long n;
 
-	if (!*text || *end || n < min || n > max) {
-		snprintf(err, errlen, "'%s' is not a %s", text, what);
+	if (min < 0 || !take_digits(text, (unsigned long long)max, &n) || n < (unsigned long long)min) {
+		snprintf(err, errlen, "'%.60s' is not a %s", text, what);
 		return -1;
 	}
 	*out = (__u32)n;
+	return 0;
+}
+
+int xnf_rules_parse_range(const char *text, long min, long max, const char *what, __u32 *lo, __u32 *hi, char *err,
+			  size_t errlen)
+{
+	const char *dash = strchr(text, '-');
+	unsigned long long a, b;
+	size_t low_len = dash ? (size_t)(dash - text) : strlen(text);
+	bool ok = min >= 0 && take_span(text, low_len, (unsigned long long)max, &a) && a >= (unsigned long long)min;
+
+	if (ok && dash)
+		ok = take_digits(dash + 1, (unsigned long long)max, &b) && a <= b;
+	else
+		b = a;
+	if (!ok) {
+		snprintf(err, errlen, "'%.60s' is not a %s (%ld-%ld) or a range LOW-HIGH of them", text, what, min, max);
+		return -1;
+	}
+	*lo = (__u32)a;
+	*hi = (__u32)b;
 	return 0;
 }
 
@@ -73,8 +133,8 @@ int xnf_rules_parse_l4_port(const char *text, long min, __be16 *port, char *err,
 int xnf_rules_parse_prefix(const char *text, bool length_required, struct xnf_prefix *prefix, char *err,
 			   size_t errlen)
 {
-	char addr[INET6_ADDRSTRLEN + 8], *slash, *end = NULL;
-	long len;
+	char addr[INET6_ADDRSTRLEN + 8], *slash;
+	unsigned long long len;
 	int bits;
 
 	if (strlen(text) >= sizeof(addr)) { /* cut short, "/0001" would read as /0: everything */
@@ -92,19 +152,39 @@ int xnf_rules_parse_prefix(const char *text, bool length_required, struct xnf_pr
 	memset(prefix, 0, sizeof(*prefix));
 	prefix->family = strchr(addr, ':') ? AF_INET6 : AF_INET;
 	bits = prefix->family == AF_INET6 ? 128 : 32;
-	len = slash ? strtol(slash + 1, &end, 10) : bits;
+	len = (unsigned long long)bits;
 	if (inet_pton(prefix->family, addr, prefix->bytes) != 1 ||
-	    (slash && (!isdigit((unsigned char)slash[1]) || *end)) || len < 0 || len > bits) {
+	    (slash && !take_digits(slash + 1, (unsigned long long)bits, &len))) {
 		snprintf(err, errlen, "'%s' is not an IPv4 or IPv6 prefix with a length of 0-%d", text, bits);
 		return -1;
 	}
 	for (int b = (int)len; b < bits; b++) {
 		if (prefix->bytes[b / 8] & (0x80 >> (b % 8))) {
-			snprintf(err, errlen, "%s has host bits set beyond /%ld", text, len);
+			snprintf(err, errlen, "%s has host bits set beyond /%llu", text, len);
 			return -1;
 		}
 	}
 	prefix->len = (__u32)len;
+	return 0;
+}
+
+int xnf_rules_parse_unicast_ipv4(const char *text, const char *what, __be32 *addr, char *err, size_t errlen)
+{
+	__u32 host;
+
+	if (inet_pton(AF_INET, text, addr) != 1) {
+		snprintf(err, errlen, "%s '%.60s' is not an IPv4 address", what, text);
+		return -1;
+	}
+	host = ntohl(*addr);
+	/* 0.0.0.0/8 (this host), 127.0.0.0/8 (loopback), 224.0.0.0/4 (multicast), 240.0.0.0/4 (reserved and the
+	 * broadcast address): none is a host another machine can send to or answer. */
+	if (host >> 24 == 0 || host >> 24 == 127 || host >> 28 >= 0xe) {
+		snprintf(err, errlen, "%s %s is not a unicast address another host can reach (it is %s)", what, text,
+			 host >> 24 == 0 ? "in 0.0.0.0/8" : host >> 24 == 127 ? "loopback" :
+			 host >> 28 == 0xe ? "multicast" : "reserved or broadcast");
+		return -1;
+	}
 	return 0;
 }
 
@@ -127,8 +207,7 @@ static const struct { const char *name; __u8 number; } ip_proto_names[] = {
 
 int xnf_rules_parse_ip_proto(const char *text, long min, __u8 *proto, char *err, size_t errlen)
 {
-	char *end;
-	long n;
+	unsigned long long n;
 
 	for (size_t i = 0; i < sizeof(ip_proto_names) / sizeof(ip_proto_names[0]); i++) {
 		if (strcmp(text, ip_proto_names[i].name) == 0) {
@@ -136,8 +215,7 @@ int xnf_rules_parse_ip_proto(const char *text, long min, __u8 *proto, char *err,
 			return 0;
 		}
 	}
-	n = strtol(text, &end, 10);
-	if (*text && !*end && n >= min && n <= 255) {
+	if (take_digits(text, 255, &n) && n >= (unsigned long long)min) {
 		*proto = (__u8)n;
 		return 0;
 	}

@@ -12,7 +12,6 @@
 #include <arpa/inet.h> /* before the linux headers nf.h pulls in */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <xnf/control.h>
@@ -44,92 +43,73 @@ static int parse_action(const char *word, __u8 *action, char *err, size_t errlen
 	return 0;
 }
 
-/* PREFIX: ADDRESS[/LEN] or any. The family is the rule's: both prefixes must agree. */
+/* PREFIX: ADDRESS[/LEN] (host bits zero) or any. The family is the rule's: both prefixes must agree. */
 static int parse_prefix(const char *word, struct acl_rule *r, __be32 *addr, __u8 *len, char *err, size_t errlen)
 {
-	char copy[INET6_ADDRSTRLEN + 8], *slash, *end;
+	struct xnf_prefix prefix;
 	__u8 family;
-	long bits;
 
 	if (strcmp(word, "any") == 0)
 		return 0;
-	snprintf(copy, sizeof(copy), "%s", word);
-	slash = strchr(copy, '/');
-	if (slash)
-		*slash = '\0';
-	if (inet_pton(AF_INET, copy, addr) == 1)
-		family = 4;
-	else if (inet_pton(AF_INET6, copy, addr) == 1)
-		family = 6;
-	else {
-		snprintf(err, errlen, "'%s' is not an IPv4 or IPv6 prefix (ADDRESS[/LEN] or any)", word);
+	if (xnf_rules_parse_prefix(word, false, &prefix, err, errlen))
 		return -1;
-	}
-	bits = family == 4 ? 32 : 128;
-	if (slash) {
-		bits = strtol(slash + 1, &end, 10);
-		if (!slash[1] || *end || bits < 0 || bits > (family == 4 ? 32 : 128)) {
-			snprintf(err, errlen, "'%s': a prefix length goes from 0 to %d", word, family == 4 ? 32 : 128);
-			return -1;
-		}
-	}
+	family = prefix.family == AF_INET6 ? 6 : 4;
 	if (r->family && r->family != family)
 		return fail(err, errlen, "the source and destination prefixes must be of one family");
 	r->family = family;
-	*len = (__u8)bits;
-	for (int w = 0; w < 4; w++)
-		addr[w] &= acl_word_mask((int)bits - 32 * w);
-	return 0;
-}
-
-static int parse_port(const char *text, __u16 *port)
-{
-	char *end;
-	long n = strtol(text, &end, 10);
-
-	if (!*text || *end || n < 0 || n > 65535)
-		return -1;
-	*port = (__u16)n;
+	*len = (__u8)prefix.len;
+	memcpy(addr, prefix.bytes, family == 4 ? 4 : 16);
 	return 0;
 }
 
 static int parse_range(const char *word, __u16 *lo, __u16 *hi, char *err, size_t errlen)
 {
-	char copy[32], *dash;
+	__u32 low, high;
 
-	snprintf(copy, sizeof(copy), "%s", word);
-	dash = strchr(copy, '-');
-	if (dash)
-		*dash = '\0';
-	if (parse_port(copy, lo) || (dash ? parse_port(dash + 1, hi) : (*hi = *lo, 0)) || *lo > *hi) {
-		snprintf(err, errlen, "'%s' is not a port (0-65535) or a range LOW-HIGH", word);
+	if (xnf_rules_parse_range(word, 0, 65535, "port", &low, &high, err, errlen))
+		return -1;
+	*lo = (__u16)low;
+	*hi = (__u16)high;
+	return 0;
+}
+
+/* One flag of FLAGS (the word is not copied, so no list is ever cut short); each flag is named once. */
+static int parse_flag(const char *name, size_t len, struct acl_rule *r, char *err, size_t errlen)
+{
+	int clear = len && name[0] == '!', bit = -1;
+
+	for (int i = 0; i < 8; i++) {
+		if (len - clear == strlen(tcp_flag_names[i]) && !strncmp(name + clear, tcp_flag_names[i], len - clear))
+			bit = i;
+	}
+	if (bit < 0) {
+		snprintf(err, errlen, "unknown TCP flag '%.*s': fin, syn, rst, psh, ack, urg, ece, cwr, each with '!' "
+			 "for clear", (int)(len > 40 ? 40 : len), name);
 		return -1;
 	}
+	if (r->flags_mask & (1u << bit)) {
+		snprintf(err, errlen, "the TCP flag %s is named twice: name each flag once, set or '!' clear",
+			 tcp_flag_names[bit]);
+		return -1;
+	}
+	r->flags_mask |= (__u8)(1u << bit);
+	if (!clear)
+		r->flags |= (__u8)(1u << bit);
 	return 0;
 }
 
 static int parse_flags(const char *word, struct acl_rule *r, char *err, size_t errlen)
 {
-	char copy[128], *save = NULL;
+	for (const char *name = word;; ) {
+		const char *comma = strchr(name, ',');
+		size_t len = comma ? (size_t)(comma - name) : strlen(name);
 
-	snprintf(copy, sizeof(copy), "%s", word);
-	for (char *name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-		int clear = name[0] == '!', bit = -1;
-
-		for (int i = 0; i < 8; i++) {
-			if (strcmp(name + clear, tcp_flag_names[i]) == 0)
-				bit = i;
-		}
-		if (bit < 0) {
-			snprintf(err, errlen, "unknown TCP flag '%s': fin, syn, rst, psh, ack, urg, ece, cwr, each "
-				 "with '!' for clear", name + clear);
+		if (parse_flag(name, len, r, err, errlen))
 			return -1;
-		}
-		r->flags_mask |= (__u8)(1u << bit);
-		if (!clear)
-			r->flags |= (__u8)(1u << bit);
+		if (!comma)
+			return 0;
+		name = comma + 1;
 	}
-	return 0;
 }
 
 /* The words after the action: [PROTO] then keyword-value pairs in any order. */

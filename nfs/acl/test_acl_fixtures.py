@@ -67,3 +67,17 @@ def test_the_default_drop(tmp_path):
         Fixture("no rule: the default", udp4("10.9.9.9", "192.0.2.54", 53, 80), "drop"),
         Fixture("an allow rule still passes", tcp4("10.1.2.9", "192.0.2.1", 40000, 22), "tx"),
     ], tmp_path, rules=RULES.replace("default allow", "default drop"))
+
+
+ZEROS = "0" * 60
+
+
+def test_every_word_is_read_whole(tmp_path):
+    """Numbers padded with zeros mean what they say, however long: the parser never cuts a word and reads the
+    rest (a port of 60 zeros and 80 was once read as port 0, a range's top as 6)."""
+    check("acl", [
+        Fixture("dport 0...080 is port 80", tcp4("10.9.9.9", "192.0.2.1", 1, 80), "drop"),
+        Fixture("and not port 0", tcp4("10.9.9.9", "192.0.2.1", 1, 0), "tx"),
+        Fixture("1-0...065535 reaches the top", udp4("10.9.9.9", "192.0.2.1", 1, 65535), "drop"),
+        Fixture("not only up to 6", udp4("10.9.9.9", "192.0.2.1", 1, 7), "drop"),
+    ], tmp_path, rules=f"10 drop tcp dport {ZEROS}80\n20 drop udp dport 1-{ZEROS}65535\ndefault allow\n")

@@ -104,30 +104,17 @@ static int parse_public(char **tok, int ntok, struct xnf_rule_entry *entry, char
 	struct nat_public_ports pub = { .port_lo = DEFAULT_PORT_LO, .port_hi = DEFAULT_PORT_HI };
 	struct nat_local_addr key = { 0 };
 	__u32 lo, hi;
-	char *dash;
 
 	if ((ntok != 2 && ntok != 4) || (ntok == 4 && strcmp(tok[2], "ports"))) {
 		snprintf(err, errlen, "the public side reads: public ADDR [ports LO-HI]");
 		return -1;
 	}
-	if (inet_pton(AF_INET, tok[1], &key.addr) != 1 || !key.addr) {
-		snprintf(err, errlen, "'%s' is not an IPv4 address: the NAT translates IPv4 (NAT44)", tok[1]);
+	if (xnf_rules_parse_unicast_ipv4(tok[1], "public address (the NAT translates IPv4, NAT44)", &key.addr, err,
+					 errlen))
 		return -1;
-	}
+	if (ntok == 4 && xnf_rules_parse_range(tok[3], 1, 65535, "public port", &lo, &hi, err, errlen))
+		return -1;
 	if (ntok == 4) {
-		dash = strchr(tok[3], '-');
-		if (!dash) {
-			snprintf(err, errlen, "ports '%s': give a range LO-HI, for instance 1024-65535", tok[3]);
-			return -1;
-		}
-		*dash = '\0';
-		if (xnf_rules_parse_number(tok[3], 1, 65535, "lowest public port (1-65535)", &lo, err, errlen) ||
-		    xnf_rules_parse_number(dash + 1, 1, 65535, "highest public port (1-65535)", &hi, err, errlen))
-			return -1;
-		if (hi < lo) {
-			snprintf(err, errlen, "ports %u-%u: the highest port comes second", lo, hi);
-			return -1;
-		}
 		pub.port_lo = (__u16)lo;
 		pub.port_hi = (__u16)hi;
 	}
@@ -169,10 +156,9 @@ static int parse_forward(char **tok, int ntok, struct xnf_rule_entry *entry, cha
 	if (xnf_rules_parse_tcp_udp(tok[1], &key.proto, err, errlen) ||
 	    xnf_rules_parse_l4_port(tok[2], 1, &key.port, err, errlen))
 		return -1;
-	if (inet_pton(AF_INET, tok[4], &forward.inside.addr) != 1) {
-		snprintf(err, errlen, "'%s' is not an IPv4 address: the NAT translates IPv4 (NAT44)", tok[4]);
+	if (xnf_rules_parse_unicast_ipv4(tok[4], "inside address (the NAT translates IPv4, NAT44)",
+					 &forward.inside.addr, err, errlen))
 		return -1;
-	}
 	if (xnf_rules_parse_l4_port(tok[5], 1, &forward.inside.port, err, errlen) ||
 	    xnf_rules_parse_mac(tok[7], forward.mac, err, errlen))
 		return -1;

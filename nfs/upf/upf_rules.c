@@ -13,6 +13,7 @@
  */
 #include <arpa/inet.h> /* before the linux headers */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,31 +32,20 @@ static const char *const upf_maps[] = { "upf_ifaces", "upf_n3_addrs", "upf_break
 					"upf_downlink", "upf_fars", "upf_qers", NULL };
 static const char *const iface_names[] = { [UPF_IF_N3] = "n3", [UPF_IF_N6] = "n6" };
 
-static int parse_u64(const char *word, const char *what, __u64 *out, char *err, size_t errlen)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoull(word, &end, 10);
-	if (!*word || *end || errno || word[0] == '-') {
-		snprintf(err, errlen, "%s '%s': give a whole number", what, word);
-		return -1;
-	}
-	return 0;
-}
-
 static int parse_ipv4(const char *word, const char *what, __be32 *addr, char *err, size_t errlen)
 {
-	if (inet_pton(AF_INET, word, addr) == 1 && *addr)
+	char reason[160];
+
+	if (xnf_rules_parse_unicast_ipv4(word, what, addr, reason, sizeof(reason)) == 0)
 		return 0;
-	snprintf(err, errlen, "%s '%s' is not an IPv4 address (N3 runs over IPv4 here)", what, word);
+	snprintf(err, errlen, "%s (N3 runs over IPv4 here)", reason);
 	return -1;
 }
 
 static int parse_rule_key(char **tok, struct upf_rule_key *key, char *err, size_t errlen)
 {
 	memset(key, 0, sizeof(*key));
-	if (parse_u64(tok[1], "SEID", &key->seid, err, errlen))
+	if (xnf_rules_parse_u64(tok[1], UINT64_MAX, "SEID (a whole number)", &key->seid, err, errlen))
 		return -1;
 	return xnf_rules_parse_number(tok[2], 1, 4294967295L, "rule ID (1-4294967295)", &key->id, err, errlen);
 }
@@ -122,25 +112,22 @@ static int parse_interface(char **tok, int ntok, struct xnf_rule_entry *entry, c
 /* "ADDR" (IPv4) or "ADDR/64" / "ADDR" (IPv6: its /64 prefix, as a UE gets it). */
 static int parse_ue(const char *word, struct upf_ue_key *key, char *err, size_t errlen)
 {
-	char copy[INET6_ADDRSTRLEN + 8], *slash;
-	__u8 addr[16];
+	struct xnf_prefix prefix;
+	char reason[160];
 
-	snprintf(copy, sizeof(copy), "%s", word);
-	slash = strchr(copy, '/');
-	if (slash)
-		*slash = '\0';
 	memset(key, 0, sizeof(*key));
-	if (!slash && inet_pton(AF_INET, copy, addr) == 1) {
-		key->family = 4;
-		memcpy(key->addr, addr, 4);
-		return 0;
-	}
-	if (inet_pton(AF_INET6, copy, addr) == 1 && (!slash || strcmp(slash + 1, "64") == 0)) {
+	if (!strchr(word, ':')) {
+		if (xnf_rules_parse_unicast_ipv4(word, "UE", (__be32 *)key->addr, reason, sizeof(reason)) == 0) {
+			key->family = 4;
+			return 0;
+		}
+	} else if (xnf_rules_parse_prefix(word, false, &prefix, reason, sizeof(reason)) == 0 &&
+		   (!strchr(word, '/') || prefix.len == 64)) {
 		key->family = 6;
-		memcpy(key->addr, addr, 8);
+		memcpy(key->addr, prefix.bytes, 8);
 		return 0;
 	}
-	snprintf(err, errlen, "UE '%s': give an IPv4 address or an IPv6 /64 prefix (ADDR/64)", word);
+	snprintf(err, errlen, "UE '%.60s': give a unicast IPv4 address or an IPv6 /64 prefix (ADDR/64)", word);
 	return -1;
 }
 

@@ -160,7 +160,13 @@ def test_real_applications_through_the_acl_and_a_blocked_port(variant, rules_fil
 
 def test_rules_it_cannot_take_are_refused_with_the_line_and_why(tmp_path):
     cases = {
-        "10 drop udp from 10.0.0.0/33\n": "a prefix length goes from 0 to 32",
+        "10 drop udp from 10.0.0.0/33\n": "with a length of 0-32",
+        "10 drop from 10.0.0.0/" + "0" * 60 + "32\n": "too long for an IPv4 or IPv6 prefix",
+        "10 drop from 10.0.0.1/8\n": "host bits set",
+        "10 drop tcp dport 1-" + "0" * 60 + "65536\n": "range LOW-HIGH",
+        "10 drop tcp dport +80\n": "range LOW-HIGH",
+        "10 drop tcp flags " + "syn," * 40 + "!ack\n": "named twice",
+        "10 drop tcp flags syn,!syn\n": "named twice",
         "10 drop from 10.0.0.0/8 to 2001:db8::/32\n": "one family",
         "10 drop dport 22\n": "ports need the protocol tcp or udp",
         "10 drop udp flags syn\n": "flags need the protocol tcp",

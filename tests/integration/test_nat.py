@@ -315,12 +315,17 @@ def test_closed_tcp_connections_leave_the_tables(subject, rules_file):
 def test_refused_rules_say_what_to_write(rules_file):
     with HostsTopology(hosts=2) as t:
         with NfInstance.start(t, "nat", "xdp", t.dut_ifaces, rules=rules_file(nat_rules(t))) as nf:
-            for line, says in [("public 2001:db8::1", "NAT44"), ("public 10.0.0.1 ports 9-1", "comes second"),
+            for line, says in [("public 2001:db8::1", "NAT44"), ("public 10.0.0.1 ports 9-1", "range LOW-HIGH"),
+                               ("public 255.255.255.255", "broadcast"), ("public 224.0.0.1", "multicast"),
+                               ("public 127.0.0.1", "loopback"), ("public 0.0.0.0", "0.0.0.0/8"),
+                               ("forward tcp 80 to 0.0.0.0 80 mac 02:00:00:00:00:01", "0.0.0.0/8"),
                                ("outside port 9 gateway 02:00:00:00:00:01", "port index"),
                                ("timeout sctp 10", "tcp, udp, icmp or tcp-closing"), ("masquerade", "unknown line"),
                                ("forward tcp 80 to 10.0.0.1 80", "a port forward reads")]:
                 with pytest.raises(XnfError, match=says):
                     nf.request(f"rules add {line}")
+            with pytest.raises(XnfError, match="the rule in force under this key is"):   # the address alone is not it
+                nf.request(f"rules del public {t.host(1).dut_ip} ports 1-2")
             assert sorted(nf.request("rules list").splitlines()) == sorted(nat_rules(t).replace(
                 f"public {t.host(1).dut_ip}", f"public {t.host(1).dut_ip} ports 1024-65535").splitlines())
 

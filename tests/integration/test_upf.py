@@ -137,9 +137,17 @@ def test_refused_rules_say_what_to_write(rules_file):
                                ("far 1 3 forward n3 teid 7 to 2001:db8::1", "IPv4"),
                                ("far 1 3 forward somewhere", "a FAR reads"), ("qer 1 2 mbr fast", "bits per second"), ("qer 1 2 mbr 0.5", "1 or more"),
                                ("n3 port 9 gateway 02:00:00:00:00:01 address 10.0.0.1", "port index"),
+                               ("pdr 1 3 downlink ue 0.0.0.0 far 1", "unicast IPv4"),
+                               ("far 1 3 forward n3 teid 7 to 224.0.0.1 qfi 9", "multicast"),
+                               ("pdr 01x 3 uplink teid 5 far 1", "SEID"),
                                ("session 1", "unknown line")]:
                 with pytest.raises(XnfError, match=says):
                     nf.request(f"rules add {line}")
+            # A deletion names a whole rule: a line that only shares its key (the TEID, the UE) deletes nothing.
+            for other in (f"pdr 99 1 uplink teid {UP_TEID} qfi {QFI} far 1", f"pdr 1 2 downlink ue {UE} far 9",
+                          "far 1 1 drop"):
+                with pytest.raises(XnfError, match="the rule in force under this key is"):
+                    nf.request(f"rules del {other}")
             listed = [line.split("  #")[0] for line in nf.request("rules list").splitlines()]
             assert sorted(listed) == sorted(upf_rules(t).splitlines())
 
