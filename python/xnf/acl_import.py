@@ -1,17 +1,26 @@
 """`xnf acl import`: an operator's firewall rules as the acl's (nfs/acl/README.md), from `nft -j list ruleset`
 (nftables' JSON) or `iptables-save` / `ip6tables-save`. The rules of one chain, in order, become numbered acl rules
-(sets and lists expanded into one rule each), its policy the default; a rule that needs what a stateless ACL
-cannot do (connection state, interfaces, negation, jumps, address ranges, marks...) is left out and said, never
-approximated. Non-IP frames are always forwarded by the acl, so rules about them are left out silently."""
+(sets and lists expanded into one rule each), its policy the default.
+
+An imported rule matches exactly what its source matched, never more: every match of a source rule narrows it
+(its table's family, `ip protocol`, `tcp dport`, an address of one family each say which frames it can be), and a
+rule whose matches the acl cannot AND exactly (two concatenations, two lists of one field, connection state,
+interfaces, negation, jumps, address ranges, marks...) is left out and named. A rule whose matches contradict
+each other (`tcp dport 22 udp dport 53`) matches no frame in its source either, and is left out, named. A chain
+of one family (an `ip6` table, ip6tables-save) keeps the other family's frames out of its rules and its policy.
+Non-IP frames are always forwarded by the acl: an accepting rule about them changes nothing and is left out
+silently, a dropping one is named."""
 
 from __future__ import annotations
 
 import ipaddress
-import itertools
 import json
+import math
+import re
 import shlex
 import socket
-from dataclasses import dataclass, field
+import sys
+from dataclasses import dataclass, field, replace
 
 from xnf import user_files
 from xnf.errors import XnfError
@@ -19,12 +28,23 @@ from xnf.errors import XnfError
 FLAGS = ("fin", "syn", "rst", "psh", "ack", "urg", "ece", "cwr")
 PROTOCOLS = {"tcp": "tcp", "udp": "udp", "icmp": "icmp", "icmpv6": "icmpv6", "ipv6-icmp": "icmpv6",
              "ip6-icmp": "icmpv6", "6": "tcp", "17": "udp", "1": "icmp", "58": "icmpv6"}
+PORTED = ("tcp", "udp")
 DEFAULT_STEP = 10
 MAX_RULES = 262144   # the acl's own limit (nfs/acl/README.md)
+ANY = {4: "0.0.0.0/0", 6: "::/0"}   # every frame of one family, as an acl prefix
+DIGITS = re.compile(r"[0-9]+")     # ASCII only: int() would take other scripts' digits too
 
 
 class CannotConvert(Exception):
     """A rule the acl cannot express as it stands."""
+
+
+class MatchesNothing(CannotConvert):
+    """A rule whose matches contradict each other: no frame matches it, in its source either."""
+
+
+class NonIp(CannotConvert):
+    """A rule about non-IP frames only, which the acl always forwards."""
 
 
 @dataclass
@@ -33,40 +53,125 @@ class Conversion:
     skipped: list[tuple[str, str]] = field(default_factory=list)   # (the rule, why it was left out)
     default: str | None = None
 
+    def add(self, bodies: list[str]) -> None:
+        self.lines += bodies
+
 
 @dataclass
 class Match:
-    """What one source rule matches, each field a list of alternatives (empty: any)."""
-    saddr: list[str] = field(default_factory=list)
-    daddr: list[str] = field(default_factory=list)
-    sport: list[str] = field(default_factory=list)
-    dport: list[str] = field(default_factory=list)
-    proto: list[str] = field(default_factory=list)
+    """What one source rule matches: the AND of its matches. Each field is None (any) or a list of alternatives."""
+    family: int | None = None
+    saddr: list[str] | None = None
+    daddr: list[str] | None = None
+    sport: list[str] | None = None
+    dport: list[str] | None = None
+    proto: list[str] | None = None
     flags: str | None = None
+
+    def narrow_family(self, family: int, what: str) -> None:
+        if self.family not in (None, family):
+            raise MatchesNothing(f"matches no frame: {what} is IPv{family}, the rest IPv{self.family}")
+        self.family = family
+
+    def narrow_proto(self, protocols: list[str], what: str) -> None:
+        """The protocols a frame may have: those of every protocol match at once."""
+        if self.proto is None:
+            self.proto = list(dict.fromkeys(protocols))
+            return
+        both = [p for p in self.proto if p in protocols]
+        if not both:
+            raise MatchesNothing(f"matches no frame: {what} and protocol {'|'.join(self.proto)} at once")
+        self.proto = both
+
+    def take(self, name: str, values: list[str]) -> None:
+        """A list of alternatives for a field; a second list for the same field is an AND the acl cannot carry
+        (unless it is the same list)."""
+        if not values:
+            raise CannotConvert(f"an empty list of {name} values")
+        if getattr(self, name) not in (None, values):
+            raise CannotConvert(f"two matches on {name} (the acl takes one list of alternatives per field)")
+        setattr(self, name, values)
+
+    def count(self) -> int:
+        return math.prod(len(v) if v else 1 for v in (self.saddr, self.daddr, self.sport, self.dport, self.proto))
 
     def expand(self, action: str) -> list[str]:
         """One acl rule body per combination of alternatives."""
+        self._check()
         bodies = []
-        for saddr, daddr, sport, dport, proto in itertools.product(
-                self.saddr or [None], self.daddr or [None], self.sport or [None], self.dport or [None],
-                self.proto or [None]):
-            if saddr and daddr and (":" in saddr) != (":" in daddr):
-                continue   # one family per rule: a mixed pair matches nothing
-            if (sport or dport or self.flags) and proto not in ("tcp", "udp"):
-                if proto is None:
-                    raise CannotConvert("ports without tcp or udp")
-                raise CannotConvert(f"ports with protocol {proto}")
-            words = [action] + ([proto] if proto else [])
-            words += [f"from {saddr}"] if saddr else []
-            words += [f"to {daddr}"] if daddr else []
-            words += [f"sport {sport}"] if sport else []
-            words += [f"dport {dport}"] if dport else []
-            words += [f"flags {self.flags}"] if self.flags else []
-            bodies.append(" ".join(words))
+        for saddr in self.saddr or [None]:
+            for daddr in self.daddr or [None]:
+                family = self._family_of(saddr, daddr)
+                if family is False:
+                    continue   # one family per frame: a mixed pair matches nothing
+                for proto in self.proto or [None]:
+                    if not self._fits(proto, family):
+                        continue
+                    for sport in self.sport or [None]:
+                        for dport in self.dport or [None]:
+                            bodies.append(self._body(action, proto, family, saddr, daddr, sport, dport))
+        if not bodies:
+            raise MatchesNothing("matches no frame: its addresses and protocols are of different families")
+        return bodies
+
+    def _check(self) -> None:
+        if self.flags:
+            self.narrow_proto(["tcp"], "tcp flags")
+        if self.sport or self.dport:
+            if self.proto is None:
+                raise CannotConvert("ports without tcp or udp")
+            if any(p not in PORTED for p in self.proto):
+                raise CannotConvert(f"ports with protocol {'|'.join(p for p in self.proto if p not in PORTED)}")
+
+    def _family_of(self, saddr: str | None, daddr: str | None) -> int | None | bool:
+        """The family a combination's frames are of (None: either), or False where its parts disagree."""
+        families = {_family(a) for a in (saddr, daddr) if a} | ({self.family} if self.family else set())
+        return False if len(families) > 1 else next(iter(families), None)
+
+    @staticmethod
+    def _fits(proto: str | None, family: int | None) -> bool:
+        if (proto, family) in (("icmp", 6), ("icmpv6", 4)):
+            raise CannotConvert(f"protocol {proto} in IPv{family} frames (the acl takes icmp with IPv4 and icmpv6 "
+                                "with IPv6)")
+        return True
+
+    def _body(self, action, proto, family, saddr, daddr, sport, dport) -> str:
+        words = [action] + ([proto] if proto else [])
+        if family and not saddr and not daddr:
+            saddr = ANY[family]   # the family alone: every address of it
+        words += [f"from {saddr}"] if saddr else []
+        words += [f"to {daddr}"] if daddr else []
+        words += [f"sport {sport}"] if sport else []
+        words += [f"dport {dport}"] if dport else []
+        words += [f"flags {self.flags}"] if self.flags else []
+        return " ".join(words)
+
+
+class Budget:
+    """The acl's rule limit, checked before a rule's combinations are built, not after."""
+
+    def __init__(self, limit: int = MAX_RULES):
+        self.left = limit
+
+    def take(self, matches: list[Match], action: str) -> list[str]:
+        needed = sum(m.count() for m in matches)
+        if needed > self.left:
+            raise XnfError(f"the ruleset expands to more than {MAX_RULES} acl rules (sets and lists give one rule "
+                           "per combination): the acl holds no more; split the chain or shorten its lists")
+        bodies = [body for m in matches for body in m.expand(action)]
+        self.left -= len(bodies)
         return bodies
 
 
-def _prefix(text: str) -> str:
+def _family(address: str) -> int:
+    return 6 if ":" in address else 4
+
+
+def _prefix(text) -> str:
+    if not isinstance(text, str):
+        raise CannotConvert(f"'{text}' is not an address or prefix")
+    if text.startswith("@"):
+        raise CannotConvert(f"a named set ({text}): list it inline")
     try:
         net = ipaddress.ip_network(text, strict=False)
     except ValueError:
@@ -75,35 +180,65 @@ def _prefix(text: str) -> str:
     return str(net.network_address) if full else str(net)
 
 
-def _port(text) -> str:
-    text = str(text).replace(":", "-")
-    low, _, high = text.partition("-")
-    if not low.isdigit() or (high and not high.isdigit()):
-        raise CannotConvert(f"port '{text}' is not a number or range")
-    return text if high and high != low else low
+def _port_number(text: str) -> int:
+    if not DIGITS.fullmatch(text) or int(text) > 65535:
+        raise CannotConvert(f"port '{text}' is not a number from 0 to 65535")
+    return int(text)
 
 
-def _protocol(value) -> str:
-    """The acl's name for a protocol: tcp, udp, icmp, icmpv6, or its number."""
+def _port_range(low: int, high: int, given) -> str:
+    if low > high:
+        raise CannotConvert(f"port range '{given}' runs backwards")
+    return str(low) if low == high else f"{low}-{high}"
+
+
+def _ipt_port(text: str) -> str:
+    """iptables' PORT, LOW:HIGH, LOW: (to 65535) or :HIGH (from 0)."""
+    low, colon, high = text.partition(":")
+    if not colon:
+        return str(_port_number(text))
+    return _port_range(_port_number(low) if low else 0, _port_number(high) if high else 65535, text)
+
+
+def _protocol(value, zero_is_any: bool = False) -> str | None:
+    """The acl's name for a protocol: tcp, udp, icmp, icmpv6, or its number 1-255; None for any (iptables' 0)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise CannotConvert(f"protocol '{value}'")
     text = str(value).lower()
     if text in PROTOCOLS:
         return PROTOCOLS[text]
-    if text.isdigit() and int(text) < 256:
-        return text
-    try:
-        return str(socket.getprotobyname(text))
-    except OSError:
-        raise CannotConvert(f"protocol '{value}'") from None
+    if DIGITS.fullmatch(text):
+        number = int(text)
+    else:
+        try:
+            number = socket.getprotobyname(text)
+        except OSError:
+            raise CannotConvert(f"protocol '{value}'") from None
+    if number == 0 and zero_is_any:
+        return None
+    if not 1 <= number <= 255:
+        raise CannotConvert(f"protocol '{value}' (the acl takes 1-255)")
+    return PROTOCOLS.get(str(number), str(number))
 
 
-def _flags(mask: list[str], wanted: list[str]) -> str:
+def _flags(mask: list, wanted: list) -> str:
+    if not all(isinstance(f, str) for f in mask + wanted):
+        raise CannotConvert("TCP flags that are not names")
     unknown = [f for f in mask + wanted if f not in FLAGS]
     if unknown:
         raise CannotConvert(f"TCP flag '{unknown[0]}'")
+    if set(wanted) - set(mask):
+        raise MatchesNothing(f"matches no frame: flags {','.join(wanted)} wanted set outside the mask")
+    if len(set(mask)) != len(mask):
+        raise CannotConvert("a TCP flag named twice in the mask")
     return ",".join(f if f in wanted else f"!{f}" for f in mask)
 
 
 # ---------------------------------------------------------------------------------------------------- nftables
+
+TABLE_FAMILY = {"ip": 4, "ip6": 6}
+ETHER_FAMILY = {"ip": 4, "ip6": 6, "ipv4": 4, "ipv6": 6, 0x0800: 4, 0x86dd: 6, 2: 4, 10: 6}
+
 
 def _nft_values(right) -> list:
     """A match's right-hand side as a list of alternatives (a set expanded)."""
@@ -115,98 +250,154 @@ def _nft_values(right) -> list:
 def _nft_address(value) -> str:
     if isinstance(value, str):
         return _prefix(value)
-    if isinstance(value, dict) and "prefix" in value:
-        return _prefix(f"{value['prefix']['addr']}/{value['prefix']['len']}")
+    if isinstance(value, dict) and isinstance(value.get("prefix"), dict):
+        addr, length = value["prefix"].get("addr"), value["prefix"].get("len")
+        if not isinstance(addr, str) or isinstance(length, bool) or not isinstance(length, int):
+            raise CannotConvert(f"a prefix of {json.dumps(value)[:80]}")
+        return _prefix(f"{addr}/{length}")
     raise CannotConvert("an address range or set reference")
 
 
 def _nft_port(value) -> str:
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, dict) and "range" in value:
-        return _port(f"{value['range'][0]}-{value['range'][1]}")
-    raise CannotConvert(f"a port match of {json.dumps(value)}")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(_port_number(str(value)))
+    if isinstance(value, dict) and isinstance(value.get("range"), list) and len(value["range"]) == 2:
+        low, high = value["range"]
+        if any(isinstance(v, bool) or not isinstance(v, int) for v in (low, high)):
+            raise CannotConvert(f"a port range of {json.dumps(value)[:80]}")
+        return _port_range(_port_number(str(low)), _port_number(str(high)), f"{low}-{high}")
+    raise CannotConvert(f"a port match of {json.dumps(value)[:80]}")
 
 
-def _nft_field(left) -> str:
-    """Which acl field a match's left-hand side is: saddr, daddr, sport, dport, proto, flags, ethertype."""
-    if "payload" in left:
+def _nft_field(left) -> tuple[str, int | None]:
+    """Which acl field a match's left-hand side is (saddr, daddr, tcp:dport, th:sport, proto, family), and the
+    family its protocol keyword says frames are of (`ip saddr`: IPv4)."""
+    if not isinstance(left, dict):
+        raise CannotConvert(f"a match on {json.dumps(left)[:80]}")
+    if isinstance(left.get("payload"), dict):
         proto, name = left["payload"].get("protocol"), left["payload"].get("field")
-        if proto in ("ip", "ip6") and name in ("saddr", "daddr"):
-            return name
+        family = TABLE_FAMILY.get(proto)
+        if family and name in ("saddr", "daddr"):
+            return name, family
         if proto in ("tcp", "udp", "th") and name in ("sport", "dport"):
-            return f"{proto}:{name}"
+            return f"{proto}:{name}", None
         if (proto, name) in (("ip", "protocol"), ("ip6", "nexthdr")):
-            return "proto"
+            return "proto", family
         if (proto, name) == ("ether", "type"):
-            return "ethertype"
-    if left.get("meta", {}).get("key") == "l4proto":
-        return "proto"
-    raise CannotConvert(f"a match on {json.dumps(left)}")
+            return "family", None
+    meta = left.get("meta", {}).get("key") if isinstance(left.get("meta"), dict) else None
+    if meta == "l4proto":
+        return "proto", None
+    if meta in ("nfproto", "protocol"):
+        return "family", None
+    raise CannotConvert(f"a match on {json.dumps(left)[:80]}")
 
 
-def _nft_match(m: dict, match: Match, components: dict) -> None:
-    left, right = m["left"], m["right"]
-    if m.get("op") not in ("==", "in"):
-        if "payload" in left and _nft_field(left) == "ethertype":
-            raise CannotConvert("a match on non-IP frames (the acl always forwards them)")
-        raise CannotConvert(f"a match with '{m.get('op')}' (negation)")
-    if "&" in left:   # tcp flags & (mask) == wanted
-        flags, mask = left["&"]
-        if flags.get("payload", {}).get("field") != "flags":
-            raise CannotConvert("a bit mask on anything but TCP flags")
-        wanted = [] if right in (0, "0x0") else right if isinstance(right, list) else [right]
-        match.flags = _flags(list(mask) if isinstance(mask, list) else [mask], wanted)
-        match.proto = match.proto or ["tcp"]
+def _take_family(values: list, match: Match) -> None:
+    families = set()
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (str, int)):
+            raise CannotConvert(f"a frame type of {json.dumps(v)[:40]}")
+        families.add(ETHER_FAMILY.get(v.lower() if isinstance(v, str) else v))
+    if families == {None}:
+        raise NonIp("a match on non-IP frames (the acl always forwards them)")
+    if None in families:
+        raise CannotConvert("a match on IP and non-IP frames at once (the acl always forwards non-IP frames)")
+    if len(families) == 1:
+        match.narrow_family(families.pop(), "its frame type")
+
+
+def _take(name: str, family: int | None, values: list, match: Match) -> None:
+    if name == "family":
+        _take_family(values, match)
         return
-    if "concat" in left:
-        fields = [_nft_field(part) for part in left["concat"]]
-        rows = [v["concat"] for v in _nft_values(right)]
-        components.setdefault("concat", []).append((fields, rows))
-        return
-    _take(_nft_field(left), _nft_values(right), match)
-
-
-def _take(name: str, values: list, match: Match) -> None:
-    if name == "ethertype":
-        if set(values) - {"ip", "ip6"}:
-            raise CannotConvert("a match on non-IP frames (the acl always forwards them)")
-        return
+    if family:
+        match.narrow_family(family, f"{'ip' if family == 4 else 'ip6'} {name}")
     if name in ("saddr", "daddr"):
-        getattr(match, name).extend(_nft_address(v) for v in values)
+        addresses = [_nft_address(v) for v in values]
+        if family and any(_family(a) != family for a in addresses):
+            raise CannotConvert(f"an address of the other family in an IPv{family} {name} match")
+        match.take(name, addresses)
     elif name == "proto":
-        match.proto.extend(_protocol(v) for v in values)
+        protocols = [_protocol(v) for v in values]
+        match.narrow_proto(protocols, "protocol " + "|".join(protocols))
     else:
         proto, port = name.split(":")
-        getattr(match, port).extend(_nft_port(v) for v in values)
-        if proto != "th" and proto not in match.proto:
-            match.proto.append(proto)
+        if proto != "th":
+            match.narrow_proto([proto], f"{proto} {port}")
+        match.take(port, [_nft_port(v) for v in values])
 
 
-def _nft_rule(exprs: list) -> tuple[str, list[str]]:
-    """(action, rule bodies) of one nftables rule."""
-    match, components, action = Match(), {}, None
+def _nft_flags(left: dict, right, match: Match) -> None:
+    """tcp flags & (MASK) == WANTED"""
+    operands = left["&"]
+    if not isinstance(operands, list) or len(operands) != 2 or not isinstance(operands[0], dict):
+        raise CannotConvert("a bit mask nft does not write")
+    flags, mask = operands
+    payload = flags.get("payload") if isinstance(flags.get("payload"), dict) else {}
+    if (payload.get("protocol"), payload.get("field")) != ("tcp", "flags"):
+        raise CannotConvert("a bit mask on anything but TCP flags")
+    mask = mask if isinstance(mask, list) else [mask]
+    wanted = [] if right in (0, "0x0") else right if isinstance(right, list) else [right]
+    if match.flags is not None:
+        raise CannotConvert("two matches on TCP flags")
+    match.flags = _flags(mask, wanted)
+    match.narrow_proto(["tcp"], "tcp flags")
+
+
+def _nft_concat(left: dict, right) -> tuple[list, list]:
+    fields = [_nft_field(part) for part in left["concat"]]
+    rows = []
+    for value in _nft_values(right):
+        row = value.get("concat") if isinstance(value, dict) else None
+        if not isinstance(row, list) or len(row) != len(fields):
+            raise CannotConvert(f"a concatenation row of {json.dumps(value)[:80]} for {len(fields)} fields")
+        rows.append(row)
+    return fields, rows
+
+
+def _nft_match(m: dict, match: Match, concats: list) -> None:
+    left, right = m["left"], m["right"]
+    if not isinstance(left, dict):
+        raise CannotConvert(f"a match on {json.dumps(left)[:80]}")
+    if m.get("op") not in ("==", "in"):
+        if "payload" in left and _nft_field(left)[0] == "family":
+            raise NonIp("a match on non-IP frames (the acl always forwards them)")
+        raise CannotConvert(f"a match with '{m.get('op')}' (negation)")
+    if "&" in left:
+        _nft_flags(left, right, match)
+    elif "concat" in left:
+        concats.append(_nft_concat(left, right))
+    else:
+        name, family = _nft_field(left)
+        _take(name, family, _nft_values(right), match)
+
+
+def _nft_rule(exprs: list, family: int | None) -> tuple[str, list[Match]]:
+    """(action, the matches whose OR is the rule) of one nftables rule."""
+    match, concats, action = Match(family=family), [], None
     for expr in exprs:
         kind = next(iter(expr))
         if kind == "match":
-            _nft_match(expr["match"], match, components)
+            _nft_match(expr["match"], match, concats)
         elif kind in ("accept", "drop", "reject"):
             action = "allow" if kind == "accept" else "drop"
         elif kind not in ("counter", "log", "comment"):
             raise CannotConvert(f"'{kind}' (the acl has allow and drop only)")
     if action is None:
         raise CannotConvert("no accept, drop or reject")
-    bodies = []
-    if not components:
-        return action, match.expand(action)
-    for fields, rows in components["concat"]:
-        for row in rows:
-            one = Match(list(match.saddr), list(match.daddr), list(match.sport), list(match.dport),
-                        list(match.proto), match.flags)
-            for name, value in zip(fields, row):
-                _take(name, [value], one)
-            bodies += one.expand(action)
-    return action, bodies
+    if len(concats) > 1:
+        raise CannotConvert("two concatenations in one rule (an AND of their rows the acl cannot carry)")
+    if not concats:
+        return action, [match]
+    fields, rows = concats[0]
+    matches = []
+    for row in rows:
+        one = replace(match)   # Match's methods assign new lists, never change one in place
+        for (name, field_family), value in zip(fields, row):
+            _take(name, field_family, [value], one)
+        matches.append(one)
+    return action, matches
 
 
 def _nft_chain(objects: list[dict], chain: str | None) -> dict:
@@ -222,56 +413,94 @@ def _nft_chain(objects: list[dict], chain: str | None) -> dict:
     return found[0]
 
 
-def from_nft_json(text: str, chain: str | None = None) -> Conversion:
+def _policy(conversion: Conversion, policy: str | None, family: int | None, budget: Budget) -> None:
+    """The chain's policy: the default for a chain of both families; for a chain of one family, a last rule over
+    that family's frames (the other family never reaches the chain in its source)."""
+    action = {"accept": "allow", "drop": "drop", "ACCEPT": "allow", "DROP": "drop"}.get(policy or "")
+    if family is None or action is None:
+        conversion.default = action
+    elif action == "drop":
+        conversion.add(budget.take([Match(family=family)], "drop"))
+
+
+def _nft_objects(text: str) -> list[dict]:
     try:
         objects = json.loads(text)["nftables"]
+    except RecursionError:
+        raise XnfError("this JSON is nested deeper than nftables writes: give the output of "
+                       "'nft -j list ruleset'") from None
     except (ValueError, KeyError, TypeError):
         objects = None
     if not isinstance(objects, list):
         raise XnfError("this is not nftables' JSON: give the output of 'nft -j list ruleset'")
+    return [o for o in objects if isinstance(o, dict)]
+
+
+def from_nft_json(text: str, chain: str | None = None) -> Conversion:
+    objects = _nft_objects(text)
     try:
-        picked = _nft_chain([o for o in objects if isinstance(o, dict)], chain)
+        picked = _nft_chain(objects, chain)
         where = (picked["table"], picked["name"], picked.get("family"))
     except (KeyError, TypeError, AttributeError) as missing:
         raise XnfError(f"this nftables JSON has a chain without {missing}: is it 'nft -j list ruleset' output?") \
             from None
-    policy = picked.get("policy", "accept")
-    out = Conversion(default={"accept": "allow", "drop": "drop"}.get(policy) if isinstance(policy, str) else None)
+    table_family = picked.get("family")
+    family = TABLE_FAMILY.get(table_family) if isinstance(table_family, str) else None
+    out, budget = Conversion(), Budget()
     for o in objects:
-        rule = o.get("rule") if isinstance(o, dict) else None
+        rule = o.get("rule")
         if not isinstance(rule, dict) or (rule.get("table"), rule.get("chain"), rule.get("family")) != where:
             continue
         described = f"rule {rule.get('handle')} of {picked['table']}/{picked['name']}"
         try:
-            _, bodies = _nft_rule(rule["expr"])
+            action, matches = _nft_rule(rule["expr"], family)
+            out.add(budget.take(matches, action))
+        except NonIp as why:
+            if _accepts(rule):
+                continue   # what the acl does with non-IP frames anyway
+            out.skipped.append((described, str(why)))
         except CannotConvert as why:
-            if "non-IP" not in str(why):
-                out.skipped.append((described, str(why)))
-            continue
+            out.skipped.append((described, str(why)))
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, StopIteration):
             out.skipped.append((described, "not a rule as nft writes it"))
-            continue
-        out.lines += bodies
+    policy = picked.get("policy", "accept")
+    _policy(out, policy if isinstance(policy, str) else None, family, budget)
     return out
+
+
+def _accepts(rule: dict) -> bool:
+    return any(isinstance(e, dict) and "accept" in e for e in rule.get("expr", []))
 
 
 # ---------------------------------------------------------------------------------------------------- iptables
 
+def _ipt_list(text: str, convert) -> list[str]:
+    return [convert(v) for v in text.split(",")]
+
+
 def _ipt_option(word: str, args: list[str], match: Match) -> str | None:
     """Takes one option with its arguments into match; the action for -j."""
-    if word in ("-s", "--source", "--src"):
-        match.saddr += [_prefix(v) for v in args[0].split(",")]
-    elif word in ("-d", "--destination", "--dst"):
-        match.daddr += [_prefix(v) for v in args[0].split(",")]
+    if word in ("-s", "--source", "--src", "-d", "--destination", "--dst"):
+        name = "saddr" if word in ("-s", "--source", "--src") else "daddr"
+        addresses = _ipt_list(args[0], _prefix)
+        for a in addresses:
+            match.narrow_family(_family(a), f"address {a}")
+        match.take(name, addresses)
     elif word in ("-p", "--protocol"):
-        match.proto = [] if args[0] == "all" else [_protocol(args[0])]
+        proto = None if args[0] == "all" else _protocol(args[0], zero_is_any=True)
+        if proto:
+            match.narrow_proto([proto], f"-p {args[0]}")
     elif word in ("--sport", "--source-port", "--sports", "--source-ports"):
-        match.sport += [_port(v) for v in args[0].split(",")]
+        match.take("sport", _ipt_list(args[0], _ipt_port))
     elif word in ("--dport", "--destination-port", "--dports", "--destination-ports"):
-        match.dport += [_port(v) for v in args[0].split(",")]
+        match.take("dport", _ipt_list(args[0], _ipt_port))
     elif word == "--tcp-flags":
+        if match.flags is not None:
+            raise CannotConvert("two TCP flag matches")
         match.flags = _flags(args[0].lower().split(","), args[1].lower().split(","))
     elif word == "--syn":
+        if match.flags is not None:
+            raise CannotConvert("two TCP flag matches")
         match.flags = _flags(["syn", "rst", "ack", "fin"], ["syn"])
     elif word in ("-m", "--match"):
         if args[0] not in ("tcp", "udp", "multiport", "comment", "icmp", "icmp6"):
@@ -293,8 +522,8 @@ def _ipt_option(word: str, args: list[str], match: Match) -> str | None:
 IPT_ARGS = {"--tcp-flags": 2, "--syn": 0, "!": 0}
 
 
-def _ipt_rule(words: list[str]) -> tuple[str, list[str]]:
-    match, action, i = Match(), None, 0
+def _ipt_rule(words: list[str], family: int) -> tuple[str, Match]:
+    match, action, i = Match(family=family), None, 0
     while i < len(words):
         take = IPT_ARGS.get(words[i], 1)
         args = words[i + 1:i + 1 + take]
@@ -304,11 +533,26 @@ def _ipt_rule(words: list[str]) -> tuple[str, list[str]]:
         i += 1 + take
     if action is None:
         raise CannotConvert("no -j ACCEPT, DROP or REJECT")
-    return action, match.expand(action)
+    return action, match
 
 
-def from_iptables_save(text: str, chain: str = "FORWARD") -> Conversion:
-    out, seen_chain = Conversion(), False
+SAVED_BY = re.compile(r"#\s*Generated by (ip6?)tables(?:-nft|-legacy)?-save\b")
+
+
+def _ipt_family(text: str, family: str | None) -> int:
+    """IPv4 for iptables-save, IPv6 for ip6tables-save: from --family, else from the comment each writes first."""
+    if family:
+        return {"ip": 4, "ip6": 6}[family]
+    said = SAVED_BY.search(text[:4096])
+    if said:
+        return 6 if said.group(1) == "ip6" else 4
+    raise XnfError("cannot tell iptables-save (IPv4) from ip6tables-save (IPv6) output: keep the '# Generated by' "
+                   "line it starts with, or give --family ip or ip6")
+
+
+def from_iptables_save(text: str, chain: str = "FORWARD", family: str | None = None) -> Conversion:
+    ip_family = _ipt_family(text, family)
+    out, budget, seen_chain, policy = Conversion(), Budget(), False, None
     in_filter = True
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
@@ -319,31 +563,31 @@ def from_iptables_save(text: str, chain: str = "FORWARD") -> Conversion:
         if line.startswith(f":{chain} "):
             seen_chain = True
             policy = line.split()[1]
-            out.default = {"ACCEPT": "allow", "DROP": "drop"}.get(policy)
         elif line.startswith(f"-A {chain} "):
             seen_chain = True
             try:
-                words = shlex.split(line)[2:]
-                _, bodies = _ipt_rule(words)
+                action, match = _ipt_rule(shlex.split(line)[2:], ip_family)
+                out.add(budget.take([match], action))
             except (CannotConvert, ValueError) as why:
                 out.skipped.append((f"line {number}", str(why)))
-                continue
-            out.lines += bodies
     if not seen_chain:
         raise XnfError(f"no chain {chain} in this iptables-save output (its filter table): give --chain NAME")
+    _policy(out, policy, ip_family, budget)
     return out
 
 
 # ---------------------------------------------------------------------------------------------------- the command
 
-def convert(text: str, kind: str = "auto", chain: str | None = None) -> Conversion:
+def convert(text: str, kind: str = "auto", chain: str | None = None, family: str | None = None) -> Conversion:
     stripped = text.lstrip()
     if kind == "auto":
         kind = "nft-json" if stripped.startswith("{") else "iptables" if stripped[:1] in ("*", ":", "-", "#") else ""
     if kind == "nft-json":
+        if family:
+            raise XnfError("--family is for iptables-save output: nftables' JSON says each table's family itself")
         return from_nft_json(text, chain)
     if kind == "iptables":
-        return from_iptables_save(text, chain or "FORWARD")
+        return from_iptables_save(text, chain or "FORWARD", family)
     raise XnfError("cannot tell what this is: give the output of 'nft -j list ruleset' (JSON; for nftables' text "
                    "form, list it with -j) or of 'iptables-save' / 'ip6tables-save'")
 
@@ -359,17 +603,31 @@ def rules_text(conversion: Conversion, step: int = DEFAULT_STEP) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run(source: str, kind: str, chain: str | None, step: int, out: str | None) -> int:
-    """xnf acl import: the rules file written (out, or stdout), what was left out said on stderr."""
-    import sys
+def _read_stdin() -> str:
+    """Standard input, bounded like a file (cat /dev/zero | xnf acl import - ends in a message, not a MemoryError)."""
+    data = sys.stdin.buffer.read(user_files.MAX_RULES_BYTES + 1)
+    if len(data) > user_files.MAX_RULES_BYTES:
+        raise XnfError(f"standard input is longer than {user_files.MAX_RULES_BYTES >> 20} MiB: is it a ruleset?")
+    try:
+        return data.decode()
+    except UnicodeDecodeError as err:
+        raise XnfError(f"standard input is not UTF-8 text (byte {err.start}): is it a ruleset?") from None
 
+
+def run(source: str, kind: str, chain: str | None, step: int, out: str | None, family: str | None = None) -> int:
+    """xnf acl import: the rules file written (out, or stdout), what was left out said on stderr."""
     if step < 1:
         raise XnfError(f"--step {step}: give 1 or more (the gap between rule numbers)")
-    text = sys.stdin.read() if source == "-" else user_files.read_text(source, "ruleset", user_files.MAX_RULES_BYTES)
-    conversion = convert(text, kind, chain)
+    text = _read_stdin() if source == "-" else user_files.read_text(source, "ruleset", user_files.MAX_RULES_BYTES)
+    if "\0" in text:
+        raise XnfError("the ruleset holds a NUL byte: is it a ruleset?")
+    conversion = convert(text, kind, chain, family)
     if not conversion.lines:
         raise XnfError("no rule of the chain could be taken: " + ("; ".join(f"{w}: {y}" for w, y in
                        conversion.skipped[:3]) or "it has none"))
+    if step * len(conversion.lines) > 4000000000:
+        raise XnfError(f"--step {step} numbers {len(conversion.lines)} rules past the acl's highest sequence "
+                       "number (4,000,000,000): give a smaller step")
     written = rules_text(conversion, step)
     if out:
         try:

@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 from test_acl import FIXED_RULES, random_rules
+from xnf import build
 from xnf.lab import netfilter, netns
 from xnf.lab.topology import Topology
 
@@ -83,17 +84,57 @@ def test_iptables_rules_that_fit_are_taken_and_the_others_named(tmp_path):
     (tmp_path / "saved").write_text(saved)
     done = imported(tmp_path / "saved")
     assert done.returncode == 0, done.stderr
+    # iptables-save is IPv4's: its rules and its drop policy hold for IPv4 frames, IPv6 is not its to drop.
     assert rules_of(done.stdout) == rules_of("""
         10 allow tcp from 10.1.2.0/24 to 192.0.2.0/24 dport 22
         20 drop tcp from 10.1.0.0/16 dport 20-23
         30 drop tcp from 10.1.0.0/16 dport 80
-        40 drop tcp dport 8000-8999 flags syn,!ack
-        50 drop udp dport 53
-        default drop""")
+        40 drop tcp from 0.0.0.0/0 dport 8000-8999 flags syn,!ack
+        50 drop udp from 0.0.0.0/0 dport 53
+        60 drop from 0.0.0.0/0
+        default allow""")
     left_out = [ln for ln in done.stdout.splitlines() if ln.startswith("# left out")]
     assert len(left_out) == 3 and "conntrack" in left_out[0] and "interface" in left_out[1] \
         and "negation" in left_out[2], left_out
-    assert "5 acl rules; 3 left out" in done.stderr
+    assert "6 acl rules; 3 left out" in done.stderr
+    checked = subprocess.run([str(build.nf_binary("acl")), "check-rules", str(tmp_path / "out")], capture_output=True,
+                             text=True) if (tmp_path / "out").write_text(done.stdout) else None
+    assert checked.returncode == 0, checked.stderr
+
+
+# (nft itself refuses contradictions such as `tcp dport 22 udp dport 53`: tests/unit/test_acl_import_inputs.py
+# gives them as JSON.)
+HOSTILE_NFT = [
+    "ether type ip6 drop", "ip protocol tcp drop", "ip saddr . tcp dport { 10.0.0.1 . 22, 10.0.0.2 . 80-81 } drop",
+    "meta l4proto { tcp, udp } th dport 53 accept", "tcp flags & (syn | ack) == syn drop",
+]
+
+
+def test_what_it_writes_is_what_nftables_matched_and_loads(tmp_path):
+    """Rules written as an operator (or an attacker) might, loaded into nftables and listed back: what acl import
+    makes of them passes check-rules, and each rule keeps the family and protocols nftables gave it."""
+    script = "table inet t {\n  chain c {\n    type filter hook forward priority 0; policy accept;\n" + \
+        "".join(f"    {rule}\n" for rule in HOSTILE_NFT) + "  }\n}\ntable ip6 six {\n  chain c {\n" \
+        "    type filter hook forward priority 0; policy drop;\n    tcp dport 22 accept\n  }\n}\n"
+    with Topology("pair") as t:
+        netfilter.nft(t.dut_ns, script)
+        listing = netns.run(t.dut_ns, ["nft", "-j", "list", "ruleset"]).stdout
+    (tmp_path / "ruleset.json").write_text(listing)
+    inet, six = imported(tmp_path / "ruleset.json", "--chain", "t/c"), imported(tmp_path / "ruleset.json",
+                                                                              "--chain", "six/c")
+    assert inet.returncode == 0 and six.returncode == 0, inet.stderr + six.stderr
+    rules = [ln.split(" ", 1)[1] for ln in inet.stdout.splitlines() if ln[:1].isdigit()]
+    assert rules == ["drop from ::/0", "drop tcp from 0.0.0.0/0", "drop tcp from 10.0.0.1 dport 22",
+                     "drop tcp from 10.0.0.2 dport 80-81", "allow tcp dport 53", "allow udp dport 53",
+                     "drop tcp flags syn,!ack"], inet.stdout
+    assert "left out" not in inet.stdout, inet.stdout
+    assert [ln.split(" ", 1)[1] for ln in six.stdout.splitlines() if ln[:1].isdigit()] == \
+        ["allow tcp from ::/0 dport 22", "drop from ::/0"] and "default" not in six.stdout
+    for name, done in (("inet", inet), ("six", six)):
+        (tmp_path / name).write_text(done.stdout)
+        checked = subprocess.run([str(build.nf_binary("acl")), "check-rules", str(tmp_path / name)],
+                                 capture_output=True, text=True)
+        assert checked.returncode == 0, checked.stderr
 
 
 def test_what_is_not_a_ruleset_is_said(tmp_path):
