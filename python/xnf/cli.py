@@ -200,7 +200,8 @@ def cmd_acl_import(args: argparse.Namespace) -> int:
 def cmd_pfcp(args: argparse.Namespace) -> int:
     from xnf import pfcp
 
-    return pfcp.serve(control.pick_instance(args.name), args.listen, args.port, args.n3_addr, args.node_id)
+    return pfcp.serve(control.pick_instance(args.name), args.listen, args.port, args.n3_addr, args.node_id, args.smf,
+                      args.max_sessions)
 
 
 def cmd_exporter(args: argparse.Namespace) -> int:
@@ -629,6 +630,10 @@ def make_parser() -> argparse.ArgumentParser:
     pfcp.add_argument("--n3-addr", required=True, metavar="ADDR",
                       help="the upf's N3 address, in the F-TEIDs this endpoint chooses")
     pfcp.add_argument("--node-id", metavar="ADDR", help="the Node ID and F-SEID address (default the --listen one)")
+    pfcp.add_argument("--smf", action="append", metavar="ADDR",
+                      help="accept associations from this SMF address only (again for more; default: any)")
+    pfcp.add_argument("--max-sessions", type=int, default=100_000, metavar="N",
+                      help="sessions at most; more are refused with cause 75 (default 100000)")
     pfcp.set_defaults(func=cmd_pfcp)
     exporter = sub.add_parser("exporter", help="serve every instance's counters as Prometheus metrics")
     exporter.add_argument("--listen", default="127.0.0.1:9417", metavar="ADDR:PORT",

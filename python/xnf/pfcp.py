@@ -1,16 +1,30 @@
 """`xnf pfcp`: a PFCP endpoint (3GPP TS 29.244, the N4 interface) in front of a running upf instance, so that an
-SMF sets up its sessions: association set-up, heartbeats, and session establishment, modification and deletion
-with the Create / Update / Remove PDR, FAR and QER IEs the upf NF has rules for. Each session becomes the rule
-lines of nfs/upf/README.md, applied through the instance's control socket (`xnf rules add|del`); the messages are
-read and written with scapy's PFCP layer (scapy.contrib.pfcp).
+SMF sets up its sessions: association set-up and release, heartbeats, and session establishment, modification and
+deletion with the Create / Update / Remove PDR, FAR and QER IEs the upf NF has rules for. Each session becomes the
+rule lines of nfs/upf/README.md (xnf/pfcp_session.py), applied through the instance's control socket; the messages
+are read and written with scapy's PFCP layer (scapy.contrib.pfcp).
 
-The session's rules are named by the SEID this endpoint gives it (the UP F-SEID of its answer). A PFCP QER's two
-rates become two of the upf's QERs: uplink (2 x ID) for its uplink PDRs, downlink (2 x ID + 1) for its downlink
-ones. A PDR whose F-TEID asks the UP function to choose (CH) gets the next TEID of this endpoint's, on the N3
-address given with --n3-addr, reported in a Created PDR IE.
+What the network sends is hostile until it holds, so, as TS 29.244 asks:
+- session messages are taken only from a node with a PFCP association (cause 72 otherwise); with --smf, only the
+  listed addresses may set one up (cause 64 otherwise);
+- a session belongs to the address that established it: another node's modification or deletion of it is answered
+  as for a session that does not exist (cause 65), and changes nothing;
+- a TEID or UE address belongs to one session at a time: a PDR that would take another session's is a rule failure
+  (cause 73), never a takeover;
+- a request sent again with the same sequence number from the same node (a retransmission, 7.6) is answered with
+  the first answer, not done twice;
+- a modification is worked out whole before anything changes, and a line the upf refuses undoes the lines already
+  changed, the replaced ones put back: all or nothing;
+- sessions (--max-sessions), rules per session, associations and remembered answers are bounded (cause 75, No
+  resources available); an association set up again with a new Recovery Time Stamp (the SMF restarted) ends that
+  node's old sessions.
+
+The session's rules are named by the SEID this endpoint gives it (the UP F-SEID of its answer). A PDR whose F-TEID
+asks the UP function to choose (CH) gets the next free TEID of this endpoint's, on the N3 address given with
+--n3-addr, reported in a Created PDR IE.
 
 Not done: usage reports (URRs: the PDRs' counters are in `xnf rules list`), BARs and buffering, SDF filters,
-Update PDR, PFD management, several UP functions' associations at once (the last association set-up wins).
+Update PDR, PFD management, IPv6 UE addresses.
 """
 
 from __future__ import annotations
@@ -18,18 +32,25 @@ from __future__ import annotations
 import ipaddress
 import socket
 import time
-from dataclasses import dataclass, field
+from collections import OrderedDict
+from dataclasses import dataclass
 
-from xnf import control, say
+from xnf import say
 from xnf.errors import XnfError
+from xnf.pfcp_session import InstanceRules, RuleFailure, Session, put_in_force
 
 PFCP_PORT = 8805
 # TS 29.244 8.2.1 causes.
-ACCEPTED, REJECTED, CONTEXT_NOT_FOUND, MANDATORY_IE_MISSING, RULE_FAILURE = 1, 64, 65, 66, 70
+ACCEPTED, REJECTED, CONTEXT_NOT_FOUND, MANDATORY_IE_MISSING = 1, 64, 65, 66
+NO_ASSOCIATION, RULE_FAILURE, NO_RESOURCES = 72, 73, 75
 # TS 29.244 8.2.2 / 8.2.24 interface values.
 ACCESS, CORE = 0, 1
-FIRST_CHOSEN_TEID = 0x10000
+FIRST_CHOSEN_TEID, LAST_TEID = 0x10000, 0xFFFFFFFF
 NTP_EPOCH_OFFSET = 2208988800   # seconds from 1900 (a Recovery Time Stamp's epoch) to 1970
+DEFAULT_MAX_SESSIONS = 100_000
+MAX_ASSOCIATIONS = 256
+# A retransmission comes within N1 x T1 (a few times a few seconds); answers are kept a minute, at most this many.
+ANSWER_KEPT_S, MAX_ANSWERS_KEPT = 60.0, 16384
 
 
 class Refused(Exception):
@@ -52,34 +73,53 @@ def _one(ie, ie_class, what: str):
 
 
 @dataclass
-class Session:
-    """One PFCP session: the CP's SEID and address, and its PDRs, FARs and QERs as the upf's rule lines."""
-    cp_seid: int
-    cp_addr: tuple
-    pdrs: dict[int, dict] = field(default_factory=dict)
-    fars: dict[int, dict] = field(default_factory=dict)
-    qers: dict[int, dict] = field(default_factory=dict)
-    applied: set[str] = field(default_factory=set)
+class Association:
+    node_id: str
+    recovery: int | None
 
 
 class Endpoint:
-    def __init__(self, instance: str, n3_addr: str, node_addr: str):
+    def __init__(self, rules, n3_addr: str, node_addr: str, smfs: set[str] | None = None,
+                 max_sessions: int = DEFAULT_MAX_SESSIONS, clock=time.monotonic):
         from scapy.contrib import pfcp
 
         self.p = pfcp
-        self.instance, self.n3_addr, self.node_addr = instance, n3_addr, node_addr
+        self.rules, self.n3_addr, self.node_addr = rules, n3_addr, node_addr
+        self.smfs, self.max_sessions, self.clock = smfs, max_sessions, clock
+        self.associations: dict[str, Association] = {}
         self.sessions: dict[int, Session] = {}
+        self.by_cp_seid: dict[tuple[str, int], int] = {}   # (CP address, CP SEID) -> SEID
+        self.owner: dict[tuple, int] = {}                  # ("teid", T) or ("ue", ADDR) -> SEID
+        self.answers: OrderedDict = OrderedDict()          # (peer, sequence number) -> (time, request, answer)
         self.next_seid, self.next_teid = 1, FIRST_CHOSEN_TEID
         self.started = int(time.time()) + NTP_EPOCH_OFFSET
 
     # ------------------------------------------------------------------ messages
 
     def answer(self, datagram: bytes, peer: tuple) -> bytes | None:
-        """The answer to one PFCP request (None for what needs none)."""
+        """The answer to one PFCP request (None for what needs none); a retransmission gets the first answer."""
+        message = self.p.PFCP(datagram)
+        key = (peer, message.seq)
+        kept = self.answers.get(key)
+        if kept and kept[1] == datagram and self.clock() - kept[0] < ANSWER_KEPT_S:
+            return kept[2]
+        answer = self._handle(message, peer)
+        if answer is not None:
+            self._keep(key, datagram, answer)
+        return answer
+
+    def _keep(self, key, datagram: bytes, answer: bytes) -> None:
+        self.answers.pop(key, None)
+        self.answers[key] = (self.clock(), datagram, answer)
+        while len(self.answers) > MAX_ANSWERS_KEPT or \
+                (self.answers and self.clock() - next(iter(self.answers.values()))[0] >= ANSWER_KEPT_S):
+            self.answers.popitem(last=False)
+
+    def _handle(self, message, peer: tuple) -> bytes | None:
         p = self.p
-        message = p.PFCP(datagram)
         # By the header's type: a request without IEs (a deletion) has no payload for scapy to type.
         handlers = {1: (self._heartbeat, p.PFCPHeartbeatRequest), 5: (self._association, p.PFCPAssociationSetupRequest),
+                    9: (self._release, p.PFCPAssociationReleaseRequest),
                     50: (self._establish, p.PFCPSessionEstablishmentRequest),
                     52: (self._modify, p.PFCPSessionModificationRequest),
                     54: (self._delete, p.PFCPSessionDeletionRequest)}
@@ -88,7 +128,7 @@ class Endpoint:
             return None
         handler, request = handlers[message.message_type]
         kind = message.payload if isinstance(message.payload, request) else request()
-        header, body = handler(message, kind, peer)
+        header, body = handler(message, kind, peer[0])
         return bytes(header / body)
 
     def _recovery(self):
@@ -103,89 +143,196 @@ class Endpoint:
         return [p.IE_CreatedPDR(IE_list=[p.IE_PDR_Id(id=pdr_id), p.IE_FTEID(V4=1, TEID=teid, ipv4=self.n3_addr)])
                 for pdr_id, teid in created]
 
-    def _heartbeat(self, message, kind, peer):
+    def _heartbeat(self, message, kind, peer: str):
         return self.p.PFCP(S=0, seq=message.seq), self.p.PFCPHeartbeatResponse(IE_list=[self._recovery()])
 
-    def _association(self, message, kind, peer):
-        return (self.p.PFCP(S=0, seq=message.seq),
-                self.p.PFCPAssociationSetupResponse(IE_list=[self._node_id(), self.p.IE_Cause(cause=ACCEPTED),
-                                                             self._recovery()]))
-
-    def _establish(self, message, kind, peer):
+    def _association(self, message, kind, peer: str):
         p = self.p
         try:
-            cp = _one(kind, p.IE_FSEID, "the CP F-SEID")
-            session = Session(cp_seid=cp.seid, cp_addr=peer)
-            created = self._take_rules(session, kind)
+            node = _one(kind, p.IE_NodeId, "the Node ID")
+            if self.smfs is not None and peer not in self.smfs:
+                raise Refused(REJECTED, f"{peer} is not a listed SMF (--smf)")
+            if peer not in self.associations and len(self.associations) >= MAX_ASSOCIATIONS:
+                raise Refused(NO_RESOURCES, f"{MAX_ASSOCIATIONS} associations already")
+            recovery = next((ie.timestamp for ie in _ies(kind, p.IE_RecoveryTimeStamp)), None)
+            known = self.associations.get(peer)
+            if known and known.recovery != recovery:
+                self._end_sessions_of(peer, "it set up its association again after a restart")
+            self.associations[peer] = Association(str(getattr(node, "ipv4", None) or getattr(node, "id", "")),
+                                                  recovery)
+            cause = ACCEPTED
+        except Refused as refused:
+            say.info(f"pfcp: association set-up from {peer} refused: {refused}")
+            cause = refused.cause
+        return (p.PFCP(S=0, seq=message.seq),
+                p.PFCPAssociationSetupResponse(IE_list=[self._node_id(), p.IE_Cause(cause=cause), self._recovery()]))
+
+    def _release(self, message, kind, peer: str):
+        p = self.p
+        cause = NO_ASSOCIATION
+        if peer in self.associations:
+            self._end_sessions_of(peer, "it released its association")
+            del self.associations[peer]
+            cause = ACCEPTED
+        return p.PFCP(S=0, seq=message.seq), p.PFCPAssociationReleaseResponse(
+            IE_list=[self._node_id(), p.IE_Cause(cause=cause)])
+
+    def _end_sessions_of(self, peer: str, why: str) -> None:
+        ended = [seid for seid, s in self.sessions.items() if s.cp_addr == peer]
+        for seid in ended:
+            self._remove(seid)
+        if ended:
+            say.info(f"pfcp: {len(ended)} sessions of {peer} ended: {why}")
+
+    def _session_answer(self, response, message, cp_seid: int, cause: int, extra: list = ()):
+        p = self.p
+        body = ([self._node_id()] if response is p.PFCPSessionEstablishmentResponse else []) + \
+            [p.IE_Cause(cause=cause), *extra]
+        return p.PFCP(seid=cp_seid, seq=message.seq), response(IE_list=body)
+
+    def _associated(self, peer: str) -> None:
+        if peer not in self.associations:
+            raise Refused(NO_ASSOCIATION, f"{peer} has no PFCP association: set one up first")
+
+    def _establish(self, message, kind, peer: str):
+        p = self.p
+        cp_seid = next((ie.seid for ie in _ies(kind, p.IE_FSEID)), 0)
+        try:
+            self._associated(peer)
+            cp_seid = _one(kind, p.IE_FSEID, "the CP F-SEID").seid
+            if len(self.sessions) >= self.max_sessions:
+                raise Refused(NO_RESOURCES, f"{self.max_sessions} sessions already (--max-sessions)")
+            if (peer, cp_seid) in self.by_cp_seid:
+                raise Refused(REJECTED, f"CP SEID {cp_seid} of {peer} already has a session")
             seid = self.next_seid
-            self._apply(seid, session)
-        except Refused as refused:
-            say.info(f"pfcp: session establishment refused: {refused}")
-            cp_seid = next((ie.seid for ie in _ies(kind, p.IE_FSEID)), 0)
-            return (p.PFCP(seid=cp_seid, seq=message.seq),
-                    p.PFCPSessionEstablishmentResponse(IE_list=[self._node_id(), p.IE_Cause(cause=refused.cause)]))
-        self.next_seid += 1
-        self.sessions[seid] = session
-        body = [self._node_id(), p.IE_Cause(cause=ACCEPTED), p.IE_FSEID(v4=1, seid=seid, ipv4=self.node_addr)]
-        body += self._created_pdrs(created)
-        return p.PFCP(seid=session.cp_seid, seq=message.seq), p.PFCPSessionEstablishmentResponse(IE_list=body)
-
-    def _modify(self, message, kind, peer):
-        p = self.p
-        session = self.sessions.get(message.seid)
-        if session is None:
-            return (p.PFCP(seid=0, seq=message.seq),
-                    p.PFCPSessionModificationResponse(IE_list=[p.IE_Cause(cause=CONTEXT_NOT_FOUND)]))
-        before = (dict(session.pdrs), dict(session.fars), dict(session.qers))
-        try:
-            for remove, table in ((p.IE_RemovePDR, session.pdrs), (p.IE_RemoveFAR, session.fars),
-                                  (p.IE_RemoveQER, session.qers)):
-                for ie in _ies(kind, remove):
-                    id_ie = _one(ie, (p.IE_PDR_Id, p.IE_FAR_Id, p.IE_QER_Id), "the rule's ID")
-                    table.pop(id_ie.id, None)
-            for ie in _ies(kind, p.IE_UpdateFAR):
-                far_id = _one(ie, p.IE_FAR_Id, "the FAR ID").id
-                if far_id not in session.fars:
-                    raise Refused(RULE_FAILURE, f"Update FAR {far_id}: no such FAR in the session")
-                session.fars[far_id] = {**session.fars[far_id], **self._far(ie, update=True)}
-            for ie in _ies(kind, p.IE_UpdateQER):
-                qer_id = _one(ie, p.IE_QER_Id, "the QER ID").id
-                session.qers[qer_id] = {**session.qers.get(qer_id, {}), **self._qer(ie)}
+            session = Session(cp_seid=cp_seid, cp_addr=peer)
             created = self._take_rules(session, kind)
-            self._apply(message.seid, session)
-        except Refused as refused:
-            session.pdrs, session.fars, session.qers = before
-            say.info(f"pfcp: session {message.seid} modification refused: {refused}")
-            return (p.PFCP(seid=session.cp_seid, seq=message.seq),
-                    p.PFCPSessionModificationResponse(IE_list=[p.IE_Cause(cause=refused.cause)]))
-        body = [p.IE_Cause(cause=ACCEPTED)] + self._created_pdrs(created)
-        return p.PFCP(seid=session.cp_seid, seq=message.seq), p.PFCPSessionModificationResponse(IE_list=body)
+            self._put(seid, None, session)
+        except (Refused, RuleFailure) as refused:
+            cause = refused.cause if isinstance(refused, Refused) else RULE_FAILURE
+            say.info(f"pfcp: session establishment from {peer} refused: {refused}")
+            return self._session_answer(p.PFCPSessionEstablishmentResponse, message, cp_seid, cause)
+        self.next_seid += 1
+        extra = [p.IE_FSEID(v4=1, seid=seid, ipv4=self.node_addr), *self._created_pdrs(created)]
+        return self._session_answer(p.PFCPSessionEstablishmentResponse, message, cp_seid, ACCEPTED, extra)
 
-    def _delete(self, message, kind, peer):
+    def _owned(self, seid: int, peer: str) -> Session:
+        """The session, if this node has an association and established it; else refused without a word of whose."""
+        self._associated(peer)
+        session = self.sessions.get(seid)
+        if session is None or session.cp_addr != peer:
+            raise Refused(CONTEXT_NOT_FOUND, f"no session {seid} of {peer}")
+        return session
+
+    def _modify(self, message, kind, peer: str):
         p = self.p
-        session = self.sessions.pop(message.seid, None)
-        if session is None:
-            return (p.PFCP(seid=0, seq=message.seq),
-                    p.PFCPSessionDeletionResponse(IE_list=[p.IE_Cause(cause=CONTEXT_NOT_FOUND)]))
-        session.pdrs, session.fars, session.qers = {}, {}, {}
-        self._apply(message.seid, session)
-        return p.PFCP(seid=session.cp_seid, seq=message.seq), p.PFCPSessionDeletionResponse(
-            IE_list=[p.IE_Cause(cause=ACCEPTED)])
+        cp_seid = 0
+        try:
+            old = self._owned(message.seid, peer)
+            cp_seid, session = old.cp_seid, old.copy()
+            self._remove_rules(session, kind)
+            self._update_rules(session, kind)
+            created = self._take_rules(session, kind)
+            self._put(message.seid, old, session)
+        except (Refused, RuleFailure) as refused:
+            cause = refused.cause if isinstance(refused, Refused) else RULE_FAILURE
+            say.info(f"pfcp: modification of session {message.seid} from {peer} refused: {refused}")
+            return self._session_answer(p.PFCPSessionModificationResponse, message, cp_seid, cause)
+        return self._session_answer(p.PFCPSessionModificationResponse, message, cp_seid, ACCEPTED,
+                                    self._created_pdrs(created))
+
+    def _delete(self, message, kind, peer: str):
+        p = self.p
+        try:
+            session = self._owned(message.seid, peer)
+        except Refused as refused:
+            say.info(f"pfcp: deletion of session {message.seid} from {peer} refused: {refused}")
+            return self._session_answer(p.PFCPSessionDeletionResponse, message, 0, refused.cause)
+        self._remove(message.seid)
+        return self._session_answer(p.PFCPSessionDeletionResponse, message, session.cp_seid, ACCEPTED)
+
+    # ------------------------------------------------------------------ the session table
+
+    def _claims(self, session: Session) -> dict[tuple, int]:
+        """What of the upf's a session takes, by PDR: its uplink TEIDs and its UE addresses."""
+        return {("teid", pdr["teid"]) if pdr["direction"] == "uplink" else ("ue", pdr["ue"]): pdr_id
+                for pdr_id, pdr in session.pdrs.items()}
+
+    def _put(self, seid: int, old: Session | None, new: Session) -> None:
+        """The session's new state checked whole, put in force on the upf all or nothing, then kept."""
+        new.check()
+        for claim, pdr_id in self._claims(new).items():
+            if self.owner.get(claim, seid) != seid:
+                raise RuleFailure(f"PDR {pdr_id}: {claim[0].upper()} {claim[1]} belongs to another session")
+        wanted = new.lines(seid)
+        put_in_force(self.rules, old.applied if old else set(), wanted)
+        new.applied = wanted
+        if old:
+            self._forget(old)
+        self.sessions[seid] = new
+        self.by_cp_seid[(new.cp_addr, new.cp_seid)] = seid
+        self.owner.update({claim: seid for claim in self._claims(new)})
+
+    def _forget(self, session: Session) -> None:
+        for claim in self._claims(session):
+            self.owner.pop(claim, None)
+
+    def _remove(self, seid: int) -> None:
+        session = self.sessions.pop(seid)
+        put_in_force(self.rules, session.applied, set())
+        self._forget(session)
+        del self.by_cp_seid[(session.cp_addr, session.cp_seid)]
+
+    def _choose_teid(self) -> int:
+        """The next TEID no session holds, from FIRST_CHOSEN_TEID on (after the last, round again)."""
+        for _ in range(len(self.owner) + 1):
+            teid = self.next_teid
+            self.next_teid = teid + 1 if teid < LAST_TEID else FIRST_CHOSEN_TEID
+            if ("teid", teid) not in self.owner:
+                return teid
+        raise Refused(NO_RESOURCES, "no TEID is free")
 
     # ------------------------------------------------------------------ IEs to rules
+
+    def _remove_rules(self, session: Session, kind) -> None:
+        p = self.p
+        for remove, table, what in ((p.IE_RemovePDR, session.pdrs, "PDR"), (p.IE_RemoveFAR, session.fars, "FAR"),
+                                    (p.IE_RemoveQER, session.qers, "QER")):
+            for ie in _ies(kind, remove):
+                rule_id = _one(ie, (p.IE_PDR_Id, p.IE_FAR_Id, p.IE_QER_Id), "the rule's ID").id
+                if table.pop(rule_id, None) is None:
+                    raise RuleFailure(f"Remove {what} {rule_id}: no such {what} in the session")
+
+    def _update_rules(self, session: Session, kind) -> None:
+        p = self.p
+        for ie in _ies(kind, p.IE_UpdateFAR):
+            far_id = _one(ie, p.IE_FAR_Id, "the FAR ID").id
+            if far_id not in session.fars:
+                raise RuleFailure(f"Update FAR {far_id}: no such FAR in the session")
+            session.fars[far_id].update(self._far(ie, update=True))
+        for ie in _ies(kind, p.IE_UpdateQER):
+            qer_id = _one(ie, p.IE_QER_Id, "the QER ID").id
+            if qer_id not in session.qers:
+                raise RuleFailure(f"Update QER {qer_id}: no such QER in the session")
+            session.qers[qer_id].update(self._qer(ie, update=True))
 
     def _take_rules(self, session: Session, kind) -> list[tuple[int, int]]:
         """The Create FAR, QER and PDR IEs into the session; the (PDR ID, TEID) of each F-TEID chosen here."""
         p = self.p
-        for ie in _ies(kind, p.IE_CreateFAR):
-            session.fars[_one(ie, p.IE_FAR_Id, "the FAR ID").id] = self._far(ie)
-        for ie in _ies(kind, p.IE_CreateQER):
-            session.qers[_one(ie, p.IE_QER_Id, "the QER ID").id] = self._qer(ie)
+        for create, table, id_class, parse, what in ((p.IE_CreateFAR, session.fars, p.IE_FAR_Id, self._far, "FAR"),
+                                                     (p.IE_CreateQER, session.qers, p.IE_QER_Id, self._qer, "QER")):
+            for ie in _ies(kind, create):
+                rule_id = _one(ie, id_class, f"the {what} ID").id
+                if rule_id in table:
+                    raise RuleFailure(f"Create {what} {rule_id}: the session has one already")
+                table[rule_id] = parse(ie)
         created = []
         for ie in _ies(kind, p.IE_CreatePDR):
             pdr_id, pdr = self._pdr(ie)
-            if pdr.get("choose"):
-                pdr["teid"], self.next_teid = self.next_teid, self.next_teid + 1
+            if pdr_id in session.pdrs:
+                raise RuleFailure(f"Create PDR {pdr_id}: the session has one already")
+            if pdr.pop("choose", False):
+                pdr["teid"] = self._choose_teid()
                 created.append((pdr_id, pdr["teid"]))
             session.pdrs[pdr_id] = pdr
         return created
@@ -201,18 +348,21 @@ class Endpoint:
         pdr = {"far": far_ids[0].id, "qer": qer_ids[0].id if qer_ids else None}
         if source == ACCESS:
             fteid = _one(pdi, p.IE_FTEID, f"PDR {pdr_id}: the F-TEID")
+            if not fteid.CH and not 1 <= fteid.TEID <= LAST_TEID:
+                raise RuleFailure(f"PDR {pdr_id}: TEID {fteid.TEID} (0 is path management's)")
             pdr.update(direction="uplink", choose=bool(fteid.CH), teid=None if fteid.CH else fteid.TEID,
                        qfi=_ies(pdi, p.IE_QFI)[0].QFI if _ies(pdi, p.IE_QFI) else None)
         elif source == CORE:
             ue = _one(pdi, p.IE_UE_IP_Address, f"PDR {pdr_id}: the UE IP address")
             if not ue.V4:
-                raise Refused(RULE_FAILURE, f"PDR {pdr_id}: only IPv4 UE addresses are taken here")
+                raise RuleFailure(f"PDR {pdr_id}: only IPv4 UE addresses are taken here")
             pdr.update(direction="downlink", ue=ue.ipv4)
         else:
-            raise Refused(RULE_FAILURE, f"PDR {pdr_id}: source interface {source} is neither Access nor Core")
+            raise RuleFailure(f"PDR {pdr_id}: source interface {source} is neither Access nor Core")
         return pdr_id, pdr
 
     def _far(self, ie, update: bool = False) -> dict:
+        """A FAR's fields from its IEs; in an update, only the fields the IE carries."""
         p = self.p
         far: dict = {}
         actions = _ies(ie, p.IE_ApplyAction)
@@ -223,104 +373,51 @@ class Endpoint:
             raise Refused(MANDATORY_IE_MISSING, "a FAR's Apply Action is missing")
         params = _ies(ie, p.IE_UpdateForwardingParameters if update else p.IE_ForwardingParameters)
         if params:
-            destination = _one(params[0], p.IE_DestinationInterface, "the destination interface").interface
+            destinations = _ies(params[0], p.IE_DestinationInterface)
+            if destinations:
+                far["to"] = "n3" if destinations[0].interface == ACCESS else "n6"
+            elif not update:
+                raise Refused(MANDATORY_IE_MISSING, "the destination interface is missing")
             creation = _ies(params[0], p.IE_OuterHeaderCreation)
-            far["to"] = "n3" if destination == ACCESS else "n6"
-            far["tunnel"] = (creation[0].TEID, creation[0].ipv4) if creation and creation[0].GTPUUDPIPV4 else None
+            if creation:
+                far["tunnel"] = (creation[0].TEID, creation[0].ipv4) if creation[0].GTPUUDPIPV4 else None
+            elif not update:
+                far["tunnel"] = None
         return far
 
-    def _qer(self, ie) -> dict:
+    def _qer(self, ie, update: bool = False) -> dict:
+        """A QER's rates and QFI; in an update, only those the IE carries (an MBR alone keeps the QFI)."""
         p = self.p
         mbr, qfi = _ies(ie, p.IE_MBR), _ies(ie, p.IE_QFI)
-        return {"ul_kbps": mbr[0].ul if mbr else 0, "dl_kbps": mbr[0].dl if mbr else 0,
-                "qfi": qfi[0].QFI if qfi else None}
-
-    def lines(self, seid: int, s: Session) -> set[str]:
-        """The session as the upf's rule lines."""
-        out = set()
-        for pdr_id, pdr in s.pdrs.items():
-            qer = s.qers.get(pdr["qer"]) if pdr["qer"] else None
-            rate_id = None
-            if qer and qer["ul_kbps" if pdr["direction"] == "uplink" else "dl_kbps"]:
-                rate_id = 2 * pdr["qer"] + (pdr["direction"] == "downlink")
-            tail = f" far {pdr['far']}" + (f" qer {rate_id}" if rate_id else "")
-            if pdr["direction"] == "uplink":
-                out.add(f"pdr {seid} {pdr_id} uplink teid {pdr['teid']}" +
-                        (f" qfi {pdr['qfi']}" if pdr["qfi"] else "") + tail)
-            else:
-                out.add(f"pdr {seid} {pdr_id} downlink ue {pdr['ue']}" + tail)
-        for far_id, far in s.fars.items():
-            out.add(f"far {seid} {far_id} " + self._far_line(far, self._downlink_qfi(s, far_id)))
-        for qer_id, qer in s.qers.items():
-            for offset, key in ((0, "ul_kbps"), (1, "dl_kbps")):
-                if qer[key]:
-                    out.add(f"qer {seid} {2 * qer_id + offset} mbr {qer[key]}k")
-        return out
-
-    @staticmethod
-    def _far_line(far: dict, qfi: int | None) -> str:
-        if far.get("action") != "forward":
-            return far.get("action", "drop")
-        if far.get("to") == "n3":
-            if not far.get("tunnel"):
-                raise Refused(RULE_FAILURE, "a FAR to Access needs an Outer Header Creation (GTP-U/UDP/IPv4)")
-            teid, peer = far["tunnel"]
-            return f"forward n3 teid {teid} to {peer}" + (f" qfi {qfi}" if qfi else "")
-        return "forward n6"
-
-    @staticmethod
-    def _downlink_qfi(s: Session, far_id: int) -> int | None:
-        """The QFI a FAR's tunnel carries: its downlink PDR's QER's."""
-        for pdr in s.pdrs.values():
-            qer = s.qers.get(pdr["qer"]) if pdr["qer"] else None
-            if pdr["far"] == far_id and pdr["direction"] == "downlink" and qer and qer["qfi"]:
-                return qer["qfi"]
-        return None
-
-    def _apply(self, seid: int, s: Session) -> None:
-        """Brings the instance's rules to the session's lines: the old lines no longer wanted deleted, the new ones
-        added. A line the instance refuses undoes what this call added, and is answered as a rule failure."""
-        try:
-            wanted = self.lines(seid, s)
-        except KeyError as missing:
-            raise Refused(RULE_FAILURE, f"a PDR names a rule the session lacks ({missing})") from None
-        added = []
-        try:
-            for line in sorted(wanted - s.applied, key=lambda ln: not ln.startswith(("far", "qer"))):
-                control.request(self.instance, f"rules add {line}")
-                added.append(line)
-        except XnfError as err:
-            for line in added:
-                control.request(self.instance, f"rules del {line}")
-            raise Refused(RULE_FAILURE, str(err)) from None
-        kept = {_rule_key(line) for line in wanted}
-        stale = [line for line in s.applied if _rule_key(line) not in kept]
-        for line in sorted(stale, key=lambda ln: ln.startswith(("far", "qer"))):
-            try:
-                control.request(self.instance, f"rules del {line}")
-            except XnfError as err:
-                say.info(f"pfcp: could not remove '{line}': {err}")
-        s.applied = wanted
+        qer = {}
+        if mbr or not update:
+            qer.update(ul_kbps=mbr[0].ul if mbr else 0, dl_kbps=mbr[0].dl if mbr else 0)
+        if qfi or not update:
+            qer["qfi"] = qfi[0].QFI if qfi else None
+        return qer
 
 
-def _rule_key(line: str) -> tuple:
-    """What names a rule line's entry in the upf: a PDR's match (its TEID and QFI, or its UE), a FAR's or QER's
-    session and ID. A line replaced by one with the same key is not to be deleted after it."""
-    words = line.split()
-    if words[0] == "pdr":
-        return tuple(words[3:words.index("far")])
-    return tuple(words[:3])
+def _ipv4(what: str, addr: str) -> str:
+    try:
+        ipaddress.IPv4Address(addr)
+    except ValueError:
+        raise XnfError(f"{what} {addr}: give an IPv4 address") from None
+    return addr
 
 
-def serve(instance: str, listen: str, port: int, n3_addr: str, node_addr: str | None) -> int:
+def serve(instance: str, listen: str, port: int, n3_addr: str, node_addr: str | None, smfs: list[str] | None = None,
+          max_sessions: int = DEFAULT_MAX_SESSIONS) -> int:
     """Answers PFCP requests on listen:port until interrupted."""
-    for what, addr in (("--listen", listen), ("--n3-addr", n3_addr), ("--node-id", node_addr or listen)):
-        try:
-            ipaddress.IPv4Address(addr)
-        except ValueError:
-            raise XnfError(f"{what} {addr}: give an IPv4 address") from None
-    control.request(instance, "rules list")   # the instance is there and answers, before anything is promised
-    endpoint = Endpoint(instance, n3_addr, node_addr or listen)
+    for what, addr in (("--listen", listen), ("--n3-addr", n3_addr), ("--node-id", node_addr or listen),
+                       *(("--smf", smf) for smf in smfs or [])):
+        _ipv4(what, addr)
+    if not 1 <= port <= 65535:
+        raise XnfError(f"--port {port}: give a UDP port from 1 to 65535 (PFCP's is {PFCP_PORT})")
+    if max_sessions < 1:
+        raise XnfError(f"--max-sessions {max_sessions}: give 1 or more")
+    rules = InstanceRules(instance)
+    rules.list()   # the instance is there and answers, before anything is promised
+    endpoint = Endpoint(rules, n3_addr, node_addr or listen, set(smfs) if smfs else None, max_sessions)
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
         sock.bind((listen, port))
