@@ -1,13 +1,16 @@
 """`xnf exporter --listen ADDR:PORT`: every running instance's counters as Prometheus metrics.
 
 Each scrape asks every instance in the run directory for its stats (nothing is cached, so a scrape sees what
-`xnf stats` would). The metric names and their labels are written here only; docs/operations.md lists them.
+`xnf stats` would); scrapes that arrive while one is asking share its answers, so a thousand at once ask each instance
+once, not a thousand times. A client gets REQUEST_TIMEOUT_S to send its request, and at most MAX_CONNECTIONS are
+served at once (the others wait in the listen queue): half-sent requests hold the exporter for seconds at most. The metric names and their labels are written here only; docs/operations.md lists them.
 The label `instance` is the xnf instance's name: Prometheus must keep it (honor_labels: true in the scrape job),
 or it renames it to exported_instance beside its own target label."""
 
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -18,6 +21,8 @@ from xnf.errors import XnfError
 # instance is asked at once.
 ASK_TIMEOUT_S = 2.0
 MAX_ASKED_AT_ONCE = 32
+REQUEST_TIMEOUT_S = 3.0
+MAX_CONNECTIONS = 512
 
 IDENTITY = ["instance", "nf", "mode"]
 # name (without _total): (help, extra labels)
@@ -86,11 +91,41 @@ def add_offload(families: dict, who: list[str], offload: dict) -> None:
     families["xnf_offloaded_rules"].add_metric(who, sum(r["where"] == "kernel" for r in offload["rules"]))
 
 
+class SharedRound:
+    """One round of asking at a time: a caller that arrives while a round runs waits for it and takes its answer."""
+
+    def __init__(self, ask):
+        self.ask, self.lock, self.running = ask, threading.Lock(), None
+
+    def answer(self):
+        with self.lock:
+            leads = self.running is None
+            if leads:
+                self.running = (threading.Event(), [])
+            done, box = self.running
+        if not leads:
+            done.wait()
+            return box[0] if box else None
+        try:
+            box.append(self.ask())
+        finally:
+            with self.lock:
+                self.running = None
+            done.set()
+        return box[0]
+
+
 class InstancesCollector:
     """A prometheus_client collector over the control sockets of one run directory."""
 
     def __init__(self, run_dir: str | None = None):
         self.run_dir = run_dir
+        self.round = SharedRound(self._ask_all)
+
+    def _ask_all(self) -> list:
+        present = control.listing(self.run_dir)
+        with ThreadPoolExecutor(max_workers=max(1, min(MAX_ASKED_AT_ONCE, len(present)))) as pool:
+            return list(zip(present, pool.map(self._ask, present)))
 
     def _ask(self, item: control.Listed):
         try:
@@ -100,10 +135,7 @@ class InstancesCollector:
 
     def collect(self):
         families = _families()
-        present = control.listing(self.run_dir)
-        with ThreadPoolExecutor(max_workers=max(1, min(MAX_ASKED_AT_ONCE, len(present)))) as pool:
-            answers = list(pool.map(self._ask, present))
-        for item, stats in zip(present, answers):
+        for item, stats in self.round.answer() or []:
             if stats:
                 add_instance(families, stats)
             elif item.owner:  # it did not answer: said, with what its owner record tells
@@ -118,10 +150,50 @@ def parse_listen(text: str) -> tuple[str, int]:
     return host.strip("[]") or "0.0.0.0", int(port)
 
 
+def _start_server(host: str, port: int, registry):
+    """prometheus_client's WSGI app on a threading server that closes idle connections and bounds its threads (its
+    own start_http_server waits for a half-sent request forever, a thread each)."""
+    import socket
+    from wsgiref.simple_server import WSGIRequestHandler, make_server
+
+    from prometheus_client import make_wsgi_app
+    from prometheus_client.exposition import ThreadingWSGIServer
+
+    class Handler(WSGIRequestHandler):
+        timeout = REQUEST_TIMEOUT_S   # socketserver sets it on the connection: a silent client is closed
+
+        def log_message(self, *args):
+            pass
+
+    class Server(ThreadingWSGIServer):
+        address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        request_queue_size = 4 * MAX_CONNECTIONS
+        slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+
+        def process_request(self, request, client_address):
+            self.slots.acquire()   # past MAX_CONNECTIONS, the next ones wait in the listen queue
+            super().process_request(request, client_address)
+
+        def handle_error(self, request, client_address):
+            if not isinstance(sys.exc_info()[1], OSError):   # a client that timed out or went away: nothing to say
+                super().handle_error(request, client_address)
+
+        def process_request_thread(self, request, client_address):
+            try:
+                super().process_request_thread(request, client_address)
+            finally:
+                self.slots.release()
+
+    server = make_server(host, port, make_wsgi_app(registry), Server, handler_class=Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    return server, thread
+
+
 def serve(listen: str, run_dir: str | None = None) -> int:
     """Serves /metrics until SIGINT or SIGTERM."""
     try:
-        from prometheus_client import CollectorRegistry, start_http_server
+        from prometheus_client import CollectorRegistry
     except ImportError:
         raise XnfError("the exporter needs prometheus_client: run scripts/setup.sh, or pip install "
                        "prometheus_client") from None
@@ -129,7 +201,7 @@ def serve(listen: str, run_dir: str | None = None) -> int:
     registry = CollectorRegistry()
     registry.register(InstancesCollector(run_dir))
     try:
-        server, thread = start_http_server(port, addr=host, registry=registry)
+        server, thread = _start_server(host, port, registry)
     except OSError as e:
         raise XnfError(f"cannot listen on {host}:{port}: {e.strerror}; choose another port") from None
     done = threading.Event()

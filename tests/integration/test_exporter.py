@@ -13,6 +13,7 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -161,6 +162,39 @@ def test_an_instance_that_does_not_answer_is_exported_as_down(two_port):
     assert f'xnf_uptime_seconds{{instance="{down.name}"' not in metrics
     assert took < 5
     assert up.stop() == 0 and down.stop() == 0
+
+
+def scrape(url: str) -> str:
+    """One scrape, given as long as Prometheus would wait for many (it must be answered, not be quick)."""
+    with urllib.request.urlopen(url, timeout=60) as answer:
+        return answer.read().decode()
+
+
+def test_a_thousand_scrapes_at_once_and_idle_half_sent_requests_are_all_answered(pair):
+    """1,000 parallel scrapes each get the metrics (they share the rounds of asking the instance); 800 connections
+    that send half a request and wait are closed by the exporter, and a scrape behind them is answered."""
+    nf = NfInstance.start(pair, "macswap", "xdp", ["dut0"])
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/metrics"
+    with Server([sys.executable, "-m", "xnf", "exporter", "--listen", f"127.0.0.1:{port}"]):
+        wait_http(url)
+        with ThreadPoolExecutor(max_workers=200) as pool:
+            pages = list(pool.map(lambda _: scrape(url), range(1000)))
+        assert all(f'xnf_up{{instance="{nf.name}"' in page for page in pages)
+        idle = []
+        for _ in range(800):
+            held = socket.create_connection(("127.0.0.1", port))
+            held.sendall(b"GET /metr")
+            idle.append(held)
+        try:
+            assert f'xnf_up{{instance="{nf.name}"' in scrape(url)   # once: a retry would queue behind them again
+            for held in idle:
+                held.settimeout(60)
+                assert held.recv(1) == b""   # closed by the exporter, not left waiting
+        finally:
+            for held in idle:
+                held.close()
+    assert nf.stop() == 0
 
 
 DASHBOARD = REPO_ROOT / "deploy" / "grafana" / "xnf-dashboard.json"
