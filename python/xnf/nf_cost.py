@@ -57,9 +57,10 @@ def sample_frames(gen_options: list[str]) -> int:
 def new_session_frames(gen_options: list[str], frames: int | None) -> int:
     """A sample in which every frame is a flow's first: the mix's flows once each (at most MAX_FRAMES). Only a mix
     of one class sends each flow once a cycle: classes of different lengths repeat the shorter ones' flows."""
-    if "--class" in gen_options:
-        raise XnfError("new sessions are priced on a mix of one class (--flows N, --vary ...): with classes, the "
-                       "shorter ones repeat their flows within the sample, and those frames would find their sessions")
+    if gen_options.count("--class") > 1:
+        raise XnfError("new sessions are priced on a mix of one class (--flows N, --vary ..., or one --class): with "
+                       "several, the shorter ones repeat their flows within the sample, and those frames would find "
+                       "their sessions")
     cycle = _frames_per_cycle(gen_options)
     if frames and frames > cycle:
         raise XnfError(f"--frames {frames} with new sessions: the mix repeats its flows after {cycle} frames, so "
