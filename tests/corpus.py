@@ -124,13 +124,14 @@ def corpus() -> list[tuple[str, bytes]]:
     return well_formed() + malformed() + noise()
 
 
-def write_pcap(path, frames: list[tuple[str, bytes]], times: list[float] | None = None) -> None:
+def write_pcap(path, frames: list[tuple[str, bytes]], times: list[float] | None = None, epoch: float = 0.0) -> None:
     """A classic pcap (libpcap 2.4, Ethernet) of the frames; times: each frame's time stamp in seconds from the
-    first (the differential harness runs a frame at its time), else all at 0."""
+    first (the differential harness runs a frame at its time), else all at 0; epoch: the first one's (a real
+    capture's is its date)."""
     with open(path, "wb") as out:
         out.write((0xA1B2C3D4).to_bytes(4, "little") + (2).to_bytes(2, "little") + (4).to_bytes(2, "little")
                   + bytes(8) + (65535).to_bytes(4, "little") + (1).to_bytes(4, "little"))
         for i, (_, frame) in enumerate(frames):
-            at = round((times[i] if times else 0.0) * 1e6)
+            at = round((epoch + (times[i] if times else 0.0)) * 1e6)
             stamp = (at // 1000000).to_bytes(4, "little") + (at % 1000000).to_bytes(4, "little")
             out.write(stamp + len(frame).to_bytes(4, "little") + len(frame).to_bytes(4, "little") + frame)

@@ -5,7 +5,12 @@
  * in both sides' maps. Prints one JSON line per frame with both results and a
  * summary line; the Python test asserts on them.
  *
- *   xnf-diff-<nf> CORPUS.pcap [--rules FILE] [--ports N]
+ *   xnf-diff-<nf> CORPUS.pcap [--rules FILE] [--ports N] [--ignore-times]
+ *
+ * Any pcap with Ethernet frames is taken (a capture of a real network too): each frame runs at its time stamp
+ * counted from the first frame's (fixtures of idle times wait for it; --ignore-times runs them back to back), and
+ * a record the harness cannot run (shorter than an Ethernet header, longer than MAX_FRAME) gets a line saying so
+ * and is counted in the summary, never a silent stop.
  */
 #include <bpf/bpf.h>
 #include <errno.h>
@@ -117,8 +122,16 @@ static void print_side(const struct side_result *r)
 
 struct pcap_reader {
 	FILE *f;
+	const char *path;
 	bool swapped;
+	bool nanoseconds;   /* time stamps' second field: ns (magic a1b23c4d) or us */
+	__u32 index;
 };
+
+enum { RECORD_END = -1, RECORD_BROKEN = -2 };   /* a record of 0 bytes is a record */
+
+#define ETH_HEADER 14
+#define LINKTYPE_ETHERNET 1
 
 static __u32 pcap_u32(const struct pcap_reader *p, __u32 v)
 {
@@ -129,43 +142,102 @@ static int pcap_open(struct pcap_reader *p, const char *path)
 {
 	__u32 header[6];
 
+	p->path = path;
+	p->index = 0;
 	p->f = fopen(path, "rb");
 	if (!p->f) {
 		xnf_error("cannot open corpus %s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (fread(header, sizeof(header), 1, p->f) != 1 ||
-	    (header[0] != 0xa1b2c3d4 && header[0] != 0xd4c3b2a1)) {
-		xnf_error("%s is not a pcap file", path);
+	if (fread(header, sizeof(header), 1, p->f) != 1) {
+		xnf_error("%s is not a pcap file (shorter than its header)", path);
 		return -1;
 	}
-	p->swapped = header[0] == 0xd4c3b2a1;
+	switch (header[0]) {
+	case 0xa1b2c3d4: case 0xa1b23c4d: p->swapped = false; break;
+	case 0xd4c3b2a1: case 0x4d3cb2a1: p->swapped = true; break;
+	default:
+		xnf_error("%s is not a pcap file (pcapng? convert it with editcap -F pcap)", path);
+		return -1;
+	}
+	p->nanoseconds = header[0] == 0xa1b23c4d || header[0] == 0x4d3cb2a1;
+	if ((pcap_u32(p, header[5]) & 0xffff) != LINKTYPE_ETHERNET) {
+		xnf_error("%s holds link type %u: the harness takes Ethernet frames (link type 1)", path,
+			  pcap_u32(p, header[5]) & 0xffff);
+		return -1;
+	}
 	return 0;
 }
 
-/* Returns the frame length, 0 at the end, -1 on a broken file; *at: its time stamp in microseconds. */
-static int pcap_next(struct pcap_reader *p, __u8 *buf, __u32 cap, __u64 *at)
+/* Reads past len bytes of a record that is not run; false where the file ends first. */
+static bool skip_bytes(FILE *f, __u32 len)
 {
-	__u32 rec[4];
-	__u32 len;
+	__u8 scratch[4096];
 
-	if (fread(rec, sizeof(rec), 1, p->f) != 1)
-		return 0;
-	*at = (__u64)pcap_u32(p, rec[0]) * 1000000 + pcap_u32(p, rec[1]);
-	len = pcap_u32(p, rec[2]);
-	if (len > cap || fread(buf, 1, len, p->f) != len)
-		return -1;
-	return (int)len;
+	while (len) {
+		size_t n = len < sizeof(scratch) ? len : sizeof(scratch);
+
+		if (fread(scratch, 1, n, f) != n)
+			return false;
+		len -= (__u32)n;
+	}
+	return true;
 }
 
-static int parse_args(int argc, char **argv, const char **corpus, const char **rules, __u32 *nports)
+/*
+ * The next record: its captured length (which may be 0, or above cap: then nothing is read into buf and the
+ * record is read past), RECORD_END at the end of the file, RECORD_BROKEN where the file ends inside
+ * a record. *at: its time stamp in microseconds.
+ */
+static long pcap_next(struct pcap_reader *p, __u8 *buf, __u32 cap, __u64 *at)
+{
+	__u32 rec[4];
+	size_t got = fread(rec, 1, sizeof(rec), p->f);
+	__u32 len;
+
+	if (got == 0)
+		return RECORD_END;
+	p->index++;
+	if (got != sizeof(rec)) {
+		xnf_error("%s: record %u is cut short in its header: the file ends inside it", p->path, p->index);
+		return RECORD_BROKEN;
+	}
+	*at = (__u64)pcap_u32(p, rec[0]) * 1000000 + pcap_u32(p, rec[1]) / (p->nanoseconds ? 1000 : 1);
+	len = pcap_u32(p, rec[2]);
+	if (len <= cap ? fread(buf, 1, len, p->f) != len : !skip_bytes(p->f, len)) {
+		xnf_error("%s: record %u (%u bytes) is cut short: the file ends inside it", p->path, p->index, len);
+		return RECORD_BROKEN;
+	}
+	return len;
+}
+
+/* Why a record cannot run through both builds, or NULL. */
+static const char *why_not_run(long len)
+{
+	static char why[96];
+
+	if (len < ETH_HEADER)
+		snprintf(why, sizeof(why), "shorter than an Ethernet header (the kernel's test run takes %d bytes or more)",
+			 ETH_HEADER);
+	else if (len > MAX_FRAME)
+		snprintf(why, sizeof(why), "longer than the %d bytes the harness runs", MAX_FRAME);
+	else
+		return NULL;
+	return why;
+}
+
+static int parse_args(int argc, char **argv, const char **corpus, const char **rules, __u32 *nports,
+		      bool *ignore_times)
 {
 	*corpus = NULL;
 	*rules = NULL;
 	*nports = 1;
+	*ignore_times = false;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--rules") == 0 && i + 1 < argc)
 			*rules = argv[++i];
+		else if (strcmp(argv[i], "--ignore-times") == 0)
+			*ignore_times = true;
 		else if (strcmp(argv[i], "--ports") == 0 && i + 1 < argc)
 			*nports = (__u32)atoi(argv[++i]);
 		else if (!*corpus)
@@ -192,6 +264,15 @@ static int load_rules_both(const char *path, struct xnf_xdp_instance *x)
 	return 0;
 }
 
+/* Waits until the frame's time stamp, counted from the first frame's. */
+static void wait_for(__u64 start_us, __u64 first_at, __u64 at)
+{
+	__u64 due = start_us + (at > first_at ? at - first_at : 0);
+
+	while (xnf_now_ns() / 1000 < due)
+		usleep((useconds_t)(due - xnf_now_ns() / 1000));
+}
+
 int main(int argc, char **argv)
 {
 	static struct side_result kernel, native;
@@ -200,13 +281,14 @@ int main(int argc, char **argv)
 	struct xnf_xdp_instance x;
 	struct pcap_reader pcap;
 	const char *corpus, *rules;
-	unsigned int total = 0, mismatches = 0;
-	__u64 start_us, at_us = 0;
+	unsigned int total = 0, mismatches = 0, skipped = 0;
+	__u64 start_us, at_us = 0, first_at = 0;
+	bool ignore_times;
 	__u32 nports;
-	int len;
+	long len;
 
-	if (parse_args(argc, argv, &corpus, &rules, &nports)) {
-		fprintf(stderr, "usage: %s CORPUS.pcap [--rules FILE] [--ports N]\n", argv[0]);
+	if (parse_args(argc, argv, &corpus, &rules, &nports, &ignore_times)) {
+		fprintf(stderr, "usage: %s CORPUS.pcap [--rules FILE] [--ports N] [--ignore-times]\n", argv[0]);
 		return 2;
 	}
 	/* Ports only have to exist for the redirect map: loopback serves for all. */
@@ -224,13 +306,20 @@ int main(int argc, char **argv)
 	    load_rules_both(rules, &x) || pcap_open(&pcap, corpus))
 		return 1;
 	start_us = xnf_now_ns() / 1000;
-	while ((len = pcap_next(&pcap, frame, sizeof(frame), &at_us)) > 0) {
+	while ((len = pcap_next(&pcap, frame, sizeof(frame), &at_us)) != RECORD_END && len != RECORD_BROKEN) {
+		const char *why = why_not_run(len);
 		bool same;
 		int err;
 
-		/* A frame's time stamp is when it runs, from the first: fixtures of idle times wait for them. */
-		while (xnf_now_ns() / 1000 < start_us + at_us)
-			usleep((useconds_t)(start_us + at_us - xnf_now_ns() / 1000));
+		if (total == 0)
+			first_at = at_us;
+		if (why) {
+			printf("{\"index\": %u, \"skipped\": \"%ld bytes: %s\"}\n", total++, len, why);
+			skipped++;
+			continue;
+		}
+		if (!ignore_times)
+			wait_for(start_us, first_at, at_us);
 		err = run_kernel(&x, frame, (__u32)len, &kernel);
 
 		run_native(frame, (__u32)len, nports, &native);
@@ -249,8 +338,10 @@ int main(int argc, char **argv)
 		print_side(&native);
 		printf("}\n");
 	}
-	printf("{\"summary\": {\"frames\": %u, \"mismatches\": %u}}\n", total, mismatches);
+	printf("{\"summary\": {\"frames\": %u, \"mismatches\": %u, \"skipped\": %u}}\n", total, mismatches, skipped);
+	if (skipped)
+		xnf_info("%u of %u records not run (each says why in its line)", skipped, total);
 	xnf_xdp_destroy(&x);
 	xnf_native_maps_free();
-	return len < 0 ? 1 : 0;
+	return len == RECORD_BROKEN ? 1 : 0;
 }

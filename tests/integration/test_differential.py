@@ -3,9 +3,14 @@ against the native build of each NF, over a corpus that includes malformed frame
 
 from __future__ import annotations
 
+import json
+import subprocess
+
 import pytest
 
+from corpus import corpus, write_pcap
 from differential import XDP_DROP, XDP_REDIRECT, XDP_TX, run_differential
+from xnf.build import BUILD_DIR
 
 FW_RULES = """\
 drop udp 198.18.0.1 1111 198.18.0.2 53
@@ -53,3 +58,40 @@ def test_firewall_agrees_with_several_ports(tmp_path, ports):
     results = run_differential("firewall", tmp_path, rules=FW_RULES, ports=ports)
     assert kernel_action(results["udp4-other-port"]) == XDP_REDIRECT
     assert results["udp4-other-port"]["kernel"]["slot"] == 4  # XNF_STAT_REDIRECT
+
+
+def harness(nf: str, pcap, *options: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BUILD_DIR / "tests" / f"xnf-diff-{nf}"), str(pcap), *options], capture_output=True,
+                          text=True, timeout=120)   # a guard: a capture of 2008 once made it sleep for 18 years
+
+
+def test_a_real_capture_runs_whole_at_its_own_pace(tmp_path):
+    """A capture as tcpdump writes it: time stamps from 2008 (run relative to the first frame, or back to back with
+    --ignore-times), a zero-length record and a 4,270-byte frame among the others: each record gets its line, the
+    ones the harness cannot run say why, and every frame after them still runs."""
+    frames = [("first", corpus()[0][1]), ("empty", b""), ("jumbo", bytes(4270)), ("runt", bytes(13)),
+              ("after", corpus()[1][1])]
+    pcap = tmp_path / "capture.pcap"
+    write_pcap(pcap, frames, times=[0.0, 0.1, 0.2, 0.3, 0.4], epoch=1_210_000_000.0)
+    for options in ((), ("--ignore-times",)):
+        done = harness("firewall", pcap, *options)
+        assert done.returncode == 0, done.stderr
+        records = [json.loads(line) for line in done.stdout.splitlines()]
+        assert records[-1]["summary"] == {"frames": 5, "mismatches": 0, "skipped": 3}
+        assert [r.get("same") for r in records[:-1]] == [True, None, None, None, True]
+        assert "0 bytes: shorter than an Ethernet header" in records[1]["skipped"]
+        assert "4270 bytes: longer than the 4096 bytes" in records[2]["skipped"]
+        assert "3 of 5 records not run" in done.stderr
+
+
+def test_a_capture_cut_short_or_of_another_link_type_says_so(tmp_path):
+    whole = tmp_path / "whole.pcap"
+    write_pcap(whole, corpus()[:2])
+    cut = tmp_path / "cut.pcap"
+    cut.write_bytes(whole.read_bytes()[:-5])
+    done = harness("firewall", cut)
+    assert done.returncode == 1 and "record 2" in done.stderr and "cut short" in done.stderr, done.stderr
+    other = tmp_path / "other.pcap"
+    other.write_bytes(whole.read_bytes()[:20] + (101).to_bytes(4, "little") + whole.read_bytes()[24:])
+    done = harness("firewall", other)
+    assert done.returncode == 1 and "link type 101" in done.stderr, done.stderr
