@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
+from contextlib import contextmanager
 
 from xnf.build import REPO_ROOT
 from xnf.lab import topology as topo
@@ -34,3 +37,24 @@ def assert_rules_rejected(ns: str, nf: str, path: str, line: int, reason: str) -
     """Starting nf with a rules file that is wrong at line: exit 1, naming the file, the line and the reason."""
     result = run_xnf(["run", nf, "--mode", "xdp", "--iface", "dut0", "--rules", path], ns=ns)
     assert result.returncode == 1 and f"{path}:{line}: " in result.stderr and reason in result.stderr
+
+
+def _state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rpartition(")")[2].split()[0]
+
+
+@contextmanager
+def stopped(process: subprocess.Popen):
+    """The process stopped (SIGSTOP) until the block ends, then resumed. The signal is delivered a moment after
+    kill() returns: the block starts only once the kernel shows the process stopped, so what it tests never races
+    the signal."""
+    process.send_signal(signal.SIGSTOP)
+    try:
+        deadline = time.monotonic() + 30
+        while _state(process.pid) not in ("T", "t"):
+            assert time.monotonic() < deadline, f"process {process.pid} did not stop"
+            time.sleep(0.01)
+        yield process
+    finally:
+        process.send_signal(signal.SIGCONT)

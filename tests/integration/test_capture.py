@@ -13,7 +13,7 @@ import pytest
 from scapy.layers.inet import UDP
 from scapy.utils import PcapNgReader
 
-from lab_helpers import run_xnf
+from lab_helpers import run_xnf, stopped
 from xnf.build import REPO_ROOT
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
@@ -131,12 +131,9 @@ def test_dump_refuses_a_stopped_instance_and_no_verdict(tmp_path, pair):
     nf = NfInstance.start(pair, "firewall", "xdp", pair.dut_ifaces)
     empty = run_xnf(["dump", "--name", nf.name, "--verdict", ""])
     assert empty.returncode == 1 and "names no verdict" in empty.stderr
-    nf.process.send_signal(signal.SIGSTOP)
-    try:
-        stopped = run_xnf(["dump", "--name", nf.name, "-w", str(tmp_path / "x.pcapng")], timeout=10)
-    finally:
-        nf.process.send_signal(signal.SIGCONT)
-    assert stopped.returncode == 1 and "is stopped" in stopped.stderr and "Traceback" not in stopped.stderr
+    with stopped(nf.process):
+        refused = run_xnf(["dump", "--name", nf.name, "-w", str(tmp_path / "x.pcapng")], timeout=10)
+    assert refused.returncode == 1 and "is stopped" in refused.stderr and "Traceback" not in refused.stderr
     assert nf.stop() == 0
 
 

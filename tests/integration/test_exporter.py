@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from lab_helpers import run_xnf
+from lab_helpers import run_xnf, stopped
 from xnf import control
 from xnf.build import REPO_ROOT
 from xnf.lab.generator import Generator
@@ -148,14 +147,11 @@ def test_an_instance_that_does_not_answer_is_exported_as_down(two_port):
     up = NfInstance.start(two_port, "macswap", "xdp", ["dut0"], name=f"{two_port.dut_ns}-up")
     down = NfInstance.start(two_port, "drop", "xdp", ["dut1"], name=f"{two_port.dut_ns}-down")
     port = free_port()
-    down.process.send_signal(signal.SIGSTOP)
-    try:
-        with Server([sys.executable, "-m", "xnf", "exporter", "--listen", f"127.0.0.1:{port}"]):
-            start = time.monotonic()
-            metrics = wait_http(f"http://127.0.0.1:{port}/metrics")
-            took = time.monotonic() - start
-    finally:
-        down.process.send_signal(signal.SIGCONT)
+    with stopped(down.process), \
+            Server([sys.executable, "-m", "xnf", "exporter", "--listen", f"127.0.0.1:{port}"]):
+        start = time.monotonic()
+        metrics = wait_http(f"http://127.0.0.1:{port}/metrics")
+        took = time.monotonic() - start
     assert f'xnf_up{{instance="{up.name}",mode="xdp",nf="macswap"}} 1.0' in metrics
     assert f'xnf_up{{instance="{down.name}",mode="xdp",nf="drop"}} 0.0' in metrics
     assert f'xnf_uptime_seconds{{instance="{up.name}"' in metrics

@@ -7,7 +7,6 @@ same backends, and no frame is lost (counted at the backends); a backend added o
 from __future__ import annotations
 
 import json
-import signal
 import time
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
 import lb_reference
-from lab_helpers import run_xnf
+from lab_helpers import run_xnf, stopped
 from xnf import control
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
@@ -127,13 +126,10 @@ def test_rules_on_every_node_refused_while_one_is_stopped(tmp_path):
         nodes = start_nodes(t, tmp_path, backends=BACKENDS)
         before = [n.request("rules list") for n in nodes]
         rule = t.lb_rules(backends=BACKENDS + 1).splitlines()[-1].split()
-        nodes[1].process.send_signal(signal.SIGSTOP)
-        try:
-            stopped = run_xnf(["rules", "add", *rule, "--all", "lb"])
+        with stopped(nodes[1].process):
+            refused = run_xnf(["rules", "add", *rule, "--all", "lb"])
             listed = run_xnf(["ps"])
-        finally:
-            nodes[1].process.send_signal(signal.SIGCONT)
-        assert stopped.returncode == 1 and "not changed anywhere" in stopped.stderr and "stopped" in stopped.stderr
+        assert refused.returncode == 1 and "not changed anywhere" in refused.stderr and "stopped" in refused.stderr
         assert f"{nodes[1].name}" in listed.stdout and "STOPPED" in listed.stdout
         assert [n.request("rules list") for n in nodes] == before
         assert run_xnf(["rules", "add", *rule, "--all", "lb"]).returncode == 0
