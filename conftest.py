@@ -28,10 +28,24 @@ def pytest_collection_finish(session):
     signal.signal(signal.SIGTERM, signal.default_int_handler)
 
 
+_left_behind: list[str] = []
+
+
 def pytest_sessionfinish(session, exitstatus):
+    """Every topology torn down; then no control socket or owner record of this run may be left in the run
+    directory (a test that leaves one has a hole in its clean-up): the run fails, naming them, and they go."""
+    from xnf import control
     from xnf.lab import topology
 
     topology.teardown_all()
+    folder = control.run_dir()
+    ours = sorted(folder.glob(f"{topology.NAME_PREFIX}-{os.getpid()}-*")) if folder.is_dir() else []
+    for path in ours:
+        if path.suffix in (".sock", ".owner"):
+            _left_behind.append(path.name)
+            path.unlink(missing_ok=True)
+    if _left_behind:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 # The suite's time per tier, printed at its end: where a slower suite grew (tests/unit, the NFs' packet fixtures
@@ -54,6 +68,9 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_terminal_summary(terminalreporter):
+    if _left_behind:
+        terminalreporter.write_line(f"left behind in the run directory (removed now): {', '.join(_left_behind)}",
+                                    red=True)
     if _tier_time:
         terminalreporter.write_line("time per tier: " + ", ".join(
             f"{name} {seconds:.0f} s ({tests} tests)" for name, (seconds, tests) in sorted(_tier_time.items())))

@@ -178,6 +178,13 @@ class Listed:
     owner: Owner | None
 
 
+def remove_records(name: str, directory: str | None = None) -> None:
+    """A dead instance's control socket and its owner record (a killed process leaves both)."""
+    path = socket_path(name, directory)
+    path.unlink(missing_ok=True)
+    path.with_suffix(".owner").unlink(missing_ok=True)
+
+
 def listing(directory: str | None = None, remove_stale: bool = False) -> list[Listed]:
     """Every instance whose socket is there and whose process lives, running or stopped; with remove_stale, the
     sockets (and owner records) of dead ones go."""
@@ -190,8 +197,7 @@ def listing(directory: str | None = None, remove_stale: bool = False) -> list[Li
         now = record.state() if record else UNKNOWN
         if now == DEAD or (now == UNKNOWN and _is_stale(path)):
             if remove_stale:
-                path.unlink(missing_ok=True)
-                (folder / f"{path.stem}.owner").unlink(missing_ok=True)
+                remove_records(path.stem, directory)
             continue
         found.append(Listed(path.stem, now, record))
     return found

@@ -57,9 +57,9 @@ class NfInstance:
         raise XnfError(f"{self.nf} did not start within {START_TIMEOUT_S:.0f} s")
 
     def _remove_stale_socket(self) -> None:
-        """A killed instance cannot remove its control socket; this does, once it is gone."""
+        """A killed instance cannot remove its control socket and owner record; this does, once it is gone."""
         if self.process.poll() is not None:
-            control.socket_path(self.name).unlink(missing_ok=True)
+            control.remove_records(self.name)
 
     def __enter__(self) -> "NfInstance":
         return self
