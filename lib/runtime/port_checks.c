@@ -176,8 +176,12 @@ static void judge_peer_xdp_frames(struct xnf_port_facts *f, const struct xnf_por
 		return;
 	/* Where workers send, the transmit path says so itself when it starts and whenever a port changes. */
 	p = add(f, use->kernel_sends ? XNF_LEVEL_ERROR : XNF_LEVEL_NOTE, "peer-takes-no-xdp-frames");
-	text(p->what, "%s takes no XDP frames: its peer %s has neither an XDP program nor GRO", f->port.name,
-	     peer->link.name[0] ? peer->link.name : "?");
+	if (peer->reachable)
+		text(p->what, "%s takes no XDP frames: its peer %s has neither an XDP program nor GRO", f->port.name,
+		     peer->link.name);
+	else   /* what the port's XDP features say; the peer itself cannot be looked at */
+		text(p->what, "%s takes no XDP frames, by its XDP features: its peer (interface %d of namespace id %d, "
+		     "which cannot be reached) takes none", f->port.name, f->link.peer_ifindex, f->link.peer_nsid);
 	text(p->why, use->kernel_sends ? "the kernel drops every frame the NF sends out of it (tx, redirect)"
 				       : "the workers send to it on the xsk ring, a fraction of the live path's rate");
 	snprintf(cmd, sizeof(cmd), "ethtool -K %s gro on", peer->link.name);

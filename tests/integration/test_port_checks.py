@@ -232,6 +232,9 @@ def test_an_unreachable_peer_is_said_and_its_checksums_finished(rules_file):
         port = report["ports"][0]
         assert "peer-unreachable" in {p["code"] for p in port["problems"]}
         assert port["peer"]["reachable"] is False and port["unfinished_checksums"] is True
+        # Nothing is said of the peer that was not looked at: what its port's features show, said as such.
+        told = [p["what"] for p in port["problems"] if p["code"] == "peer-takes-no-xdp-frames"]
+        assert all("cannot be reached" in what and "neither an XDP program nor GRO" not in what for what in told)
 
 
 def tx_dropped(ns: str, iface: str = "eth0") -> int:
