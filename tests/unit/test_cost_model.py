@@ -52,6 +52,15 @@ def test_one_role_rate_is_the_inverse_of_fixed_plus_scaled_task():
     assert p.cpu_ns_per_frame == pytest.approx(320 - 50)      # the generator's part is not the DUT's
 
 
+def test_a_cost_is_never_below_zero_when_the_generators_part_was_fitted_larger():
+    """A profile fitted on a busy host can give the generator more of a sender's time than the sender took (the
+    demo once printed -226 and -525 CPU ns per frame)."""
+    path = synthetic_profile().path("xdp")
+    path.roles["sender"].load_ns = 900
+    p = predict.predict(path, predict.Load({"forward": 1.0}, [predict.Part("sender", 0, path.task_scale)]))
+    assert p.cpu_ns_per_frame == 0.0
+
+
 def test_two_roles_the_slower_one_binds_and_a_spinning_core_costs_whole():
     path = synthetic_profile().path("afxdp/live")
     cheap = predict.predict(path, predict.Load({"forward": 1.0}, [predict.Part("worker", 0, 1.0)]))

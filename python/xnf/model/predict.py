@@ -102,6 +102,8 @@ def predict(path: PathCost, load: Load, cores: int | None = None) -> Prediction:
     mpps = per_role_mpps[bottleneck]
     cpu = 0.0
     for role, r in path.roles.items():
-        cpu += given[role] * 1e3 / mpps if r.spins else times[role] - r.load_ns
+        # The generator's part comes off a sender's time; a profile fitted on a busy host can make that part the
+        # larger, and a frame never costs the DUT less than nothing.
+        cpu += given[role] * 1e3 / mpps if r.spins else max(0.0, times[role] - r.load_ns)
     return Prediction(mpps=mpps, bottleneck=bottleneck, role_ns=times, role_task_ns=task, cores=given,
                       cpu_ns_per_frame=cpu)
