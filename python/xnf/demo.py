@@ -198,14 +198,19 @@ def advice() -> bool:
                 continue
             answer = json.loads(asked.stdout)
             advise_command.print_text(answer, rules)
-            ok &= _report("advise", _verdict_line(nf, answer["verification"]),
-                          answer["verification"]["pick_holds"])
+            verified = answer["verification"]
+            # A pick that does not hold fails the check, unless the host moved more, while it was measured, than
+            # the gap between the paths: then no model can tell them apart here, and the advice says so.
+            ok &= _report("advise", _verdict_line(nf, verified), verified["pick_holds"] or verified["host_too_unsteady"])
     return ok
 
 
 def _verdict_line(nf: str, verified: dict) -> str:
+    unsteady = (f"; the host moved {verified['host_spread']:.0%} while measured, more than the paths' gap of "
+                f"{verified['gap_to_second']:.0%}: too unsteady to tell them apart, {verified['fastest']} is "
+                "recommended as measured") if not verified["pick_holds"] and verified["host_too_unsteady"] else ""
     return (f"{nf}: the pick measured at {verified['pick_over_fastest']:.0%} of the fastest of the "
-            f"{verified['measured']} measured ({verified['fastest']})")
+            f"{verified['measured']} measured ({verified['fastest']}){unsteady}")
 
 
 # A firewall's traffic under attack: three quarters legitimate, a quarter from the 16 sources its rules drop.

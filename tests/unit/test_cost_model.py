@@ -437,3 +437,23 @@ def test_the_confidence_says_when_the_profiles_check_was_judged_at_one_placement
     profile.validation["placement"] = "near"
     near = advisor.advice(profile, "x", task, False)["recommendation"]["why"]
     assert "judged on its measurements at the near placement" in near
+
+
+def test_a_pick_the_measurement_refutes_is_not_the_recommendation(monkeypatch, capsys):
+    """--verify measures the best candidates; where the model's pick measures slower than another by more than the
+    advisor's margin, the answer recommends what was measured fastest, with the pick and its error beside it."""
+    from xnf.model import advise_command, lab_rate
+
+    answer = advise(TaskCost(cost("checksum", 600, 900), BASELINE))
+    pick, other = answer["candidates"][0]["label"], answer["candidates"][1]["label"]
+    measured = {pick: 1.0, other: 2.0}
+    monkeypatch.setattr(lab_rate, "yardstick", lambda *_: 5.0)
+    monkeypatch.setattr(lab_rate, "measure", lambda case, nf, options, *_: {"mpps": measured[
+        next(r["label"] for r in answer["candidates"] if r["run"][3:] == options)]})
+    answer["verification"] = advise_command.verify(answer, None, 2, None, rounds=3)
+    v = answer["verification"]
+    assert (v["pick_holds"], v["recommended"], v["fastest"]) == (False, other, other)
+    assert v["pick_error"] == pytest.approx(answer["candidates"][0]["mpps"] / 1.0 - 1, abs=1e-3)
+    advise_command.print_text(answer, None)
+    said = capsys.readouterr().out
+    assert f"Recommended, as measured: {other}" in said and f"the model's pick, {pick}" in said

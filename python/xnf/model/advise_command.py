@@ -48,8 +48,13 @@ def verify(answer: dict, case: lab_rate.NfCase, how_many: int, tsc_hz: float | N
     spread = (max(yard) - min(yard)) / statistics.median(yard) if len(yard) > 1 else 0.0
     second = sorted((r["measured_mpps"] for r in rows), reverse=True)[1] if len(rows) > 1 else None
     gap = fastest["measured_mpps"] / second - 1 if second else None
+    pick = rows[0]
     return {"measured": len(rows), "rounds": rounds, "fastest": fastest["label"],
             "pick_holds": ratio >= 1 - HOLDS_WITHIN, "pick_over_fastest": round(ratio, 3),
+            # What to run: the pick where it holds, else what the measurement found fastest (a pick the measurement
+            # refuted is not recommended); the model's error on its pick beside it.
+            "recommended": pick["label"] if ratio >= 1 - HOLDS_WITHIN else fastest["label"],
+            "pick_error": round(pick["mpps"] / pick["measured_mpps"] - 1, 3),
             "yardstick_mpps": [round(r, 3) for r in yard], "host_spread": round(spread, 3),
             "gap_to_second": round(gap, 3) if gap is not None else None,
             "host_too_unsteady": gap is not None and spread > gap}
@@ -89,9 +94,15 @@ def print_text(answer: dict, rules: str | None) -> None:
             cells.append(f"{row['measured_mpps']:.3f}" if "measured_mpps" in row else "")
         table.add_row(*cells)
     console.print(table)
-    rec = answer["recommendation"]
-    console.print(f"[bold]Recommended: {rec['label']}[/bold] (confidence: {rec['confidence']})")
-    console.print(f"  {_user_command(answer['candidates'][0], rules)}")
+    rec, v = answer["recommendation"], answer.get("verification")
+    if v and v["recommended"] != rec["label"]:
+        measured = next(r for r in answer["candidates"] if r["label"] == v["recommended"])
+        console.print(f"[bold]Recommended, as measured: {v['recommended']}[/bold] (the model's pick, {rec['label']}, "
+                      f"measured {v['pick_over_fastest']:.0%} of it; predicted {v['pick_error']:+.0%} off)")
+        console.print(f"  {_user_command(measured, rules)}")
+    else:
+        console.print(f"[bold]Recommended: {rec['label']}[/bold] (confidence: {rec['confidence']})")
+        console.print(f"  {_user_command(answer['candidates'][0], rules)}")
     console.print("Why:")
     for line in [rec["why"], *answer["reasons"]]:
         console.print(f"  - {line}")
