@@ -103,8 +103,8 @@ def test_a_session_made_costs_more_than_one_found(tmp_path):
 
 
 def test_new_sessions_are_priced_only_where_every_frame_is_new(tmp_path):
-    classes = run_xnf(["cost", "macswap", "--class", "a:flows=10", "--class", "b:flows=3", "--sessions", "new"],
-                      timeout=60)
+    classes = run_xnf(["cost", "macswap", "--class", "a:share=0.5,flows=10", "--class", "b:share=0.5,flows=3",
+                       "--sessions", "new"], timeout=60)
     assert classes.returncode == 1 and "a mix of one class" in classes.stderr
     one = run_xnf(["cost", "macswap", "--mix", "legit:share=1,flows=10", "--sessions", "new", "--json"], timeout=60)
     assert one.returncode == 0 and json.loads(one.stdout)["frames"] == 10, one.stderr   # a mix of one class is one
