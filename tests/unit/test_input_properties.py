@@ -24,6 +24,8 @@ settings.register_profile("suite", max_examples=150, deadline=None,
                           suppress_health_check=[HealthCheck.function_scoped_fixture])
 settings.register_profile("fuzz", max_examples=20000, deadline=None,
                           suppress_health_check=[HealthCheck.function_scoped_fixture])
+settings.register_profile("fuzz-chunk", max_examples=300, deadline=None,
+                          suppress_health_check=[HealthCheck.function_scoped_fixture])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
 JSON = st.recursive(st.none() | st.booleans() | st.integers(-2**63, 2**63) | st.floats() | st.text(max_size=8),

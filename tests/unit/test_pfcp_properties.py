@@ -22,6 +22,7 @@ from xnf.errors import XnfError
 
 settings.register_profile("suite", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("fuzz", max_examples=5000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("fuzz-chunk", max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
 NODES = ("10.0.0.1", "10.0.0.2")
@@ -223,12 +224,17 @@ def test_the_session_table_follows_the_model(steps):
     assert upf.rules == {}
 
 
-def test_answers_kept_for_retransmissions_are_bounded():
-    endpoint = pfcp.Endpoint(StandInUpf(), N3, "192.0.2.2")
-    heartbeat = p.PFCP(S=0, seq=1) / p.PFCPHeartbeatRequest(IE_list=[p.IE_RecoveryTimeStamp(timestamp=1)])
-    for port in range(pfcp.MAX_ANSWERS_KEPT + 500):
-        endpoint.answer(bytes(heartbeat), ("10.0.0.1", port))
-    assert len(endpoint.answers) == pfcp.MAX_ANSWERS_KEPT
+def test_answers_kept_for_retransmissions_are_bounded_in_number_and_time(monkeypatch):
+    now = [0.0]
+    monkeypatch.setattr(pfcp, "MAX_ANSWERS_KEPT", 50)
+    endpoint = pfcp.Endpoint(StandInUpf(), N3, "192.0.2.2", clock=lambda: now[0])
+    heartbeat = bytes(p.PFCP(S=0, seq=1) / p.PFCPHeartbeatRequest(IE_list=[p.IE_RecoveryTimeStamp(timestamp=1)]))
+    for port in range(80):
+        endpoint.answer(heartbeat, ("10.0.0.1", port))
+    assert len(endpoint.answers) == 50
+    now[0] += pfcp.ANSWER_KEPT_S
+    endpoint.answer(heartbeat, ("10.0.0.1", 9999))
+    assert len(endpoint.answers) == 1   # the others' minute is over
 
 
 def test_sessions_are_bounded_with_the_cause_the_spec_gives():
