@@ -32,6 +32,9 @@ XNF_MAP_HASH(nat_local, struct nat_local_addr, __u32, NAT_MAX_LOCAL_ADDRS);
 XNF_MAP_HASH(nat_forwards, struct nat_public_key, struct nat_forward, NAT_MAX_FORWARDS);
 XNF_MAP_HASH(nat_forward_back, struct nat_endpoint, struct nat_forward_back, NAT_MAX_FORWARDS);
 XNF_MAP_LPM(nat_inside, struct nat_inside_prefix, __u32, NAT_MAX_INSIDE_PREFIXES);
+/* The rules' inside prefixes; the commit step brings nat_inside (what frames are matched against) to them in an
+ * order that never leaves a source untranslated that the rules before or after the change translate. */
+XNF_MAP_HASH(nat_inside_rules, struct nat_inside_prefix, __u32, NAT_MAX_INSIDE_PREFIXES);
 XNF_COUNTER_NAMES("new_mapping", "new_session", "out", "in", "filtered", "not_mapped", "pool_full", "table_full",
 		  "icmp_error_in", "forward_in", "hairpin", "fragment", "untranslated", "icmp_error_out", "prefix6_out",
 		  "prefix6_in");

@@ -295,22 +295,60 @@ static int commit_public(const struct xnf_rules_target *maps, char *err, size_t 
 	return xnf_map_ref_update(&config, &setting, &used, BPF_ANY) ? -1 : 0;
 }
 
-/* How many inside prefixes the rules name, where the packet path reads it (0: every source is inside). */
+/* The prefixes of nat_inside the rules no longer name, found in one walk and then deleted (a walk that deletes as
+ * it goes loses its place). */
+static int remove_unruled_inside(const struct xnf_map_ref *rules, const struct xnf_map_ref *inside, char *err,
+				 size_t errlen)
+{
+	struct nat_inside_prefix key, next, *gone = calloc(inside->max_entries, sizeof(*gone));
+	__u32 ngone = 0, kept;
+	bool first = true;
+
+	if (!gone) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (; ngone < inside->max_entries && xnf_map_ref_next_key(inside, first ? NULL : &key, &next) == 0;
+	     first = false) {
+		key = next;
+		if (xnf_map_ref_lookup(rules, &key, &kept))
+			gone[ngone++] = key;
+	}
+	for (__u32 i = 0; i < ngone; i++)
+		xnf_map_ref_delete(inside, &gone[i]);
+	free(gone);
+	return 0;
+}
+
+/*
+ * nat_inside (what frames are matched against) brought to the rules' prefixes, and their count, where the packet
+ * path reads it (0: every source is inside), set in between: first the prefixes the rules added, then the count,
+ * then what they removed. So the first prefix added is in place before the count turns from "every source", and
+ * the last one removed stays until the count has turned back: no frame finds a state neither the rules before
+ * the change nor after it give (a source once went untranslated for the moment between the two).
+ */
 static int commit_inside(const struct xnf_rules_target *maps, char *err, size_t errlen)
 {
 	struct nat_inside_prefix key, next;
-	struct xnf_map_ref inside, config;
-	__u32 count = 0, setting = NAT_SETTING_INSIDE_PREFIXES;
+	struct xnf_map_ref rules, inside, config;
+	__u32 count = 0, in = 1, setting = NAT_SETTING_INSIDE_PREFIXES;
+	bool first = true;
 
-	if (xnf_map_find(maps, "nat_inside", &inside) || xnf_map_find(maps, "nat_config", &config)) {
+	if (xnf_map_find(maps, "nat_inside_rules", &rules) || xnf_map_find(maps, "nat_inside", &inside) ||
+	    xnf_map_find(maps, "nat_config", &config)) {
 		snprintf(err, errlen, "the NAT's maps are missing");
 		return -1;
 	}
-	for (bool first = true; xnf_map_ref_next_key(&inside, first ? NULL : &key, &next) == 0; first = false) {
+	for (; xnf_map_ref_next_key(&rules, first ? NULL : &key, &next) == 0; first = false, count++) {
 		key = next;
-		count++;
+		if (xnf_map_ref_update(&inside, &key, &in, BPF_ANY)) {
+			snprintf(err, errlen, "cannot place inside prefix %u of the rules", count + 1);
+			return -1;
+		}
 	}
-	return xnf_map_ref_update(&config, &setting, &count, BPF_ANY) ? -1 : 0;
+	if (xnf_map_ref_update(&config, &setting, &count, BPF_ANY))
+		return -1;
+	return remove_unruled_inside(&rules, &inside, err, errlen);
 }
 
 /* Whether an entry of nat_prefix6_in still leads back to a rule of nat_prefix6_out. */

@@ -26,7 +26,7 @@
 #define DEFAULT_PORT_LO 1024
 #define DEFAULT_PORT_HI 65535
 
-static const char *const nat_maps[] = { "nat_config", "nat_outside", "nat_public_set", "nat_forwards", "nat_inside",
+static const char *const nat_maps[] = { "nat_config", "nat_outside", "nat_public_set", "nat_forwards", "nat_inside_rules",
 				       "nat_prefix6_out", NULL };
 static const char *const timeout_names[] = { [NAT_SETTING_TIMEOUT_TCP_S] = "tcp", [NAT_SETTING_TIMEOUT_UDP_S] = "udp",
 					     [NAT_SETTING_TIMEOUT_ICMP_S] = "icmp",
@@ -61,7 +61,7 @@ static int parse_inside_prefix(const char *text, struct xnf_rule_entry *entry, c
 	}
 	key.prefixlen = prefix.len;
 	memcpy(&key.addr, prefix.bytes, sizeof(key.addr));
-	entry->map = "nat_inside";
+	entry->map = "nat_inside_rules";
 	memcpy(entry->key, &key, sizeof(key));
 	memcpy(entry->value, &in, sizeof(in));
 	return 0;
@@ -278,7 +278,7 @@ static int nat_format(const char *map, const void *key, const void *value, char 
 			 ntohs(k->port), addr, ntohs(f->inside.port), mac);
 		return 0;
 	}
-	if (strcmp(map, "nat_inside") == 0) {
+	if (strcmp(map, "nat_inside_rules") == 0) {
 		const struct nat_inside_prefix *k = key;
 		char addr[INET_ADDRSTRLEN];
 
