@@ -97,14 +97,29 @@ static int write_owner(struct xnf_control_server *s, const char *name, const cha
 	return 0;
 }
 
-int xnf_control_open(struct xnf_control_server *s, const char *run_dir, const char *name, const char *nf,
-		     const char *mode)
+/* A live instance's socket under the name refuses it; a dead one's is stale, and goes. */
+static int refuse_name_in_use(const char *path, const char *name)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+	if (access(addr.sun_path, F_OK) != 0)
+		return 0;
+	if (name_in_use(&addr)) {
+		xnf_error("an instance named '%s' is already running (control socket %s): stop it, or give this one "
+			  "another --name", name, addr.sun_path);
+		return -1;
+	}
+	unlink(addr.sun_path);
+	return 0;
+}
+
+int xnf_control_claim(struct xnf_control_server *s, const char *run_dir, const char *name)
+{
 	int n;
 
 	s->listen_fd = -1;
-	s->path[0] = s->owner_path[0] = '\0';
+	s->path[0] = s->owner_path[0] = s->claimed[0] = '\0';
 	for (int i = 0; i < XNF_CONTROL_MAX_CLIENTS; i++)
 		s->clients[i].fd = -1;
 	if (!valid_name(name)) {
@@ -113,24 +128,28 @@ int xnf_control_open(struct xnf_control_server *s, const char *run_dir, const ch
 		return -1;
 	}
 	/* Checked before anything is created: a refused directory is not left behind. */
-	n = snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/%s.sock", run_dir, name);
-	if (n < 0 || (size_t)n >= sizeof(addr.sun_path)) {
+	n = snprintf(s->claimed, sizeof(s->claimed), "%s/%s.sock", run_dir, name);
+	if (n < 0 || (size_t)n >= sizeof(s->claimed)) {
 		xnf_error("control socket path %s/%s.sock is too long (a socket path holds %zu bytes): use a shorter "
-			  "--run-dir or XNF_RUN_DIR", run_dir, name, sizeof(addr.sun_path) - 1);
+			  "--run-dir or XNF_RUN_DIR", run_dir, name, sizeof(s->claimed) - 1);
+		s->claimed[0] = '\0';
 		return -1;
 	}
 	if (make_dir(run_dir)) {
 		xnf_error("cannot create the run directory %s: %s", run_dir, strerror(errno));
 		return -1;
 	}
-	if (access(addr.sun_path, F_OK) == 0) {
-		if (name_in_use(&addr)) {
-			xnf_error("an instance named '%s' is already running (control socket %s): "
-				  "stop it, or give this one another --name", name, addr.sun_path);
-			return -1;
-		}
-		unlink(addr.sun_path);
-	}
+	return refuse_name_in_use(s->claimed, name);
+}
+
+int xnf_control_listen(struct xnf_control_server *s, const char *name, const char *nf, const char *mode)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+
+	/* Another start under the name may have come between the claim and now. */
+	if (refuse_name_in_use(s->claimed, name))
+		return -1;
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", s->claimed);
 	s->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s->listen_fd < 0 || bind(s->listen_fd, (struct sockaddr *)&addr, sizeof(addr)) ||
 	    listen(s->listen_fd, 16)) {

@@ -344,9 +344,8 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 		goto before_start;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	/* The control socket first: it checks the run directory, where the port checks write their journals. */
-	if (xnf_control_open(&in.control, run_dir, opt->name, xnf_nf_name, mode->name) ||
-	    port_guard_start(&in.ports, opt, ports, opt->nifaces))
+	/* The name first: it checks the run directory, where the port checks write their journals. */
+	if (xnf_control_claim(&in.control, run_dir, opt->name) || port_guard_start(&in.ports, opt, ports, opt->nifaces))
 		goto out;
 	if (mode->sockets && xnf_afxdp_check_config(&opt->afxdp, ports, opt->nifaces)) {
 		rc = 2;
@@ -363,7 +362,9 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 	    start_sockets(&in) || start_offload(&in))
 		goto out;
 	watch_egress(&in);
-	if (xnf_xdp_attach(&in.xdp))
+	/* The control socket last: whoever finds it (xnf stats, rules, a script waiting for the start) finds the
+	 * program attached with its rules, options and start step in force. */
+	if (xnf_xdp_attach(&in.xdp) || xnf_control_listen(&in.control, opt->name, xnf_nf_name, mode->name))
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &in.started);
 	print_ready(&in);

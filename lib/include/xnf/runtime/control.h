@@ -39,6 +39,7 @@ struct xnf_control_server {
 	int listen_fd;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char owner_path[sizeof(((struct sockaddr_un *)0)->sun_path) + 8];
+	char claimed[sizeof(((struct sockaddr_un *)0)->sun_path)];   /* the socket's path, before it exists */
 	struct xnf_control_client clients[XNF_CONTROL_MAX_CLIENTS];
 };
 
@@ -55,10 +56,12 @@ struct xnf_control_handlers {
 };
 
 const char *xnf_run_dir(const char *override);
-/* Creates the socket and its owner record (nf, mode: what the record says besides the process); prints the
- * reason and returns -1 if the name is taken or invalid. */
-int xnf_control_open(struct xnf_control_server *s, const char *run_dir, const char *name, const char *nf,
-		     const char *mode);
+/* Takes the name before anything is set up: refuses an invalid one, or one a live instance has (a dead one's
+ * socket goes), and creates the run directory. 0, or -1 with the reason printed. Nothing exists yet. */
+int xnf_control_claim(struct xnf_control_server *s, const char *run_dir, const char *name);
+/* Creates the claimed socket and its owner record (nf, mode: what the record says besides the process), once the
+ * instance is in force: a client that finds the socket finds the NF doing what its rules say. 0, or -1. */
+int xnf_control_listen(struct xnf_control_server *s, const char *name, const char *nf, const char *mode);
 /* The descriptors to poll for (POLLIN): the listening socket and every client still reading. How many. */
 unsigned xnf_control_pollfds(const struct xnf_control_server *s, struct pollfd *fds);
 /* Milliseconds until the first reading client runs out of time, or -1 when none reads. */
