@@ -6,6 +6,9 @@ outside host has no route to the inside: only the translation brings its answers
 
 from __future__ import annotations
 
+import select
+import sys
+import threading
 import time
 from contextlib import contextmanager
 
@@ -349,3 +352,52 @@ def test_a_second_public_address_paired_and_taken_away(subject, rules_file):
                 f"{outside.dut_ip}:40000"
             assert [ln for ln in nf.request("rules list").splitlines() if ln.startswith("public")] == \
                 [f"public {outside.dut_ip} ports 1024-65535"]
+
+
+_STAMPED_SENDER = """
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+while True:
+    s.sendto(repr(time.monotonic()).encode(), (sys.argv[1], int(sys.argv[2])))
+    time.sleep(0.001)
+"""
+_RECORDER = """
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], int(sys.argv[2])))
+print("ready", flush=True)
+while True:
+    data, peer = s.recvfrom(64)
+    print(peer[0], data.decode(), flush=True)
+"""
+
+
+@pytest.mark.parametrize("subject", ["xdp", "afxdp"])
+def test_nothing_leaves_untranslated_once_the_control_socket_is_there(subject, rules_file):
+    """Datagrams stamped with the time they left the inside host stream through the DUT while the NAT starts: until
+    xnf takes the port, Linux forwards them as they are; every one sent after the control socket appeared (a
+    script's sign that the NAT runs) reaches the outside host from the public address."""
+    with HostsTopology(hosts=2) as t:
+        inside, outside = t.host(0), t.host(1)
+        recorder = t.spawn(outside.ns, [sys.executable, "-c", _RECORDER, outside.ip, str(SERVER_PORTS[0])])
+        assert recorder.stdout.readline().strip() == "ready"
+        t.spawn(inside.ns, [sys.executable, "-c", _STAMPED_SENDER, outside.ip, str(SERVER_PORTS[0])])
+        mode, extra = MODES[subject]
+        name = f"{t.dut_ns}-nat"
+        starting = threading.Thread(target=NfInstance.start, args=(t, "nat", mode, t.dut_ifaces),
+                                    kwargs={"rules": rules_file(nat_rules(t)), "name": name, "extra": extra})
+        starting.start()
+        while not control.socket_path(name).exists():
+            assert starting.is_alive(), "the NAT did not start"
+            time.sleep(0.001)
+        socket_seen = time.monotonic()
+        starting.join()
+        seen, deadline = [], time.monotonic() + 60
+        while len([1 for _, sent in seen if float(sent) > socket_seen]) < 100:   # a hundred sent since
+            assert select.select([recorder.stdout], [], [], max(0.0, deadline - time.monotonic()))[0], \
+                f"the outside host got {len(seen)} datagrams, then none"
+            seen.append(recorder.stdout.readline().split())
+    before = [src for src, sent in seen if float(sent) < socket_seen]
+    after = [src for src, sent in seen if float(sent) > socket_seen]
+    assert inside.ip in before, "the datagrams went through Linux before the NAT took the port"
+    assert after and set(after) == {outside.dut_ip}, (len(after), set(after))
