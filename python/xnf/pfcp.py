@@ -24,7 +24,8 @@ asks the UP function to choose (CH) gets the next free TEID of this endpoint's, 
 --n3-addr, reported in a Created PDR IE.
 
 Not done: usage reports (URRs: the PDRs' counters are in `xnf rules list`), BARs and buffering, SDF filters,
-Update PDR, PFD management, IPv6 UE addresses.
+Update PDR, PFD management, IPv6 UE addresses. Messages are answered one at a time (heartbeats before the session
+messages queued with them).
 """
 
 from __future__ import annotations
@@ -426,15 +427,39 @@ def serve(instance: str, listen: str, port: int, n3_addr: str, node_addr: str | 
     say.info(f"pfcp: answering on {listen}:{port} for upf instance '{instance}'")
     try:
         while True:
-            datagram, peer = sock.recvfrom(65535)
-            try:
-                answer = endpoint.answer(datagram, peer)
-            except Exception as err:   # a malformed message must not end the endpoint
-                say.info(f"pfcp: a message from {peer[0]} could not be read: {err}")
-                continue
-            if answer:
-                sock.sendto(answer, peer)
+            for datagram, peer in answer_order(waiting(sock)):
+                try:
+                    answer = endpoint.answer(datagram, peer)
+                except Exception as err:   # a malformed message must not end the endpoint
+                    say.info(f"pfcp: a message from {peer[0]} could not be read: {err}")
+                    continue
+                if answer:
+                    sock.sendto(answer, peer)
     except KeyboardInterrupt:
         return 0
     finally:
         sock.close()
+
+
+MAX_BATCH = 256
+
+
+def waiting(sock: socket.socket) -> list[tuple[bytes, tuple]]:
+    """The next datagram (waiting for it), and those queued behind it, up to MAX_BATCH."""
+    batch = [sock.recvfrom(65535)]
+    sock.setblocking(False)
+    try:
+        while len(batch) < MAX_BATCH:
+            batch.append(sock.recvfrom(65535))
+    except BlockingIOError:
+        pass
+    finally:
+        sock.setblocking(True)
+    return batch
+
+
+def answer_order(batch: list[tuple[bytes, tuple]]) -> list[tuple[bytes, tuple]]:
+    """Heartbeats first, the rest as they came: an SMF that hears no heartbeat answer for a while takes the UP
+    function for dead (TS 29.244 6.2.2), so a burst of session messages must not hold them up."""
+    heartbeat = 1   # the PFCP header's message type, its second byte
+    return sorted(batch, key=lambda item: not (len(item[0]) > 1 and item[0][1] == heartbeat))

@@ -268,3 +268,11 @@ def test_a_restarted_smfs_old_sessions_end_when_it_associates_again():
     assert len(upf.rules) == 4
     endpoint.answer(setup(4, 200), node)
     assert upf.rules == {} and endpoint.sessions == {}
+
+
+def test_heartbeats_queued_behind_session_messages_are_answered_first():
+    """A burst of establishments must not hold up the heartbeats that tell the SMF the UP function lives."""
+    heartbeat = bytes(p.PFCP(S=0, seq=7) / p.PFCPHeartbeatRequest(IE_list=[p.IE_RecoveryTimeStamp(timestamp=1)]))
+    burst = [(bytes(establishment(i, i, 100 + i, "10.60.0.1")), ("10.0.0.1", 8805)) for i in range(5)]
+    batch = burst[:3] + [(heartbeat, ("10.0.0.1", 8805))] + burst[3:]
+    assert pfcp.answer_order(batch) == [(heartbeat, ("10.0.0.1", 8805))] + burst
