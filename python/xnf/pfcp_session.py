@@ -13,8 +13,9 @@ from xnf import control, say
 from xnf.errors import XnfError
 
 MAX_RULES_PER_SESSION = 64   # PDRs, FARs and QERs each: far more than a PDU session's few
-MAX_RULE_ID = 0xFFFF         # a PDR ID is 16 bits (TS 29.244 8.2.36); FAR and QER IDs fit the upf's 1-2^31
-MAX_QER_ID = 0x7FFFFFFF      # 2 x ID + 1 must stay a upf rule ID
+MAX_PDR_ID = 0xFFFF          # a PDR ID is 16 bits (TS 29.244 8.2.36)
+MAX_FAR_ID = 0xFFFFFFFF      # a FAR ID is 32 bits, as the upf's rule IDs
+MAX_QER_ID = 0x7FFFFFFF      # a QER becomes the upf's QERs 2 x ID and 2 x ID + 1, which must stay rule IDs
 
 
 class RuleFailure(Exception):
@@ -43,7 +44,7 @@ class Session:
 
     def check(self) -> None:
         """The session as a whole: within its bounds, every PDR's FAR and QER there, no two PDRs on one match."""
-        for what, table, top in (("PDR", self.pdrs, MAX_RULE_ID), ("FAR", self.fars, MAX_QER_ID),
+        for what, table, top in (("PDR", self.pdrs, MAX_PDR_ID), ("FAR", self.fars, MAX_FAR_ID),
                                  ("QER", self.qers, MAX_QER_ID)):
             if len(table) > MAX_RULES_PER_SESSION:
                 raise RuleFailure(f"more than {MAX_RULES_PER_SESSION} {what}s in one session")
