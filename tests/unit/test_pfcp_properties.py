@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from scapy.contrib import pfcp as p
@@ -276,3 +277,10 @@ def test_heartbeats_queued_behind_session_messages_are_answered_first():
     burst = [(bytes(establishment(i, i, 100 + i, "10.60.0.1")), ("10.0.0.1", 8805)) for i in range(5)]
     batch = burst[:3] + [(heartbeat, ("10.0.0.1", 8805))] + burst[3:]
     assert pfcp.answer_order(batch) == [(heartbeat, ("10.0.0.1", 8805))] + burst
+
+
+def test_a_port_outside_udps_range_is_one_message():
+    """`xnf pfcp --port 70000` (or -1) was an OverflowError traceback from bind()."""
+    for port in (70000, -1, 0):
+        with pytest.raises(XnfError, match="--port"):
+            pfcp.serve("upf", "127.0.0.1", port, "192.0.2.1", None)
