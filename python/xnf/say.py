@@ -9,20 +9,23 @@ import sys
 
 QUIET, NORMAL, VERBOSE = -1, 0, 1
 level = NORMAL
-# Where the lines about the work go: stderr under --json, whose stdout is the JSON alone.
-info_stream = sys.stdout
+# Where the lines about the work go: stderr under --json, whose stdout is the JSON alone. Looked up when a line is
+# said (None: standard output as it is then), not kept from import: a stream replaced since (a test's captured
+# output, closed after it) must not be written to.
+info_stream = None
+info_to_stderr = False
 
 
 def set_level(quiet: bool, verbose: int, json_out: bool = False) -> None:
-    global level, info_stream
+    global level, info_to_stderr
     level = QUIET if quiet else NORMAL + verbose
-    info_stream = sys.stderr if json_out else sys.stdout
+    info_to_stderr = json_out
 
 
 def info(text: str) -> None:
     """A line about the work (progress, where results went): not with -q."""
     if level >= NORMAL:
-        print(text, file=info_stream, flush=True)
+        print(text, file=info_stream or (sys.stderr if info_to_stderr else sys.stdout), flush=True)
 
 
 def command(argv: list) -> None:
