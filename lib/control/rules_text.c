@@ -101,7 +101,7 @@ int xnf_rules_parse_range(const char *text, long min, long max, const char *what
 			  size_t errlen)
 {
 	const char *dash = strchr(text, '-');
-	unsigned long long a, b;
+	unsigned long long a = 0, b = 0;
 	size_t low_len = dash ? (size_t)(dash - text) : strlen(text);
 	bool ok = min >= 0 && take_span(text, low_len, (unsigned long long)max, &a) && a >= (unsigned long long)min;
 

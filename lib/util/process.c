@@ -3,32 +3,55 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-unsigned long long xnf_process_start_time(int pid)
+/* A process's state letter (field 3) and start time (field 22) from /proc/PID/stat; false where it has none. */
+static bool read_stat(int pid, char *state, unsigned long long *start)
 {
 	char path[64], buf[1024], *p;
-	unsigned long long start = 0;
+	bool found = false;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	f = fopen(path, "re");
 	if (!f)
-		return 0;
+		return false;
 	/* The command name may hold spaces and parentheses: fields are counted from its last ')'. Each step lands p
 	 * on the space before the next field: state (3) first, start time (22) last. */
 	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')'))) {
+		*state = p[1] == ' ' ? p[2] : '?';
 		for (int field = 3; p && field <= 22; field++)
 			p = strchr(p + 1, ' ');
-		if (p)
-			start = strtoull(p + 1, NULL, 10);
+		if (p) {
+			*start = strtoull(p + 1, NULL, 10);
+			found = true;
+		}
 	}
 	fclose(f);
-	return start;
+	return found;
+}
+
+unsigned long long xnf_process_start_time(int pid)
+{
+	unsigned long long start;
+	char state;
+
+	return read_stat(pid, &state, &start) ? start : 0;
+}
+
+/* The process that started at start is still there and has not exited: a zombie (its parent gone or not yet
+ * reaping it) holds its pid but nothing else, and has run its last line. */
+static bool running(int pid, unsigned long long start)
+{
+	unsigned long long now;
+	char state;
+
+	return read_stat(pid, &state, &now) && now == start && state != 'Z' && state != 'X' && state != 'x';
 }
 
 static unsigned long long pid_namespace_of(const char *proc_entry)
@@ -82,7 +105,7 @@ static bool lives_in_other_namespace(const struct xnf_process_id *id)
 		if (!isdigit((unsigned char)e->d_name[0]) || pid_namespace_of(e->d_name) != id->pid_ns ||
 		    innermost_pid(e->d_name) != id->pid)
 			continue;
-		found = xnf_process_start_time(atoi(e->d_name)) == id->start;
+		found = running(atoi(e->d_name), id->start);
 	}
 	closedir(d);
 	return found;
@@ -94,7 +117,7 @@ bool xnf_process_lives(const struct xnf_process_id *id)
 		return false;
 	if (id->pid_ns && id->pid_ns != pid_namespace_of("self"))
 		return lives_in_other_namespace(id);
-	return xnf_process_start_time(id->pid) == id->start;
+	return running(id->pid, id->start);
 }
 
 bool xnf_process_id_parse(const char *text, struct xnf_process_id *id)

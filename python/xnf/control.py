@@ -59,7 +59,9 @@ class Owner:
             foreign = self.pid_ns and self.pid_ns != process_id.pid_namespace()
             return UNKNOWN if foreign else DEAD
         fields = process_id.stat_fields(entry)
-        return STOPPED if fields and fields[0] in ("T", "t") else RUNNING
+        if not fields or fields[0] in process_id.EXITED:
+            return DEAD   # a zombie holds its pid and nothing else: its socket answers no one
+        return STOPPED if fields[0] in ("T", "t") else RUNNING
 
 
 def owner(name: str, directory: str | None = None) -> Owner | None:

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 PROC = Path("/proc")
+EXITED = ("Z", "X", "x")   # states of a process that has run its last line: a zombie, or dead
 
 
 def stat_fields(entry: str) -> list[str] | None:

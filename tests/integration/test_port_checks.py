@@ -10,11 +10,13 @@ import json
 import os
 import signal
 import subprocess
+import sys
+import time
 
 import pytest
 
 from lab_helpers import run_xnf, xdp_attached
-from xnf import control
+from xnf import control, process_id, programs
 from xnf.lab import apps, netns
 from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
@@ -129,6 +131,42 @@ def test_a_killed_instance_has_its_peers_put_back_by_the_next_start_and_never_a_
         assert "as it was before an instance that did not stop changed it" in result.stderr
         assert offloads(t.host(0).ns) == offloads(t.host(1).ns) == (False, True)
         assert len(set(before) - set(journals())) == 4
+
+
+_NO_REAPER = """
+import subprocess, sys, time
+child = subprocess.Popen(sys.argv[1:])
+print(child.pid, flush=True)
+time.sleep(3600)   # never waits for it: killed, it stays a zombie, its pid taken and its work over
+"""
+
+
+def test_an_instance_killed_into_a_zombie_has_its_peers_put_back_by_the_next_start(rules_file):
+    """An instance whose parent does not reap it is a zombie once killed: its pid and start time still read as its
+    own, but it runs no more. The next start puts its peers' settings back, as after any SIGKILL."""
+    with HostsTopology(hosts=2) as t:
+        rules, name = rules_file(t.router_rules()), f"{t.dut_ns}-zombie"
+        parent = t.spawn(t.dut_ns, [sys.executable, "-c", _NO_REAPER, str(programs.nf_binary("router")), "run",
+                                    "--mode", "xdp", "--iface", "dut0", "--iface", "dut1", "--rules", rules,
+                                    "--name", name])
+        pid = int(parent.stdout.readline())
+        try:
+            deadline = time.monotonic() + 30
+            while control.state(name) != control.RUNNING:
+                assert time.monotonic() < deadline and parent.poll() is None, "the router did not start"
+                time.sleep(0.05)
+            assert offloads(t.host(0).ns) == (True, False)
+            os.kill(pid, signal.SIGKILL)
+            while process_id.stat_fields(str(pid))[0] != "Z":
+                time.sleep(0.01)
+            assert control.state(name) == control.DEAD
+            result = run_xnf(["run", "router", "--mode", "xdp", "--iface", "dut0", "--iface", "dut1", "--rules",
+                              rules, "--peers", "check"], ns=t.dut_ns)
+            assert result.returncode == 1 and "as it was before an instance that did not stop changed it" in \
+                result.stderr, result.stderr
+            assert offloads(t.host(0).ns) == offloads(t.host(1).ns) == (False, True)
+        finally:
+            control.remove_records(name)
 
 
 def test_the_settings_of_a_namespace_that_is_gone_are_forgotten(rules_file):
