@@ -284,3 +284,16 @@ def test_a_port_outside_udps_range_is_one_message():
     for port in (70000, -1, 0):
         with pytest.raises(XnfError, match="--port"):
             pfcp.serve("upf", "127.0.0.1", port, "192.0.2.1", None)
+
+
+def test_a_released_association_ends_its_sessions():
+    upf = StandInUpf()
+    endpoint = pfcp.Endpoint(upf, N3, "192.0.2.2")
+    node = ("10.0.0.1", 8805)
+    release = bytes(p.PFCP(S=0, seq=3) / p.PFCPAssociationReleaseRequest(IE_list=[
+        p.IE_NodeId(id_type="IPv4", ipv4="10.0.0.1")]))
+    endpoint.answer(bytes(p.PFCP(S=0, seq=1) / p.PFCPAssociationSetupRequest(IE_list=[
+        p.IE_NodeId(id_type="IPv4", ipv4="10.0.0.1")])), node)
+    assert cause_of(endpoint.answer(bytes(establishment(2, 1, 100, "10.60.0.1")), node)) == 1
+    assert cause_of(endpoint.answer(release, node)) == 1 and upf.rules == {} and endpoint.sessions == {}
+    assert cause_of(endpoint.answer(bytes(establishment(4, 1, 100, "10.60.0.1")), node)) == 72
