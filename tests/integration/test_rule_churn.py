@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import contextmanager
 
 import pytest
 
@@ -19,15 +20,10 @@ ATTACKERS = "203.0.113"
 FRAMES = 200000
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp", "afxdp-poll"])
-def test_rule_churn_under_traffic_accounts_for_every_frame(mode, bare_pair):
-    churn_under_traffic(bare_pair, mode)
-
-
-def churn_under_traffic(pair: Topology, mode: str) -> None:
-    link = pair.links[0]
-    nf = NfInstance.start(pair, "firewall", mode, pair.dut_ifaces, extra=[] if mode == "xdp" else ["--cores", "1"])
-    rules = [f"drop udp {ATTACKERS}.{i} 9 {link.dut_ip} 9" for i in range(16)]
+@contextmanager
+def churning(nf: NfInstance, rules: list[str]):
+    """Each rule added and deleted again, as fast as the control socket takes them, while the block runs; yields
+    the count of changes made (a list of one, read after the block)."""
     stop, changes = threading.Event(), [0]
 
     def churn():
@@ -40,12 +36,25 @@ def churn_under_traffic(pair: Topology, mode: str) -> None:
     thread = threading.Thread(target=churn)
     thread.start()
     try:
-        out = Generator(pair, receive_on=0).run(
-            "--count", str(FRAMES), "--rate", "100000", "--dst-ip", link.dut_ip,
-            "--class", "legit:share=0.5,flows=16", "--class", f"churned:saddr={ATTACKERS}.0/28,share=0.5").summary
+        yield changes
     finally:
         stop.set()
         thread.join()
+
+
+@pytest.mark.parametrize("mode", ["xdp", "afxdp", "afxdp-poll"])
+def test_rule_churn_under_traffic_accounts_for_every_frame(mode, bare_pair):
+    churn_under_traffic(bare_pair, mode)
+
+
+def churn_under_traffic(pair: Topology, mode: str) -> None:
+    link = pair.links[0]
+    nf = NfInstance.start(pair, "firewall", mode, pair.dut_ifaces, extra=[] if mode == "xdp" else ["--cores", "1"])
+    rules = [f"drop udp {ATTACKERS}.{i} 9 {link.dut_ip} 9" for i in range(16)]
+    with churning(nf, rules) as changes:
+        out = Generator(pair, receive_on=0).run(
+            "--count", str(FRAMES), "--rate", "100000", "--dst-ip", link.dut_ip,
+            "--class", "legit:share=0.5,flows=16", "--class", f"churned:saddr={ATTACKERS}.0/28,share=0.5").summary
     time.sleep(0.2)  # the last frames leave the workers
     stats = control.request_json(nf.name, "stats")
     verdicts = {v: c["packets"] for v, c in stats["verdicts"].items()}
@@ -67,22 +76,9 @@ def test_inside_prefixes_churned_never_let_a_frame_out_untranslated(mode, bare_p
     link = bare_pair.links[0]
     nf = NfInstance.start(bare_pair, "nat", mode, bare_pair.dut_ifaces, rules=rules_file(cases.nat_on_a_stick()),
                           extra=[] if mode == "xdp" else ["--cores", "1"])
-    line, stop, changes = f"inside from {link.gen_ip}/32", threading.Event(), [0]
-
-    def churn():
-        while not stop.is_set():
-            control.request(nf.name, f"rules add {line}")
-            control.request(nf.name, f"rules del {line}")
-            changes[0] += 2
-
-    thread = threading.Thread(target=churn)
-    thread.start()
-    try:
+    with churning(nf, [f"inside from {link.gen_ip}/32"]) as changes:
         out = Generator(bare_pair, receive_on=0).run("--count", str(FRAMES), "--rate", "100000",
                                                      *cases.nat_flows(64)).summary
-    finally:
-        stop.set()
-        thread.join()
     stats = control.request_json(nf.name, "stats")
     assert changes[0] > 500, "the churn must be real"
     assert out["sent"] == FRAMES
