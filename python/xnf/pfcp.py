@@ -34,7 +34,6 @@ import ipaddress
 import socket
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
 
 from xnf import say
 from xnf.errors import XnfError
@@ -73,12 +72,6 @@ def _one(ie, ie_class, what: str):
     return found[0]
 
 
-@dataclass
-class Association:
-    node_id: str
-    recovery: int | None
-
-
 class Endpoint:
     def __init__(self, rules, n3_addr: str, node_addr: str, smfs: set[str] | None = None,
                  max_sessions: int = DEFAULT_MAX_SESSIONS, clock=time.monotonic):
@@ -87,7 +80,7 @@ class Endpoint:
         self.p = pfcp
         self.rules, self.n3_addr, self.node_addr = rules, n3_addr, node_addr
         self.smfs, self.max_sessions, self.clock = smfs, max_sessions, clock
-        self.associations: dict[str, Association] = {}
+        self.associations: dict[str, int | None] = {}     # node address -> its Recovery Time Stamp
         self.sessions: dict[int, Session] = {}
         self.by_cp_seid: dict[tuple[str, int], int] = {}   # (CP address, CP SEID) -> SEID
         self.owner: dict[tuple, int] = {}                  # ("teid", T) or ("ue", ADDR) -> SEID
@@ -150,17 +143,15 @@ class Endpoint:
     def _association(self, message, kind, peer: str):
         p = self.p
         try:
-            node = _one(kind, p.IE_NodeId, "the Node ID")
+            _one(kind, p.IE_NodeId, "the Node ID")
             if self.smfs is not None and peer not in self.smfs:
                 raise Refused(REJECTED, f"{peer} is not a listed SMF (--smf)")
             if peer not in self.associations and len(self.associations) >= MAX_ASSOCIATIONS:
                 raise Refused(NO_RESOURCES, f"{MAX_ASSOCIATIONS} associations already")
             recovery = next((ie.timestamp for ie in _ies(kind, p.IE_RecoveryTimeStamp)), None)
-            known = self.associations.get(peer)
-            if known and known.recovery != recovery:
+            if peer in self.associations and self.associations[peer] != recovery:
                 self._end_sessions_of(peer, "it set up its association again after a restart")
-            self.associations[peer] = Association(str(getattr(node, "ipv4", None) or getattr(node, "id", "")),
-                                                  recovery)
+            self.associations[peer] = recovery
             cause = ACCEPTED
         except Refused as refused:
             say.info(f"pfcp: association set-up from {peer} refused: {refused}")
