@@ -105,8 +105,7 @@ class Match:
                 if family is False:
                     continue   # one family per frame: a mixed pair matches nothing
                 for proto in self.proto or [None]:
-                    if not self._fits(proto, family):
-                        continue
+                    _check_protocol_family(proto, family)
                     for sport in self.sport or [None]:
                         for dport in self.dport or [None]:
                             bodies.append(self._body(action, proto, family, saddr, daddr, sport, dport))
@@ -127,13 +126,6 @@ class Match:
         """The family a combination's frames are of (None: either), or False where its parts disagree."""
         families = {_family(a) for a in (saddr, daddr) if a} | ({self.family} if self.family else set())
         return False if len(families) > 1 else next(iter(families), None)
-
-    @staticmethod
-    def _fits(proto: str | None, family: int | None) -> bool:
-        if (proto, family) in (("icmp", 6), ("icmpv6", 4)):
-            raise CannotConvert(f"protocol {proto} in IPv{family} frames (the acl takes icmp with IPv4 and icmpv6 "
-                                "with IPv6)")
-        return True
 
     def _body(self, action, proto, family, saddr, daddr, sport, dport) -> str:
         words = [action] + ([proto] if proto else [])
@@ -161,6 +153,12 @@ class Budget:
         bodies = [body for m in matches for body in m.expand(action)]
         self.left -= len(bodies)
         return bodies
+
+
+def _check_protocol_family(proto: str | None, family: int | None) -> None:
+    if (proto, family) in (("icmp", 6), ("icmpv6", 4)):
+        raise CannotConvert(f"protocol {proto} in IPv{family} frames (the acl takes icmp with IPv4 and icmpv6 with "
+                            "IPv6)")
 
 
 def _family(address: str) -> int:
