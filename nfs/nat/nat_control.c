@@ -346,8 +346,10 @@ static int commit_inside(const struct xnf_rules_target *maps, char *err, size_t 
 			return -1;
 		}
 	}
-	if (xnf_map_ref_update(&config, &setting, &count, BPF_ANY))
+	if (xnf_map_ref_update(&config, &setting, &count, BPF_ANY)) {
+		snprintf(err, errlen, "cannot set the count of inside prefixes");
 		return -1;
+	}
 	return remove_unruled_inside(&rules, &inside, err, errlen);
 }
 
