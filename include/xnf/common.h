@@ -109,6 +109,7 @@ enum xnf_stat_slot {
 	XNF_STAT_REDIRECT_ERROR, /* redirect to a port with no device: dropped */
 	XNF_STAT_MALFORMED,      /* reason, counted in addition to the verdict */
 	XNF_STAT_LOCAL,          /* sent to the local stack by the dispatcher (--local), before the NF */
+	XNF_STAT_NOT_READY,      /* arrived while the instance started, before its rules were in force: dropped */
 	XNF_STAT_NSLOTS,
 };
 

@@ -73,6 +73,13 @@ static int parse_at(const char *text, __u32 *at, char *err, size_t errlen)
 	return *at ? 0 : -1;
 }
 
+/* A frame is captured by its verdict; malformed is a reason, not a verdict, and a not_ready frame is dropped
+ * before the capture points. */
+static bool capturable(__u32 slot)
+{
+	return slot != XNF_STAT_MALFORMED && slot != XNF_STAT_NOT_READY;
+}
+
 /* "all", or verdict names joined by commas. */
 static int parse_slots(const char *text, __u32 *slots, char *err, size_t errlen)
 {
@@ -81,7 +88,7 @@ static int parse_slots(const char *text, __u32 *slots, char *err, size_t errlen)
 	*slots = 0;
 	if (strcmp(text, "all") == 0) {
 		for (__u32 slot = 0; slot < XNF_STAT_NSLOTS; slot++)
-			if (slot != XNF_STAT_MALFORMED)
+			if (capturable(slot))
 				*slots |= 1u << slot;
 		return 0;
 	}
@@ -89,7 +96,7 @@ static int parse_slots(const char *text, __u32 *slots, char *err, size_t errlen)
 	for (char *name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
 		__u32 slot = 0;
 
-		while (slot < XNF_STAT_NSLOTS && (slot == XNF_STAT_MALFORMED || strcmp(name, xnf_stat_names[slot])))
+		while (slot < XNF_STAT_NSLOTS && (!capturable(slot) || strcmp(name, xnf_stat_names[slot])))
 			slot++;
 		if (slot == XNF_STAT_NSLOTS) {
 			snprintf(err, errlen, "no verdict '%s' to capture: give all, or some of abort, drop, pass, tx, "

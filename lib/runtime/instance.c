@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The life of an instance: everything a user can get wrong is checked before
- * the kernel is touched; then load, rules, sockets, attach; serve the control
- * socket until a signal; then detach first (no packet goes to a closing
+ * the kernel is touched; then load, attach held (frames dropped and counted), rules, sockets, in force;
+ * then the control socket, served until a signal; then detach first (no packet goes to a closing
  * socket), stop the workers, restore settings, remove the socket.
  */
 #include <bpf/libbpf.h>
@@ -328,7 +328,7 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 	struct xnf_xdp_plan plan = { .datapath = mode->datapath, .chain_split = opt->chain_split, .local = &opt->local,
 				     .offload_table = opt->offload.enabled ? opt->offload.table : 0,
 				     .attach_libxdp = opt->attach == XNF_ATTACH_LIBXDP, .libxdp_priority = opt->priority,
-				     .journal_dir = run_dir };
+				     .journal_dir = run_dir, .held = true };
 	struct xnf_port ports[XNF_MAX_PORTS];
 	int sig_fd, rc = 1;
 
@@ -355,16 +355,18 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 		xnf_busy_poll_recover(run_dir, ports[i].name);
 		xnf_libxdp_recover(run_dir, &ports[i]);
 	}
+	/* Attached first, held: from here on a frame is either the NF's, in force, or dropped and counted as
+	 * not_ready, never sent on by Linux while the rules are loading. */
 	if (prepare_native_side(&in, ports, opt->nifaces) ||
 	    xnf_xdp_load(&in.xdp, ports, opt->nifaces, mode->generic, &plan, opt->map_sizes, opt->nmap_sizes) ||
 	    (opt->pin_dir && xnf_xdp_pin_maps(&in.xdp, opt->pin_dir)) || arm_checksum_finishing(&in) ||
-	    load_rules(&in) || apply_option_rules(&in) || run_start_step(&in) ||
+	    xnf_xdp_attach(&in.xdp) || load_rules(&in) || apply_option_rules(&in) || run_start_step(&in) ||
 	    start_sockets(&in) || start_offload(&in))
 		goto out;
 	watch_egress(&in);
 	/* The control socket last: whoever finds it (xnf stats, rules, a script waiting for the start) finds the
-	 * program attached with its rules, options and start step in force. */
-	if (xnf_xdp_attach(&in.xdp) || xnf_control_listen(&in.control, opt->name, xnf_nf_name, mode->name))
+	 * instance in force with its rules, options and start step. */
+	if (xnf_xdp_put_in_force(&in.xdp) || xnf_control_listen(&in.control, opt->name, xnf_nf_name, mode->name))
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &in.started);
 	print_ready(&in);

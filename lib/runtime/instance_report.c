@@ -96,10 +96,11 @@ static int read_totals(struct instance *in, struct xnf_counter totals[XNF_STAT_N
 	if (xnf_xdp_read_stats(&in->xdp, totals))
 		return -1;
 	if (in->mode->datapath == XNF_DATAPATH_USER) {
-		/* The kernel program only redirects, dispatches to the local stack (--local) or drops by an offloaded
-		 * rule (--offload-drops); every other verdict is the workers'. */
+		/* The kernel program only redirects, dispatches to the local stack (--local), drops by an offloaded
+		 * rule (--offload-drops) or before the instance is in force; every other verdict is the workers'. */
 		for (__u32 slot = 0; slot < XNF_STAT_NSLOTS; slot++) {
-			if (slot != XNF_STAT_REDIRECT_ERROR && slot != XNF_STAT_LOCAL && slot != XNF_STAT_DROP)
+			if (slot != XNF_STAT_REDIRECT_ERROR && slot != XNF_STAT_LOCAL && slot != XNF_STAT_DROP &&
+			    slot != XNF_STAT_NOT_READY)
 				totals[slot] = (struct xnf_counter){ 0 };
 		}
 	}

@@ -10,4 +10,5 @@ const char *const xnf_stat_names[XNF_STAT_NSLOTS] = {
 	[XNF_STAT_REDIRECT_ERROR] = "redirect_error",
 	[XNF_STAT_MALFORMED] = "malformed",
 	[XNF_STAT_LOCAL] = "local",
+	[XNF_STAT_NOT_READY] = "not_ready",
 };

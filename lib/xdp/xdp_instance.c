@@ -246,7 +246,19 @@ int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32
 	x->stats_fd = bpf_object__find_map_fd_by_name(x->obj, "xnf_stats");
 	if (fill_local_ports(x->obj, local) || fill_port_map(x))
 		return -1;
-	return 0;
+	return plan->held ? 0 : xnf_xdp_put_in_force(x);
+}
+
+int xnf_xdp_put_in_force(struct xnf_xdp_instance *x)
+{
+	__u32 zero = 0, one = 1;
+	int fd = bpf_object__find_map_fd_by_name(x->obj, "xnf_in_force");
+	int err = fd < 0 ? -ENOENT : bpf_map_update_elem(fd, &zero, &one, BPF_ANY) ? -errno : 0;
+
+	if (err)
+		xnf_error("cannot let frames through to the NF (map xnf_in_force): %s; was it built with this "
+			  "version's SDK?", strerror(-err));
+	return err ? -1 : 0;
 }
 
 int xnf_xdp_attach(struct xnf_xdp_instance *x)

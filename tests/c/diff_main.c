@@ -44,7 +44,7 @@ struct side_result {
 static const int slot_action[XNF_STAT_NSLOTS] = {
 	[XNF_STAT_ABORT] = XDP_ABORTED, [XNF_STAT_DROP] = XDP_DROP, [XNF_STAT_PASS] = XDP_PASS,
 	[XNF_STAT_TX] = XDP_TX, [XNF_STAT_REDIRECT] = XDP_REDIRECT, [XNF_STAT_REDIRECT_ERROR] = XDP_DROP,
-	[XNF_STAT_LOCAL] = XDP_PASS,
+	[XNF_STAT_LOCAL] = XDP_PASS, [XNF_STAT_NOT_READY] = XDP_DROP,
 };
 
 /* Applies a verdict the way the native runtime does (the same slots as the workers). */

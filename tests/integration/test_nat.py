@@ -21,6 +21,7 @@ from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
 from test_real_traffic import MODES as EVERY_MODE
 from npt_reference import npt
+from lab_helpers import xdp_attached
 
 SECOND_INSIDE = "198.18.0.5"   # another inside address on host 0: another endpoint with the same port
 SERVER_PORTS = (7000, 7001)
@@ -357,9 +358,12 @@ def test_a_second_public_address_paired_and_taken_away(subject, rules_file):
 _STAMPED_SENDER = """
 import socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-while True:
-    s.sendto(repr(time.monotonic()).encode(), (sys.argv[1], int(sys.argv[2])))
-    time.sleep(0.001)
+with open(sys.argv[3], "w", buffering=1) as log:
+    while True:
+        stamp = repr(time.monotonic())
+        log.write(stamp + "\\n")
+        s.sendto(stamp.encode(), (sys.argv[1], int(sys.argv[2])))
+        time.sleep(0.001)
 """
 _RECORDER = """
 import socket, sys
@@ -370,25 +374,34 @@ while True:
     data, peer = s.recvfrom(64)
     print(peer[0], data.decode(), flush=True)
 """
+# Port forwards enough that loading them keeps the NAT held for a while (tens of thousands of map updates).
+HELD_FORWARDS = 4000
 
 
 @pytest.mark.parametrize("subject", ["xdp", "afxdp"])
-def test_nothing_leaves_untranslated_once_the_control_socket_is_there(subject, rules_file):
-    """Datagrams stamped with the time they left the inside host stream through the DUT while the NAT starts: until
-    xnf takes the port, Linux forwards them as they are; every one sent after the control socket appeared (a
-    script's sign that the NAT runs) reaches the outside host from the public address."""
+def test_a_starting_nat_drops_and_counts_until_it_is_in_force(subject, rules_file, tmp_path):
+    """Datagrams stamped with the time they left the inside host stream through the DUT while the NAT starts with a
+    long rules file. Until xnf attaches its program, Linux forwards them as they are; from the attach on, one either
+    leaves from the public address or is dropped and counted as not_ready while the rules load, never forwarded
+    untranslated; once the control socket is there, every one is translated."""
     with HostsTopology(hosts=2) as t:
         inside, outside = t.host(0), t.host(1)
         recorder = t.spawn(outside.ns, [sys.executable, "-c", _RECORDER, outside.ip, str(SERVER_PORTS[0])])
         assert recorder.stdout.readline().strip() == "ready"
-        t.spawn(inside.ns, [sys.executable, "-c", _STAMPED_SENDER, outside.ip, str(SERVER_PORTS[0])])
+        sent_log = tmp_path / "sent"
+        t.spawn(inside.ns, [sys.executable, "-c", _STAMPED_SENDER, outside.ip, str(SERVER_PORTS[0]), str(sent_log)])
         mode, extra = MODES[subject]
         name = f"{t.dut_ns}-nat"
+        rules = nat_rules(t) + "".join(f"forward tcp {20000 + i} to {inside.ip} {20000 + i} mac {inside.mac}\n"
+                                       for i in range(HELD_FORWARDS))
         starting = threading.Thread(target=NfInstance.start, args=(t, "nat", mode, t.dut_ifaces),
-                                    kwargs={"rules": rules_file(nat_rules(t)), "name": name, "extra": extra})
+                                    kwargs={"rules": rules_file(rules), "name": name, "extra": extra})
         starting.start()
+        attached = None
         while not control.socket_path(name).exists():
             assert starting.is_alive(), "the NAT did not start"
+            if attached is None and xdp_attached(t.dut_ns, t.dut_ifaces[0]):
+                attached = time.monotonic()   # the program was on the port before this moment
             time.sleep(0.001)
         socket_seen = time.monotonic()
         starting.join()
@@ -397,7 +410,15 @@ def test_nothing_leaves_untranslated_once_the_control_socket_is_there(subject, r
             assert select.select([recorder.stdout], [], [], max(0.0, deadline - time.monotonic()))[0], \
                 f"the outside host got {len(seen)} datagrams, then none"
             seen.append(recorder.stdout.readline().split())
-    before = [src for src, sent in seen if float(sent) < socket_seen]
+        not_ready = control.request_json(name, "stats")["verdicts"]["not_ready"]["packets"]
+    assert attached is not None, "the control socket appeared before the program was seen on the port"
+    untranslated = [float(sent) for src, sent in seen if src == inside.ip]
+    assert untranslated, "the datagrams went through Linux before the NAT took the port"
+    assert max(untranslated) < attached, "a datagram sent after the attach left untranslated"
     after = [src for src, sent in seen if float(sent) > socket_seen]
-    assert inside.ip in before, "the datagrams went through Linux before the NAT took the port"
-    assert after and set(after) == {outside.dut_ip}, (len(after), set(after))
+    assert set(after) == {outside.dut_ip}, (len(after), set(after))
+    arrived = {sent for _, sent in seen}
+    held = [stamp for stamp in sent_log.read_text().split() if attached <= float(stamp) < socket_seen]
+    lost = [stamp for stamp in held if stamp not in arrived]
+    assert lost, f"none of the {len(held)} datagrams sent while the NAT loaded its rules was held back"
+    assert not_ready >= len(lost), f"{len(lost)} datagrams lost while the NAT started, {not_ready} counted not_ready"

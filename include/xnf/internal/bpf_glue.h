@@ -21,6 +21,18 @@ struct {
 	__uint(max_entries, XNF_STAT_NSLOTS);
 } xnf_stats SEC(".maps");
 
+/*
+ * 1 once the instance is in force (its rules, options and start step loaded; set by the loader). The program is
+ * attached before that, so that a frame arriving while the instance starts is dropped and counted (not_ready)
+ * instead of going on untouched: a NAT never forwards untranslated, a firewall never passes unfiltered.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 1);
+} xnf_in_force SEC(".maps");
+
 /* Port index -> ifindex, for XNF_REDIRECT(port). Filled by the loader. */
 struct {
 	__uint(type, BPF_MAP_TYPE_DEVMAP);
@@ -173,6 +185,13 @@ static __always_inline void xnf_count(__u32 slot, __u64 bytes)
 		c->packets++;
 		c->bytes += bytes;
 	}
+}
+
+static __always_inline int xnf_is_in_force(void)
+{
+	__u32 zero = 0, *in_force = bpf_map_lookup_elem(&xnf_in_force, &zero);
+
+	return in_force && *in_force;
 }
 
 /*
@@ -358,6 +377,10 @@ static __always_inline int xnf__no_offloaded_drop(struct xnf_pkt *pkt)
 	SEC("xdp")                                                             \
 	int xnf_xdp_main(struct xdp_md *ctx)                                   \
 	{                                                                      \
+		if (!xnf_is_in_force()) {                                      \
+			xnf_count(XNF_STAT_NOT_READY, ctx->data_end - ctx->data); \
+			return XDP_DROP;                                       \
+		}                                                              \
 		XNF__CAPTURE_ENTRY(ctx);                                       \
 		int finished = xnf__finish_csum(ctx);                          \
 		struct xnf_pkt pkt = xnf_pkt_of(ctx);                          \

@@ -17,7 +17,7 @@ from xnf.errors import XnfError
 
 # Verdicts whose frames leave the NF for the wire (the rest the NF keeps from it: dropped, or the local stack's).
 FORWARDED = ("tx", "redirect")
-DROPPED = ("drop", "abort", "redirect_error")
+DROPPED = ("drop", "abort", "redirect_error", "not_ready")
 LOCAL = ("pass", "local")
 
 

@@ -54,10 +54,13 @@ struct xnf_xdp_plan {
 	bool attach_libxdp;                       /* --attach libxdp, at --priority */
 	unsigned libxdp_priority;
 	const char *journal_dir;                  /* the run directory */
+	bool held;                                /* frames dropped as not_ready until xnf_xdp_put_in_force */
 };
 
 int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32 nports, bool generic,
 		 const struct xnf_xdp_plan *plan, const struct xnf_map_size *sizes, __u32 nsizes);
+/* Lets frames through to the NF: from now on its rules are in force. 0, or -1 with a message. */
+int xnf_xdp_put_in_force(struct xnf_xdp_instance *x);
 /* Attaches to every port, or to none: on failure nothing stays attached. */
 int xnf_xdp_attach(struct xnf_xdp_instance *x);
 void xnf_xdp_detach(struct xnf_xdp_instance *x);

@@ -53,7 +53,7 @@ MAIN_MAP = {"firewall": "fw_acl", "lb": "lb_sessions"}
 STATIC_ATTACK, CHURNED_ATTACK = "203.0.113.0/28", "203.0.113.16/28"
 LB_FLOWS_PER_SAMPLE, LB_TIMEOUT_S = 4096, 5
 # Verdicts whose frame does not come back to the generator; tx and redirect do.
-NOT_RETURNED = ("drop", "pass", "abort", "redirect_error", "local")
+NOT_RETURNED = ("drop", "pass", "abort", "redirect_error", "local", "not_ready")
 # Frames veth dropped and counted (ethtool -S), on either side of the pair.
 VETH_LOSSES = ("rx_drops",)
 # Where some of those were lost, counted again by the AF_XDP sockets and workers: a breakdown, not added.
