@@ -177,11 +177,58 @@ static void nat_sweep(const struct xnf_rules_target *maps)
 		sweep_table(maps, &config, &sweeps[i], now);
 }
 
-/* Rebuilds nat_forward_back from nat_forwards: cleared, then one entry per forward. */
+/*
+ * Deletes the entries of a map derived from the rules that kept() says no rule leads to any more: found in one walk,
+ * then deleted (a walk that deletes as it goes loses its place). The derived maps are changed in place, never
+ * emptied, so that frames of what stays keep finding it throughout a change of the rules.
+ */
+static int delete_unkept(const struct xnf_map_ref *map, const struct xnf_map_ref *rules,
+			 bool (*kept)(const struct xnf_map_ref *rules, const void *key, const void *value), char *err,
+			 size_t errlen)
+{
+	__u8 *gone = calloc(map->max_entries ? map->max_entries : 1, map->key_size), *value = malloc(map->value_size);
+	__u8 *key = malloc(map->key_size), *next = malloc(map->key_size);
+	__u32 ngone = 0;
+	int rc = 0;
+
+	if (!gone || !value || !key || !next) {
+		snprintf(err, errlen, "out of memory");
+		rc = -1;
+		goto out;
+	}
+	for (bool first = true; ngone < map->max_entries && xnf_map_ref_next_key(map, first ? NULL : key, next) == 0;
+	     first = false) {
+		memcpy(key, next, map->key_size);
+		if (xnf_map_ref_lookup(map, key, value) == 0 && !kept(rules, key, value))
+			memcpy(gone + (size_t)ngone++ * map->key_size, key, map->key_size);
+	}
+	for (__u32 i = 0; i < ngone; i++)
+		xnf_map_ref_delete(map, gone + (size_t)i * map->key_size);
+out:
+	free(gone);
+	free(value);
+	free(key);
+	free(next);
+	return rc;
+}
+
+/* Whether an entry of nat_forward_back still answers for a forward of the rules (forwards are keyed by protocol and
+ * public port on the first public address). */
+static bool forward_back_kept(const struct xnf_map_ref *forwards, const void *key, const void *value)
+{
+	const struct nat_endpoint *inside = key;
+	const struct nat_forward_back *answer = value;
+	struct nat_public_key public = { .port = answer->public_port, .proto = inside->proto };
+	struct nat_forward forward;
+
+	return xnf_map_ref_lookup(forwards, &public, &forward) == 0 &&
+	       memcmp(&forward.inside, inside, sizeof(*inside)) == 0;
+}
+
+/* nat_forward_back from nat_forwards, changed in place: each forward's server answers from its public port. */
 static int commit_forwards(const struct xnf_rules_target *maps, char *err, size_t errlen)
 {
 	struct nat_public_key key, next;
-	struct nat_endpoint inside;
 	struct xnf_map_ref forwards, back;
 	struct nat_forward forward;
 	bool first = true;
@@ -190,8 +237,6 @@ static int commit_forwards(const struct xnf_rules_target *maps, char *err, size_
 		snprintf(err, errlen, "the NAT's maps are missing");
 		return -1;
 	}
-	while (xnf_map_ref_next_key(&back, NULL, &inside) == 0)
-		xnf_map_ref_delete(&back, &inside);
 	for (; xnf_map_ref_next_key(&forwards, first ? NULL : &key, &next) == 0; key = next, first = false) {
 		struct nat_forward_back answer = { .public_port = next.port };
 
@@ -202,7 +247,7 @@ static int commit_forwards(const struct xnf_rules_target *maps, char *err, size_
 			return -1;
 		}
 	}
-	return 0;
+	return delete_unkept(&back, &forwards, forward_back_kept, err, errlen);
 }
 
 static int address_order(const void *a, const void *b)
@@ -295,29 +340,13 @@ static int commit_public(const struct xnf_rules_target *maps, char *err, size_t 
 	return xnf_map_ref_update(&config, &setting, &used, BPF_ANY) ? -1 : 0;
 }
 
-/* The prefixes of nat_inside the rules no longer name, found in one walk and then deleted (a walk that deletes as
- * it goes loses its place). */
-static int remove_unruled_inside(const struct xnf_map_ref *rules, const struct xnf_map_ref *inside, char *err,
-				 size_t errlen)
+/* Whether a prefix of nat_inside is still one of the rules'. */
+static bool inside_kept(const struct xnf_map_ref *rules, const void *key, const void *value)
 {
-	struct nat_inside_prefix key, next, *gone = calloc(inside->max_entries, sizeof(*gone));
-	__u32 ngone = 0, kept;
-	bool first = true;
+	__u32 ruled;
 
-	if (!gone) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	for (; ngone < inside->max_entries && xnf_map_ref_next_key(inside, first ? NULL : &key, &next) == 0;
-	     first = false) {
-		key = next;
-		if (xnf_map_ref_lookup(rules, &key, &kept))
-			gone[ngone++] = key;
-	}
-	for (__u32 i = 0; i < ngone; i++)
-		xnf_map_ref_delete(inside, &gone[i]);
-	free(gone);
-	return 0;
+	(void)value;
+	return xnf_map_ref_lookup(rules, key, &ruled) == 0;
 }
 
 /*
@@ -350,13 +379,14 @@ static int commit_inside(const struct xnf_rules_target *maps, char *err, size_t 
 		snprintf(err, errlen, "cannot set the count of inside prefixes");
 		return -1;
 	}
-	return remove_unruled_inside(&rules, &inside, err, errlen);
+	return delete_unkept(&inside, &rules, inside_kept, err, errlen);
 }
 
 /* Whether an entry of nat_prefix6_in still leads back to a rule of nat_prefix6_out. */
-static bool prefix6_back_kept(const struct xnf_map_ref *out, const struct nat_prefix6_key *outside,
-			      const struct nat_prefix6 *back)
+static bool prefix6_back_kept(const struct xnf_map_ref *out, const void *key, const void *value)
 {
+	const struct nat_prefix6_key *outside = key;
+	const struct nat_prefix6 *back = value;
 	struct nat_prefix6_key inside = { .prefixlen = outside->prefixlen };
 	struct nat_prefix6 to;
 
@@ -391,17 +421,7 @@ static int commit_prefix6(const struct xnf_rules_target *maps, char *err, size_t
 			return -1;
 		}
 	}
-	/* A deleted entry takes its place in the walk with it: the walk starts over; kept ones are walked past. */
-	for (first = true; xnf_map_ref_next_key(&in, first ? NULL : &key, &next) == 0;) {
-		if (xnf_map_ref_lookup(&in, &next, &back) == 0 && !prefix6_back_kept(&out, &next, &back) &&
-		    xnf_map_ref_delete(&in, &next) == 0) {
-			first = true;
-			continue;
-		}
-		key = next;
-		first = false;
-	}
-	return 0;
+	return delete_unkept(&in, &out, prefix6_back_kept, err, errlen);
 }
 
 /* After every change of the rules: the public addresses' slots, the port forwards read backwards, the inside

@@ -84,3 +84,22 @@ def test_inside_prefixes_churned_never_let_a_frame_out_untranslated(mode, bare_p
     assert out["sent"] == FRAMES
     assert stats["counters"]["untranslated"] == 0, stats["counters"]
     assert nf.stop() == 0
+
+
+@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+def test_port_forwards_churned_keep_their_servers_answers_on_their_port(mode, bare_pair, rules_file):
+    """The generator as an inside server behind a port forward, answering from its forwarded endpoint while another
+    forward is added and deleted as fast as the control socket takes it: every answer leaves from its forward's
+    public port; none is given a mapping of its own (the moment the reverse table was rebuilt once did that)."""
+    link = bare_pair.links[0]
+    rules = cases.nat_on_a_stick() + f"forward udp 5000 to {link.gen_ip} 2000 mac {cases.GEN_MAC}\n"
+    nf = NfInstance.start(bare_pair, "nat", mode, bare_pair.dut_ifaces, rules=rules_file(rules),
+                          extra=[] if mode == "xdp" else ["--cores", "1"])
+    with churning(nf, [f"forward udp 6000 to {link.gen_ip} 3000 mac {cases.GEN_MAC}"]) as changes:
+        out = Generator(bare_pair, receive_on=0).run("--count", str(FRAMES), "--rate", "100000",
+                                                     *cases.nat_flows(1)).summary
+    counters = control.request_json(nf.name, "stats")["counters"]
+    assert changes[0] > 500, "the churn must be real"
+    assert out["sent"] == FRAMES and counters["out"] == FRAMES, (out, counters)
+    assert counters["new_mapping"] == 0 and counters["untranslated"] == 0, counters
+    assert nf.stop() == 0
