@@ -568,7 +568,7 @@ def make_parser() -> argparse.ArgumentParser:
                         "or in a file (default one flow of 64-byte UDP frames)")
     advise.add_argument("--profile", metavar="P", help="a machine profile (file, or a published one's name; default: "
                         "the one 'xnf bench run model-fit' installed, else the quick one, made first if there is none: "
-                        "about a minute)")
+                        "a few minutes, installed only when the host was steady)")
     advise.add_argument("--cores", type=_positive_int, metavar="N", help="cores the NF may use (default the "
                         "profile's)")
     advise.add_argument("--map-size", action="append", metavar="MAP=N", help="a map's size, as xnf run takes it")

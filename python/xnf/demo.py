@@ -199,16 +199,24 @@ def advice() -> bool:
             answer = json.loads(asked.stdout)
             advise_command.print_text(answer, rules)
             verified = answer["verification"]
+            fitted_unsteady = not answer["profile"].get("host", {}).get("steady", True)
             # A pick that does not hold fails the check, unless the host moved more, while it was measured, than
-            # the gap between the paths: then no model can tell them apart here, and the advice says so.
-            ok &= _report("advise", _verdict_line(nf, verified), verified["pick_holds"] or verified["host_too_unsteady"])
+            # the gap between the paths, or the quick profile could only be fitted on an unsteady host: then no
+            # model can tell them apart here, the advice says so, and recommends the measured fastest.
+            ok &= _report("advise", _verdict_line(nf, verified, fitted_unsteady),
+                          verified["pick_holds"] or verified["host_too_unsteady"] or fitted_unsteady)
     return ok
 
 
-def _verdict_line(nf: str, verified: dict) -> str:
-    unsteady = (f"; the host moved {verified['host_spread']:.0%} while measured, more than the paths' gap of "
-                f"{verified['gap_to_second']:.0%}: too unsteady to tell them apart, {verified['fastest']} is "
-                "recommended as measured") if not verified["pick_holds"] and verified["host_too_unsteady"] else ""
+def _verdict_line(nf: str, verified: dict, fitted_unsteady: bool) -> str:
+    unsteady = ""
+    if not verified["pick_holds"] and verified["host_too_unsteady"]:
+        unsteady = (f"; the host moved {verified['host_spread']:.0%} while measured, more than the paths' gap of "
+                    f"{verified['gap_to_second']:.0%}: too unsteady to tell them apart, {verified['fastest']} is "
+                    "recommended as measured")
+    elif not verified["pick_holds"] and fitted_unsteady:
+        unsteady = (f"; the quick profile was fitted on an unsteady host (its confidence is low, it was not "
+                    f"installed): {verified['recommended']} is recommended as measured")
     return (f"{nf}: the pick measured at {verified['pick_over_fastest']:.0%} of the fastest of the "
             f"{verified['measured']} measured ({verified['fastest']}){unsteady}")
 

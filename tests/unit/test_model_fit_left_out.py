@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from xnf.bench.studies import model_fit
+from xnf.model import profile_fit
 
 SENDER_NS = 200.0
 XDP_NS = {"cycles-0": 10.0, "cycles-250": 110.0, "cycles-750": 310.0, "drop": 5.0}
@@ -25,7 +25,7 @@ def samples(leave: tuple[str, ...] = ()) -> list[dict]:
 
 
 def test_a_point_missing_at_the_placement_kept_is_left_out_of_the_paths_line():
-    profile, table = model_fit.fit_profile(samples(leave=("cycles-750",)), ["xdp"], ENV, "near",
+    profile, table = profile_fit.fit_profile(samples(leave=("cycles-750",)), ["xdp"], ENV, "near",
                                             RUN_MEASURED)
     xdp = profile.paths["xdp"]
     assert xdp.fit["points_left_out"] == ["cycles-750"]
@@ -36,11 +36,11 @@ def test_a_point_missing_at_the_placement_kept_is_left_out_of_the_paths_line():
 
 
 def test_a_path_measured_at_every_point_leaves_nothing_out():
-    profile, _ = model_fit.fit_profile(samples(), ["xdp"], ENV, "near", RUN_MEASURED)
+    profile, _ = profile_fit.fit_profile(samples(), ["xdp"], ENV, "near", RUN_MEASURED)
     assert "points_left_out" not in profile.paths["xdp"].fit and profile.paths["xdp"].fit["points"] == 3
 
 
 @pytest.mark.parametrize("required", ["cycles-0", "drop"])
 def test_the_baseline_and_the_drop_point_are_never_left_out(required):
     with pytest.raises(SystemExit, match=f"no measurement of point {required}.* at the placement kept"):
-        model_fit.fit_profile(samples(leave=(required,)), ["xdp"], ENV, "near", RUN_MEASURED)
+        profile_fit.fit_profile(samples(leave=(required,)), ["xdp"], ENV, "near", RUN_MEASURED)

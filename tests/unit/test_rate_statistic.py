@@ -9,7 +9,8 @@ from dataclasses import replace
 
 import pytest
 
-from xnf.bench.studies import model_check, model_fit
+from xnf.bench.studies import model_check
+from xnf.model import profile_fit
 from xnf.errors import XnfError
 from xnf.model import check_rounds, rate_statistic
 from xnf.model.profile import from_dict
@@ -40,14 +41,14 @@ def test_the_statistic_takes_the_highest_or_the_median(name, expected):
 
 
 def test_the_best_of_the_rounds_fits_the_path_the_host_left_alone():
-    profile, table = model_fit.fit_profile(fit_samples(), ["xdp"], ENV, statistic=rate_statistic.BEST)
+    profile, table = profile_fit.fit_profile(fit_samples(), ["xdp"], ENV, statistic=rate_statistic.BEST)
     assert profile.statistic == rate_statistic.BEST and "best of the rounds" in profile.description
     assert profile.paths["xdp"].roles["sender"].fixed_ns["forward"] == pytest.approx(SENDER_NS, rel=1e-3)
     assert profile.yardsticks["hand_macswap_mpps"] == pytest.approx(4.0)
 
 
 def test_the_median_of_the_rounds_fits_the_slowed_path():
-    profile, _ = model_fit.fit_profile(fit_samples(), ["xdp"], ENV, statistic=rate_statistic.MEDIAN)
+    profile, _ = profile_fit.fit_profile(fit_samples(), ["xdp"], ENV, statistic=rate_statistic.MEDIAN)
     assert profile.statistic == rate_statistic.MEDIAN
     assert profile.paths["xdp"].roles["sender"].fixed_ns["forward"] == pytest.approx(SENDER_NS / 0.75, rel=1e-3)
     assert profile.yardsticks["hand_macswap_mpps"] == pytest.approx(3.0)
@@ -61,7 +62,7 @@ def check_samples(rates: list[float]) -> list[dict]:
 
 @pytest.mark.parametrize("name", rate_statistic.CHOICES)
 def test_model_check_judges_the_rounds_as_the_profile_was_fitted(name):
-    profile, _ = model_fit.fit_profile(fit_samples(), ["xdp"], ENV, statistic=name)
+    profile, _ = profile_fit.fit_profile(fit_samples(), ["xdp"], ENV, statistic=name)
     samples = check_samples([2.0, 4.0, 3.0])
     row, = model_check.summarise([s for s in samples if s["path"]], profile)[0]
     measured = 4.0 if name == rate_statistic.BEST else 3.0
@@ -72,7 +73,7 @@ def test_model_check_judges_the_rounds_as_the_profile_was_fitted(name):
 
 
 def test_a_profile_keeps_its_statistic_and_an_older_one_reads_as_medians():
-    profile, _ = model_fit.fit_profile(fit_samples(), ["xdp"], ENV, statistic=rate_statistic.BEST)
+    profile, _ = profile_fit.fit_profile(fit_samples(), ["xdp"], ENV, statistic=rate_statistic.BEST)
     doc = json.loads(profile.to_json())
     assert from_dict(doc).statistic == rate_statistic.BEST
     del doc["statistic"]
@@ -80,7 +81,7 @@ def test_a_profile_keeps_its_statistic_and_an_older_one_reads_as_medians():
 
 
 def test_a_profile_with_an_unknown_statistic_is_refused():
-    profile, _ = model_fit.fit_profile(fit_samples(), ["xdp"], ENV)
+    profile, _ = profile_fit.fit_profile(fit_samples(), ["xdp"], ENV)
     doc = json.loads(replace(profile, statistic="mean").to_json())
     with pytest.raises(XnfError, match="statistic must be one of best, median"):
         from_dict(doc)

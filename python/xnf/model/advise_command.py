@@ -6,9 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -16,8 +13,9 @@ from xnf import chain, contract, mix, output, say
 from xnf.lab import environment
 from xnf.lab.rounds import interleaved
 from xnf.model import advisor, calibration, lab_paths, lab_rate, provenance, rate_statistic, task
+from xnf.model import quick_fit as quick_fit_of
 from xnf.errors import XnfError
-from xnf.model.profile import Profile, installed, load, quick_path
+from xnf.model.profile import Profile, install, installed, load
 
 VERIFY_SECONDS = lab_rate.TRIAL_SECONDS
 VERIFY_ROUNDS = 3
@@ -118,28 +116,48 @@ def print_text(answer: dict, rules: str | None) -> None:
                       + (": more than the gap it judged on" if v["host_too_unsteady"] else ""))
 
 
-def quick_fit() -> Path:
-    """Fits the quick profile (model-fit --quick, about a minute) and installs it; its progress on stderr, so that
-    --json's stdout stays the answer alone. A subprocess: the fit is a study of the lab (xnf.bench), which the
-    model does not import."""
+def quick_fit(env: dict, tsc_hz: float | None) -> Profile:
+    """Fits the quick profile here (python/xnf/model/quick_fit.py), installed when the host was steady; its
+    progress on stderr under --json, so that stdout stays the answer alone."""
     say.info(f"no profile of this machine yet: fitting a quick one ({', '.join(lab_paths.QUICK_PATHS)}; "
-             "about a minute; "
-             "its confidence is lower). 'xnf bench run model-fit' (about 40 minutes) refines it.")
+             f"{quick_fit_of.ROUNDS} rounds, about two and a half minutes; its confidence is lower). "
+             "'xnf bench run model-fit' (about 40 minutes) refines it.")
     started = time.monotonic()
-    with tempfile.TemporaryDirectory() as out:
-        fit = subprocess.run([sys.executable, "-m", "xnf", "-q", "bench", "run", "model-fit", "--quick",
-                              "--out", out], stdout=sys.stderr, stderr=subprocess.PIPE, text=True)
-    where = quick_path()
-    if fit.returncode != 0 or not where.exists():
-        raise XnfError(f"the quick fit of this machine's profile failed ({fit.stderr.strip()[-400:] or 'no message'});"
-                       " run it alone to see why: xnf bench run model-fit --quick")
-    say.info(f"quick profile fitted in {time.monotonic() - started:.0f} s: {where}")
-    return where
+    profile, host = quick_fit_of.fit(env, tsc_hz, say.info)
+    took = time.monotonic() - started
+    if host.steady:
+        say.info(f"quick profile fitted in {took:.0f} s: {install(profile)}")
+    else:
+        say.info(f"quick profile fitted in {took:.0f} s, for this answer only: the host stayed unsteady over "
+                 f"{host.attempts} attempts ({host.why_not()}); not installed, the next xnf advise fits again")
+    return profile
 
 
-def chosen_profile(named: str | None) -> Profile:
+def chosen_profile(named: str | None, env: dict, tsc_hz: float | None) -> Profile:
     """The profile named, else the one installed (a full fit's, else the quick one's), else a quick fit made now."""
-    return load(named or installed() or quick_fit())
+    where = named or installed()
+    if not where:
+        return quick_fit(env, tsc_hz)
+    profile = load(where)
+    if not named and profile.quick and not profile.host:
+        say.info("the quick profile installed was fitted before xnf measured how steady the host was: fitting it "
+                 "again")
+        return quick_fit(env, tsc_hz)
+    return profile
+
+
+def _judge_the_fit(answer: dict, profile: Profile) -> None:
+    """A quick profile fitted on an unsteady host answers with low confidence, saying why; a steady one's spread is
+    weighed against the pick's lead like a calibration's."""
+    host = profile.host
+    if not host:
+        return
+    if not host["steady"]:
+        busy = [f"core {c} {s:.0%}" for c, s in host["others_busy"].items() if s > host["limits"]["others_busy"]]
+        advisor.lower_confidence(answer, "low", f"the quick profile was fitted on an unsteady host (the yardstick "
+                                 f"moved {host['spread']:.0%}" + (f"; other programs took {', '.join(busy)}" if busy
+                                                                   else "") + ")")
+    _judge_the_host(answer, host["spread"], "quick fit")
 
 
 def calibration_of(profile: Profile, tsc_hz: float | None) -> tuple[Profile, dict]:
@@ -183,9 +201,9 @@ def run(args: argparse.Namespace) -> int:
         raise XnfError("--verify measures established flows: a trial of new sessions would run out of the mix's "
                        "flows (and a NAT's pool) within a fraction of a second; leave out one of the two")
     gen = mix.parse(args.mix)
-    profile = chosen_profile(args.profile)
     here = environment.describe()
     tsc_hz = here["tsc_hz"]
+    profile = chosen_profile(args.profile, here, tsc_hz)
     judged = provenance.judge(profile, here)
     calibration = None
     if args.calibrate:
@@ -196,6 +214,7 @@ def run(args: argparse.Namespace) -> int:
     drop_rules = not chain.is_chain(args.nf) and contract.describe(args.nf).get("drop_rules", False)
     answer = advisor.advice(profile, args.nf, measured, drop_rules, args.cores)
     answer["profile"]["provenance"] = judged
+    _judge_the_fit(answer, profile)
     note = provenance.advice_note(judged)
     if note and not calibration:
         advisor.lower_confidence(answer, "medium", note)

@@ -312,7 +312,8 @@ def advice(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: i
     level, why = confidence(ranked, profile.validation.get("placement", placement.ALL))
     answer = {
         "nf": nf, "profile": {"name": profile.name, "source": profile.source, "platform": profile.platform,
-                              "scale": profile.scale, "statistic": profile.statistic, "quick": profile.quick},
+                              "scale": profile.scale, "statistic": profile.statistic, "quick": profile.quick,
+                              **({"host": profile.host} if profile.host else {})},
         "task": {"native_ns_over_baseline": round(task.whole.native_ns, 1),
                  "xdp_ns_over_baseline": round(task.whole.xdp_ns, 1), "baseline": task.baseline,
                  "verdicts": task.whole.verdicts, "drop_share": round(task.whole.drop_share, 4),
@@ -327,7 +328,7 @@ def advice(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: i
         "skipped": skipped,
     }
     if profile.quick:
-        lower_confidence(answer, "medium", "the profile is a quick fit (three paths, one round): the paths it did not "
+        lower_confidence(answer, "medium", "the profile is a quick fit (three paths, three rounds): the paths it did not "
                          "measure are not weighed ('xnf bench run model-fit' refines it, about 40 minutes)")
     return answer
 

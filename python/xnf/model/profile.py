@@ -15,8 +15,11 @@ from published figures (python/xnf/model/profiles/), and says which. It is JSON,
              the day (machines differ by up to 2.6x between sessions here): `Profile.scaled`.
   statistic  which of each point's rounds the fit took as its rate: "best" or "median"
              (python/xnf/model/rate_statistic.py); the profile's checks take the same of theirs.
-  quick      true for a quick fit (`model-fit --quick`, about a minute: three paths, three points, one round), which
+  quick      true for a quick fit (python/xnf/model/quick_fit.py: three paths, three points, three rounds), which
              `xnf advise` makes on first use; a full fit refines it.
+  host       a quick fit's steadiness: whether the host was steady, the yardstick's rounds and spread, the share of
+             each core other programs took while the lab was idle, the attempts made. An unsteady one is never
+             installed.
   validation how far the profile's predictions were from measured RFC 2544 rates (`xnf bench run model-check`),
              overall and per path: median_error and max_error (sizes, either way), within_10_percent, and shortfall
              (how far below its predictions the path's median rates fell: advisor.shortfall). The advisor counts on
@@ -127,7 +130,8 @@ class Profile:
     citation: str | None = None
     scale: float = 1.0                   # times applied since the fit (Profile.scaled)
     statistic: str = rate_statistic.BEFORE   # which of each point's rounds the fit took (rate_statistic)
-    quick: bool = False                  # a quick fit (model-fit --quick): few paths and points, one round
+    quick: bool = False                  # a quick fit (model-fit --quick): few paths and points, three rounds
+    host: dict = field(default_factory=dict)   # a quick fit's host steadiness (python/xnf/model/quick_fit.py)
 
     def path(self, key: str) -> PathCost:
         if key not in self.paths:
@@ -286,6 +290,9 @@ def _check_shape(doc: dict) -> None:
     if not isinstance(doc.get("quick", False), bool):
         _fail("quick", "must be true or false")
     _number(doc.get("scale", 1.0), "scale")
+    host = _section(doc, "host", "")
+    if not isinstance(host.get("steady", True), bool):
+        _fail("host.steady", "must be true or false")
     baseline = _section(doc, "baseline", "", required=True)
     _text(baseline.get("nf"), "baseline.nf")
     _text(baseline.get("rules"), "baseline.rules", optional=True)
