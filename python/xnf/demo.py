@@ -215,8 +215,8 @@ def _verdict_line(nf: str, verified: dict, fitted_unsteady: bool) -> str:
                     f"{verified['gap_to_second']:.0%}: too unsteady to tell them apart, {verified['fastest']} is "
                     "recommended as measured")
     elif not verified["pick_holds"] and fitted_unsteady:
-        unsteady = (f"; the quick profile was fitted on an unsteady host (its confidence is low, it was not "
-                    f"installed): {verified['recommended']} is recommended as measured")
+        unsteady = (f"; the quick profile was fitted on an unsteady host (marked so, its confidence low): "
+                    f"{verified['recommended']} is recommended as measured")
     return (f"{nf}: the pick measured at {verified['pick_over_fastest']:.0%} of the fastest of the "
             f"{verified['measured']} measured ({verified['fastest']}){unsteady}")
 

@@ -116,33 +116,43 @@ def print_text(answer: dict, rules: str | None) -> None:
                       + (": more than the gap it judged on" if v["host_too_unsteady"] else ""))
 
 
-def quick_fit(env: dict, tsc_hz: float | None) -> Profile:
-    """Fits the quick profile here (python/xnf/model/quick_fit.py), installed when the host was steady; its
-    progress on stderr under --json, so that stdout stays the answer alone."""
-    say.info(f"no profile of this machine yet: fitting a quick one ({', '.join(lab_paths.QUICK_PATHS)}; "
-             f"{quick_fit_of.ROUNDS} rounds, about two and a half minutes; its confidence is lower). "
-             "'xnf bench run model-fit' (about 40 minutes) refines it.")
+def quick_fit(env: dict, tsc_hz: float | None, why: str) -> Profile:
+    """Fits the quick profile here (python/xnf/model/quick_fit.py) and installs it, marked when the host was
+    unsteady; its progress on stderr under --json, so that stdout stays the answer alone."""
+    say.info(f"{why}: fitting a quick one ({', '.join(lab_paths.QUICK_PATHS)}; {quick_fit_of.ROUNDS} rounds, "
+             "about two and a half minutes; its confidence is lower). 'xnf bench run model-fit' (about 40 minutes) "
+             "refines it.")
     started = time.monotonic()
     profile, host = quick_fit_of.fit(env, tsc_hz, say.info)
-    took = time.monotonic() - started
+    where, took = install(profile), time.monotonic() - started
     if host.steady:
-        say.info(f"quick profile fitted in {took:.0f} s: {install(profile)}")
+        say.info(f"quick profile fitted in {took:.0f} s: {where}")
     else:
-        say.info(f"quick profile fitted in {took:.0f} s, for this answer only: the host stayed unsteady over "
-                 f"{host.attempts} attempts ({host.why_not()}); not installed, the next xnf advise fits again")
+        say.info(f"quick profile fitted in {took:.0f} s on a host unsteady over {host.attempts} attempts "
+                 f"({host.why_not()}): installed marked so ({where}); its answers are of low confidence, and the "
+                 "next xnf advise fits again if the host is quiet by then")
     return profile
 
 
 def chosen_profile(named: str | None, env: dict, tsc_hz: float | None) -> Profile:
-    """The profile named, else the one installed (a full fit's, else the quick one's), else a quick fit made now."""
+    """The profile named, else the one installed (a full fit's, else the quick one's), else a quick fit made now.
+    An installed quick profile fitted on an unsteady host is fitted again once the host is quiet."""
     where = named or installed()
     if not where:
-        return quick_fit(env, tsc_hz)
+        return quick_fit(env, tsc_hz, "no profile of this machine yet")
     profile = load(where)
-    if not named and profile.quick and not profile.host:
-        say.info("the quick profile installed was fitted before xnf measured how steady the host was: fitting it "
-                 "again")
-        return quick_fit(env, tsc_hz)
+    if named or not profile.quick:
+        return profile
+    if not profile.host:
+        return quick_fit(env, tsc_hz, "the quick profile installed was fitted before xnf measured how steady the "
+                                      "host was")
+    if not profile.host["steady"]:
+        say.info("the quick profile installed was fitted on an unsteady host: measuring whether the host is quiet "
+                 "now (about 15 s)")
+        now = quick_fit_of.host_now(tsc_hz)
+        if now.steady:
+            return quick_fit(env, tsc_hz, "the host is quiet now")
+        say.info(f"the host is still unsteady ({now.why_not()}): answering from the profile fitted then")
     return profile
 
 

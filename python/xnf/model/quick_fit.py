@@ -6,9 +6,10 @@ and a half minutes here, twice that when it must fit again.
 A user's machine is often busy. So the fit also measures how steady the host was while it fitted: the yardstick's
 spread over the rounds, and the share of each core other programs took while the lab stood idle just before and
 just after. A fit on a host that moved more than STEADY_SPREAD, or with another program taking more than BUSY_SHARE
-of a core, is made again (ATTEMPTS in all); a profile still unsteady is used for the answer at hand, marked so, and
-never installed as the machine's: the next `xnf advise` fits again. The steadiness goes into the profile ("host"),
-and the advisor lowers its confidence where the host moved more than the lead of its pick.
+of a core, is made again (ATTEMPTS in all); a profile still unsteady is installed marked so ("host": steady false):
+its answers are of low confidence, and the next `xnf advise` measures the host first (host_now) and fits again once
+it is quiet. The advisor also lowers its confidence where the host moved more during the fit than the lead of its
+pick.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Callable
 
 from xnf.lab import cpu
 from xnf.lab.rounds import interleaved
-from xnf.model import lab_paths, profile_fit
+from xnf.model import lab_paths, lab_rate, profile_fit
 from xnf.model.profile import Profile
 
 POINTS = (profile_fit.BASELINE_LABEL, "cycles-3000", profile_fit.DROP_LABEL)
@@ -91,9 +92,19 @@ def measure(tsc_hz: float | None, say: Callable[[str], None]) -> tuple[list[dict
 
 def judge(samples: list[dict], *idle: dict[int, float]) -> Steadiness:
     """The host's steadiness from the yardstick's rounds and the idle probes around them."""
-    yard = [s["mpps"] for s in samples if s["point"] == profile_fit.YARDSTICK_SUBJECT[0]]
+    return steadiness([s["mpps"] for s in samples if s["point"] == profile_fit.YARDSTICK_SUBJECT[0]], *idle)
+
+
+def steadiness(yard: list[float], *idle: dict[int, float]) -> Steadiness:
     busy = {core: max(probe.get(core, 0.0) for probe in idle) for core in set().union(*idle)}
     return Steadiness([round(r, 3) for r in yard], spread_of(yard), busy)
+
+
+def host_now(tsc_hz: float | None) -> Steadiness:
+    """How steady the host is now, without a fit: the idle probe, the yardstick ROUNDS times, the probe again."""
+    before = others_busy()
+    yard = [lab_rate.yardstick(SECONDS, tsc_hz) for _ in range(ROUNDS)]
+    return steadiness(yard, before, others_busy())
 
 
 def fit(env: dict, tsc_hz: float | None, say: Callable[[str], None]) -> tuple[Profile, Steadiness]:

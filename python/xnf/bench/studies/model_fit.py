@@ -24,7 +24,7 @@ reports and `model-check --placement each` predicts the far measurements with.
 
 The profile goes to the results folder and is installed where `xnf advise` looks (profile.default_path(); not with
 --no-install). What is measured and how the profile is fitted from it is python/xnf/model/profile_fit.py; --quick
-fits the quick profile (python/xnf/model/quick_fit.py), installed only when the host was steady.
+fits the quick profile (python/xnf/model/quick_fit.py), marked when the host was unsteady.
 
     xnf bench run model-fit [--rounds 3] [--seconds 0.5] [--paths xdp,afxdp/live,...] [--placement near]
                             [--statistic best|median] [--no-install]
@@ -61,8 +61,8 @@ def options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true",
                         help=f"about two and a half minutes: {', '.join(lab_paths.QUICK_PATHS)}, points "
                              f"{', '.join(quick_fit.POINTS)}, {quick_fit.ROUNDS} rounds of {quick_fit.SECONDS} s "
-                             f"trials, installed as {quick_path()} when the host was steady (what xnf advise makes "
-                             "on first use; its confidence is lower)")
+                             f"trials, installed as {quick_path()}, marked when the host was unsteady (what xnf "
+                             "advise makes on first use; its confidence is lower)")
     placement.add_argument(parser)
     rate_statistic.add_argument(parser)
     parser.add_argument("--refit", metavar="RESULTS", help="measure nothing: fit again the samples of an earlier "
@@ -130,12 +130,11 @@ def save(found: Fitted, path: Path, args: argparse.Namespace, env: dict) -> None
     """The profile beside the results file, and installed where xnf advise looks (not with --no-install)."""
     profile_path = path.with_name(path.stem.replace("model_fit", "profile") + ".json")
     profile_path.write_text(found.profile.to_json())
-    unsteady = found.profile.host and not found.profile.host["steady"]
-    if unsteady:
-        say.info("not installed: the host was unsteady during the quick fit (its \"host\" says how); run it again "
-                 "on a quieter host")
-    elif not args.no_install:
+    if not args.no_install:
         install(found.profile)
+    if found.profile.host and not found.profile.host["steady"]:
+        say.info("the host was unsteady during the quick fit (its \"host\" says how): its answers are of low "
+                 "confidence, and xnf advise fits it again once the host is quiet")
     say.info(f"profile: {profile_path}")
 
 
