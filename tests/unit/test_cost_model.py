@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -216,6 +217,14 @@ def test_offloading_drops_is_proposed_only_for_nfs_that_declare_drop_rules():
     # the sender pays the pre-filter's lookup (the NF's XDP time, scaled) on every frame, dropped or not
     offload = next(c for c in advise(task, drop_rules=True)["candidates"] if c["label"] == "offload afxdp/live")
     assert offload["ns_per_frame"]["sender"] == pytest.approx(0.5 * 300 + 0.5 * 150 + 1.2 * 50)
+
+
+def test_a_quick_profile_weighs_no_offload_and_says_why():
+    """The quick fit measures no drop mix: its held-out check's two offload picks were both refuted."""
+    task = TaskCost(cost("firewall", 40, 50, drop=0.5), BASELINE)
+    answer = advisor.advice(replace(synthetic_profile(), quick=True), "firewall", task, drop_rules=True)
+    assert not any(c["label"].startswith("offload") for c in answer["candidates"])
+    assert answer["skipped"] == [{"label": "offload (--offload-drops)", "why": advisor.OFFLOAD_UNWEIGHED}]
 
 
 def test_confidence_follows_the_lead_against_the_measured_error():

@@ -136,6 +136,17 @@ def offload(key: str, path: PathCost, nf: str, cost: NfCost, kernel_scale: float
                      notes, composed=True)
 
 
+def weighs_offload(profile: Profile) -> bool:
+    """Whether the profile can price a pre-filter of drop rules. A quick profile cannot: it measures no drop mix (a
+    busy worker's saving per dropped frame), and in its held-out check the offload it picked for both firewalls under
+    attack forwarded 0.87-0.89 of the fastest (docs/results.md, "The quick profile's own accuracy")."""
+    return not profile.quick
+
+
+OFFLOAD_UNWEIGHED = ("the quick profile measures no drop mix, so it cannot price drop rules offloaded to the kernel "
+                     "(a full fit, 'xnf bench run model-fit', weighs them)")
+
+
 def candidates(profile: Profile, nf: str, task: TaskCost, drop_rules: bool) -> list[Candidate]:
     out = []
     kernel_scale = _kernel_scale(profile)
@@ -144,7 +155,7 @@ def candidates(profile: Profile, nf: str, task: TaskCost, drop_rules: bool) -> l
         user_space = path.task_side == USER_SIDE and len(path.roles) > 1
         if user_space:
             out += [split_chain(key, path, task.members, at, kernel_scale) for at in range(1, len(task.members))]
-        if user_space and drop_rules and task.whole.drop_share > 0:
+        if user_space and drop_rules and task.whole.drop_share > 0 and weighs_offload(profile):
             out.append(offload(key, path, nf, task.whole, kernel_scale))
     return out
 
@@ -308,6 +319,8 @@ def _why_counted_down(r: Ranked) -> str:
 def advice(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: int | None = None) -> dict:
     """The whole answer, as JSON-ready data: every candidate's prediction, the pick, the reasons, the confidence."""
     skipped: list[dict] = []
+    if drop_rules and task.whole.drop_share > 0 and not weighs_offload(profile):
+        skipped.append({"label": "offload (--offload-drops)", "why": OFFLOAD_UNWEIGHED})
     ranked = rank(profile, nf, task, drop_rules, cores, skipped)
     level, why = confidence(ranked, profile.validation.get("placement", placement.ALL))
     answer = {
