@@ -32,6 +32,12 @@ def measure_rounds(subjects: Sequence[T], rounds: int, trial: Callable[[T], dict
     return samples
 
 
+def spread(values: Sequence[float]) -> float:
+    """How much a repeated measurement (the yardstick's, over the rounds) moved: (highest - lowest) / median; 0 with
+    one value."""
+    return (max(values) - min(values)) / statistics.median(values) if len(values) > 1 else 0.0
+
+
 def beside_yardstick(samples: list[dict], mine: list[dict], metric: str, yardstick: str,
                      same: tuple[str, ...] = ()) -> list[tuple[float, float]]:
     """(value, the yardstick's value) of metric for each sample of mine whose round (and whose values of the keys

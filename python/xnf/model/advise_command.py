@@ -11,7 +11,7 @@ from pathlib import Path
 
 from xnf import chain, contract, mix, output, say
 from xnf.lab import environment
-from xnf.lab.rounds import interleaved
+from xnf.lab.rounds import interleaved, spread as rounds_spread
 from xnf.model import advisor, calibration, lab_paths, lab_rate, provenance, rate_statistic, task
 from xnf.model import quick_fit as quick_fit_of
 from xnf.errors import XnfError
@@ -43,7 +43,7 @@ def verify(answer: dict, case: lab_rate.NfCase, how_many: int, tsc_hz: float | N
     fastest = max(rows, key=lambda r: r["measured_mpps"])
     ratio = rows[0]["measured_mpps"] / fastest["measured_mpps"]
     yard = rates[None]
-    spread = (max(yard) - min(yard)) / statistics.median(yard) if len(yard) > 1 else 0.0
+    spread = rounds_spread(yard)
     second = sorted((r["measured_mpps"] for r in rows), reverse=True)[1] if len(rows) > 1 else None
     gap = fastest["measured_mpps"] / second - 1 if second else None
     pick = rows[0]
@@ -163,10 +163,8 @@ def _judge_the_fit(answer: dict, profile: Profile) -> None:
     if not host:
         return
     if not host["steady"]:
-        busy = [f"core {c} {s:.0%}" for c, s in host["others_busy"].items() if s > host["limits"]["others_busy"]]
-        advisor.lower_confidence(answer, "low", f"the quick profile was fitted on an unsteady host (the yardstick "
-                                 f"moved {host['spread']:.0%}" + (f"; other programs took {', '.join(busy)}" if busy
-                                                                   else "") + ")")
+        advisor.lower_confidence(answer, "low", "the quick profile was fitted on an unsteady host ("
+                                 + quick_fit_of.Steadiness.of(host).why_not() + ")")
     _judge_the_host(answer, host["spread"], "quick fit")
 
 

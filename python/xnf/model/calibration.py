@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from xnf.lab.rounds import interleaved
+from xnf.lab.rounds import interleaved, spread
 from xnf.model import lab_paths, lab_rate, rate_statistic, task
 from xnf.model.fit import point_load
 from xnf.model.predict import predict
@@ -107,8 +107,7 @@ def measure(profile: Profile, tsc_hz: float | None, rounds: int = ROUNDS, second
 
 def host_spread(samples: list[dict]) -> float:
     """How much the yardstick moved over the rounds: (highest - lowest) / median; 0 with one round."""
-    rates = [s["mpps"] for s in samples if s["kind"] == YARDSTICK]
-    return (max(rates) - min(rates)) / statistics.median(rates) if len(rates) > 1 else 0.0
+    return spread([s["mpps"] for s in samples if s["kind"] == YARDSTICK])
 
 
 def _rate(profile: Profile, samples: list[dict], key: str, kind: str) -> float:

@@ -14,7 +14,6 @@ pick.
 
 from __future__ import annotations
 
-import statistics
 import tempfile
 import time
 from dataclasses import dataclass, replace
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from xnf.lab import cpu
-from xnf.lab.rounds import interleaved
+from xnf.lab.rounds import interleaved, spread
 from xnf.model import lab_paths, lab_rate, profile_fit
 from xnf.model.profile import Profile
 
@@ -56,6 +55,12 @@ class Steadiness:
         took = f"other programs took {', '.join(busy)}" if busy else ""
         return "; ".join(w for w in (moved, took) if w)
 
+    @classmethod
+    def of(cls, host: dict) -> "Steadiness":
+        """Back from a profile's "host" (as_dict)."""
+        return cls(host["yardstick_mpps"], host["spread"], {int(c): s for c, s in host["others_busy"].items()},
+                   host["attempts"])
+
     def as_dict(self) -> dict:
         return {"steady": self.steady, "yardstick_mpps": self.yardstick_mpps, "spread": round(self.spread, 3),
                 "others_busy": {str(c): round(s, 3) for c, s in self.others_busy.items()},
@@ -63,14 +68,11 @@ class Steadiness:
 
 
 def others_busy(seconds: float = IDLE_PROBE_S) -> dict[int, float]:
-    """Each core's busy share while the lab does nothing: what other programs (and the host, as steal) take."""
+    """Each core's busy share while the lab does nothing: what other programs take (the host's steal is not
+    counted busy: python/xnf/lab/cpu.py)."""
     before = cpu.snapshot()
     time.sleep(seconds)
     return {core: c["busy_share"] for core, c in cpu.split(before, cpu.snapshot()).items()}
-
-
-def spread_of(rates: list[float]) -> float:
-    return (max(rates) - min(rates)) / statistics.median(rates) if len(rates) > 1 else 0.0
 
 
 def measure(tsc_hz: float | None, say: Callable[[str], None]) -> tuple[list[dict], Steadiness]:
@@ -97,7 +99,7 @@ def judge(samples: list[dict], *idle: dict[int, float]) -> Steadiness:
 
 def steadiness(yard: list[float], *idle: dict[int, float]) -> Steadiness:
     busy = {core: max(probe.get(core, 0.0) for probe in idle) for core in set().union(*idle)}
-    return Steadiness([round(r, 3) for r in yard], spread_of(yard), busy)
+    return Steadiness([round(r, 3) for r in yard], spread(yard), busy)
 
 
 def host_now(tsc_hz: float | None) -> Steadiness:
