@@ -109,10 +109,15 @@ $$($(1)_DIR)/chain.bpf.o: $$($(1)_DIR)/chain.c $$($(1)_SRCS)
 	$(CLANG) $(BPF_CFLAGS) -I. $$($(1)_INCLUDES) -c $$< -o $$@
 $$($(1)_DIR)/chain.skel.h: $$($(1)_DIR)/chain.bpf.o
 	$(BPFTOOL) gen skeleton $$< name xnf_chain_bpf > $$@.tmp && mv $$@.tmp $$@
+$$($(1)_DIR)/chain.tc.bpf.o: $$($(1)_DIR)/chain.c $$($(1)_SRCS)
+	$(CLANG) $(BPF_CFLAGS) -DXNF_HOOK_TC -I. $$($(1)_INCLUDES) -c $$< -o $$@
+$$($(1)_DIR)/chain.tc.skel.h: $$($(1)_DIR)/chain.tc.bpf.o
+	$(BPFTOOL) gen skeleton $$< name xnf_chain_tc_bpf > $$@.tmp && mv $$@.tmp $$@
 $$($(1)_DIR)/chain.native.o: $$($(1)_DIR)/chain.c $$($(1)_SRCS)
 	$(CC) $(NF_CFLAGS) -I. $$($(1)_INCLUDES) -c $$< -o $$@
-$$($(1)_DIR)/skel_glue.o: lib/xdp/skel_glue.c $$($(1)_DIR)/chain.skel.h
-	$(CC) $(RT_CFLAGS) -I$$($(1)_DIR) -DXNF_SKEL_HEADER='"chain.skel.h"' -DXNF_SKEL=xnf_chain_bpf -c $$< -o $$@
+$$($(1)_DIR)/skel_glue.o: lib/xdp/skel_glue.c $$($(1)_DIR)/chain.skel.h $$($(1)_DIR)/chain.tc.skel.h
+	$(CC) $(RT_CFLAGS) -I$$($(1)_DIR) -DXNF_SKEL_HEADER='"chain.skel.h"' -DXNF_SKEL=xnf_chain_bpf \
+		-DXNF_TC_SKEL_HEADER='"chain.tc.skel.h"' -DXNF_TC_SKEL=xnf_chain_tc_bpf -c $$< -o $$@
 $$($(1)_MEMBER_CONTROL): $$($(1)_DIR)/%.o: %.c
 	@mkdir -p $$(@D)
 	$(CC) $(NF_CFLAGS) -I$$(dir $$<) -DXNF_CHAIN_MEMBER -c $$< -o $$@

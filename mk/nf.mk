@@ -2,7 +2,7 @@
 # evaluates XNF_NF_RULES for every NF folder) and by NFs built outside it (`xnf build DIR`, or
 # `make -f $(pkg-config --variable=nfmk xnf) NF_DIR=DIR`, against an installed xnf).
 #
-#   NAME.c           the NF (compiled twice: BPF object and native object), <xnf/nf.h> only
+#   NAME.c           the NF (compiled three times: XDP and tc objects, native object), <xnf/nf.h> only
 #   NAME_rules.c     its rules codec, NAME_control.c its start/housekeeping steps (optional), <xnf/control.h> only
 #
 # The including side sets:
@@ -35,13 +35,22 @@ $(3)/$(1).bpf.o: $(2)/$(1).c
 $(3)/$(1).skel.h: $(3)/$(1).bpf.o
 	$(BPFTOOL) gen skeleton $$< name $(1)_bpf > $$@.tmp && mv $$@.tmp $$@
 
+# The same source for the tc hook (--mode tc): the skb layer's glue.
+$(3)/$(1).tc.bpf.o: $(2)/$(1).c
+	@mkdir -p $$(@D)
+	$(CLANG) $(XNF_BPF_CFLAGS) -DXNF_HOOK_TC -I$(2) -c $$< -o $$@
+
+$(3)/$(1).tc.skel.h: $(3)/$(1).tc.bpf.o
+	$(BPFTOOL) gen skeleton $$< name $(1)_tc_bpf > $$@.tmp && mv $$@.tmp $$@
+
 $(3)/$(1).native.o: $(2)/$(1).c
 	@mkdir -p $$(@D)
 	@$(XNF_CHECK_SDK) $$<
 	$(CC) $(XNF_NF_CFLAGS) -I$(2) -c $$< -o $$@
 
-$(3)/skel_glue.o: $(XNF_SKEL_GLUE) $(3)/$(1).skel.h
-	$(CC) $(XNF_GLUE_CFLAGS) -I$(3) -DXNF_SKEL_HEADER='"$(1).skel.h"' -DXNF_SKEL=$(1)_bpf -c $$< -o $$@
+$(3)/skel_glue.o: $(XNF_SKEL_GLUE) $(3)/$(1).skel.h $(3)/$(1).tc.skel.h
+	$(CC) $(XNF_GLUE_CFLAGS) -I$(3) -DXNF_SKEL_HEADER='"$(1).skel.h"' -DXNF_SKEL=$(1)_bpf \
+		-DXNF_TC_SKEL_HEADER='"$(1).tc.skel.h"' -DXNF_TC_SKEL=$(1)_tc_bpf -c $$< -o $$@
 
 # The NF's native-only side: its rules codec (NAME_rules.c) and/or start step (NAME_control.c).
 $(1)_CONTROL_SRC := $(wildcard $(2)/$(1)_rules.c $(2)/$(1)_control.c)

@@ -75,6 +75,9 @@ struct xnf_config {
 	__u32 offload_drops;
 	/* Generic (skb) XDP: a frame sent on with XDP_TX or a redirect keeps its skb. */
 	__u32 skb_mode;
+	/* tc: a bit per port that is a veth whose peer is in another namespace: frames sent out of it go straight to
+	 * the peer's receive (bpf_redirect_peer). */
+	__u32 peer_ports;
 };
 
 /* A key of xnf_local_ports: a local service by protocol and destination port. */

@@ -5,9 +5,10 @@
  *     static __always_inline xnf_verdict my_nf(struct xnf_pkt *pkt);
  *     XNF_DEFINE_NF(my_nf);
  *
- * compiled twice: with `clang -target bpf` it becomes an XDP program; with the
- * host compiler it becomes a batch function the user-space runtime calls once
- * per batch, with my_nf inlined into the loop (no per-packet indirect call).
+ * compiled three times: with `clang -target bpf` it becomes an XDP program, and
+ * with -DXNF_HOOK_TC a tc program (the skb layer); with the host compiler it
+ * becomes a batch function the user-space runtime calls once per batch, with
+ * my_nf inlined into the loop (no per-packet indirect call).
  */
 #ifndef XNF_NF_H
 #define XNF_NF_H
@@ -18,6 +19,7 @@
 #include <xnf/maps.h>
 #include <xnf/parse.h>
 #include <xnf/csum.h>
+#include <xnf/l4_csum.h>
 #include <xnf/helpers.h>
 #include <xnf/frame_start.h>
 #include <xnf/drop_rules.h>

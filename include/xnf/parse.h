@@ -48,6 +48,9 @@ struct xnf_icmphdr {
 struct xnf_cursor {
 	void *pos;
 	void *end;
+#ifdef XNF_HOOK_TC
+	__u32 beyond; /* the frame goes on this far past end, outside the skb's linear part (a GSO segment) */
+#endif
 };
 
 /* Everything xnf_parse_headers() found; pointers are NULL where absent. */
@@ -81,6 +84,21 @@ static __always_inline void xnf_cursor_init(struct xnf_cursor *c, const void *da
 {
 	c->pos = (void *)data;
 	c->end = (void *)end;
+#ifdef XNF_HOOK_TC
+	c->beyond = 0;
+#endif
+}
+
+/* Whether len bytes from start lie within the frame: readable, or (at tc) in the part past the readable end. */
+static __always_inline int xnf_cursor_within(const struct xnf_cursor *c, const void *start, __u32 len)
+{
+	if ((const char *)start + len <= (const char *)c->end)
+		return 1;
+#ifdef XNF_HOOK_TC
+	return len - (__u32)((const char *)c->end - (const char *)start) <= c->beyond;
+#else
+	return 0;
+#endif
 }
 
 /* Returns a pointer to the next len bytes and moves past them, or NULL. */
@@ -132,7 +150,7 @@ static __always_inline int xnf_parse_ipv4(struct xnf_cursor *c, struct xnf_heade
 	if (total_len < hdr_len)
 		return XNF_PARSE_MALFORMED;
 	/* The frame may carry link-layer padding, but never less than tot_len. */
-	if ((char *)ip + total_len > (char *)c->end)
+	if (!xnf_cursor_within(c, ip, total_len))
 		return XNF_PARSE_MALFORMED;
 	/* Skip the options, if any (hdr_len is 20..60). */
 	if (hdr_len > sizeof(*ip) && !xnf_cursor_pull(c, hdr_len - sizeof(*ip)))
@@ -156,7 +174,7 @@ static __always_inline int xnf_parse_ipv6(struct xnf_cursor *c, struct xnf_heade
 
 	if (!ip6 || ip6->version != 6)
 		return XNF_PARSE_MALFORMED;
-	if ((char *)(ip6 + 1) + bpf_ntohs(ip6->payload_len) > (char *)c->end)
+	if (!xnf_cursor_within(c, ip6 + 1, bpf_ntohs(ip6->payload_len)))
 		return XNF_PARSE_MALFORMED;
 	h->ip6 = ip6;
 	next = ip6->nexthdr;
@@ -227,6 +245,9 @@ static __always_inline int xnf_parse_headers(struct xnf_pkt *pkt, struct xnf_hea
 
 	__builtin_memset(h, 0, sizeof(*h));
 	xnf_cursor_init(&c, pkt->data, pkt->data_end);
+#ifdef XNF_HOOK_TC
+	c.beyond = pkt->beyond;
+#endif
 	rc = xnf_parse_eth(&c, h);
 	if (rc < 0)
 		return rc;

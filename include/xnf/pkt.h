@@ -9,11 +9,34 @@
  * XDP_PACKET_HEADROOM, and the same in the user-space runtime's frames. */
 #define XNF_PKT_HEADROOM 256
 
+#ifdef XNF_TARGET_BPF
+/*
+ * The kernel hook the NF's kernel build runs at: XDP (the driver's receive, a frame in a buffer) or, built
+ * with XNF_HOOK_TC, tc ingress (the skb layer: the frame keeps its skb, its checksum state and, for a GSO
+ * segment of up to 64 KiB, its size). Both contexts have data, data_end and ingress_ifindex, which is all an NF
+ * reads of them.
+ */
+#ifdef XNF_HOOK_TC
+typedef struct __sk_buff xnf_ctx;
+#else
+typedef struct xdp_md xnf_ctx;
+#endif
+#endif
+
 struct xnf_pkt {
 	void *data;
 	void *data_end;
 #ifdef XNF_TARGET_BPF
-	struct xdp_md *ctx;
+	xnf_ctx *ctx;
+#ifdef XNF_HOOK_TC
+	__u32 beyond;       /* bytes of the frame after data_end, outside the skb's linear part (a GSO payload) */
+	/* Changes to what the frame's TCP or UDP checksum covers (xnf/csum.h), summed as the NF reports them and
+	 * applied through the kernel's helpers when it returns: the skb's checksum state decides how. */
+	__u32 csum_pseudo;  /* changes to the pseudo-header (addresses) */
+	__u32 csum_fields;  /* changes to fields of the segment itself (ports) */
+	__u16 csum_offset;  /* the checksum field's offset in the frame; 0: nothing to apply */
+	__u16 csum_flags;   /* BPF_F_MARK_MANGLED_0 for UDP, BPF_F_IPV6 for IPv6 */
+#endif
 #else
 	__u32 ingress_port;
 	__u32 rx_queue;
@@ -22,16 +45,19 @@ struct xnf_pkt {
 };
 
 #ifdef XNF_TARGET_BPF
-/* The packet of an XDP context. */
-static __always_inline struct xnf_pkt xnf_pkt_of(struct xdp_md *ctx)
+/* The packet of a hook's context (the tc glue sets beyond). */
+static __always_inline void xnf_pkt_init(struct xnf_pkt *pkt, xnf_ctx *ctx)
 {
-	struct xnf_pkt pkt = {
-		.data = (void *)(long)ctx->data,
-		.data_end = (void *)(long)ctx->data_end,
-		.ctx = ctx,
-	};
-
-	return pkt;
+	pkt->data = (void *)(long)ctx->data;
+	pkt->data_end = (void *)(long)ctx->data_end;
+	pkt->ctx = ctx;
+#ifdef XNF_HOOK_TC
+	pkt->beyond = ctx->len - (__u32)(pkt->data_end - pkt->data);
+	pkt->csum_pseudo = 0;
+	pkt->csum_fields = 0;
+	pkt->csum_offset = 0;
+	pkt->csum_flags = 0;
+#endif
 }
 #endif
 

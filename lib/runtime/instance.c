@@ -239,11 +239,14 @@ static int prepare_native_side(const struct instance *in, const struct xnf_port 
 	return err;
 }
 
-/* The program learns whether to finish unfinished checksums before it is attached. */
+/* The program learns whether to finish unfinished checksums before it is attached. At tc the skb keeps its
+ * checksum state: nothing to finish. */
 static int arm_checksum_finishing(struct instance *in)
 {
 	int fd = bpf_object__find_map_fd_by_name(in->xdp.obj, "xnf_finish_csum");
 
+	if (in->mode->hook == XNF_AT_TC)
+		return 0;
 	if (fd < 0) {
 		xnf_error("the NF's program has no xnf_finish_csum map: was it built with this version's SDK?");
 		return -1;
@@ -258,7 +261,7 @@ static void watch_egress(struct instance *in)
 {
 	char why[256];
 
-	if (in->mode->generic || in->mode->datapath == XNF_DATAPATH_USER)
+	if (in->mode->generic || in->mode->datapath == XNF_DATAPATH_USER || in->mode->hook == XNF_AT_TC)
 		return;
 	in->egress = xnf_egress_watch_open(in->xdp.ports, in->xdp.nports,
 					   bpf_object__find_map_fd_by_name(in->xdp.obj, "xnf_ports"), why, sizeof(why));
@@ -328,7 +331,7 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 	struct xnf_xdp_plan plan = { .datapath = mode->datapath, .chain_split = opt->chain_split, .local = &opt->local,
 				     .offload_table = opt->offload.enabled ? opt->offload.table : 0,
 				     .attach_libxdp = opt->attach == XNF_ATTACH_LIBXDP, .libxdp_priority = opt->priority,
-				     .journal_dir = run_dir, .held = true };
+				     .journal_dir = run_dir, .held = true, .hook = mode->hook };
 	struct xnf_port ports[XNF_MAX_PORTS];
 	int sig_fd, rc = 1;
 
@@ -351,6 +354,7 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 		rc = 2;
 		goto out;
 	}
+	plan.peer_ports = port_guard_peer_ports(&in.ports);
 	for (__u32 i = 0; i < opt->nifaces; i++) {
 		xnf_busy_poll_recover(run_dir, ports[i].name);
 		xnf_libxdp_recover(run_dir, &ports[i]);

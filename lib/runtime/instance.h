@@ -23,6 +23,7 @@ struct mode_info {
 	bool sockets;                /* AF_XDP sockets are opened */
 	enum xnf_afxdp_wait wait;
 	const char *summary;
+	enum xnf_kernel_hook hook;   /* where the kernel build runs: XDP, or tc ingress (the skb layer) */
 };
 
 extern const struct mode_info xnf_modes[];

@@ -189,7 +189,7 @@ static void judge_peer_xdp_frames(struct xnf_port_facts *f, const struct xnf_por
 		peer_command(p->fix, peer, cmd);
 }
 
-static void judge_peer_checksums(struct xnf_port_facts *f)
+static void judge_peer_checksums(struct xnf_port_facts *f, const struct xnf_port_use *use)
 {
 	struct xnf_peer *peer = &f->peer;
 	struct xnf_port_problem *p;
@@ -198,6 +198,8 @@ static void judge_peer_checksums(struct xnf_port_facts *f)
 	if (!peer->exists)
 		return;
 	if (!peer->reachable) {
+		if (use->skb_hook)
+			return; /* at tc nothing of the peer's matters */
 		p = add(f, XNF_LEVEL_WARNING, "peer-unreachable");
 		text(p->what, "%s's peer (interface %d of namespace id %d) cannot be reached: no named namespace and "
 		     "no process holds its namespace", f->port.name, f->link.peer_ifindex, f->link.peer_nsid);
@@ -205,7 +207,7 @@ static void judge_peer_checksums(struct xnf_port_facts *f)
 		     "unfinished checksums of every segment from it");
 		return;
 	}
-	if (!peer->features_known || !peer->tx_csum)
+	if (!peer->features_known || !peer->tx_csum || use->skb_hook) /* an skb keeps its checksum state */
 		return;
 	p = add(f, XNF_LEVEL_NOTE, "peer-unfinished-checksums");
 	text(p->what, "the stack behind %s leaves TCP/UDP checksums unfinished (checksum offload on %s)",
@@ -301,7 +303,7 @@ void xnf_port_judge(struct xnf_port_facts *f, const struct xnf_port_use *use)
 	judge_peer_xdp_frames(f, use);
 	judge_native_limits(f, use);
 	judge_sockets(f, use);
-	judge_peer_checksums(f);
+	judge_peer_checksums(f, use);
 }
 
 int xnf_port_worst(const struct xnf_port_facts *f)

@@ -17,9 +17,9 @@ struct xnf_port_use port_use_of(const struct run_options *opt)
 {
 	const struct mode_info *m = opt->mode;
 	const struct xnf_afxdp_config *cfg = &opt->afxdp;
-	struct xnf_port_use use = { .native_xdp = !m->generic };
+	struct xnf_port_use use = { .native_xdp = !m->generic && m->hook == XNF_AT_XDP, .skb_hook = m->hook == XNF_AT_TC };
 
-	use.kernel_sends = m->datapath == XNF_DATAPATH_KERNEL && !m->generic;
+	use.kernel_sends = m->datapath == XNF_DATAPATH_KERNEL && !m->generic && !use.skb_hook;
 	use.workers_send = m->sockets && m->datapath != XNF_DATAPATH_KERNEL;
 	if (use.workers_send) {
 		use.queues = cfg->queues;
@@ -71,7 +71,8 @@ int port_guard_start(struct port_guard *g, const struct run_options *opt, const 
 		}
 		g->nports = i + 1;
 		xnf_peer_recover(&g->facts[i], opt->afxdp.journal_dir);
-		if (opt->peers == XNF_PEERS_FIX && xnf_peer_fix(&g->facts[i], opt->afxdp.journal_dir, &g->changes[i])) {
+		/* At tc nothing of the peer's matters (its offloads, GRO, MTU): a fix has nothing to do. */
+		if (opt->peers == XNF_PEERS_FIX && !use.skb_hook && xnf_peer_fix(&g->facts[i], opt->afxdp.journal_dir, &g->changes[i])) {
 			port_guard_stop(g);
 			return -1;
 		}
@@ -85,10 +86,19 @@ int port_guard_start(struct port_guard *g, const struct run_options *opt, const 
 		port_guard_stop(g);
 		return -1;
 	}
-	g->finishing = any_unfinished(g);
+	g->finishing = !use.skb_hook && any_unfinished(g);
 	for (__u32 i = 0; i < g->nports; i++)
 		g->peer_dropped_at_start[i] = g->facts[i].peer.link.tx_dropped;
 	return 0;
+}
+
+__u32 port_guard_peer_ports(const struct port_guard *g)
+{
+	__u32 mask = 0;
+
+	for (__u32 i = 0; i < g->nports; i++)
+		mask |= g->facts[i].peer.exists && g->facts[i].peer.nsid != XNF_NSID_SAME ? 1u << i : 0;
+	return mask;
 }
 
 void port_guard_json(const struct port_guard *g, FILE *out)

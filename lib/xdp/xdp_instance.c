@@ -81,12 +81,13 @@ static void reset_libbpf_log(void)
 	libbpf_log_len = 0;
 }
 
-static struct bpf_program *find_xdp_program(struct bpf_object *obj)
+static struct bpf_program *find_entry_program(struct bpf_object *obj, enum xnf_kernel_hook hook)
 {
+	enum bpf_prog_type type = hook == XNF_AT_TC ? BPF_PROG_TYPE_SCHED_CLS : BPF_PROG_TYPE_XDP;
 	struct bpf_program *prog;
 
 	bpf_object__for_each_program(prog, obj) {
-		if (bpf_program__type(prog) == BPF_PROG_TYPE_XDP)
+		if (bpf_program__type(prog) == type)
 			return prog;
 	}
 	return NULL;
@@ -111,19 +112,20 @@ static int fill_port_map(struct xnf_xdp_instance *x)
 	return 0;
 }
 
-static void explain_load_failure(int err)
+static void explain_load_failure(int err, enum xnf_kernel_hook hook)
 {
+	const char *what = hook == XNF_AT_TC ? "tc" : "XDP";
+
 	if (err == -EPERM || err == -EACCES) {
 		if (geteuid() != 0) {
-			xnf_error("loading the XDP program needs root (CAP_BPF and CAP_NET_ADMIN): "
-				  "run xnf with sudo");
+			xnf_error("loading the %s program needs root (CAP_BPF and CAP_NET_ADMIN): run xnf with sudo", what);
 			return;
 		}
-		xnf_error("the kernel's verifier rejected the NF's XDP program");
+		xnf_error("the kernel's verifier rejected the NF's %s program", what);
 		print_verifier_tail();
 		return;
 	}
-	xnf_error("cannot load the NF's XDP program: %s", strerror(-err));
+	xnf_error("cannot load the NF's %s program: %s", what, strerror(-err));
 	print_verifier_tail();
 }
 
@@ -201,7 +203,7 @@ int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32
 	struct xnf_config cfg = { .nports = nports, .datapath = plan->datapath, .chain_split = plan->chain_split,
 				  .offload_drops = plan->offload_table != 0,
 				  .local_queues = local ? local->queues : 0, .local_ports = local ? local->nports : 0,
-				  .skb_mode = generic };
+				  .skb_mode = generic, .peer_ports = plan->peer_ports };
 	struct bpf_program *prog;
 	int err;
 
@@ -219,26 +221,28 @@ int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32
 	x->attach_libxdp = plan->attach_libxdp;
 	x->libxdp_priority = plan->libxdp_priority;
 	x->journal_dir = plan->journal_dir;
+	x->hook = plan->hook;
 
 	libbpf_set_print(capture_libbpf);
 	reset_libbpf_log();
-	x->embedded = xnf_embedded_open();
+	x->embedded = xnf_embedded_open(plan->hook);
 	if (!x->embedded) {
 		xnf_error("cannot open the embedded BPF object: %s", strerror(errno));
 		return -1;
 	}
 	x->obj = xnf_embedded_object(x->embedded);
 	xnf_embedded_set_config(x->embedded, &cfg);
-	prog = find_xdp_program(x->obj);
+	prog = find_entry_program(x->obj, plan->hook);
 	if (!prog) {
-		xnf_error("the embedded BPF object has no XDP program: was the NF built with XNF_DEFINE_NF?");
+		xnf_error("the embedded BPF object has no %s program: was the NF built with XNF_DEFINE_NF?",
+			  plan->hook == XNF_AT_TC ? "tc" : "XDP");
 		return -1;
 	}
 	if (size_maps(x->obj, plan, sizes, nsizes))
 		return -1;
 	err = bpf_object__load(x->obj);
 	if (err) {
-		explain_load_failure(err);
+		explain_load_failure(err, plan->hook);
 		return -1;
 	}
 	reset_libbpf_log();
@@ -263,6 +267,8 @@ int xnf_xdp_put_in_force(struct xnf_xdp_instance *x)
 
 int xnf_xdp_attach(struct xnf_xdp_instance *x)
 {
+	if (x->hook == XNF_AT_TC)
+		return xnf_tc_attach_ports(x);
 	if (x->attach_libxdp)
 		return xnf_libxdp_attach(x, x->journal_dir);
 	return xnf_xdp_attach_ports(x->prog_fd, x->ports, x->nports, x->generic, x->link_fds);
@@ -271,6 +277,7 @@ int xnf_xdp_attach(struct xnf_xdp_instance *x)
 void xnf_xdp_detach(struct xnf_xdp_instance *x)
 {
 	xnf_libxdp_detach(x);
+	xnf_tc_detach_ports(x);
 	xnf_xdp_detach_ports(x->link_fds, x->nports);
 }
 

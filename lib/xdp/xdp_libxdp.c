@@ -151,7 +151,7 @@ void xnf_libxdp_recover(const char *dir, const struct xnf_port *port)
 /* A copy of the embedded object whose maps are the loaded object's: what libxdp loads and attaches. */
 static struct xnf_embedded *open_sharing_copy(const struct xnf_xdp_instance *x)
 {
-	struct xnf_embedded *copy = xnf_embedded_open();
+	struct xnf_embedded *copy = xnf_embedded_open(XNF_AT_XDP);
 	struct bpf_map *map;
 
 	if (!copy) {

@@ -134,24 +134,8 @@ static __always_inline void lb_open_session(const struct xnf_pkt *pkt, const str
 		xnf_count_event(LB_CNT_NEW_SESSION);
 }
 
-static __always_inline void lb_l4_replace4(struct xnf_headers *h, __be32 old, __be32 new)
-{
-	if (h->tcp)
-		xnf_csum_replace4(&h->tcp->check, old, new);
-	else if (h->udp)
-		xnf_udp_csum_replace4(h->udp, old, new);
-}
-
-static __always_inline void lb_l4_replace2(struct xnf_headers *h, __be16 old, __be16 new)
-{
-	if (h->tcp)
-		xnf_csum_replace2(&h->tcp->check, old, new);
-	else if (h->udp)
-		xnf_udp_csum_replace2(h->udp, old, new);
-}
-
 /* Addresses, one header and one field at a time: the verifier follows no pointer chosen between them. */
-static __always_inline void lb_rewrite_ip4(struct xnf_headers *h, const struct lb_session *s)
+static __always_inline void lb_rewrite_ip4(struct xnf_pkt *pkt, struct xnf_headers *h, const struct lb_session *s)
 {
 	struct iphdr *ip = h->ip4;
 	__be32 old;
@@ -164,10 +148,10 @@ static __always_inline void lb_rewrite_ip4(struct xnf_headers *h, const struct l
 		ip->saddr = s->addr[0];
 	}
 	xnf_csum_replace4(&ip->check, old, s->addr[0]);
-	lb_l4_replace4(h, old, s->addr[0]);
+	xnf_l4_csum_addr_changed(pkt, h, old, s->addr[0]);
 }
 
-static __always_inline void lb_rewrite_ip6(struct xnf_headers *h, const struct lb_session *s)
+static __always_inline void lb_rewrite_ip6(struct xnf_pkt *pkt, struct xnf_headers *h, const struct lb_session *s)
 {
 	__be32 *addr = s->rewrite == LB_REWRITE_DST ? (__be32 *)&h->ip6->daddr : (__be32 *)&h->ip6->saddr;
 
@@ -175,11 +159,11 @@ static __always_inline void lb_rewrite_ip6(struct xnf_headers *h, const struct l
 		__be32 old = addr[i];
 
 		addr[i] = s->addr[i];
-		lb_l4_replace4(h, old, s->addr[i]);
+		xnf_l4_csum_addr_changed(pkt, h, old, s->addr[i]);
 	}
 }
 
-static __always_inline void lb_rewrite_port(struct xnf_headers *h, const struct lb_session *s)
+static __always_inline void lb_rewrite_port(struct xnf_pkt *pkt, struct xnf_headers *h, const struct lb_session *s)
 {
 	__be16 *port;
 
@@ -189,18 +173,18 @@ static __always_inline void lb_rewrite_port(struct xnf_headers *h, const struct 
 		port = s->rewrite == LB_REWRITE_DST ? &h->udp->dest : &h->udp->source;
 	else
 		return;
-	lb_l4_replace2(h, *port, s->port);
+	xnf_l4_csum_field_changed(pkt, h, *port, s->port);
 	*port = s->port;
 }
 
-static __always_inline xnf_verdict lb_apply(const struct xnf_pkt *pkt, struct xnf_headers *h,
+static __always_inline xnf_verdict lb_apply(struct xnf_pkt *pkt, struct xnf_headers *h,
 					    const struct lb_session *s)
 {
 	if (h->ip4)
-		lb_rewrite_ip4(h, s);
+		lb_rewrite_ip4(pkt, h, s);
 	else if (h->ip6)
-		lb_rewrite_ip6(h, s);
-	lb_rewrite_port(h, s);
+		lb_rewrite_ip6(pkt, h, s);
+	lb_rewrite_port(pkt, h, s);
 	/* Out from the MAC it was sent to, to the next hop's. */
 	__builtin_memcpy(h->eth->h_source, h->eth->h_dest, ETH_ALEN);
 	__builtin_memcpy(h->eth->h_dest, s->mac, ETH_ALEN);

@@ -105,23 +105,13 @@ static __always_inline __be16 nat_port_value(const struct xnf_headers *h, int so
 	return 0;
 }
 
-static __always_inline void nat_l4_replace4(struct xnf_headers *h, __be32 old, __be32 new)
+/* ICMP's checksum is always whole (no offload finishes it) and covers the echo identifier, not a pseudo-header. */
+static __always_inline void nat_port_replace(struct xnf_pkt *pkt, struct xnf_headers *h, __be16 *port, __be16 new)
 {
-	if (h->tcp)
-		xnf_csum_replace4(&h->tcp->check, old, new);
-	else if (h->udp)
-		xnf_udp_csum_replace4(h->udp, old, new);
-	/* ICMP's checksum covers no pseudo-header. */
-}
-
-static __always_inline void nat_port_replace(struct xnf_headers *h, __be16 *port, __be16 new)
-{
-	if (h->tcp)
-		xnf_csum_replace2(&h->tcp->check, *port, new);
-	else if (h->udp)
-		xnf_udp_csum_replace2(h->udp, *port, new);
-	else if (h->icmp)
+	if (h->icmp)
 		xnf_csum_replace2(&h->icmp->checksum, *port, new);
+	else
+		xnf_l4_csum_field_changed(pkt, h, *port, new);
 	*port = new;
 }
 
@@ -305,7 +295,7 @@ static __always_inline int nat_touch_session(const struct nat_endpoint *in, __be
 }
 
 /* The frame's source becomes the public address and port (port: the field that holds the source port). */
-static __always_inline void nat_set_source(struct xnf_headers *h, __be16 *port, __be32 public_addr,
+static __always_inline void nat_set_source(struct xnf_pkt *pkt, struct xnf_headers *h, __be16 *port, __be32 public_addr,
 					   __be16 public_port)
 {
 	struct iphdr *ip = h->ip4;
@@ -313,8 +303,8 @@ static __always_inline void nat_set_source(struct xnf_headers *h, __be16 *port, 
 
 	ip->saddr = public_addr;
 	xnf_csum_replace4(&ip->check, old, public_addr);
-	nat_l4_replace4(h, old, public_addr);
-	nat_port_replace(h, port, public_port);
+	xnf_l4_csum_addr_changed(pkt, h, old, public_addr);
+	nat_port_replace(pkt, h, port, public_port);
 }
 
 /* TCP: a FIN or RST puts the connection's session and its endpoint's binding on the closing idle time, a SYN takes
@@ -488,7 +478,7 @@ static __always_inline xnf_verdict nat_untranslated(void)
 }
 
 /* A frame from inside, to be translated out (outside: the rules' outside, if given; some public address must be). */
-static __always_inline xnf_verdict nat_out(const struct xnf_pkt *pkt, struct xnf_headers *h,
+static __always_inline xnf_verdict nat_out(struct xnf_pkt *pkt, struct xnf_headers *h,
 					   const struct nat_outside *outside)
 {
 	int translating = outside && outside->set && nat_setting(NAT_SETTING_PUBLIC_SLOTS);
@@ -514,7 +504,7 @@ static __always_inline xnf_verdict nat_out(const struct xnf_pkt *pkt, struct xnf
 	public_addr = nat_public_addr(slot);
 	if (!public_port || !public_addr)
 		return XNF_DROP;
-	nat_set_source(h, port, public_addr, public_port);
+	nat_set_source(pkt, h, port, public_addr, public_port);
 	xnf_count_event(NAT_CNT_OUT);
 	return nat_send(pkt, h->eth, outside->port, outside->gateway_mac);
 }
@@ -604,7 +594,7 @@ unmapped:
 }
 
 /* To the inside endpoint, out of the inside port to its host's MAC. */
-static __always_inline xnf_verdict nat_rewrite_in(const struct xnf_pkt *pkt, struct xnf_headers *h, __be16 *port,
+static __always_inline xnf_verdict nat_rewrite_in(struct xnf_pkt *pkt, struct xnf_headers *h, __be16 *port,
 						  const struct nat_endpoint *inside, const __u8 *mac)
 {
 	struct iphdr *ip = h->ip4;
@@ -612,14 +602,14 @@ static __always_inline xnf_verdict nat_rewrite_in(const struct xnf_pkt *pkt, str
 
 	ip->daddr = inside->addr;
 	xnf_csum_replace4(&ip->check, old, inside->addr);
-	nat_l4_replace4(h, old, inside->addr);
-	nat_port_replace(h, port, inside->port);
+	xnf_l4_csum_addr_changed(pkt, h, old, inside->addr);
+	nat_port_replace(pkt, h, port, inside->port);
 	return nat_deliver(pkt, h->eth, mac);
 }
 
 /* A public port no one inside holds: a port forward's (on the first slot's address), from any remote, or the box's
  * own. */
-static __always_inline xnf_verdict nat_forward_in(const struct xnf_pkt *pkt, struct xnf_headers *h, __be16 *port,
+static __always_inline xnf_verdict nat_forward_in(struct xnf_pkt *pkt, struct xnf_headers *h, __be16 *port,
 						  __u32 slot)
 {
 	struct nat_public_key key = { .port = *port, .proto = h->l4_proto, .addr_index = (__u8)slot };
@@ -635,7 +625,7 @@ static __always_inline xnf_verdict nat_forward_in(const struct xnf_pkt *pkt, str
 }
 
 /* A frame to the public address in slot. */
-static __always_inline xnf_verdict nat_in(const struct xnf_pkt *pkt, struct xnf_headers *h, __u32 slot)
+static __always_inline xnf_verdict nat_in(struct xnf_pkt *pkt, struct xnf_headers *h, __u32 slot)
 {
 	struct iphdr *ip = h->ip4;
 	struct nat_binding *binding;
@@ -668,7 +658,7 @@ static __always_inline xnf_verdict nat_in(const struct xnf_pkt *pkt, struct xnf_
  * port forward) is translated both ways, as if it came from outside: its source to its own public address and
  * port, its destination to the other inside endpoint, and sent back out of the inside port.
  */
-static __always_inline xnf_verdict nat_hairpin(const struct xnf_pkt *pkt, struct xnf_headers *h, __u32 to_slot)
+static __always_inline xnf_verdict nat_hairpin(struct xnf_pkt *pkt, struct xnf_headers *h, __u32 to_slot)
 {
 	struct nat_public_key key = { .proto = h->l4_proto, .addr_index = (__u8)to_slot };
 	__be32 public_addr = h->ip4->daddr, own_addr;
@@ -714,7 +704,7 @@ static __always_inline xnf_verdict nat_hairpin(const struct xnf_pkt *pkt, struct
 		to = forward->inside;
 		__builtin_memcpy(mac, forward->mac, ETH_ALEN);
 	}
-	nat_set_source(h, sport, own_addr, public_port);
+	nat_set_source(pkt, h, sport, own_addr, public_port);
 	xnf_count_event(NAT_CNT_HAIRPIN);
 	return nat_rewrite_in(pkt, h, dport, &to, mac);
 }

@@ -23,6 +23,7 @@ MODES = {
     "afxdp-sysc": ("afxdp-sysc", ["--cores", "1"]),
     "afxdp-poll": ("afxdp-poll", ["--cores", "1"]),
     "hybrid": ("hybrid", ["--cores", "1"]),
+    "tc": ("tc", []),
 }
 USER_SPACE = [name for name, (mode, _) in MODES.items() if mode.startswith("afxdp")]
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Kernel side of XNF_DEFINE_NF: the XDP entry point that wraps an NF, turns
- * its verdict into an XDP action and counts it. Included by nf.h only when
- * compiling with -target bpf.
+ * Kernel side of XNF_DEFINE_NF, what every kernel hook shares: the glue's maps, the verdict counters, the gate
+ * that holds frames until the instance is in force, and capture (xnf dump). The hook's own entry point, which
+ * turns the NF's verdict into the hook's action, follows: xdp_glue.h, or tc_glue.h when built with XNF_HOOK_TC.
+ * Included by nf.h only when compiling with -target bpf.
  */
 #if !defined(XNF_INTERNAL_OK) && !defined(XNF__FROM_SDK)
 #error "xnf/internal/ is xnf's own glue, not the NF API: include <xnf/nf.h> (the data path) or <xnf/control.h> (the control side)"
@@ -11,7 +12,6 @@
 #define XNF_BPF_GLUE_H
 
 #include <xnf/internal/capture_abi.h>
-#include <xnf/internal/csum_finish.h>
 
 /* Per-CPU packet and byte counts per verdict class (enum xnf_stat_slot). */
 struct {
@@ -33,7 +33,7 @@ struct {
 	__uint(max_entries, 1);
 } xnf_in_force SEC(".maps");
 
-/* Port index -> ifindex, for XNF_REDIRECT(port). Filled by the loader. */
+/* Port index -> ifindex, for XNF_REDIRECT(port) in XDP. Filled by the loader. */
 struct {
 	__uint(type, BPF_MAP_TYPE_DEVMAP);
 	__type(key, __u32);
@@ -98,25 +98,35 @@ static __always_inline struct xnf_capture_control *xnf_capture_control(void)
  * Fills a record's header and copies len bytes of the frame (at most max, a constant once inlined) after it.
  * Returns the bytes copied, 0 when the frame could not be read.
  */
-static __always_inline __u64 xnf__capture_fill(struct xnf_capture_header *h, void *data, struct xdp_md *ctx,
+#ifdef XNF_HOOK_TC
+#define XNF__FRAME_BYTES(ctx) ((ctx)->len)
+#define XNF__RX_QUEUE(ctx) ((ctx)->queue_mapping)
+#define XNF__LOAD_BYTES bpf_skb_load_bytes
+#else
+#define XNF__FRAME_BYTES(ctx) bpf_xdp_get_buff_len(ctx)
+#define XNF__RX_QUEUE(ctx) ((ctx)->rx_queue_index)
+#define XNF__LOAD_BYTES bpf_xdp_load_bytes
+#endif
+
+static __always_inline __u64 xnf__capture_fill(struct xnf_capture_header *h, void *data, xnf_ctx *ctx,
 					       __u32 slot, __u64 bytes, __u64 len, __u64 max)
 {
 	h->mono_ns = bpf_ktime_get_ns();
 	h->wire_len = (__u32)bytes;
 	h->ifindex = ctx->ingress_ifindex;
-	h->queue = (__u16)ctx->rx_queue_index;
+	h->queue = (__u16)XNF__RX_QUEUE(ctx);
 	h->slot = (__u8)slot;
 	h->side = XNF_CAPTURE_KERNEL;
 	/* The verifier must see the bound on the register the helper gets: no copy of len in between. */
 	asm volatile("" : "+r"(len));
-	if (len < 1 || len > max || bpf_xdp_load_bytes(ctx, 0, data, len))
+	if (len < 1 || len > max || XNF__LOAD_BYTES(ctx, 0, data, len))
 		len = 0;
 	h->cap_len = (__u32)len;
 	return len;
 }
 
 /* The short record, reserved in the ring and filled in place. */
-static __always_inline int xnf__capture_short(struct xdp_md *ctx, struct xnf_capture_control *ctl, __u32 slot,
+static __always_inline int xnf__capture_short(xnf_ctx *ctx, struct xnf_capture_control *ctl, __u32 slot,
 					      __u64 bytes, __u64 len)
 {
 	struct xnf_capture_short_record *r = bpf_ringbuf_reserve(&xnf_capture_ring, sizeof(*r), 0);
@@ -135,7 +145,7 @@ static __always_inline int xnf__capture_short(struct xdp_md *ctx, struct xnf_cap
  * XNF_CAPTURE_SLOT_ENTRY). A global function, checked once by the verifier: its copy of a frame of any length
  * must not multiply the NF's states. Returns 0.
  */
-__attribute__((noinline)) int xnf__capture(struct xdp_md *ctx, __u32 slot)
+__attribute__((noinline)) int xnf__capture(xnf_ctx *ctx, __u32 slot)
 {
 	struct xnf_capture_control *ctl = xnf_capture_control();
 	struct xnf_capture_record *r;
@@ -144,7 +154,7 @@ __attribute__((noinline)) int xnf__capture(struct xdp_md *ctx, __u32 slot)
 
 	if (!ctx || !ctl)
 		return 0;
-	bytes = bpf_xdp_get_buff_len(ctx);
+	bytes = XNF__FRAME_BYTES(ctx);
 	len = bytes < ctl->snap ? bytes : ctl->snap;
 	if (len <= XNF_CAPTURE_SHORT)
 		return xnf__capture_short(ctx, ctl, slot, bytes, len);
@@ -160,7 +170,7 @@ __attribute__((noinline)) int xnf__capture(struct xdp_md *ctx, __u32 slot)
 }
 
 /* With no capture running this is one inlined array load and a test per frame. */
-static __always_inline void xnf_capture(struct xdp_md *ctx, __u32 slot)
+static __always_inline void xnf_capture(xnf_ctx *ctx, __u32 slot)
 {
 	struct xnf_capture_control *ctl = xnf_capture_control();
 
@@ -169,7 +179,7 @@ static __always_inline void xnf_capture(struct xdp_md *ctx, __u32 slot)
 }
 
 /* At the entry, before anything ran: the same one load and test. */
-static __always_inline void xnf_capture_entry(struct xdp_md *ctx)
+static __always_inline void xnf_capture_entry(xnf_ctx *ctx)
 {
 	struct xnf_capture_control *ctl = xnf_capture_control();
 
@@ -177,14 +187,20 @@ static __always_inline void xnf_capture_entry(struct xdp_md *ctx)
 		xnf__capture(ctx, XNF_CAPTURE_SLOT_ENTRY);
 }
 
-static __always_inline void xnf_count(__u32 slot, __u64 bytes)
+/* frames: how many frames on the wire the counted unit stands for (at tc a GSO segment is several). */
+static __always_inline void xnf_count_frames(__u32 slot, __u64 frames, __u64 bytes)
 {
 	struct xnf_counter *c = bpf_map_lookup_elem(&xnf_stats, &slot);
 
 	if (c) {
-		c->packets++;
+		c->packets += frames;
 		c->bytes += bytes;
 	}
+}
+
+static __always_inline void xnf_count(__u32 slot, __u64 bytes)
+{
+	xnf_count_frames(slot, 1, bytes);
 }
 
 static __always_inline int xnf_is_in_force(void)
@@ -194,158 +210,12 @@ static __always_inline int xnf_is_in_force(void)
 	return in_force && *in_force;
 }
 
-/*
- * XDP_TX out of a veth reaches the peer only when something wakes the peer's receive: its own XDP program, or
- * other traffic; GRO alone does not, and the frames wait in its ring. A redirect to the same port wakes it. So
- * on a port whose peer xnf gave GRO (a container's plain veth) the NF's TX goes out as a redirect (still counted
- * as tx). A peer that had GRO or XDP before is left as it is, so that the lab measures XDP_TX where it did.
- */
-static __always_inline int xnf_tx_action(struct xdp_md *ctx)
-{
-	__u32 zero = 0, port = 0, *ports = bpf_map_lookup_elem(&xnf_tx_by_redirect, &zero);
-	int action;
-
-	if (!ports || !*ports || !xnf_config_port_of(&xnf_cfg, ctx->ingress_ifindex, &port) || port >= 32 ||
-	    !(*ports & (1u << port)))
-		return XDP_TX;
-	action = bpf_redirect_map(&xnf_ports, port, 0);
-	return action == XDP_REDIRECT ? action : XDP_TX;
-}
-
-static __always_inline int xnf_xdp_action(struct xdp_md *ctx, xnf_verdict verdict)
-{
-	/* Re-read the length: the NF may have grown or shrunk the frame. */
-	__u64 bytes = ctx->data_end - ctx->data;
-	__u32 slot;
-	int action;
-
-	switch (XNF_VERDICT_ACTION(verdict)) {
-	case XNF_DROP:
-		slot = XNF_STAT_DROP;
-		action = XDP_DROP;
-		break;
-	case XNF_TX:
-		slot = XNF_STAT_TX;
-		action = xnf_tx_action(ctx);
-		break;
-	case XNF_PASS:
-		slot = XNF_STAT_PASS;
-		action = XDP_PASS;
-		break;
-	case XNF_REDIRECT_ACTION:
-		action = bpf_redirect_map(&xnf_ports, XNF_VERDICT_PORT(verdict), 0);
-		if (action == XDP_REDIRECT) {
-			slot = XNF_STAT_REDIRECT;
-		} else {
-			slot = XNF_STAT_REDIRECT_ERROR;
-			action = XDP_DROP;
-		}
-		break;
-	default:
-		slot = XNF_STAT_ABORT;
-		action = XDP_ABORTED;
-		break;
-	}
-	xnf_count(slot, bytes);
-	if (verdict & XNF_REASON_MALFORMED)
-		xnf_count(XNF_STAT_MALFORMED, bytes);
 #ifndef XNF_NO_CAPTURE /* a benchmark's variant without the hook (xnf bench run capture-cost) */
-	xnf_capture(ctx, slot);
-#endif
-	return action;
-}
-
-/*
- * The user-space data path: hand the frame to the socket of its port and
- * queue. Only a missing socket is counted here; the workers count the rest.
- */
-/*
- * The dispatcher (--local): a frame on a local queue, or for a local service, goes to the local stack here,
- * before any socket; the NF in user space never sees it. Both tests cost nothing when unused: the loader's
- * .rodata says so and the verifier drops them.
- */
-static __always_inline int xnf_xdp_is_local(struct xnf_pkt *pkt)
-{
-	struct xnf_local_key key = { 0 };
-	struct xnf_headers h;
-
-	if (xnf_cfg.local_queues & (1u << (pkt->ctx->rx_queue_index & 31)))
-		return 1;
-	if (!xnf_cfg.local_ports || xnf_parse_headers(pkt, &h) < 0)
-		return 0;
-	if (h.tcp)
-		key.port = h.tcp->dest;
-	else if (h.udp)
-		key.port = h.udp->dest;
-	else
-		return 0;
-	key.proto = h.l4_proto;
-	return bpf_map_lookup_elem(&xnf_local_ports, &key) != NULL;
-}
-
-static __always_inline int xnf_xdp_to_user(struct xnf_pkt *pkt)
-{
-	__u32 key = xnf_ingress_port(pkt) * XNF_MAX_QUEUES + pkt->ctx->rx_queue_index;
-	int action;
-
-	if ((xnf_cfg.local_queues || xnf_cfg.local_ports) && xnf_xdp_is_local(pkt)) {
-		xnf_count(XNF_STAT_LOCAL, pkt->ctx->data_end - pkt->ctx->data);
-		return XDP_PASS;
-	}
-	action = bpf_redirect_map(&xnf_xsks, key, 0);
-
-	if (action == XDP_REDIRECT)
-		return action;
-	xnf_count(XNF_STAT_REDIRECT_ERROR, pkt->ctx->data_end - pkt->ctx->data);
-	return XDP_DROP;
-}
-
-/*
- * Hybrid: a frame the NF sends on (TX, REDIRECT) goes to user space with its
- * verdict in 4 bytes of XDP metadata, for a worker to transmit; the rest is
- * handled here. If the metadata cannot be added, the kernel sends it itself.
- */
-static __always_inline int xnf_xdp_hybrid(struct xdp_md *ctx, struct xnf_pkt *pkt, xnf_verdict verdict)
-{
-	__u32 action = XNF_VERDICT_ACTION(verdict), key;
-	void *data, *meta;
-	int redirect;
-
-	if (action != XNF_TX && action != XNF_REDIRECT_ACTION)
-		return xnf_xdp_action(ctx, verdict);
-	key = xnf_ingress_port(pkt) * XNF_MAX_QUEUES + ctx->rx_queue_index;
-	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(__u32)))
-		return xnf_xdp_action(ctx, verdict);
-	data = (void *)(long)ctx->data;
-	meta = (void *)(long)ctx->data_meta;
-	if (meta + sizeof(__u32) > data)
-		return xnf_xdp_action(ctx, verdict);
-	*(__u32 *)meta = verdict;
-	redirect = bpf_redirect_map(&xnf_xsks, key, 0);
-	if (redirect == XDP_REDIRECT)
-		return redirect;
-	xnf_count(XNF_STAT_REDIRECT_ERROR, ctx->data_end - ctx->data);
-	return XDP_DROP;
-}
-
-/*
- * A split chain's kernel part: what its members drop or pass ends here; a frame they send on goes to the
- * socket of its port and queue, whose worker runs the remaining members. Members hand each other only the
- * frame (the chain's contract), and the worker knows its port and queue, so no metadata is needed.
- */
-static __always_inline int xnf_xdp_split(struct xdp_md *ctx, struct xnf_pkt *pkt, xnf_verdict verdict)
-{
-	__u32 action = XNF_VERDICT_ACTION(verdict);
-
-	if (action != XNF_TX && action != XNF_REDIRECT_ACTION)
-		return xnf_xdp_action(ctx, verdict);
-	return xnf_xdp_to_user(pkt);
-}
-
-#ifndef XNF_NO_CAPTURE
 #define XNF__CAPTURE_ENTRY(ctx) xnf_capture_entry(ctx)
+#define XNF__CAPTURE(ctx, slot) xnf_capture(ctx, slot)
 #else
 #define XNF__CAPTURE_ENTRY(ctx) ((void)0)
+#define XNF__CAPTURE(ctx, slot) ((void)0)
 #endif
 
 /* An NF without pure-drop rules has no pre-filter. */
@@ -354,71 +224,10 @@ static __always_inline int xnf__no_offloaded_drop(struct xnf_pkt *pkt)
 	return 0;
 }
 
-/*
- * The entry point. In the user-space modes a pre-filter (--offload-drops) may drop a frame first, by one of
- * the NF's pure-drop rules the controller copied into the kernel; every other frame goes to its socket.
- */
-#define XNF__DEFINE_ENTRY(fn, name, offloaded_drop)                            \
-	static __always_inline int xnf__entry(struct xdp_md *ctx, struct xnf_pkt *pkt) \
-	{                                                                      \
-		if (xnf_cfg.datapath == XNF_DATAPATH_USER) {                   \
-			if (xnf_cfg.offload_drops && offloaded_drop(pkt)) {    \
-				xnf_count(XNF_STAT_DROP, ctx->data_end - ctx->data); \
-				return XDP_DROP;                               \
-			}                                                      \
-			return xnf_xdp_to_user(pkt);                           \
-		}                                                              \
-		if (xnf_cfg.datapath == XNF_DATAPATH_HYBRID)                   \
-			return xnf_xdp_hybrid(ctx, pkt, fn(pkt));              \
-		if (xnf_cfg.datapath == XNF_DATAPATH_SPLIT)                    \
-			return xnf_xdp_split(ctx, pkt, fn(pkt));               \
-		return xnf_xdp_action(ctx, fn(pkt));                           \
-	}                                                                      \
-	SEC("xdp")                                                             \
-	int xnf_xdp_main(struct xdp_md *ctx)                                   \
-	{                                                                      \
-		if (!xnf_is_in_force()) {                                      \
-			xnf_count(XNF_STAT_NOT_READY, ctx->data_end - ctx->data); \
-			return XDP_DROP;                                       \
-		}                                                              \
-		XNF__CAPTURE_ENTRY(ctx);                                       \
-		int finished = xnf__finish_csum(ctx);                          \
-		struct xnf_pkt pkt = xnf_pkt_of(ctx);                          \
-		return xnf__settle_csum(ctx, finished, xnf__entry(ctx, &pkt)); \
-	}                                                                      \
-	char _license[] SEC("license") = "Dual BSD/GPL"
-
-#define XNF_DEFINE_NF_ENTRY(fn, name) XNF__DEFINE_ENTRY(fn, name, xnf__no_offloaded_drop)
-
-/* The pre-filter of an NF with pure-drop rules (xnf/drop_rules.h): the packet's rule key, looked up among
- * the rules the controller put in the kernel; a hit is counted in the rule's slot. */
-#define XNF__OFFLOADED_DROP(fn, key_fn)                                        \
-	static __always_inline int xnf__offloaded_drop_##fn(struct xnf_pkt *pkt) \
-	{                                                                      \
-		xnf__drop_rule_key_t key;                                      \
-		__u32 *slot;                                                   \
-		__u64 *hits;                                                   \
-		__builtin_memset(&key, 0, sizeof(key));                        \
-		if (key_fn(pkt, &key) < 0)                                     \
-			return 0;                                              \
-		slot = bpf_map_lookup_elem(&xnf_offload_drops, &key);          \
-		if (!slot)                                                     \
-			return 0;                                              \
-		hits = bpf_map_lookup_elem(&xnf_offload_hits, slot);           \
-		if (hits)                                                      \
-			(*hits)++;                                             \
-		return 1;                                                      \
-	}
-
-/* A chain member only provides its function: the chain defines the entry. */
-#ifdef XNF_CHAIN_MEMBER
-#define XNF_DEFINE_NF(fn) extern int xnf__chain_member_##fn
-#define XNF_DEFINE_NF_WITH_DROP_RULES(fn, key_fn) XNF_DEFINE_NF(fn)
+#ifdef XNF_HOOK_TC
+#include <xnf/internal/tc_glue.h>
 #else
-#define XNF_DEFINE_NF(fn) XNF_DEFINE_NF_ENTRY(fn, #fn)
-#define XNF_DEFINE_NF_WITH_DROP_RULES(fn, key_fn)                              \
-	XNF__OFFLOADED_DROP(fn, key_fn)                                        \
-	XNF__DEFINE_ENTRY(fn, #fn, xnf__offloaded_drop_##fn)
+#include <xnf/internal/xdp_glue.h>
 #endif
 
 #endif /* XNF_BPF_GLUE_H */

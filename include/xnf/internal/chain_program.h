@@ -18,11 +18,15 @@
 #include <xnf/nf.h>
 
 #ifdef XNF_TARGET_BPF
+/* At tc a member's checksum changes are applied as it returns: the next member parses the frame afresh. */
 #define XNF_CHAIN_STEP(fn)                                                     \
-	__attribute__((noinline)) int xnf_chain_step_##fn(struct xdp_md *ctx)  \
+	__attribute__((noinline)) int xnf_chain_step_##fn(xnf_ctx *ctx)        \
 	{                                                                      \
-		struct xnf_pkt pkt = xnf_pkt_of(ctx);                          \
-		return (int)fn(&pkt);                                          \
+		struct xnf_pkt pkt;                                            \
+		xnf_verdict verdict;                                           \
+		xnf_pkt_init(&pkt, ctx);                                       \
+		verdict = fn(&pkt);                                            \
+		return (int)xnf_hook_finish(&pkt, verdict);                    \
 	}
 #define XNF_CHAIN_CALL(fn, pkt) ((xnf_verdict)xnf_chain_step_##fn((pkt)->ctx))
 #else

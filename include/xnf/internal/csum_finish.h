@@ -112,7 +112,7 @@ __attribute__((noinline)) int xnf__unfinished_segment(struct xdp_md *ctx)
 
 	if (!ctx)
 		return 0;
-	pkt = xnf_pkt_of(ctx);
+	xnf_pkt_init(&pkt, ctx);
 	if (!xnf__l4_csum_of(&pkt, &c) || *c.field != (__sum16)(__u16)~xnf_csum_fold(c.pseudo))
 		return 0;
 	return (int)(c.l4_offset | c.l4_len << XNF__SEG_BITS | (c.udp ? XNF__SEG_UDP : 0));
@@ -154,7 +154,7 @@ __attribute__((noinline)) int xnf__unfinish_csum(struct xdp_md *ctx)
 
 	if (!ctx)
 		return 0;
-	pkt = xnf_pkt_of(ctx);
+	xnf_pkt_init(&pkt, ctx);
 	if (!xnf__l4_csum_of(&pkt, &c))
 		return 0;
 	*c.field = (__sum16)(__u16)~xnf_csum_fold(c.pseudo);

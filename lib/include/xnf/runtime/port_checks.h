@@ -28,6 +28,7 @@ struct xnf_port_use {
 	bool workers_send;   /* AF_XDP workers send; the live path needs the port to take XDP frames */
 	__u32 queues;        /* rx queues AF_XDP sockets serve (0: no sockets) */
 	__u32 live_max_len;  /* the longest frame the live path sends (0: no live path) */
+	bool skb_hook;       /* the NF runs at tc on skbs: no XDP limit and nothing of the peer's applies */
 };
 
 enum xnf_problem_level { XNF_LEVEL_NOTE, XNF_LEVEL_WARNING, XNF_LEVEL_ERROR };

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 
 #include <xnf/common.h>
+#include <xnf/runtime/embedded.h>
 #include <xnf/runtime/map_ref.h>
 #include <xnf/runtime/types.h>
 
@@ -27,7 +28,9 @@ struct xnf_xdp_instance {
 	bool generic; /* skb mode instead of the driver's native XDP */
 	__u32 nports;
 	struct xnf_port ports[XNF_MAX_PORTS];
+	enum xnf_kernel_hook hook;   /* XDP, or tc ingress */
 	int link_fds[XNF_MAX_PORTS]; /* bpf_link fds: closing the last one detaches */
+	bool tc_clsact[XNF_MAX_PORTS]; /* tc without TCX: attached as a clsact filter, removed by hand */
 	struct xnf_config cfg;       /* what the program's .rodata says: the same for every copy of it */
 	bool attach_libxdp;          /* --attach libxdp */
 	unsigned libxdp_priority;    /* its run priority in the dispatcher: lower runs first */
@@ -55,12 +58,18 @@ struct xnf_xdp_plan {
 	unsigned libxdp_priority;
 	const char *journal_dir;                  /* the run directory */
 	bool held;                                /* frames dropped as not_ready until xnf_xdp_put_in_force */
+	enum xnf_kernel_hook hook;                /* XDP, or tc ingress (--mode tc) */
+	__u32 peer_ports;                         /* tc: veth ports whose peer is in another namespace */
 };
 
 int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32 nports, bool generic,
 		 const struct xnf_xdp_plan *plan, const struct xnf_map_size *sizes, __u32 nsizes);
 /* Lets frames through to the NF: from now on its rules are in force. 0, or -1 with a message. */
 int xnf_xdp_put_in_force(struct xnf_xdp_instance *x);
+/* tc_attach.c: the tc build at every port's ingress through TCX links (a clsact filter where the kernel has no
+ * TCX), or at none; and taking it off. */
+int xnf_tc_attach_ports(struct xnf_xdp_instance *x);
+void xnf_tc_detach_ports(struct xnf_xdp_instance *x);
 /* Attaches to every port, or to none: on failure nothing stays attached. */
 int xnf_xdp_attach(struct xnf_xdp_instance *x);
 void xnf_xdp_detach(struct xnf_xdp_instance *x);

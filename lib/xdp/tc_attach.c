@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The tc build at each port's ingress. TCX (Linux 6.6) attaches it through a bpf_link, which goes away with the
+ * process however it ends, beside whatever other programs the port runs there. A kernel without TCX gets a clsact
+ * qdisc filter instead: that one outlives the process, so it is taken off here, and a killed instance leaves it
+ * behind (tc filter del dev PORT ingress removes it).
+ */
+#include <xnf/runtime/xdp_instance.h>
+#include <xnf/runtime/xdp_attach.h>
+#include <xnf/runtime/log.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+/* libbpf 1.1 and Linux 6.1's headers predate TCX; the kernel's value. */
+#ifndef XNF_BPF_TCX_INGRESS
+#define XNF_BPF_TCX_INGRESS 46
+#endif
+/* The clsact filter's place, when there is no TCX: handle and priority of xnf's own. */
+#define XNF_TC_HANDLE 0x786e
+#define XNF_TC_PRIORITY 0x786e
+
+static int attach_clsact(int prog_fd, const struct xnf_port *port)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = port->ifindex, .attach_point = BPF_TC_INGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, opts, .prog_fd = prog_fd, .handle = XNF_TC_HANDLE, .priority = XNF_TC_PRIORITY);
+	int err = bpf_tc_hook_create(&hook);
+
+	if (err && err != -EEXIST)
+		return err;
+	return bpf_tc_attach(&hook, &opts);
+}
+
+static void detach_clsact(const struct xnf_port *port)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = port->ifindex, .attach_point = BPF_TC_INGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = XNF_TC_HANDLE, .priority = XNF_TC_PRIORITY);
+
+	bpf_tc_detach(&hook, &opts);
+}
+
+static void explain_tc_failure(const struct xnf_port *port, int err)
+{
+	if (err == -EPERM)
+		xnf_error("attaching the tc program to %s needs root (CAP_NET_ADMIN): run xnf with sudo", port->name);
+	else if (err == -EEXIST)
+		xnf_error("%s already has a clsact filter at xnf's place (handle 0x%x, priority 0x%x): a killed xnf left "
+			  "it; remove it with 'tc filter del dev %s ingress'", port->name, XNF_TC_HANDLE,
+			  XNF_TC_PRIORITY, port->name);
+	else
+		xnf_error("cannot attach the tc program to %s's ingress: %s (tc needs TCX, Linux 6.6, or a "
+			  "clsact qdisc)", port->name, strerror(-err));
+}
+
+int xnf_tc_attach_ports(struct xnf_xdp_instance *x)
+{
+	for (__u32 i = 0; i < x->nports; i++) {
+		const struct xnf_port *port = &x->ports[i];
+		int fd = bpf_link_create(x->prog_fd, port->ifindex, XNF_BPF_TCX_INGRESS, NULL);
+
+		if (fd >= 0) {
+			x->link_fds[i] = fd;
+			continue;
+		}
+		/* A kernel without TCX refuses the attach type itself. */
+		if ((fd == -EINVAL || fd == -EOPNOTSUPP) && (fd = attach_clsact(x->prog_fd, port)) == 0) {
+			x->tc_clsact[i] = true;
+			continue;
+		}
+		explain_tc_failure(port, fd);
+		xnf_tc_detach_ports(x);
+		xnf_xdp_detach_ports(x->link_fds, x->nports);
+		return -1;
+	}
+	return 0;
+}
+
+void xnf_tc_detach_ports(struct xnf_xdp_instance *x)
+{
+	for (__u32 i = 0; i < x->nports; i++) {
+		if (x->tc_clsact[i])
+			detach_clsact(&x->ports[i]);
+		x->tc_clsact[i] = false;
+	}
+}
