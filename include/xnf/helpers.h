@@ -7,6 +7,7 @@
 #define XNF_HELPERS_H
 
 #include <xnf/common.h>
+#include <xnf/pkt.h>
 #include <linux/if_ether.h>
 
 #ifdef XNF_TARGET_BPF
@@ -19,6 +20,19 @@ static __always_inline __u64 xnf_now_ns(void)
 static __always_inline __u32 xnf_random_u32(void)
 {
 	return bpf_get_prandom_u32();
+}
+
+/*
+ * The kernel's routing table and neighbours for the frame (bpf_fib_lookup, kernel builds only). In XDP the MTU is
+ * checked against fib->tot_len; at tc the kernel checks the skb itself, which knows that a GSO segment of 64 KiB
+ * leaves as frames that fit: a length given would make every such segment "too big".
+ */
+static __always_inline long xnf_fib_lookup(struct xnf_pkt *pkt, struct bpf_fib_lookup *fib)
+{
+#ifdef XNF_HOOK_TC
+	fib->tot_len = 0;
+#endif
+	return bpf_fib_lookup(pkt->ctx, fib, sizeof(*fib), 0);
 }
 
 #else

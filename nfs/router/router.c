@@ -117,7 +117,7 @@ static __always_inline int rt_kernel_way(struct xnf_pkt *pkt, const struct xnf_h
 		rt_to_kernel(verdict);
 		return 0;
 	}
-	rc = bpf_fib_lookup(pkt->ctx, &fib, sizeof(fib), 0);
+	rc = xnf_fib_lookup(pkt, &fib);
 	if (rc == BPF_FIB_LKUP_RET_BLACKHOLE || rc == BPF_FIB_LKUP_RET_UNREACHABLE ||
 	    rc == BPF_FIB_LKUP_RET_PROHIBIT) {
 		rt_unreachable(verdict);

@@ -1,11 +1,14 @@
 """Real applications through xnf, between hosts attached the way containers are (a plain veth each, kernel defaults:
 checksum offload on, GRO off, no XDP program): ping, iperf3 (TCP over IPv4 and IPv6, UDP) and HTTP (nginx and
 curl) through the router, the firewall as a bump in the wire, lb to backends running real servers, a chain and a
-split chain, in every mode. xnf fixes the hosts' veths by its default (--peers fix); each test checks that bytes
+split chain, in every mode. In the XDP and AF_XDP modes xnf fixes the hosts' veths by its default (--peers fix); at
+tc it must leave them exactly as they were, which each test compares while the NF runs. Each test checks that bytes
 arrive intact (the download's SHA-256, iperf3's byte counts, no checksum error counted by any host's stack) and
 that xnf's counters equal what the applications saw."""
 
 from __future__ import annotations
+
+import contextlib
 
 import pytest
 
@@ -26,6 +29,19 @@ MODES = {
     "tc": ("tc", []),
 }
 USER_SPACE = [name for name, (mode, _) in MODES.items() if mode.startswith("afxdp")]
+
+
+SKB_HOOK = "tc"  # the mode in which nothing of the hosts' is changed
+
+
+@contextlib.contextmanager
+def hosts_left_alone(t: HostsTopology, mode: str):
+    """At tc: every host's interface (link attributes, offloads) as it was before the NF started, after the
+    applications ran through it."""
+    before = t.host_settings() if mode == SKB_HOOK else None
+    yield
+    if before is not None:
+        assert t.host_settings() == before
 
 
 def counters(nf: NfInstance) -> dict:
@@ -60,14 +76,15 @@ def assert_applications_pass(t: HostsTopology, client: int, server: int, server_
 def test_router_carries_real_applications(variant, rules_file):
     mode, extra = MODES[variant]
     with HostsTopology(hosts=2) as t:
-        nf = NfInstance.start(t, "router", mode, t.dut_ifaces, rules=rules_file(t.router_rules()), extra=extra)
-        h0, h1 = t.host(0), t.host(1)
-        for dst in (h1.ip, h1.ip6):
-            before = counters(nf)
-            assert apps.ping(h0.ns, dst, PINGS) == PINGS
-            assert delta(before, counters(nf), "forwarded") == 2 * PINGS  # requests and replies, nothing else
-        assert apps.ping(h0.ns, h0.dut_ip, 3) == 3 and apps.ping(h0.ns, h0.dut_ip6, 3) == 3  # the DUT itself
-        assert_applications_pass(t, 0, 1, (h1.ip, h1.ip6))
+        with hosts_left_alone(t, mode):
+            nf = NfInstance.start(t, "router", mode, t.dut_ifaces, rules=rules_file(t.router_rules()), extra=extra)
+            h0, h1 = t.host(0), t.host(1)
+            for dst in (h1.ip, h1.ip6):
+                before = counters(nf)
+                assert apps.ping(h0.ns, dst, PINGS) == PINGS
+                assert delta(before, counters(nf), "forwarded") == 2 * PINGS  # requests and replies, nothing else
+            assert apps.ping(h0.ns, h0.dut_ip, 3) == 3 and apps.ping(h0.ns, h0.dut_ip6, 3) == 3  # the DUT itself
+            assert_applications_pass(t, 0, 1, (h1.ip, h1.ip6))
         assert nf.stop() == 0
 
 
@@ -79,12 +96,13 @@ def test_firewall_as_a_bump_in_the_wire_carries_real_applications(variant, rules
     with HostsTopology(kind="wire", hosts=2) as t:
         h0, h1 = t.host(0), t.host(1)
         rules = f"allow icmp {h0.ip} {h1.ip}\nallow icmp {h1.ip} {h0.ip}\ndefault allow\n"
-        nf = NfInstance.start(t, "firewall", mode, t.dut_ifaces, rules=rules_file(rules), extra=extra)
-        before = counters(nf)
-        assert apps.ping(h0.ns, h1.ip, PINGS) == PINGS  # ARP crosses the wire first
-        assert delta(before, counters(nf), "rule_allow") == 2 * PINGS
-        assert apps.ping(h0.ns, h1.ip6, PINGS) == PINGS  # and neighbour discovery
-        assert_applications_pass(t, 0, 1, (h1.ip, h1.ip6))
+        with hosts_left_alone(t, mode):
+            nf = NfInstance.start(t, "firewall", mode, t.dut_ifaces, rules=rules_file(rules), extra=extra)
+            before = counters(nf)
+            assert apps.ping(h0.ns, h1.ip, PINGS) == PINGS  # ARP crosses the wire first
+            assert delta(before, counters(nf), "rule_allow") == 2 * PINGS
+            assert apps.ping(h0.ns, h1.ip6, PINGS) == PINGS  # and neighbour discovery
+            assert_applications_pass(t, 0, 1, (h1.ip, h1.ip6))
         assert nf.stop() == 0
 
 
@@ -108,18 +126,20 @@ def lb_rules(t: HostsTopology) -> str:
 def test_lb_carries_real_applications_to_real_backends(variant, rules_file):
     mode, extra = MODES[variant]
     with HostsTopology(hosts=3) as t:
-        nf = NfInstance.start(t, "lb", mode, t.dut_ifaces, rules=rules_file(lb_rules(t)), extra=extra)
-        client, b1, b2 = t.host(0), t.host(1), t.host(2)
-        for vip, backend_ip in ((VIP, b1.ip), (VIP6, b1.ip6)):
-            assert apps.iperf3(t, client.ns, b1.ns, backend_ip, port=IPERF_VPORT, connect_to=vip).received_bytes > 0
-        sites = [apps.WebServer(t, b.ns, addr) for b in (b1, b2) for addr in (b.ip, b.ip6)]
-        assert len({site.sha256 for site in sites}) == len(sites)
-        before = counters(nf)
-        for url in (f"http://{VIP}:{HTTP_VPORT}/file", f"http://[{VIP6}]:{HTTP_VPORT}/file"):
-            for _ in range(4):
-                assert apps.download_sha256(client.ns, url) in {site.sha256 for site in sites}  # whole, a backend's
-        assert delta(before, counters(nf), "new_session") == 8  # one per connection
-        assert [apps.checksum_errors(h.ns) for h in t.host_list] == [0, 0, 0]
+        with hosts_left_alone(t, mode):
+            nf = NfInstance.start(t, "lb", mode, t.dut_ifaces, rules=rules_file(lb_rules(t)), extra=extra)
+            client, b1, b2 = t.host(0), t.host(1), t.host(2)
+            for vip, backend_ip in ((VIP, b1.ip), (VIP6, b1.ip6)):
+                tcp = apps.iperf3(t, client.ns, b1.ns, backend_ip, port=IPERF_VPORT, connect_to=vip)
+                assert tcp.received_bytes > 0
+            sites = [apps.WebServer(t, b.ns, addr) for b in (b1, b2) for addr in (b.ip, b.ip6)]
+            assert len({site.sha256 for site in sites}) == len(sites)
+            before = counters(nf)
+            for url in (f"http://{VIP}:{HTTP_VPORT}/file", f"http://[{VIP6}]:{HTTP_VPORT}/file"):
+                for _ in range(4):
+                    assert apps.download_sha256(client.ns, url) in {site.sha256 for site in sites}  # a backend's
+            assert delta(before, counters(nf), "new_session") == 8  # one per connection
+            assert [apps.checksum_errors(h.ns) for h in t.host_list] == [0, 0, 0]
         assert nf.stop() == 0
 
 
@@ -135,14 +155,15 @@ def test_a_chain_carries_real_applications(variant, split, rules_file):
     """chain:firewall,router whole in every mode, and split (the firewall in XDP, the router in the workers)."""
     mode, extra = MODES[variant]
     with HostsTopology(hosts=2) as t:
-        nf = NfInstance.start(t, "chain:firewall,router", mode, t.dut_ifaces, rules=rules_file(chain_rules(t)),
-                              extra=extra + (["--split", str(split)] if split else []))
-        h1 = t.host(1)
-        for dst in (h1.ip, h1.ip6):
-            before = counters(nf)
-            assert apps.ping(t.host(0).ns, dst, PINGS) == PINGS
-            assert delta(before, counters(nf), "router.forwarded") == 2 * PINGS
-        assert_applications_pass(t, 0, 1, (h1.ip, h1.ip6))
+        with hosts_left_alone(t, mode):
+            nf = NfInstance.start(t, "chain:firewall,router", mode, t.dut_ifaces, rules=rules_file(chain_rules(t)),
+                                  extra=extra + (["--split", str(split)] if split else []))
+            h1 = t.host(1)
+            for dst in (h1.ip, h1.ip6):
+                before = counters(nf)
+                assert apps.ping(t.host(0).ns, dst, PINGS) == PINGS
+                assert delta(before, counters(nf), "router.forwarded") == 2 * PINGS
+            assert_applications_pass(t, 0, 1, (h1.ip, h1.ip6))
         assert nf.stop() == 0
 
 
@@ -160,12 +181,13 @@ def test_fwd_serves_ipv4_and_ipv6_containers(variant, rules_file):
     uplink's side over both families."""
     mode, extra = MODES[variant]
     with HostsTopology(hosts=2) as t:
-        nf = NfInstance.start(t, "fwd", mode, t.dut_ifaces, rules=rules_file(fwd_rules(t)), extra=extra)
-        uplink, container = t.host(0), t.host(1)
-        for dst in (container.ip, container.ip6):
-            before = counters(nf)
-            assert apps.ping(uplink.ns, dst, PINGS) == PINGS
-            assert delta(before, counters(nf), "to_container") == PINGS
-            assert delta(before, counters(nf), "to_uplink") == PINGS
-        assert_applications_pass(t, 0, 1, (container.ip, container.ip6))
+        with hosts_left_alone(t, mode):
+            nf = NfInstance.start(t, "fwd", mode, t.dut_ifaces, rules=rules_file(fwd_rules(t)), extra=extra)
+            uplink, container = t.host(0), t.host(1)
+            for dst in (container.ip, container.ip6):
+                before = counters(nf)
+                assert apps.ping(uplink.ns, dst, PINGS) == PINGS
+                assert delta(before, counters(nf), "to_container") == PINGS
+                assert delta(before, counters(nf), "to_uplink") == PINGS
+            assert_applications_pass(t, 0, 1, (container.ip, container.ip6))
         assert nf.stop() == 0

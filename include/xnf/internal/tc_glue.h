@@ -20,12 +20,11 @@
 
 /*
  * What the entry point makes directly readable before the NF runs: a whole frame up to XNF_TC_LINEAR_MAX bytes
- * (an NF that reads payload sees all of it, as in XDP), and of a GSO segment its headers only (copying 64 KiB
- * into one buffer would cost what the skb path saves). XNF_TC_HEADER_BYTES covers Ethernet, two VLAN tags, IPv6
- * with extension headers and TCP with options, or GTP-U's outer headers and the inner IP and TCP headers.
+ * (an NF that reads payload sees all of it, as in XDP). A GSO segment is left as it is: the stack that built it
+ * keeps its headers in the linear part, which is what the NF reads; copying payload in front of it (even a few
+ * hundred bytes) reallocates the skb's head, a cost per segment that the skb path is there to save.
  */
 #define XNF_TC_LINEAR_MAX 4096
-#define XNF_TC_HEADER_BYTES 256
 
 /* The frames on the wire an skb stands for: a GSO segment is gso_segs of them. */
 static __always_inline __u32 xnf_tc_frames(const struct __sk_buff *ctx)
@@ -35,8 +34,10 @@ static __always_inline __u32 xnf_tc_frames(const struct __sk_buff *ctx)
 
 static __always_inline void xnf_tc_make_readable(struct __sk_buff *ctx)
 {
-	__u32 want = ctx->gso_size ? XNF_TC_HEADER_BYTES : ctx->len;
+	__u32 want = ctx->len;
 
+	if (ctx->gso_size)
+		return;
 	if (want > XNF_TC_LINEAR_MAX)
 		want = XNF_TC_LINEAR_MAX;
 	if (want > ctx->len)

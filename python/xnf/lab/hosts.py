@@ -15,6 +15,7 @@ Addresses come from the benchmarking ranges (RFC 2544, RFC 5180). What runs on t
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 from xnf.errors import XnfError
@@ -95,6 +96,17 @@ class HostsTopology(Topology):
 
     def host(self, i: int) -> Host:
         return self.host_list[i]
+
+    def host_settings(self) -> dict[str, dict]:
+        """Each host's own interface as its owner set it: link attributes (MTU, queues, XDP, GRO and GSO limits)
+        and every ethtool feature (offloads), to compare before and after an NF ran in front of it."""
+        settings = {}
+        for h in self.host_list:
+            link = json.loads(netns.run(h.ns, ["ip", "-d", "-j", "link", "show", h.iface]).stdout)[0]
+            kept = {k: v for k, v in link.items() if k not in ("stats64", "operstate", "linkmode", "flags")}
+            features = netns.run(h.ns, ["ethtool", "-k", h.iface]).stdout.splitlines()
+            settings[h.ns] = {"link": kept, "features": features}
+        return settings
 
     def router_rules(self) -> str:
         """The router's routes: each host's prefixes out of its port, to its MAC; the DUT's own addresses local."""

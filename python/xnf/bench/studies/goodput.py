@@ -8,7 +8,7 @@ second web backend for lb. Every application runs on core 0; an AF_XDP worker on
   linux              the DUT's kernel forwards (ip_forward), no xnf: the yardstick, in every round
   router/<path>      xnf's router between h0 and h1
   lb/<path>          lb with the service's address in front of h1 (iperf3) and of h1 and h2 (HTTP)
-where <path> is xdp, afxdp (live transmit), afxdp-xsk (the xsk ring), afxdp-sysc, afxdp-poll or hybrid. Subjects
+where <path> is xdp, afxdp (live transmit), afxdp-xsk (the xsk ring), afxdp-sysc, afxdp-poll, hybrid or tc. Subjects
 run in rounds whose order turns around every round; each metric is also given as the median of its same-round
 ratios to linux.
 
@@ -40,6 +40,7 @@ PATHS = {
     "afxdp-sysc": ("afxdp-sysc", ["--cores", str(DUT_CORE)]),
     "afxdp-poll": ("afxdp-poll", ["--cores", str(DUT_CORE)]),
     "hybrid": ("hybrid", ["--cores", str(DUT_CORE)]),
+    "tc": ("tc", []),
 }
 SUBJECTS = [YARDSTICK] + [f"{nf}/{path}" for nf in ("router", "lb") for path in PATHS]
 METRICS = ("tcp1_gbit_s", "tcp8_gbit_s", "http_rps")
