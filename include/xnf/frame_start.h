@@ -24,6 +24,21 @@
  * pushed or taken off in front would be copied unchanged into every frame it becomes, lengths and all, so the
  * move is refused (-1) and the NF says what becomes of the segment.
  */
+/*
+ * Whether the frame is a segment the kernel cuts into frames after the NF: at tc, a GSO skb (a local stack's TCP
+ * segment of up to 64 KiB). Its start cannot move (xnf_frame_move_start refuses): headers pushed in front would be
+ * copied unchanged, lengths and all, into every frame it becomes. Never natively or in XDP, where a frame is a
+ * frame.
+ */
+static __always_inline int xnf_frame_is_segment(const struct xnf_pkt *pkt)
+{
+#ifdef XNF_HOOK_TC
+	return pkt->ctx->gso_size != 0;
+#else
+	return 0;
+#endif
+}
+
 #ifdef XNF_HOOK_TC
 /* Takes the first delta bytes off: bpf_skb_adjust_room() removes bytes after the Ethernet header, so the bytes
  * that become the new Ethernet header are read first and written over the old one. */

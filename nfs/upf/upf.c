@@ -25,7 +25,7 @@ XNF_MAP_ARRAY(upf_port_mac, struct upf_port_mac, XNF_MAX_PORTS);
 XNF_MAP_LPM(upf_breakout, struct upf_breakout_key, struct upf_breakout, UPF_MAX_BREAKOUTS);
 XNF_COUNTER_NAMES("uplink", "downlink", "unknown_teid", "malformed_tunnel", "unknown_ext_header", "echo_answered",
 		  "error_indication", "end_marker", "other_message", "far_drop", "buffer_drop", "qer_drop", "no_route",
-		  "no_room", "not_a_session", "breakout");
+		  "no_room", "not_a_session", "breakout", "segment_refused");
 
 /* Refill a rate limit's bucket at most this often: fewer writes to a line every CPU of the session reads. */
 #define UPF_QER_REFILL_NS 100000ull
@@ -334,6 +334,10 @@ static __always_inline xnf_verdict upf_uplink_pdu(struct xnf_pkt *pkt, const __u
 		far = &local;
 	}
 	__builtin_memcpy(arrived_to, ((struct ethhdr *)pkt->data)->h_dest, ETH_ALEN);
+	if (xnf_frame_is_segment(pkt)) {
+		xnf_count_event(UPF_CNT_SEGMENT_REFUSED);
+		return XNF_DROP;
+	}
 	if (xnf_frame_move_start(pkt, (int)(inner - (const __u8 *)pkt->data) - ETH_HLEN)) {
 		xnf_count_event(UPF_CNT_NO_ROOM);
 		return XNF_DROP;
@@ -461,6 +465,11 @@ static __always_inline xnf_verdict upf_downlink_packet(struct xnf_pkt *pkt, cons
 
 	if (h->eth->h_proto != bpf_htons(ETH_P_IP) && h->eth->h_proto != bpf_htons(ETH_P_IPV6)) {
 		xnf_count_event(UPF_CNT_NO_ROUTE); /* behind a VLAN tag: the tunnel would carry the tag's bytes */
+		return XNF_DROP;
+	}
+	/* At tc a GSO segment would leave as frames that all carry its GTP-U length: refused, counted. */
+	if (xnf_frame_is_segment(pkt)) {
+		xnf_count_event(UPF_CNT_SEGMENT_REFUSED);
 		return XNF_DROP;
 	}
 	inner_len = upf_inner_len(pkt, ip, (__u32)((const __u8 *)pkt->data_end - ip), &proto);

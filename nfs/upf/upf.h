@@ -127,6 +127,7 @@ enum upf_counter {
 	UPF_CNT_NO_ROOM,
 	UPF_CNT_NOT_A_SESSION,
 	UPF_CNT_BREAKOUT,
+	UPF_CNT_SEGMENT_REFUSED,
 };
 
 #endif

@@ -15,7 +15,7 @@ from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
 
 CHAIN = "chain:firewall,lb"
-MODES = ["xdp", "afxdp", "afxdp-poll"]
+MODES = ["xdp", "afxdp", "afxdp-poll", "tc"]
 
 
 def fw_rules(link) -> str:

@@ -17,7 +17,7 @@ from xnf import control
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
 
-MODES = ["xdp", "afxdp", "afxdp-poll"]
+MODES = ["xdp", "afxdp", "afxdp-poll", "tc"]
 VIP, VIP6, VPORT = "10.99.0.1", "fd99::1", 80
 BACKENDS = [("10.1.0.11", 8080, "02:bb:00:00:00:11"), ("10.1.0.12", 8080, "02:bb:00:00:00:12"),
             ("10.1.0.13", 9090, "02:bb:00:00:00:13")]

@@ -30,6 +30,7 @@ MODES = {
     "xdp": ("xdp", []),
     "afxdp": ("afxdp", ["--cores", "1"]),
     "hybrid": ("hybrid", ["--cores", "1"]),
+    "tc": ("tc", []),
 }
 
 

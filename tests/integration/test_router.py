@@ -14,7 +14,7 @@ from xnf import control
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
 
-MODES = ["xdp", "afxdp", "afxdp-poll"]
+MODES = ["xdp", "afxdp", "afxdp-poll", "tc"]
 NEXT_HOP_B = "02:aa:00:00:00:01"
 
 

@@ -16,7 +16,7 @@ from test_xdp_nfs import exchange
 from xnf import build, control
 from xnf.lab.nf_process import NfInstance
 
-MODES = ["xdp", "afxdp", "afxdp-poll"]
+MODES = ["xdp", "afxdp", "afxdp-poll", "tc"]
 
 
 def l4_frames(link, payload_sizes=(18, 101, 1200)) -> list[bytes]:

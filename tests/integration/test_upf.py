@@ -62,6 +62,22 @@ def usage(nf: NfInstance) -> dict[str, int]:
     return counted
 
 
+def _refuses_segments_down_the_tunnel(t: HostsTopology, nf: NfInstance, ue_ns: str, server) -> None:
+    """At tc the server's TCP sends GSO segments of up to 64 KiB, which GTP-U cannot wrap (every frame cut from one
+    would carry its length): the upf refuses them, counted, and sends nothing wrong. A reply of one frame and UDP go
+    down the tunnel as in XDP."""
+    small = apps.WebServer(t, server.ns, server.ip, size=1024)
+    assert apps.download_sha256(ue_ns, small.url) == small.sha256
+    udp = apps.iperf3(t, ue_ns, server.ns, server.ip, udp_datagrams=500, bitrate="2M")
+    assert udp.packets == 500 and udp.lost_packets == 0, udp
+    big = apps.WebServer(t, server.ns, server.ip, size=1 << 20, port=apps.HTTP_PORT + 1)
+    with pytest.raises(XnfError):
+        apps.download_sha256(ue_ns, big.url, timeout_s=3)
+    counters = control.request_json(nf.name, "stats")["counters"]
+    assert counters["segment_refused"] > 0 and counters["no_room"] == 0, counters
+    assert apps.checksum_errors(ue_ns) == 0
+
+
 @pytest.mark.parametrize("subject", EVERY_MODE)
 def test_a_ue_reaches_the_data_network_through_the_tunnels(subject, rules_file):
     """ping, an HTTP download checked by SHA-256, iperf3 TCP and UDP, from the UE to the server, in every way xnf
@@ -72,6 +88,9 @@ def test_a_ue_reaches_the_data_network_through_the_tunnels(subject, rules_file):
         mode, extra = EVERY_MODE[subject]
         with NfInstance.start(t, "upf", mode, t.dut_ifaces, rules=rules_file(upf_rules(t)), extra=extra) as nf:
             assert apps.ping(ue_ns, server.ip, 10) == 10
+            if mode == "tc":
+                _refuses_segments_down_the_tunnel(t, nf, ue_ns, server)
+                return
             web = apps.WebServer(t, server.ns, server.ip, size=1 << 20)
             assert apps.download_sha256(ue_ns, web.url) == web.sha256
             tcp = apps.iperf3(t, ue_ns, server.ns, server.ip)
