@@ -1,14 +1,14 @@
 """Packet fixtures: an NF's logic as cases of (frame in, verdict, frame out), kept beside the NF
-(nfs/<nf>/test_<nf>_fixtures.py) and run through both of its builds at once: the BPF object by BPF_PROG_RUN
-and the native function (tests/c/diff_main.c). Both must agree frame for frame (run_differential), and give
-what the fixture expects."""
+(nfs/<nf>/test_<nf>_fixtures.py) and run through its builds: each kernel build by BPF_PROG_RUN (XDP, and tc on an
+skb without and with a complete checksum) beside the native function (tests/c/diff_main.c). They must agree frame
+for frame (run_differential), and give what the fixture expects."""
 
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
 
-from differential import run_differential
+from differential import KERNEL_BUILDS, run_differential
 
 # Addresses fixtures use: a client on the generator side, the NF's own port, a backend or next hop.
 CLIENT_MAC, PORT_MAC, NEXT_HOP_MAC = "02:00:00:00:00:01", "02:00:00:00:00:02", "02:00:00:00:01:01"
@@ -31,12 +31,13 @@ def swap_macs(frame: bytes) -> bytes:
     return frame[6:12] + frame[0:6] + frame[12:]
 
 
-def check(nf: str, fixtures: list[Fixture], tmp_path, rules: str | None = None, ports: int = 1) -> None:
+def check(nf: str, fixtures: list[Fixture], tmp_path, rules: str | None = None, ports: int = 1,
+          builds: tuple[str, ...] = tuple(KERNEL_BUILDS)) -> None:
     names = [f.name for f in fixtures]
     assert len(set(names)) == len(names), "fixture names must be unique"
     times = list(itertools.accumulate(f.wait_s for f in fixtures))
     records = run_differential(nf, tmp_path, rules=rules, ports=ports, frames=[(f.name, f.frame) for f in fixtures],
-                               times=times if any(times) else None)
+                               times=times if any(times) else None, builds=builds)
     for f in fixtures:
         kernel, native = records[f.name]["kernel"], records[f.name]["native"]
         assert (kernel["verdict"], kernel["malformed"]) == (f.verdict, f.malformed), \

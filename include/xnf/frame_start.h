@@ -22,7 +22,8 @@
  *
  * At tc the frame may be a GSO segment (up to 64 KiB that the kernel cuts into frames after the NF): headers
  * pushed or taken off in front would be copied unchanged into every frame it becomes, lengths and all, so the
- * move is refused (-1) and the NF says what becomes of the segment.
+ * move is refused (-1) and the NF says what becomes of the segment. A CHECKSUM_COMPLETE skb's sum (a NIC's; veths
+ * make none) is not carried across a move: run an NF that moves frames from such NICs in XDP.
  */
 /*
  * Whether the frame is a segment the kernel cuts into frames after the NF: at tc, a GSO skb (a local stack's TCP
@@ -64,7 +65,8 @@ static __always_inline int xnf_frame_move_start(struct xnf_pkt *pkt, int delta)
 		return -1;
 	if (delta > 0 && xnf__skb_pull_front(ctx, delta))
 		return -1;
-	xnf_pkt_init(pkt, ctx);
+	xnf_pkt_init(pkt, ctx);   /* the helpers above kept a complete skb's sum: count from here */
+	xnf__complete_sum_start(pkt);
 	return 0;
 #elif defined(XNF_TARGET_BPF)
 	if (bpf_xdp_adjust_head(pkt->ctx, delta))

@@ -96,6 +96,71 @@ static __always_inline long xnf__l4_csum_apply_sum(xnf_ctx *ctx, __u32 offset, _
 	return err;
 }
 
+/* The sum of the frame's readable bytes after its Ethernet header, folded to 16 bits (not complemented). A global
+ * function: the verifier checks its loop once, not once per way the NF reached it. */
+__attribute__((noinline)) int xnf__readable_sum(xnf_ctx *ctx)
+{
+	void *data, *end;
+	__u32 sum;
+
+	if (!ctx)
+		return 0;
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	if (data + ETH_HLEN > end)
+		return 0;
+	sum = xnf_csum_partial(data + ETH_HLEN, (__u32)(end - (data + ETH_HLEN)), end, 0);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (int)sum;
+}
+
+/* Where the NF starts writing (or goes on after moving the frame's start): the bytes' sum, for a complete skb. */
+static __always_inline void xnf__complete_sum_start(struct xnf_pkt *pkt)
+{
+	if (pkt->complete)
+		pkt->sum_before = (__u32)xnf__readable_sum(pkt->ctx);
+}
+
+/* Whether the checksum field the NF's changes are about holds 0 (UDP over IPv4 sent without a checksum). */
+static __always_inline int xnf__l4_field_is_zero(const struct xnf_pkt *pkt)
+{
+	__u16 field = 1;
+
+	bpf_skb_load_bytes(pkt->ctx, pkt->csum_offset, &field, sizeof(field));
+	return field == 0;
+}
+
+static __always_inline __u32 xnf__fold16(__u64 sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (__u32)sum;
+}
+
+/*
+ * What the NF wrote itself, added into a complete skb's sum. Not what its reported changes are about to make
+ * up for: a port's change is undone in the sum by its checksum field's (which bpf_l4_csum_replace leaves out of
+ * the skb's sum), and so is an IPv6 address's; an IPv4 address's is undone by the IPv4 header checksum, and the
+ * helper adds its field's change itself.
+ */
+static __always_inline void xnf__complete_sum_settle(struct xnf_pkt *pkt)
+{
+	__u32 after, reported, diff;
+
+	if (!pkt->complete)
+		return;
+	after = (__u32)xnf__readable_sum(pkt->ctx);
+	reported = xnf__fold16((__u64)pkt->csum_fields + ((pkt->csum_flags & BPF_F_IPV6) ? pkt->csum_pseudo : 0));
+	if (pkt->csum_offset && (pkt->csum_flags & BPF_F_MARK_MANGLED_0) && xnf__l4_field_is_zero(pkt))
+		reported = 0;   /* UDP without a checksum keeps none: nothing makes up for the port's change */
+	diff = xnf__fold16((__u64)after + (0xffff & ~pkt->sum_before) + (0xffff & ~reported));
+	pkt->sum_before = after;
+	if (diff && diff != 0xffff)
+		bpf_csum_update(pkt->ctx, diff);
+}
+
 /*
  * Applies the changes the NF reported, the way the skb's checksum state needs (the kernel knows it): a partial
  * checksum follows the pseudo-header only, a whole one every change, a complete skb's sum too. Every pointer into
@@ -105,6 +170,7 @@ static __always_inline int xnf__l4_csum_apply(struct xnf_pkt *pkt)
 {
 	__u32 offset = pkt->csum_offset;
 
+	xnf__complete_sum_settle(pkt);
 	if (!offset)
 		return 0;
 	pkt->csum_offset = 0;

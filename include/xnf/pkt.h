@@ -36,6 +36,10 @@ struct xnf_pkt {
 	__u32 csum_fields;  /* changes to fields of the segment itself (ports) */
 	__u16 csum_offset;  /* the checksum field's offset in the frame; 0: nothing to apply */
 	__u16 csum_flags;   /* BPF_F_MARK_MANGLED_0 for UDP, BPF_F_IPV6 for IPv6 */
+	/* A CHECKSUM_COMPLETE skb (a NIC's, which sums every frame it receives) carries the sum of its bytes after
+	 * the Ethernet header: what the NF writes there itself is added into it when it returns (xnf/l4_csum.h). */
+	__u32 complete;
+	__u32 sum_before;   /* the readable bytes' sum when the NF got the frame, or last moved its start */
 #endif
 #else
 	__u32 ingress_port;
@@ -57,6 +61,9 @@ static __always_inline void xnf_pkt_init(struct xnf_pkt *pkt, xnf_ctx *ctx)
 	pkt->csum_fields = 0;
 	pkt->csum_offset = 0;
 	pkt->csum_flags = 0;
+	/* bpf_csum_update answers only for a CHECKSUM_COMPLETE skb; adding 0 changes nothing. */
+	pkt->complete = bpf_csum_update(ctx, 0) >= 0;
+	pkt->sum_before = 0;
 #endif
 }
 #endif

@@ -8,6 +8,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Ether
 
+from differential import BUILDS_OF_MOVING_NFS
 from nf_fixtures import CLIENT_MAC, NEXT_HOP_MAC, PORT_MAC, Fixture, check
 
 GNB_MAC, N6_MAC, EDGE_MAC = CLIENT_MAC, NEXT_HOP_MAC, "02:00:00:00:0e:0e"
@@ -131,7 +132,7 @@ def test_downlink_encapsulated_towards_the_gnb(tmp_path):
                 bytes(Ether(src=N6_MAC, dst=PORT_MAC) / IP(src=SERVER, dst="10.60.0.2") / UDP() / b"x"), "pass"),
         Fixture("ARP: the local stack's", bytes(Ether(src=N6_MAC, dst="ff:ff:ff:ff:ff:ff") / ARP(pdst=N3_ADDR)),
                 "pass"),
-    ], tmp_path, rules=RULES)
+    ], tmp_path, rules=RULES, builds=BUILDS_OF_MOVING_NFS)
 
 
 def test_path_management_and_other_messages(tmp_path):
@@ -146,7 +147,7 @@ def test_path_management_and_other_messages(tmp_path):
         Fixture("an error indication is counted and dropped",
                 bytes(from_gnb() / GTP_U_Header(teid=0, gtp_type=26) / b"\x10\x00\x00\x00\x64"), "drop"),
         Fixture("an end marker too", bytes(from_gnb() / GTP_U_Header(teid=100, gtp_type=254)), "drop"),
-    ], tmp_path, rules=RULES)
+    ], tmp_path, rules=RULES, builds=BUILDS_OF_MOVING_NFS)
 
 
 def test_a_maximum_bit_rate_drops_beyond_its_burst(tmp_path):

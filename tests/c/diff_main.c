@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Differential test of one NF: every frame of a pcap goes through the NF's
- * XDP object (BPF_PROG_RUN) and through its native build, with the same rules
- * in both sides' maps. Prints one JSON line per frame with both results and a
- * summary line; the Python test asserts on them.
+ * Differential test of one NF: every frame of a pcap goes through one of the NF's kernel builds (BPF_PROG_RUN:
+ * the XDP object, or the tc object on an skb) and through its native build, with the same rules in both sides'
+ * maps. Prints one JSON line per frame with both results and a summary line; the Python test asserts on them.
  *
- *   xnf-diff-<nf> CORPUS.pcap [--rules FILE] [--ports N] [--ignore-times]
+ *   xnf-diff-<nf> CORPUS.pcap [--rules FILE] [--ports N] [--ignore-times] [--hook xdp|tc [--skb-csum-complete]]
+ *
+ * At tc the verdict is the counter that moved and the action tc returned, named as XDP's (TC_ACT_SHOT: drop or
+ * abort, TC_ACT_OK: pass, TC_ACT_REDIRECT: tx or redirect); --skb-csum-complete runs each skb as
+ * CHECKSUM_COMPLETE, and the kernel checks after the program that the skb's sum still matches its bytes.
  *
  * Any pcap with Ethernet frames is taken (a capture of a real network too): each frame runs at its time stamp
  * counted from the first frame's (fixtures of idle times wait for it; --ignore-times runs them back to back), and
@@ -15,6 +18,7 @@
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <linux/bpf.h>
+#include <linux/pkt_cls.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,15 +79,42 @@ static void run_native(const __u8 *frame, __u32 len, __u32 nports, struct side_r
 	memmove(r->data, pkt.data, r->len);
 }
 
-static int run_kernel(const struct xnf_xdp_instance *x, const __u8 *frame, __u32 len, struct side_result *r)
+#define TC_REFUSED "an IPv4 or IPv6 frame shorter than its IP header, which the kernel's skb test run refuses"
+
+/* Linux 6.10's BPF_F_TEST_SKB_CHECKSUM_COMPLETE, which bookworm's headers predate. */
+#define XNF_TEST_SKB_CHECKSUM_COMPLETE (1U << 2)
+
+/* tc's action as XDP's, by the counter that moved: -1 where the two do not fit together. */
+static int tc_as_xdp_action(int tc_action, int slot)
+{
+	switch (tc_action) {
+	case TC_ACT_SHOT:
+		return slot == XNF_STAT_ABORT ? XDP_ABORTED : XDP_DROP;
+	case TC_ACT_OK:
+		return XDP_PASS;
+	case TC_ACT_REDIRECT:
+		return slot == XNF_STAT_TX ? XDP_TX : XDP_REDIRECT;
+	default:
+		return -1;
+	}
+}
+
+static int run_kernel(const struct xnf_xdp_instance *x, const __u8 *frame, __u32 len, bool csum_complete,
+		      struct side_result *r)
 {
 	struct xnf_counter before[XNF_STAT_NSLOTS], after[XNF_STAT_NSLOTS];
+	struct __sk_buff skb = { .ingress_ifindex = 1, .ifindex = 1 };   /* the ports are lo (main) */
 	LIBBPF_OPTS(bpf_test_run_opts, opts,
 		.data_in = frame, .data_size_in = len,
 		.data_out = r->data, .data_size_out = sizeof(r->data),
 		.repeat = 1);
 	int err;
 
+	if (x->hook == XNF_AT_TC) {
+		opts.ctx_in = &skb;
+		opts.ctx_size_in = sizeof(skb);
+		opts.flags = csum_complete ? XNF_TEST_SKB_CHECKSUM_COMPLETE : 0;
+	}
 	if (xnf_xdp_read_stats(x, before))
 		return -1;
 	err = bpf_prog_test_run_opts(x->prog_fd, &opts);
@@ -100,6 +131,8 @@ static int run_kernel(const struct xnf_xdp_instance *x, const __u8 *frame, __u32
 		if (s != XNF_STAT_MALFORMED && after[s].packets != before[s].packets)
 			r->stat_slot = s;
 	}
+	if (x->hook == XNF_AT_TC)
+		r->action = tc_as_xdp_action(r->action, r->stat_slot);
 	return 0;
 }
 
@@ -226,26 +259,42 @@ static const char *why_not_run(long len)
 	return why;
 }
 
-static int parse_args(int argc, char **argv, const char **corpus, const char **rules, __u32 *nports,
-		      bool *ignore_times)
+struct harness_options {
+	const char *corpus;
+	const char *rules;
+	__u32 nports;
+	bool ignore_times;
+	enum xnf_kernel_hook hook;
+	bool csum_complete;
+};
+
+static int parse_args(int argc, char **argv, struct harness_options *o)
 {
-	*corpus = NULL;
-	*rules = NULL;
-	*nports = 1;
-	*ignore_times = false;
+	memset(o, 0, sizeof(*o));
+	o->nports = 1;
+	o->hook = XNF_AT_XDP;
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--rules") == 0 && i + 1 < argc)
-			*rules = argv[++i];
+		bool value = i + 1 < argc;
+
+		if (strcmp(argv[i], "--rules") == 0 && value)
+			o->rules = argv[++i];
+		else if (strcmp(argv[i], "--hook") == 0 && value && strcmp(argv[i + 1], "xdp") == 0)
+			o->hook = XNF_AT_XDP, i++;
+		else if (strcmp(argv[i], "--hook") == 0 && value && strcmp(argv[i + 1], "tc") == 0)
+			o->hook = XNF_AT_TC, i++;
+		else if (strcmp(argv[i], "--skb-csum-complete") == 0)
+			o->csum_complete = true;
 		else if (strcmp(argv[i], "--ignore-times") == 0)
-			*ignore_times = true;
-		else if (strcmp(argv[i], "--ports") == 0 && i + 1 < argc)
-			*nports = (__u32)atoi(argv[++i]);
-		else if (!*corpus)
-			*corpus = argv[i];
+			o->ignore_times = true;
+		else if (strcmp(argv[i], "--ports") == 0 && value)
+			o->nports = (__u32)atoi(argv[++i]);
+		else if (!o->corpus)
+			o->corpus = argv[i];
 		else
 			return -1;
 	}
-	return *corpus && *nports >= 1 && *nports <= XNF_MAX_PORTS ? 0 : -1;
+	return o->corpus && o->nports >= 1 && o->nports <= XNF_MAX_PORTS && (!o->csum_complete || o->hook == XNF_AT_TC)
+		       ? 0 : -1;
 }
 
 static int load_rules_both(const char *path, struct xnf_xdp_instance *x)
@@ -280,6 +329,7 @@ int main(int argc, char **argv)
 	struct xnf_port ports[XNF_MAX_PORTS];
 	struct xnf_xdp_instance x;
 	struct pcap_reader pcap;
+	struct harness_options o;
 	const char *corpus, *rules;
 	unsigned int total = 0, mismatches = 0, skipped = 0;
 	__u64 start_us, at_us = 0, first_at = 0;
@@ -287,10 +337,15 @@ int main(int argc, char **argv)
 	__u32 nports;
 	long len;
 
-	if (parse_args(argc, argv, &corpus, &rules, &nports, &ignore_times)) {
-		fprintf(stderr, "usage: %s CORPUS.pcap [--rules FILE] [--ports N] [--ignore-times]\n", argv[0]);
+	if (parse_args(argc, argv, &o)) {
+		fprintf(stderr, "usage: %s CORPUS.pcap [--rules FILE] [--ports N] [--ignore-times] "
+			"[--hook xdp|tc [--skb-csum-complete]]\n", argv[0]);
 		return 2;
 	}
+	corpus = o.corpus;
+	rules = o.rules;
+	nports = o.nports;
+	ignore_times = o.ignore_times;
 	/* Ports only have to exist for the redirect map: loopback serves for all. */
 	for (__u32 i = 0; i < nports; i++) {
 		snprintf(ports[i].name, sizeof(ports[i].name), "lo");
@@ -302,7 +357,8 @@ int main(int argc, char **argv)
 		xnf_error("cannot create the native maps");
 		return 1;
 	}
-	if (xnf_xdp_load(&x, ports, nports, false, &(struct xnf_xdp_plan){ .datapath = XNF_DATAPATH_KERNEL }, NULL, 0) ||
+	if (xnf_xdp_load(&x, ports, nports, false, &(struct xnf_xdp_plan){ .datapath = XNF_DATAPATH_KERNEL, .hook = o.hook },
+			 NULL, 0) ||
 	    load_rules_both(rules, &x) || pcap_open(&pcap, corpus))
 		return 1;
 	start_us = xnf_now_ns() / 1000;
@@ -320,9 +376,15 @@ int main(int argc, char **argv)
 		}
 		if (!ignore_times)
 			wait_for(start_us, first_at, at_us);
-		err = run_kernel(&x, frame, (__u32)len, &kernel);
+		err = run_kernel(&x, frame, (__u32)len, o.csum_complete, &kernel);
 
 		run_native(frame, (__u32)len, nports, &native);
+		if (err == -EINVAL && o.hook == XNF_AT_TC) {
+			/* The kernel's skb test run pulls the IP header first; a real skb reaches tc without that. */
+			printf("{\"index\": %u, \"skipped\": \"%ld bytes: %s\"}\n", total++, len, TC_REFUSED);
+			skipped++;
+			continue;
+		}
 		if (err) {
 			printf("{\"index\": %u, \"kernel_error\": %d}\n", total++, err);
 			mismatches++;

@@ -25,6 +25,7 @@
 		struct xnf_pkt pkt;                                            \
 		xnf_verdict verdict;                                           \
 		xnf_pkt_init(&pkt, ctx);                                       \
+		XNF__HOOK_START(&pkt);                                         \
 		verdict = fn(&pkt);                                            \
 		return (int)xnf_hook_finish(&pkt, verdict);                    \
 	}

@@ -47,6 +47,9 @@ static __always_inline void xnf_tc_make_readable(struct __sk_buff *ctx)
 		bpf_skb_pull_data(ctx, want);
 }
 
+/* Before the NF (or a chain member) runs: a complete skb's bytes summed. */
+#define XNF__HOOK_START(pkt) xnf__complete_sum_start(pkt)
+
 /* The NF's checksum changes applied (xnf/l4_csum.h); a frame whose checksum the kernel could not update must
  * not go on: it aborts (counted). A chain member's step calls this too. */
 static __always_inline xnf_verdict xnf_hook_finish(struct xnf_pkt *pkt, xnf_verdict verdict)
@@ -120,6 +123,7 @@ static __always_inline int xnf_tc_action(struct __sk_buff *ctx, xnf_verdict verd
 		xnf_tc_make_readable(ctx);                                     \
 		XNF__CAPTURE_ENTRY(ctx);                                       \
 		xnf_pkt_init(&pkt, ctx);                                       \
+		XNF__HOOK_START(&pkt);                                         \
 		verdict = xnf_hook_finish(&pkt, fn(&pkt));                     \
 		return xnf_tc_action(ctx, verdict);                            \
 	}                                                                      \

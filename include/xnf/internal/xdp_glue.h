@@ -12,6 +12,8 @@
 
 #include <xnf/internal/csum_finish.h>
 
+#define XNF__HOOK_START(pkt) ((void)0)
+
 /* XDP applies an NF's checksum changes as it makes them (xnf/l4_csum.h): nothing is left when it returns. */
 static __always_inline xnf_verdict xnf_hook_finish(struct xnf_pkt *pkt, xnf_verdict verdict)
 {
