@@ -354,7 +354,7 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 		rc = 2;
 		goto out;
 	}
-	plan.peer_ports = port_guard_peer_ports(&in.ports);
+	plan.peer_ports = opt->tc_send == XNF_TC_SEND_PEER ? port_guard_peer_ports(&in.ports) : 0;
 	for (__u32 i = 0; i < opt->nifaces; i++) {
 		xnf_busy_poll_recover(run_dir, ports[i].name);
 		xnf_libxdp_recover(run_dir, &ports[i]);

@@ -55,7 +55,12 @@ struct run_options {
 	__u32 priority;                   /* --priority: the run priority in libxdp's dispatcher */
 	const char *pin_dir;              /* --pin: where the maps are pinned while it runs, or NULL */
 	int peers;                        /* --peers: enum xnf_peers_policy */
+	int tc_send;                      /* --tc-send: enum xnf_tc_send */
 };
+
+/* --mode tc: how a frame leaves a veth whose peer is in another namespace. */
+enum xnf_tc_send { XNF_TC_SEND_PEER, XNF_TC_SEND_DEVICE };
+extern const char *const xnf_tc_send_names[];
 
 /* How the program reaches the hook: alone through bpf_links, or in libxdp's dispatcher beside others. */
 enum xnf_attach_via { XNF_ATTACH_LINK, XNF_ATTACH_LIBXDP };

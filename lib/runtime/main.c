@@ -83,6 +83,10 @@ static const struct xnf_option runtime_options[] = {
 	  .help = "the other end of a veth port: fix turns GRO on where the port would take no\n"
 		  "XDP frames and checksum offload off, on a peer xnf can reach, and puts both\n"
 		  "back when it stops; check changes nothing (docs/containers.md)" },
+	{ .name = "tc-send", .kind = XNF_OPT_CHOICE, .value = "HOW", .offset = RUN(tc_send), .choices = xnf_tc_send_names,
+	  .help = "--mode tc, out of a veth whose peer is in another namespace: peer hands the\n"
+		  "frame to the peer's receive (bpf_redirect_peer, the fast way); device sends it\n"
+		  "out of the port (bpf_redirect), where an XDP program on the peer sees it" },
 	{ .name = "verbose", .short_name = 'v', .kind = XNF_OPT_FLAG, .offset = RUN(verbose),
 	  .help = "show libbpf's messages" },
 	{ .name = "queues", .kind = XNF_OPT_UINT, .value = "N", .section = AFXDP_SECTION, .id = TAG_AFXDP,
@@ -170,6 +174,7 @@ static const struct run_options defaults = {
 };
 
 const char *const xnf_attach_names[] = { "link", "libxdp", NULL };
+const char *const xnf_tc_send_names[] = { [XNF_TC_SEND_PEER] = "peer", [XNF_TC_SEND_DEVICE] = "device", NULL };
 
 /* The runtime's options and the NF's own, in one table; the NF's take their values as rule lines. */
 static const struct xnf_option *option_table(void)
@@ -331,6 +336,16 @@ static const char *default_instance_name(void)
 	return name;
 }
 
+/* Whether the option called name was given on the command line. */
+static bool given_by_name(const struct xnf_option *table, const bool *given, const char *name)
+{
+	for (size_t i = 0; table[i].name; i++) {
+		if (strcmp(table[i].name, name) == 0)
+			return given[i];
+	}
+	return false;
+}
+
 /* The first AF_XDP-only option given, for the error in a mode without sockets; NULL if none. */
 static const char *first_afxdp_option(const struct xnf_option *table, const bool *given)
 {
@@ -423,6 +438,15 @@ static int check_run_options(struct run_options *opt, const struct xnf_option *t
 	if (!opt->mode->sockets && afxdp_option) {
 		xnf_error("--%s only applies to the AF_XDP modes (afxdp, afxdp-sysc, afxdp-poll, xdp-sk, xdp-sk-sysc, "
 			  "hybrid), not to --mode %s", afxdp_option, opt->mode->name);
+		return -1;
+	}
+	if (opt->mode->hook != XNF_AT_TC && given_by_name(table, given, "tc-send")) {
+		xnf_error("--tc-send only applies to --mode tc, not to --mode %s", opt->mode->name);
+		return -1;
+	}
+	if (opt->mode->hook == XNF_AT_TC && opt->attach == XNF_ATTACH_LIBXDP) {
+		xnf_error("--attach libxdp is XDP's dispatcher: at --mode tc the program joins the port's TCX chain "
+			  "beside other programs already");
 		return -1;
 	}
 	if ((opt->local.queues || opt->local.nports) && opt->mode->datapath != XNF_DATAPATH_USER) {

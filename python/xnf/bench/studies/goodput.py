@@ -1,6 +1,6 @@
 """What real applications get through xnf: TCP goodput (iperf3, one stream and eight) and HTTP requests per second
-(wrk against nginx, 16 keep-alive connections) through the router and through lb, in each data path, beside the
-Linux stack's own forwarding between the same namespaces.
+(wrk against nginx, 16 keep-alive connections) through the router, lb and the NAT, in each data path, beside the
+Linux stack's own forwarding between the same namespaces (and, for the NAT, beside nftables masquerade).
 
 Hosts attached as containers are (python/xnf/lab/hosts.py, plain veths: xnf's --peers fix default sets their GRO
 and checksum offload, and puts them back): h0 the client, h1 the server (iperf3, nginx with a 1 KiB file), h2 a
@@ -8,11 +8,14 @@ second web backend for lb. Every application runs on core 0; an AF_XDP worker on
   linux              the DUT's kernel forwards (ip_forward), no xnf: the yardstick, in every round
   router/<path>      xnf's router between h0 and h1
   lb/<path>          lb with the service's address in front of h1 (iperf3) and of h1 and h2 (HTTP)
+  nftables           Linux forwarding with nftables masquerade (conntrack) from h0 out towards h1: the NAT's
+                     yardstick, in every round where a nat subject runs
+  nat/<path>         xnf's NAT, h0 inside, h1 outside, the DUT's outside address public
 where <path> is xdp, afxdp (live transmit), afxdp-xsk (the xsk ring), afxdp-sysc, afxdp-poll, hybrid or tc. Subjects
 run in rounds whose order turns around every round; each metric is also given as the median of its same-round
-ratios to linux.
+ratios to linux (and the NAT's to nftables).
 
-    xnf bench run goodput [--rounds 3] [--seconds 2] [--only router/xdp,lb/afxdp]
+    xnf bench run goodput [--rounds 3] [--seconds 2] [--only router/xdp,lb/afxdp,nat/tc]
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from pathlib import Path
 
 from xnf.bench.study import Place, RoundsStudy
 from xnf.errors import XnfError
-from xnf.lab import apps
+from xnf.lab import apps, netfilter
 from xnf.lab.rounds import median_ratio, medians
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.hosts import HostsTopology
@@ -33,6 +36,8 @@ NAME = "goodput"
 DESCRIPTION = ("TCP goodput (iperf3, 1 and 8 streams) and HTTP requests/s (wrk, nginx) through router and lb in every "
                "data path, beside Linux's own forwarding")
 YARDSTICK = "linux"
+NAT_YARDSTICK = "nftables"
+NFS = ("router", "lb", "nat")
 PATHS = {
     "xdp": ("xdp", []),
     "afxdp": ("afxdp", ["--tx-path", "live", "--cores", str(DUT_CORE)]),
@@ -42,7 +47,7 @@ PATHS = {
     "hybrid": ("hybrid", ["--cores", str(DUT_CORE)]),
     "tc": ("tc", []),
 }
-SUBJECTS = [YARDSTICK] + [f"{nf}/{path}" for nf in ("router", "lb") for path in PATHS]
+SUBJECTS = [YARDSTICK, NAT_YARDSTICK] + [f"{nf}/{path}" for nf in NFS for path in PATHS]
 METRICS = ("tcp1_gbit_s", "tcp8_gbit_s", "http_rps")
 VIP = "198.19.100.1"
 SMALL_FILE = 1024
@@ -59,16 +64,34 @@ def lb_rules(t: HostsTopology) -> str:
     return "\n".join(lines) + "\n"
 
 
+def nat_rules(t: HostsTopology) -> str:
+    """h0 inside, h1 outside (its gateway's MAC the DUT's next hop), the DUT's outside address public."""
+    return f"inside port 0\noutside port 1 gateway {t.host(1).mac}\npublic {t.host(1).dut_ip}\n"
+
+
+RULES = {"router": HostsTopology.router_rules, "lb": lb_rules, "nat": nat_rules}
+
+
 def _start(t: HostsTopology, label: str, folder: Path) -> tuple[NfInstance | None, str]:
-    """The subject's NF (None for linux) and the address the client talks to."""
+    """The subject's NF (None for Linux's own) and the address the client talks to."""
     if label == YARDSTICK:
+        return None, t.host(1).ip
+    if label == NAT_YARDSTICK:
+        netfilter.masquerade(t.dut_ns, t.host(0).dut_if, t.host(1).dut_if)
         return None, t.host(1).ip
     nf, path = label.split("/")
     mode, extra = PATHS[path]
     rules = folder / f"{nf}.rules"
-    rules.write_text(t.router_rules() if nf == "router" else lb_rules(t))
-    target = t.host(1).ip if nf == "router" else VIP
+    rules.write_text(RULES[nf](t))
+    target = VIP if nf == "lb" else t.host(1).ip
     return NfInstance.start(t, nf, mode, t.dut_ifaces, rules=str(rules), extra=extra), target
+
+
+def _stop(t: HostsTopology, label: str, nf: NfInstance | None) -> None:
+    if nf:
+        nf.stop()
+    if label == NAT_YARDSTICK:
+        netfilter.nft(t.dut_ns, f"delete table ip {netfilter.NAT_TABLE}")
 
 
 @contextlib.contextmanager
@@ -91,8 +114,7 @@ def trial(label: str, args: argparse.Namespace, place: Place) -> dict:
                                 connections=HTTP_CONNECTIONS, core=GEN_CORE)
         errors = sum(apps.checksum_errors(h.ns) for h in t.host_list)
     finally:
-        if nf:
-            nf.stop()
+        _stop(t, label, nf)
     return {"subject": label, "tcp1_gbit_s": round(tcp1.gbit_s, 3), "tcp1_retransmits": tcp1.retransmits,
             "tcp8_gbit_s": round(tcp8.gbit_s, 3), "tcp8_retransmits": tcp8.retransmits, "http_rps": round(rps),
             "checksum_errors": errors}
@@ -106,6 +128,8 @@ def summarise(samples: list[dict], args: argparse.Namespace) -> list[dict]:
         for metric in METRICS:
             row.update(medians(mine, (metric,)))
             row[f"{metric}_ratio_to_linux"] = median_ratio(samples, mine, metric, YARDSTICK)
+            if label.startswith("nat/"):
+                row[f"{metric}_ratio_to_nftables"] = median_ratio(samples, mine, metric, NAT_YARDSTICK)
         row["retransmits"] = sum(s["tcp1_retransmits"] + s["tcp8_retransmits"] for s in mine)
         row["checksum_errors"] = sum(s["checksum_errors"] for s in mine)
         rows.append(row)
@@ -119,7 +143,8 @@ def _subjects(only: str | None) -> list[str]:
     unknown = [s for s in wanted if s not in SUBJECTS]
     if unknown:
         raise XnfError(f"--only {','.join(unknown)}: no such subject; choose among {', '.join(SUBJECTS)}")
-    return [YARDSTICK] + [s for s in wanted if s != YARDSTICK]
+    nat = [NAT_YARDSTICK] if any(s.startswith("nat/") for s in wanted) else []
+    return [YARDSTICK] + nat + [s for s in wanted if s not in (YARDSTICK, NAT_YARDSTICK)]
 
 
 STUDY = RoundsStudy(
@@ -129,8 +154,10 @@ STUDY = RoundsStudy(
                                                "router/xdp, lb/afxdp ..."),
     line=lambda s: f"{s['subject']:17s} TCP {s['tcp1_gbit_s']:6.2f} / {s['tcp8_gbit_s']:6.2f} Gbit/s (1/8 streams), "
                    f"{s['http_rps']:7.0f} req/s",
-    report=lambda row: f"{row['subject']:17s} " + ", ".join(f"{m} {row[m]} ({row[m + '_ratio_to_linux']} of linux)"
-                                                            for m in METRICS),
+    report=lambda row: f"{row['subject']:17s} " + ", ".join(
+        f"{m} {row[m]} ({row[m + '_ratio_to_linux']} of linux"
+        + (f", {row[m + '_ratio_to_nftables']} of nftables)" if m + "_ratio_to_nftables" in row else ")")
+        for m in METRICS),
     fields=lambda args: {"application_core": GEN_CORE, "dut_core": DUT_CORE, "http_connections": HTTP_CONNECTIONS,
                          "http_file_bytes": SMALL_FILE, "yardstick": YARDSTICK,
                          "paths": {k: {"mode": v[0], "options": v[1]} for k, v in PATHS.items()}})

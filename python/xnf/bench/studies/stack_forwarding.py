@@ -6,6 +6,8 @@ out of dut1 to gen1, where veth's XDP sink counts what arrives. All of the DUT's
 receive in NAPI threads pinned there, and the AF_XDP worker). Subjects:
   linux        the kernel's IPv4 forwarding (ip_forward=1, a static neighbour for gen1: the sink answers no ARP)
   xdp          xnf's router in XDP (a route to 198.18.1.0/24 out of port 1)
+  tc           the same router at tc ingress (--mode tc: an skb per frame; GRO on the DUT's ports and frames sent
+               out of dut1 (--tc-send device), as linux)
   afxdp-poll   the same router in user space (afxdp-poll, live transmit: the worker sleeps in poll() on the core
                it shares with the NAPI threads that feed it; a spinning one starved them, 0.26 Mpps)
 The yardstick is linux in the same round: every rate is also given as a ratio to it.
@@ -26,9 +28,13 @@ from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
 
 NAME = "stack-forwarding"
-DESCRIPTION = "the Linux stack's IPv4 forwarding against xnf's router in XDP and in user space, the DUT on one core"
-SUBJECTS = ["linux", "xdp", "afxdp-poll"]
+DESCRIPTION = ("the Linux stack's IPv4 forwarding against xnf's router in XDP, at tc and in user space (64-byte "
+               "frames), the DUT on one core")
+SUBJECTS = ["linux", "xdp", "tc", "afxdp-poll"]
 USER_SPACE = "afxdp-poll"
+# The sink on gen1 is an XDP program, which a frame handed straight to gen1's receive (tc's bpf_redirect_peer) skips:
+# tc sends out of dut1 instead, as linux does.
+EXTRA = {USER_SPACE: ["--cores", str(DUT_CORE)], "tc": ["--tc-send", "device"]}
 YARDSTICK = "linux"
 
 
@@ -42,8 +48,9 @@ def trial(label: str, args: argparse.Namespace, place: Place) -> dict:
         else:
             rules = folder / "routes.rules"
             rules.write_text(f"route 198.18.1.0/24 via {out.gen_mac} port 1\n")
-            nf = NfInstance.start(t, "router", label, t.dut_ifaces, rules=str(rules),
-                                  extra=["--cores", str(DUT_CORE)] if label == USER_SPACE else [])
+            nf = NfInstance.start(t, "router", label, t.dut_ifaces, rules=str(rules), extra=EXTRA.get(label, []))
+        if label == "tc":   # no XDP program on the DUT's ports: the generator's XDP frames enter by GRO
+            netfilter.gro_on(t.dut_ns, t.dut_ifaces)
         t.pin_dut_receive(DUT_CORE)
         arrived = (lambda: veth_stats.read(t.gen_ns, out.gen_if)["rx_xdp_drops"])
         run = flood(t, seconds, GEN_CORE, ["--dst-ip", out.gen_ip], completed=arrived)
