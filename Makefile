@@ -45,8 +45,12 @@ TEST_BINS := $(BUILD)/tests/test-native-maps $(BUILD)/tests/test-maps-concurrent
 # The lab's own XDP programs: the generator side's pass and sink, the hand-written baselines.
 LAB_BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(wildcard bpf/*.bpf.c))
 
-.PHONY: all clean install install-files man
-all: $(NF_BINS) $(DIFF_BINS) $(TOOLS) $(TEST_BINS) $(LAB_BPF_OBJS)
+.PHONY: all clean install install-files man mode-table
+all: $(NF_BINS) $(DIFF_BINS) $(TOOLS) $(TEST_BINS) $(LAB_BPF_OBJS) mode-table
+
+# The runtime's mode table as Python reads it without a binary (scripts/write-mode-table): rewritten when it changed.
+mode-table: $(BUILD)/bin/xnf-drop
+	@scripts/write-mode-table $< python/xnf/mode_table.json
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)

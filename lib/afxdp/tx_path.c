@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <xnf/runtime/log.h>
+#include <xnf/runtime/modes.h>
 #include <xnf/runtime/link_facts.h>
 
 const char *const xnf_tx_path_names[] = {
@@ -108,7 +109,7 @@ int xnf_tx_path_check(const struct xnf_afxdp_config *cfg, const struct xnf_port 
 		return 0;
 	if (cfg->nf_in_kernel && !cfg->forward_only) {
 		xnf_error("--tx-path live: in the xdp-sk modes the NF runs in XDP and the workers send nothing; "
-			  "use it with afxdp, afxdp-sysc, afxdp-poll or hybrid");
+			  "use it where they send (%s)", xnf_sending_modes());
 		return -1;
 	}
 	if (cfg->zerocopy) {

@@ -23,6 +23,7 @@
 #include <xnf/runtime/xdp_instance.h>
 
 #include "drop_offload.h"
+#include <xnf/runtime/modes.h>
 
 #define MAX_KEY_SIZE 64
 /* The stats list this many rules, the most hit first. */
@@ -64,7 +65,7 @@ int drop_offload_check(const struct drop_offload_config *cfg, bool user_space_mo
 		return 0;
 	if (!user_space_mode) {
 		xnf_error("--offload-drops moves a user-space NF's hot drop rules into XDP: give a user-space mode "
-			  "(afxdp, afxdp-sysc, afxdp-poll); in XDP modes every rule already runs in the kernel");
+			  "(%s); in the kernel modes every rule already runs in the kernel", xnf_user_space_modes());
 		return -1;
 	}
 	if (!xnf_nf_drop_rules || !xnf_native_map_find("xnf_drop_hits")) {

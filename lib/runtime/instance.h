@@ -29,6 +29,9 @@ struct mode_info {
 extern const struct mode_info xnf_modes[];
 extern const size_t xnf_nmodes;
 const struct mode_info *xnf_find_mode(const char *name);
+/* The table's modes as "a, b, c", for messages: those whose NF runs in user space, those with AF_XDP sockets,
+ * those whose workers send (lib/include/xnf/runtime/modes.h declares them for the rest of libxnf). */
+#include <xnf/runtime/modes.h>
 
 #define XNF_MAX_MAP_SIZES 16
 #define XNF_MAX_OPTION_RULES 8

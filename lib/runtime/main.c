@@ -43,7 +43,7 @@ enum { TAG_AFXDP = 1, TAG_NF_OPTION, TAG_OFFLOAD };
 
 #define RUN(field) offsetof(struct run_options, field)
 #define AFXDP(field) offsetof(struct run_options, afxdp.field)
-#define AFXDP_SECTION "AF_XDP modes (afxdp, afxdp-sysc, afxdp-poll, xdp-sk, xdp-sk-sysc, hybrid)"
+#define AFXDP_SECTION "AF_XDP modes (those with sockets: see modes)"
 #define OFFLOAD_SECTION "offloading hot drop rules (user-space modes)"
 #define NF_SECTION "this NF's own options (each stands for a rule line)"
 
@@ -385,8 +385,8 @@ static int check_split(struct run_options *opt)
 		return -1;
 	}
 	if (opt->mode->datapath != XNF_DATAPATH_USER) {
-		xnf_error("--split runs a chain's last members in user space: give a user-space mode (afxdp, "
-			  "afxdp-sysc, afxdp-poll), not --mode %s", opt->mode->name);
+		xnf_error("--split runs a chain's last members in user space: give a user-space mode (%s), not "
+			  "--mode %s", xnf_user_space_modes(), opt->mode->name);
 		return -1;
 	}
 	if (opt->local.queues || opt->local.nports) {
@@ -436,8 +436,8 @@ static int check_run_options(struct run_options *opt, const struct xnf_option *t
 		return -1;
 	}
 	if (!opt->mode->sockets && afxdp_option) {
-		xnf_error("--%s only applies to the AF_XDP modes (afxdp, afxdp-sysc, afxdp-poll, xdp-sk, xdp-sk-sysc, "
-			  "hybrid), not to --mode %s", afxdp_option, opt->mode->name);
+		xnf_error("--%s only applies to the AF_XDP modes (%s), not to --mode %s", afxdp_option,
+			  xnf_socket_modes(), opt->mode->name);
 		return -1;
 	}
 	if (opt->mode->hook != XNF_AT_TC && given_by_name(table, given, "tc-send")) {
@@ -450,8 +450,8 @@ static int check_run_options(struct run_options *opt, const struct xnf_option *t
 		return -1;
 	}
 	if ((opt->local.queues || opt->local.nports) && opt->mode->datapath != XNF_DATAPATH_USER) {
-		xnf_error("--local is for the modes whose NF runs in user space (afxdp, afxdp-sysc, afxdp-poll): in "
-			  "--mode %s the NF runs in XDP, where its own PASS verdict reaches the local stack",
+		xnf_error("--local is for the modes whose NF runs in user space (%s): in --mode %s the NF runs in the "
+			  "kernel, where its own PASS verdict reaches the local stack", xnf_user_space_modes(),
 			  opt->mode->name);
 		return -1;
 	}
@@ -665,6 +665,8 @@ static void describe_modes(void)
 			printf("\"%s\"", worker_waits[m->wait]);
 		else
 			printf("null");
+		printf(", \"hook\": \"%s\", \"generic\": %s", m->hook == XNF_AT_TC ? "tc" : "xdp",
+		       m->generic ? "true" : "false");
 		printf(", \"available\": %s}", m->available ? "true" : "false");
 	}
 	printf("]");

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Every mode the research measures, and what each one sets up: the one place a mode is declared. */
+#include <stdio.h>
 #include <string.h>
 
 #include "instance.h"
@@ -26,6 +27,55 @@ const struct mode_info xnf_modes[] = {
 };
 
 const size_t xnf_nmodes = sizeof(xnf_modes) / sizeof(xnf_modes[0]);
+
+/* "a, b, c": the modes pred holds for, in the table's order, for messages that name them. */
+static const char *names_where(char *out, size_t len, bool (*pred)(const struct mode_info *))
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < xnf_nmodes; i++) {
+		if (pred(&xnf_modes[i]) && used < len)
+			used += (size_t)snprintf(out + used, len - used, "%s%s", used ? ", " : "", xnf_modes[i].name);
+	}
+	return out;
+}
+
+static bool runs_in_user_space(const struct mode_info *m)
+{
+	return m->datapath == XNF_DATAPATH_USER;
+}
+
+static bool has_sockets(const struct mode_info *m)
+{
+	return m->sockets;
+}
+
+static bool workers_send(const struct mode_info *m)
+{
+	return m->sockets && (m->datapath == XNF_DATAPATH_USER || m->datapath == XNF_DATAPATH_HYBRID);
+}
+
+const char *xnf_user_space_modes(void)
+{
+	static char names[256];
+
+	return names_where(names, sizeof(names), runs_in_user_space);
+}
+
+const char *xnf_socket_modes(void)
+{
+	static char names[256];
+
+	return names_where(names, sizeof(names), has_sockets);
+}
+
+const char *xnf_sending_modes(void)
+{
+	static char names[256];
+
+	return names_where(names, sizeof(names), workers_send);
+}
 
 const struct mode_info *xnf_find_mode(const char *name)
 {

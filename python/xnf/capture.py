@@ -22,7 +22,7 @@ from xnf.errors import XnfError
 
 # struct xnf_capture_header (include/xnf/internal/capture_abi.h)
 HEADER = struct.Struct("=QIIIHBB")
-SIDES = {0: "xdp", 1: "worker"}
+SIDES = {0: "xdp", 1: "worker", 2: "tc"}   # enum xnf_capture_side (include/xnf/internal/capture_abi.h)
 END = 255
 ENTRY = "entry"  # a frame taken as it came in: no verdict yet
 AT = ("exit", "entry", "both")

@@ -20,15 +20,14 @@ from scapy.layers.l2 import Ether
 from xnf import build
 from xnf.build import REPO_ROOT
 from xnf.errors import XnfError
-from xnf.lab import apps, netfilter
+from xnf.lab import apps, netfilter, paths
 from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.pktio import PacketPort
 from xnf.lab.topology import Topology
 from test_real_traffic import MODES as EVERY_MODE
 
-MODES = {"xdp": ("xdp", []), "afxdp": ("afxdp", ["--cores", "1"]), "hybrid": ("hybrid", ["--cores", "1"]),
-         "tc": ("tc", [])}
+MODES = paths.options_by_key("xdp", "afxdp", "hybrid", "tc")
 MARK = b"xnfacl"
 FIXED_RULES = (REPO_ROOT / "nfs" / "acl" / "example.rules").read_text()
 PORT_CHOICES = [("tcp", "dport 22"), ("udp", "dport 53"), ("tcp", "dport 20-23"), ("udp", "dport 1024-65535"),

@@ -21,7 +21,7 @@ from xnf.lab.nf_process import NfInstance
 FRAMES = 500          # 5 flows (dport 9 to 13), 100 frames each
 DROPPED_DPORT = 13
 SIDE_OF = {"xdp": {"tx": "xdp", "drop": "xdp"}, "afxdp": {"tx": "worker", "drop": "worker"},
-           "hybrid": {"tx": "worker", "drop": "xdp"}}
+           "hybrid": {"tx": "worker", "drop": "xdp"}, "tc": {"tx": "tc", "drop": "tc"}}
 
 
 def start_dump(name: str, *options: str) -> subprocess.Popen:
@@ -34,7 +34,7 @@ def start_dump(name: str, *options: str) -> subprocess.Popen:
     return proc
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp", "hybrid"])
+@pytest.mark.parametrize("mode", ["xdp", "afxdp", "hybrid", "tc"])
 def test_dump_writes_every_frame_with_its_verdict_and_tcpdump_reads_it(mode, tmp_path, pair):
     nf = NfInstance.start(pair, "firewall", mode, pair.dut_ifaces)
     nf.request(f"rules add drop udp 198.18.0.1 9 198.18.0.2 {DROPPED_DPORT}")

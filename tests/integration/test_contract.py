@@ -3,6 +3,9 @@ CLI shows and enforces exactly that, restating none of it."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import subprocess
 import sys
 
@@ -86,6 +89,25 @@ def test_limits_and_stat_names_are_described_once():
     assert runtime["limits"]["chain_members"] >= 2 and runtime["limits"]["ports"] >= 2
     assert "drop" in runtime["stats"]["verdicts"] and "live_frames" in runtime["stats"]["worker"]
     assert runtime["tx_paths"] == next(o["choices"] for o in runtime["options"] if o["name"] == "tx-path")
+
+
+def test_the_mode_table_python_reads_without_a_binary_is_the_binarys():
+    """python/xnf/mode_table.json is what `make` wrote from the mode table: the same as an NF binary says now."""
+    written = json.loads((Path(contract.__file__).parent / "mode_table.json").read_text())
+    described = contract.runtime()
+    assert written == {"modes": described["modes"], "tx_paths": described["tx_paths"]}
+
+
+def test_every_carrying_mode_of_the_table_is_a_lab_path():
+    """A mode added to lib/runtime/modes.c is a path of the lab's (python/xnf/lab/paths.py) unless it is generic
+    XDP or XDP beside idle sockets; the first user-space mode with each transmit path."""
+    from xnf.lab import paths
+
+    modes = {p.mode for p in paths.carrying().values()}
+    for mode in contract.runtime()["modes"]:
+        assert (mode["name"] in modes) == (not mode["generic"] and not (mode["datapath"] == "kernel" and
+                                                                          mode["sockets"])), mode["name"]
+    assert {p.tx_path for p in paths.carrying().values() if p.mode == "afxdp"} == {"live", "xsk"}
 
 
 def test_the_cost_models_paths_read_their_roles_from_describe():

@@ -88,7 +88,7 @@ def wait_for_first_scrape(prometheus: str) -> None:
         time.sleep(0.5)
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+@pytest.mark.parametrize("mode", ["xdp", "afxdp", "tc"])
 def test_prometheus_scrapes_the_counters_xnf_stats_shows(mode, tmp_path, pair):
     prometheus_bin = shutil.which("prometheus", path="/usr/bin:/usr/sbin")
     assert prometheus_bin, "Debian's prometheus package is missing: scripts/setup.sh installs it"

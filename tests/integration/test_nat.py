@@ -16,7 +16,7 @@ import pytest
 
 from xnf import control
 from xnf.errors import XnfError
-from xnf.lab import apps, netfilter, netns
+from xnf.lab import apps, netfilter, netns, paths
 from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
 from test_real_traffic import MODES as EVERY_MODE
@@ -26,12 +26,7 @@ from lab_helpers import xdp_attached
 SECOND_INSIDE = "198.18.0.5"   # another inside address on host 0: another endpoint with the same port
 SERVER_PORTS = (7000, 7001)
 CLOSED_PORT = 7999
-MODES = {
-    "xdp": ("xdp", []),
-    "afxdp": ("afxdp", ["--cores", "1"]),
-    "hybrid": ("hybrid", ["--cores", "1"]),
-    "tc": ("tc", []),
-}
+MODES = paths.options_by_key("xdp", "afxdp", "hybrid", "tc")
 
 
 FORWARD = ("tcp", 8081, 8080)   # a public port forwarded to the inside host's web server

@@ -17,7 +17,7 @@ import pytest
 
 from lab_helpers import run_xnf, xdp_attached
 from xnf import control, process_id, programs
-from xnf.lab import apps, netns
+from xnf.lab import apps, netns, paths
 from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
 
@@ -180,8 +180,8 @@ def test_the_settings_of_a_namespace_that_is_gone_are_forgotten(rules_file):
         assert not set(ours) & set(journals())
 
 
-MODES = {"xdp": ("xdp", []), "afxdp": ("afxdp", ["--cores", "1"]), "hybrid": ("hybrid", ["--cores", "1"]),
-         "afxdp-xsk": ("afxdp", ["--cores", "1", "--tx-path", "xsk"])}
+# The XDP paths, where xnf finishes what the hosts' checksum offload leaves unfinished (tc keeps the skb's state).
+MODES = paths.options_by_key("xdp", "afxdp", "hybrid", "afxdp/xsk")
 
 
 @pytest.mark.parametrize("variant", MODES)

@@ -12,33 +12,23 @@ import contextlib
 
 import pytest
 
-from xnf import control
-from xnf.lab import apps
+from xnf import contract, control
+from xnf.lab import apps, paths
 from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
 
 PINGS = 20
-# (mode, the options that make it): every way xnf carries frames, both transmit paths of the workers.
-MODES = {
-    "xdp": ("xdp", []),
-    "afxdp-live": ("afxdp", ["--tx-path", "live", "--cores", "1"]),
-    "afxdp-xsk": ("afxdp", ["--tx-path", "xsk", "--cores", "1"]),
-    "afxdp-sysc": ("afxdp-sysc", ["--cores", "1"]),
-    "afxdp-poll": ("afxdp-poll", ["--cores", "1"]),
-    "hybrid": ("hybrid", ["--cores", "1"]),
-    "tc": ("tc", []),
-}
-USER_SPACE = [name for name, (mode, _) in MODES.items() if mode.startswith("afxdp")]
-
-
-SKB_HOOK = "tc"  # the mode in which nothing of the hosts' is changed
+# (mode, the options that make it): every way xnf carries frames, both transmit paths of the workers (the runtime's
+# mode table says which, python/xnf/lab/paths.py).
+MODES = paths.options_by_key()
+USER_SPACE = [key for key, path in paths.carrying().items() if not path.nf_in_kernel]
 
 
 @contextlib.contextmanager
 def hosts_left_alone(t: HostsTopology, mode: str):
     """At tc: every host's interface (link attributes, offloads) as it was before the NF started, after the
     applications ran through it."""
-    before = t.host_settings() if mode == SKB_HOOK else None
+    before = t.host_settings() if contract.mode(mode)["hook"] == "tc" else None
     yield
     if before is not None:
         assert t.host_settings() == before

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 import pytest
 
 from xnf import control
+from xnf.lab import paths
 from xnf.lab.generator import Generator
 from xnf.model import cases
 from xnf.lab.nf_process import NfInstance
@@ -42,14 +43,14 @@ def churning(nf: NfInstance, rules: list[str]):
         thread.join()
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp", "afxdp-poll"])
+@pytest.mark.parametrize("mode", ["xdp", "afxdp", "afxdp-poll", "tc"])
 def test_rule_churn_under_traffic_accounts_for_every_frame(mode, bare_pair):
     churn_under_traffic(bare_pair, mode)
 
 
 def churn_under_traffic(pair: Topology, mode: str) -> None:
     link = pair.links[0]
-    nf = NfInstance.start(pair, "firewall", mode, pair.dut_ifaces, extra=[] if mode == "xdp" else ["--cores", "1"])
+    nf = NfInstance.start(pair, "firewall", mode, pair.dut_ifaces, extra=paths.find(mode).lab_options())
     rules = [f"drop udp {ATTACKERS}.{i} 9 {link.dut_ip} 9" for i in range(16)]
     with churning(nf, rules) as changes:
         out = Generator(pair, receive_on=0).run(

@@ -102,10 +102,12 @@ static __always_inline struct xnf_capture_control *xnf_capture_control(void)
 #define XNF__FRAME_BYTES(ctx) ((ctx)->len)
 #define XNF__RX_QUEUE(ctx) ((ctx)->queue_mapping)
 #define XNF__LOAD_BYTES bpf_skb_load_bytes
+#define XNF__CAPTURE_SIDE XNF_CAPTURE_TC
 #else
 #define XNF__FRAME_BYTES(ctx) bpf_xdp_get_buff_len(ctx)
 #define XNF__RX_QUEUE(ctx) ((ctx)->rx_queue_index)
 #define XNF__LOAD_BYTES bpf_xdp_load_bytes
+#define XNF__CAPTURE_SIDE XNF_CAPTURE_KERNEL
 #endif
 
 static __always_inline __u64 xnf__capture_fill(struct xnf_capture_header *h, void *data, xnf_ctx *ctx,
@@ -116,7 +118,7 @@ static __always_inline __u64 xnf__capture_fill(struct xnf_capture_header *h, voi
 	h->ifindex = ctx->ingress_ifindex;
 	h->queue = (__u16)XNF__RX_QUEUE(ctx);
 	h->slot = (__u8)slot;
-	h->side = XNF_CAPTURE_KERNEL;
+	h->side = XNF__CAPTURE_SIDE;
 	/* The verifier must see the bound on the register the helper gets: no copy of len in between. */
 	asm volatile("" : "+r"(len));
 	if (len < 1 || len > max || XNF__LOAD_BYTES(ctx, 0, data, len))

@@ -26,6 +26,7 @@
 enum xnf_capture_side {
 	XNF_CAPTURE_KERNEL = 0,  /* the NF ran in XDP */
 	XNF_CAPTURE_WORKER = 1,  /* the NF ran (or, in hybrid mode, its verdict was carried out) in a worker */
+	XNF_CAPTURE_TC = 2,      /* the NF ran at tc (--mode tc) */
 	XNF_CAPTURE_END = 255,   /* the stream's last header: a JSON line with the totals follows */
 };
 

@@ -419,6 +419,34 @@ def tunnel_work(results: dict[str, dict]) -> Verdict:
                                         "bars": {case: ratio for case, (ratio, _) in best.items()}})
 
 
+SKB_PATH = "tc"
+SKB_NFS = ("router", "lb")
+
+
+def skb_path_for_containers(results: dict[str, dict]) -> Verdict:
+    """goodput: bulk TCP through the router and lb at tc against Linux forwarding and against XDP; stack-forwarding:
+    64-byte frames, where XDP should keep its lead over tc."""
+    rows = {r["subject"]: r for r in results["goodput"]["summary"]}
+    ratios = {nf: (rows.get(f"{nf}/{SKB_PATH}", {}).get("tcp1_gbit_s_ratio_to_linux"),
+                   rows.get(f"{nf}/xdp", {}).get("tcp1_gbit_s_ratio_to_linux")) for nf in SKB_NFS}
+    measured = {nf: r for nf, r in ratios.items() if r[0] is not None and r[1] is not None}
+    small = {r["subject"]: r.get("mpps") for r in results["stack-forwarding"]["summary"]}
+    if not measured or small.get(SKB_PATH) is None or small.get("xdp") is None:
+        return Verdict(UNKNOWN, "the goodput results lack router or lb at tc and in xdp, or the stack-forwarding "
+                       "results lack tc and xdp", list(rows.values()))
+    bulk = [nf for nf, (tc, xdp) in measured.items() if tc >= 1 - TIE and tc > xdp]
+    xdp_keeps_small = small["xdp"] > small[SKB_PATH] * (1 + TIE)
+    outcome = HOLDS if len(bulk) == len(measured) and xdp_keeps_small else PARTLY if bulk or xdp_keeps_small else NOT
+    why = ("one TCP stream between containers: " +
+           "; ".join(f"{nf} at tc {tc:.2f}x Linux forwarding, in xdp {xdp:.2f}x" for nf, (tc, xdp) in measured.items())
+           + f". 64-byte frames: xdp {small['xdp']:.3f} Mpps, tc {small[SKB_PATH]:.3f}. At tc a 64 KiB segment "
+           "crosses whole; XDP on a veth cuts it into frames.")
+    return Verdict(outcome, why, [r for r in rows.values() if r["subject"].split("/")[0] in SKB_NFS],
+                   {"title": "Bulk TCP to containers: tc and XDP against Linux", "ylabel": "ratio to Linux",
+                    "bars": {f"{nf} {path}": r for nf, pair in measured.items()
+                             for path, r in zip((SKB_PATH, "xdp"), pair)}})
+
+
 FINDINGS = [
     Finding("drop-in-xdp", "xdp-afxdp", "Dropping belongs in XDP: a drop there costs far less than in user space.",
             ["model-fit"], drop_in_xdp),
@@ -444,4 +472,7 @@ FINDINGS = [
     Finding("flow-count", "container", "More flows lower a stateful NF's throughput.", ["flow-count"], flow_count),
     Finding("ring-size", "container", "The ring size changes throughput and latency.", ["ring-size"], ring_size),
     Finding("table-size", "container", "Larger tables lower throughput.", ["firewall-acl"], table_size),
+    Finding("skb-path-for-containers", "container", "In front of containers the skb path (tc) carries bulk TCP at "
+            "Linux's own forwarding speed, where XDP on a veth does not; XDP keeps the lead on small frames.",
+            ["goodput", "stack-forwarding"], skb_path_for_containers),
 ]

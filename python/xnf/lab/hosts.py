@@ -42,6 +42,7 @@ class Host:
 @dataclass
 class HostsTopology(Topology):
     KINDS = ("routed", "wire")
+    FEEDS_XDP_FRAMES = False   # the hosts' stacks send skbs, and read what arrives with their stacks
     kind: str = "routed"
     hosts: int = 2
     gen_xdp: str | None = None

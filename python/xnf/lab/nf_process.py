@@ -8,8 +8,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from xnf import chain, control, programs
+from xnf import chain, contract, control, programs
 from xnf.errors import XnfError
+from xnf.lab import netns
 from xnf.lab.topology import Topology
 
 START_TIMEOUT_S = 20.0
@@ -37,6 +38,8 @@ class NfInstance:
         if rules:
             options += ["--rules", rules]
         options += extra or []
+        if mode and contract.mode(mode)["hook"] == "tc" and topology.FEEDS_XDP_FRAMES:
+            options += _tc_on_a_generator(ns or topology.dut_ns, ifaces, options)
         argv = [str(binary or programs.nf_binary(nf)), "run", *chain.run_arguments(nf, options)]
         proc = topology.spawn(ns or topology.dut_ns, argv)
         instance = cls(topology, nf, name, proc)
@@ -88,3 +91,12 @@ class NfInstance:
                 self.process.wait()
                 raise XnfError(f"{self.nf} did not stop within {timeout_s:.0f} s of signal {sig}")
         return self.process.returncode
+
+
+def _tc_on_a_generator(ns: str, ifaces: list[str], options: list[str]) -> list[str]:
+    """What an NF at tc needs in front of xnf-gen: GRO on its ports (a veth without an XDP program takes XDP frames
+    by GRO alone) and, unless the caller chose, frames sent out of a port (--tc-send device), where the generator
+    side's XDP sink sees them; bpf_redirect_peer would hand them to the peer's stack past it."""
+    for iface in ifaces:
+        netns.run(ns, ["ethtool", "-K", iface, "gro", "on"])
+    return [] if "--tc-send" in options else ["--tc-send", "device"]

@@ -67,6 +67,9 @@ class App:
 @dataclass
 class Topology:
     KINDS = ("pair", "two-port", "edge")   # a subclass lays out its own (lab/nodes.py)
+    # xnf-gen's frames arrive at the DUT as XDP frames, and the generator side counts what comes back in XDP: an NF
+    # at tc needs GRO on its ports to take them, and must send out of a port, not into its peer (nf_process.py).
+    FEEDS_XDP_FRAMES = True
     kind: str = "pair"
     queues: int = 1
     apps: int = 0             # edge: how many application namespaces

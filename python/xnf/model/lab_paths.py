@@ -14,8 +14,9 @@ path's roles, with the kernel part's work (or the offloaded drops) on the sender
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
-from xnf import contract
+from xnf.lab import paths
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 
 SENDER, WORKER = "sender", "worker"
@@ -29,20 +30,9 @@ QUICK_PATHS = ("xdp", "afxdp/live", "hybrid/live")
 
 
 @dataclass(frozen=True)
-class LabPath:
-    """A mode and transmit path; what the model needs of the mode it reads from the runtime's description of it
-    (`xnf-NF describe`), which states each mode's properties once."""
-    key: str
-    mode: str
-    tx_path: str | None
-
-    @property
-    def _described(self) -> dict:
-        return contract.mode(self.mode)
-
-    @property
-    def nf_in_kernel(self) -> bool:
-        return self._described["datapath"] != "user"
+class LabPath(paths.Path):
+    """A lab path (python/xnf/lab/paths.py) as the model sees it; what it needs of the mode it reads from the
+    runtime's description of it (`xnf-NF describe`), which states each mode's properties once."""
 
     @property
     def task_role(self) -> str:
@@ -56,7 +46,7 @@ class LabPath:
     @property
     def worker_spins(self) -> bool | None:
         """None: no worker role; False for workers that sleep in poll()."""
-        workers = self._described["workers"]
+        workers = self.described["workers"]
         return None if workers is None else workers != "poll"
 
     @property
@@ -78,14 +68,21 @@ def run_options(mode: str, tx_path: str | None) -> list[str]:
     return ["--mode", mode] + (["--tx-path", tx_path] if tx_path else [])
 
 
-PATHS = {p.key: p for p in (
-    LabPath("xdp", "xdp", None),
-    LabPath("afxdp/live", "afxdp", "live"),
-    LabPath("afxdp/xsk", "afxdp", "xsk"),
-    LabPath("afxdp-sysc/live", "afxdp-sysc", "live"),
-    LabPath("afxdp-poll/live", "afxdp-poll", "live"),
-    LabPath("hybrid/live", "hybrid", "live"),
-)}
+@lru_cache(maxsize=None)
+def _priced_paths() -> dict[str, LabPath]:
+    """The lab's carrying paths (python/xnf/lab/paths.py, from the runtime's mode table) that the model prices: those
+    at the XDP hook. The skb path (tc) has no c_IO in the model yet: its cost per frame is not its cost per segment,
+    and a mix states no segment sizes (docs/cost-model.md)."""
+    return {k: LabPath(k, p.mode, p.tx_path) for k, p in paths.carrying().items() if p.hook == "xdp"}
+
+
+def __getattr__(name: str):
+    """PATHS, read from the runtime's mode table when first used (not at import: that asks an NF binary)."""
+    if name == "PATHS":
+        return _priced_paths()
+    raise AttributeError(name)
+
+
 # The path whose kernel-side drop (an XDP program dropping while AF_XDP sockets are open) the composed paths use.
 KERNEL_DROP_WITH_SOCKETS = "hybrid/live"
 
@@ -93,6 +90,7 @@ KERNEL_DROP_WITH_SOCKETS = "hybrid/live"
 def find(key: str) -> LabPath:
     from xnf.errors import XnfError
 
-    if key not in PATHS:
-        raise XnfError(f"unknown data path '{key}': choose from {', '.join(PATHS)}")
-    return PATHS[key]
+    priced = _priced_paths()
+    if key not in priced:
+        raise XnfError(f"unknown data path '{key}': choose from {', '.join(priced)}")
+    return priced[key]

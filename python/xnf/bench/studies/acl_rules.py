@@ -14,7 +14,7 @@ The traffic: xnf-gen flat out from core 0 into port 0, 1,000 UDP flows (source p
 64-byte frames, addressed to the generator side of port 1, where an XDP program counts what arrives.
 
     xnf bench run acl-rules [--rounds 3] [--seconds 2] [--counts 10,1000,10000] [--shapes exact,prefixes,ranges]
-                            [--paths xdp,afxdp,hybrid]
+                            [--paths xdp,afxdp,hybrid,tc]
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import statistics
 from xnf.bench.study import Place, RoundsStudy, add_paths_option, paths_described
 from xnf.lab import netfilter, nf_setup, veth_stats
 from xnf.lab.cores import DUT_CORE, GEN_CORE
+from xnf.lab.paths import Selection
 from xnf.lab.flood import flood
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.rounds import median_ratio
@@ -33,8 +34,7 @@ from xnf.lab.topology import Topology
 NAME = "acl-rules"
 DESCRIPTION = "the acl against nftables (a bridge, sets) as the rules grow: 10 to 100,000 exact, prefix, range rules"
 SHAPES = nf_setup.ACL_SHAPES
-PATHS = {"xdp": ("xdp", []), "afxdp": ("afxdp", ["--cores", str(DUT_CORE)]),
-         "hybrid": ("hybrid", ["--cores", str(DUT_CORE)])}
+PATHS = Selection("xdp", "afxdp", "hybrid", "tc")
 YARDSTICK = "nftables"
 FLOWS = 1000
 TRAFFIC = ["--proto", "udp", "--flows", str(FLOWS), "--vary", "sport", "--src-ip", "198.18.0.1",

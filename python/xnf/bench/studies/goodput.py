@@ -11,11 +11,12 @@ second web backend for lb. Every application runs on core 0; an AF_XDP worker on
   nftables           Linux forwarding with nftables masquerade (conntrack) from h0 out towards h1: the NAT's
                      yardstick, in every round where a nat subject runs
   nat/<path>         xnf's NAT, h0 inside, h1 outside, the DUT's outside address public
-where <path> is xdp, afxdp (live transmit), afxdp-xsk (the xsk ring), afxdp-sysc, afxdp-poll, hybrid or tc. Subjects
+where <path> is every way xnf carries frames (python/xnf/lab/paths.py): xdp, afxdp/live, afxdp/xsk (the workers'
+transmit paths), afxdp-sysc/live, afxdp-poll/live, hybrid/live, tc. Subjects
 run in rounds whose order turns around every round; each metric is also given as the median of its same-round
 ratios to linux (and the NAT's to nftables).
 
-    xnf bench run goodput [--rounds 3] [--seconds 2] [--only router/xdp,lb/afxdp,nat/tc]
+    xnf bench run goodput [--rounds 3] [--seconds 2] [--only router/xdp,lb/afxdp/live,nat/tc]
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 
 from xnf.bench.study import Place, RoundsStudy
 from xnf.errors import XnfError
-from xnf.lab import apps, netfilter
+from xnf.lab import apps, netfilter, paths
 from xnf.lab.rounds import median_ratio, medians
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.hosts import HostsTopology
@@ -38,16 +39,17 @@ DESCRIPTION = ("TCP goodput (iperf3, 1 and 8 streams) and HTTP requests/s (wrk, 
 YARDSTICK = "linux"
 NAT_YARDSTICK = "nftables"
 NFS = ("router", "lb", "nat")
-PATHS = {
-    "xdp": ("xdp", []),
-    "afxdp": ("afxdp", ["--tx-path", "live", "--cores", str(DUT_CORE)]),
-    "afxdp-xsk": ("afxdp", ["--tx-path", "xsk", "--cores", str(DUT_CORE)]),
-    "afxdp-sysc": ("afxdp-sysc", ["--cores", str(DUT_CORE)]),
-    "afxdp-poll": ("afxdp-poll", ["--cores", str(DUT_CORE)]),
-    "hybrid": ("hybrid", ["--cores", str(DUT_CORE)]),
-    "tc": ("tc", []),
-}
-SUBJECTS = [YARDSTICK, NAT_YARDSTICK] + [f"{nf}/{path}" for nf in NFS for path in PATHS]
+
+
+def _paths() -> dict[str, tuple[str, list[str]]]:
+    """Every way xnf carries frames (python/xnf/lab/paths.py: the runtime's mode table)."""
+    return paths.options_by_key()
+
+
+def _all_subjects() -> list[str]:
+    return [YARDSTICK, NAT_YARDSTICK] + [f"{nf}/{path}" for nf in NFS for path in _paths()]
+
+
 METRICS = ("tcp1_gbit_s", "tcp8_gbit_s", "http_rps")
 VIP = "198.19.100.1"
 SMALL_FILE = 1024
@@ -79,8 +81,8 @@ def _start(t: HostsTopology, label: str, folder: Path) -> tuple[NfInstance | Non
     if label == NAT_YARDSTICK:
         netfilter.masquerade(t.dut_ns, t.host(0).dut_if, t.host(1).dut_if)
         return None, t.host(1).ip
-    nf, path = label.split("/")
-    mode, extra = PATHS[path]
+    nf, path = label.split("/", 1)
+    mode, extra = _paths()[path]
     rules = folder / f"{nf}.rules"
     rules.write_text(RULES[nf](t))
     target = VIP if nf == "lb" else t.host(1).ip
@@ -136,13 +138,25 @@ def summarise(samples: list[dict], args: argparse.Namespace) -> list[dict]:
     return rows
 
 
+def _full_name(subject: str) -> str:
+    """nf/mode names the mode's default transmit path where its workers send: lb/afxdp is lb/afxdp/live."""
+    nf, _, path = subject.partition("/")
+    if not path or path in _paths():
+        return subject
+    try:
+        return f"{nf}/{paths.find(path).key}"
+    except XnfError:
+        return subject
+
+
 def _subjects(only: str | None) -> list[str]:
+    every = _all_subjects()
     if not only:
-        return SUBJECTS
-    wanted = [s.strip() for s in only.split(",") if s.strip()]
-    unknown = [s for s in wanted if s not in SUBJECTS]
+        return every
+    wanted = [_full_name(s.strip()) for s in only.split(",") if s.strip()]
+    unknown = [s for s in wanted if s not in every]
     if unknown:
-        raise XnfError(f"--only {','.join(unknown)}: no such subject; choose among {', '.join(SUBJECTS)}")
+        raise XnfError(f"--only {','.join(unknown)}: no such subject; choose among {', '.join(every)}")
     nat = [NAT_YARDSTICK] if any(s.startswith("nat/") for s in wanted) else []
     return [YARDSTICK] + nat + [s for s in wanted if s not in (YARDSTICK, NAT_YARDSTICK)]
 
@@ -160,5 +174,5 @@ STUDY = RoundsStudy(
         for m in METRICS),
     fields=lambda args: {"application_core": GEN_CORE, "dut_core": DUT_CORE, "http_connections": HTTP_CONNECTIONS,
                          "http_file_bytes": SMALL_FILE, "yardstick": YARDSTICK,
-                         "paths": {k: {"mode": v[0], "options": v[1]} for k, v in PATHS.items()}})
+                         "paths": {k: {"mode": v[0], "options": v[1]} for k, v in _paths().items()}})
 add_arguments, run = STUDY.add_arguments, STUDY.run

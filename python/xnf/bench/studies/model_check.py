@@ -42,7 +42,6 @@ from xnf.model.task import NfCost
 NAME = "model-check"
 DESCRIPTION = "the cost model's predictions against measured RFC 2544 rates of NFs it was not fitted on (firewall, " \
               "lb, router, memload, checksum, a chain) on every path"
-PATHS = list(lab_paths.PATHS)
 WITHIN = 0.10
 MODES_WITHIN = 3   # the target (docs/cost-model.md): every NF case predicted within WITHIN in this many modes or more
 
@@ -123,7 +122,8 @@ def validation(rows: list[dict]) -> dict:
 
 
 def options(parser: argparse.ArgumentParser) -> None:
-    check_rounds.add_arguments(parser, [c.label for c in cases.check_cases()], PATHS, "the profile to check",
+    check_rounds.add_arguments(parser, [c.label for c in cases.check_cases()], list(lab_paths.PATHS),
+                               "the profile to check",
                                placement.CHOICES + (placement.EACH,))
 
 

@@ -15,7 +15,7 @@ Scenarios:
   new           60,000 flows, one frame each, flat out: every frame opens a mapping and a session (conntrack: an
                 entry and a masquerade binding); within one public address's pool of ports
 
-    xnf bench run nat-rates [--rounds 5] [--seconds 2] [--scenarios established,new] [--paths xdp,afxdp,afxdp-poll,hybrid]
+    xnf bench run nat-rates [--rounds 5] [--seconds 2] [--scenarios established,new] [--paths xdp,afxdp,afxdp-poll,hybrid,tc]
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from xnf import control
 from xnf.bench.study import Place, RoundsStudy, add_paths_option, paths_described
 from xnf.lab import netfilter, veth_stats
 from xnf.lab.cores import DUT_CORE, GEN_CORE
+from xnf.lab.paths import Selection
 from xnf.lab.flood import flood
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.rounds import median_ratio
@@ -34,9 +35,7 @@ from xnf.lab.topology import Topology
 
 NAME = "nat-rates"
 DESCRIPTION = "the NAT against nftables masquerade: established flows and new sessions per second, the DUT on one core"
-PATHS = {"xdp": ("xdp", []), "afxdp": ("afxdp", ["--cores", str(DUT_CORE)]),
-         "afxdp-poll": ("afxdp-poll", ["--cores", str(DUT_CORE)]),
-         "hybrid": ("hybrid", ["--cores", str(DUT_CORE)])}
+PATHS = Selection("xdp", "afxdp", "afxdp-poll", "hybrid", "tc")
 YARDSTICK = "nftables"
 SCENARIOS = ("established", "new")
 ESTABLISHED_FLOWS = 1000

@@ -7,7 +7,7 @@ receive in NAPI threads pinned there, and the AF_XDP worker). Subjects:
   linux        the kernel's IPv4 forwarding (ip_forward=1, a static neighbour for gen1: the sink answers no ARP)
   xdp          xnf's router in XDP (a route to 198.18.1.0/24 out of port 1)
   tc           the same router at tc ingress (--mode tc: an skb per frame; GRO on the DUT's ports and frames sent
-               out of dut1 (--tc-send device), as linux)
+               out of dut1, as linux: python/xnf/lab/nf_process.py)
   afxdp-poll   the same router in user space (afxdp-poll, live transmit: the worker sleeps in poll() on the core
                it shares with the NAPI threads that feed it; a spinning one starved them, 0.26 Mpps)
 The yardstick is linux in the same round: every rate is also given as a ratio to it.
@@ -32,9 +32,7 @@ DESCRIPTION = ("the Linux stack's IPv4 forwarding against xnf's router in XDP, a
                "frames), the DUT on one core")
 SUBJECTS = ["linux", "xdp", "tc", "afxdp-poll"]
 USER_SPACE = "afxdp-poll"
-# The sink on gen1 is an XDP program, which a frame handed straight to gen1's receive (tc's bpf_redirect_peer) skips:
-# tc sends out of dut1 instead, as linux does.
-EXTRA = {USER_SPACE: ["--cores", str(DUT_CORE)], "tc": ["--tc-send", "device"]}
+EXTRA = {USER_SPACE: ["--cores", str(DUT_CORE)]}
 YARDSTICK = "linux"
 
 
@@ -49,8 +47,6 @@ def trial(label: str, args: argparse.Namespace, place: Place) -> dict:
             rules = folder / "routes.rules"
             rules.write_text(f"route 198.18.1.0/24 via {out.gen_mac} port 1\n")
             nf = NfInstance.start(t, "router", label, t.dut_ifaces, rules=str(rules), extra=EXTRA.get(label, []))
-        if label == "tc":   # no XDP program on the DUT's ports: the generator's XDP frames enter by GRO
-            netfilter.gro_on(t.dut_ns, t.dut_ifaces)
         t.pin_dut_receive(DUT_CORE)
         arrived = (lambda: veth_stats.read(t.gen_ns, out.gen_if)["rx_xdp_drops"])
         run = flood(t, seconds, GEN_CORE, ["--dst-ip", out.gen_ip], completed=arrived)

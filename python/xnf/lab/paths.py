@@ -1,0 +1,127 @@
+"""The data paths the lab runs, from the runtime's own mode table (lib/runtime/modes.c, which `xnf-NF describe`
+writes out) and its transmit paths: each mode that carries frames its own way, and where AF_XDP workers send, the
+transmit path. What places a path on the lab's cores (the workers on the DUT's core) is said here once. Studies and
+tests take their paths from here, so that a mode added to the table is measured and tested wherever paths are
+iterated over.
+
+    for path in paths.carrying().values():
+        NfInstance.start(t, "router", path.mode, t.dut_ifaces, extra=path.lab_options())
+
+Keys: the mode's name, and "mode/tx-path" where the workers send ("afxdp/live", "afxdp/xsk").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+
+from xnf import contract
+from xnf.errors import XnfError
+from xnf.lab.cores import DUT_CORE
+
+# The transmit path a sending mode runs when none is named, and the ones the lab measures of the first user-space
+# mode (the others take the default): the choices are the runtime's (describe's tx_paths) without "auto".
+DEFAULT_TX_PATH = "live"
+
+
+@dataclass(frozen=True)
+class Path:
+    key: str
+    mode: str
+    tx_path: str | None = None
+
+    @property
+    def described(self) -> dict:
+        return contract.mode(self.mode)
+
+    @property
+    def nf_in_kernel(self) -> bool:
+        return self.described["datapath"] != "user"
+
+    @property
+    def hook(self) -> str:
+        """Where the kernel part runs: "xdp" or "tc"."""
+        return self.described.get("hook", "xdp")
+
+    @property
+    def has_workers(self) -> bool:
+        return self.described["sockets"]
+
+    def lab_options(self) -> list[str]:
+        """The options of `xnf run` besides --mode that make the path on the lab: its transmit path, and its
+        workers on the DUT's core."""
+        return (["--tx-path", self.tx_path] if self.tx_path else []) + \
+            (["--cores", str(DUT_CORE)] if self.has_workers else [])
+
+    def mode_and_options(self) -> tuple[str, list[str]]:
+        return self.mode, self.lab_options()
+
+
+def _sends(mode: dict) -> bool:
+    return mode["sockets"] and mode["datapath"] in ("user", "hybrid")
+
+
+def _carries(mode: dict) -> bool:
+    """A mode that carries frames a way of its own: not generic XDP (the driver-less fallback of xdp) and not XDP
+    beside idle sockets (xdp-sk, a measurement of what open sockets cost)."""
+    return mode["available"] and not mode.get("generic") and not (mode["datapath"] == "kernel" and mode["sockets"])
+
+
+@lru_cache(maxsize=None)
+def carrying() -> dict[str, Path]:
+    """Every way xnf carries frames, in the table's order: each carrying mode, the first user-space mode with each
+    of its transmit paths, the other sending modes with the default one."""
+    runtime = contract.runtime()
+    tx_paths = [t for t in runtime["tx_paths"] if t != "auto"]
+    first_user = next(m["name"] for m in runtime["modes"] if m["datapath"] == "user")
+    found = []
+    for mode in filter(_carries, runtime["modes"]):
+        if not _sends(mode):
+            found.append(Path(mode["name"], mode["name"]))
+            continue
+        for tx in (tx_paths if mode["name"] == first_user else [DEFAULT_TX_PATH]):
+            found.append(Path(f"{mode['name']}/{tx}", mode["name"], tx))
+    return {p.key: p for p in found}
+
+
+def find(key: str) -> Path:
+    """A path by key; a bare sending mode ("hybrid") is its default transmit path's."""
+    every = carrying()
+    key = key if key in every else f"{key}/{DEFAULT_TX_PATH}"
+    if key not in every:
+        raise XnfError(f"unknown data path '{key}': choose from {', '.join(every)}")
+    return every[key]
+
+
+def kernel() -> list[str]:
+    """The keys of the paths whose NF runs in the kernel alone (no workers)."""
+    return [k for k, p in carrying().items() if p.nf_in_kernel and not p.has_workers]
+
+
+def options_by_key(*keys: str) -> dict[str, tuple[str, list[str]]]:
+    """key -> (mode, lab options) for the named paths, or every carrying one: what tests parametrize over."""
+    return {key: find(key).mode_and_options() for key in (keys or carrying())}
+
+
+class Selection(Mapping):
+    """key -> (mode, lab options) of the named paths (every carrying one if none is named), read from the mode table
+    when first used: a study's or a test module's constant that asks no NF binary at import."""
+
+    def __init__(self, *keys: str):
+        self._keys = keys
+        self._table: dict[str, tuple[str, list[str]]] | None = None
+
+    def _resolved(self) -> dict[str, tuple[str, list[str]]]:
+        if self._table is None:
+            self._table = options_by_key(*self._keys)
+        return self._table
+
+    def __getitem__(self, key: str) -> tuple[str, list[str]]:
+        return self._resolved()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._resolved())
+
+    def __len__(self) -> int:
+        return len(self._resolved())
