@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from xnf import chain
 from xnf.errors import XnfError
 from xnf.lab import placement
+from xnf.model import lab_paths
 from xnf.model.lab_paths import run_options
 from xnf.model.predict import Load, Part, Prediction, predict
 from xnf.model.profile import PathCost, Profile
@@ -142,6 +143,19 @@ def weighs_offload(profile: Profile) -> bool:
     attack forwarded 0.87-0.89 of the fastest (docs/results.md, "The quick profile's own accuracy")."""
     return not profile.quick
 
+
+def unpriced_paths() -> list[dict]:
+    """The lab's paths the model has no c_IO for (lab_paths: the skb path), each with why: said with every answer."""
+    from xnf.lab import paths
+
+    priced = set(lab_paths.PATHS)
+    return [{"label": key, "why": SKB_PATH_UNWEIGHED} for key in paths.carrying() if key not in priced]
+
+
+SKB_PATH_UNWEIGHED = ("the cost model has no c_IO for the skb path yet (its cost per frame is not its cost per GSO "
+                      "segment): in front of containers, where segments stay whole, tc carries bulk TCP at Linux's "
+                      "speed and XDP a sixth of it; for floods of small frames XDP forwards about 2.3x what tc does "
+                      "(docs/results.md, 'The skb path')")
 
 OFFLOAD_UNWEIGHED = ("the quick profile measures no drop mix, so it cannot price drop rules offloaded to the kernel "
                      "(a full fit, 'xnf bench run model-fit', weighs them)")
@@ -318,7 +332,7 @@ def _why_counted_down(r: Ranked) -> str:
 
 def advice(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: int | None = None) -> dict:
     """The whole answer, as JSON-ready data: every candidate's prediction, the pick, the reasons, the confidence."""
-    skipped: list[dict] = []
+    skipped: list[dict] = unpriced_paths()
     if drop_rules and task.whole.drop_share > 0 and not weighs_offload(profile):
         skipped.append({"label": "offload (--offload-drops)", "why": OFFLOAD_UNWEIGHED})
     ranked = rank(profile, nf, task, drop_rules, cores, skipped)
