@@ -296,9 +296,24 @@ static void judge_state(struct xnf_port_facts *f)
 	}
 }
 
+/* At tc the port needs only to be a device: said once, so that no one goes looking for XDP's conditions. */
+static void judge_skb_hook(struct xnf_port_facts *f, const struct xnf_port_use *use)
+{
+	struct xnf_port_problem *p;
+
+	if (!use->skb_hook)
+		return;
+	p = add(f, XNF_LEVEL_NOTE, "tc-ingress");
+	text(p->what, "%s takes the NF at its tc ingress (a TCX link; a clsact qdisc filter where the kernel has no "
+	     "TCX, before Linux 6.6)", f->port.name);
+	text(p->why, "nothing of a veth peer's matters there (its GRO, offloads, MTU and queues are left as they are) "
+	     "and frames keep their skb: GSO segments whole, checksum state kept");
+}
+
 void xnf_port_judge(struct xnf_port_facts *f, const struct xnf_port_use *use)
 {
 	f->nproblems = 0;
+	judge_skb_hook(f, use);
 	judge_state(f);
 	judge_peer_xdp_frames(f, use);
 	judge_native_limits(f, use);

@@ -150,9 +150,10 @@ def test_what_cannot_work_is_refused_clearly(pair):
     assert priority_alone.returncode != 0 and "it needs --attach libxdp" in priority_alone.stderr
 
 
-def test_pinned_maps_are_readable_by_bpftool_while_it_runs(bpffs, pair):
+@pytest.mark.parametrize("mode", ["xdp", "tc"])
+def test_pinned_maps_are_readable_by_bpftool_while_it_runs(mode, bpffs, pair):
     pins = bpffs / "edge-fw"
-    nf = NfInstance.start(pair, "firewall", "xdp", pair.dut_ifaces, extra=["--pin", str(pins)])
+    nf = NfInstance.start(pair, "firewall", mode, pair.dut_ifaces, extra=["--pin", str(pins)])
     nf.request(f"rules add drop udp 198.18.0.1 9 198.18.0.2 {DROPPED_DPORT}")
     send(pair)
     acl = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "pinned", str(pins / "fw_acl")],

@@ -61,6 +61,22 @@ def test_doctor_names_both_problems_of_a_plain_veth_and_their_fixes():
         assert fixed["ok"] and fixed["ports"][0]["problems"] == []
 
 
+def test_doctor_at_tc_judges_nothing_of_the_peers_and_says_what_tc_needs():
+    """The same plain veths that lose every frame in xdp: at tc nothing of theirs matters, and a peer with a
+    jumbo MTU and more queues than the port, which XDP refuses, is fine."""
+    with HostsTopology(hosts=2) as t:
+        h0 = t.host(0)
+        netns.run(h0.ns, ["ip", "link", "set", "eth0", "mtu", "9000"])
+        assert "peer-mtu-too-large" in codes(t, "dut0", "--mode", "xdp")[0]
+        result = run_xnf(["doctor", "dut0", "dut1", "--mode", "tc", "--json"], ns=t.dut_ns)
+        assert result.returncode == 0, result.stderr
+        report = json.loads(result.stdout)
+        assert report["ok"]
+        for port in report["ports"]:
+            assert [(p["code"], p["level"]) for p in port["problems"]] == [("tc-ingress", "note")]
+            assert "TCX" in port["problems"][0]["what"] and "left as they are" in port["problems"][0]["why"]
+
+
 def codes(t: HostsTopology, *args: str) -> list[set[str]]:
     report = json.loads(run_xnf(["doctor", *args, "--json"], ns=t.dut_ns).stdout)
     return [{p["code"] for p in port["problems"]} for port in report["ports"]]
