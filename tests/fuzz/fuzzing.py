@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 from corpus import corpus, write_pcap  # the differential test's corpus (scapy)
+from differential import KERNEL_BUILDS, TC_TEST_RUN_REFUSES
 from xnf.build import BUILD_DIR, REPO_ROOT
 
 ROOT = REPO_ROOT
@@ -82,8 +83,9 @@ def run_target(binary: Path, seconds: int, seeds: Path | None, runs: int | None 
 
 
 def replay_in_kernel(target: str, tmp_dir: Path) -> dict:
-    """A data-path target's corpus (what it found interesting) through the NF's XDP program (BPF_PROG_RUN) and
-    its native build side by side (the differential harness, port 0, the same rules): how many disagree."""
+    """A data-path target's corpus (what it found interesting) through each of the NF's kernel builds (BPF_PROG_RUN:
+    XDP, tc, tc on a complete sum) and its native build side by side (the differential harness, port 0, the same
+    rules): how many disagree, per build."""
     import json
 
     nf = target.removeprefix("nf-")
@@ -96,11 +98,14 @@ def replay_in_kernel(target: str, tmp_dir: Path) -> dict:
     argv = [str(BUILD_DIR / "tests" / f"xnf-diff-{nf}"), str(pcap), "--ports", "2"]
     if rules_for(target):
         argv += ["--rules", rules_for(target)]
-    result = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-    if result.returncode != 0:
-        raise RuntimeError(f"xnf-diff-{nf} failed: {result.stderr.strip()}")
-    records = [json.loads(line) for line in result.stdout.splitlines()]
-    different = [name for (name, _), r in zip(frames, records[:-1]) if not r.get("same")]
+    different = []
+    for build, options in KERNEL_BUILDS.items():
+        result = subprocess.run(argv + options, capture_output=True, text=True, timeout=300)
+        if result.returncode != 0:
+            raise RuntimeError(f"xnf-diff-{nf} ({build}) failed: {result.stderr.strip()}")
+        records = [json.loads(line) for line in result.stdout.splitlines()]
+        different += [f"{build}: {name}" for (name, _), r in zip(frames, records[:-1])
+                      if not r.get("same") and TC_TEST_RUN_REFUSES not in r.get("skipped", "")]
     return {"frames": len(frames), "mismatches": len(different), "different": different[:10]}
 
 

@@ -1,6 +1,7 @@
 """The fuzz targets (make fuzz-bins, tests/fuzz/): each one builds, runs a fixed, seeded stretch of inputs from its
 seeds without a finding, replays every input kept as a regression, and what the data-path targets found is
-judged the same by the NF's XDP program (BPF_PROG_RUN) and its native build. Long runs: `make fuzz`."""
+judged the same by each of the NF's kernel builds (BPF_PROG_RUN: XDP, tc, tc on a complete sum) and its native
+build. Long runs: `make fuzz`."""
 
 from __future__ import annotations
 
