@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -22,6 +23,16 @@ def gen(t: topo.Topology, *args: str) -> dict:
 def xdp_attached(ns: str, iface: str) -> bool:
     out = subprocess.run(["ip", "-n", ns, "link", "show", iface], capture_output=True, text=True).stdout
     return "prog/xdp" in out
+
+
+BPF_LINK_TYPE_TCX = 11   # what bpftool before 7.3 prints for a TCX link, which it cannot name
+
+
+def tcx_link_programs() -> list[int]:
+    """The programs attached through TCX links anywhere (bookworm's bpftool lists a TCX link by type number, without
+    its device): the ids, one per link."""
+    out = subprocess.run(["bpftool", "-j", "link", "show"], capture_output=True, text=True, check=True).stdout
+    return [link["prog_id"] for link in json.loads(out or "[]") if link.get("type") in (BPF_LINK_TYPE_TCX, "tcx")]
 
 
 def run_xnf(args: list[str], ns: str | None = None, timeout: float = 30):

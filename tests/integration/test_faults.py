@@ -7,8 +7,9 @@ import signal
 
 import pytest
 
-from lab_helpers import xdp_attached
+from lab_helpers import tcx_link_programs, xdp_attached
 from xnf import control
+from xnf.lab import paths
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
 
@@ -55,10 +56,23 @@ def test_a_journal_is_never_put_back_on_another_namespaces_interface():
     assert not set(journals) & set(control.run_dir().glob(".setting-*.journal"))  # swept: that namespace is gone
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+@pytest.mark.parametrize("signal_to_send", [signal.SIGTERM, signal.SIGKILL], ids=["stopped", "killed"])
+def test_an_instance_at_tc_leaves_no_program_behind(pair, signal_to_send):
+    """Its TCX links go with the process however it ends: the next instance (or Linux) has the port to itself."""
+    before = tcx_link_programs()
+    nf = NfInstance.start(pair, "macswap", "tc", pair.dut_ifaces)
+    ours = [p for p in tcx_link_programs() if p not in before]
+    assert len(ours) == len(pair.dut_ifaces)   # one link per port
+    nf.stop(signal_to_send)
+    assert not set(ours) & set(tcx_link_programs())
+    again = NfInstance.start(pair, "macswap", "tc", pair.dut_ifaces)
+    assert len(tcx_link_programs()) == len(before) + len(pair.dut_ifaces) and again.stop() == 0
+
+
+@pytest.mark.parametrize("mode", ["xdp", "afxdp", "tc"])
 def test_an_interface_deleted_under_the_instance_stops_it_clearly(pair, mode):
     """Workers do not spin on a port that no longer exists, and `xnf ps` does not list the instance."""
-    nf = NfInstance.start(pair, "macswap", mode, pair.dut_ifaces, extra=[] if mode == "xdp" else ["--cores", "1"])
+    nf = NfInstance.start(pair, "macswap", mode, pair.dut_ifaces, extra=paths.find(mode).lab_options())
     pair.run(pair.dut_ns, ["ip", "link", "del", "dut0"])
     assert nf.process.wait(timeout=5) == 1
     assert "interface dut0 disappeared (deleted, or its veth peer's namespace removed): stopping" in \
