@@ -13,7 +13,7 @@ from xnf.lab.nf_process import NfInstance
 RATE = 50000
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+@pytest.mark.parametrize("mode", ["xdp", "afxdp", "tc"])
 def test_stats_interval_and_top_show_the_offered_rate(mode, pair):
     nf = NfInstance.start(pair, "macswap", mode, pair.dut_ifaces)
     sender = Generator(pair).spawn("--rate", str(RATE), "--duration", "6")

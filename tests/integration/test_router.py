@@ -107,9 +107,10 @@ def test_router_kernel_and_native_agree(tmp_path):
     assert actions["arp"] == XDP_PASS and actions["ihl-below-5"] == XDP_DROP
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+@pytest.mark.parametrize("mode", ["xdp", "afxdp", "tc"])
 def test_fib_kernel_routes_by_the_hosts_table(mode, two_port):
-    """--fib kernel: bpf_fib_lookup in XDP, the rtnetlink mirror in user space; same packets, same bytes."""
+    """--fib kernel: bpf_fib_lookup in XDP and at tc, the rtnetlink mirror in user space; same packets, same
+    bytes."""
     import time
 
     out = two_port.links[1]
