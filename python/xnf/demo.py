@@ -181,7 +181,7 @@ def _xnf(*args: str) -> subprocess.CompletedProcess:
 
 
 def advice() -> bool:
-    """The product's question, answered: the machine's profile (a quick fit of three paths when none is installed,
+    """The product's question, answered: the machine's profile (a quick fit of a few paths when none is installed,
     which `xnf advise` makes and installs itself), then two NFs that belong in different places, each pick measured
     beside the next best. A pick that its measurement refutes is a failed check."""
     console.rule("[bold]3. Which path wins? The cost model's answer, then measured")

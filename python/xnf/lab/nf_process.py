@@ -38,7 +38,8 @@ class NfInstance:
         if rules:
             options += ["--rules", rules]
         options += extra or []
-        if mode and contract.mode(mode)["hook"] == "tc" and topology.FEEDS_XDP_FRAMES:
+        given = mode or (options[options.index("--mode") + 1] if "--mode" in options[:-1] else None)
+        if given and contract.mode(given)["hook"] == "tc" and topology.FEEDS_XDP_FRAMES:
             options += _tc_on_a_generator(ns or topology.dut_ns, ifaces, options)
         argv = [str(binary or programs.nf_binary(nf)), "run", *chain.run_arguments(nf, options)]
         proc = topology.spawn(ns or topology.dut_ns, argv)

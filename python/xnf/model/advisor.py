@@ -144,18 +144,22 @@ def weighs_offload(profile: Profile) -> bool:
     return not profile.quick
 
 
-def unpriced_paths() -> list[dict]:
-    """The lab's paths the model has no c_IO for (lab_paths: the skb path), each with why: said with every answer."""
+def unweighed_paths(profile: Profile) -> list[dict]:
+    """The lab's paths at another hook than any the profile measured (a profile fitted before tc existed), each with
+    why. Paths a quick fit leaves out are said once, with its confidence."""
     from xnf.lab import paths
 
-    priced = set(lab_paths.PATHS)
-    return [{"label": key, "why": SKB_PATH_UNWEIGHED} for key in paths.carrying() if key not in priced]
+    hooks = {lab_paths.find(k).hook for k in profile.paths if k in lab_paths.PATHS}
+    return [{"label": key, "why": NO_SKB_PATH_FITTED} for key, p in paths.carrying().items()
+            if key not in profile.paths and p.hook not in hooks]
 
 
-SKB_PATH_UNWEIGHED = ("the cost model has no c_IO for the skb path yet (its cost per frame is not its cost per GSO "
-                      "segment): in front of containers, where segments stay whole, tc carries bulk TCP at Linux's "
-                      "speed and XDP a sixth of it; for floods of small frames XDP forwards about 2.3x what tc does "
-                      "(docs/results.md, 'The skb path')")
+NO_SKB_PATH_FITTED = ("the profile was fitted without the skb path (tc): a new fit weighs it ('xnf bench run "
+                      "model-fit --paths tc' adds it, or a quick fit)")
+# Said with every answer that weighs tc: what a frame mix cannot show.
+SKB_PATH_SEGMENTS = ("tc is weighed per frame, as the lab floods it; in front of containers a local stack's TCP "
+                     "segment of 64 KiB crosses tc whole and is cut into frames before XDP: there tc carries bulk "
+                     "TCP at Linux's speed and XDP a sixth of it (docs/results.md, 'The skb path')")
 
 OFFLOAD_UNWEIGHED = ("the quick profile measures no drop mix, so it cannot price drop rules offloaded to the kernel "
                      "(a full fit, 'xnf bench run model-fit', weighs them)")
@@ -332,7 +336,7 @@ def _why_counted_down(r: Ranked) -> str:
 
 def advice(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: int | None = None) -> dict:
     """The whole answer, as JSON-ready data: every candidate's prediction, the pick, the reasons, the confidence."""
-    skipped: list[dict] = unpriced_paths()
+    skipped: list[dict] = unweighed_paths(profile)
     if drop_rules and task.whole.drop_share > 0 and not weighs_offload(profile):
         skipped.append({"label": "offload (--offload-drops)", "why": OFFLOAD_UNWEIGHED})
     ranked = rank(profile, nf, task, drop_rules, cores, skipped)
@@ -350,13 +354,15 @@ def advice(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: i
         "recommendation": {"label": ranked[0].candidate.label, "run": ["xnf", "run", ranked[0].candidate.nf,
                                                                          *ranked[0].candidate.options],
                            "confidence": level, "why": why},
-        "reasons": reasons(ranked, task, profile),
+        "reasons": reasons(ranked, task, profile) + ([SKB_PATH_SEGMENTS] if any(
+            lab_paths.find(k).hook == "tc" for k in profile.paths if k in lab_paths.PATHS) else []),
         "candidates": [_row(r, far_mpps(profile, r)) for r in ranked],
         "skipped": skipped,
     }
     if profile.quick:
-        lower_confidence(answer, "medium", "the profile is a quick fit (three paths, three rounds): the paths it did not "
-                         "measure are not weighed ('xnf bench run model-fit' refines it, about 40 minutes)")
+        lower_confidence(answer, "medium", f"the profile is a quick fit ({len(profile.paths)} paths, three rounds): the "
+                         "paths it did not measure are not weighed ('xnf bench run model-fit' refines it, about 40 "
+                         "minutes)")
     return answer
 
 

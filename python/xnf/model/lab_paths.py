@@ -25,8 +25,8 @@ WORKER_WHAT = f"core {DUT_CORE}: the AF_XDP workers, and the receive of what the
 
 
 # The paths a quick fit measures (model-fit --quick, what `xnf advise` makes on first use): the kernel path, the
-# user-space path and the split that wins most cases of docs/cost-model.md.
-QUICK_PATHS = ("xdp", "afxdp/live", "hybrid/live")
+# user-space path and the split that wins most cases of docs/cost-model.md, and the skb path (tc).
+QUICK_PATHS = ("xdp", "afxdp/live", "hybrid/live", "tc")
 
 
 @dataclass(frozen=True)
@@ -70,10 +70,9 @@ def run_options(mode: str, tx_path: str | None) -> list[str]:
 
 @lru_cache(maxsize=None)
 def _priced_paths() -> dict[str, LabPath]:
-    """The lab's carrying paths (python/xnf/lab/paths.py, from the runtime's mode table) that the model prices: those
-    at the XDP hook. The skb path (tc) has no c_IO in the model yet: its cost per frame is not its cost per segment,
-    and a mix states no segment sizes (docs/cost-model.md)."""
-    return {k: LabPath(k, p.mode, p.tx_path) for k, p in paths.carrying().items() if p.hook == "xdp"}
+    """Every carrying path of the lab's (python/xnf/lab/paths.py, from the runtime's mode table). The skb path (tc)
+    is priced per frame, as the lab floods it; what a GSO segment costs there is not (docs/cost-model.md)."""
+    return {k: LabPath(k, p.mode, p.tx_path) for k, p in paths.carrying().items()}
 
 
 def __getattr__(name: str):

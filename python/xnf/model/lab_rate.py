@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from xnf import chain
+from xnf import chain, contract
 from xnf.lab.xdp_subject import attach, detach
 from xnf.lab import placement
 from xnf.lab.cores import DUT_CORE, GEN_CORE
@@ -58,7 +58,7 @@ def needs_workers(nf: str, options: list[str]) -> bool:
     """Whether the run has AF_XDP workers, which the lab pins to its worker core."""
     mode = options[options.index("--mode") + 1] if "--mode" in options else None
     places = [p for _, _, p in (w.partition("@") for w in nf.removeprefix(chain.PREFIX).split(","))]
-    return (mode is not None and mode != "xdp" and mode != "xdp-generic") or any(p and p != "xdp" for p in places)
+    return any(contract.mode(m)["sockets"] for m in [mode, *places] if m)
 
 
 def _warm_up(t: Topology, traffic: TrafficSpec) -> None:

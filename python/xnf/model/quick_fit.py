@@ -1,6 +1,6 @@
 """The quick profile: what `xnf advise` fits on first use and `xnf bench run model-fit
---quick` fits alone. The three paths that win most cases (lab_paths.QUICK_PATHS), the baseline, one dear point and
-drop, measured in ROUNDS interleaved rounds with the yardstick in each (python/xnf/model/profile_fit.py): about two
+--quick` fits alone. The paths that win most cases and the skb path (lab_paths.QUICK_PATHS), the baseline, one dear point and
+drop, measured in ROUNDS interleaved rounds with the yardstick in each (python/xnf/model/profile_fit.py): about three
 and a half minutes here, twice that when it must fit again.
 
 A user's machine is often busy. So the fit also measures how steady the host was while it fitted: the yardstick's
