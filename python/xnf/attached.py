@@ -9,7 +9,7 @@ import subprocess
 
 # The kernel's XDP_ATTACHED_* values, as `ip -j` reports them.
 ATTACH_MODES = {1: "native", 2: "generic", 3: "offload", 4: "multi"}
-XNF_PROGRAM = "xnf_xdp_main"   # the name of every xnf NF's XDP entry point (include/xnf/internal/bpf_glue.h)
+XNF_PROGRAM = "xnf_xdp_main"   # the name of every xnf NF's XDP entry point (include/xnf/internal/xdp_glue.h)
 
 
 def programs_on(pid: int, iface: str) -> list[dict]:

@@ -44,7 +44,7 @@ struct side_result {
 	__u8 data[XNF_PKT_HEADROOM + MAX_FRAME]; /* a frame the NF grew in front comes out longer */
 };
 
-/* The XDP action each counter stands for, as xnf_xdp_action() in bpf_glue.h returns it. */
+/* The XDP action each counter stands for, as xnf_xdp_action() in xdp_glue.h returns it. */
 static const int slot_action[XNF_STAT_NSLOTS] = {
 	[XNF_STAT_ABORT] = XDP_ABORTED, [XNF_STAT_DROP] = XDP_DROP, [XNF_STAT_PASS] = XDP_PASS,
 	[XNF_STAT_TX] = XDP_TX, [XNF_STAT_REDIRECT] = XDP_REDIRECT, [XNF_STAT_REDIRECT_ERROR] = XDP_DROP,
