@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 from lab_helpers import run_xnf
+from xnf.model import lab_paths
 from xnf.model import quick_fit
 
 
@@ -21,7 +22,7 @@ def test_the_first_advice_fits_a_quick_profile_then_reuses_it(tmp_path, monkeypa
     answer = json.loads(first.stdout)
     assert answer["profile"]["quick"] is True
     assert answer["recommendation"]["confidence"] in ("medium", "low")
-    assert {row["path"] for row in answer["candidates"]} <= {"xdp", "afxdp/live", "hybrid/live"}
+    assert {row["path"] for row in answer["candidates"]} <= set(lab_paths.QUICK_PATHS)
     assert "fitting a quick one" in first.stderr and not (tmp_path / "profile.json").exists()
     host = answer["profile"]["host"]
     assert len(host["yardstick_mpps"]) == quick_fit.ROUNDS and 1 <= host["attempts"] <= quick_fit.ATTEMPTS

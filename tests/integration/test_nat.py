@@ -386,6 +386,10 @@ def test_a_starting_nat_drops_and_counts_until_it_is_in_force(subject, rules_fil
         assert recorder.stdout.readline().strip() == "ready"
         sent_log = tmp_path / "sent"
         t.spawn(inside.ns, [sys.executable, "-c", _STAMPED_SENDER, outside.ip, str(SERVER_PORTS[0]), str(sent_log)])
+        # Linux forwards the stream untranslated before the NAT starts: the first datagram is waited for, so that the
+        # check below of what went before the attach has something to see, however slowly the sender started.
+        assert select.select([recorder.stdout], [], [], 30)[0], "no datagram came through Linux's forwarding"
+        seen = [recorder.stdout.readline().split()]
         mode, extra = MODES[subject]
         name = f"{t.dut_ns}-nat"
         rules = nat_rules(t) + "".join(f"forward tcp {20000 + i} to {inside.ip} {20000 + i} mac {inside.mac}\n"
@@ -401,7 +405,7 @@ def test_a_starting_nat_drops_and_counts_until_it_is_in_force(subject, rules_fil
             time.sleep(0.001)
         socket_seen = time.monotonic()
         starting.join()
-        seen, deadline = [], time.monotonic() + 60
+        deadline = time.monotonic() + 60
         while len([1 for _, sent in seen if float(sent) > socket_seen]) < 100:   # a hundred sent since
             assert select.select([recorder.stdout], [], [], max(0.0, deadline - time.monotonic()))[0], \
                 f"the outside host got {len(seen)} datagrams, then none"

@@ -13,7 +13,7 @@ import pytest
 from scapy.contrib.gtp import GTP_U_Header
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
-from differential import XDP_DROP, XDP_TX, run_differential
+from differential import BUILDS_OF_MOVING_NFS, XDP_DROP, XDP_TX, run_differential
 from test_lb import BACKENDS, VIP, VPORT, lb_rules
 from test_real_traffic import MODES as EVERY_MODE
 from xnf import chain, control
@@ -177,7 +177,7 @@ def test_refused_rules_say_what_to_write(rules_file):
 def test_the_corpus_through_both_builds(tmp_path):
     """Every frame of the differential corpus (the GTP-U ones built by scapy, and the broken ones) gets the same
     verdict and bytes from the XDP object and the native build, with the fuzzing rules loaded."""
-    results = run_differential("upf", tmp_path, rules=FUZZ_RULES.read_text())
+    results = run_differential("upf", tmp_path, rules=FUZZ_RULES.read_text(), builds=BUILDS_OF_MOVING_NFS)
     verdicts = {name: (r["kernel"]["verdict"], r["kernel"]["malformed"]) for name, r in results.items()}
     assert verdicts["gtpu-udp4"] == verdicts["gtpu-tcp6-no-container"] == ("tx", False)
     assert verdicts["gtpu-echo-request"] == verdicts["udp4"] == ("tx", False)    # answered; tunnelled down to the UE
@@ -266,7 +266,8 @@ def test_the_edge_chain_takes_tunnels_off_before_the_firewall_and_lb(tmp_path):
                      / IP(src=UE, dst=VIP) / TCP(sport=sport, dport=VPORT, flags="S"))
 
     frames = [("allowed", g_pdu(45000)), ("refused", g_pdu(45001)), ("unknown", g_pdu(45002, teid=7))]
-    results = run_differential("chain-upf+firewall+lb", tmp_path, rules=rules, frames=frames)
+    results = run_differential("chain-upf+firewall+lb", tmp_path, rules=rules, frames=frames,
+                               builds=BUILDS_OF_MOVING_NFS)
     assert [results[name]["kernel"]["action"] for name, _ in frames] == [XDP_TX, XDP_DROP, XDP_DROP]
     balanced = Ether(bytes.fromhex(results["allowed"]["kernel"]["out"]))
     assert balanced[IP].src == UE and (balanced[IP].dst, balanced[TCP].dport, balanced.dst) in BACKENDS_BY_ADDR

@@ -30,6 +30,11 @@
 		return (int)xnf_hook_finish(&pkt, verdict);                    \
 	}
 #define XNF_CHAIN_CALL(fn, pkt) ((xnf_verdict)xnf_chain_step_##fn((pkt)->ctx))
+#ifdef XNF_HOOK_TC
+/* The members' steps sum a complete skb's bytes around each member: the entry does not (tc_glue.h). */
+#undef XNF__ENTRY_START
+#define XNF__ENTRY_START(pkt) ((pkt)->complete = 0)
+#endif
 #else
 #define XNF_CHAIN_STEP(fn)
 #define XNF_CHAIN_CALL(fn, pkt) fn(pkt)

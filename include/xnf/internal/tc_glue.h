@@ -49,6 +49,9 @@ static __always_inline void xnf_tc_make_readable(struct __sk_buff *ctx)
 
 /* Before the NF (or a chain member) runs: a complete skb's bytes summed. */
 #define XNF__HOOK_START(pkt) xnf__complete_sum_start(pkt)
+/* A chain's entry leaves that to its members' steps (chain_program.h), each of which settles its own writes and
+ * applies its own checksum changes: summed again at the entry, they would be added twice. */
+#define XNF__ENTRY_START(pkt) XNF__HOOK_START(pkt)
 
 /* The NF's checksum changes applied (xnf/l4_csum.h); a frame whose checksum the kernel could not update must
  * not go on: it aborts (counted). A chain member's step calls this too. */
@@ -123,7 +126,7 @@ static __always_inline int xnf_tc_action(struct __sk_buff *ctx, xnf_verdict verd
 		xnf_tc_make_readable(ctx);                                     \
 		XNF__CAPTURE_ENTRY(ctx);                                       \
 		xnf_pkt_init(&pkt, ctx);                                       \
-		XNF__HOOK_START(&pkt);                                         \
+		XNF__ENTRY_START(&pkt);                                        \
 		verdict = xnf_hook_finish(&pkt, fn(&pkt));                     \
 		return xnf_tc_action(ctx, verdict);                            \
 	}                                                                      \
