@@ -9,9 +9,10 @@ import json
 import pytest
 
 from lab_helpers import run_xnf
+from xnf.model.cases import GEN_MAC
 from xnf.model import profile as profiles
 
-FIT_PATHS = "xdp,afxdp/live,hybrid/live"
+FIT_PATHS = "xdp,afxdp/live,hybrid/live,tc"
 ATTACK_MIX = "legit:share=0.75,flows=16,vary=sport; attack:saddr=203.0.113.0/28,share=0.25"
 FIREWALL_RULES = "".join(f"drop udp 203.0.113.{i} 9 198.18.0.2 9\n" for i in range(16))
 
@@ -127,6 +128,34 @@ def test_advise_answers_from_the_profile_and_its_pick_is_measured(fitted, isolat
     assert not isolated_profile.exists()
 
 
+def test_advise_puts_bulk_tcp_from_containers_at_tc_and_a_64_byte_flood_in_xdp(fitted, isolated_profile, tmp_path):
+    """The same router, two mixes, a profile of the kernel's two hooks: a flood of 64-byte frames is picked for XDP
+    and bulk TCP in 64 KiB segments for tc (one skb a segment, where XDP sees 45 frames); --verify measures both
+    candidates of each, RFC 2544 for the flood and iperf3 between the lab's containers for the segments, and the
+    pick is the faster as measured."""
+    _, profile_file = fitted
+    hooks = tmp_path / "profile-xdp-tc.json"
+    doc = json.loads(profile_file.read_text())
+    hooks.write_text(json.dumps({**doc, "paths": {k: v for k, v in doc["paths"].items() if k in ("xdp", "tc")}}))
+    rules = tmp_path / "router.rules"
+    rules.write_text(f"route 198.18.0.0/16 via {GEN_MAC} port 0\n")
+    answers = {}
+    for name, mix in (("flood", []), ("bulk", ["--mix", "--segment 65160"])):
+        out = run_xnf(["advise", "router", "--rules", str(rules), *mix, "--profile", str(hooks), "--rounds", "1",
+                       "--verify", "2", "--json"], timeout=400)
+        assert out.returncode == 0, out.stderr
+        answers[name] = json.loads(out.stdout)
+    flood, bulk = answers["flood"], answers["bulk"]
+    assert flood["recommendation"]["label"] == "xdp" and bulk["recommendation"]["label"] == "tc"
+    assert bulk["segments"] == {"payload": 65160, "frame": 1518, "ip_version": 4}
+    for answer, unit in ((flood, "mpps"), (bulk, "gbit_s")):
+        measured = {c["label"]: c[f"measured_{unit}"] for c in answer["candidates"]}
+        assert set(measured) == {"xdp", "tc"} and min(measured.values()) > 0
+        assert answer["verification"]["fastest"] == answer["recommendation"]["label"]
+        assert answer["verification"]["pick_holds"]
+    assert bulk["verification"]["streams"] == 1 and len(bulk["verification"]["yardstick_gbit_s"]) == 3
+
+
 def test_advise_on_a_chain_weighs_its_split_points(fitted, isolated_profile):
     _, profile_file = fitted
     out = run_xnf(["advise", "chain:firewall,checksum", "--profile", str(profile_file), "--rounds", "1",
@@ -229,6 +258,10 @@ def test_what_the_advisor_cannot_do_it_says(isolated_profile, tmp_path):
     assert bad_mix.returncode == 1 and "not --rate" in bad_mix.stderr
     both = run_xnf(["advise", "firewall", "--verify", "--cores", "4"])
     assert both.returncode == 1 and "leave out --cores" in both.stderr
+    padded = run_xnf(["advise", "router", "--profile", str(broken), "--mix", "--segment 065160"])
+    assert padded.returncode == 1 and "plain decimal" in padded.stderr and "Traceback" not in padded.stderr
+    unruled = run_xnf(["advise", "firewall", "--profile", str(broken), "--mix", "--segment 65160", "--verify"])
+    assert unruled.returncode == 1 and "not 'firewall'" in unruled.stderr
 
 
 def test_new_sessions_are_judged_as_new_over_established(fitted, tmp_path):

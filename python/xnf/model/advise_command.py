@@ -6,13 +6,14 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import tempfile
 import time
 from pathlib import Path
 
 from xnf import chain, contract, mix, output, say
-from xnf.lab import environment
+from xnf.lab import container_nf, environment
 from xnf.lab.rounds import interleaved, spread as rounds_spread
-from xnf.model import advisor, calibration, lab_paths, lab_rate, provenance, rate_statistic, task
+from xnf.model import advisor, calibration, lab_paths, lab_rate, provenance, rate_statistic, segments, task
 from xnf.model import quick_fit as quick_fit_of
 from xnf.errors import XnfError
 from xnf.model.profile import Profile, install, installed, load
@@ -20,6 +21,9 @@ from xnf.model.profile import Profile, install, installed, load
 VERIFY_SECONDS = lab_rate.TRIAL_SECONDS
 VERIFY_ROUNDS = 3
 MAX_VERIFIED = 12
+# A segment mix's verification: iperf3's whole seconds per trial, and the most streams it runs.
+VERIFY_TCP_SECONDS = 2
+MAX_STREAMS = 128
 HOLDS_WITHIN = 0.05
 
 
@@ -37,23 +41,52 @@ def verify(answer: dict, case: lab_rate.NfCase, how_many: int, tsc_hz: float | N
             continue
         run_nf, options = rows[i]["run"][2], rows[i]["run"][3:]
         rates[i].append(lab_rate.measure(case, run_nf, options, VERIFY_SECONDS, tsc_hz)["mpps"])
+    return _judged(rows, rates, rounds, "mpps")
+
+
+def verify_segments(answer: dict, streams: int, how_many: int, rounds: int = VERIFY_ROUNDS) -> dict:
+    """A segment mix's pick checked with the traffic it stands for: iperf3 from one lab container to another through
+    the first how_many candidates (the NF with the lab's own rules for it, python/xnf/lab/container_nf.py), Linux's
+    own forwarding between them the yardstick, in rounds whose order turns around every round."""
+    from xnf.lab import apps
+    from xnf.lab.cores import DUT_CORE, GEN_CORE
+    from xnf.lab.hosts import HostsTopology
+
+    rows = answer["candidates"][:how_many]
+    subjects = [None] + list(range(len(rows)))
+    rates: dict = {i: [] for i in subjects}
+    with HostsTopology(hosts=3) as t, tempfile.TemporaryDirectory() as folder:
+        h0, h1 = t.host(0), t.host(1)
+        for _, i in interleaved(subjects, rounds):
+            nf, options = (container_nf.LINUX, []) if i is None else (rows[i]["run"][2], rows[i]["run"][3:])
+            if i is not None and lab_rate.needs_workers(nf, options):
+                options = options + ["--cores", str(DUT_CORE)]
+            with container_nf.running(t, nf, None, options, Path(folder)) as target:
+                rates[i].append(apps.iperf3(t, h0.ns, h1.ns, h1.ip, seconds=VERIFY_TCP_SECONDS, streams=streams,
+                                            connect_to=target, core=GEN_CORE).gbit_s)
+    return {**_judged(rows, rates, rounds, "gbit_s"), "yardstick": "Linux forwarding between the same containers",
+            "streams": streams, "rules": f"the lab's own for {answer['nf']} between its containers"}
+
+
+def _judged(rows: list[dict], rates: dict, rounds: int, unit: str) -> dict:
+    """Each row's measured median (rates[i], the yardstick's under None), and whether the pick held."""
     for i, row in enumerate(rows):
-        row["measured_mpps"] = round(statistics.median(rates[i]), 3)
-        row["measured_rounds_mpps"] = [round(r, 3) for r in rates[i]]
-    fastest = max(rows, key=lambda r: r["measured_mpps"])
-    ratio = rows[0]["measured_mpps"] / fastest["measured_mpps"]
+        row[f"measured_{unit}"] = round(statistics.median(rates[i]), 3)
+        row[f"measured_rounds_{unit}"] = [round(r, 3) for r in rates[i]]
+    fastest = max(rows, key=lambda r: r[f"measured_{unit}"])
+    ratio = rows[0][f"measured_{unit}"] / fastest[f"measured_{unit}"]
     yard = rates[None]
     spread = rounds_spread(yard)
-    second = sorted((r["measured_mpps"] for r in rows), reverse=True)[1] if len(rows) > 1 else None
-    gap = fastest["measured_mpps"] / second - 1 if second else None
+    second = sorted((r[f"measured_{unit}"] for r in rows), reverse=True)[1] if len(rows) > 1 else None
+    gap = fastest[f"measured_{unit}"] / second - 1 if second else None
     pick = rows[0]
-    return {"measured": len(rows), "rounds": rounds, "fastest": fastest["label"],
+    return {"measured": len(rows), "rounds": rounds, "unit": unit, "fastest": fastest["label"],
             "pick_holds": ratio >= 1 - HOLDS_WITHIN, "pick_over_fastest": round(ratio, 3),
             # What to run: the pick where it holds, else what the measurement found fastest (a pick the measurement
             # refuted is not recommended); the model's error on its pick beside it.
             "recommended": pick["label"] if ratio >= 1 - HOLDS_WITHIN else fastest["label"],
-            "pick_error": round(pick["mpps"] / pick["measured_mpps"] - 1, 3),
-            "yardstick_mpps": [round(r, 3) for r in yard], "host_spread": round(spread, 3),
+            "pick_error": round(pick[unit] / pick[f"measured_{unit}"] - 1, 3),
+            f"yardstick_{unit}": [round(r, 3) for r in yard], "host_spread": round(spread, 3),
             "gap_to_second": round(gap, 3) if gap is not None else None,
             "host_too_unsteady": gap is not None and spread > gap}
 
@@ -74,22 +107,26 @@ def print_text(answer: dict, rules: str | None) -> None:
     console.print(f"  c_task on {on}: {t['native_ns_over_baseline']:+.0f} ns natively, "
                   f"{t['xdp_ns_over_baseline']:+.0f} ns in XDP over {t['baseline']['nf']}; "
                   f"{t['drop_share']:.0%} of frames dropped")
-    verified = any("measured_mpps" in r for r in answer["candidates"])
+    unit = "gbit_s" if "segments" in answer else "mpps"
+    shown = {"mpps": "Mpps", "gbit_s": "Gbit/s"}
+    verified = any(f"measured_{unit}" in r for r in answer["candidates"])
     far = any(r.get("far_mpps") is not None for r in answer["candidates"])
     table = Table()
-    for column in ("path", "Mpps", "counted down by", "counted on", "limit", "ns per frame",
-                   "CPU ns per frame") + (("Mpps, cores apart",) if far else ()) + \
-            (("measured Mpps",) if verified else ()):
+    for column in ("path", "Mpps") + (("Gbit/s", "counted on, Gbit/s") if unit == "gbit_s" else
+                                      ("counted down by", "counted on")) + \
+            ("limit", "ns per frame", "CPU ns per frame") + (("Mpps, cores apart",) if far else ()) + \
+            ((f"measured {shown[unit]}",) if verified else ()):
         table.add_column(column, justify="left" if column in ("path", "limit", "ns per frame") else "right")
     for row in answer["candidates"]:
         ns = " | ".join(f"{k} {v:.0f}" for k, v in row["ns_per_frame"].items())
-        cells = [row["label"], f"{row['mpps']:.3f}", f"{row['shortfall']:.0%}", f"{row['counted_mpps']:.3f}",
-                 row["bottleneck"], ns,
-                 f"{row['cpu_ns_per_frame']:.0f}"]
+        cells = [row["label"], f"{row['mpps']:.3f}"]
+        cells += [f"{row['gbit_s']:.1f}", f"{row['counted_gbit_s']:.1f}"] if unit == "gbit_s" else \
+            [f"{row['shortfall']:.0%}", f"{row['counted_mpps']:.3f}"]
+        cells += [row["bottleneck"], ns, f"{row['cpu_ns_per_frame']:.0f}"]
         if far:
             cells.append(f"{row['far_mpps']:.3f}" if row.get("far_mpps") is not None else "")
         if verified:
-            cells.append(f"{row['measured_mpps']:.3f}" if "measured_mpps" in row else "")
+            cells.append(f"{row[f'measured_{unit}']:.3f}" if f"measured_{unit}" in row else "")
         table.add_row(*cells)
     console.print(table)
     rec, v = answer["recommendation"], answer.get("verification")
@@ -110,7 +147,10 @@ def print_text(answer: dict, rules: str | None) -> None:
         console.print(_calibration_text(answer["calibration"]))
     if "verification" in answer:
         v = answer["verification"]
-        console.print(f"Verified ({v['measured']} measured, {v['rounds']} rounds, medians): fastest {v['fastest']}; "
+        how = (f"iperf3, {v['streams']} stream(s), {v['rules']}, beside {v['yardstick']}; " if "streams" in v
+               else "")
+        console.print(f"Verified ({how}{v['measured']} measured, {v['rounds']} rounds, medians): fastest "
+                      f"{v['fastest']}; "
                       f"the pick {'holds' if v['pick_holds'] else 'does not hold'} ({v['pick_over_fastest']:.0%} of "
                       f"it); the yardstick moved {v['host_spread']:.0%} meanwhile"
                       + (": more than the gap it judged on" if v["host_too_unsteady"] else ""))
@@ -182,7 +222,8 @@ def _judge_the_host(answer: dict, spread: float, during: str) -> None:
     rows = answer["candidates"]
     if len(rows) < 2:
         return
-    lead = rows[0]["counted_mpps"] / rows[1]["counted_mpps"] - 1
+    key = "counted_gbit_s" if "segments" in answer else "counted_mpps"
+    lead = rows[0][key] / rows[1][key] - 1
     if spread > lead:
         advisor.lower_confidence(answer, "low", f"the host moved the yardstick by {spread:.0%} during the "
                                  f"{during}, more than the pick's lead of {lead:.0%}: too unsteady to separate "
@@ -200,6 +241,16 @@ def _calibration_text(c: dict) -> str:
             f"fit, moving {c['host_spread']:.0%} while measured")
 
 
+def _streams(gen: list[str], segment_mix: segments.SegmentMix) -> int:
+    """A segment mix's flows as iperf3's parallel streams (one unless the mix says --flows)."""
+    flows = segments.option_value(gen, "--flows")
+    streams = segments.exact_int(flows, "--flows") if flows is not None else 1
+    if not 1 <= streams <= MAX_STREAMS:
+        raise XnfError(f"--verify on a segment mix runs its --flows as iperf3 streams: 1 to {MAX_STREAMS}, not "
+                       f"{streams}")
+    return streams
+
+
 def run(args: argparse.Namespace) -> int:
     if args.verify and args.cores is not None:
         raise XnfError("--verify measures on the lab's own cores: leave out --cores")
@@ -208,7 +259,13 @@ def run(args: argparse.Namespace) -> int:
     if args.verify and args.sessions == "new":
         raise XnfError("--verify measures established flows: a trial of new sessions would run out of the mix's "
                        "flows (and a NAT's pool) within a fraction of a second; leave out one of the two")
-    gen = mix.parse(args.mix)
+    gen, segment_mix = segments.of_words(mix.parse(args.mix, segments=True))
+    streams = _streams(gen, segment_mix) if args.verify and segment_mix else None
+    if streams and not chain.is_chain(args.nf):
+        container_nf.check_nf(args.nf)
+    elif streams:
+        raise XnfError("--verify on a segment mix runs iperf3 between the lab's containers through the NF with the "
+                       f"lab's own rules, which it has for {', '.join(container_nf.RULES)}, not for a chain")
     here = environment.describe()
     tsc_hz = here["tsc_hz"]
     profile = chosen_profile(args.profile, here, tsc_hz)
@@ -220,7 +277,7 @@ def run(args: argparse.Namespace) -> int:
                            sessions=args.sessions)
     measured = task.measure(args.nf, args.rules, profile.baseline, how)
     drop_rules = not chain.is_chain(args.nf) and contract.describe(args.nf).get("drop_rules", False)
-    answer = advisor.advice(profile, args.nf, measured, drop_rules, args.cores)
+    answer = advisor.advice(profile, args.nf, measured, drop_rules, args.cores, segment_mix)
     answer["profile"]["provenance"] = judged
     _judge_the_fit(answer, profile)
     note = provenance.advice_note(judged)
@@ -229,7 +286,10 @@ def run(args: argparse.Namespace) -> int:
     if calibration:
         answer["calibration"] = calibration
         _judge_the_host(answer, calibration["host_spread"], "calibration")
-    if args.verify:
+    if args.verify and segment_mix:
+        answer["verification"] = verify_segments(answer, streams, args.verify)
+        _judge_the_host(answer, answer["verification"]["host_spread"], "verification")
+    elif args.verify:
         rules_text = Path(args.rules).read_text() if args.rules else None
         case = lab_rate.NfCase("advise", args.nf, rules_text, gen, args.map_size or [])
         answer["verification"] = verify(answer, case, args.verify, tsc_hz)

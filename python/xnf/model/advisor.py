@@ -15,6 +15,7 @@ from xnf.errors import XnfError
 from xnf.lab import placement
 from xnf.model import lab_paths
 from xnf.model.lab_paths import run_options
+from xnf.model.segments import SegmentMix, gbit_s
 from xnf.model.predict import Load, Part, Prediction, predict
 from xnf.model.profile import PathCost, Profile
 from xnf.model.task import NfCost, TaskCost
@@ -64,10 +65,27 @@ class Ranked:
     prediction: Prediction
     shortfall: float           # how far it may fall short of its prediction (candidate_shortfall())
     spread: float              # the size of the errors to expect either way (candidate_spread())
+    # A segment mix: the TCP payload each frame (or skb) the candidate's hook sees carries; None for a frame mix.
+    payload_per_unit: float | None = None
 
     @property
     def counted_mpps(self) -> float:
         return counted_on(self.prediction.mpps, self.shortfall)
+
+    @property
+    def counted(self) -> float:
+        """What the pick goes by: the rate counted on in Mpps, or for a segment mix the TCP payload in Gbit/s (a
+        path that sees a segment whole carries a frame's worth of work for 45 frames' payload)."""
+        if self.payload_per_unit is None:
+            return self.counted_mpps
+        return gbit_s(self.counted_mpps, self.payload_per_unit)
+
+    @property
+    def predicted(self) -> float:
+        """The bare prediction in the unit `counted` is in."""
+        if self.payload_per_unit is None:
+            return self.prediction.mpps
+        return gbit_s(self.prediction.mpps, self.payload_per_unit)
 
 
 def _drop_fate(path: PathCost) -> str:
@@ -159,7 +177,8 @@ NO_SKB_PATH_FITTED = ("the profile was fitted without the skb path (tc): a new f
 # Said with every answer that weighs tc: what a frame mix cannot show.
 SKB_PATH_SEGMENTS = ("tc is weighed per frame, as the lab floods it; in front of containers a local stack's TCP "
                      "segment of 64 KiB crosses tc whole and is cut into frames before XDP: there tc carries bulk "
-                     "TCP at Linux's speed and XDP a sixth of it (docs/results.md, 'The skb path')")
+                     "TCP at Linux's speed and XDP a sixth of it (docs/results.md, 'The skb path'); a mix that "
+                     "states its segments (--mix \"--segment 65160\") is weighed so")
 
 OFFLOAD_UNWEIGHED = ("the quick profile measures no drop mix, so it cannot price drop rules offloaded to the kernel "
                      "(a full fit, 'xnf bench run model-fit', weighs them)")
@@ -216,28 +235,29 @@ def _validated(profile: Profile, key: str) -> dict:
 
 
 def rank(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: int | None = None,
-         skipped: list[dict] | None = None) -> list[Ranked]:
+         skipped: list[dict] | None = None, segments: SegmentMix | None = None) -> list[Ranked]:
     """Every candidate that fits in `cores`, the one that can be counted on for most first; those that do not fit go
-    to skipped, with why."""
+    to skipped, with why. A segment mix ranks by the TCP payload each can carry (python/xnf/model/segments.py)."""
     ranked = []
     for c in candidates(profile, nf, task, drop_rules):
         try:
+            per_unit = segments.payload_per_unit(lab_paths.find(c.path_key).hook) if segments else None
             ranked.append(Ranked(c, predict(profile.path(c.path_key), c.load, cores), candidate_shortfall(profile, c),
-                                 candidate_spread(profile, c)))
+                                 candidate_spread(profile, c), per_unit))
         except XnfError as err:
             if skipped is None:
                 raise
             skipped.append({"label": c.label, "why": str(err)})
     if not ranked:
         raise XnfError("no path fits: " + "; ".join(f"{s['label']}: {s['why']}" for s in skipped or []))
-    return sorted(ranked, key=lambda r: -r.counted_mpps)
+    return sorted(ranked, key=lambda r: -r.counted)
 
 
 def confidence(ranked: list[Ranked], judged_on: str = placement.ALL) -> tuple[str, str]:
     """(level, why) from the lead of the best over the next against the size of the errors to expect of both
     (candidate_spread: a lead smaller than the scatter is no lead). judged_on: the placement the profile's check kept
     (a check judged on its near measurements expects smaller errors than the host will give)."""
-    counted = [(r.counted_mpps, r.spread) for r in ranked]
+    counted = [(r.counted, r.spread) for r in ranked]
     level = level_of(counted)
     if len(ranked) < 2:
         return level, "it is the only path"
@@ -312,19 +332,43 @@ def reasons(ranked: list[Ranked], task: TaskCost, profile: Profile) -> list[str]
                    and r.candidate.label == r.candidate.path_key), None)
     user = next((r for r in ranked if profile.path(r.candidate.path_key).task_side == USER_SIDE
                  and r.candidate.label == r.candidate.path_key), None)
-    faster = max(ranked, key=lambda r: r.prediction.mpps)
+    unit = rate_unit(best)
+    faster = max(ranked, key=lambda r: r.predicted)
     if faster is not best:
-        lines.append(f"{faster.candidate.label} is predicted faster ({faster.prediction.mpps:.2f} against "
-                     f"{p.mpps:.2f} Mpps), but {_why_counted_down(faster)}: "
-                     f"{best.candidate.label} can be counted on for more ({best.counted_mpps:.2f} against "
-                     f"{faster.counted_mpps:.2f} Mpps)")
+        lines.append(f"{faster.candidate.label} is predicted faster ({faster.predicted:.2f} against "
+                     f"{best.predicted:.2f} {unit}), but {_why_counted_down(faster)}: "
+                     f"{best.candidate.label} can be counted on for more ({best.counted:.2f} against "
+                     f"{faster.counted:.2f} {unit})")
     far = _far_placement(profile, best)
     if far:
         lines.append(far)
     if kernel and user:
-        lines.append(f"best in the kernel: {kernel.candidate.label} {kernel.prediction.mpps:.2f} Mpps; best in user "
-                     f"space: {user.candidate.label} {user.prediction.mpps:.2f} Mpps")
+        lines.append(f"best in the kernel: {kernel.candidate.label} {kernel.predicted:.2f} {unit}; best in user "
+                     f"space: {user.candidate.label} {user.predicted:.2f} {unit}")
     return lines + best.candidate.notes
+
+
+def rate_unit(r: Ranked) -> str:
+    return "Mpps" if r.payload_per_unit is None else "Gbit/s of TCP payload"
+
+
+def _segment_reasons(segments: SegmentMix, ranked: list[Ranked]) -> list[str]:
+    """What a segment mix changes: per skb at tc, per frame at XDP, and what the model leaves out."""
+    first = {lab_paths.find(r.candidate.path_key).hook: r for r in reversed(ranked)}
+    lines = [f"the mix: {segments.describe()}"]
+    if len(first) > 1:
+        lines.append("per segment, " + "; ".join(
+            f"{r.candidate.label} sees {segments.frames_per_segment(hook)} "
+            f"{'skb' if hook == 'tc' else 'frames'} (predicted {r.prediction.mpps:.2f} M of them per second)"
+            for hook, r in first.items()))
+    return lines + [SEGMENTS_UNPRICED]
+
+
+# Said with every answer on a segment mix: what the model leaves out, and which way that leans.
+SEGMENTS_UNPRICED = ("not priced: the work per byte (a veth copies each cloned TCP skb to run XDP on it, and the "
+                     "sender's stack cuts segments in software once XDP has turned its offload off), which falls on "
+                     "the XDP paths alone; the goodput the containers' own stacks allow caps every path ('--verify' "
+                     "measures it with iperf3)")
 
 
 def _why_counted_down(r: Ranked) -> str:
@@ -334,12 +378,16 @@ def _why_counted_down(r: Ranked) -> str:
     return f"its path fell {r.shortfall:.0%} short of its predictions in the profile's check"
 
 
-def advice(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: int | None = None) -> dict:
-    """The whole answer, as JSON-ready data: every candidate's prediction, the pick, the reasons, the confidence."""
+def advice(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: int | None = None,
+           segments: SegmentMix | None = None) -> dict:
+    """The whole answer, as JSON-ready data: every candidate's prediction, the pick, the reasons, the confidence.
+    segments: the mix is bulk TCP from a local stack (python/xnf/model/segments.py)."""
     skipped: list[dict] = unweighed_paths(profile)
     if drop_rules and task.whole.drop_share > 0 and not weighs_offload(profile):
         skipped.append({"label": "offload (--offload-drops)", "why": OFFLOAD_UNWEIGHED})
-    ranked = rank(profile, nf, task, drop_rules, cores, skipped)
+    ranked = rank(profile, nf, task, drop_rules, cores, skipped, segments)
+    weighs_tc = any(lab_paths.find(k).hook == "tc" for k in profile.paths if k in lab_paths.PATHS)
+    mix_lines = _segment_reasons(segments, ranked) if segments else ([SKB_PATH_SEGMENTS] if weighs_tc else [])
     level, why = confidence(ranked, profile.validation.get("placement", placement.ALL))
     answer = {
         "nf": nf, "profile": {"name": profile.name, "source": profile.source, "platform": profile.platform,
@@ -354,8 +402,10 @@ def advice(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: i
         "recommendation": {"label": ranked[0].candidate.label, "run": ["xnf", "run", ranked[0].candidate.nf,
                                                                          *ranked[0].candidate.options],
                            "confidence": level, "why": why},
-        "reasons": reasons(ranked, task, profile) + ([SKB_PATH_SEGMENTS] if any(
-            lab_paths.find(k).hook == "tc" for k in profile.paths if k in lab_paths.PATHS) else []),
+        "reasons": reasons(ranked, task, profile) + mix_lines,
+        "unit": rate_unit(ranked[0]),
+        **({"segments": {"payload": segments.payload, "frame": segments.frame,
+                         "ip_version": segments.ip_version}} if segments else {}),
         "candidates": [_row(r, far_mpps(profile, r)) for r in ranked],
         "skipped": skipped,
     }
@@ -385,4 +435,6 @@ def _row(r: Ranked, far: float | None) -> dict:
             "bottleneck": p.bottleneck, "cores": p.cores,
             "ns_per_frame": {k: round(v, 1) for k, v in p.role_ns.items()},
             "cpu_ns_per_frame": round(p.cpu_ns_per_frame, 1), "io_share": round(p.io_share, 3),
-            "run": ["xnf", "run", r.candidate.nf, *r.candidate.options], "notes": r.candidate.notes}
+            "run": ["xnf", "run", r.candidate.nf, *r.candidate.options], "notes": r.candidate.notes,
+            **({"gbit_s": round(r.predicted, 2), "counted_gbit_s": round(r.counted, 2),
+                "payload_per_unit": round(r.payload_per_unit, 1)} if r.payload_per_unit is not None else {})}

@@ -27,18 +27,17 @@ from pathlib import Path
 
 from xnf.bench.study import Place, RoundsStudy
 from xnf.errors import XnfError
-from xnf.lab import apps, netfilter, paths
+from xnf.lab import apps, container_nf, paths
 from xnf.lab.rounds import median_ratio, medians
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.hosts import HostsTopology
-from xnf.lab.nf_process import NfInstance
 
 NAME = "goodput"
 DESCRIPTION = ("TCP goodput (iperf3, 1 and 8 streams) and HTTP requests/s (wrk, nginx) through router and lb in every "
                "data path, beside Linux's own forwarding")
-YARDSTICK = "linux"
-NAT_YARDSTICK = "nftables"
-NFS = ("router", "lb", "nat")
+YARDSTICK = container_nf.LINUX
+NAT_YARDSTICK = container_nf.NFTABLES
+NFS = tuple(container_nf.RULES)
 
 
 def _paths() -> dict[str, tuple[str, list[str]]]:
@@ -51,49 +50,17 @@ def _all_subjects() -> list[str]:
 
 
 METRICS = ("tcp1_gbit_s", "tcp8_gbit_s", "http_rps")
-VIP = "198.19.100.1"
 SMALL_FILE = 1024
 HTTP_CONNECTIONS = 16
 
 
-def lb_rules(t: HostsTopology) -> str:
-    """iperf3 to h1 alone (its control and data connections must meet one server), HTTP to h1 and h2."""
-    h1, h2 = t.host(1), t.host(2)
-    lines = [f"service tcp {VIP} {apps.IPERF_PORT}", f"service tcp {VIP} {apps.HTTP_PORT}",
-             f"backend tcp {VIP} {apps.IPERF_PORT} slot 0 {h1.ip} {apps.IPERF_PORT} mac {h1.mac} port 1"]
-    lines += [f"backend tcp {VIP} {apps.HTTP_PORT} slot {k} {b.ip} {apps.HTTP_PORT} mac {b.mac} port {b.index}"
-              for k, b in enumerate((h1, h2))]
-    return "\n".join(lines) + "\n"
-
-
-def nat_rules(t: HostsTopology) -> str:
-    """h0 inside, h1 outside (its gateway's MAC the DUT's next hop), the DUT's outside address public."""
-    return f"inside port 0\noutside port 1 gateway {t.host(1).mac}\npublic {t.host(1).dut_ip}\n"
-
-
-RULES = {"router": HostsTopology.router_rules, "lb": lb_rules, "nat": nat_rules}
-
-
-def _start(t: HostsTopology, label: str, folder: Path) -> tuple[NfInstance | None, str]:
-    """The subject's NF (None for Linux's own) and the address the client talks to."""
-    if label == YARDSTICK:
-        return None, t.host(1).ip
-    if label == NAT_YARDSTICK:
-        netfilter.masquerade(t.dut_ns, t.host(0).dut_if, t.host(1).dut_if)
-        return None, t.host(1).ip
+def _carrying(t: HostsTopology, label: str, folder: Path):
+    """The subject carrying h0's traffic to h1 (python/xnf/lab/container_nf.py)."""
+    if label in (YARDSTICK, NAT_YARDSTICK):
+        return container_nf.running(t, label, None, [], folder)
     nf, path = label.split("/", 1)
     mode, extra = _paths()[path]
-    rules = folder / f"{nf}.rules"
-    rules.write_text(RULES[nf](t))
-    target = VIP if nf == "lb" else t.host(1).ip
-    return NfInstance.start(t, nf, mode, t.dut_ifaces, rules=str(rules), extra=extra), target
-
-
-def _stop(t: HostsTopology, label: str, nf: NfInstance | None) -> None:
-    if nf:
-        nf.stop()
-    if label == NAT_YARDSTICK:
-        netfilter.nft(t.dut_ns, f"delete table ip {netfilter.NAT_TABLE}")
+    return container_nf.running(t, nf, mode, extra, folder)
 
 
 @contextlib.contextmanager
@@ -107,16 +74,13 @@ def _lab(args: argparse.Namespace, folder: Path):
 
 def trial(label: str, args: argparse.Namespace, place: Place) -> dict:
     t, seconds = place.lab, args.seconds
-    nf, target = _start(t, label, place.folder)
     h0, h1 = t.host(0), t.host(1)
-    try:
+    with _carrying(t, label, place.folder) as target:
         tcp1 = apps.iperf3(t, h0.ns, h1.ns, h1.ip, seconds=seconds, connect_to=target, core=GEN_CORE)
         tcp8 = apps.iperf3(t, h0.ns, h1.ns, h1.ip, seconds=seconds, streams=8, connect_to=target, core=GEN_CORE)
         rps = apps.request_rate(h0.ns, f"http://{target}:{apps.HTTP_PORT}/file", seconds=seconds,
                                 connections=HTTP_CONNECTIONS, core=GEN_CORE)
         errors = sum(apps.checksum_errors(h.ns) for h in t.host_list)
-    finally:
-        _stop(t, label, nf)
     return {"subject": label, "tcp1_gbit_s": round(tcp1.gbit_s, 3), "tcp1_retransmits": tcp1.retransmits,
             "tcp8_gbit_s": round(tcp8.gbit_s, 3), "tcp8_retransmits": tcp8.retransmits, "http_rps": round(rps),
             "checksum_errors": errors}
