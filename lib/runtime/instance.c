@@ -255,16 +255,17 @@ static int arm_checksum_finishing(struct instance *in)
 	return 0;
 }
 
-/* Where the NF's own program sends frames (native XDP, the NF in the kernel), their fate after the verdict is
+/* Where the NF's own program sends frames (native XDP or tc, the NF in the kernel), their fate after the verdict is
  * counted; a kernel that does not allow it leaves them uncounted, and says so. */
 static void watch_egress(struct instance *in)
 {
-	char why[256];
+	char why[320];
 
-	if (in->mode->generic || in->mode->datapath == XNF_DATAPATH_USER || in->mode->hook == XNF_AT_TC)
+	if (in->mode->generic || in->mode->datapath == XNF_DATAPATH_USER)
 		return;
 	in->egress = xnf_egress_watch_open(in->xdp.ports, in->xdp.nports,
-					   bpf_object__find_map_fd_by_name(in->xdp.obj, "xnf_ports"), why, sizeof(why));
+					   bpf_object__find_map_fd_by_name(in->xdp.obj, "xnf_ports"),
+					   in->mode->hook == XNF_AT_TC, why, sizeof(why));
 	if (!in->egress)
 		xnf_warn("frames the kernel drops after the NF's verdict will not be counted: the egress watcher %s",
 			 why);

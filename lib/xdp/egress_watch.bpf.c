@@ -11,11 +11,21 @@
  *                         dropped by it (a full veth ring)
  *   xdp:xdp_bulk_tx       XDP_TX frames flushed (veth): sent, or dropped
  *
+ * At tc (the skb path) the kernel carries a redirect out after the program
+ * has returned, and frees the skb where it cannot:
+ *
+ *   skb:kfree_skb         freed inside the redirect's own code (a peer down
+ *                         or gone, a target not in this namespace, no link
+ *                         layer header): refused, on the port the frame
+ *                         came in by (the target is forgotten by then)
+ *
  * A device is one of the instance's ports when its index is a port's and its
  * namespace's cookie is the instance's (indexes repeat across namespaces,
  * cookies never). Counted per port the frames left by, per CPU.
  */
 #include <linux/bpf.h>
+#include <linux/errno.h>
+#include <stdbool.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
@@ -26,6 +36,9 @@ const volatile __u64 netns_cookie = 0;
 const volatile __u32 nports = 0;
 const volatile __u32 port_ifindex[XNF_EGRESS_MAX_PORTS] = {};
 const volatile __u32 ports_map_id = 0; /* the NF program's port map: its redirects, not anyone else's */
+/* Where the kernel's code that carries out a tc redirect lies ([start, end) from kallsyms). */
+const volatile __u64 redirect_text_start[XNF_EGRESS_REDIRECT_TEXTS] = {};
+const volatile __u64 redirect_text_end[XNF_EGRESS_REDIRECT_TEXTS] = {};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -45,6 +58,9 @@ struct net_device {
 	} nd_net;
 } __attribute__((preserve_access_index));
 struct bpf_prog;
+struct sk_buff {
+	struct net_device *dev;
+} __attribute__((preserve_access_index));
 
 /* The port a device is, or -1 when it is not one of ours. */
 static __always_inline int port_of(const struct net_device *dev)
@@ -121,6 +137,30 @@ SEC("tp_btf/xdp_bulk_tx")
 int BPF_PROG(xnf_egress_bulk_tx, const struct net_device *dev, int sent, int drops, int err)
 {
 	return count_flush(port_of(dev), sent, drops, err);
+}
+
+static __always_inline bool in_redirect_text(__u64 at)
+{
+	for (int i = 0; i < XNF_EGRESS_REDIRECT_TEXTS; i++) {
+		if (at >= redirect_text_start[i] && at < redirect_text_end[i])
+			return true;
+	}
+	return false;
+}
+
+SEC("tp_btf/kfree_skb")
+int BPF_PROG(xnf_egress_skb_refused, struct sk_buff *skb, void *location)
+{
+	struct xnf_egress_counts *c;
+
+	if (!in_redirect_text((__u64)location))
+		return 0;
+	c = counts_of(port_of(skb->dev));
+	if (c) {
+		c->refused++;
+		c->last_error = -EINVAL;
+	}
+	return 0;
 }
 
 char _license[] SEC("license") = "Dual BSD/GPL";

@@ -22,8 +22,88 @@ struct xnf_egress_watch {
 	struct xnf_port ports[XNF_MAX_PORTS];
 };
 
+/* The functions that carry out a tc redirect after the program returns, and free the skb where they cannot. */
+static const char *const redirect_texts[XNF_EGRESS_REDIRECT_TEXTS] = { "skb_do_redirect", "__bpf_redirect",
+								       "__bpf_redirect.cold" };
+
+static int kallsyms_starts(FILE *f, __u64 *start)
+{
+	char line[512], name[256], type;
+	unsigned long long at;
+	int found = 0;
+
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &at, &type, name) != 3)
+			continue;
+		for (int i = 0; i < XNF_EGRESS_REDIRECT_TEXTS; i++) {
+			if (!start[i] && strcmp(name, redirect_texts[i]) == 0) {
+				start[i] = at;
+				found++;
+			}
+		}
+	}
+	return found;
+}
+
+/* Each function's end: the next symbol's address above its start. */
+static void kallsyms_ends(FILE *f, const __u64 *start, __u64 *end)
+{
+	char line[512];
+	unsigned long long at;
+
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx", &at) != 1)
+			continue;
+		for (int i = 0; i < XNF_EGRESS_REDIRECT_TEXTS; i++) {
+			if (start[i] && at > start[i] && (!end[i] || at < end[i]))
+				end[i] = at;
+		}
+	}
+}
+
+/* Where the redirect's code lies, from /proc/kallsyms; the first function must be found, and its address shown. */
+static int redirect_text(__u64 *start, __u64 *end)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	int found;
+
+	if (!f)
+		return -errno;
+	found = kallsyms_starts(f, start);
+	rewind(f);
+	kallsyms_ends(f, start, end);
+	fclose(f);
+	return found && start[0] && end[0] ? 0 : -ENOENT;
+}
+
+static int watch_tc(struct egress_watch_bpf *skel, char *err, size_t err_len)
+{
+	__u64 start[XNF_EGRESS_REDIRECT_TEXTS] = { 0 }, end[XNF_EGRESS_REDIRECT_TEXTS] = { 0 };
+	int rc = redirect_text(start, end);
+
+	if (rc) {
+		snprintf(err, err_len, "cannot find the kernel's redirect code in /proc/kallsyms (%s: its addresses "
+			 "show only to root with kernel.kptr_restrict below 2)", strerror(-rc));
+		return rc;
+	}
+	for (int i = 0; i < XNF_EGRESS_REDIRECT_TEXTS; i++) {
+		skel->rodata->redirect_text_start[i] = start[i];
+		skel->rodata->redirect_text_end[i] = end[i];
+	}
+	return 0;
+}
+
+/* At tc only the skb program counts; at XDP every program but it. */
+static void choose_programs(struct egress_watch_bpf *skel, bool at_tc)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, skel->obj)
+		bpf_program__set_autoload(prog, (prog == skel->progs.xnf_egress_skb_refused) == at_tc);
+}
+
 struct xnf_egress_watch *xnf_egress_watch_open(const struct xnf_port *ports, __u32 nports, int ports_map_fd,
-					       char *err, size_t err_len)
+					       bool at_tc, char *err, size_t err_len)
 {
 	struct bpf_map_info info = { 0 };
 	__u32 len = sizeof(info);
@@ -51,9 +131,13 @@ struct xnf_egress_watch *xnf_egress_watch_open(const struct xnf_port *ports, __u
 	w->skel->rodata->ports_map_id = info.id;
 	for (__u32 p = 0; p < nports; p++)
 		w->skel->rodata->port_ifindex[p] = (__u32)ports[p].ifindex;
+	choose_programs(w->skel, at_tc);
+	if (at_tc && watch_tc(w->skel, err, err_len))
+		goto fail;
 	if ((rc = egress_watch_bpf__load(w->skel)) || (rc = egress_watch_bpf__attach(w->skel))) {
 		snprintf(err, err_len, "this kernel does not let its tracepoint programs %s (%s)",
-			 w->skel->links.xnf_egress_redirect_err ? "attach" : "load", strerror(-rc));
+			 w->skel->links.xnf_egress_redirect_err || w->skel->links.xnf_egress_skb_refused ? "attach" :
+			 "load", strerror(-rc));
 		goto fail;
 	}
 	return w;

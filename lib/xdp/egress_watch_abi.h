@@ -6,6 +6,8 @@
 #include <linux/types.h>
 
 #define XNF_EGRESS_MAX_PORTS 8 /* XNF_MAX_PORTS: the loader checks they agree */
+/* The kernel functions that carry out a tc redirect and free the skb where they cannot (egress_watch.c names them). */
+#define XNF_EGRESS_REDIRECT_TEXTS 3
 
 /* Per port, per CPU: the frames the NF sent out of it from XDP, after its verdict. */
 struct xnf_egress_counts {

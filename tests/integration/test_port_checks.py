@@ -257,6 +257,24 @@ def test_a_frame_the_kernel_refuses_after_the_verdict_is_counted(rules_file):
         assert "dut1 no longer takes XDP frames" in err
 
 
+def test_a_redirect_the_kernel_refuses_at_tc_is_counted(rules_file):
+    """At tc the kernel carries a redirect out after the program returns: into a peer that went down it frees the
+    skb, and the watcher counts it on the port the frame came in by."""
+    mode, extra = paths.options_by_key("tc")["tc"]
+    with HostsTopology(hosts=2) as t:
+        nf = NfInstance.start(t, "router", mode, t.dut_ifaces, rules=rules_file(t.router_rules()), extra=extra)
+        assert apps.ping(t.host(0).ns, t.host(1).ip, 5) == 5
+        netns.ip("link", "set", "eth0", "down", ns=t.host(1).ns)
+        assert apps.ping(t.host(0).ns, t.host(1).ip, 7) == 0
+        stats = control.request_json(nf.name, "stats")
+        egress = {p["iface"]: p for p in stats["egress"]["ports"]}
+        assert egress["dut0"]["refused"] == 7 and egress["dut1"]["refused"] == 0
+        assert stats["egress"]["dropped"] == 0
+        nf.process.send_signal(signal.SIGINT)
+        _, err = nf.process.communicate(timeout=10)
+        assert "7 sent frames lost after the verdict" in err
+
+
 def test_egress_is_counted_only_where_the_kernel_sends(rules_file):
     with HostsTopology(hosts=2) as t:
         nf = NfInstance.start(t, "router", "afxdp", t.dut_ifaces, rules=rules_file(t.router_rules()),

@@ -8,6 +8,7 @@
 #ifndef XNF_RUNTIME_EGRESS_WATCH_H
 #define XNF_RUNTIME_EGRESS_WATCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -16,9 +17,10 @@
 struct xnf_egress_watch;
 
 /* Watches the frames the program whose port map is ports_map_fd sends out of these ports (in this
- * namespace). NULL with the reason in err when this kernel does not let it. */
+ * namespace); at_tc: the program runs at tc, where only the redirects the kernel refused are counted, on the port
+ * each frame came in by. NULL with the reason in err when this kernel does not let it. */
 struct xnf_egress_watch *xnf_egress_watch_open(const struct xnf_port *ports, __u32 nports, int ports_map_fd,
-					       char *err, size_t err_len);
+					       bool at_tc, char *err, size_t err_len);
 void xnf_egress_watch_close(struct xnf_egress_watch *w);
 /* The counts as a JSON member: , "egress": {"sent": ..., "dropped": ..., "refused": ..., "ports": [...]}. */
 int xnf_egress_watch_json(const struct xnf_egress_watch *w, FILE *out);
