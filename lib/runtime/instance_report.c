@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* What the control socket answers about an instance: info, stats, frames (JSON). */
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,41 @@ static void write_identity(FILE *out, const struct instance *in)
 		fprintf(out, ", \"split\": %u", in->opt->chain_split);
 }
 
+#define LISTED_TC_PROGRAMS 64
+
+static __u32 program_id(int fd)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) == 0 ? info.id : 0;
+}
+
+/* What runs at the port's TCX ingress, this instance's own among them:
+ * , "tc_ingress": [{"id": N, "name": "...", "own": true|false}, ...]. */
+static void write_tc_ingress(FILE *out, int ifindex, __u32 own_id)
+{
+	__u32 ids[LISTED_TC_PROGRAMS], count = 0;
+
+	fprintf(out, ", \"tc_ingress\": [");
+	if (xnf_tc_ingress_programs(ifindex, ids, LISTED_TC_PROGRAMS, &count) == 0) {
+		for (__u32 i = 0; i < count && i < LISTED_TC_PROGRAMS; i++) {
+			struct bpf_prog_info info = { 0 };
+			__u32 len = sizeof(info);
+			int fd = bpf_prog_get_fd_by_id(ids[i]);
+
+			if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) != 0)
+				info.name[0] = '\0';
+			if (fd >= 0)
+				close(fd);
+			fprintf(out, "%s{\"id\": %u, \"name\": ", i ? ", " : "", ids[i]);
+			xnf_json_string(out, fd >= 0 ? info.name : "?");
+			fprintf(out, ", \"own\": %s}", ids[i] == own_id ? "true" : "false");
+		}
+	}
+	fprintf(out, "]");
+}
+
 int xnf_report_info(void *ctx, FILE *out)
 {
 	struct instance *in = ctx;
@@ -40,7 +76,10 @@ int xnf_report_info(void *ctx, FILE *out)
 	for (__u32 i = 0; i < in->xdp.nports; i++) {
 		fprintf(out, "%s{\"port\": %u, \"iface\": ", i ? ", " : "", i);
 		xnf_json_string(out, in->xdp.ports[i].name);
-		fprintf(out, ", \"ifindex\": %d}", in->xdp.ports[i].ifindex);
+		fprintf(out, ", \"ifindex\": %d", in->xdp.ports[i].ifindex);
+		if (in->mode->hook == XNF_AT_TC)
+			write_tc_ingress(out, in->xdp.ports[i].ifindex, program_id(in->xdp.prog_fd));
+		fprintf(out, "}");
 	}
 	fprintf(out, "]}\n");
 	return 0;

@@ -86,3 +86,12 @@ void xnf_tc_detach_ports(struct xnf_xdp_instance *x)
 		x->tc_clsact[i] = false;
 	}
 }
+
+int xnf_tc_ingress_programs(int ifindex, __u32 *ids, __u32 max, __u32 *count)
+{
+	LIBBPF_OPTS(bpf_prog_query_opts, query, .prog_ids = ids, .prog_cnt = max);
+	int err = bpf_prog_query_opts(ifindex, XNF_BPF_TCX_INGRESS, &query);
+
+	*count = err ? 0 : query.prog_cnt;
+	return err == -EINVAL || err == -EOPNOTSUPP ? 0 : err;
+}

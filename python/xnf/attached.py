@@ -1,6 +1,8 @@
-"""The XDP programs on an instance's interfaces, seen from its own network namespace (`ip -d -j link`): what
-`xnf ps` shows beside each instance, so an operator sees what else runs on the hook (another XDP program in the
-other attach mode, libxdp's dispatcher and its programs)."""
+"""The programs on an instance's interfaces besides its own: what `xnf ps` shows beside each instance, so an
+operator sees what else runs on the hook. XDP's are read from the instance's own network namespace (`ip -d -j
+link`: another XDP program in the other attach mode, libxdp's dispatcher and its programs); what runs at a tc
+instance's TCX ingress the instance itself lists in its info (`tc_ingress`, each port's programs in the order they
+run), since iproute2 6.1 does not show TCX."""
 
 from __future__ import annotations
 
@@ -28,11 +30,17 @@ def programs_on(pid: int, iface: str) -> list[dict]:
              "mode": ATTACH_MODES.get(e.get("mode"), str(e.get("mode")))} for e in entries if "prog" in e]
 
 
+def _tc_others(port: dict) -> list[dict]:
+    """The port's TCX ingress programs (the instance's `tc_ingress`) but the instance's own."""
+    return [{"name": p["name"], "id": p["id"], "mode": "tcx"} for p in port.get("tc_ingress", []) if not p["own"]]
+
+
 def others_on(info: dict) -> dict[str, list[dict]]:
     """Per port of the instance (its `info` answer): the programs that are not xnf's."""
     found = {}
     for port in info["ports"]:
         others = [p for p in programs_on(info["pid"], port["iface"]) if p["name"] != XNF_PROGRAM]
+        others += _tc_others(port)
         if others:
             found[port["iface"]] = others
     return found

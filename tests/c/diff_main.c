@@ -7,7 +7,7 @@
  *   xnf-diff-<nf> CORPUS.pcap [--rules FILE] [--ports N] [--ignore-times] [--hook xdp|tc [--skb-csum-complete]]
  *
  * At tc the verdict is the counter that moved and the action tc returned, named as XDP's (TC_ACT_SHOT: drop or
- * abort, TC_ACT_OK: pass, TC_ACT_REDIRECT: tx or redirect); --skb-csum-complete runs each skb as
+ * abort, TC_ACT_UNSPEC, TCX's "next": pass, TC_ACT_REDIRECT: tx or redirect); --skb-csum-complete runs each skb as
  * CHECKSUM_COMPLETE, and the kernel checks after the program that the skb's sum still matches its bytes.
  *
  * Any pcap with Ethernet frames is taken (a capture of a real network too): each frame runs at its time stamp
@@ -90,7 +90,7 @@ static int tc_as_xdp_action(int tc_action, int slot)
 	switch (tc_action) {
 	case TC_ACT_SHOT:
 		return slot == XNF_STAT_ABORT ? XDP_ABORTED : XDP_DROP;
-	case TC_ACT_OK:
+	case TC_ACT_UNSPEC:
 		return XDP_PASS;
 	case TC_ACT_REDIRECT:
 		return slot == XNF_STAT_TX ? XDP_TX : XDP_REDIRECT;

@@ -184,6 +184,24 @@ def test_ps_reads_each_instances_hook_from_its_namespace(mode, hook_mode, pair):
     assert hook_holder(pair) == ""
 
 
+def test_ps_lists_the_other_programs_at_a_tc_instances_ingress(pair):
+    """TCX runs several programs at one ingress, one after the other; iproute2 6.1 does not show them, so each tc
+    instance lists its ports' (`tc_ingress`), and `xnf ps` names the ones that are not its own."""
+    port = pair.links[0].dut_if
+    first = NfInstance.start(pair, "firewall", "tc", [port], name="first")
+    second = NfInstance.start(pair, "macswap", "tc", [port], name="second")
+    ids = {nf.name: next(p["id"] for p in control.request_json(nf.name, "info")["ports"][0]["tc_ingress"]
+                         if p["own"]) for nf in (first, second)}
+    listed = {i["name"]: i for i in json.loads(run_xnf(["ps", "--json"]).stdout)}
+    assert listed["first"]["others_attached"] == {port: [{"name": "xnf_tc_main", "id": ids["second"],
+                                                          "mode": "tcx"}]}
+    assert listed["second"]["others_attached"][port][0]["id"] == ids["first"]
+    assert second.stop() == 0
+    assert [i["others_attached"] for i in json.loads(run_xnf(["ps", "--json"]).stdout)
+            if i["name"] == "first"] == [{}]
+    assert first.stop() == 0
+
+
 def test_pins_a_killed_instance_left_are_cleared_by_the_next_and_a_live_ones_kept(bpffs, two_port):
     pins = bpffs / "edge-fw"
     first = NfInstance.start(two_port, "firewall", "xdp", ["dut0"], extra=["--pin", str(pins)])

@@ -5,7 +5,8 @@
  * skb: it keeps its checksum state and, when a local stack sent a GSO segment, its size of up to 64 KiB, which
  * is what lets bulk TCP to containers run at Linux's own speed. Included by bpf_glue.h.
  *
- * Verdicts: drop (TC_ACT_SHOT), pass to the stack (TC_ACT_OK), TX (out of the ingress port) and redirect (out of a
+ * Verdicts: drop (TC_ACT_SHOT), pass (TC_ACT_UNSPEC, TCX's "next": to the programs behind the NF at the hook, then
+ * the stack, as XDP_PASS does in libxdp's dispatcher), TX (out of the ingress port) and redirect (out of a
  * port) with bpf_redirect, or bpf_redirect_peer on a veth whose peer is in another namespace: the frame goes
  * straight to the peer's receive, without a second trip through the backlog. Counters count the frames a GSO
  * segment stands for, so that they agree with the wire and with the other paths.
@@ -83,7 +84,7 @@ static __always_inline int xnf_tc_action(struct __sk_buff *ctx, xnf_verdict verd
 		break;
 	case XNF_PASS:
 		slot = XNF_STAT_PASS;
-		action = TC_ACT_OK;
+		action = TC_ACT_UNSPEC;
 		break;
 	case XNF_TX:
 		xnf_config_port_of(&xnf_cfg, ctx->ingress_ifindex, &port);

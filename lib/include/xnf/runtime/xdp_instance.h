@@ -70,6 +70,8 @@ int xnf_xdp_put_in_force(struct xnf_xdp_instance *x);
  * TCX), or at none; and taking it off. */
 int xnf_tc_attach_ports(struct xnf_xdp_instance *x);
 void xnf_tc_detach_ports(struct xnf_xdp_instance *x);
+/* The programs at ifindex's TCX ingress, first to last: up to max ids, their number in *count (0 without TCX). */
+int xnf_tc_ingress_programs(int ifindex, __u32 *ids, __u32 max, __u32 *count);
 /* Attaches to every port, or to none: on failure nothing stays attached. */
 int xnf_xdp_attach(struct xnf_xdp_instance *x);
 void xnf_xdp_detach(struct xnf_xdp_instance *x);
