@@ -35,6 +35,13 @@
 #include "capture_session.h"
 #include "instance.h"
 
+const char *const capture_side_names[] = {
+	[XNF_CAPTURE_KERNEL] = "xdp",
+	[XNF_CAPTURE_WORKER] = "worker",
+	[XNF_CAPTURE_TC] = "tc",
+	NULL,
+};
+
 #define POLL_MS 20
 
 struct capture_session {

@@ -12,5 +12,7 @@ struct instance;
 int capture_session_start(struct instance *in, int fd, const char *args, char *err, size_t errlen);
 /* Ends the running capture, if any, and waits for its thread: before the data path is torn down. */
 void capture_session_stop(struct instance *in);
+/* Each enum xnf_capture_side's name, by value, NULL-terminated: what describe says a record's side byte means. */
+extern const char *const capture_side_names[];
 
 #endif

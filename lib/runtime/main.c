@@ -32,6 +32,7 @@
 #include <xnf/runtime/stats.h>
 #include <xnf/internal/chain.h>
 
+#include "capture_session.h"
 #include "instance.h"
 #include "nf_cost.h"
 
@@ -713,6 +714,8 @@ static int cmd_describe(int argc, char **argv)
 	describe_fields(xnf_worker_stat_fields, xnf_socket_stat_fields);
 	printf("}, \"tx_paths\": ");
 	describe_strings(xnf_tx_path_names, (size_t)-1);
+	printf(", \"capture_sides\": ");
+	describe_strings(capture_side_names, (size_t)-1);
 	printf(", \"limits\": {\"ports\": %d, \"queues\": %d, \"workers\": %d, \"nf_counters\": %d, "
 	       "\"chain_members\": %d, \"map_sizes\": %d, \"rule_text\": %d, \"rule_line\": %d, "
 	       "\"control_request\": %d}}\n",

@@ -17,13 +17,19 @@ import sys
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 
-from xnf import control
+from xnf import contract, control
 from xnf.errors import XnfError
 
 # struct xnf_capture_header (include/xnf/internal/capture_abi.h)
 HEADER = struct.Struct("=QIIIHBB")
-SIDES = {0: "xdp", 1: "worker", 2: "tc"}   # enum xnf_capture_side (include/xnf/internal/capture_abi.h)
 END = 255
+
+
+def _side_name(side: int) -> str:
+    """A record's side byte by the runtime's names for enum xnf_capture_side (`describe`: capture_sides)."""
+    names = contract.runtime()["capture_sides"]
+    return names[side] if side < len(names) else str(side)
+
 ENTRY = "entry"  # a frame taken as it came in: no verdict yet
 AT = ("exit", "entry", "both")
 ANSWER_TIMEOUT_S = 5.0
@@ -104,7 +110,7 @@ class CaptureStream:
             data = self._read(cap_len)
             port = self.ports.get(ifindex, {"port": -1, "iface": f"ifindex {ifindex}"})
             verdict = ENTRY if slot == self.header["entry_slot"] else self.header["verdicts"][slot]
-            yield Frame(mono_ns + offset, verdict, port["iface"], port["port"], queue, SIDES.get(side, str(side)),
+            yield Frame(mono_ns + offset, verdict, port["iface"], port["port"], queue, _side_name(side),
                         wire_len, data)
 
     def _read(self, size: int) -> bytes:

@@ -23,7 +23,7 @@ from pathlib import Path
 from rich.table import Table
 
 from xnf import build, control, output
-from xnf.lab import veth_stats
+from xnf.lab import paths, veth_stats
 from xnf.lab.cores import GEN_CORE
 from xnf.lab.flood import flood
 from xnf.lab.frames import udp_frame
@@ -128,7 +128,7 @@ def _report(nf: str, text: str, passed: bool) -> bool:
 
 
 def _measure(t: Topology, nf: str, mode: str, tx_path: str | None, seconds: float, rules: str | None = None) -> dict:
-    extra = ["--cores", "1"] if mode.startswith("afxdp") else []
+    extra = paths.worker_options(mode)
     extra += ["--tx-path", tx_path] if tx_path else []
     instance = NfInstance.start(t, nf, mode, t.dut_ifaces, rules=rules, extra=extra)
     try:

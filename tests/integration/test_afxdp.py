@@ -12,6 +12,7 @@ from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.pktio import PacketPort
 from xnf.lab.topology import Topology
+from xnf.lab.cores import DUT_CORE
 
 MODES = ["xdp", "afxdp", "afxdp-sysc", "afxdp-poll", "xdp-sk", "xdp-sk-sysc", "hybrid"]
 USER_SPACE = {"afxdp", "afxdp-sysc", "afxdp-poll"}
@@ -307,7 +308,7 @@ def test_only_the_worker_runs_on_the_workers_core(pair):
 
     if os.cpu_count() < 2:
         pytest.skip("needs a core besides the worker's")
-    nf = start(pair, "macswap", "afxdp", 1, extra=["--cores", "1"])
+    nf = start(pair, "macswap", "afxdp", 1, extra=["--cores", str(DUT_CORE)])
     sent = flows(pair.links[0], N)
     assert sorted(exchange(pair, sent, expect=N)) == sorted(swap_macs(f) for f in sent)
     tasks = [Path(p) for p in Path(f"/proc/{nf.process.pid}/task").iterdir()]

@@ -17,6 +17,7 @@ from lab_helpers import run_xnf, stopped
 from xnf.build import REPO_ROOT
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
+from xnf.lab import paths
 
 FRAMES = 500          # 5 flows (dport 9 to 13), 100 frames each
 DROPPED_DPORT = 13
@@ -144,7 +145,7 @@ FRAME = 1396  # xnf-gen --size 1400: the size on the wire, its 4-byte FCS includ
 def test_dump_takes_whole_frames_at_entry_and_exit_through_a_filter(mode, tmp_path, pair):
     """What xdpdump users expect: frames whole (or cut with -s), as they came in and as they went out, and only
     those a tcpdump expression matches; tcpdump reads the file back."""
-    nf = NfInstance.start(pair, "macswap", mode, pair.dut_ifaces, extra=[] if mode == "xdp" else ["--cores", "1"])
+    nf = NfInstance.start(pair, "macswap", mode, pair.dut_ifaces, extra=paths.worker_options(mode))
     path = tmp_path / "both.pcapng"
     dump = start_dump(nf.name, "--at", "both", "--count", "20", "-w", str(path), "udp", "dst", "port", "7")
     Generator(pair).run("--count", "10", "--rate", "10000", "--size", "1400", "--dport", "7")

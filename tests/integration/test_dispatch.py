@@ -12,10 +12,11 @@ from xnf.lab import local_app
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
+from xnf.lab.cores import DUT_CORE
 
 
 def test_a_local_service_bypasses_the_workers(bare_pair):
-    nf = NfInstance.start(bare_pair, "macswap", "afxdp", bare_pair.dut_ifaces, extra=["--local", "tcp:11211", "--cores", "1"])
+    nf = NfInstance.start(bare_pair, "macswap", "afxdp", bare_pair.dut_ifaces, extra=["--local", "tcp:11211", "--cores", str(DUT_CORE)])
     out = Generator(bare_pair, receive_on=0).run("--count", "10240", "--rate", "300000", "--class", "forwarded:share=0.7",
                                          "--class", "service:dport=11211,proto=tcp,share=0.3").summary
     classes = {c["name"]: c for c in out["classes"]}
@@ -34,7 +35,7 @@ def test_memcached_is_served_without_the_nf_or_its_tap(rules_file):
         app = t.app_list[0]
         local_app.reach_apps_from_generator(t)
         nf = NfInstance.start(t, "router", "afxdp", t.dut_ifaces, rules=rules_file(local_app.edge_router_rules(t)),
-                              extra=["--local", f"tcp:{local_app.MEMCACHED_PORT}", "--cores", "1"])
+                              extra=["--local", f"tcp:{local_app.MEMCACHED_PORT}", "--cores", str(DUT_CORE)])
         local_app.start_memcached(t, app)
         load = local_app.load_memcached(t, app, seconds=1, concurrency=4)
         stats = control.request_json(nf.name, "stats")
@@ -49,7 +50,7 @@ def test_a_queue_without_a_socket_goes_to_the_stack():
     which --queues 1 leaves without a socket and --local queue:1 gives the stack."""
     with Topology("pair", queues=2, gen_xdp=None) as t:
         nf = NfInstance.start(t, "macswap", "afxdp", t.dut_ifaces,
-                              extra=["--queues", "1", "--local", "queue:1", "--cores", "1"])
+                              extra=["--queues", "1", "--local", "queue:1", "--cores", str(DUT_CORE)])
         to_queue0 = Generator(t, receive_on=0).run("--count", "5000", "--rate", "200000", "--cores", "0").summary
         to_queue1 = Generator(t, receive_on=0).run("--count", "3000", "--rate", "200000", "--cores", "1").summary
         verdicts = control.request_json(nf.name, "stats")["verdicts"]

@@ -24,6 +24,7 @@ from xnf.lab.generator import Generator
 from xnf.lab.nf_setup import lb_sessions
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
+from xnf.lab.cores import DUT_CORE
 
 FRAMES = 60000
 SCRAPE_CONFIG = """global:
@@ -228,7 +229,7 @@ def test_every_query_of_the_grafana_dashboard_answers_from_prometheus(tmp_path, 
     prometheus = f"http://127.0.0.1:{prometheus_port}"
     with Topology("pair") as fw_pair, Topology("pair") as lb_pair:
         firewall = NfInstance.start(fw_pair, "firewall", "afxdp", fw_pair.dut_ifaces,
-                                    extra=["--cores", "1", "--offload-drops", "--offload-above", "1000",
+                                    extra=["--cores", str(DUT_CORE), "--offload-drops", "--offload-above", "1000",
                                            "--offload-below", "100", "--offload-interval-ms", "100"])
         firewall.request("rules add drop udp 198.18.0.1 9 198.18.0.2 13")
         balancer = NfInstance.start(lb_pair, "lb", "xdp", lb_pair.dut_ifaces,

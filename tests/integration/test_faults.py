@@ -12,6 +12,7 @@ from xnf import control
 from xnf.lab import paths
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
+from xnf.lab.cores import DUT_CORE
 
 BUSY_POLL_SETTINGS = ("napi_defer_hard_irqs", "gro_flush_timeout")
 
@@ -26,13 +27,13 @@ def test_busy_poll_settings_a_killed_instance_changed_are_put_back(pair, next_mo
     """afxdp-sysc changes two system-wide settings of its interface; killed, it cannot restore them. The next
     start on that interface, in any mode, puts them back, and a clean stop then leaves them as they were."""
     before = settings(pair)
-    killed = NfInstance.start(pair, "macswap", "afxdp-sysc", pair.dut_ifaces, extra=["--cores", "1"])
+    killed = NfInstance.start(pair, "macswap", "afxdp-sysc", pair.dut_ifaces, extra=["--cores", str(DUT_CORE)])
     changed = settings(pair)
     assert changed != before
     killed.stop(signal.SIGKILL)
     assert settings(pair) == changed and not xdp_attached(pair.dut_ns, "dut0")
     following = NfInstance.start(pair, "macswap", next_mode, pair.dut_ifaces,
-                                 extra=[] if next_mode == "xdp" else ["--cores", "1"])
+                                 extra=paths.worker_options(next_mode))
     if next_mode == "xdp":
         assert settings(pair) == before
     assert following.stop() == 0
@@ -44,7 +45,7 @@ def test_a_journal_is_never_put_back_on_another_namespaces_interface():
     """The kernel reuses a dead namespace's inode: a journal keyed by it once had a new namespace's interface of
     the same name "put back" from a killed instance's settings. The namespace's cookie is never reused."""
     with Topology("pair") as first:
-        killed = NfInstance.start(first, "macswap", "afxdp-sysc", first.dut_ifaces, extra=["--cores", "1"])
+        killed = NfInstance.start(first, "macswap", "afxdp-sysc", first.dut_ifaces, extra=["--cores", str(DUT_CORE)])
         killed.stop(signal.SIGKILL)
     journals = sorted(control.run_dir().glob(".setting-*.journal"))
     for _ in range(3):  # new namespaces, likely on the dead one's inode, with an interface called dut0 again

@@ -12,6 +12,7 @@ from xnf.lab.measure import TrafficSpec, run_trial
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.rfc2544 import search_once
 from xnf.lab.topology import Topology
+from xnf.lab.cores import DUT_CORE
 
 
 @pytest.mark.parametrize("traffic", [
@@ -142,7 +143,7 @@ def test_a_busy_poll_dut_that_refuses_frames_is_measured_by_what_it_took(bare_pa
     DUT refused count as lost), so the rate it finds came back, not just went out: the search once passed offered
     rates the DUT took half of (docs/methodology.md)."""
     rules = rules_file("cycles 750\n")
-    NfInstance.start(bare_pair, "taskemu", "afxdp-sysc", bare_pair.dut_ifaces, rules=rules, extra=["--cores", "1"])
+    NfInstance.start(bare_pair, "taskemu", "afxdp-sysc", bare_pair.dut_ifaces, rules=rules, extra=["--cores", str(DUT_CORE)])
     result = search_once(lambda rate: run_trial(bare_pair, rate, TRIAL_S, TrafficSpec()), loss_threshold=0.01)
     passing = [t for t in result.trials if t.passes(0.01)]
     assert passing and not result.generator_limited

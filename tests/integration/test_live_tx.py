@@ -19,6 +19,7 @@ from xnf.lab import veth_stats
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
+from xnf.lab.cores import DUT_CORE
 
 SENDING_MODES = ["afxdp", "afxdp-sysc", "afxdp-poll", "hybrid"]
 LIVE = ["--tx-path", "live"]
@@ -132,7 +133,7 @@ def test_every_frame_is_accounted_for_under_overload(rules_file):
         link = t.links[0]
         nf = NfInstance.start(t, "firewall", "afxdp", t.dut_ifaces,
                               rules=rules_file(f"drop udp {link.gen_ip} 1 {link.dut_ip} 1\n"),
-                              extra=LIVE + ["--ring-size", "512", "--cores", "1"])
+                              extra=LIVE + ["--ring-size", "512", "--cores", str(DUT_CORE)])
         before = {p: veth_stats.read(t.dut_ns, p) for p in ("dut0", "dut1")}
         gen = Generator(t).run("--count", "2000000", "--cores", "0", "--call-ms", "100", "--flows", "16")
         assert gen.summary["sent"] == 2000000

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from xnf import control
-from xnf.lab import local_app
+from xnf.lab import local_app, paths
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
@@ -20,7 +20,7 @@ def test_memcached_answers_through_the_nf(mode, rules_file):
         app = t.app_list[0]
         local_app.reach_apps_from_generator(t)
         nf = NfInstance.start(t, "router", mode, t.dut_ifaces, rules=rules_file(local_app.edge_router_rules(t)),
-                              extra=[] if mode == "xdp" else ["--cores", "1"])
+                              extra=paths.worker_options(mode))
         local_app.start_memcached(t, app)
         load = local_app.load_memcached(t, app, seconds=1, concurrency=4)
         assert load.ops > 1000 and load.tps > 0 and load.get_misses == 0

@@ -21,6 +21,7 @@ from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.nodes import VIP, NodesTopology
 from xnf.lab.pktio import PacketPort
+from xnf.lab import paths
 
 MODES = ["xdp", "afxdp", "xdp"]
 FLOWS = 1000
@@ -34,7 +35,7 @@ def start_nodes(t: NodesTopology, folder: Path, backends: int = BACKENDS) -> lis
         rules = folder / f"node{i}.rules"
         rules.write_text(t.lb_rules(backends=backends))
         nodes.append(NfInstance.start(t, "lb", mode, [t.node_list[i].iface], rules=str(rules), ns=t.node_ns(i),
-                                      name=f"{t.gen_ns}-node{i}", extra=[] if mode == "xdp" else ["--cores", "1"]))
+                                      name=f"{t.gen_ns}-node{i}", extra=paths.worker_options(mode)))
     return nodes
 
 

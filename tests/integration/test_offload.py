@@ -13,10 +13,11 @@ from lab_helpers import run_xnf
 from xnf import control
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
+from xnf.lab.cores import DUT_CORE
 
 ATTACKERS = "203.0.113"
 OFFLOAD = ["--offload-drops", "--offload-above", "5000", "--offload-below", "500", "--offload-interval-ms", "100",
-           "--cores", "1"]
+           "--cores", str(DUT_CORE)]
 
 
 def attack_rules(link, sources: range) -> str:

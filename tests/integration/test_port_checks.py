@@ -18,6 +18,7 @@ import pytest
 from lab_helpers import run_xnf, xdp_attached
 from xnf import control, process_id, programs
 from xnf.lab import apps, netns, paths
+from xnf.lab.cores import DUT_CORE
 from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
 
@@ -278,7 +279,7 @@ def test_a_redirect_the_kernel_refuses_at_tc_is_counted(rules_file):
 def test_egress_is_counted_only_where_the_kernel_sends(rules_file):
     with HostsTopology(hosts=2) as t:
         nf = NfInstance.start(t, "router", "afxdp", t.dut_ifaces, rules=rules_file(t.router_rules()),
-                              extra=["--cores", "1"])
+                              extra=["--cores", str(DUT_CORE)])
         assert "egress" not in control.request_json(nf.name, "stats")
         assert nf.stop() == 0
 
@@ -320,7 +321,7 @@ def test_frames_a_peer_drops_before_xdp_are_counted(rules_file):
     peer's own count, since it started."""
     with HostsTopology(hosts=2) as t:
         nf = NfInstance.start(t, "router", "afxdp", t.dut_ifaces, rules=rules_file(t.router_rules()),
-                              extra=["--cores", "1"])
+                              extra=["--cores", str(DUT_CORE)])
         before = tx_dropped(t.host(0).ns)
         apps.iperf3(t, t.host(0).ns, t.host(1).ns, t.host(1).ip, streams=8)
         ports = {p["iface"]: p for p in control.request_json(nf.name, "stats")["ports"]}
@@ -342,7 +343,7 @@ def test_frames_sent_back_to_a_plain_container_arrive(mode):
         host = t.host(0)
         netns.ip("neigh", "replace", "198.18.0.99", "lladdr", "02:00:00:00:09:09", "dev", host.iface,
                  "nud", "permanent", ns=host.ns)
-        extra = ["--cores", "1"] if mode == "afxdp" else []
+        extra = paths.worker_options(mode)
         with NfInstance.start(t, "macswap", mode, [host.dut_if], extra=extra) as nf:
             before = ip_in_receives(host.ns)
             apps.ping(host.ns, "198.18.0.99", 20)   # each comes back to the host, which drops what is not its own

@@ -76,7 +76,7 @@ def test_inside_prefixes_churned_never_let_a_frame_out_untranslated(mode, bare_p
     frame is translated; none goes out as it came (the moment between a change and its commit once let 160 out)."""
     link = bare_pair.links[0]
     nf = NfInstance.start(bare_pair, "nat", mode, bare_pair.dut_ifaces, rules=rules_file(cases.nat_on_a_stick()),
-                          extra=[] if mode == "xdp" else ["--cores", "1"])
+                          extra=paths.worker_options(mode))
     with churning(nf, [f"inside from {link.gen_ip}/32"]) as changes:
         out = Generator(bare_pair, receive_on=0).run("--count", str(FRAMES), "--rate", "100000",
                                                      *cases.nat_flows(64)).summary
@@ -95,7 +95,7 @@ def test_port_forwards_churned_keep_their_servers_answers_on_their_port(mode, ba
     link = bare_pair.links[0]
     rules = cases.nat_on_a_stick() + f"forward udp 5000 to {link.gen_ip} 2000 mac {cases.GEN_MAC}\n"
     nf = NfInstance.start(bare_pair, "nat", mode, bare_pair.dut_ifaces, rules=rules_file(rules),
-                          extra=[] if mode == "xdp" else ["--cores", "1"])
+                          extra=paths.worker_options(mode))
     with churning(nf, [f"forward udp 6000 to {link.gen_ip} 3000 mac {cases.GEN_MAC}"]) as changes:
         out = Generator(bare_pair, receive_on=0).run("--count", str(FRAMES), "--rate", "100000",
                                                      *cases.nat_flows(1)).summary

@@ -7,6 +7,7 @@ import pytest
 
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
+from xnf.lab import paths
 
 ATTACKERS = "203.0.113"
 MIX = ["--class", "pass:dport=9,share=0.6", "--class", f"drop:saddr={ATTACKERS}.0/24,share=0.3",
@@ -24,7 +25,7 @@ def test_each_class_is_counted_apart_exactly(mode, rules_file, bare_pair):
     link = bare_pair.links[0]
     acl = "".join(f"drop udp {ATTACKERS}.{i} 9 {link.dut_ip} 9\n" for i in range(256))
     nf = NfInstance.start(bare_pair, "firewall", mode, bare_pair.dut_ifaces, rules=rules_file(acl),
-                          extra=[] if mode == "xdp" else ["--cores", "1"])
+                          extra=paths.worker_options(mode))
     out = Generator(bare_pair, receive_on=0).run("--count", "20480", "--dst-ip", link.dut_ip, "--rate", "400000",
                                          *MIX).summary
     classes = by_name(out)

@@ -18,7 +18,8 @@ from test_lb import BACKENDS, VIP, VPORT, lb_rules
 from test_real_traffic import MODES as EVERY_MODE
 from xnf import chain, control
 from xnf.errors import XnfError
-from xnf.lab import apps, netns, upf_sessions
+from xnf.lab import apps, netns, paths, upf_sessions
+from xnf.lab.cores import DUT_CORE
 from xnf.lab.generator import Generator
 from xnf.lab.gnb import GTPU_PORT, Gnb
 from xnf.lab.hosts import HostsTopology
@@ -26,8 +27,8 @@ from xnf.lab.nf_process import NfInstance
 
 MODES = {
     "xdp": ("xdp", []),
-    "afxdp": ("afxdp", ["--cores", "1"]),
-    "hybrid": ("hybrid", ["--cores", "1"]),
+    "afxdp": ("afxdp", ["--cores", str(DUT_CORE)]),
+    "hybrid": ("hybrid", ["--cores", str(DUT_CORE)]),
 }
 UE, UP_TEID, DOWN_TEID, QFI = "10.60.0.1", 100, 1000, 9
 FUZZ_RULES = Path(__file__).parents[1] / "fuzz" / "rules" / "upf.rules"
@@ -200,7 +201,7 @@ def test_the_generator_tunnels_up_and_reads_tunnels_down(mode, rules_file, bare_
     link = bare_pair.links[0]
     sides = on_a_stick(link)
     nf = NfInstance.start(bare_pair, "upf", mode, bare_pair.dut_ifaces, rules=rules_file(upf_sessions.rules(sides, 64)),
-                          extra=[] if mode == "xdp" else ["--cores", "1"])
+                          extra=paths.worker_options(mode))
     classes = ["--class", upf_sessions.uplink_class(sides, 64, 0.5), "--class", upf_sessions.downlink_class(64, 0.5)]
     out = Generator(bare_pair, receive_on=0).run("--count", "8192", "--rate", "200000", *classes).summary
     classes = {c["name"]: c for c in out["classes"]}
@@ -284,7 +285,7 @@ def test_a_ue_through_the_edge_chain_wherever_it_is_split(nf, mode, rules_file):
         server = t.host(1)
         rules = ("".join(f"upf {line}\n" for line in upf_rules(t).splitlines())
                  + f"firewall drop udp {UE} 40009 {server.ip} 9\n")
-        extra = [] if nf.endswith("@xdp") else ["--cores", "1"]
+        extra = [] if nf.endswith("@xdp") else ["--cores", str(DUT_CORE)]
         with NfInstance.start(t, nf, mode, t.dut_ifaces, rules=rules_file(rules), extra=extra) as instance:
             assert apps.ping(t.host(0).ns, server.ip, 5) == 5
             web = apps.WebServer(t, server.ns, server.ip, size=256 << 10)
@@ -323,7 +324,7 @@ def test_every_frame_is_accounted_for(mode, rules_file, bare_pair):
     link = bare_pair.links[0]
     sides = on_a_stick(link)
     nf = NfInstance.start(bare_pair, "upf", mode, bare_pair.dut_ifaces, rules=rules_file(upf_sessions.rules(sides, 64)),
-                          extra=[] if mode == "xdp" else ["--cores", "1"])
+                          extra=paths.worker_options(mode))
     classes = ["--class", upf_sessions.uplink_class(sides, 64, 0.4),
                "--class", upf_sessions.uplink_class(sides, 64, 0.2, name="no-session", teid=90000),
                "--class", upf_sessions.downlink_class(64, 0.3),
@@ -353,7 +354,7 @@ def test_the_edge_chain_split_at_every_point_carries_every_frame(nf, mode, rules
              + f"firewall drop udp 203.0.113.1 1 {VIP} {VPORT}\n"
              + "".join(f"lb {line}\n" for line in lb_rules().splitlines()))
     instance = NfInstance.start(bare_pair, nf, mode, bare_pair.dut_ifaces, rules=rules_file(rules),
-                                extra=[] if mode == "xdp" else ["--cores", "1"])
+                                extra=paths.worker_options(mode))
     to_service = upf_sessions.uplink_class(sides, 64, to=VIP, dport=VPORT)
     out = Generator(bare_pair, receive_on=0).run("--count", "4096", "--rate", "100000", "--class", to_service).summary
     assert out["received"] == out["sent"] == 4096, out

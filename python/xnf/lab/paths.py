@@ -85,6 +85,11 @@ def carrying() -> dict[str, Path]:
     return {p.key: p for p in found}
 
 
+def worker_options(mode: str) -> list[str]:
+    """What places a mode's AF_XDP workers on the lab's DUT core (none for a mode without workers)."""
+    return ["--cores", str(DUT_CORE)] if contract.mode(mode)["sockets"] else []
+
+
 def find(key: str) -> Path:
     """A path by key; a bare sending mode ("hybrid") is its default transmit path's."""
     every = carrying()
