@@ -20,6 +20,14 @@ def gen(t: topo.Topology, *args: str) -> dict:
     return Generator(t, receive_on=0).run(*args).summary
 
 
+def wait_until(condition, timeout_s: float = 5.0, what: str = "condition") -> None:
+    """Polls condition() until it holds; fails the test, saying what, if it has not within timeout_s."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"{what}: not reached in {timeout_s} s"
+        time.sleep(0.05)
+
+
 def xdp_attached(ns: str, iface: str) -> bool:
     out = subprocess.run(["ip", "-n", ns, "link", "show", iface], capture_output=True, text=True).stdout
     return "prog/xdp" in out

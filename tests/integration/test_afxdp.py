@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import pytest
 
+from lab_helpers import wait_until
 from packets import arp_request, swap_macs, udp4
 from test_xdp_nfs import FW_RULES, exchange, firewall_traffic
 from xnf import control
+from xnf.lab.cores import DUT_CORE
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.pktio import PacketPort
 from xnf.lab.topology import Topology
-from xnf.lab.cores import DUT_CORE
 
 MODES = ["xdp", "afxdp", "afxdp-sysc", "afxdp-poll", "xdp-sk", "xdp-sk-sysc", "hybrid"]
 USER_SPACE = {"afxdp", "afxdp-sysc", "afxdp-poll"}
@@ -108,15 +109,6 @@ def test_firewall_redirects_between_ports(mode, rules_file, two_port):
     got = exchange(two_port, [f for f, _ in traffic], send_link=0, recv_link=1, expect=len(passing))
     assert sorted(got) == sorted(passing)
     assert nf.stats()["redirect"]["packets"] == len(passing)
-
-
-def wait_until(condition, timeout_s: float = 5.0) -> None:
-    import time
-
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.05)
 
 
 def frames_settled(instance: NfInstance, timeout_s: float = 5.0) -> list[dict]:

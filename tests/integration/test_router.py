@@ -7,7 +7,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Ether
 
-from lab_helpers import assert_rules_rejected, run_xnf
+from lab_helpers import assert_rules_rejected, run_xnf, wait_until
 from differential import XDP_DROP, XDP_PASS, XDP_REDIRECT, run_differential
 from test_xdp_nfs import exchange
 from xnf import control
@@ -111,8 +111,6 @@ def test_router_kernel_and_native_agree(tmp_path):
 def test_fib_kernel_routes_by_the_hosts_table(mode, two_port):
     """--fib kernel: bpf_fib_lookup in XDP and at tc, the rtnetlink mirror in user space; same packets, same
     bytes."""
-    import time
-
     out = two_port.links[1]
     for command in (["sysctl", "-qw", "net.ipv4.conf.all.forwarding=1"],
                     ["ip", "route", "add", "198.18.7.0/24", "via", out.gen_ip, "dev", "dut1"],
@@ -129,18 +127,26 @@ def test_fib_kernel_routes_by_the_hosts_table(mode, two_port):
     counters = control.request_json(nf.name, "stats")["counters"]
     assert (counters["forwarded"], counters["expired_ttl"], counters["no_route"]) == (1, 1, 1)
 
+    def to_kernel() -> int:
+        return control.request_json(nf.name, "stats")["counters"]["to_kernel"]
+
+    def forwarded(frame: bytes) -> bool:
+        return exchange(two_port, [frame], send_link=0, recv_link=1, expect=1) == [
+            expected(frame, out.gen_mac, out.dut_mac)]
+
+    def handed_to_the_stack(frame: bytes) -> bool:
+        before = to_kernel()
+        exchange(two_port, [frame], send_link=0, recv_link=1, expect=1)
+        return to_kernel() > before
+
     # a route the host gains while the router runs (user space sees it at its next refresh, within 1 s)
     two_port.run(two_port.dut_ns, ["ip", "route", "add", "198.18.9.0/24", "via", out.gen_ip, "dev", "dut1"])
-    time.sleep(1.5)
-    later = udp(two_port, "198.18.9.9")
-    assert exchange(two_port, [later], send_link=0, recv_link=1, expect=1) == [
-        expected(later, out.gen_mac, out.dut_mac)]
+    wait_until(lambda: forwarded(udp(two_port, "198.18.9.9")), what="a route the host gained, in use")
 
     # and one it loses: no longer forwarded by the router (left to the stack, which has no route either)
     two_port.run(two_port.dut_ns, ["ip", "route", "del", "198.18.7.0/24"])
-    time.sleep(1.5)
+    wait_until(lambda: handed_to_the_stack(udp(two_port, "198.18.7.5")), what="a route the host lost, left to it")
     assert exchange(two_port, [udp(two_port, "198.18.7.5")], send_link=0, recv_link=1) == []
-    assert control.request_json(nf.name, "stats")["counters"]["to_kernel"] >= 1
 
 
 def test_fib_option_takes_kernel_or_own(pair):

@@ -5,11 +5,11 @@ legitimate class loses nothing, and no frame meets a half-written rule (no abort
 from __future__ import annotations
 
 import threading
-import time
 from contextlib import contextmanager
 
 import pytest
 
+from lab_helpers import wait_until
 from xnf import control
 from xnf.lab import paths
 from xnf.lab.generator import Generator
@@ -56,7 +56,8 @@ def churn_under_traffic(pair: Topology, mode: str) -> None:
         out = Generator(pair, receive_on=0).run(
             "--count", str(FRAMES), "--rate", "100000", "--dst-ip", link.dut_ip,
             "--class", "legit:share=0.5,flows=16", "--class", f"churned:saddr={ATTACKERS}.0/28,share=0.5").summary
-    time.sleep(0.2)  # the last frames leave the workers
+    wait_until(lambda: sum(v["packets"] for v in control.request_json(nf.name, "stats")["verdicts"].values())
+               >= FRAMES, what="a verdict for every frame sent")   # the last frames leave the workers
     stats = control.request_json(nf.name, "stats")
     verdicts = {v: c["packets"] for v, c in stats["verdicts"].items()}
     classes = {c["name"]: c for c in out["classes"]}
