@@ -1,6 +1,8 @@
 """What real applications get through xnf: TCP goodput (iperf3, one stream and eight) and HTTP requests per second
 (wrk against nginx, 16 keep-alive connections) through the router, lb and the NAT, in each data path, beside the
-Linux stack's own forwarding between the same namespaces (and, for the NAT, beside nftables masquerade).
+Linux stack's own forwarding between the same namespaces (and, for the NAT, beside nftables masquerade); and the
+CPU both cores spent per KiB of the one stream (applications, stacks and the path: exact busy time, /proc/stat),
+which the round-to-round spread of one stream's rate does not hide.
 
 Hosts attached as containers are (python/xnf/lab/hosts.py, plain veths: xnf's --peers fix default sets their GRO
 and checksum offload, and puts them back): h0 the client, h1 the server (iperf3, nginx with a 1 KiB file), h2 a
@@ -27,7 +29,7 @@ from pathlib import Path
 
 from xnf.bench.study import Place, RoundsStudy
 from xnf.errors import XnfError
-from xnf.lab import apps, container_nf, paths
+from xnf.lab import apps, container_nf, cpu, paths
 from xnf.lab.rounds import median_ratio, medians
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.hosts import HostsTopology
@@ -49,7 +51,7 @@ def _all_subjects() -> list[str]:
     return [YARDSTICK, NAT_YARDSTICK] + [f"{nf}/{path}" for nf in NFS for path in _paths()]
 
 
-METRICS = ("tcp1_gbit_s", "tcp8_gbit_s", "http_rps")
+METRICS = ("tcp1_gbit_s", "tcp8_gbit_s", "http_rps", "tcp1_cpu_ns_per_kib")
 SMALL_FILE = 1024
 HTTP_CONNECTIONS = 16
 
@@ -76,12 +78,16 @@ def trial(label: str, args: argparse.Namespace, place: Place) -> dict:
     t, seconds = place.lab, args.seconds
     h0, h1 = t.host(0), t.host(1)
     with _carrying(t, label, place.folder) as target:
+        before = cpu.snapshot()
         tcp1 = apps.iperf3(t, h0.ns, h1.ns, h1.ip, seconds=seconds, connect_to=target, core=GEN_CORE)
+        busy = sum(c["busy"] for c in cpu.split(before, cpu.snapshot()).values())
         tcp8 = apps.iperf3(t, h0.ns, h1.ns, h1.ip, seconds=seconds, streams=8, connect_to=target, core=GEN_CORE)
         rps = apps.request_rate(h0.ns, f"http://{target}:{apps.HTTP_PORT}/file", seconds=seconds,
                                 connections=HTTP_CONNECTIONS, core=GEN_CORE)
         errors = sum(apps.checksum_errors(h.ns) for h in t.host_list)
     return {"subject": label, "tcp1_gbit_s": round(tcp1.gbit_s, 3), "tcp1_retransmits": tcp1.retransmits,
+            "tcp1_cpu_ns_per_kib": round(busy * 1e9 / (tcp1.received_bytes / 1024), 1) if tcp1.received_bytes
+            else None,
             "tcp8_gbit_s": round(tcp8.gbit_s, 3), "tcp8_retransmits": tcp8.retransmits, "http_rps": round(rps),
             "checksum_errors": errors}
 
