@@ -331,7 +331,8 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 	const char *run_dir = xnf_run_dir(opt->run_dir);
 	struct xnf_xdp_plan plan = { .datapath = mode->datapath, .chain_split = opt->chain_split, .local = &opt->local,
 				     .offload_table = opt->offload.enabled ? opt->offload.table : 0,
-				     .attach_libxdp = opt->attach == XNF_ATTACH_LIBXDP, .libxdp_priority = opt->priority,
+				     .attach_libxdp = opt->attach == XNF_ATTACH_LIBXDP,
+				     .attach_clsact = opt->attach == XNF_ATTACH_CLSACT, .libxdp_priority = opt->priority,
 				     .journal_dir = run_dir, .held = true, .hook = mode->hook };
 	struct xnf_port ports[XNF_MAX_PORTS];
 	int sig_fd, rc = 1;

@@ -66,7 +66,7 @@ enum xnf_tc_send { XNF_TC_SEND_PEER, XNF_TC_SEND_DEVICE };
 extern const char *const xnf_tc_send_names[];
 
 /* How the program reaches the hook: alone through bpf_links, or in libxdp's dispatcher beside others. */
-enum xnf_attach_via { XNF_ATTACH_LINK, XNF_ATTACH_LIBXDP };
+enum xnf_attach_via { XNF_ATTACH_LINK, XNF_ATTACH_LIBXDP, XNF_ATTACH_CLSACT };
 extern const char *const xnf_attach_names[];
 
 struct instance {

@@ -71,9 +71,11 @@ static const struct xnf_option runtime_options[] = {
 	{ .name = "map-size", .kind = XNF_OPT_CUSTOM, .value = "MAP=N", .repeat = true, .parse = take_map_size,
 	  .help = "give one of the NF's maps N entries (K, M, G: times 1024, 1024^2, 1024^3)" },
 	{ .name = "attach", .kind = XNF_OPT_CHOICE, .value = "VIA", .offset = RUN(attach), .choices = xnf_attach_names,
-	  .help = "link: the program takes the XDP hook alone (a bpf_link: it leaves with the\n"
-		  "process); libxdp: it joins libxdp's dispatcher, in front of or behind other\n"
-		  "programs by --priority (needs bpffs; see docs/operations.md)" },
+	  .help = "link: the program takes the XDP hook alone, or joins the port's TCX chain at\n"
+		  "--mode tc (a bpf_link: it leaves with the process); libxdp: it joins libxdp's\n"
+		  "dispatcher, in front of or behind other programs by --priority (needs bpffs);\n"
+		  "clsact: at --mode tc, a clsact filter, which tc filter show lists (see\n"
+		  "docs/operations.md)" },
 	{ .name = "priority", .kind = XNF_OPT_UINT, .value = "N", .offset = RUN(priority), .min = 0, .max = 1000,
 	  .help = "--attach libxdp: the run priority, lower runs first; the next program runs\n"
 		  "when this one passes a frame (XDP_PASS)" },
@@ -174,7 +176,8 @@ static const struct run_options defaults = {
 	.attach = XNF_ATTACH_LINK, .priority = XNF_LIBXDP_DEFAULT_PRIORITY,
 };
 
-const char *const xnf_attach_names[] = { "link", "libxdp", NULL };
+const char *const xnf_attach_names[] = { [XNF_ATTACH_LINK] = "link", [XNF_ATTACH_LIBXDP] = "libxdp",
+					 [XNF_ATTACH_CLSACT] = "clsact", NULL };
 const char *const xnf_tc_send_names[] = { [XNF_TC_SEND_PEER] = "peer", [XNF_TC_SEND_DEVICE] = "device", NULL };
 
 /* The runtime's options and the NF's own, in one table; the NF's take their values as rule lines. */
@@ -450,6 +453,11 @@ static int check_run_options(struct run_options *opt, const struct xnf_option *t
 			  "beside other programs already");
 		return -1;
 	}
+	if (opt->mode->hook != XNF_AT_TC && opt->attach == XNF_ATTACH_CLSACT) {
+		xnf_error("--attach clsact puts the program in a tc filter: it is for --mode tc, not --mode %s",
+			  opt->mode->name);
+		return -1;
+	}
 	if ((opt->local.queues || opt->local.nports) && opt->mode->datapath != XNF_DATAPATH_USER) {
 		xnf_error("--local is for the modes whose NF runs in user space (%s): in --mode %s the NF runs in the "
 			  "kernel, where its own PASS verdict reaches the local stack", xnf_user_space_modes(),
@@ -718,9 +726,9 @@ static int cmd_describe(int argc, char **argv)
 	describe_strings(capture_side_names, (size_t)-1);
 	printf(", \"limits\": {\"ports\": %d, \"queues\": %d, \"workers\": %d, \"nf_counters\": %d, "
 	       "\"chain_members\": %d, \"map_sizes\": %d, \"rule_text\": %d, \"rule_line\": %d, "
-	       "\"control_request\": %d}}\n",
+	       "\"control_request\": %d, \"name\": %d}}\n",
 	       XNF_MAX_PORTS, XNF_MAX_QUEUES, XNF_MAX_WORKERS, XNF_MAX_NF_COUNTERS, XNF_CHAIN_MAX_MEMBERS,
-	       XNF_MAX_MAP_SIZES, XNF_RULE_MAX_TEXT, XNF_RULE_MAX_LINE, XNF_CONTROL_REQUEST_MAX);
+	       XNF_MAX_MAP_SIZES, XNF_RULE_MAX_TEXT, XNF_RULE_MAX_LINE, XNF_CONTROL_REQUEST_MAX, XNF_MAX_NAME);
 	return 0;
 }
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The tc build at each port's ingress. TCX (Linux 6.6) attaches it through a bpf_link, which goes away with the
- * process however it ends, beside whatever other programs the port runs there. A kernel without TCX gets a clsact
- * qdisc filter instead: that one outlives the process, so it is taken off here, and a killed instance leaves it
- * behind (tc filter del dev PORT ingress removes it).
+ * process however it ends, beside whatever other programs the port runs there. A kernel without TCX, or
+ * --attach clsact (where tc filter show must list it: iproute2 before 6.6 does not show TCX), gets a clsact qdisc
+ * filter instead: that one outlives the process, so it is taken off here, and a killed instance leaves it behind
+ * (tc filter del dev PORT ingress removes it).
  */
 #include <xnf/runtime/xdp_instance.h>
 #include <xnf/runtime/xdp_attach.h>
@@ -59,13 +60,14 @@ int xnf_tc_attach_ports(struct xnf_xdp_instance *x)
 {
 	for (__u32 i = 0; i < x->nports; i++) {
 		const struct xnf_port *port = &x->ports[i];
-		int fd = bpf_link_create(x->prog_fd, port->ifindex, XNF_BPF_TCX_INGRESS, NULL);
+		int fd = x->attach_clsact ? -EOPNOTSUPP : bpf_link_create(x->prog_fd, port->ifindex, XNF_BPF_TCX_INGRESS,
+									 NULL);
 
 		if (fd >= 0) {
 			x->link_fds[i] = fd;
 			continue;
 		}
-		/* A kernel without TCX refuses the attach type itself. */
+		/* A kernel without TCX refuses the attach type itself; --attach clsact asks for the filter. */
 		if ((fd == -EINVAL || fd == -EOPNOTSUPP) && (fd = attach_clsact(x->prog_fd, port)) == 0) {
 			x->tc_clsact[i] = true;
 			continue;

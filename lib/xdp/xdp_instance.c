@@ -219,6 +219,7 @@ int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32
 		cfg.ifindex[i] = (__u32)ports[i].ifindex;
 	x->cfg = cfg;
 	x->attach_libxdp = plan->attach_libxdp;
+	x->attach_clsact = plan->attach_clsact;
 	x->libxdp_priority = plan->libxdp_priority;
 	x->journal_dir = plan->journal_dir;
 	x->hook = plan->hook;

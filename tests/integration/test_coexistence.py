@@ -202,6 +202,31 @@ def test_ps_lists_the_other_programs_at_a_tc_instances_ingress(pair):
     assert first.stop() == 0
 
 
+def test_a_tc_instance_as_a_clsact_filter_carries_frames_and_goes_with_its_stop(pair):
+    """--attach clsact: where tc filter show must list the program (iproute2 6.1 shows no TCX), a clsact filter
+    instead of a TCX link; taken off at the stop; a killed instance's is named, with its fix, by the next start."""
+    port = pair.links[0].dut_if
+
+    def filters() -> str:
+        return subprocess.run(["ip", "netns", "exec", pair.dut_ns, "tc", "filter", "show", "dev", port, "ingress"],
+                              capture_output=True, text=True).stdout
+
+    nf = NfInstance.start(pair, "macswap", "tc", [port], extra=["--attach", "clsact"])
+    assert "xnf_tc_main" in filters()
+    [own] = control.request_json(nf.name, "info")["ports"][0]["tc_ingress"] or [None]    # no TCX link
+    assert own is None
+    send(pair)
+    assert nf.stats()["tx"]["packets"] == FRAMES                        # every frame swapped and sent back
+    assert nf.stop() == 0 and "xnf_tc_main" not in filters()
+    killed = NfInstance.start(pair, "macswap", "tc", [port], extra=["--attach", "clsact"])
+    killed.stop(signal.SIGKILL)
+    again = run_xnf(["run", "macswap", "--mode", "tc", "--iface", port, "--attach", "clsact"], ns=pair.dut_ns)
+    assert again.returncode != 0 and f"tc filter del dev {port} ingress" in again.stderr
+    subprocess.run(["ip", "netns", "exec", pair.dut_ns, "tc", "filter", "del", "dev", port, "ingress"], check=True)
+    wrong = run_xnf(["run", "macswap", "--mode", "xdp", "--iface", port, "--attach", "clsact"], ns=pair.dut_ns)
+    assert wrong.returncode != 0 and "--attach clsact puts the program in a tc filter" in wrong.stderr
+
+
 def test_pins_a_killed_instance_left_are_cleared_by_the_next_and_a_live_ones_kept(bpffs, two_port):
     pins = bpffs / "edge-fw"
     first = NfInstance.start(two_port, "firewall", "xdp", ["dut0"], extra=["--pin", str(pins)])

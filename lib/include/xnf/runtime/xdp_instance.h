@@ -33,6 +33,7 @@ struct xnf_xdp_instance {
 	bool tc_clsact[XNF_MAX_PORTS]; /* tc without TCX: attached as a clsact filter, removed by hand */
 	struct xnf_config cfg;       /* what the program's .rodata says: the same for every copy of it */
 	bool attach_libxdp;          /* --attach libxdp */
+	bool attach_clsact;          /* --attach clsact */
 	unsigned libxdp_priority;    /* its run priority in the dispatcher: lower runs first */
 	const char *journal_dir;     /* where a libxdp attachment is written down (the run directory) */
 	struct xnf_libxdp *libxdp;   /* the attachments, while attached through libxdp */
@@ -55,6 +56,7 @@ struct xnf_xdp_plan {
 	const struct xnf_local_dispatch *local;   /* the dispatcher (--local), or NULL */
 	__u32 offload_table;                      /* --offload-drops: the pre-filter's rules; 0: off */
 	bool attach_libxdp;                       /* --attach libxdp, at --priority */
+	bool attach_clsact;                       /* --attach clsact: tc through a clsact filter, not TCX */
 	unsigned libxdp_priority;
 	const char *journal_dir;                  /* the run directory */
 	bool held;                                /* frames dropped as not_ready until xnf_xdp_put_in_force */
