@@ -255,6 +255,8 @@ install-files: all
 	install -m 644 mk/nf.mk lib/xdp/skel_glue.c $(INSTALL_TO)/share/xnf/
 	install -m 644 lib/include/xnf/runtime/embedded.h $(INSTALL_TO)/share/xnf/include/xnf/runtime/
 	install -m 755 scripts/check-sdk-line $(INSTALL_TO)/share/xnf/
+	install -d $(INSTALL_TO)/share/xnf/systemd
+	install -m 644 deploy/systemd/xnf.service deploy/systemd/xnf.toml $(INSTALL_TO)/share/xnf/systemd/
 	install -m 755 $(TOOLS) $(foreach n,$(SHIPPED_NFS),$(BUILD)/bin/xnf-$(n)) $(INSTALL_TO)/bin/
 	printf '%s\n' $(SHIPPED_NFS) > $(INSTALL_TO)/share/xnf/nfs
 	sed -e 's|@VERSION@|$(VERSION)|' mk/xnf.pc.in > $(INSTALL_TO)/lib/pkgconfig/xnf.pc

@@ -1,5 +1,7 @@
 #!/bin/sh
-# Runs one xnf NF as the container's environment (or /etc/xnf/xnf.env, a Kubernetes ConfigMap) says:
+# Runs the instances of a configuration file (XNF_CONFIG, default /etc/xnf/xnf.toml when it is there: the same
+# file `xnf apply` and the systemd unit take, docs/operations.md) under `xnf daemon`; or else one xnf NF as the
+# container's environment (or /etc/xnf/xnf.env, a Kubernetes ConfigMap) says:
 #   XNF_NF       the NF (firewall, lb, router, ... or chain:a,b)                      required
 #   XNF_MODE     where it runs (xdp, afxdp, hybrid, ...)                               default xdp
 #   XNF_IFACE    its interfaces, separated by spaces or commas                         required
@@ -11,6 +13,10 @@ set -eu
 [ -f /etc/xnf/xnf.env ] && . /etc/xnf/xnf.env
 if [ "${1:-}" = exporter ]; then
     exec python3 -m xnf exporter --listen "${XNF_METRICS_LISTEN:-0.0.0.0:9417}"
+fi
+config="${XNF_CONFIG:-/etc/xnf/xnf.toml}"
+if [ -n "${XNF_CONFIG:-}" ] || [ -f "$config" ]; then
+    exec python3 -m xnf daemon "$config"
 fi
 : "${XNF_NF:?set XNF_NF to the NF to run (xnf list names them)}"
 : "${XNF_IFACE:?set XNF_IFACE to the interface(s) the NF runs on}"

@@ -295,6 +295,31 @@ def _rules_everywhere(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_apply(args: argparse.Namespace) -> int:
+    """Makes the running instances match the file (python/xnf/service/apply.py)."""
+    from xnf.service import apply as applying
+    from xnf.service import config
+
+    wanted = config.load(args.file)
+    steps = applying.plan(wanted)
+    if args.check:
+        for step in steps:
+            print(f"would: {step.said()}" if step.action != "keep" else step.said())
+        return 0
+    _require_root("xnf apply")
+    for line in applying.carry_out(wanted, steps):
+        print(line)
+    return 0
+
+
+def cmd_daemon(args: argparse.Namespace) -> int:
+    """The file's instances kept running, as a systemd service (python/xnf/service/daemon.py)."""
+    from xnf.service import daemon
+
+    _require_root("xnf daemon")
+    return daemon.run(args.file)
+
+
 def cmd_ps(args: argparse.Namespace) -> int:
     from xnf import attached
 
@@ -655,6 +680,17 @@ def make_parser() -> argparse.ArgumentParser:
     rules.add_argument("--all", dest="all_of", metavar="NF", help="add or del on every running instance of NF (the "
                        "nodes of a deployment), one after the other")
     rules.set_defaults(func=cmd_rules)
+
+    apply_cmd = sub.add_parser("apply", help="make the running instances match a configuration file: start, stop, "
+                               "change rules in place, restart what cannot change in place (docs/operations.md)")
+    apply_cmd.add_argument("file", help="the configuration (TOML: [instance.NAME] tables)")
+    apply_cmd.add_argument("--check", action="store_true", help="check the file and say what would change, "
+                           "changing nothing")
+    apply_cmd.set_defaults(func=cmd_apply)
+    daemon_cmd = sub.add_parser("daemon", help="keep a configuration file's instances running, as a systemd service "
+                                "(Type=notify; SIGHUP applies the file again; deploy/systemd/xnf.service)")
+    daemon_cmd.add_argument("file", help="the configuration (TOML: [instance.NAME] tables)")
+    daemon_cmd.set_defaults(func=cmd_daemon)
 
     ps = sub.add_parser("ps", help="running NF instances")
     ps.add_argument("--json", action="store_true", help="machine-readable output")

@@ -70,6 +70,27 @@ def test_the_image_runs_an_nf_from_its_environment_over_a_veth_pair(image, tmp_p
     assert not xdp_attached(bare_pair.dut_ns, "dut0")
 
 
+def test_the_image_runs_the_instances_of_a_configuration_file(image, tmp_path, bare_pair):
+    """The file `xnf apply` and the systemd unit take, mounted at /etc/xnf/xnf.toml: xnf daemon runs it."""
+    run_dir, etc = tmp_path / "run", tmp_path / "etc"
+    run_dir.mkdir()
+    etc.mkdir()
+    (etc / "xnf.toml").write_text('[instance.edge]\nnf = "macswap"\nmode = "xdp"\nifaces = ["dut0"]\n')
+    container = f"xnf-test-config-{os.getpid()}"
+    bare_pair.on_teardown(lambda: subprocess.run(["podman", "rm", "-f", container], capture_output=True))
+    started = subprocess.run([*PODMAN_RUN, "-d", "--rm", "--name", container, "--privileged",
+                              "--network", f"ns:/var/run/netns/{bare_pair.dut_ns}", "-v", f"{run_dir}:/run/xnf",
+                              "-v", f"{etc}:/etc/xnf:ro", image], capture_output=True, text=True, timeout=60)
+    assert started.returncode == 0, started.stderr
+    wait_for("edge", str(run_dir), container)
+    out = Generator(bare_pair, receive_on=0).run("--count", str(FRAMES), "--rate", "100000").summary
+    assert out["received"] == FRAMES
+    stopped = subprocess.run(["podman", "stop", "-t", "30", container], capture_output=True, text=True,
+                             timeout=90)
+    assert stopped.returncode == 0, stopped.stderr
+    assert not xdp_attached(bare_pair.dut_ns, "dut0")
+
+
 def test_the_image_says_what_it_needs(image):
     missing = subprocess.run([*PODMAN_RUN, "--rm", image], capture_output=True, text=True, timeout=60)
     assert missing.returncode != 0 and "set XNF_NF" in missing.stderr

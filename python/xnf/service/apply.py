@@ -1,0 +1,249 @@
+"""`xnf apply FILE`: makes the instances that run match the file (python/xnf/service/config.py) and says what it
+changed. What it applied is written down in the run directory (applied.json, and each instance's rules as applied
+in applied/NAME.rules), so that the next apply knows which instances are the file's:
+
+  - an instance the file names and nothing runs under that name: started, detached, its output in NAME.log; ready
+    when its control socket answers (the socket comes last, after its rules are in force);
+  - one whose rules alone changed: the rules changed in place through its control socket (the lines added, then
+    the lines gone deleted, then the added ones given again, so that a rule that replaced one with the same key
+    stays), no restart;
+  - one whose NF, mode, interfaces, options or pin changed: stopped and started again (a mode cannot change in
+    place: its state goes with it);
+  - one the last apply started that the file no longer names: stopped;
+  - one that runs under a name of the file but was not started by apply: refused before anything changes.
+
+Nothing is touched until the whole file is valid and the plan holds; a start that fails stops the apply there,
+with the instance's own words from its log, and what was done before it is said.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from xnf import control, process_id, programs
+from xnf.errors import XnfError
+from xnf.service.config import Config, InstanceSpec
+
+STATE_FILE = "applied.json"
+RULES_FOLDER = "applied"
+READY_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 15.0
+LOG_TAIL = 1200
+
+
+@dataclass
+class Step:
+    name: str
+    action: str              # start, stop, restart, rules, keep
+    why: str = ""
+    spec: InstanceSpec | None = None
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+    def said(self) -> str:
+        if self.action == "rules":
+            return f"{self.name}: rules changed in place ({len(self.added)} added, {len(self.removed)} removed)"
+        if self.action == "keep":
+            return f"{self.name}: unchanged"
+        return f"{self.name}: {self.action}" + (f" ({self.why})" if self.why else "")
+
+
+def _state_path() -> Path:
+    return control.run_dir() / STATE_FILE
+
+
+def applied() -> dict[str, dict]:
+    """What the last apply started and left running: name -> its spec, pid and start time."""
+    try:
+        return json.loads(_state_path().read_text())["instances"]
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+def _write_state(instances: dict[str, dict], config_path: Path) -> None:
+    path = _state_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"config": str(config_path), "instances": instances}, indent=1) + "\n")
+    os.chmod(tmp, 0o600)
+    tmp.replace(path)
+
+
+def rule_lines(text: str | None) -> list[str]:
+    """A rules text's rules, as the NFs read them: a line each, blank lines and comments left out."""
+    lines = []
+    for line in (text or "").splitlines():
+        line = line.strip()
+        if line and not line.startswith("#") and line not in lines:
+            lines.append(line)
+    return lines
+
+
+def _running() -> dict[str, control.Listed]:
+    return {item.name: item for item in control.listing(remove_stale=True)}
+
+
+def _diff_step(name: str, spec: InstanceSpec, before: InstanceSpec) -> Step:
+    if spec == before:
+        return Step(name, "keep", spec=spec)
+    if spec.same_but_rules(before):
+        old, new = rule_lines(before.rules), rule_lines(spec.rules)
+        return Step(name, "rules", spec=spec, added=[r for r in new if r not in old],
+                    removed=[r for r in old if r not in new])
+    changed = [key for key in ("nf", "mode", "ifaces", "options", "pin")
+               if getattr(spec, key) != getattr(before, key)]
+    return Step(name, "restart", f"{', '.join(changed)} changed: cannot change in place", spec)
+
+
+def plan(config: Config) -> list[Step]:
+    """What apply would do, in order: stops first (an interface may move between instances), then the rest."""
+    running, done = _running(), applied()
+    steps = []
+    for name, record in done.items():
+        if name not in config.instances and name in running:
+            steps.append(Step(name, "stop", "no longer in the file"))
+    for name, spec in config.instances.items():
+        if name in running and name not in done:
+            pid = running[name].owner.pid if running[name].owner else "?"
+            raise XnfError(f"an instance named {name} runs (pid {pid}) that xnf apply did not start: stop it, or name "
+                           f"the file's [instance.{name}] otherwise; nothing was changed")
+        if name not in running:
+            why = "was applied, no longer runs" if name in done else ""
+            steps.append(Step(name, "start", why, spec))
+        else:
+            steps.append(_diff_step(name, spec, InstanceSpec.from_dict(done[name]["spec"])))
+    return steps
+
+
+def _rules_file(spec: InstanceSpec) -> str | None:
+    if spec.rules is None:
+        return None
+    folder = control.run_dir() / RULES_FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{spec.name}.rules"
+    path.write_text(spec.rules)
+    os.chmod(path, 0o600)
+    return str(path)
+
+
+def _log_tail(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")[-LOG_TAIL:].strip()
+    except OSError:
+        return ""
+
+
+def start(spec: InstanceSpec) -> subprocess.Popen:
+    """The instance started in a session of its own (it outlives apply), once its control socket answers."""
+    binary = programs.nf_binary(spec.nf)
+    argv = [str(binary), "run", *spec.run_options(_rules_file(spec))]
+    log_path = control.run_dir() / f"{spec.name}.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        log.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} {' '.join(argv)}\n".encode())
+        log.flush()
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise XnfError(f"{spec.name} did not start (exit {process.returncode}): {_log_tail(log_path)}")
+        try:
+            control.request(spec.name, "info", timeout_s=1.0)
+            return process
+        except XnfError:
+            time.sleep(0.05)
+    process.kill()
+    process.wait()
+    raise XnfError(f"{spec.name} did not answer on its control socket within {READY_TIMEOUT_S:.0f} s: "
+                   f"{_log_tail(log_path)}")
+
+
+def _alive(pid: int, process: subprocess.Popen | None) -> bool:
+    """Whether it still runs (a zombie another process has not reaped has run its last line)."""
+    if process is not None:
+        return process.poll() is None
+    fields = process_id.stat_fields(str(pid))
+    return bool(fields) and fields[0] not in process_id.EXITED
+
+
+def stop(name: str, process: subprocess.Popen | None = None) -> None:
+    """SIGTERM, as Ctrl-C does: the instance takes its programs off and puts its ports back; SIGKILL if it has not
+    gone within STOP_TIMEOUT_S (then said)."""
+    record = control.owner(name)
+    pid = process.pid if process else record.pid if record else None
+    if pid is None:
+        return
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    while _alive(pid, process):
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            if process:
+                process.wait()
+            control.remove_records(name)
+            raise XnfError(f"{name} did not stop within {STOP_TIMEOUT_S:.0f} s of SIGTERM: killed (a killed instance "
+                           "may leave its programs attached: docs/robustness.md)")
+        time.sleep(0.05)
+
+
+def change_rules(step: Step) -> None:
+    """The step's rules added, the gone ones deleted, the added ones given again (an NF takes a rule it holds
+    again as the same rule): in force without a restart. Not atomic: a rule that replaced one with the same key
+    (a route to a new next hop) is missing between the old one's delete and its second add."""
+    for verb, lines in (("add", step.added), ("del", step.removed), ("add", step.added)):
+        for line in lines:
+            try:
+                control.request(step.name, f"rules {verb} {line}")
+            except XnfError as err:
+                raise XnfError(f"{step.name}: rules {verb} {line}: {err}") from None
+
+
+def carry_out(config: Config, steps: list[Step], children: dict[str, subprocess.Popen] | None = None) -> list[str]:
+    """The plan done, step by step, with what it did said; the state written after every step, so that a failure
+    leaves it true. children: the daemon's handles on the processes it started (kept to reap them)."""
+    children = children if children is not None else {}
+    done = applied()
+    said = []
+    try:
+        for step in steps:
+            if step.action in ("stop", "restart"):
+                stop(step.name, children.pop(step.name, None))
+                done.pop(step.name, None)
+                _write_state(done, config.path)
+            if step.action in ("start", "restart"):
+                children[step.name] = start(step.spec)
+                done[step.name] = {"spec": step.spec.as_dict(), "pid": children[step.name].pid}
+            elif step.action == "rules":
+                change_rules(step)
+                _rules_file(step.spec)
+                done[step.name]["spec"] = step.spec.as_dict()
+            _write_state(done, config.path)
+            said.append(step.said())
+    except XnfError as err:
+        raise XnfError("; ".join(said + [str(err)])) from None
+    return said
+
+
+def apply(config: Config, children: dict[str, subprocess.Popen] | None = None) -> list[str]:
+    return carry_out(config, plan(config), children)
+
+
+def stop_all(children: dict[str, subprocess.Popen] | None = None) -> list[str]:
+    """Every instance the last apply started, stopped (xnf daemon's stop)."""
+    children = children if children is not None else {}
+    done, said = applied(), []
+    for name in list(done):
+        stop(name, children.pop(name, None))
+        said.append(f"{name}: stopped")
+    _write_state({}, Path(""))
+    return said

@@ -1,0 +1,201 @@
+"""xnf as a service: `xnf apply FILE` makes the running instances match a configuration file, and `xnf daemon FILE`
+keeps them running under systemd's protocol (a harness here plays systemd: it reads sd_notify's datagrams and sends
+the signals systemctl would). Real instances on real veths, traffic through them."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lab_helpers import run_xnf, wait_until, xdp_attached
+from xnf import control
+from xnf.build import REPO_ROOT
+from xnf.lab import apps
+from xnf.lab.hosts import HostsTopology
+from xnf.lab.nf_process import NfInstance
+
+UNIT = REPO_ROOT / "deploy" / "systemd" / "xnf.service"
+
+
+@pytest.fixture
+def run_dir(tmp_path, monkeypatch):
+    """A run directory of the test's own: its instances, its applied.json."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    monkeypatch.setenv("XNF_RUN_DIR", str(folder))
+    return folder
+
+
+def router_file(path: Path, t: HostsTopology, mode: str = "xdp", rules: str | None = None,
+                extra: str = "") -> Path:
+    rules = t.router_rules() if rules is None else rules
+    path.write_text(f'[instance.edge]\nnf = "router"\nmode = "{mode}"\nifaces = {json.dumps(t.dut_ifaces)}\n'
+                    f'rules_text = """\n{rules}"""\n{extra}')
+    return path
+
+
+def apply(t: HostsTopology, path: Path, *more: str):
+    return run_xnf(["apply", str(path), *more], ns=t.dut_ns, timeout=120)
+
+
+def pid_of(name: str) -> int:
+    return control.request_json(name, "info")["pid"]
+
+
+def test_apply_starts_changes_in_place_restarts_and_stops_what_the_file_says(run_dir, tmp_path):
+    with HostsTopology(hosts=2) as t:
+        path = router_file(tmp_path / "xnf.toml", t)
+        first = apply(t, path)
+        assert first.returncode == 0, first.stderr
+        assert first.stdout.splitlines() == ["edge: start"]
+        assert apps.ping(t.host(0).ns, t.host(1).ip, 3) == 3
+        started = pid_of("edge")
+        again = apply(t, path)
+        assert again.stdout.splitlines() == ["edge: unchanged"] and pid_of("edge") == started
+
+        # the rules alone: changed in place, the same process
+        fewer = "".join(line + "\n" for line in t.router_rules().splitlines() if not line.startswith("route 2001:2:0:1::/64"))
+        router_file(path, t, rules=fewer)
+        checked = apply(t, path, "--check")
+        assert checked.stdout.splitlines() == ["would: edge: rules changed in place (0 added, 1 removed)"]
+        assert "2001:2:0:1::/64" in control.request("edge", "rules list")      # --check changed nothing
+        changed = apply(t, path)
+        assert changed.stdout.splitlines() == ["edge: rules changed in place (0 added, 1 removed)"], changed.stderr
+        assert pid_of("edge") == started and "2001:2:0:1::/64" not in control.request("edge", "rules list")
+
+        # the mode: a restart, said with why
+        router_file(path, t, mode="tc", rules=fewer)
+        moved = apply(t, path)
+        assert moved.stdout.splitlines() == ["edge: restart (mode changed: cannot change in place)"], moved.stderr
+        assert control.request_json("edge", "info")["mode"] == "tc" and pid_of("edge") != started
+        assert not xdp_attached(t.dut_ns, "dut0")
+        assert apps.ping(t.host(0).ns, t.host(1).ip, 3) == 3
+
+        # an instance the file names that apply did not start: refused, nothing changed
+        foreign = NfInstance.start(t, "macswap", "xdp", [t.dut_ifaces[0]], name="other")
+        path.write_text(path.read_text() + '[instance.other]\nnf = "macswap"\nmode = "xdp"\nifaces = ["dut9"]\n')
+        refused = apply(t, path)
+        assert refused.returncode == 1 and "that xnf apply did not start" in refused.stderr
+        assert "Traceback" not in refused.stderr and control.request_json("edge", "info")["mode"] == "tc"
+        assert foreign.stop() == 0
+
+        # gone from the file: stopped
+        path.write_text("")
+        emptied = apply(t, path)
+        assert emptied.stdout.splitlines() == ["edge: stop (no longer in the file)"], emptied.stderr
+        assert "edge" not in control.instances()
+
+
+def test_a_file_that_does_not_hold_changes_nothing(run_dir, tmp_path):
+    with HostsTopology(hosts=2) as t:
+        path = router_file(tmp_path / "xnf.toml", t)
+        assert apply(t, path).returncode == 0
+        started = pid_of("edge")
+        path.write_text(path.read_text().replace('mode = "xdp"', 'mode = "xdpp"'))
+        bad = apply(t, path)
+        assert bad.returncode == 1 and f"{path}:3: unknown mode 'xdpp'" in bad.stderr
+        broken_rules = router_file(path, t, rules="route 198.18.1.0/33 via 02:00:00:00:00:01 port 1\n")
+        bad_rules = apply(t, broken_rules)
+        assert bad_rules.returncode == 1 and "edge: rules add route 198.18.1.0/33" in bad_rules.stderr
+        assert pid_of("edge") == started
+        path.write_text("")
+        assert apply(t, path).returncode == 0
+
+
+class Systemd:
+    """What systemd does for a Type=notify unit, in a test: a socket for sd_notify's datagrams, the service's
+    process, the signals of systemctl."""
+
+    def __init__(self, folder: Path, ns: str, argv: list[str], watchdog_usec: int):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.path = folder / "notify.sock"
+        self.sock.bind(str(self.path))
+        env = dict(os.environ, NOTIFY_SOCKET=str(self.path), WATCHDOG_USEC=str(watchdog_usec),
+                   PYTHONPATH=str(REPO_ROOT / "python"))
+        self.process = subprocess.Popen(["ip", "netns", "exec", ns, *argv], env=env, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True)
+
+    def expect(self, wanted: str, timeout_s: float = 90.0) -> dict[str, str]:
+        """The next message that sets wanted (KEY=VALUE), as a dict; fails on a timeout or the process's end."""
+        self.sock.settimeout(timeout_s)
+        while True:
+            try:
+                data = self.sock.recv(4096).decode()
+            except socket.timeout:
+                out, err = self.process.communicate(timeout=5) if self.process.poll() is not None else ("", "")
+                raise AssertionError(f"no {wanted} in {timeout_s} s: {err[-800:]}") from None
+            fields = dict(line.split("=", 1) for line in data.splitlines() if "=" in line)
+            if wanted in (f"{k}={v}" for k, v in fields.items()):
+                return fields
+
+    def close(self):
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.communicate()
+        self.sock.close()
+
+
+def test_the_daemon_speaks_sd_notify_reloads_revives_and_stops(run_dir, tmp_path):
+    with HostsTopology(hosts=2) as t:
+        path = router_file(tmp_path / "xnf.toml", t)
+        unit = Systemd(tmp_path, t.dut_ns, [sys.executable, "-m", "xnf", "daemon", str(path)], 1_000_000)
+        try:
+            ready = unit.expect("READY=1")
+            assert ready["STATUS"] == "1 instance(s) running: edge"
+            assert apps.ping(t.host(0).ns, t.host(1).ip, 3) == 3
+            unit.expect("WATCHDOG=1", timeout_s=5)
+
+            # systemctl reload: the file again, its new rule in force
+            router_file(path, t, rules=t.router_rules() + "route 198.18.77.0/24 via 02:00:00:00:00:77 port 1\n")
+            unit.process.send_signal(signal.SIGHUP)
+            unit.expect("RELOADING=1")
+            unit.expect("READY=1")
+            assert "198.18.77.0/24" in control.request("edge", "rules list")
+
+            # a file that does not hold: said, and what runs keeps running
+            path.write_text(path.read_text().replace('mode = "xdp"', 'mode = "nope"'))
+            unit.process.send_signal(signal.SIGHUP)
+            unit.expect("RELOADING=1")
+            after = unit.expect("READY=1")
+            assert "not applied" in after["STATUS"] and "unknown mode 'nope'" in after["STATUS"]
+            assert apps.ping(t.host(0).ns, t.host(1).ip, 3) == 3
+
+            # an instance that dies is started again
+            killed = pid_of("edge")
+            os.kill(killed, signal.SIGKILL)
+            wait_until(lambda: "edge" in control.instances() and pid_of("edge") != killed, timeout_s=30,
+                       what="the killed instance started again")
+            assert apps.ping(t.host(0).ns, t.host(1).ip, 3) == 3
+
+            # systemctl stop: every instance stopped cleanly, exit 0
+            unit.process.send_signal(signal.SIGTERM)
+            unit.expect("STOPPING=1")
+            assert unit.process.wait(timeout=60) == 0
+            assert control.instances() == [] and not xdp_attached(t.dut_ns, "dut0")
+        finally:
+            unit.close()
+
+
+def test_the_shipped_unit_verifies(tmp_path):
+    """systemd-analyze verify on deploy/systemd/xnf.service, its commands pointed at this machine's xnf; it warns
+    on stderr (and exits 0) for a line it ignores, so nothing may be said."""
+    if not shutil.which("systemd-analyze"):
+        pytest.skip("systemd-analyze is not installed")
+    xnf = shutil.which("xnf")
+    assert xnf, "the xnf command is installed by scripts/setup.sh"
+    unit = tmp_path / "xnf.service"
+    unit.write_text(UNIT.read_text().replace("/usr/local/bin/xnf", xnf))
+    verified = subprocess.run(["systemd-analyze", "verify", "--man=no", str(unit)], capture_output=True, text=True)
+    assert verified.returncode == 0 and verified.stderr == "", verified.stderr
+    broken = tmp_path / "broken.service"
+    broken.write_text(unit.read_text().replace("Type=notify", "Type=notfy"))
+    assert "notfy" in subprocess.run(["systemd-analyze", "verify", "--man=no", str(broken)], capture_output=True,
+                                     text=True).stderr
