@@ -303,8 +303,17 @@ static void print_ready(const struct instance *in)
 			       xnf_tx_path_name(xnf_afxdp_tx_path(in->afxdp, i)));
 		printf(")");
 	}
+	if (in->xdp.adopted)
+		printf("; took over the program, rules and sessions kept in %s", in->opt->state_dir);
 	printf("; control socket %s; Ctrl-C stops it\n", in->control.path);
 	fflush(stdout);
+}
+
+/* Once attached under --state, the links are kept: whatever happens next, the stop leaves the program on. */
+static int note_state_kept(struct instance *in)
+{
+	in->state_kept = in->opt->state_dir != NULL;
+	return 0;
 }
 
 static void tear_down(struct instance *in)
@@ -322,6 +331,14 @@ static void tear_down(struct instance *in)
 	xnf_control_close(&in->control);
 	xnf_rules_free_file(in->rules);
 	in->rules = NULL;
+	if (in->opt->state_dir && in->xdp.state_dir[0] && in->state_kept) {
+		port_guard_leave(&in->ports);
+		printf("xnf: %s stays attached with its maps in %s: the next start with --state %s takes it over; "
+		       "rm -r %s takes it off\n", xnf_nf_name, in->opt->state_dir, in->opt->state_dir,
+		       in->opt->state_dir);
+		fflush(stdout);
+		return;
+	}
 	port_guard_stop(&in->ports);
 }
 
@@ -333,7 +350,8 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 				     .offload_table = opt->offload.enabled ? opt->offload.table : 0,
 				     .attach_libxdp = opt->attach == XNF_ATTACH_LIBXDP,
 				     .attach_clsact = opt->attach == XNF_ATTACH_CLSACT, .libxdp_priority = opt->priority,
-				     .journal_dir = run_dir, .held = true, .hook = mode->hook };
+				     .journal_dir = run_dir, .held = true, .hook = mode->hook,
+				     .state_dir = opt->state_dir };
 	struct xnf_port ports[XNF_MAX_PORTS];
 	int sig_fd, rc = 1;
 
@@ -366,7 +384,7 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 	if (prepare_native_side(&in, ports, opt->nifaces) ||
 	    xnf_xdp_load(&in.xdp, ports, opt->nifaces, mode->generic, &plan, opt->map_sizes, opt->nmap_sizes) ||
 	    (opt->pin_dir && xnf_xdp_pin_maps(&in.xdp, opt->pin_dir)) || arm_checksum_finishing(&in) ||
-	    xnf_xdp_attach(&in.xdp) || load_rules(&in) || apply_option_rules(&in) || run_start_step(&in) ||
+	    xnf_xdp_attach(&in.xdp) || note_state_kept(&in) || load_rules(&in) || apply_option_rules(&in) || run_start_step(&in) ||
 	    start_sockets(&in) || start_offload(&in))
 		goto out;
 	watch_egress(&in);

@@ -57,6 +57,7 @@ struct run_options {
 	int attach;                       /* --attach: enum xnf_attach_via */
 	__u32 priority;                   /* --priority: the run priority in libxdp's dispatcher */
 	const char *pin_dir;              /* --pin: where the maps are pinned while it runs, or NULL */
+	const char *state_dir;            /* --state: where the kernel path is kept across restarts, or NULL */
 	int peers;                        /* --peers: enum xnf_peers_policy */
 	int tc_send;                      /* --tc-send: enum xnf_tc_send */
 };
@@ -78,6 +79,7 @@ struct instance {
 	struct xnf_rules_file *rules;      /* --rules, read once at the start */
 	struct xnf_control_server control;
 	struct timespec started;
+	bool state_kept;                   /* --state: attached through kept links, which outlive the process */
 	struct capture_session *capture;   /* xnf dump's running (or last) capture, or NULL */
 	struct port_guard ports;           /* the ports' checks, their peers' fixes, checksum finishing */
 	struct xnf_egress_watch *egress;   /* what the kernel did with the frames the NF sent from XDP, or NULL */

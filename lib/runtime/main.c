@@ -82,6 +82,10 @@ static const struct xnf_option runtime_options[] = {
 	{ .name = "pin", .kind = XNF_OPT_STRING, .value = "DIR", .offset = RUN(pin_dir),
 	  .help = "pin the maps in bpffs as DIR/MAP while it runs (bpftool map dump pinned\n"
 		  "DIR/MAP); removed when it stops" },
+	{ .name = "state", .kind = XNF_OPT_STRING, .value = "DIR", .offset = RUN(state_dir),
+	  .help = "keep the program attached and its maps in bpffs DIR when it stops (or is\n"
+		  "killed): it forwards on with its rules and sessions, and the next start with\n"
+		  "DIR takes them over without a gap; rm -r DIR takes it off (the kernel modes)" },
 	{ .name = "peers", .kind = XNF_OPT_CHOICE, .value = "POLICY", .offset = RUN(peers), .choices = xnf_peers_names,
 	  .help = "the other end of a veth port: fix turns GRO on where the port would take no\n"
 		  "XDP frames and checksum offload off, on a peer xnf can reach, and puts both\n"
@@ -451,6 +455,15 @@ static int check_run_options(struct run_options *opt, const struct xnf_option *t
 	if (opt->mode->hook == XNF_AT_TC && opt->attach == XNF_ATTACH_LIBXDP) {
 		xnf_error("--attach libxdp is XDP's dispatcher: at --mode tc the program joins the port's TCX chain "
 			  "beside other programs already");
+		return -1;
+	}
+	if (opt->state_dir && (opt->mode->datapath != XNF_DATAPATH_KERNEL || opt->mode->sockets || opt->mode->generic)) {
+		xnf_error("--state keeps the kernel path's program and maps: --mode %s keeps state in user space (or "
+			  "in generic XDP), which it cannot keep yet; use --mode xdp or tc", opt->mode->name);
+		return -1;
+	}
+	if (opt->state_dir && (opt->attach != XNF_ATTACH_LINK || opt->pin_dir || opt->chain_split)) {
+		xnf_error("--state keeps the maps and the links itself: leave out --attach, --pin and --split");
 		return -1;
 	}
 	if (opt->mode->hook != XNF_AT_TC && opt->attach == XNF_ATTACH_CLSACT) {

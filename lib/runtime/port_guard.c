@@ -70,7 +70,10 @@ int port_guard_start(struct port_guard *g, const struct run_options *opt, const 
 			return -1;
 		}
 		g->nports = i + 1;
-		xnf_peer_recover(&g->facts[i], opt->afxdp.journal_dir);
+		/* Under --state a program kept from an earlier process may be running on the port, with the peer as that
+		 * process set it: what it wrote down is put back by the next start without --state. */
+		if (!opt->state_dir)
+			xnf_peer_recover(&g->facts[i], opt->afxdp.journal_dir);
 		/* At tc nothing of the peer's matters (its offloads, GRO, MTU): a fix has nothing to do. */
 		if (opt->peers == XNF_PEERS_FIX && !use.skb_hook && xnf_peer_fix(&g->facts[i], opt->afxdp.journal_dir, &g->changes[i])) {
 			port_guard_stop(g);
@@ -189,6 +192,13 @@ void port_guard_follow(struct port_guard *g)
 	tell_program(g);
 	xnf_info("%s TCP/UDP checksums that the stacks behind the ports leave unfinished: a peer's checksum "
 		 "offload changed", now ? "finishing" : "no longer finishing");
+}
+
+void port_guard_leave(struct port_guard *g)
+{
+	for (__u32 i = 0; i < g->nports; i++)
+		xnf_port_release(&g->facts[i]);
+	g->nports = 0;
 }
 
 void port_guard_stop(struct port_guard *g)

@@ -46,6 +46,8 @@ void port_guard_json(const struct port_guard *g, FILE *out);
 /* A bit per port that is a veth whose peer is in another namespace (where tc sends with bpf_redirect_peer). */
 __u32 port_guard_peer_ports(const struct port_guard *g);
 /* Puts the peers' settings back. Safe to call more than once, and after a failed start. */
+/* The ports let go with the peers left as they are: the program stays attached (--state) and needs them so. */
+void port_guard_leave(struct port_guard *g);
 void port_guard_stop(struct port_guard *g);
 
 #endif

@@ -239,7 +239,7 @@ int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32
 			  plan->hook == XNF_AT_TC ? "tc" : "XDP");
 		return -1;
 	}
-	if (size_maps(x->obj, plan, sizes, nsizes))
+	if (size_maps(x->obj, plan, sizes, nsizes) || (plan->state_dir && xnf_state_adopt_maps(x, plan->state_dir)))
 		return -1;
 	err = bpf_object__load(x->obj);
 	if (err) {
@@ -251,7 +251,8 @@ int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32
 	x->stats_fd = bpf_object__find_map_fd_by_name(x->obj, "xnf_stats");
 	if (fill_local_ports(x->obj, local) || fill_port_map(x))
 		return -1;
-	return plan->held ? 0 : xnf_xdp_put_in_force(x);
+	/* Kept maps are in force already: their rules and sessions are what the last process left. */
+	return plan->held && !x->adopted ? 0 : xnf_xdp_put_in_force(x);
 }
 
 int xnf_xdp_put_in_force(struct xnf_xdp_instance *x)
@@ -268,6 +269,8 @@ int xnf_xdp_put_in_force(struct xnf_xdp_instance *x)
 
 int xnf_xdp_attach(struct xnf_xdp_instance *x)
 {
+	if (x->state_dir[0])
+		return xnf_state_attach(x);
 	if (x->hook == XNF_AT_TC)
 		return xnf_tc_attach_ports(x);
 	if (x->attach_libxdp)
@@ -289,6 +292,8 @@ void xnf_xdp_destroy(struct xnf_xdp_instance *x)
 		xnf_xdp_unpin_maps(x);
 	xnf_embedded_destroy(x->embedded);
 	x->embedded = NULL;
+	free(x->state_layout);
+	x->state_layout = NULL;
 	reset_libbpf_log();
 }
 

@@ -7,9 +7,10 @@ in applied/NAME.rules), so that the next apply knows which instances are the fil
   - one whose rules alone changed: the rules changed in place through its control socket (the lines added, then
     the lines gone deleted, then the added ones given again, so that a rule that replaced one with the same key
     stays), no restart;
-  - one whose NF, mode, interfaces, options or pin changed: stopped and started again (a mode cannot change in
-    place: its state goes with it);
-  - one the last apply started that the file no longer names: stopped;
+  - one whose NF, mode, interfaces, options, pin or state changed: stopped and started again (a mode cannot change
+    in place); with `state` (--state) the new process takes the kept program and maps over without a gap, unless
+    the NF changed;
+  - one the last apply started that the file no longer names: stopped, and its kept state removed;
   - one that runs under a name of the file but was not started by apply: refused before anything changes.
 
 Nothing is touched until the whole file is valid and the plan holds; a start that fails stops the apply there,
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -96,7 +98,7 @@ def _diff_step(name: str, spec: InstanceSpec, before: InstanceSpec) -> Step:
         old, new = rule_lines(before.rules), rule_lines(spec.rules)
         return Step(name, "rules", spec=spec, added=[r for r in new if r not in old],
                     removed=[r for r in old if r not in new])
-    changed = [key for key in ("nf", "mode", "ifaces", "options", "pin")
+    changed = [key for key in ("nf", "mode", "ifaces", "options", "pin", "state")
                if getattr(spec, key) != getattr(before, key)]
     return Step(name, "restart", f"{', '.join(changed)} changed: cannot change in place", spec)
 
@@ -196,6 +198,12 @@ def stop(name: str, process: subprocess.Popen | None = None) -> None:
         time.sleep(0.05)
 
 
+def drop_state(spec: dict) -> None:
+    """An instance's kept kernel path (--state) removed: its links go, which takes its program off."""
+    if spec.get("state"):
+        shutil.rmtree(spec["state"], ignore_errors=True)
+
+
 def change_rules(step: Step) -> None:
     """The step's rules added, the gone ones deleted, the added ones given again (an NF takes a rule it holds
     again as the same rule): in force without a restart. Not atomic: a rule that replaced one with the same key
@@ -217,7 +225,12 @@ def carry_out(config: Config, steps: list[Step], children: dict[str, subprocess.
     try:
         for step in steps:
             if step.action in ("stop", "restart"):
+                before = done.get(step.name, {}).get("spec", {})
                 stop(step.name, children.pop(step.name, None))
+                # Kept state goes with an instance that goes, or one whose NF changed (its maps would not fit);
+                # a restart of the same NF takes it over, without a gap.
+                if step.action == "stop" or before.get("nf") != step.spec.nf:
+                    drop_state(before)
                 done.pop(step.name, None)
                 _write_state(done, config.path)
             if step.action in ("start", "restart"):

@@ -8,6 +8,7 @@
     rules = "edge-fw.rules"          # a file, relative to this one's folder; or rules_text = \"\"\"...\"\"\"
     options = ["--queues", "2"]      # any other option of `xnf run`, as its words
     pin = "/sys/fs/bpf/xnf/edge-fw"  # optional: --pin
+    state = "/sys/fs/bpf/xnf/state/edge-fw"  # optional: --state, the kernel path kept across restarts
 
 Parsed strictly: an unknown key, a value of the wrong type, a name the control socket would refuse, an interface
 given twice, an option given both as a key and in options is refused with the file, the line and what to write
@@ -26,11 +27,13 @@ from xnf import build, chain, contract, user_files
 from xnf.errors import XnfError
 
 TABLE = "instance"
-KEYS = {"nf": str, "mode": str, "ifaces": list, "rules": str, "rules_text": str, "options": list, "pin": str}
+KEYS = {"nf": str, "mode": str, "ifaces": list, "rules": str, "rules_text": str, "options": list, "pin": str,
+        "state": str}
 REQUIRED = ("nf", "mode", "ifaces")
 # The options the keys give: in `options` they would be given twice.
 KEYED_OPTIONS = {"--mode": "mode", "--iface": "ifaces", "-i": "ifaces", "--rules": "rules", "-r": "rules",
-                 "--name": "the instance's table name", "-n": "the instance's table name", "--pin": "pin"}
+                 "--name": "the instance's table name", "-n": "the instance's table name", "--pin": "pin",
+                 "--state": "state"}
 # What the control socket takes as a name (lib/control/control_server.c, valid_name): describe's limits give its
 # length.
 NAME_CHARS = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*\Z")
@@ -48,6 +51,7 @@ class InstanceSpec:
     rules: str | None = None
     options: tuple[str, ...] = ()
     pin: str | None = None
+    state: str | None = None
 
     def run_options(self, rules_file: str | None) -> list[str]:
         """`xnf run`'s options for it, with its rules in rules_file."""
@@ -55,20 +59,21 @@ class InstanceSpec:
         words += [w for iface in self.ifaces for w in ("--iface", iface)]
         words += ["--rules", rules_file] if rules_file else []
         words += ["--pin", self.pin] if self.pin else []
+        words += ["--state", self.state] if self.state else []
         return chain.run_arguments(self.nf, words + list(self.options))
 
     def same_but_rules(self, other: "InstanceSpec") -> bool:
-        return (self.nf, self.mode, self.ifaces, self.options, self.pin) == \
-            (other.nf, other.mode, other.ifaces, other.options, other.pin)
+        return (self.nf, self.mode, self.ifaces, self.options, self.pin, self.state) == \
+            (other.nf, other.mode, other.ifaces, other.options, other.pin, other.state)
 
     def as_dict(self) -> dict:
         return {"name": self.name, "nf": self.nf, "mode": self.mode, "ifaces": list(self.ifaces),
-                "rules": self.rules, "options": list(self.options), "pin": self.pin}
+                "rules": self.rules, "options": list(self.options), "pin": self.pin, "state": self.state}
 
     @classmethod
     def from_dict(cls, d: dict) -> "InstanceSpec":
         return cls(d["name"], d["nf"], d["mode"], tuple(d["ifaces"]), d.get("rules"), tuple(d.get("options", ())),
-                   d.get("pin"))
+                   d.get("pin"), d.get("state"))
 
 
 @dataclass
@@ -148,10 +153,10 @@ def _instance(name: str, table, folder: Path, where) -> InstanceSpec:
     rules = table.get("rules_text")
     if "rules" in table:
         rules = _read_rules(folder / table["rules"], lambda: where("rules"))
-    pin = table.get("pin")
-    if pin is not None and not pin.startswith("/"):
-        raise XnfError(f"{where('pin')}: pin must be an absolute folder in bpffs, not {pin!r}")
-    return InstanceSpec(name, nf, mode, ifaces, rules, options, pin)
+    for key in ("pin", "state"):
+        if key in table and not table[key].startswith("/"):
+            raise XnfError(f"{where(key)}: {key} must be an absolute folder in bpffs, not {table[key]!r}")
+    return InstanceSpec(name, nf, mode, ifaces, rules, options, table.get("pin"), table.get("state"))
 
 
 def _type_name(kind: type) -> str:

@@ -38,6 +38,9 @@ struct xnf_xdp_instance {
 	const char *journal_dir;     /* where a libxdp attachment is written down (the run directory) */
 	struct xnf_libxdp *libxdp;   /* the attachments, while attached through libxdp */
 	bool pinned;                 /* --pin: its maps are pinned in bpffs */
+	char state_dir[256];         /* --state: where the maps and links are kept across restarts, or "" */
+	bool adopted;                /* --state: the maps are the kept ones, its rules and sessions in force */
+	char *state_layout;          /* --state: what this build's maps are, as kept beside them */
 	char pin_dir[256];           /* --pin's folder, while its record is written */
 };
 
@@ -57,6 +60,7 @@ struct xnf_xdp_plan {
 	__u32 offload_table;                      /* --offload-drops: the pre-filter's rules; 0: off */
 	bool attach_libxdp;                       /* --attach libxdp, at --priority */
 	bool attach_clsact;                       /* --attach clsact: tc through a clsact filter, not TCX */
+	const char *state_dir;                    /* --state DIR, or NULL */
 	unsigned libxdp_priority;
 	const char *journal_dir;                  /* the run directory */
 	bool held;                                /* frames dropped as not_ready until xnf_xdp_put_in_force */
@@ -74,6 +78,12 @@ int xnf_tc_attach_ports(struct xnf_xdp_instance *x);
 void xnf_tc_detach_ports(struct xnf_xdp_instance *x);
 /* The programs at ifindex's TCX ingress, first to last: up to max ids, their number in *count (0 without TCX). */
 int xnf_tc_ingress_programs(int ifindex, __u32 *ids, __u32 max, __u32 *count);
+/* state_keep.c: --state DIR, the maps and links kept in bpffs so that the program forwards on when the process
+ * stops and the next start adopts them. Before load: the kept maps reused (x->adopted), or a build whose maps
+ * differ refused with the difference. Instead of attaching: maps and layout kept, each port's kept link moved to
+ * this program (bpf_link_update), or a new one made and kept. */
+int xnf_state_adopt_maps(struct xnf_xdp_instance *x, const char *dir);
+int xnf_state_attach(struct xnf_xdp_instance *x);
 /* Attaches to every port, or to none: on failure nothing stays attached. */
 int xnf_xdp_attach(struct xnf_xdp_instance *x);
 void xnf_xdp_detach(struct xnf_xdp_instance *x);

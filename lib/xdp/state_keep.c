@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * --state DIR: the kernel path kept in bpffs across the process's life. The NF's maps are pinned in DIR/maps and
+ * each port's bpf_link in DIR/links/PORT, so when the process stops (or is killed) the program stays attached
+ * and goes on forwarding with its rules and its sessions; the next start with the same DIR adopts them: the new
+ * build's maps reuse the pinned ones, and each link is moved to the new program with bpf_link_update, which
+ * swaps it between two frames. DIR/layout holds what the maps are (type, sizes, and their value types as C, from
+ * BTF; in a one-entry array map, since bpffs holds BPF objects only): a build whose maps differ is refused with
+ * the first difference, never left to misread the state.
+ * Removing DIR (rm -r) lets the links go, which detaches the program.
+ */
+#include <xnf/runtime/xdp_instance.h>
+#include <xnf/runtime/xdp_attach.h>
+#include <xnf/runtime/log.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/if_link.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* TCX's attach type (Linux 6.6), as tc_attach.c names it. */
+#define STATE_TCX_INGRESS 46
+#define LAYOUT_MAX (256 * 1024)
+
+static bool kept_map(const struct bpf_map *map)
+{
+	return !bpf_map__is_internal(map);
+}
+
+static void print_to_file(void *ctx, const char *fmt, va_list args)
+{
+	vfprintf(ctx, fmt, args);
+}
+
+/* One map's line and its value type as C, as the layout file holds it. */
+static void describe_map(FILE *out, const struct bpf_object *obj, const struct bpf_map *map)
+{
+	struct btf *btf = bpf_object__btf(obj);
+	__u32 value_type = bpf_map__btf_value_type_id(map);
+
+	fprintf(out, "map %s type %u key %u value %u entries %u flags %u\n", bpf_map__name(map), bpf_map__type(map),
+		bpf_map__key_size(map), bpf_map__value_size(map), bpf_map__max_entries(map), bpf_map__map_flags(map));
+	if (btf && value_type) {
+		struct btf_dump *dump = btf_dump__new(btf, print_to_file, out, NULL);
+
+		if (dump) {
+			btf_dump__dump_type(dump, value_type);
+			btf_dump__free(dump);
+		}
+	}
+}
+
+/* The layout of this build's maps, as text; NULL when out of memory. */
+static char *layout_of(const struct bpf_object *obj)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	struct bpf_map *map;
+
+	if (!out)
+		return NULL;
+	bpf_object__for_each_map(map, obj) {
+		if (kept_map(map))
+			describe_map(out, obj, map);
+	}
+	fclose(out);
+	return text;
+}
+
+/* The layout kept at path: a one-entry array map whose value is the text (bpffs holds BPF objects only). NULL when
+ * nothing is kept there. */
+static char *read_layout(const char *path)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info), zero = 0;
+	int fd = bpf_obj_get(path);
+	char *text = NULL;
+
+	if (fd < 0)
+		return NULL;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && info.value_size <= LAYOUT_MAX)
+		text = calloc(1, info.value_size + 1);
+	if (text && bpf_map_lookup_elem(fd, &zero, text)) {
+		free(text);
+		text = NULL;
+	}
+	close(fd);
+	return text;
+}
+
+static int write_layout(const char *path, const char *text)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts);
+	__u32 zero = 0, size = (__u32)strlen(text) + 1;
+	int fd, err;
+
+	if (size > LAYOUT_MAX)
+		return -E2BIG;
+	unlink(path);
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xnf_layout", sizeof(zero), size, 1, &opts);
+	if (fd < 0)
+		return fd;
+	err = bpf_map_update_elem(fd, &zero, text, BPF_ANY) || bpf_obj_pin(fd, path) ? -errno : 0;
+	close(fd);
+	return err;
+}
+
+/* The first line where the two layouts differ, said with the map it belongs to. */
+static void explain_difference(const char *dir, const char *kept, const char *now)
+{
+	const char *map_line = NULL;
+
+	while (*kept && *now) {
+		size_t a = strcspn(kept, "\n"), b = strcspn(now, "\n");
+
+		if (strncmp(kept, "map ", 4) == 0)
+			map_line = kept;
+		if (a != b || strncmp(kept, now, a) != 0) {
+			xnf_error("--state %s holds maps this build cannot read: at \"%.*s\" (%s%.*s) this build has \"%.*s\"; "
+				  "run the build that kept it, or remove %s to start without its state", dir, (int)a, kept,
+				  map_line ? "in " : "", map_line ? (int)strcspn(map_line, "\n") : 0,
+				  map_line ? map_line : "", (int)b, now, dir);
+			return;
+		}
+		kept += a + (kept[a] == '\n');
+		now += b + (now[b] == '\n');
+	}
+	xnf_error("--state %s holds %s maps than this build has: run the build that kept it, or remove %s", dir,
+		  *kept ? "more" : "fewer", dir);
+}
+
+static int make_dirs(const char *dir)
+{
+	char path[512];
+
+	for (const char *sub = ""; sub; sub = strcmp(sub, "") == 0 ? "/maps" : strcmp(sub, "/maps") == 0 ? "/links" : NULL) {
+		snprintf(path, sizeof(path), "%s%s", dir, sub);
+		if (mkdir(path, 0700) && errno != EEXIST) {
+			xnf_error("--state %s: cannot create %s: %s (it must be in bpffs: /sys/fs/bpf/...)", dir, path,
+				  strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int xnf_state_adopt_maps(struct xnf_xdp_instance *x, const char *dir)
+{
+	char path[512];
+	char *now = layout_of(x->obj), *kept;
+	struct bpf_map *map;
+
+	snprintf(x->state_dir, sizeof(x->state_dir), "%s", dir);
+	x->state_layout = now; /* written when the maps are kept: libbpf's view of their types changes at load */
+	if (!now || make_dirs(dir))
+		return -1;
+	snprintf(path, sizeof(path), "%s/layout", dir);
+	kept = read_layout(path);
+	if (!kept)
+		return 0; /* nothing kept yet: this start makes it */
+	if (strcmp(kept, now) != 0) {
+		explain_difference(dir, kept, now);
+		free(kept);
+		return -1;
+	}
+	free(kept);
+	bpf_object__for_each_map(map, x->obj) {
+		int fd;
+
+		if (!kept_map(map))
+			continue;
+		snprintf(path, sizeof(path), "%s/maps/%s", dir, bpf_map__name(map));
+		fd = bpf_obj_get(path);
+		if (fd < 0 || bpf_map__reuse_fd(map, fd)) {
+			xnf_error("--state %s: cannot take its map %s back: %s", dir, bpf_map__name(map), strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		close(fd); /* reuse_fd took a copy */
+	}
+	x->adopted = true;
+	return 0;
+}
+
+static int pin_maps_and_layout(struct xnf_xdp_instance *x)
+{
+	char path[512];
+	struct bpf_map *map;
+	int err;
+
+	bpf_object__for_each_map(map, x->obj) {
+		if (!kept_map(map))
+			continue;
+		snprintf(path, sizeof(path), "%s/maps/%s", x->state_dir, bpf_map__name(map));
+		if (access(path, F_OK) == 0)
+			continue;
+		if (bpf_obj_pin(bpf_map__fd(map), path)) {
+			xnf_error("--state %s: cannot keep map %s: %s", x->state_dir, bpf_map__name(map), strerror(errno));
+			return -1;
+		}
+	}
+	snprintf(path, sizeof(path), "%s/layout", x->state_dir);
+	err = x->state_layout ? write_layout(path, x->state_layout) : -ENOMEM;
+	if (err) {
+		xnf_error("--state %s: cannot keep its layout: %s", x->state_dir, strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+/* The port's kept link moved to this program, or a new link made and kept. */
+static int attach_port(struct xnf_xdp_instance *x, __u32 i, bool *made)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, xdp_opts, .flags = XDP_FLAGS_DRV_MODE);
+	const struct xnf_port *port = &x->ports[i];
+	char path[512];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/links/%s", x->state_dir, port->name);
+	fd = bpf_obj_get(path);
+	if (fd >= 0) {
+		if (bpf_link_update(fd, x->prog_fd, NULL) == 0) {
+			x->link_fds[i] = fd;
+			return 0;
+		}
+		xnf_warn("--state %s: the program kept on %s could not be replaced (%s): attaching anew", x->state_dir,
+			 port->name, strerror(errno));
+		close(fd);
+		unlink(path);
+	}
+	fd = x->hook == XNF_AT_TC ? bpf_link_create(x->prog_fd, port->ifindex, STATE_TCX_INGRESS, NULL) :
+				     bpf_link_create(x->prog_fd, port->ifindex, BPF_XDP, &xdp_opts);
+	if (fd < 0) {
+		xnf_error("cannot attach to %s: %s (with --state the program is attached through a link xnf keeps: "
+			  "native XDP or TCX)", port->name, strerror(-fd));
+		return -1;
+	}
+	x->link_fds[i] = fd;
+	if (bpf_obj_pin(fd, path)) {
+		xnf_error("--state %s: cannot keep the link on %s: %s", x->state_dir, port->name, strerror(errno));
+		return -1;
+	}
+	*made = true;
+	return 0;
+}
+
+/* A failed start takes off the links it made: nothing it attached stays behind. */
+static void unkeep_links(struct xnf_xdp_instance *x, const bool *made)
+{
+	char path[512];
+
+	for (__u32 i = 0; i < x->nports; i++) {
+		snprintf(path, sizeof(path), "%s/links/%s", x->state_dir, x->ports[i].name);
+		if (made[i])
+			unlink(path);
+	}
+	xnf_xdp_detach_ports(x->link_fds, x->nports);
+}
+
+int xnf_state_attach(struct xnf_xdp_instance *x)
+{
+	bool made[XNF_MAX_PORTS] = { false };
+
+	if (pin_maps_and_layout(x))
+		return -1;
+	for (__u32 i = 0; i < x->nports; i++) {
+		if (attach_port(x, i, &made[i])) {
+			unkeep_links(x, made);
+			return -1;
+		}
+	}
+	return 0;
+}
