@@ -40,6 +40,13 @@ def mappings(state) -> dict:
             (e["formatted"]["value"]["public_port"], e["formatted"]["value"]["addr_index"]) for e in json.loads(out)}
 
 
+def program_on(state) -> int:
+    """The program the kept link on dut0 runs now."""
+    out = subprocess.run(["bpftool", "-j", "link", "show", "pinned", str(state / "links" / "dut0")],
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out)["prog_id"]
+
+
 def attached(t: HostsTopology, mode: str) -> bool:
     return xdp_attached(t.dut_ns, "dut0") if mode == "xdp" else bool(tcx_link_programs())
 
@@ -73,7 +80,7 @@ def test_the_kept_nat_forwards_through_a_stop_a_kill_and_two_starts(mode, bpffs,
         first = start()
         assert apps.ping(h0.ns, h1.ip, 3) == 3
         assert apps.iperf3(t, h0.ns, h1.ns, h1.ip, udp_datagrams=50).lost_packets == 0
-        before = mappings(state)
+        before, first_program = mappings(state), program_on(state)
         assert before
 
         pings, pinged = in_background(lambda: netns.run(h0.ns, [
@@ -93,6 +100,7 @@ def test_the_kept_nat_forwards_through_a_stop_a_kill_and_two_starts(mode, bpffs,
         assert "error" not in sent and sent["value"].received_bytes > 0, sent     # never reset
         after = mappings(state)
         assert {k: v for k, v in after.items() if k in before} == before
+        assert program_on(state) != first_program      # the link moved to the program the last start loaded
         assert third.stop(signal.SIGTERM) == 0
 
         other = run_xnf(["run", "firewall", "--mode", mode, "--iface", "dut0", "--state", str(state)],
