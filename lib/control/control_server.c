@@ -226,7 +226,13 @@ int xnf_control_dispatch(const char *request, const struct xnf_control_handlers 
 		return dispatch_rules(request + 6, h, body, err, errlen);
 	if (strncmp(request, "entries ", 8) == 0)
 		return report_entries(request + 8, h, body, err, errlen);
-	snprintf(err, errlen, "unknown request '%s': use info, stats, frames, entries MAP or rules", request);
+	if (strcmp(request, "reload") == 0) {
+		if (h->reload)
+			return h->reload(h->ctx, body, err, errlen);
+		snprintf(err, errlen, "this instance cannot reload its rules");
+		return -1;
+	}
+	snprintf(err, errlen, "unknown request '%s': use info, stats, frames, entries MAP, rules or reload", request);
 	return -1;
 }
 

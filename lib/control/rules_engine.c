@@ -233,6 +233,25 @@ static int commit(const struct xnf_rules_target *target, char *err, size_t errle
 	return -1;
 }
 
+/* The file's rule i written over what its key held, what it held kept in j to undo it. */
+static int write_rule(struct journal_entry *j, const struct xnf_rules_file *file, int i,
+		      const struct xnf_rules_target *target, char *err, size_t errlen)
+{
+	int rc;
+
+	j->entry = &file->rules[i].entry;
+	if (resolve(target, j->entry, &j->ref, err, errlen))
+		return -1;
+	j->existed = xnf_map_ref_lookup(&j->ref, j->entry->key, j->old_value) == 0;
+	rc = xnf_map_ref_update(&j->ref, j->entry->key, j->entry->value, BPF_ANY);
+	if (rc) {
+		snprintf(err, errlen, "%s:%d: cannot apply the rule: %s; no rule of the file was kept", file->path,
+			 file->rules[i].line, map_error(rc));
+		return -1;
+	}
+	return 0;
+}
+
 int xnf_rules_apply_file(const struct xnf_rules_file *file, const struct xnf_rules_target *target, char *err,
 			 size_t errlen)
 {
@@ -244,19 +263,8 @@ int xnf_rules_apply_file(const struct xnf_rules_file *file, const struct xnf_rul
 		return -1;
 	}
 	for (; applied < file->count; applied++) {
-		struct journal_entry *j = &journal[applied];
-		int rc;
-
-		j->entry = &file->rules[applied].entry;
-		if (resolve(target, j->entry, &j->ref, err, errlen))
+		if (write_rule(&journal[applied], file, applied, target, err, errlen))
 			goto fail;
-		j->existed = xnf_map_ref_lookup(&j->ref, j->entry->key, j->old_value) == 0;
-		rc = xnf_map_ref_update(&j->ref, j->entry->key, j->entry->value, BPF_ANY);
-		if (rc) {
-			snprintf(err, errlen, "%s:%d: cannot apply the rule: %s; no rule of the file was kept",
-				 file->path, file->rules[applied].line, map_error(rc));
-			goto fail;
-		}
 	}
 	if (commit(target, err, errlen)) {
 		undo(journal, applied);
@@ -268,6 +276,65 @@ int xnf_rules_apply_file(const struct xnf_rules_file *file, const struct xnf_rul
 	return file->count;
 fail:
 	undo(journal, applied);
+	free(journal);
+	return -1;
+}
+
+static bool same_key(const struct xnf_map_ref *ref, const struct xnf_rule_entry *a, const struct xnf_rule_entry *b)
+{
+	return strcmp(a->map, b->map) == 0 && memcmp(a->key, b->key, ref->key_size) == 0;
+}
+
+static bool next_has_key(const struct xnf_rules_file *next, const struct xnf_map_ref *ref,
+			 const struct xnf_rule_entry *entry)
+{
+	for (int i = 0; i < next->count; i++) {
+		if (same_key(ref, entry, &next->rules[i].entry))
+			return true;
+	}
+	return false;
+}
+
+int xnf_rules_replace_file(const struct xnf_rules_file *in_force, const struct xnf_rules_file *next,
+			   const struct xnf_rules_target *target, int *removed, char *err, size_t errlen)
+{
+	int total = next->count + (in_force ? in_force->count : 0), done = 0;
+	struct journal_entry *journal = calloc(total ? (size_t)total : 1, sizeof(*journal));
+
+	*removed = 0;
+	if (!journal) {
+		snprintf(err, errlen, "out of memory reloading %s", next->path);
+		return -1;
+	}
+	for (int i = 0; i < next->count; i++, done++) {
+		if (write_rule(&journal[done], next, i, target, err, errlen))
+			goto fail;
+	}
+	for (int i = 0; in_force && i < in_force->count; i++) {
+		struct journal_entry *j = &journal[done];
+
+		j->entry = &in_force->rules[i].entry;
+		if (resolve(target, j->entry, &j->ref, err, errlen))
+			goto fail;
+		if (next_has_key(next, &j->ref, j->entry) ||
+		    xnf_map_ref_lookup(&j->ref, j->entry->key, j->old_value) != 0)
+			continue;   /* kept, or gone already (deleted through the control socket) */
+		j->existed = true;
+		if (xnf_map_ref_delete(&j->ref, j->entry->key) == 0) {
+			done++;
+			(*removed)++;
+		}
+	}
+	if (commit(target, err, errlen)) {
+		undo(journal, done);
+		commit(target, err, 0);
+		free(journal);
+		return -1;
+	}
+	free(journal);
+	return next->count;
+fail:
+	undo(journal, done);
 	free(journal);
 	return -1;
 }

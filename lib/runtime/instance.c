@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <xnf/internal/native_maps.h>
@@ -101,7 +102,56 @@ static void withdraw_offloaded_drops(void *ctx)
 	drop_offload_withdraw_all(((struct instance *)ctx)->offload);
 }
 
-/* Returns 0 on a signal, -1 when the instance had to stop. */
+/* The --rules file read again and put in force in place of the rules it held (xnf_rules_replace_file): what
+ * SIGHUP and the control socket's "reload" do. 0 with what changed in out (or on stdout), or -1 with why in err:
+ * the rules in force are then unchanged. */
+static int reload_rules(void *ctx, FILE *out, char *err, size_t errlen)
+{
+	struct instance *in = ctx;
+	struct xnf_rules_target target = xnf_instance_maps(in);
+	struct xnf_rules_file *next;
+	struct stat st;
+	int count, removed;
+
+	if (!in->opt->rules) {
+		snprintf(err, errlen, "this instance was started without --rules: there is no file to read again");
+		return -1;
+	}
+	if (stat(in->opt->rules, &st)) {
+		snprintf(err, errlen, "cannot read %s again: %s", in->opt->rules, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "the rules came from %s, a pipe or a device, which cannot be read again: start "
+			 "the instance with a rules file to reload it", in->opt->rules);
+		return -1;
+	}
+	next = xnf_rules_read_file(in->opt->rules, err, errlen);
+	if (!next)
+		return -1;
+	withdraw_offloaded_drops(in);
+	count = xnf_rules_replace_file(in->rules, next, &target, &removed, err, errlen);
+	if (count < 0) {
+		xnf_rules_free_file(next);
+		return -1;
+	}
+	xnf_rules_free_file(in->rules);
+	in->rules = next;
+	fprintf(out, "reloaded %s: %d rules in force, %d deleted\n", in->opt->rules, count, removed);
+	return 0;
+}
+
+/* SIGHUP: the rules reloaded, said on stdout, or why not on stderr (the instance goes on either way). */
+static void reload_on_signal(struct instance *in)
+{
+	char err[1024] = "";
+
+	if (reload_rules(in, stdout, err, sizeof(err)))
+		xnf_error("not reloaded: %s; the rules in force are unchanged", err);
+	fflush(stdout);
+}
+
+/* Returns 0 on a signal to stop, -1 when the instance had to stop. */
 static int serve_until_signal(struct instance *in, int sig_fd)
 {
 	const struct xnf_control_handlers handlers = {
@@ -112,6 +162,7 @@ static int serve_until_signal(struct instance *in, int sig_fd)
 		.rules = xnf_instance_maps(in),
 		.before_rules_change = withdraw_offloaded_drops,
 		.capture = start_capture,
+		.reload = reload_rules,
 	};
 	struct pollfd fds[2 + XNF_CONTROL_MAX_CLIENTS] = { { .fd = sig_fd, .events = POLLIN } };
 	struct timespec now, next_housekeeping;
@@ -142,8 +193,15 @@ static int serve_until_signal(struct instance *in, int sig_fd)
 			xnf_error("poll failed: %s", strerror(errno));
 			return -1;
 		}
-		if (fds[0].revents)
+		if (fds[0].revents) {
+			struct signalfd_siginfo info;
+
+			if (read(sig_fd, &info, sizeof(info)) == sizeof(info) && info.ssi_signo == SIGHUP) {
+				reload_on_signal(in);
+				continue;
+			}
 			return 0;
+		}
 		xnf_control_serve(&in->control, fds + 1, ncontrol, &handlers);
 	}
 }

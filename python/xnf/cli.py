@@ -256,6 +256,12 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reload(args: argparse.Namespace) -> int:
+    """The instance reads its --rules file again and puts it in force in place of what it held (as SIGHUP does)."""
+    sys.stdout.write(control.request(control.pick_instance(args.name), "reload"))
+    return 0
+
+
 def _check_rule_line(nf: str, line: str) -> None:
     """The NF's own codec reads the rule before any instance is asked: a rule none of them could take changes
     nothing anywhere."""
@@ -680,6 +686,10 @@ def make_parser() -> argparse.ArgumentParser:
     rules.add_argument("--all", dest="all_of", metavar="NF", help="add or del on every running instance of NF (the "
                        "nodes of a deployment), one after the other")
     rules.set_defaults(func=cmd_rules)
+    reload_cmd = sub.add_parser("reload", help="a running NF reads its --rules file again and puts it in force in "
+                                "place of what it held, rule by rule, without a restart (as kill -HUP does)")
+    reload_cmd.add_argument("--name", "-n", help="instance (default: the only running one)")
+    reload_cmd.set_defaults(func=cmd_reload)
 
     apply_cmd = sub.add_parser("apply", help="make the running instances match a configuration file: start, stop, "
                                "change rules in place, restart what cannot change in place (docs/operations.md)")

@@ -53,6 +53,8 @@ struct xnf_control_handlers {
 	void (*before_rules_change)(void *ctx);
 	/* "capture ARGS": 0 when it took the connection fd (it answers and closes it), -1 with a reason; or NULL. */
 	int (*capture)(void *ctx, int fd, const char *args, char *err, size_t errlen);
+	/* "reload": the --rules file read again and put in force; what changed written to out. Or NULL. */
+	int (*reload)(void *ctx, FILE *out, char *err, size_t errlen);
 };
 
 const char *xnf_run_dir(const char *override);

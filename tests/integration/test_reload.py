@@ -1,0 +1,94 @@
+"""`xnf reload` and SIGHUP: a running instance reads its --rules file again and puts it in force in place of what
+it held, rule by rule, without a restart. Under traffic, reloaded as fast as it goes between two files that share
+the rules dropping an attack and differ in one more: no attack frame ever gets through (a rule both files have is
+written over in place, never absent), the legitimate class loses nothing, and the last file is what is in force; a
+file that does not parse changes nothing and says where."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+
+import pytest
+
+from lab_helpers import run_xnf, wait_until
+from xnf import control
+from xnf.errors import XnfError
+from xnf.lab import paths
+from xnf.lab.generator import Generator
+from xnf.lab.nf_process import NfInstance
+
+ATTACKERS = "203.0.113"
+FRAMES = 100000
+SIGHUP_EVERY = 25
+
+
+def write(path, lines: list[str]) -> None:
+    """The file replaced whole (a reload reads either the old file or the new one, never half of one)."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("".join(f"{line}\n" for line in lines))
+    os.replace(tmp, path)
+
+
+@pytest.mark.parametrize("mode", ["xdp", "afxdp", "tc"])
+def test_reloads_under_traffic_never_let_a_rule_both_files_hold_lapse(mode, bare_pair, tmp_path):
+    link = bare_pair.links[0]
+    attack = [f"drop udp {ATTACKERS}.{i} 9 {link.dut_ip} 9" for i in range(16)]
+    files = [attack + [f"drop udp 198.51.100.{k} 9 {link.dut_ip} 9"] for k in (1, 2)]
+    path = tmp_path / "fw.rules"
+    write(path, files[0])
+    nf = NfInstance.start(bare_pair, "firewall", mode, bare_pair.dut_ifaces, rules=str(path),
+                          extra=paths.find(mode).lab_options())
+    stop, reloads = threading.Event(), [0]
+
+    def churn():
+        """Through the control socket, and every SIGHUP_EVERY-th time by SIGHUP (whose line goes to the instance's
+        stdout, a pipe here that nobody reads until the end)."""
+        while not stop.is_set():
+            write(path, files[reloads[0] % 2])
+            if reloads[0] % SIGHUP_EVERY == SIGHUP_EVERY - 1:
+                nf.process.send_signal(signal.SIGHUP)
+            else:
+                control.request(nf.name, "reload")
+            reloads[0] += 1
+
+    thread = threading.Thread(target=churn)
+    thread.start()
+    try:
+        out = Generator(bare_pair, receive_on=0).run(
+            "--count", str(FRAMES), "--rate", "100000", "--dst-ip", link.dut_ip,
+            "--class", "legit:share=0.5,flows=16", "--class", f"attack:saddr={ATTACKERS}.0/28,share=0.5").summary
+    finally:
+        stop.set()
+        thread.join()
+    classes = {c["name"]: c for c in out["classes"]}
+    assert reloads[0] > 50, "the reloads must be real"
+    assert classes["attack"]["received"] == 0, classes["attack"]        # never absent
+    assert classes["legit"]["lost"] == 0, classes["legit"]
+    wait_until(lambda: sum(v["packets"] for v in nf.stats().values()) >= FRAMES, what="a verdict for every frame")
+
+    write(path, files[0])
+    control.request(nf.name, "reload")        # served after any SIGHUP sent before it: the signal is read first
+    write(path, files[1])
+    answer = control.request(nf.name, "reload")
+    assert answer.strip() == f"reloaded {path}: 17 rules in force, 1 deleted"
+    listed = control.request(nf.name, "rules list")
+    assert "198.51.100.2" in listed and "198.51.100.1 " not in listed
+
+    path.write_text("\n".join(files[0]) + "\ndrop udp 198.51.100.9 9\n")
+    refused = run_xnf(["reload", "--name", nf.name])
+    assert refused.returncode == 1 and f"{path}:18:" in refused.stderr and "Traceback" not in refused.stderr
+    assert control.request(nf.name, "rules list") == listed              # nothing changed
+    nf.process.send_signal(signal.SIGHUP)
+    assert control.request(nf.name, "rules list") == listed
+    assert nf.stop() == 0
+    _, err = nf.process.communicate(timeout=10)
+    assert f"not reloaded: {path}:18:" in err
+
+
+def test_an_instance_without_a_rules_file_says_it_has_none_to_reload(bare_pair):
+    nf = NfInstance.start(bare_pair, "firewall", "xdp", bare_pair.dut_ifaces)
+    with pytest.raises(XnfError, match="started without --rules"):
+        control.request(nf.name, "reload")
+    assert nf.stop() == 0
