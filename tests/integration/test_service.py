@@ -104,8 +104,9 @@ def test_a_file_that_does_not_hold_changes_nothing(run_dir, tmp_path):
         assert bad.returncode == 1 and f"{path}:3: unknown mode 'xdpp'" in bad.stderr
         broken_rules = router_file(path, t, rules="route 198.18.1.0/33 via 02:00:00:00:00:01 port 1\n")
         bad_rules = apply(t, broken_rules)
-        assert bad_rules.returncode == 1 and "edge: rules add route 198.18.1.0/33" in bad_rules.stderr
-        assert pid_of("edge") == started
+        assert bad_rules.returncode == 1 and "edge: rules not changed:" in bad_rules.stderr
+        assert "edge.rules:1:" in bad_rules.stderr and pid_of("edge") == started
+        assert "198.18.1.0/24" in control.request("edge", "rules list")      # the rules in force as they were
         path.write_text("")
         assert apply(t, path).returncode == 0
 

@@ -4,9 +4,9 @@ in applied/NAME.rules), so that the next apply knows which instances are the fil
 
   - an instance the file names and nothing runs under that name: started, detached, its output in NAME.log; ready
     when its control socket answers (the socket comes last, after its rules are in force);
-  - one whose rules alone changed: the rules changed in place through its control socket (the lines added, then
-    the lines gone deleted, then the added ones given again, so that a rule that replaced one with the same key
-    stays), no restart;
+  - one whose rules alone changed: its rules file written anew and reloaded through its control socket (each
+    rule written over its key, then the keys gone deleted: a rule both versions hold is never absent), no
+    restart;
   - one whose NF, mode, interfaces, options, pin or state changed: stopped and started again (a mode cannot change
     in place); with `state` (--state) the new process takes the kept program and maps over without a gap, unless
     the NF changed;
@@ -47,6 +47,7 @@ class Step:
     spec: InstanceSpec | None = None
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    before: InstanceSpec | None = None   # what ran (a rules change puts its file back if the new one is refused)
 
     def said(self) -> str:
         if self.action == "rules":
@@ -94,12 +95,12 @@ def _running() -> dict[str, control.Listed]:
 def _diff_step(name: str, spec: InstanceSpec, before: InstanceSpec) -> Step:
     if spec == before:
         return Step(name, "keep", spec=spec)
-    if spec.same_but_rules(before):
+    if spec.same_but_rules(before) and (spec.rules is None) == (before.rules is None):
         old, new = rule_lines(before.rules), rule_lines(spec.rules)
         return Step(name, "rules", spec=spec, added=[r for r in new if r not in old],
-                    removed=[r for r in old if r not in new])
+                    removed=[r for r in old if r not in new], before=before)
     changed = [key for key in ("nf", "mode", "ifaces", "options", "pin", "state")
-               if getattr(spec, key) != getattr(before, key)]
+               if getattr(spec, key) != getattr(before, key)] or ["rules given where there were none, or taken away"]
     return Step(name, "restart", f"{', '.join(changed)} changed: cannot change in place", spec)
 
 
@@ -129,8 +130,10 @@ def _rules_file(spec: InstanceSpec) -> str | None:
     folder = control.run_dir() / RULES_FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{spec.name}.rules"
-    path.write_text(spec.rules)
-    os.chmod(path, 0o600)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(spec.rules)
+    os.chmod(tmp, 0o600)
+    tmp.replace(path)     # whole: the instance reads it at its start and at every reload
     return str(path)
 
 
@@ -205,15 +208,14 @@ def drop_state(spec: dict) -> None:
 
 
 def change_rules(step: Step) -> None:
-    """The step's rules added, the gone ones deleted, the added ones given again (an NF takes a rule it holds
-    again as the same rule): in force without a restart. Not atomic: a rule that replaced one with the same key
-    (a route to a new next hop) is missing between the old one's delete and its second add."""
-    for verb, lines in (("add", step.added), ("del", step.removed), ("add", step.added)):
-        for line in lines:
-            try:
-                control.request(step.name, f"rules {verb} {line}")
-            except XnfError as err:
-                raise XnfError(f"{step.name}: rules {verb} {line}: {err}") from None
+    """The instance's rules file written anew and reloaded (`reload`, as SIGHUP): each rule written over its key,
+    then the keys gone deleted, without a restart (docs/operations.md, "Reloading the rules")."""
+    _rules_file(step.spec)
+    try:
+        control.request(step.name, "reload")
+    except XnfError as err:
+        _rules_file(step.before)     # the file as the rules in force are, for a restart to read
+        raise XnfError(f"{step.name}: rules not changed: {err}") from None
 
 
 def carry_out(config: Config, steps: list[Step], children: dict[str, subprocess.Popen] | None = None) -> list[str]:
@@ -238,7 +240,6 @@ def carry_out(config: Config, steps: list[Step], children: dict[str, subprocess.
                 done[step.name] = {"spec": step.spec.as_dict(), "pid": children[step.name].pid}
             elif step.action == "rules":
                 change_rules(step)
-                _rules_file(step.spec)
                 done[step.name]["spec"] = step.spec.as_dict()
             _write_state(done, config.path)
             said.append(step.said())
