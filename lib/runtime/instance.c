@@ -409,7 +409,7 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 				     .attach_libxdp = opt->attach == XNF_ATTACH_LIBXDP,
 				     .attach_clsact = opt->attach == XNF_ATTACH_CLSACT, .libxdp_priority = opt->priority,
 				     .journal_dir = run_dir, .held = true, .hook = mode->hook,
-				     .state_dir = opt->state_dir };
+				     .state_dir = opt->state_dir, .nf_name = xnf_nf_name };
 	struct xnf_port ports[XNF_MAX_PORTS];
 	int sig_fd, rc = 1;
 

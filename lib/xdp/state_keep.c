@@ -57,8 +57,8 @@ static void describe_map(FILE *out, const struct bpf_object *obj, const struct b
 	}
 }
 
-/* The layout of this build's maps, as text; NULL when out of memory. */
-static char *layout_of(const struct bpf_object *obj)
+/* The layout of this build's maps, as text, after the NF's name; NULL when out of memory. */
+static char *layout_of(const struct bpf_object *obj, const char *nf)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -67,6 +67,7 @@ static char *layout_of(const struct bpf_object *obj)
 
 	if (!out)
 		return NULL;
+	fprintf(out, "nf %s\n", nf ? nf : "?");
 	bpf_object__for_each_map(map, obj) {
 		if (kept_map(map))
 			describe_map(out, obj, map);
@@ -113,28 +114,66 @@ static int write_layout(const char *path, const char *text)
 	return err;
 }
 
-/* The first line where the two layouts differ, said with the map it belongs to. */
-static void explain_difference(const char *dir, const char *kept, const char *now)
+/* A map's block in a layout: its "map NAME ..." line and its value type's C, up to the next map's line. */
+static const char *find_block(const char *layout, const char *name, size_t *len)
 {
-	const char *map_line = NULL;
+	size_t name_len = strlen(name);
 
-	while (*kept && *now) {
+	for (const char *at = layout; at && *at; at = strstr(at, "\nmap ") ? strstr(at, "\nmap ") + 1 : NULL) {
+		if (strncmp(at, "map ", 4) == 0 && strncmp(at + 4, name, name_len) == 0 && at[4 + name_len] == ' ') {
+			const char *next = strstr(at, "\nmap ");
+
+			*len = next ? (size_t)(next + 1 - at) : strlen(at);
+			return at;
+		}
+	}
+	return NULL;
+}
+
+/* The first line where a kept map's block and this build's differ. */
+static void explain_difference(const char *dir, const char *name, const char *kept, size_t kept_len,
+			       const char *now, size_t now_len)
+{
+	const char *kept_end = kept + kept_len, *now_end = now + now_len;
+
+	while (kept < kept_end && now < now_end) {
 		size_t a = strcspn(kept, "\n"), b = strcspn(now, "\n");
 
-		if (strncmp(kept, "map ", 4) == 0)
-			map_line = kept;
 		if (a != b || strncmp(kept, now, a) != 0) {
-			xnf_error("--state %s holds maps this build cannot read: at \"%.*s\" (%s%.*s) this build has \"%.*s\"; "
-				  "run the build that kept it, or remove %s to start without its state", dir, (int)a, kept,
-				  map_line ? "in " : "", map_line ? (int)strcspn(map_line, "\n") : 0,
-				  map_line ? map_line : "", (int)b, now, dir);
+			xnf_error("--state %s holds maps this build cannot read: its map %s has \"%.*s\" where this build "
+				  "has \"%.*s\"; run a build whose %s is the same, or remove %s to start without its state",
+				  dir, name, (int)a, kept, (int)b, now, name, dir);
 			return;
 		}
-		kept += a + (kept[a] == '\n');
-		now += b + (now[b] == '\n');
+		kept += a + 1;
+		now += b + 1;
 	}
-	xnf_error("--state %s holds %s maps than this build has: run the build that kept it, or remove %s", dir,
-		  *kept ? "more" : "fewer", dir);
+	xnf_error("--state %s holds maps this build cannot read: its map %s is described %s than this build's; remove "
+		  "%s to start without its state", dir, name, kept < kept_end ? "longer" : "shorter", dir);
+}
+
+/* What the layout is to say from now on: this build's maps, and the kept ones it does not have (still pinned, for a
+ * build that has them: the XDP build's own maps while the tc build runs). */
+static char *merged_layout(const char *kept, const char *now, const struct bpf_object *obj)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	if (!out)
+		return NULL;
+	fputs(now, out);
+	for (const char *at = kept; at && *at;) {
+		const char *next = strstr(at, "\nmap ");
+		size_t block = next ? (size_t)(next + 1 - at) : strlen(at);
+		char name[128] = "";
+
+		if (sscanf(at, "map %127s", name) == 1 && !bpf_object__find_map_by_name(obj, name))
+			fwrite(at, 1, block, out);
+		at += block;
+	}
+	fclose(out);
+	return text;
 }
 
 static int make_dirs(const char *dir)
@@ -152,11 +191,43 @@ static int make_dirs(const char *dir)
 	return 0;
 }
 
+/* The map's kept twin reused, after its block is checked against this build's; a map the state does not hold
+ * starts empty (said). */
+static int adopt_map(struct xnf_xdp_instance *x, struct bpf_map *map, const char *kept, const char *now)
+{
+	const char *name = bpf_map__name(map), *kept_block, *now_block;
+	size_t kept_len, now_len;
+	char path[512];
+	int fd;
+
+	kept_block = find_block(kept, name, &kept_len);
+	now_block = find_block(now, name, &now_len);
+	if (!kept_block) {
+		xnf_info("--state %s holds no map %s: it starts empty", x->state_dir, name);
+		return 0;
+	}
+	if (!now_block || kept_len != now_len || memcmp(kept_block, now_block, kept_len) != 0) {
+		explain_difference(x->state_dir, name, kept_block, kept_len, now_block ? now_block : "", now_len);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/maps/%s", x->state_dir, name);
+	fd = bpf_obj_get(path);
+	if (fd < 0 || bpf_map__reuse_fd(map, fd)) {
+		xnf_error("--state %s: cannot take its map %s back: %s", x->state_dir, name, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd); /* reuse_fd took a copy */
+	return 0;
+}
+
 int xnf_state_adopt_maps(struct xnf_xdp_instance *x, const char *dir)
 {
 	char path[512];
-	char *now = layout_of(x->obj), *kept;
+	char *now = layout_of(x->obj, x->nf_name), *kept;
 	struct bpf_map *map;
+	int err = 0;
 
 	snprintf(x->state_dir, sizeof(x->state_dir), "%s", dir);
 	x->state_layout = now; /* written when the maps are kept: libbpf's view of their types changes at load */
@@ -166,29 +237,24 @@ int xnf_state_adopt_maps(struct xnf_xdp_instance *x, const char *dir)
 	kept = read_layout(path);
 	if (!kept)
 		return 0; /* nothing kept yet: this start makes it */
-	if (strcmp(kept, now) != 0) {
-		explain_difference(dir, kept, now);
+	if (strncmp(kept, now, strcspn(now, "\n") + 1) != 0) {
+		xnf_error("--state %s holds the state of %.*s, not of %s: give %s another folder, or remove %s", dir,
+			  (int)strcspn(kept + 3, "\n"), strncmp(kept, "nf ", 3) == 0 ? kept + 3 : "another NF",
+			  x->nf_name, x->nf_name, dir);
 		free(kept);
 		return -1;
 	}
-	free(kept);
 	bpf_object__for_each_map(map, x->obj) {
-		int fd;
-
-		if (!kept_map(map))
-			continue;
-		snprintf(path, sizeof(path), "%s/maps/%s", dir, bpf_map__name(map));
-		fd = bpf_obj_get(path);
-		if (fd < 0 || bpf_map__reuse_fd(map, fd)) {
-			xnf_error("--state %s: cannot take its map %s back: %s", dir, bpf_map__name(map), strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			return -1;
-		}
-		close(fd); /* reuse_fd took a copy */
+		if (kept_map(map) && (err = adopt_map(x, map, kept, now)))
+			break;
 	}
-	x->adopted = true;
-	return 0;
+	if (!err) {
+		x->state_layout = merged_layout(kept, now, x->obj);
+		free(now);
+		x->adopted = true;
+	}
+	free(kept);
+	return err ? -1 : 0;
 }
 
 static int pin_maps_and_layout(struct xnf_xdp_instance *x)
@@ -217,34 +283,53 @@ static int pin_maps_and_layout(struct xnf_xdp_instance *x)
 	return 0;
 }
 
-/* The port's kept link moved to this program, or a new link made and kept. */
-static int attach_port(struct xnf_xdp_instance *x, __u32 i, bool *made)
+static int new_link(const struct xnf_xdp_instance *x, const struct xnf_port *port)
 {
 	LIBBPF_OPTS(bpf_link_create_opts, xdp_opts, .flags = XDP_FLAGS_DRV_MODE);
+
+	return x->hook == XNF_AT_TC ? bpf_link_create(x->prog_fd, port->ifindex, STATE_TCX_INGRESS, NULL) :
+				      bpf_link_create(x->prog_fd, port->ifindex, BPF_XDP, &xdp_opts);
+}
+
+/*
+ * The port's kept link moved to this program (bpf_link_update: between two frames); or, where the kept link is at
+ * the other hook (a move between xdp and tc), this program's link made first and the kept one let go after, so
+ * that one of the two carries every frame; or a new link made. Then kept.
+ */
+static int attach_port(struct xnf_xdp_instance *x, __u32 i, bool *made)
+{
 	const struct xnf_port *port = &x->ports[i];
 	char path[512];
-	int fd;
+	int fd, kept;
 
 	snprintf(path, sizeof(path), "%s/links/%s", x->state_dir, port->name);
-	fd = bpf_obj_get(path);
-	if (fd >= 0) {
-		if (bpf_link_update(fd, x->prog_fd, NULL) == 0) {
-			x->link_fds[i] = fd;
-			return 0;
-		}
-		xnf_warn("--state %s: the program kept on %s could not be replaced (%s): attaching anew", x->state_dir,
-			 port->name, strerror(errno));
-		close(fd);
-		unlink(path);
+	kept = bpf_obj_get(path);
+	if (kept >= 0 && bpf_link_update(kept, x->prog_fd, NULL) == 0) {
+		x->link_fds[i] = kept;
+		return 0;
 	}
-	fd = x->hook == XNF_AT_TC ? bpf_link_create(x->prog_fd, port->ifindex, STATE_TCX_INGRESS, NULL) :
-				     bpf_link_create(x->prog_fd, port->ifindex, BPF_XDP, &xdp_opts);
+	fd = new_link(x, port);
+	if (kept >= 0 && (fd == -EBUSY || fd == -EEXIST)) {
+		/* The same hook, and the kept program would not be replaced: let it go, then attach. */
+		xnf_warn("--state %s: the program kept on %s could not be replaced: attaching anew", x->state_dir,
+			 port->name);
+		close(kept);
+		kept = -1;
+		unlink(path);
+		fd = new_link(x, port);
+	}
 	if (fd < 0) {
 		xnf_error("cannot attach to %s: %s (with --state the program is attached through a link xnf keeps: "
 			  "native XDP or TCX)", port->name, strerror(-fd));
+		if (kept >= 0)
+			close(kept);
 		return -1;
 	}
 	x->link_fds[i] = fd;
+	if (kept >= 0) {   /* the other hook's program let go, now that this one runs */
+		close(kept);
+		unlink(path);
+	}
 	if (bpf_obj_pin(fd, path)) {
 		xnf_error("--state %s: cannot keep the link on %s: %s", x->state_dir, port->name, strerror(errno));
 		return -1;

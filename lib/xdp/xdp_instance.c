@@ -220,6 +220,7 @@ int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32
 	x->cfg = cfg;
 	x->attach_libxdp = plan->attach_libxdp;
 	x->attach_clsact = plan->attach_clsact;
+	x->nf_name = plan->nf_name;
 	x->libxdp_priority = plan->libxdp_priority;
 	x->journal_dir = plan->journal_dir;
 	x->hook = plan->hook;

@@ -256,6 +256,15 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_move(args: argparse.Namespace) -> int:
+    """A running NF moved between the kernel's hooks with its maps (python/xnf/service/move.py)."""
+    from xnf.service import move
+
+    _require_root("xnf move")
+    print(move.move(control.pick_instance(args.name), args.mode))
+    return 0
+
+
 def cmd_reload(args: argparse.Namespace) -> int:
     """The instance reads its --rules file again and puts it in force in place of what it held (as SIGHUP does)."""
     sys.stdout.write(control.request(control.pick_instance(args.name), "reload"))
@@ -690,6 +699,11 @@ def make_parser() -> argparse.ArgumentParser:
                                 "place of what it held, rule by rule, without a restart (as kill -HUP does)")
     reload_cmd.add_argument("--name", "-n", help="instance (default: the only running one)")
     reload_cmd.set_defaults(func=cmd_reload)
+    move_cmd = sub.add_parser("move", help="move a running NF between xdp and tc with its rules and sessions, "
+                              "without a gap (it must run with --state DIR)")
+    move_cmd.add_argument("--mode", required=True, help="the mode to move it to: xdp or tc")
+    move_cmd.add_argument("--name", "-n", help="instance (default: the only running one)")
+    move_cmd.set_defaults(func=cmd_move)
 
     apply_cmd = sub.add_parser("apply", help="make the running instances match a configuration file: start, stop, "
                                "change rules in place, restart what cannot change in place (docs/operations.md)")

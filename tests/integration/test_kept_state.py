@@ -6,6 +6,7 @@ whose maps differ refused with the difference; removing DIR takes the program of
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -14,7 +15,8 @@ import time
 
 import pytest
 
-from lab_helpers import run_xnf, tcx_link_programs, xdp_attached
+from lab_helpers import run_xnf, tcx_link_programs, wait_until, xdp_attached
+from xnf import control
 from xnf.lab import apps, container_nf, netns
 from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
@@ -105,7 +107,10 @@ def test_the_kept_nat_forwards_through_a_stop_a_kill_and_two_starts(mode, bpffs,
 
         other = run_xnf(["run", "firewall", "--mode", mode, "--iface", "dut0", "--state", str(state)],
                         ns=t.dut_ns)
-        assert other.returncode == 1 and "holds maps this build cannot read" in other.stderr
+        assert other.returncode == 1 and "holds the state of nat, not of firewall" in other.stderr
+        resized = run_xnf(["run", "nat", "--mode", mode, "--iface", "dut0", "--iface", "dut1", "--state", str(state),
+                           "--map-size", "nat_mappings=1024"], ns=t.dut_ns)
+        assert resized.returncode == 1 and "its map nat_mappings has" in resized.stderr, resized.stderr
         assert attached(t, mode)                       # a refused start leaves the kept program alone
 
         shutil.rmtree(state)
@@ -153,3 +158,39 @@ def test_apply_restarts_an_instance_with_state_without_a_gap(bpffs, tmp_path, mo
         path.write_text("")
         assert run_xnf(["apply", str(path)], ns=t.dut_ns, timeout=120).returncode == 0
         assert not state.exists() and not attached(t, "tc")
+
+
+def test_move_carries_the_nat_between_xdp_and_tc_without_a_gap(bpffs, rules_file):
+    """xnf move: the same NAT from XDP to tc and back under a ping every 10 ms; every ping answered, every mapping
+    the same public port, the program at the hook it was moved to."""
+    state = bpffs / "edge-nat"
+    with HostsTopology(hosts=2) as t:
+        h0, h1 = t.host(0), t.host(1)
+        netns.run(t.dut_ns, ["sysctl", "-qw", "net.ipv4.ip_forward=0"])
+        first = NfInstance.start(t, "nat", "xdp", t.dut_ifaces, rules=rules_file(container_nf.nat_rules(t)),
+                                 name="edge-nat", extra=["--state", str(state)])
+        assert apps.ping(h0.ns, h1.ip, 3) == 3
+        before = mappings(state)
+        pings, pinged = in_background(lambda: netns.run(h0.ns, [
+            "ping", "-q", "-c", str(PINGS), "-i", str(PING_INTERVAL_S), "-W", "1", h1.ip], check=False).stdout)
+        time.sleep(1)
+        there = run_xnf(["move", "--name", "edge-nat", "--mode", "tc"], ns=t.dut_ns, timeout=60)
+        assert there.returncode == 0 and "moved edge-nat from xdp to tc" in there.stdout, there.stderr
+        assert first.process.wait(timeout=10) == 0
+        assert control.request_json("edge-nat", "info")["mode"] == "tc"
+        assert attached(t, "tc") and not attached(t, "xdp")
+        back = run_xnf(["move", "--name", "edge-nat", "--mode", "xdp"], ns=t.dut_ns, timeout=60)
+        assert back.returncode == 0, back.stderr
+        pings.join(timeout=30)
+        assert f"{PINGS} received" in pinged.get("value", ""), pinged
+        assert {k: v for k, v in mappings(state).items() if k in before} == before
+        assert attached(t, "xdp") and not attached(t, "tc")
+
+        same = run_xnf(["move", "--name", "edge-nat", "--mode", "xdp"], ns=t.dut_ns)
+        assert same.returncode == 1 and "runs in xdp already" in same.stderr
+        user = run_xnf(["move", "--name", "edge-nat", "--mode", "afxdp"], ns=t.dut_ns)
+        assert user.returncode == 1 and "not built yet" in user.stderr
+        os.kill(control.request_json("edge-nat", "info")["pid"], signal.SIGTERM)
+        wait_until(lambda: "edge-nat" not in control.instances(), what="the moved instance stopped")
+        shutil.rmtree(state)
+        assert not attached(t, "xdp")

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from xnf import chain, contract, mix, output, say
+from xnf.argv_words import option_value
 from xnf.lab import container_nf, environment
 from xnf.lab.rounds import interleaved, spread as rounds_spread
 from xnf.model import advisor, calibration, lab_paths, lab_rate, provenance, rate_statistic, segments, task
@@ -243,7 +244,7 @@ def _calibration_text(c: dict) -> str:
 
 def _streams(gen: list[str], segment_mix: segments.SegmentMix) -> int:
     """A segment mix's flows as iperf3's parallel streams (one unless the mix says --flows)."""
-    flows = segments.option_value(gen, "--flows")
+    flows = option_value(gen, "--flows")
     streams = segments.exact_int(flows, "--flows") if flows is not None else 1
     if not 1 <= streams <= MAX_STREAMS:
         raise XnfError(f"--verify on a segment mix runs its --flows as iperf3 streams: 1 to {MAX_STREAMS}, not "

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from xnf.argv_words import option_value
 from xnf.errors import XnfError
 from xnf.mix import SEGMENT_OPTION as OPTION
 
@@ -86,15 +87,6 @@ def of_words(words: list[str]) -> tuple[list[str], SegmentMix | None]:
     if len(values) > 1:
         raise XnfError(f"{OPTION} is given {len(values)} times: a segment mix states one segment size")
     return _with_tcp(rest), _segment_mix(values[0], rest)
-
-
-def option_value(words: list[str], name: str) -> str | None:
-    for i, word in enumerate(words):
-        if word == name and i + 1 < len(words):
-            return words[i + 1]
-        if word.startswith(name + "="):
-            return word.split("=", 1)[1]
-    return None
 
 
 def _segment_mix(value: str, rest: list[str]) -> SegmentMix:

@@ -147,8 +147,13 @@ def _log_tail(path: Path) -> str:
 def start(spec: InstanceSpec) -> subprocess.Popen:
     """The instance started in a session of its own (it outlives apply), once its control socket answers."""
     binary = programs.nf_binary(spec.nf)
-    argv = [str(binary), "run", *spec.run_options(_rules_file(spec))]
-    log_path = control.run_dir() / f"{spec.name}.log"
+    return spawn(spec.name, [str(binary), "run", *spec.run_options(_rules_file(spec))])
+
+
+def spawn(name: str, argv: list[str]) -> subprocess.Popen:
+    """An NF binary's `run` started detached, its output in the run directory's NAME.log; returned once its
+    control socket answers, or an XnfError with what it said."""
+    log_path = control.run_dir() / f"{name}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
         log.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} {' '.join(argv)}\n".encode())
@@ -158,15 +163,15 @@ def start(spec: InstanceSpec) -> subprocess.Popen:
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise XnfError(f"{spec.name} did not start (exit {process.returncode}): {_log_tail(log_path)}")
+            raise XnfError(f"{name} did not start (exit {process.returncode}): {_log_tail(log_path)}")
         try:
-            control.request(spec.name, "info", timeout_s=1.0)
+            control.request(name, "info", timeout_s=1.0)
             return process
         except XnfError:
             time.sleep(0.05)
     process.kill()
     process.wait()
-    raise XnfError(f"{spec.name} did not answer on its control socket within {READY_TIMEOUT_S:.0f} s: "
+    raise XnfError(f"{name} did not answer on its control socket within {READY_TIMEOUT_S:.0f} s: "
                    f"{_log_tail(log_path)}")
 
 

@@ -41,6 +41,7 @@ struct xnf_xdp_instance {
 	char state_dir[256];         /* --state: where the maps and links are kept across restarts, or "" */
 	bool adopted;                /* --state: the maps are the kept ones, its rules and sessions in force */
 	char *state_layout;          /* --state: what this build's maps are, as kept beside them */
+	const char *nf_name;         /* the NF whose state --state keeps */
 	char pin_dir[256];           /* --pin's folder, while its record is written */
 };
 
@@ -61,6 +62,7 @@ struct xnf_xdp_plan {
 	bool attach_libxdp;                       /* --attach libxdp, at --priority */
 	bool attach_clsact;                       /* --attach clsact: tc through a clsact filter, not TCX */
 	const char *state_dir;                    /* --state DIR, or NULL */
+	const char *nf_name;                      /* whose state it is, for --state */
 	unsigned libxdp_priority;
 	const char *journal_dir;                  /* the run directory */
 	bool held;                                /* frames dropped as not_ready until xnf_xdp_put_in_force */
