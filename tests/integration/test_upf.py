@@ -354,7 +354,7 @@ def test_the_edge_chain_split_at_every_point_carries_every_frame(nf, mode, rules
              + f"firewall drop udp 203.0.113.1 1 {VIP} {VPORT}\n"
              + "".join(f"lb {line}\n" for line in lb_rules().splitlines()))
     instance = NfInstance.start(bare_pair, nf, mode, bare_pair.dut_ifaces, rules=rules_file(rules),
-                                extra=paths.worker_options(mode))
+                                extra=paths.worker_options(mode, nf))
     to_service = upf_sessions.uplink_class(sides, 64, to=VIP, dport=VPORT)
     out = Generator(bare_pair, receive_on=0).run("--count", "4096", "--rate", "100000", "--class", to_service).summary
     assert out["received"] == out["sent"] == 4096, out

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-from xnf import contract
+from xnf import chain, contract
 from xnf.errors import XnfError
 from xnf.lab.cores import DUT_CORE
 
@@ -85,9 +85,16 @@ def carrying() -> dict[str, Path]:
     return {p.key: p for p in found}
 
 
-def worker_options(mode: str) -> list[str]:
-    """What places a mode's AF_XDP workers on the lab's DUT core (none for a mode without workers)."""
-    return ["--cores", str(DUT_CORE)] if contract.mode(mode)["sockets"] else []
+def runs_workers(nf: str, mode: str | None) -> bool:
+    """Whether the NF run in mode has AF_XDP workers; mode None: a chain whose members say where they run
+    (chain:upf@xdp,lb@afxdp)."""
+    places = [p for _, _, p in (w.partition("@") for w in nf.removeprefix(chain.PREFIX).split(","))]
+    return any(contract.mode(m)["sockets"] for m in [mode, *places] if m)
+
+
+def worker_options(mode: str | None, nf: str = "") -> list[str]:
+    """What places a run's AF_XDP workers on the lab's DUT core (none for a run without workers)."""
+    return ["--cores", str(DUT_CORE)] if runs_workers(nf, mode) else []
 
 
 def find(key: str) -> Path:

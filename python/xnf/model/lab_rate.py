@@ -15,9 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from xnf import chain, contract
 from xnf.lab.xdp_subject import attach, detach
-from xnf.lab import placement
+from xnf.lab import paths, placement
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.generator import Generator, flat_out
 from xnf.lab.measure import TrafficSpec, run_trial
@@ -56,9 +55,7 @@ class NfCase:
 
 def needs_workers(nf: str, options: list[str]) -> bool:
     """Whether the run has AF_XDP workers, which the lab pins to its worker core."""
-    mode = options[options.index("--mode") + 1] if "--mode" in options else None
-    places = [p for _, _, p in (w.partition("@") for w in nf.removeprefix(chain.PREFIX).split(","))]
-    return any(contract.mode(m)["sockets"] for m in [mode, *places] if m)
+    return paths.runs_workers(nf, options[options.index("--mode") + 1] if "--mode" in options else None)
 
 
 def _warm_up(t: Topology, traffic: TrafficSpec) -> None:
