@@ -175,7 +175,7 @@ def spawn(name: str, argv: list[str]) -> subprocess.Popen:
                    f"{_log_tail(log_path)}")
 
 
-def _alive(pid: int, process: subprocess.Popen | None) -> bool:
+def alive(pid: int, process: subprocess.Popen | None) -> bool:
     """Whether it still runs (a zombie another process has not reaped has run its last line)."""
     if process is not None:
         return process.poll() is None
@@ -195,7 +195,7 @@ def stop(name: str, process: subprocess.Popen | None = None) -> None:
     except ProcessLookupError:
         return
     deadline = time.monotonic() + STOP_TIMEOUT_S
-    while _alive(pid, process):
+    while alive(pid, process):
         if time.monotonic() > deadline:
             os.kill(pid, signal.SIGKILL)
             if process:

@@ -64,7 +64,7 @@ def _check(name: str, argv: list[str], mode: str) -> str:
 def _stop(name: str, pid: int) -> None:
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + STOP_TIMEOUT_S
-    while (fields := process_id.stat_fields(str(pid))) and fields[0] not in process_id.EXITED:
+    while applying.alive(pid, None):
         if time.monotonic() > deadline:
             raise XnfError(f"{name} (pid {pid}) did not stop within {STOP_TIMEOUT_S:.0f} s: nothing was moved")
         time.sleep(0.05)
