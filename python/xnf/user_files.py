@@ -24,6 +24,7 @@ def is_file(text: str) -> bool:
 
 def read_text(path: str | Path, what: str, max_bytes: int = MAX_TEXT_BYTES) -> str:
     """The file's text, at most max_bytes of UTF-8."""
+    _check_path(path, what)
     try:
         with open(path, "rb") as f:
             data = f.read(max_bytes + 1)
@@ -40,6 +41,7 @@ def read_text(path: str | Path, what: str, max_bytes: int = MAX_TEXT_BYTES) -> s
 def copy_rules(source: str | Path, target: Path, max_line: int, max_bytes: int = MAX_RULES_BYTES) -> None:
     """Copies a rules file as it is read (a pipe, /dev/stdin, can be read once), refusing a line longer than
     max_line, more than max_bytes, and bytes that are not UTF-8, as the NF's own reader does."""
+    _check_path(source, "rules file")
     copied, line_start, line_no, tail = 0, 0, 1, b""
     try:
         with open(source, "rb") as src, open(target, "wb") as dst:
@@ -59,6 +61,12 @@ def copy_rules(source: str | Path, target: Path, max_line: int, max_bytes: int =
             _check_line(tail, source, line_no, max_line)
     except OSError as err:
         raise XnfError(f"cannot copy the rules file {source}: {err.strerror}") from None
+
+
+def _check_path(path: str | Path, what: str) -> None:
+    """No file's name holds a NUL: open() would raise ValueError, not OSError."""
+    if "\0" in str(path):
+        raise XnfError(f"the {what} {str(path)!r} names no file: a path cannot hold a NUL byte")
 
 
 def _newlines(data: bytes):

@@ -10,7 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from xnf import chain, contract, mix, output, say
+from xnf import chain, contract, mix, output, say, user_files
 from xnf.argv_words import option_value
 from xnf.lab import container_nf, environment
 from xnf.lab.rounds import interleaved, spread as rounds_spread
@@ -291,7 +291,7 @@ def run(args: argparse.Namespace) -> int:
         answer["verification"] = verify_segments(answer, streams, args.verify)
         _judge_the_host(answer, answer["verification"]["host_spread"], "verification")
     elif args.verify:
-        rules_text = Path(args.rules).read_text() if args.rules else None
+        rules_text = user_files.read_text(args.rules, "rules", user_files.MAX_RULES_BYTES) if args.rules else None
         case = lab_rate.NfCase("advise", args.nf, rules_text, gen, args.map_size or [])
         answer["verification"] = verify(answer, case, args.verify, tsc_hz)
         _judge_the_host(answer, answer["verification"]["host_spread"], "verification")

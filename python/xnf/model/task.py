@@ -12,7 +12,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from xnf import chain, nf_cost
+from xnf import chain, nf_cost, user_files
 from xnf.errors import XnfError
 
 # Verdicts whose frames leave the NF for the wire (the rest the NF keeps from it: dropped, or the local stack's).
@@ -104,7 +104,7 @@ def measure(nf: str, rules: str | None, baseline: dict, how: Measurement, member
     whole = _over_baseline(nf, mine, base, how.sessions)
     costs = []
     if members and chain.is_chain(nf):
-        text = Path(rules).read_text() if rules else ""
+        text = user_files.read_text(rules, "rules", user_files.MAX_RULES_BYTES) if rules else ""
         with tempfile.TemporaryDirectory() as folder:
             for member in chain.members_of(nf):
                 own = member_rules(text, member)
