@@ -24,6 +24,7 @@
 
 #include "capture_session.h"
 #include "instance.h"
+#include "state_handover.h"
 
 #define HOUSEKEEPING_INTERVAL_S 1
 
@@ -374,8 +375,39 @@ static int note_state_kept(struct instance *in)
 	return 0;
 }
 
+/* The usual order: attached held (frames dropped and counted as not_ready), then rules and sockets. */
+static int start_in_order(struct instance *in)
+{
+	return xnf_xdp_attach(&in->xdp) || note_state_kept(in) || load_rules(in) || apply_option_rules(in) ||
+	       run_start_step(in) || start_sockets(in) ? -1 : 0;
+}
+
+/* Workers taking over kept state: the kernel build forwards on the kept tables until the workers hold them and
+ * run; then the links move to the sockets, and what the kernel build added meanwhile follows. */
+static int start_on_kept_state(struct instance *in)
+{
+	return state_import(&in->xdp, false) || load_rules(in) || apply_option_rules(in) || run_start_step(in) ||
+	       start_sockets(in) || xnf_xdp_attach(&in->xdp) || note_state_kept(in) || state_import(&in->xdp, true) ?
+		       -1 : 0;
+}
+
+/* Workers whose state is kept leave the kept links to the kernel build of the NF, with their tables. */
+static void hand_over_to_kernel(struct instance *in)
+{
+	if (!in->state_kept || !in->mode->sockets || !in->afxdp)
+		return;
+	if (state_hand_to_kernel(&in->xdp, in->afxdp, in->plan, in->opt->map_sizes, in->opt->nmap_sizes) == 0) {
+		printf("xnf: %s's tables handed to its kernel build, which forwards on them now\n", xnf_nf_name);
+		return;
+	}
+	xnf_error("the kept links still send to this process's sockets, which close now: frames are dropped until "
+		  "the instance starts again with --state %s (or rm -r %s takes it off)", in->opt->state_dir,
+		  in->opt->state_dir);
+}
+
 static void tear_down(struct instance *in)
 {
+	hand_over_to_kernel(in);
 	capture_session_stop(in);
 	xnf_xdp_detach(&in->xdp);
 	xnf_egress_watch_close(in->egress);
@@ -413,6 +445,8 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 	struct xnf_port ports[XNF_MAX_PORTS];
 	int sig_fd, rc = 1;
 
+	in.plan = &plan;
+
 	if (geteuid() != 0) {
 		xnf_error("xnf run needs root (CAP_BPF and CAP_NET_ADMIN) to load XDP programs: run it with sudo");
 		return 1;
@@ -442,8 +476,7 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 	if (prepare_native_side(&in, ports, opt->nifaces) ||
 	    xnf_xdp_load(&in.xdp, ports, opt->nifaces, mode->generic, &plan, opt->map_sizes, opt->nmap_sizes) ||
 	    (opt->pin_dir && xnf_xdp_pin_maps(&in.xdp, opt->pin_dir)) || arm_checksum_finishing(&in) ||
-	    xnf_xdp_attach(&in.xdp) || note_state_kept(&in) || load_rules(&in) || apply_option_rules(&in) || run_start_step(&in) ||
-	    start_sockets(&in) || start_offload(&in))
+	    (in.xdp.adopted && mode->sockets ? start_on_kept_state(&in) : start_in_order(&in)) || start_offload(&in))
 		goto out;
 	watch_egress(&in);
 	/* The control socket last: whoever finds it (xnf stats, rules, a script waiting for the start) finds the

@@ -29,6 +29,7 @@ struct mode_info {
 extern const struct mode_info xnf_modes[];
 extern const size_t xnf_nmodes;
 const struct mode_info *xnf_find_mode(const char *name);
+bool xnf_mode_keeps_state(const struct mode_info *mode);
 /* The table's modes as "a, b, c", for messages: those whose NF runs in user space, those with AF_XDP sockets,
  * those whose workers send (lib/include/xnf/runtime/modes.h declares them for the rest of libxnf). */
 #include <xnf/runtime/modes.h>
@@ -74,6 +75,7 @@ struct instance {
 	const struct run_options *opt;
 	const struct mode_info *mode;
 	struct xnf_xdp_instance xdp;
+	const struct xnf_xdp_plan *plan;   /* what the kernel side was loaded with */
 	struct xnf_afxdp *afxdp;
 	struct drop_offload *offload;      /* --offload-drops, or NULL */
 	struct xnf_rules_file *rules;      /* --rules, read once at the start */

@@ -85,7 +85,8 @@ static const struct xnf_option runtime_options[] = {
 	{ .name = "state", .kind = XNF_OPT_STRING, .value = "DIR", .offset = RUN(state_dir),
 	  .help = "keep the program attached and its maps in bpffs DIR when it stops (or is\n"
 		  "killed): it forwards on with its rules and sessions, and the next start with\n"
-		  "DIR takes them over without a gap; rm -r DIR takes it off (the kernel modes)" },
+		  "DIR takes them over without a gap; rm -r DIR takes it off (xdp, tc; the AF_XDP\n"
+		  "modes hand their tables to the kernel build of the NF when they stop)" },
 	{ .name = "peers", .kind = XNF_OPT_CHOICE, .value = "POLICY", .offset = RUN(peers), .choices = xnf_peers_names,
 	  .help = "the other end of a veth port: fix turns GRO on where the port would take no\n"
 		  "XDP frames and checksum offload off, on a peer xnf can reach, and puts both\n"
@@ -457,9 +458,13 @@ static int check_run_options(struct run_options *opt, const struct xnf_option *t
 			  "beside other programs already");
 		return -1;
 	}
-	if (opt->state_dir && (opt->mode->datapath != XNF_DATAPATH_KERNEL || opt->mode->sockets || opt->mode->generic)) {
-		xnf_error("--state keeps the kernel path's program and maps: --mode %s keeps state in user space (or "
-			  "in generic XDP), which it cannot keep yet; use --mode xdp or tc", opt->mode->name);
+	if (opt->state_dir && !xnf_mode_keeps_state(opt->mode)) {
+		xnf_error("--state keeps an NF's program and tables across restarts in --mode %s; --mode %s cannot keep "
+			  "them yet", xnf_state_modes(), opt->mode->name);
+		return -1;
+	}
+	if (opt->state_dir && (opt->local.queues || opt->local.nports || opt->offload.enabled)) {
+		xnf_error("--state does not carry --local's dispatcher or --offload-drops' pre-filter yet: leave them out");
 		return -1;
 	}
 	if (opt->state_dir && (opt->attach != XNF_ATTACH_LINK || opt->pin_dir || opt->chain_split)) {
@@ -689,7 +694,8 @@ static void describe_modes(void)
 			printf("null");
 		printf(", \"hook\": \"%s\", \"generic\": %s", m->hook == XNF_AT_TC ? "tc" : "xdp",
 		       m->generic ? "true" : "false");
-		printf(", \"available\": %s}", m->available ? "true" : "false");
+		printf(", \"available\": %s", m->available ? "true" : "false");
+		printf(", \"keeps_state\": %s}", xnf_mode_keeps_state(m) ? "true" : "false");
 	}
 	printf("]");
 }
@@ -705,6 +711,19 @@ static void describe_maps(void)
 		printf("%s\"%s\": %u", shown++ ? ", " : "", map->name, map->max_entries);
 	}
 	printf("}");
+}
+
+/* The options only the modes with sockets take: what a move out of them leaves behind. */
+static void describe_socket_options(const struct xnf_option *table)
+{
+	size_t n = 0;
+
+	putchar('[');
+	for (size_t i = 0; table[i].name; i++) {
+		if (table[i].id == TAG_AFXDP)
+			printf("%s\"--%s\"", n++ ? ", " : "", table[i].name);
+	}
+	putchar(']');
 }
 
 /* What the NF binary is and takes, for the Python CLI and for people: one JSON object. */
@@ -729,6 +748,8 @@ static int cmd_describe(int argc, char **argv)
 	describe_modes();
 	printf(", \"options\": ");
 	xnf_options_describe(stdout, option_table(), &defaults);
+	printf(", \"socket_options\": ");
+	describe_socket_options(option_table());
 	printf(", \"stats\": {\"verdicts\": ");
 	describe_strings(xnf_stat_names, XNF_STAT_NSLOTS);
 	printf(", \"worker\": ");

@@ -56,6 +56,22 @@ static bool workers_send(const struct mode_info *m)
 	return m->sockets && (m->datapath == XNF_DATAPATH_USER || m->datapath == XNF_DATAPATH_HYBRID);
 }
 
+/* Where --state can keep the NF: the kernel's own hooks (native XDP, tc), and workers whose tables the kernel
+ * build of the same NF carries while they restart (state_handover.c). */
+bool xnf_mode_keeps_state(const struct mode_info *m)
+{
+	if (m->generic)
+		return false;
+	return (m->datapath == XNF_DATAPATH_KERNEL && !m->sockets) || (m->datapath == XNF_DATAPATH_USER && m->sockets);
+}
+
+const char *xnf_state_modes(void)
+{
+	static char names[256];
+
+	return names_where(names, sizeof(names), xnf_mode_keeps_state);
+}
+
 const char *xnf_user_space_modes(void)
 {
 	static char names[256];

@@ -142,6 +142,9 @@ static bool runs_in_user_space(const struct bpf_map *map, const struct xnf_xdp_p
 
 	if (!is_nf_map(map))
 		return false;
+	/* Under --state the kernel's twin holds the state whenever no process does: it keeps its size. */
+	if (plan->datapath == XNF_DATAPATH_USER && plan->state_dir)
+		return false;
 	if (plan->datapath == XNF_DATAPATH_USER)
 		return true;
 	twin = xnf_native_map_find(bpf_map__name(map));

@@ -14,14 +14,14 @@ def option_value(words: list[str], name: str) -> str | None:
     return None
 
 
-def without_option(words: list[str], name: str) -> list[str]:
-    """The words with every name and its value left out."""
+def without_option(words: list[str], name: str, takes_value: bool = True) -> list[str]:
+    """The words with every name and its value (if it takes one) left out."""
     out, skip = [], False
     for word in words:
         if skip:
             skip = False
         elif word == name:
-            skip = True
+            skip = takes_value
         elif not word.startswith(name + "="):
             out.append(word)
     return out

@@ -257,11 +257,11 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 
 def cmd_move(args: argparse.Namespace) -> int:
-    """A running NF moved between the kernel's hooks with its maps (python/xnf/service/move.py)."""
+    """A running NF moved between paths with its rules and sessions (python/xnf/service/move.py)."""
     from xnf.service import move
 
     _require_root("xnf move")
-    print(move.move(control.pick_instance(args.name), args.mode))
+    print(move.move(control.pick_instance(args.name), args.mode, args.options))
     return 0
 
 
@@ -699,9 +699,11 @@ def make_parser() -> argparse.ArgumentParser:
                                 "place of what it held, rule by rule, without a restart (as kill -HUP does)")
     reload_cmd.add_argument("--name", "-n", help="instance (default: the only running one)")
     reload_cmd.set_defaults(func=cmd_reload)
-    move_cmd = sub.add_parser("move", help="move a running NF between xdp and tc with its rules and sessions, "
-                              "without a gap (it must run with --state DIR)")
-    move_cmd.add_argument("--mode", required=True, help="the mode to move it to: xdp or tc")
+    move_cmd = sub.add_parser("move", help="move a running NF between xdp, tc and the AF_XDP modes with its rules "
+                              "and sessions, without a gap (it must run with --state DIR)")
+    move_cmd.add_argument("--mode", required=True, help="the mode to move it to (those describe lists with "
+                          "keeps_state: xdp, tc, afxdp...)")
+    move_cmd.add_argument("options", nargs="*", help="after --: the new mode's own options, e.g. -- --cores 1")
     move_cmd.add_argument("--name", "-n", help="instance (default: the only running one)")
     move_cmd.set_defaults(func=cmd_move)
 

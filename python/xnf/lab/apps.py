@@ -63,10 +63,13 @@ class Transfer:
 
 def iperf3(t: Topology, client_ns: str, server_ns: str, server_ip: str, *, seconds: int = 1, streams: int = 1,
            udp_datagrams: int = 0, bitrate: str = "20M", port: int = IPERF_PORT,
-           connect_to: str | None = None, core: int | None = None) -> Transfer:
+           connect_to: str | None = None, core: int | None = None, tcp_bitrate: str | None = None,
+           reverse: bool = False) -> Transfer:
     """One iperf3 test from client_ns to server_ip (in server_ns), or to connect_to (a load balancer's address
     that leads there): TCP for whole seconds (iperf3 takes no fractions) over streams, or udp_datagrams UDP
-    datagrams of 1,200 bytes at bitrate."""
+    datagrams of 1,200 bytes at bitrate; TCP at tcp_bitrate where given (a steady flow beside others), else as fast
+    as it goes. reverse: the server sends (-R), so a UDP flow's datagrams all travel inward, answering nothing.
+    lost_packets is then what the client never got."""
     udp = udp_datagrams > 0
     server = t.spawn(server_ns, _pinned(["iperf3", "-s", "-1", "-B", server_ip, "-p", str(port)], core))
     try:
@@ -74,6 +77,8 @@ def iperf3(t: Topology, client_ns: str, server_ns: str, server_ip: str, *, secon
         argv = ["iperf3", "-c", connect_to or server_ip, "-p", str(port), "-P", str(streams), "-J",
                 "--connect-timeout", "3000"]
         argv += ["-u", "-b", bitrate, "-l", "1200", "-k", str(udp_datagrams)] if udp else ["-t", str(int(seconds))]
+        argv += ["-b", tcp_bitrate] if tcp_bitrate and not udp else []
+        argv += ["-R"] if reverse else []
         result = netns.run(client_ns, _pinned(argv, core), check=False, timeout=seconds + 30)
     finally:
         try:

@@ -1,15 +1,15 @@
-"""`xnf move NAME --mode MODE`: a running NF moved between the kernel's two hooks, XDP and tc, with its state.
+"""`xnf move NAME --mode MODE`: a running NF moved between paths (XDP, tc, the AF_XDP workers) with its state.
 
-The instance must keep its kernel path (`--state DIR`, lib/xdp/state_keep.c): the running process is stopped (its
-program stays attached and forwards, with its maps), and the same command line with the other mode is started
-detached (its output in the run directory's NAME.log). The new build takes the kept maps over (the maps both
-builds have; the XDP build's own stay pinned for a move back), attaches at its hook while the kept program still
-runs, and only then lets the kept program go: one of the two carries every frame. Should the new start fail, the
+The instance must keep its state (`--state DIR`: lib/xdp/state_keep.c, lib/runtime/state_handover.c): the running
+process is stopped (a kernel build's program stays attached and forwards, with its maps; AF_XDP workers hand their
+tables and the kept links to the kernel build of the same NF first), and the same command line with the other
+mode is started detached (its output in the run directory's NAME.log). The new process takes the kept maps over
+(workers copy them into their own tables before the links move to their sockets), attaches while the kept
+program still runs, and only then lets it go: one of the two carries every frame. Should the new start fail, the
 command line it had is started again, on the kept state it never left.
 
-Into user space (afxdp, hybrid) nothing is moved yet: its sessions would have to be copied between kernel maps
-and native maps, and it is refused with why. An instance the service runs (`xnf apply`, `xnf daemon`) is moved
-by its file: change its mode there and apply, which restarts it on its kept state the same way.
+Which modes keep state is the mode table's (`keeps_state` in describe). An instance the service runs (`xnf
+apply`, `xnf daemon`) is moved by its file: change its mode there and apply, which restarts it the same way.
 """
 
 from __future__ import annotations
@@ -35,20 +35,25 @@ def _argv_of(pid: int) -> list[str]:
     return [word.decode() for word in raw.split(b"\0") if word]
 
 
-def moved_argv(argv: list[str], mode: str) -> list[str]:
-    """The command line with the other mode, and without the options only the mode it leaves takes."""
-    here = contract.mode(option_value(argv, "--mode") or "")["hook"]
+def moved_argv(argv: list[str], mode: str, extra: list[str] | None = None) -> list[str]:
+    """The command line with the other mode, without the options only the mode it leaves takes, and with extra
+    (the new mode's own options, such as the workers' cores)."""
+    here, there = contract.mode(option_value(argv, "--mode") or ""), contract.mode(mode)
     out = without_option(argv, "--mode")
-    for option in OPTIONS_OF_A_HOOK.get(here, ()):
-        out = without_option(out, option)
-    return out + ["--mode", mode]
+    left = list(OPTIONS_OF_A_HOOK.get(here["hook"], ()))
+    if not there["sockets"]:
+        left += contract.runtime()["socket_options"]
+    flags = {f"--{option['name']}" for option in contract.runtime()["options"] if option["kind"] == "flag"}
+    for option in left + [word.split("=", 1)[0] for word in extra or () if word.startswith("--")]:
+        out = without_option(out, option, takes_value=option not in flags)
+    return out + ["--mode", mode] + list(extra or ())
 
 
 def _check(name: str, argv: list[str], mode: str) -> str:
-    target = contract.mode(mode)
-    if target["datapath"] != "kernel" or target["sockets"] or target.get("generic"):
-        raise XnfError(f"xnf move carries an NF between the kernel's hooks (xdp, tc) with its maps; into --mode "
-                       f"{mode} its sessions would have to move into the process, which is not built yet")
+    keeping = [found["name"] for found in contract.runtime()["modes"] if found["keeps_state"]]
+    if not contract.mode(mode)["keeps_state"]:
+        raise XnfError(f"xnf move carries an NF with its state between {', '.join(keeping)}; --mode {mode} cannot "
+                       "take state over yet")
     if not option_value(argv, "--state"):
         raise XnfError(f"{name} runs without --state: xnf move carries its program and maps over through the "
                        "kept state; start it with --state DIR (a folder in bpffs)")
@@ -71,7 +76,7 @@ def _stop(name: str, pid: int) -> None:
     control.remove_records(name)
 
 
-def move(name: str, mode: str) -> str:
+def move(name: str, mode: str, extra: list[str] | None = None) -> str:
     record = control.owner(name)
     if record is None:
         raise XnfError(f"no running instance named '{name}'; see 'xnf ps'")
@@ -79,9 +84,9 @@ def move(name: str, mode: str) -> str:
     current = _check(name, argv, mode)
     _stop(name, record.pid)
     try:
-        process = applying.spawn(name, moved_argv(argv, mode))
+        process = applying.spawn(name, moved_argv(argv, mode, extra))
     except XnfError as err:
         applying.spawn(name, argv)
         raise XnfError(f"{name} could not move to {mode} ({err}); it runs in {current} again, on its kept state")
-    return (f"moved {name} from {current} to {mode}: its program and maps carried over (pid {process.pid}, output in "
+    return (f"moved {name} from {current} to {mode}: its rules and sessions carried over (pid {process.pid}, output in "
             f"{control.run_dir() / (name + '.log')})")

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * --state in the AF_XDP modes: while the process runs, the NF's tables are its native maps; while no process
+ * runs, they are the kernel's twins pinned in DIR/maps, and the kernel build of the same NF forwards on them
+ * through the kept links. So a start or a stop hands the tables over between the two, and one of the two paths
+ * carries every frame:
+ *   start: copy the kernel's tables into the native ones before any worker runs; start the workers; move the
+ *          kept links to the redirect program (bpf_link_update, between two frames); copy again what the kernel
+ *          build added in between (only entries the workers have not made themselves);
+ *   stop:  make the kernel's tables equal the native ones; load the kernel build on them and move the links to
+ *          it; let the workers finish what their rings hold; copy again what they added.
+ * Per-CPU arrays are scratch and counters, not state: they are not carried. A flow whose first frame meets the
+ * two paths within the same few microseconds may get an entry from each: the one already there is kept.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <xnf/internal/native_maps.h>
+#include <xnf/runtime/log.h>
+
+#include "state_handover.h"
+
+#define DRAIN_SAMPLE_MS 5
+#define DRAIN_QUIET_SAMPLES 3
+#define DRAIN_MAX_MS 1000
+
+enum copy_scope { COPY_ALL, COPY_ONLY_NEW };
+
+/* What is carried: the NF's own maps that hold entries (not the glue's, not per-CPU scratch). */
+static bool carried(const struct xnf_map *map)
+{
+	return !xnf_map_is_glue(map->name) && map->type != XNF_MAP_TYPE_PERCPU_ARRAY;
+}
+
+/* The kernel twin of a native map, its sizes checked: -1 with a message when it is not the same map. */
+static int kernel_twin(const struct xnf_xdp_instance *x, const struct xnf_map *map)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+	int fd = bpf_object__find_map_fd_by_name(x->obj, map->name);
+
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		xnf_error("--state: the kernel build has no map %s to carry the native one's entries", map->name);
+		return -1;
+	}
+	if (info.key_size != map->key_size || info.value_size != map->value_size) {
+		xnf_error("--state: map %s has %u-byte keys and %u-byte values in the kernel build, %u and %u natively: "
+			  "rebuild the NF with one SDK", map->name, info.key_size, info.value_size, map->key_size,
+			  map->value_size);
+		return -1;
+	}
+	return fd;
+}
+
+static bool is_array(const struct xnf_map *map)
+{
+	return map->type == XNF_MAP_TYPE_ARRAY;
+}
+
+/* Kernel -> native, one map. An array's slots all exist: only a whole copy writes them. */
+static int import_map(struct xnf_map *map, int fd, enum copy_scope scope, void *key, void *next, void *value)
+{
+	__u64 flags = scope == COPY_ONLY_NEW ? BPF_NOEXIST : BPF_ANY;
+	void *at = NULL;
+
+	if (scope == COPY_ONLY_NEW && is_array(map))
+		return 0;
+	while (bpf_map_get_next_key(fd, at, next) == 0) {
+		memcpy(key, next, map->key_size);
+		at = key;
+		if (bpf_map_lookup_elem(fd, key, value))
+			continue; /* deleted meanwhile */
+		int err = xnf_map_update(map, key, value, flags);
+
+		if (err && err != -EEXIST) {
+			xnf_error("--state: cannot carry an entry of map %s into user space: %s (its %u entries full?)",
+				  map->name, strerror(-err), map->max_entries);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The kernel's keys the native map no longer has (expired, deleted) removed: collected first, since deleting
+ * while walking a hash map restarts the walk. */
+static int delete_gone(struct xnf_map *map, int fd, void *key, void *value)
+{
+	size_t n = 0, cap = 64;
+	__u8 *gone = malloc(cap * map->key_size);
+	void *at = NULL;
+	int err = 0;
+
+	if (!gone)
+		return -ENOMEM;
+	while (bpf_map_get_next_key(fd, at, key) == 0) {
+		if (xnf_native_map_lookup_copy(map, key, value) == -ENOENT) {
+			if (n == cap) {
+				__u8 *bigger = realloc(gone, 2 * cap * map->key_size);
+
+				if (!bigger) {
+					err = -ENOMEM;
+					break;
+				}
+				gone = bigger;
+				cap *= 2;
+			}
+			memcpy(gone + n++ * map->key_size, key, map->key_size);
+		}
+		memcpy(value, key, map->key_size); /* the walk goes on from this key */
+		at = value;
+	}
+	for (size_t i = 0; i < n && !err; i++)
+		bpf_map_delete_elem(fd, gone + i * map->key_size);
+	free(gone);
+	return err;
+}
+
+/* Native -> kernel, one map. */
+static int export_map(struct xnf_map *map, int fd, enum copy_scope scope, void *key, void *next, void *value)
+{
+	__u64 flags = scope == COPY_ONLY_NEW ? BPF_NOEXIST : BPF_ANY;
+	void *at = NULL;
+
+	if (scope == COPY_ONLY_NEW && is_array(map))
+		return 0;
+	if (scope == COPY_ALL && !is_array(map) && delete_gone(map, fd, key, value)) {
+		xnf_error("--state: out of memory while carrying map %s", map->name);
+		return -1;
+	}
+	while (xnf_native_map_get_next_key(map, at, next) == 0) {
+		memcpy(key, next, map->key_size);
+		at = key;
+		if (xnf_native_map_lookup_copy(map, key, value))
+			continue;
+		if (bpf_map_update_elem(fd, key, value, flags) && errno != EEXIST) {
+			xnf_error("--state: cannot carry an entry of map %s into the kernel: %s (its %u entries full?)",
+				  map->name, strerror(errno), map->max_entries);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+typedef int (*map_copier)(struct xnf_map *map, int fd, enum copy_scope scope, void *key, void *next, void *value);
+
+static int copy_all_maps(const struct xnf_xdp_instance *x, map_copier copy, enum copy_scope scope)
+{
+	for (size_t i = 0; xnf_native_map_at(i); i++) {
+		struct xnf_map *map = xnf_native_map_at(i);
+		void *key, *next, *value;
+		int fd, err;
+
+		if (!carried(map))
+			continue;
+		fd = kernel_twin(x, map);
+		if (fd < 0)
+			return -1;
+		key = malloc(map->key_size);
+		next = malloc(map->key_size);
+		value = malloc(map->value_size > map->key_size ? map->value_size : map->key_size);
+		err = key && next && value ? copy(map, fd, scope, key, next, value) : -1;
+		free(key);
+		free(next);
+		free(value);
+		if (err)
+			return -1;
+	}
+	return 0;
+}
+
+int state_import(const struct xnf_xdp_instance *x, bool only_new)
+{
+	return copy_all_maps(x, import_map, only_new ? COPY_ONLY_NEW : COPY_ALL);
+}
+
+int state_export(const struct xnf_xdp_instance *x, bool only_new)
+{
+	return copy_all_maps(x, export_map, only_new ? COPY_ONLY_NEW : COPY_ALL);
+}
+
+static __u64 frames_received(const struct xnf_afxdp *a)
+{
+	struct xnf_afxdp_worker_stats s;
+	__u64 total = 0;
+
+	for (__u32 w = 0; w < xnf_afxdp_nworkers(a); w++) {
+		xnf_afxdp_read_stats(a, w, &s);
+		total += s.rx_packets;
+	}
+	return total;
+}
+
+/* Once the links have moved, what is already in the sockets' rings is still the workers' to forward: wait until
+ * they have received nothing for a few samples in a row. */
+static void let_workers_drain(const struct xnf_afxdp *a)
+{
+	struct timespec pause = { .tv_nsec = DRAIN_SAMPLE_MS * 1000000L };
+	__u64 last = frames_received(a);
+
+	for (int quiet = 0, waited = 0; quiet < DRAIN_QUIET_SAMPLES && waited < DRAIN_MAX_MS;
+	     waited += DRAIN_SAMPLE_MS) {
+		nanosleep(&pause, NULL);
+		__u64 now = frames_received(a);
+
+		quiet = now == last ? quiet + 1 : 0;
+		last = now;
+	}
+}
+
+int state_hand_to_kernel(struct xnf_xdp_instance *x, struct xnf_afxdp *workers, const struct xnf_xdp_plan *user_plan,
+			 const struct xnf_map_size *sizes, __u32 nsizes)
+{
+	struct xnf_xdp_plan plan = *user_plan;
+	struct xnf_xdp_instance kernel;
+	int err;
+
+	plan.datapath = XNF_DATAPATH_KERNEL;
+	plan.held = false;
+	plan.local = NULL;
+	if (state_export(x, false))
+		return -1;
+	if (xnf_xdp_load(&kernel, x->ports, x->nports, false, &plan, sizes, nsizes)) {
+		xnf_xdp_destroy(&kernel);
+		return -1;
+	}
+	err = xnf_xdp_attach(&kernel);
+	if (!err && workers) {
+		let_workers_drain(workers);
+		err = state_export(x, true);
+	}
+	/* The links are pinned: closing this process's fds leaves the kernel build attached. */
+	xnf_xdp_destroy(&kernel);
+	return err;
+}

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* --state in the AF_XDP modes: the NF's tables handed over between the native maps and the kernel's kept twins. */
+#ifndef XNF_LIB_RUNTIME_STATE_HANDOVER_H
+#define XNF_LIB_RUNTIME_STATE_HANDOVER_H
+
+#include <stdbool.h>
+
+#include <xnf/runtime/afxdp.h>
+#include <xnf/runtime/xdp_instance.h>
+
+/* The kernel's tables into the native maps: all of them, or only the entries the native maps do not have yet.
+ * 0, or -1 with a message. */
+int state_import(const struct xnf_xdp_instance *x, bool only_new);
+/* The native maps into the kernel's: made equal, or only the entries the kernel's do not have yet. */
+int state_export(const struct xnf_xdp_instance *x, bool only_new);
+/* At a stop: the kernel build of the NF loaded on the kept tables, made equal to the native ones, takes the kept
+ * links over; the workers finish what their rings hold, and what they add goes over too. 0, or -1 with a message. */
+int state_hand_to_kernel(struct xnf_xdp_instance *x, struct xnf_afxdp *workers, const struct xnf_xdp_plan *user_plan,
+			 const struct xnf_map_size *sizes, __u32 nsizes);
+
+#endif
