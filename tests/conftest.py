@@ -3,6 +3,8 @@ helpers the tests import: lab_helpers.py.)"""
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
 from xnf.lab import topology as topo
@@ -37,3 +39,13 @@ def rules_file(tmp_path):
         return str(path)
 
     return write
+
+
+@pytest.fixture
+def bpffs(tmp_path):
+    """A bpffs every process of the test sees (ip netns exec hides /sys/fs/bpf): where --state keeps an NF."""
+    folder = tmp_path / "bpffs"
+    folder.mkdir()
+    subprocess.run(["mount", "-t", "bpf", "bpf", str(folder)], check=True)
+    yield folder
+    subprocess.run(["umount", "-l", str(folder)], check=False)

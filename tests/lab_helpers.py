@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from contextlib import contextmanager
 
@@ -41,6 +42,28 @@ def tcx_link_programs() -> list[int]:
     its device): the ids, one per link."""
     out = subprocess.run(["bpftool", "-j", "link", "show"], capture_output=True, text=True, check=True).stdout
     return [link["prog_id"] for link in json.loads(out or "[]") if link.get("type") in (BPF_LINK_TYPE_TCX, "tcx")]
+
+
+def in_background(work) -> tuple[threading.Thread, dict]:
+    """work() run in a thread: its result (or the exception it raised) in the dict once the thread is joined."""
+    result: dict = {}
+
+    def run():
+        try:
+            result["value"] = work()
+        except Exception as err:   # said by the caller's assertion on the result
+            result["error"] = err
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, result
+
+
+def kept_entries(state, map_name: str) -> list[dict]:
+    """A map --state keeps in the folder state, as bpftool formats it from BTF: [{"key": ..., "value": ...}]."""
+    out = subprocess.run(["bpftool", "-j", "map", "dump", "pinned", str(state / "maps" / map_name)],
+                         capture_output=True, text=True, check=True).stdout
+    return [entry["formatted"] for entry in json.loads(out)]
 
 
 def run_xnf(args: list[str], ns: str | None = None, timeout: float = 30):

@@ -265,6 +265,15 @@ def cmd_move(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_stop(args: argparse.Namespace) -> int:
+    """A running NF stopped as Ctrl-C stops it (python/xnf/service/stop.py)."""
+    from xnf.service import stop
+
+    _require_root("xnf stop")
+    print(stop.stop(control.pick_instance(args.name), args.drop_state))
+    return 0
+
+
 def cmd_reload(args: argparse.Namespace) -> int:
     """The instance reads its --rules file again and puts it in force in place of what it held (as SIGHUP does)."""
     sys.stdout.write(control.request(control.pick_instance(args.name), "reload"))
@@ -706,6 +715,13 @@ def make_parser() -> argparse.ArgumentParser:
     move_cmd.add_argument("options", nargs="*", help="after --: the new mode's own options, e.g. -- --cores 1")
     move_cmd.add_argument("--name", "-n", help="instance (default: the only running one)")
     move_cmd.set_defaults(func=cmd_move)
+
+    stop_cmd = sub.add_parser("stop", help="stop a running NF as Ctrl-C does; with --state its program forwards "
+                              "on with the kept tables, unless --drop-state removes them")
+    stop_cmd.add_argument("--name", "-n", help="instance (default: the only running one)")
+    stop_cmd.add_argument("--drop-state", action="store_true", help="remove its --state folder too, which takes "
+                          "its program off")
+    stop_cmd.set_defaults(func=cmd_stop)
 
     apply_cmd = sub.add_parser("apply", help="make the running instances match a configuration file: start, stop, "
                                "change rules in place, restart what cannot change in place (docs/operations.md)")

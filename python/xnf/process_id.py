@@ -20,6 +20,15 @@ def stat_fields(entry: str) -> list[str] | None:
     return line[line.rindex(")") + 2:].split()
 
 
+def command_line(pid: int) -> list[str] | None:
+    """The words a process was started with, or None when it is gone."""
+    try:
+        raw = (PROC / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        return None
+    return [word.decode(errors="replace") for word in raw.split(b"\0") if word]
+
+
 def pid_namespace(entry: str = "self") -> int:
     try:
         return os.stat(PROC / entry / "ns" / "pid").st_ino

@@ -10,12 +10,11 @@ import os
 import shutil
 import signal
 import subprocess
-import threading
 import time
 
 import pytest
 
-from lab_helpers import run_xnf, tcx_link_programs, wait_until, xdp_attached
+from lab_helpers import in_background, kept_entries, run_xnf, tcx_link_programs, wait_until, xdp_attached
 from xnf import contract, control
 from xnf.lab import apps, container_nf, netns, paths
 from xnf.lab.hosts import HostsTopology
@@ -24,22 +23,10 @@ from xnf.lab.nf_process import NfInstance
 PINGS, PING_INTERVAL_S = 400, 0.01
 
 
-@pytest.fixture
-def bpffs(tmp_path):
-    """A bpffs every process of the test sees (ip netns exec hides /sys/fs/bpf)."""
-    folder = tmp_path / "bpffs"
-    folder.mkdir()
-    subprocess.run(["mount", "-t", "bpf", "bpf", str(folder)], check=True)
-    yield folder
-    subprocess.run(["umount", "-l", str(folder)], check=False)
-
-
 def mappings(state) -> dict:
     """The NAT's mappings as kept: inside endpoint -> its public port and address slot."""
-    out = subprocess.run(["bpftool", "-j", "map", "dump", "pinned", str(state / "maps" / "nat_mappings")],
-                         capture_output=True, text=True, check=True).stdout
-    return {json.dumps(e["formatted"]["key"], sort_keys=True):
-            (e["formatted"]["value"]["public_port"], e["formatted"]["value"]["addr_index"]) for e in json.loads(out)}
+    return {json.dumps(e["key"], sort_keys=True): (e["value"]["public_port"], e["value"]["addr_index"])
+            for e in kept_entries(state, "nat_mappings")}
 
 
 def program_on(state) -> int:
@@ -51,20 +38,6 @@ def program_on(state) -> int:
 
 def attached(t: HostsTopology, mode: str) -> bool:
     return xdp_attached(t.dut_ns, "dut0") if contract.mode(mode)["hook"] == "xdp" else bool(tcx_link_programs())
-
-
-def in_background(work) -> tuple[threading.Thread, dict]:
-    result: dict = {}
-
-    def run():
-        try:
-            result["value"] = work()
-        except Exception as err:   # said by the test's assertion on the result
-            result["error"] = err
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    return thread, result
 
 
 @pytest.mark.parametrize("mode", ["xdp", "tc", "afxdp"])

@@ -28,11 +28,10 @@ OPTIONS_OF_A_HOOK = {"tc": ("--tc-send",)}   # options only one hook's mode take
 
 
 def _argv_of(pid: int) -> list[str]:
-    try:
-        raw = (process_id.PROC / str(pid) / "cmdline").read_bytes()
-    except OSError as err:
-        raise XnfError(f"cannot read the command line of pid {pid}: {err.strerror}") from None
-    return [word.decode() for word in raw.split(b"\0") if word]
+    argv = process_id.command_line(pid)
+    if argv is None:
+        raise XnfError(f"the instance's process (pid {pid}) is gone: see 'xnf ps'")
+    return argv
 
 
 def moved_argv(argv: list[str], mode: str, extra: list[str] | None = None) -> list[str]:

@@ -1,0 +1,33 @@
+"""`xnf stop [--name NAME] [--drop-state]`: a running instance stopped as Ctrl-C stops it. Without `--state` its
+program comes off and its ports are put back; with `--state DIR` its program (or, for AF_XDP workers, the kernel
+build they hand their tables to) forwards on with the kept tables, for the next start to take over, unless
+`--drop-state` removes DIR, which takes the program off. An instance the service runs is stopped through its file.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+from xnf import control, process_id
+from xnf.argv_words import option_value
+from xnf.errors import XnfError
+from xnf.service import apply as applying
+
+
+def stop(name: str, drop_state: bool = False) -> str:
+    record = control.owner(name)
+    if record is None:
+        raise XnfError(f"no running instance named '{name}'; see 'xnf ps'")
+    if name in applying.applied():
+        raise XnfError(f"{name} runs from the service's file: take it out of the file and run xnf apply (or "
+                       "systemctl reload xnf), which stops it and removes its kept state")
+    state = option_value(process_id.command_line(record.pid) or [], "--state")
+    applying.stop(name)
+    control.remove_records(name)
+    if state and drop_state:
+        shutil.rmtree(state, ignore_errors=True)
+        return f"stopped {name} and removed its kept state {state}: its program is off"
+    if state:
+        return (f"stopped {name}: its program forwards on with the tables kept in {state} (the next start with "
+                f"--state {state} takes them over; xnf stop --drop-state, or rm -r {state}, takes it off)")
+    return f"stopped {name}"

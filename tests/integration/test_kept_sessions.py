@@ -1,0 +1,90 @@
+"""The lb's and the upf's sessions moved with them: xnf move from XDP into AF_XDP workers and back under traffic.
+The lb's sessions of finished HTTP downloads see no frame during the moves, so only a table carried over can still
+hold them after; the upf's session is added at run time (`xnf rules add`, as the PFCP endpoint does), so it is in
+no rules file a new process could read again: only the carried tables keep the UE's tunnel up."""
+
+from __future__ import annotations
+
+import json
+
+from lab_helpers import in_background, kept_entries, run_xnf
+from test_upf import ue_behind_a_gnb, upf_rules
+from xnf import control
+from xnf.lab import apps, container_nf, netns, paths
+from xnf.lab.hosts import HostsTopology
+from xnf.lab.nf_process import NfInstance
+
+TO_USER_SPACE_AND_BACK = [("afxdp", paths.worker_options("afxdp")), ("xdp", [])]
+PINGS, PING_INTERVAL_S = 600, 0.01
+
+
+def move(t: HostsTopology, name: str, mode: str, options: list[str]) -> None:
+    moved = run_xnf(["move", "--name", name, "--mode", mode, "--", *options], ns=t.dut_ns, timeout=60)
+    assert moved.returncode == 0 and f"to {mode}" in moved.stdout, moved.stderr
+    assert control.request_json(name, "info")["mode"] == mode
+
+
+def lb_sessions(state) -> dict:
+    """Each kept session's flow -> where it goes (its idle clock left out)."""
+    return {json.dumps(e["key"], sort_keys=True): json.dumps({k: v for k, v in e["value"].items()
+                                                              if k != "last_seen_ns"}, sort_keys=True)
+            for e in kept_entries(state, "lb_sessions")}
+
+
+def test_the_lbs_sessions_move_into_user_space_and_back(bpffs, rules_file, tmp_path, monkeypatch):
+    monkeypatch.setenv("XNF_RUN_DIR", str(tmp_path / "run"))
+    state = bpffs / "edge-lb"
+    with HostsTopology(hosts=3) as t:
+        client = t.host(0)
+        servers = [apps.WebServer(t, host.ns, host.ip, size=64 << 10) for host in (t.host(1), t.host(2))]
+        nf = NfInstance.start(t, "lb", "xdp", t.dut_ifaces, rules=rules_file(container_nf.lb_rules(t)),
+                              name="edge-lb", extra=["--state", str(state)])
+        url = f"http://{container_nf.VIP}:{apps.HTTP_PORT}/file"
+        for _ in range(6):
+            assert apps.download_sha256(client.ns, url) in {server.sha256 for server in servers}
+        before = lb_sessions(state)
+        assert len(before) >= 6
+        stream, streamed = in_background(lambda: apps.iperf3(t, client.ns, t.host(1).ns, t.host(1).ip, seconds=5,
+                                                             tcp_bitrate="50M", connect_to=container_nf.VIP))
+        for mode, options in TO_USER_SPACE_AND_BACK:
+            move(t, "edge-lb", mode, options)
+        stream.join(timeout=60)
+        assert nf.process.wait(timeout=10) == 0
+        assert "error" not in streamed and streamed["value"].received_bytes > 0, streamed   # never reset
+        after = lb_sessions(state)
+        assert {k: after.get(k) for k in before} == before
+        assert apps.download_sha256(client.ns, url) in {server.sha256 for server in servers}
+        stopped = run_xnf(["stop", "--name", "edge-lb"], ns=t.dut_ns, timeout=60)
+        assert stopped.returncode == 0 and "forwards on with the tables kept" in stopped.stdout, stopped.stderr
+        assert apps.download_sha256(client.ns, url) in {server.sha256 for server in servers}   # no process now
+        assert lb_sessions(state).keys() >= before.keys()
+
+
+def test_the_upfs_sessions_move_into_user_space_and_back(bpffs, rules_file, tmp_path, monkeypatch):
+    monkeypatch.setenv("XNF_RUN_DIR", str(tmp_path / "run"))
+    state = bpffs / "edge-upf"
+    with HostsTopology(hosts=2) as t:
+        ue_behind_a_gnb(t)
+        server = t.host(1)
+        interfaces, session = upf_rules(t).splitlines()[:2], upf_rules(t).splitlines()[2:]
+        nf = NfInstance.start(t, "upf", "xdp", t.dut_ifaces, rules=rules_file("\n".join(interfaces) + "\n"),
+                              name="edge-upf", extra=["--state", str(state)])
+        for line in session:
+            nf.request(f"rules add {line}")
+        assert apps.ping(t.host(0).ns, server.ip, 3) == 3
+        pings, pinged = in_background(lambda: netns.run(t.host(0).ns, [
+            "ping", "-q", "-c", str(PINGS), "-i", str(PING_INTERVAL_S), "-W", "1", server.ip], check=False).stdout)
+        udp, flowed = in_background(lambda: apps.iperf3(t, t.host(0).ns, server.ns, server.ip, udp_datagrams=500,
+                                                        bitrate="1M", reverse=True))
+        for mode, options in TO_USER_SPACE_AND_BACK:
+            move(t, "edge-upf", mode, options)
+        pings.join(timeout=60)
+        udp.join(timeout=60)
+        assert nf.process.wait(timeout=10) == 0
+        assert f"{PINGS} received" in pinged.get("value", ""), pinged
+        assert "error" not in flowed and flowed["value"].lost_packets == 0, flowed
+        listed = control.request("edge-upf", "rules list")
+        assert all(line.split(" #")[0] in listed for line in session), listed
+        dropped = run_xnf(["stop", "--name", "edge-upf", "--drop-state"], ns=t.dut_ns, timeout=60)
+        assert dropped.returncode == 0 and "removed its kept state" in dropped.stdout, dropped.stderr
+        assert not state.exists() and apps.ping(t.host(0).ns, server.ip, 2) == 0   # nothing carries the tunnel
