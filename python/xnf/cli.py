@@ -629,6 +629,8 @@ def make_parser() -> argparse.ArgumentParser:
     advise.add_argument("--verify", type=int, nargs="?", const=3, metavar="N", help="measure the best N candidates "
                         "(default 3) in the lab, in interleaved rounds with the yardstick, and say whether the pick "
                         "holds")
+    advise.add_argument("--move", metavar="NAME", help="then move the running instance NAME (of this NF, started "
+                        "with --state) to the recommended path, with its rules and sessions (xnf move)")
     advise.add_argument("--rounds", type=_positive_int, default=3, help="rounds of xnf cost (default 3)")
     advise.add_argument("--frames", type=_whole(1, nf_cost.MAX_FRAMES), help="frames of the mix xnf cost runs on "
                         "(default: every "

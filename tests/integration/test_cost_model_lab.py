@@ -9,6 +9,9 @@ import json
 import pytest
 
 from lab_helpers import run_xnf
+from xnf import contract, control
+from xnf.argv_words import option_value
+from xnf.lab.nf_process import NfInstance
 from xnf.model.cases import GEN_MAC
 from xnf.model import profile as profiles
 
@@ -164,6 +167,33 @@ def test_advise_on_a_chain_weighs_its_split_points(fitted, isolated_profile):
     answer = json.loads(out.stdout)
     assert "split firewall@xdp | checksum@afxdp/live" in [c["label"] for c in answer["candidates"]]
     assert [m["nf"] for m in answer["task"]["members"]] == ["firewall", "checksum"]
+
+
+def test_advise_moves_a_running_instance_to_its_pick(fitted, isolated_profile, bpffs, tmp_path, monkeypatch, pair):
+    """--move NAME: the macswap running in tc with --state is moved to the recommended path, with the options that
+    path takes; where the pick is tc itself, or a mode that cannot take state over, it stays and says why."""
+    _, profile_file = fitted
+    monkeypatch.setenv("XNF_RUN_DIR", str(tmp_path / "run"))
+    nf = NfInstance.start(pair, "macswap", "tc", ["dut0"], name="edge-swap",
+                          extra=["--state", str(bpffs / "edge-swap")])
+    out = run_xnf(["advise", "macswap", "--profile", str(profile_file), "--rounds", "1", "--frames", "256",
+                   "--move", "edge-swap", "--json"], timeout=300)
+    assert out.returncode == 0, out.stderr
+    answer = json.loads(out.stdout)
+    pick = answer["candidates"][0]
+    mode = option_value(pick["run"], "--mode")
+    if mode == "tc":
+        assert "runs in tc already" in answer["move"]
+    elif not contract.mode(mode)["keeps_state"]:
+        assert "cannot take its state over yet" in answer["move"]
+    else:
+        assert answer["move"].startswith(f"moved edge-swap from tc to {mode}"), answer["move"]
+        assert nf.process.wait(timeout=10) == 0
+    info = control.request_json("edge-swap", "info")
+    assert info["mode"] == (mode if contract.mode(mode)["keeps_state"] else "tc")
+    assert run_xnf(["stop", "--name", "edge-swap", "--drop-state"], ns=pair.dut_ns, timeout=60).returncode == 0
+    wrong = run_xnf(["advise", "firewall", "--profile", str(profile_file), "--move", "edge-swap"])
+    assert wrong.returncode == 1 and "no running instance named 'edge-swap'" in wrong.stderr, wrong.stderr
 
 
 def test_model_check_validates_a_copy_of_the_profile(fitted, isolated_profile, tmp_path):

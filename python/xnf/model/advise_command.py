@@ -10,8 +10,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from xnf import chain, contract, mix, output, say, user_files
-from xnf.argv_words import option_value
+from xnf import chain, contract, control, mix, output, say, user_files
+from xnf.argv_words import option_value, without_option
 from xnf.lab import container_nf, environment
 from xnf.lab.rounds import interleaved, spread as rounds_spread
 from xnf.model import advisor, calibration, lab_paths, lab_rate, provenance, rate_statistic, segments, task
@@ -252,7 +252,37 @@ def _streams(gen: list[str], segment_mix: segments.SegmentMix) -> int:
     return streams
 
 
+def _check_movable(name: str, nf: str) -> None:
+    """The instance --move names runs this NF: said before minutes of measuring, not after."""
+    from xnf.service import move
+
+    move.check_movable(name)
+    runs = control.request_json(name, "info").get("nf")
+    if not chain.is_chain(nf) and runs != nf:
+        raise XnfError(f"--move {name}: that instance runs {runs}, not {nf}: advise it for its own NF")
+
+
+def move_to_recommended(answer: dict, name: str) -> str:
+    """The instance moved to what the answer recommends (measured, where it was verified): its mode, and the
+    options the path takes (a transmit path), or said why it stays."""
+    from xnf.service import move
+
+    label = (answer.get("verification") or {}).get("recommended") or answer["recommendation"]["label"]
+    row = next(r for r in answer["candidates"] if r["label"] == label)
+    options = row["run"][3:]
+    mode = option_value(options, "--mode")
+    if mode is None:
+        return f"{name} stays where it runs: the recommended {label} is not one mode xnf move can take it to"
+    if control.request_json(name, "info")["mode"] == mode:
+        return f"{name} runs in {mode} already: it stays"
+    if not contract.mode(mode)["keeps_state"]:
+        return f"{name} stays: the recommended {label} (--mode {mode}) cannot take its state over yet"
+    return move.move(name, mode, without_option(options, "--mode"))
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.move:
+        _check_movable(args.move, args.nf)
     if args.verify and args.cores is not None:
         raise XnfError("--verify measures on the lab's own cores: leave out --cores")
     if args.verify and not 1 <= args.verify <= MAX_VERIFIED:
@@ -295,8 +325,12 @@ def run(args: argparse.Namespace) -> int:
         case = lab_rate.NfCase("advise", args.nf, rules_text, gen, args.map_size or [])
         answer["verification"] = verify(answer, case, args.verify, tsc_hz)
         _judge_the_host(answer, answer["verification"]["host_spread"], "verification")
+    if args.move:
+        answer["move"] = move_to_recommended(answer, args.move)
     if args.json:
         print(json.dumps(answer, indent=2))
     else:
         print_text(answer, args.rules)
+        if args.move:
+            output.console().print(f"Move: {answer['move']}")
     return 0

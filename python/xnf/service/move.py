@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 
 from xnf import contract, control, process_id
@@ -48,17 +49,27 @@ def moved_argv(argv: list[str], mode: str, extra: list[str] | None = None) -> li
     return out + ["--mode", mode] + list(extra or ())
 
 
+def check_movable(name: str) -> list[str]:
+    """The instance's command line, once it is one xnf move can move: it keeps its state, and the service's file
+    does not own it."""
+    record = control.owner(name)
+    if record is None:
+        raise XnfError(f"no running instance named '{name}'; see 'xnf ps'")
+    argv = _argv_of(record.pid)
+    if not option_value(argv, "--state"):
+        raise XnfError(f"{name} runs without --state: xnf move carries its program and tables over through the "
+                       "kept state; start it with --state DIR (a folder in bpffs)")
+    if name in applying.applied():
+        raise XnfError(f"{name} runs from the service's file: change its mode there and run xnf apply (or systemctl "
+                       "reload xnf), which restarts it on its kept state the same way")
+    return argv
+
+
 def _check(name: str, argv: list[str], mode: str) -> str:
     keeping = [found["name"] for found in contract.runtime()["modes"] if found["keeps_state"]]
     if not contract.mode(mode)["keeps_state"]:
         raise XnfError(f"xnf move carries an NF with its state between {', '.join(keeping)}; --mode {mode} cannot "
                        "take state over yet")
-    if not option_value(argv, "--state"):
-        raise XnfError(f"{name} runs without --state: xnf move carries its program and maps over through the "
-                       "kept state; start it with --state DIR (a folder in bpffs)")
-    if name in applying.applied():
-        raise XnfError(f"{name} runs from the service's file: change its mode there and run xnf apply (or systemctl "
-                       "reload xnf), which restarts it on its kept state the same way")
     current = option_value(argv, "--mode")
     if current == mode:
         raise XnfError(f"{name} runs in {mode} already")
@@ -75,13 +86,27 @@ def _stop(name: str, pid: int) -> None:
     control.remove_records(name)
 
 
+def _in_its_namespace(pid: int) -> list[str]:
+    """What puts a command in the network namespace the instance runs in (its ports are there): nothing where it is
+    ours, `ip netns exec NAME` where the namespace has a name (which also shows the namespace's /sys)."""
+    try:
+        if os.stat(f"/proc/{pid}/ns/net").st_ino == os.stat("/proc/self/ns/net").st_ino:
+            return []
+    except OSError as err:
+        raise XnfError(f"cannot see which network namespace pid {pid} runs in: {err.strerror}") from None
+    named = subprocess.run(["ip", "netns", "identify", str(pid)], capture_output=True, text=True).stdout.split()
+    if len(named) != 1:
+        raise XnfError(f"the instance (pid {pid}) runs in a network namespace that has no name here: run xnf move "
+                       "inside that namespace")
+    return ["ip", "netns", "exec", named[0]]
+
+
 def move(name: str, mode: str, extra: list[str] | None = None) -> str:
-    record = control.owner(name)
-    if record is None:
-        raise XnfError(f"no running instance named '{name}'; see 'xnf ps'")
-    argv = _argv_of(record.pid)
+    argv = check_movable(name)
     current = _check(name, argv, mode)
-    _stop(name, record.pid)
+    pid = control.owner(name).pid
+    argv = _in_its_namespace(pid) + argv
+    _stop(name, pid)
     try:
         process = applying.spawn(name, moved_argv(argv, mode, extra))
     except XnfError as err:
