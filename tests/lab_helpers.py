@@ -21,12 +21,14 @@ def gen(t: topo.Topology, *args: str) -> dict:
     return Generator(t, receive_on=0).run(*args).summary
 
 
-def wait_until(condition, timeout_s: float = 5.0, what: str = "condition") -> None:
-    """Polls condition() until it holds; fails the test, saying what, if it has not within timeout_s."""
+def wait_until(condition, timeout_s: float = 5.0, what: str = "condition"):
+    """Polls condition() until it holds, and returns what it gave; fails the test, saying what, if it has not within
+    timeout_s."""
     deadline = time.monotonic() + timeout_s
-    while not condition():
+    while not (got := condition()):
         assert time.monotonic() < deadline, f"{what}: not reached in {timeout_s} s"
         time.sleep(0.05)
+    return got
 
 
 def xdp_attached(ns: str, iface: str) -> bool:
@@ -57,13 +59,6 @@ def in_background(work) -> tuple[threading.Thread, dict]:
     thread = threading.Thread(target=run)
     thread.start()
     return thread, result
-
-
-def kept_entries(state, map_name: str) -> list[dict]:
-    """A map --state keeps in the folder state, as bpftool formats it from BTF: [{"key": ..., "value": ...}]."""
-    out = subprocess.run(["bpftool", "-j", "map", "dump", "pinned", str(state / "maps" / map_name)],
-                         capture_output=True, text=True, check=True).stdout
-    return [entry["formatted"] for entry in json.loads(out)]
 
 
 def run_xnf(args: list[str], ns: str | None = None, timeout: float = 30):

@@ -78,6 +78,9 @@ struct xnf_config {
 	/* tc: a bit per port that is a veth whose peer is in another namespace: frames sent out of it go straight to
 	 * the peer's receive (bpf_redirect_peer). */
 	__u32 peer_ports;
+	/* --state in the user-space modes: a frame whose socket is gone (its process died without handing over) is
+	 * handled here by the NF on the kept tables, as the kernel build would. */
+	__u32 kernel_fallback;
 };
 
 /* A key of xnf_local_ports: a local service by protocol and destination port. */

@@ -27,6 +27,8 @@
 #include "state_handover.h"
 
 #define HOUSEKEEPING_INTERVAL_S 1
+/* Entries of the workers' tables copied on to the kernel's each second under --state (state_sync). */
+#define STATE_SYNC_PER_INTERVAL 32768
 
 /* A split chain's maps: each member's on the side that runs it (its native twin records its position). */
 static int resolve_split_map(void *ctx, const char *name, struct xnf_map_ref *ref)
@@ -88,6 +90,8 @@ static int housekeeping(struct instance *in, const struct xnf_rules_target *rule
 	}
 	if (xnf_nf_housekeeping)
 		xnf_nf_housekeeping(rules);
+	if (in->state_kept && in->afxdp)
+		state_sync(&in->xdp, STATE_SYNC_PER_INTERVAL);
 	xnf_afxdp_refresh(in->afxdp);
 	port_guard_follow(&in->ports);
 	return 0;
@@ -375,11 +379,18 @@ static int note_state_kept(struct instance *in)
 	return 0;
 }
 
+/* Workers whose state is kept: the kernel's twins made equal to their tables once the rules are in force, so that
+ * if the process is killed the redirect program's fallback has them (state_sync keeps them up to date after). */
+static int keep_tables_in_kernel(struct instance *in)
+{
+	return in->state_kept && in->mode->sockets ? state_export(&in->xdp, false) : 0;
+}
+
 /* The usual order: attached held (frames dropped and counted as not_ready), then rules and sockets. */
 static int start_in_order(struct instance *in)
 {
 	return xnf_xdp_attach(&in->xdp) || note_state_kept(in) || load_rules(in) || apply_option_rules(in) ||
-	       run_start_step(in) || start_sockets(in) ? -1 : 0;
+	       run_start_step(in) || start_sockets(in) || keep_tables_in_kernel(in) ? -1 : 0;
 }
 
 /* Workers taking over kept state: the kernel build forwards on the kept tables until the workers hold them and
@@ -387,8 +398,8 @@ static int start_in_order(struct instance *in)
 static int start_on_kept_state(struct instance *in)
 {
 	return state_import(&in->xdp, false) || load_rules(in) || apply_option_rules(in) || run_start_step(in) ||
-	       start_sockets(in) || xnf_xdp_attach(&in->xdp) || note_state_kept(in) || state_import(&in->xdp, true) ?
-		       -1 : 0;
+	       start_sockets(in) || xnf_xdp_attach(&in->xdp) || note_state_kept(in) || state_import(&in->xdp, true) ||
+	       keep_tables_in_kernel(in) ? -1 : 0;
 }
 
 /* Workers whose state is kept leave the kept links to the kernel build of the NF, with their tables. */

@@ -11,6 +11,9 @@
  *          it; let the workers finish what their rings hold; copy again what they added.
  * Per-CPU arrays are scratch and counters, not state: they are not carried. A flow whose first frame meets the
  * two paths within the same few microseconds may get an entry from each: the one already there is kept.
+ * A killed process hands nothing over: so once its rules are in force its tables are copied to the kernel's, and
+ * while it runs what its workers add follows in the background (a budget of entries a second), and the redirect program, finding a queue's socket gone, runs the
+ * NF itself on them (xnf_cfg.kernel_fallback) until the next start.
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -27,6 +30,7 @@
 #define DRAIN_SAMPLE_MS 5
 #define DRAIN_QUIET_SAMPLES 3
 #define DRAIN_MAX_MS 1000
+#define SYNC_KEY_MAX 256
 
 enum copy_scope { COPY_ALL, COPY_ONLY_NEW };
 
@@ -168,6 +172,66 @@ static int copy_all_maps(const struct xnf_xdp_instance *x, map_copier copy, enum
 		free(value);
 		if (err)
 			return -1;
+	}
+	return 0;
+}
+
+/* Where the background copy is: the map it is in, and the key it stopped after. */
+static struct {
+	size_t map;
+	bool started;
+	__u8 key[SYNC_KEY_MAX];
+} sync_cursor;
+
+static bool synced(const struct xnf_map *map)
+{
+	return carried(map) && map->key_size <= SYNC_KEY_MAX;
+}
+
+/* Up to budget entries of one map copied on from the cursor; what is left of the budget. */
+static __u32 sync_map(struct xnf_map *map, int fd, __u32 budget)
+{
+	__u8 next[SYNC_KEY_MAX];
+	void *value = malloc(map->value_size);
+	/* An array's slots are settings the rules wrote: the workers' copy is the truth. A hash entry the kernel has is
+	 * left as it is (the kernel build may have touched it since). */
+	__u64 flags = is_array(map) ? BPF_ANY : BPF_NOEXIST;
+
+	if (!value)
+		return 0;
+	while (budget && xnf_native_map_get_next_key(map, sync_cursor.started ? sync_cursor.key : NULL, next) == 0) {
+		memcpy(sync_cursor.key, next, map->key_size);
+		sync_cursor.started = true;
+		budget--;
+		/* A full kernel table takes no more: the entry is still handed over at a stop, or lost at a kill. */
+		if (xnf_native_map_lookup_copy(map, next, value) == 0)
+			bpf_map_update_elem(fd, next, value, flags);
+	}
+	free(value);
+	return budget;
+}
+
+int state_sync(const struct xnf_xdp_instance *x, __u32 budget)
+{
+	while (budget) {
+		struct xnf_map *map = xnf_native_map_at(sync_cursor.map);
+		int fd;
+
+		if (!map) {
+			sync_cursor.map = 0; /* a whole pass done: the next call starts another */
+			sync_cursor.started = false;
+			return 0;
+		}
+		if (synced(map)) {
+			fd = kernel_twin(x, map);
+			if (fd < 0)
+				return -1;
+			budget = sync_map(map, fd, budget);
+			if (!budget)
+				return 0;
+		}
+		sync_cursor.map++;
+		sync_cursor.started = false;
 	}
 	return 0;
 }

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 
-from lab_helpers import in_background, kept_entries, run_xnf
+from lab_helpers import in_background, run_xnf
 from test_upf import ue_behind_a_gnb, upf_rules
 from xnf import control
-from xnf.lab import apps, container_nf, netns, paths
+from xnf.lab import apps, container_nf, kept_state, netns, paths
 from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
 
@@ -28,7 +28,7 @@ def lb_sessions(state) -> dict:
     """Each kept session's flow -> where it goes (its idle clock left out)."""
     return {json.dumps(e["key"], sort_keys=True): json.dumps({k: v for k, v in e["value"].items()
                                                               if k != "last_seen_ns"}, sort_keys=True)
-            for e in kept_entries(state, "lb_sessions")}
+            for e in kept_state.entries(state, "lb_sessions")}
 
 
 def test_the_lbs_sessions_move_into_user_space_and_back(bpffs, rules_file, tmp_path, monkeypatch):

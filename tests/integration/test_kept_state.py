@@ -14,19 +14,13 @@ import time
 
 import pytest
 
-from lab_helpers import in_background, kept_entries, run_xnf, tcx_link_programs, wait_until, xdp_attached
+from lab_helpers import in_background, run_xnf, tcx_link_programs, wait_until, xdp_attached
 from xnf import contract, control
-from xnf.lab import apps, container_nf, netns, paths
+from xnf.lab import apps, container_nf, kept_state, netns, paths
 from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
 
 PINGS, PING_INTERVAL_S = 400, 0.01
-
-
-def mappings(state) -> dict:
-    """The NAT's mappings as kept: inside endpoint -> its public port and address slot."""
-    return {json.dumps(e["key"], sort_keys=True): (e["value"]["public_port"], e["value"]["addr_index"])
-            for e in kept_entries(state, "nat_mappings")}
 
 
 def program_on(state) -> int:
@@ -42,8 +36,8 @@ def attached(t: HostsTopology, mode: str) -> bool:
 
 @pytest.mark.parametrize("mode", ["xdp", "tc", "afxdp"])
 def test_the_kept_nat_forwards_through_a_stop_a_kill_and_two_starts(mode, bpffs, rules_file):
-    """In AF_XDP the second stop is a SIGTERM too: a killed process cannot hand its tables to the kernel build
-    (docs/operations.md says what a kill loses there)."""
+    """In AF_XDP the second stop is a SIGTERM too: a killed process frees its sockets only as it exits, and what
+    reaches them until then is lost (the next test shows what a kill leaves there)."""
     state = bpffs / "edge-nat"
     kill = signal.SIGKILL if contract.mode(mode)["datapath"] == "kernel" else signal.SIGTERM
     with HostsTopology(hosts=2) as t:
@@ -66,7 +60,7 @@ def test_the_kept_nat_forwards_through_a_stop_a_kill_and_two_starts(mode, bpffs,
         assert first.stop(signal.SIGTERM) == 0
         assert "stays attached" in first.process.stdout.read()
         assert attached(t, mode)                       # no process, and the NAT forwards on
-        before, first_program = mappings(state), program_on(state)   # the workers' tables are kept once they stop
+        before, first_program = kept_state.nat_mappings(state), program_on(state)   # the workers' tables are kept once they stop
         assert before
         second = start()
         assert second.stop(kill) == (-kill if kill == signal.SIGKILL else 0)
@@ -77,7 +71,7 @@ def test_the_kept_nat_forwards_through_a_stop_a_kill_and_two_starts(mode, bpffs,
         assert f"{PINGS} received" in pinged.get("value", ""), pinged
         assert "error" not in sent and sent["value"].received_bytes > 0, sent     # never reset
         assert third.stop(signal.SIGTERM) == 0
-        after = mappings(state)
+        after = kept_state.nat_mappings(state)
         assert {k: v for k, v in after.items() if k in before} == before
         assert program_on(state) != first_program      # the link moved to the program a later start loaded
 
@@ -91,6 +85,36 @@ def test_the_kept_nat_forwards_through_a_stop_a_kill_and_two_starts(mode, bpffs,
 
         shutil.rmtree(state)
         assert not attached(t, mode)
+
+
+def test_a_killed_afxdp_nat_leaves_its_flows_to_the_kernel_build(bpffs, rules_file):
+    """A SIGKILL hands nothing over, but the workers copied their tables on to the kernel's while they ran, and the
+    redirect program, finding the sockets gone, runs the NAT itself on them: with no process at all, the mappings
+    the workers made are there, new flows get through (an inward UDP stream too), and the next start takes the
+    tables back."""
+    state = bpffs / "edge-nat"
+    with HostsTopology(hosts=2) as t:
+        h0, h1 = t.host(0), t.host(1)
+        netns.run(t.dut_ns, ["sysctl", "-qw", "net.ipv4.ip_forward=0"])
+        rules = rules_file(container_nf.nat_rules(t))
+
+        def start() -> NfInstance:
+            return NfInstance.start(t, "nat", "afxdp", t.dut_ifaces, rules=rules, name="edge-nat",
+                                    extra=["--state", str(state), *paths.worker_options("afxdp")])
+
+        first = start()
+        assert apps.ping(h0.ns, h1.ip, 3) == 3
+        made = wait_until(lambda: kept_state.nat_mappings(state), what="the workers' mapping copied to the kernel")
+        assert first.stop(signal.SIGKILL) == -signal.SIGKILL
+        inward = apps.iperf3(t, h0.ns, h1.ns, h1.ip, udp_datagrams=200, bitrate="1M", reverse=True)
+        assert inward.lost_packets == 0 and apps.ping(h0.ns, h1.ip, 3) == 3      # no process: the fallback
+        kept = kept_state.nat_mappings(state)
+        assert {k: kept.get(k) for k in made} == made
+        second = start()
+        assert apps.ping(h0.ns, h1.ip, 3) == 3
+        assert second.stop(signal.SIGTERM) == 0
+        assert {k: v for k, v in kept_state.nat_mappings(state).items() if k in kept} == kept
+        shutil.rmtree(state)
 
 
 def test_state_is_for_the_modes_that_keep_it(bpffs, pair):
@@ -123,7 +147,7 @@ def test_apply_restarts_an_instance_with_state_without_a_gap(bpffs, tmp_path, mo
         write([])
         assert run_xnf(["apply", str(path)], ns=t.dut_ns, timeout=120).returncode == 0
         assert apps.ping(h0.ns, h1.ip, 3) == 3
-        before = mappings(state)
+        before = kept_state.nat_mappings(state)
         pings, pinged = in_background(lambda: netns.run(h0.ns, [
             "ping", "-q", "-c", str(PINGS), "-i", str(PING_INTERVAL_S), "-W", "1", h1.ip], check=False).stdout)
         time.sleep(1)
@@ -133,7 +157,7 @@ def test_apply_restarts_an_instance_with_state_without_a_gap(bpffs, tmp_path, mo
             restarted.stderr
         pings.join(timeout=30)
         assert f"{PINGS} received" in pinged.get("value", ""), pinged
-        assert {k: v for k, v in mappings(state).items() if k in before} == before
+        assert {k: v for k, v in kept_state.nat_mappings(state).items() if k in before} == before
         path.write_text("")
         assert run_xnf(["apply", str(path)], ns=t.dut_ns, timeout=120).returncode == 0
         assert not state.exists() and not attached(t, "tc")
@@ -154,7 +178,7 @@ def test_move_carries_the_nat_through_tc_and_user_space_without_a_gap(bpffs, rul
         first = NfInstance.start(t, "nat", "xdp", t.dut_ifaces, rules=rules_file(container_nf.nat_rules(t)),
                                  name="edge-nat", extra=["--state", str(state)])
         assert apps.ping(h0.ns, h1.ip, 3) == 3
-        before = mappings(state)
+        before = kept_state.nat_mappings(state)
 
         def move(mode: str, came_from: str, options: list[str]) -> None:
             moved = run_xnf(["move", "--name", "edge-nat", "--mode", mode, "--", *options], ns=t.dut_ns, timeout=60)
@@ -187,7 +211,7 @@ def test_move_carries_the_nat_through_tc_and_user_space_without_a_gap(bpffs, rul
             assert "error" not in udp and udp["value"].lost_packets == 0, udp
         for sent in (sent_xdp, sent_user):    # never reset
             assert "error" not in sent and sent["value"].received_bytes > 0, sent
-        assert {k: v for k, v in mappings(state).items() if k in before} == before
+        assert {k: v for k, v in kept_state.nat_mappings(state).items() if k in before} == before
         assert attached(t, "xdp") and not attached(t, "tc")
 
         same = run_xnf(["move", "--name", "edge-nat", "--mode", "xdp"], ns=t.dut_ns)

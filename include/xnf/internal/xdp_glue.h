@@ -107,9 +107,22 @@ static __always_inline int xnf_xdp_is_local(struct xnf_pkt *pkt)
 	return bpf_map_lookup_elem(&xnf_local_ports, &key) != NULL;
 }
 
+static __always_inline __u32 xnf_xdp_socket_key(struct xnf_pkt *pkt)
+{
+	return xnf_ingress_port(pkt) * XNF_MAX_QUEUES + pkt->ctx->rx_queue_index;
+}
+
+/* Whether the frame's queue has a socket: a process that closed it (killed) leaves none. */
+static __always_inline int xnf_xdp_has_socket(struct xnf_pkt *pkt)
+{
+	__u32 key = xnf_xdp_socket_key(pkt);
+
+	return bpf_map_lookup_elem(&xnf_xsks, &key) != NULL;
+}
+
 static __always_inline int xnf_xdp_to_user(struct xnf_pkt *pkt)
 {
-	__u32 key = xnf_ingress_port(pkt) * XNF_MAX_QUEUES + pkt->ctx->rx_queue_index;
+	__u32 key = xnf_xdp_socket_key(pkt);
 	int action;
 
 	if ((xnf_cfg.local_queues || xnf_cfg.local_ports) && xnf_xdp_is_local(pkt)) {
@@ -178,6 +191,8 @@ static __always_inline int xnf_xdp_split(struct xdp_md *ctx, struct xnf_pkt *pkt
 				xnf_count(XNF_STAT_DROP, ctx->data_end - ctx->data); \
 				return XDP_DROP;                               \
 			}                                                      \
+			if (xnf_cfg.kernel_fallback && !xnf_xdp_has_socket(pkt)) \
+				return xnf_xdp_action(ctx, fn(pkt));           \
 			return xnf_xdp_to_user(pkt);                           \
 		}                                                              \
 		if (xnf_cfg.datapath == XNF_DATAPATH_HYBRID)                   \

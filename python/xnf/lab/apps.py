@@ -25,6 +25,16 @@ HTTP_PORT = 8080
 START_TIMEOUT_S = 10.0
 
 
+def udp_receive_errors(ns: str) -> int:
+    """Datagrams the namespace's stack dropped because a socket's receive buffer was full (UdpRcvbufErrors): lost
+    at the receiver, not on the way."""
+    out = netns.run(ns, ["nstat", "-az", "UdpRcvbufErrors"]).stdout
+    for line in out.splitlines():
+        if line.startswith("UdpRcvbufErrors"):
+            return int(line.split()[1])
+    return 0
+
+
 def _pinned(argv: list[str], core: int | None) -> list[str]:
     return argv if core is None else ["taskset", "-c", str(core)] + argv
 
@@ -64,21 +74,24 @@ class Transfer:
 def iperf3(t: Topology, client_ns: str, server_ns: str, server_ip: str, *, seconds: int = 1, streams: int = 1,
            udp_datagrams: int = 0, bitrate: str = "20M", port: int = IPERF_PORT,
            connect_to: str | None = None, core: int | None = None, tcp_bitrate: str | None = None,
-           reverse: bool = False) -> Transfer:
+           reverse: bool = False, datagram_bytes: int = 1200, socket_buffer: str | None = None) -> Transfer:
     """One iperf3 test from client_ns to server_ip (in server_ns), or to connect_to (a load balancer's address
     that leads there): TCP for whole seconds (iperf3 takes no fractions) over streams, or udp_datagrams UDP
-    datagrams of 1,200 bytes at bitrate; TCP at tcp_bitrate where given (a steady flow beside others), else as fast
+    datagrams of datagram_bytes (UDP payload: 18 makes 64-byte frames) at bitrate; TCP at tcp_bitrate where given (a steady flow beside others), else as fast
     as it goes. reverse: the server sends (-R), so a UDP flow's datagrams all travel inward, answering nothing.
-    lost_packets is then what the client never got."""
+    lost_packets is then what the client never got. socket_buffer: iperf3's -w (SO_SNDBUF/SO_RCVBUF, up to
+    net.core.rmem_max), so that a burst does not overflow the receiving socket."""
     udp = udp_datagrams > 0
     server = t.spawn(server_ns, _pinned(["iperf3", "-s", "-1", "-B", server_ip, "-p", str(port)], core))
     try:
         _wait_listening(server_ns, port, server, "iperf3's server")
         argv = ["iperf3", "-c", connect_to or server_ip, "-p", str(port), "-P", str(streams), "-J",
                 "--connect-timeout", "3000"]
-        argv += ["-u", "-b", bitrate, "-l", "1200", "-k", str(udp_datagrams)] if udp else ["-t", str(int(seconds))]
+        argv += (["-u", "-b", bitrate, "-l", str(datagram_bytes), "-k", str(udp_datagrams)] if udp
+                 else ["-t", str(int(seconds))])
         argv += ["-b", tcp_bitrate] if tcp_bitrate and not udp else []
         argv += ["-R"] if reverse else []
+        argv += ["-w", socket_buffer] if socket_buffer else []
         result = netns.run(client_ns, _pinned(argv, core), check=False, timeout=seconds + 30)
     finally:
         try:

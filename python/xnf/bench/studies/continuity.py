@@ -1,0 +1,259 @@
+"""The NAT as a service under traffic: what a reload, a restart, an upgrade, a SIGKILL and moves between XDP and
+AF_XDP workers cost the flows through it (issue: an NF that runs like a service).
+
+Two containers (h0 inside, h1 outside) and the NAT between them on the DUT with --state, IPv4 forwarding off there
+so that only the NAT carries. For the whole run, one TCP connection from h0 to h1 (iperf3, --tcp-mbit) must never be
+reset. Each event gets a window of its own: a steady stream of 64-byte frames (iperf3 UDP, 18-byte datagrams, sent
+inward by h1 to h0, so that only a mapping the NAT kept lets them in: nothing goes out to make it again) at --pps,
+the event one second into it; iperf3 numbers every datagram, so the window's loss is exact, and the receiving
+host's UdpRcvbufErrors say how much of it its own socket dropped (a 4 MiB buffer: AF_XDP workers deliver in
+batches from the other core, which a default buffer did not always hold). The events, in order,
+every round:
+  none            no event: the stream's own loss, the yardstick of the same run
+  reload          xnf reload (the rules file read again, put in force in place)
+  restart         SIGTERM, and the same command again (the kept program forwards in between)
+  upgrade         SIGTERM, and a separately built binary of the same NF (build/variants/upgrade) takes over
+  kill            SIGKILL of the process, and the same command again
+  to-afxdp        xnf move into AF_XDP workers (afxdp; the workers on the DUT core)
+  afxdp-none      no event, in afxdp: the stream's own loss on that path
+  afxdp-reload, afxdp-restart   the same in afxdp (the workers hand their tables to the kernel build and back)
+  afxdp-kill      SIGKILL in afxdp: nothing is handed over; the frames that reach the sockets until the kernel
+                  closes them as the process exits are lost (counted here), then the redirect program runs the NAT
+                  itself on the kernel's copy of the tables until the next start (a window whose own iperf3
+                  control connection was lost does not finish: all of its datagrams are counted lost)
+  to-xdp          xnf move back into XDP
+After the last round, the NAT's mappings made before the first event are compared with the kept ones.
+
+    xnf bench run continuity [--rounds 3] [--seconds 3] [--pps 20000] [--tcp-mbit 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from xnf import control, programs, say
+from xnf.bench import variants
+from xnf.bench.study import Place, Study
+from xnf.errors import XnfError
+from xnf.lab import apps, container_nf, kept_state, netns, paths
+from xnf.lab.cores import GEN_CORE
+from xnf.lab.hosts import HostsTopology
+from xnf.service import apply as applying
+from xnf.service import move
+
+NAME = "continuity"
+DESCRIPTION = ("the NAT under a steady stream, a TCP connection and inward UDP while it is reloaded, restarted, "
+               "upgraded, killed and moved between XDP and AF_XDP: every datagram counted")
+INSTANCE = "xnf-continuity-nat"
+DATAGRAM_BYTES = 18                  # UDP payload of a 64-byte frame on the wire (with FCS)
+EVENT_AFTER_S = 1.0
+WINDOW_SLACK_S = 4.0                 # a window's own time beyond --seconds, at most: iperf3's start, a restart
+WHOLE_RUN = "(whole run)"
+RECEIVE_BUFFER = "4M"                # the receiving socket's buffer: a burst from a worker's batch fits
+STOP_TIMEOUT_S = 15.0
+UPGRADE_VARIANT, UPGRADE_DEFINES = "upgrade", "-DXNF_CONTINUITY_UPGRADE=1"
+# Losses an event is expected to have, and why (said beside its count).
+EXPECTED = {"afxdp-kill": "a killed AF_XDP process hands nothing over: what reaches its sockets until the kernel "
+                          "closes them as it exits is lost; then the kernel build carries on the copied tables"}
+
+
+@dataclass
+class Service:
+    """The NAT instance across the run: its namespace, state folder, and the binary a restart starts."""
+    t: HostsTopology
+    state: Path
+    rules: Path
+    upgrade_binary: Path
+
+    def argv(self, mode: str, binary: Path | None = None) -> list[str]:
+        return netns.exec_argv(self.t.dut_ns, [
+            str(binary or programs.nf_binary("nat")), "run", "--name", INSTANCE, *sum(
+                (["--iface", i] for i in self.t.dut_ifaces), []), "--rules", str(self.rules), "--state",
+            str(self.state), "--mode", mode, *paths.worker_options(mode)])
+
+    def mode(self) -> str:
+        return control.request_json(INSTANCE, "info")["mode"]
+
+    def stop(self, sig: int) -> None:
+        pid = control.owner(INSTANCE).pid
+        os.kill(pid, sig)
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        while applying.alive(pid, None):
+            if time.monotonic() > deadline:
+                raise XnfError(f"{INSTANCE} did not stop within {STOP_TIMEOUT_S:.0f} s")
+            time.sleep(0.02)
+        control.remove_records(INSTANCE)
+
+    def restart(self, sig: int = signal.SIGTERM, binary: Path | None = None) -> None:
+        mode = self.mode()
+        self.stop(sig)
+        applying.spawn(INSTANCE, self.argv(mode, binary))
+
+
+def _events(service: Service) -> dict:
+    """Each event by name: what it does to the running service."""
+    return {
+        "none": lambda: None,
+        "reload": lambda: control.request(INSTANCE, "reload"),
+        "restart": service.restart,
+        "upgrade": lambda: service.restart(binary=service.upgrade_binary),
+        "kill": lambda: service.restart(signal.SIGKILL),
+        "to-afxdp": lambda: move.move(INSTANCE, "afxdp", paths.worker_options("afxdp")),
+        "afxdp-none": lambda: None,
+        "afxdp-reload": lambda: control.request(INSTANCE, "reload"),
+        "afxdp-restart": service.restart,
+        "afxdp-kill": lambda: service.restart(signal.SIGKILL),
+        "to-xdp": lambda: move.move(INSTANCE, "xdp"),
+    }
+
+
+@contextlib.contextmanager
+def _lab(args: argparse.Namespace, folder: Path):
+    upgrade = variants.binaries(UPGRADE_VARIANT, UPGRADE_DEFINES, ["xnf-nat"])["xnf-nat"]
+    bpffs = folder / "bpffs"
+    bpffs.mkdir()
+    subprocess.run(["mount", "-t", "bpf", "bpf", str(bpffs)], check=True)
+    try:
+        with HostsTopology(hosts=2) as t:
+            netns.run(t.dut_ns, ["sysctl", "-qw", "net.ipv4.ip_forward=0"])
+            rules = folder / "nat.rules"
+            rules.write_text(container_nf.nat_rules(t))
+            service = Service(t, bpffs / "nat", rules, upgrade)
+            applying.spawn(INSTANCE, service.argv("xdp"))
+            try:
+                yield service
+            finally:
+                with contextlib.suppress(XnfError):
+                    service.stop(signal.SIGTERM)
+    finally:
+        subprocess.run(["umount", "-l", str(bpffs)], check=False)
+
+
+def _window(service: Service, event, args: argparse.Namespace) -> dict:
+    """The stream inward for --seconds, the event EVENT_AFTER_S into it: datagrams sent, lost, those of them the
+    receiving host's socket dropped (lost at the receiver, not on the way), why the stream did not finish or ""."""
+    t, h0, h1 = service.t, service.t.host(0), service.t.host(1)
+    datagrams = int(args.pps * args.seconds)
+    bitrate = str(args.pps * DATAGRAM_BYTES * 8)
+    result: dict = {}
+
+    def stream():
+        result["transfer"] = apps.iperf3(t, h0.ns, h1.ns, h1.ip, udp_datagrams=datagrams, bitrate=bitrate,
+                                         reverse=True, datagram_bytes=DATAGRAM_BYTES, port=apps.IPERF_PORT + 1,
+                                         core=GEN_CORE, socket_buffer=RECEIVE_BUFFER)
+
+    overflowed = apps.udp_receive_errors(h0.ns)
+    with _thread(stream) as running:
+        time.sleep(EVENT_AFTER_S)
+        event()
+    at_receiver = apps.udp_receive_errors(h0.ns) - overflowed
+    if "transfer" not in result:
+        return {"sent": datagrams, "lost": datagrams, "lost_at_receiver": at_receiver,
+                "unfinished": str(running.get("error", "?"))[-300:]}
+    got = result["transfer"]
+    return {"sent": got.packets, "lost": got.lost_packets, "lost_at_receiver": at_receiver, "unfinished": ""}
+
+
+@contextlib.contextmanager
+def _thread(work):
+    import threading
+
+    failed: dict = {}
+
+    def run():
+        try:
+            work()
+        except Exception as err:   # the window says it did not finish
+            failed["error"] = err
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    try:
+        yield failed
+    finally:
+        thread.join()
+
+
+def measure(args: argparse.Namespace, place: Place) -> list[dict]:
+    """The windows in order, and last the whole run's TCP connection and mappings. The connection lasts long enough
+    for every window (a window takes its seconds, iperf3's start and the event's own time): the rest is waited out."""
+    service: Service = place.lab
+    t = service.t
+    events = _events(service)
+    tcp: dict = {}
+
+    def connection():
+        tcp["transfer"] = apps.iperf3(t, t.host(0).ns, t.host(1).ns, t.host(1).ip, tcp_bitrate=f"{args.tcp_mbit}M",
+                                      core=GEN_CORE,
+                                      seconds=int(args.rounds * len(events) * (args.seconds + WINDOW_SLACK_S)))
+
+    samples = []
+    with _thread(connection) as tcp_failed:
+        time.sleep(EVENT_AFTER_S)
+        before = kept_state.nat_mappings(service.state)
+        for round_no in range(args.rounds):
+            for name, event in events.items():
+                moved_from = service.mode()
+                got = _window(service, event, args)
+                samples.append({"round": round_no, "event": name, "mode_before": moved_from,
+                                "mode_after": service.mode(), **got})
+                say.info(f"round {round_no} {name:14s} {got['lost']} of {got['sent']} datagrams lost, "
+                         f"{got['lost_at_receiver']} of them in the receiver's socket"
+                         + (f" (the stream did not finish: {got['unfinished']})" if got["unfinished"] else ""))
+        after = kept_state.nat_mappings(service.state)
+        say.info("the windows are over: the TCP connection runs to its end")
+    samples.append({"event": WHOLE_RUN, "tcp_reset": "transfer" not in tcp,
+                    "tcp_error": str(tcp_failed.get("error", "")),
+                    "tcp_mbytes": round(tcp["transfer"].received_bytes / 1e6, 1) if "transfer" in tcp else 0,
+                    "mappings_before": len(before), "mappings_kept": {k: after.get(k) for k in before} == before})
+    return samples
+
+
+def summarise(samples: list[dict], args: argparse.Namespace) -> dict:
+    windows = [s for s in samples if "lost" in s]
+    rows = []
+    for name in dict.fromkeys(s["event"] for s in windows):
+        mine = [s for s in windows if s["event"] == name]
+        rows.append({"event": name, "rounds": len(mine), "sent": sum(s["sent"] for s in mine),
+                     "lost": sum(s["lost"] for s in mine), "lost_per_round": [s["lost"] for s in mine],
+                     "lost_at_receiver": sum(s["lost_at_receiver"] for s in mine),
+                     "unfinished": sum(1 for s in mine if s["unfinished"]),
+                     "expected": EXPECTED.get(name, "")})
+    whole = next(s for s in samples if s["event"] == WHOLE_RUN)
+    return {"events": rows, **{k: v for k, v in whole.items() if k != "event"}}
+
+
+def _said_last(summary: dict) -> list[str]:
+    tcp = (f"the TCP connection was reset or failed: {summary['tcp_error']}" if summary["tcp_reset"] else
+           f"the TCP connection ran through every event ({summary['tcp_mbytes']} MB)")
+    kept = "kept" if summary["mappings_kept"] else "NOT kept"
+    return [tcp, f"the {summary['mappings_before']} mappings made before the first event: {kept}"]
+
+
+def _options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rounds", type=int, default=3, help="times through every event")
+    parser.add_argument("--pps", type=int, default=20000, help="the steady stream's 64-byte frames per second")
+    parser.add_argument("--tcp-mbit", type=int, default=100, help="the TCP connection's rate (Mbit/s)")
+
+
+STUDY = Study(
+    NAME, "continuity", measure=measure, summarise=summarise, lab=_lab, options=_options, seconds=3.0,
+    seconds_help="seconds per event's window (the event 1 s into it)",
+    check=lambda args: ("--rounds, --pps and --tcp-mbit above 0" if min(args.rounds, args.pps, args.tcp_mbit) < 1
+                        else "--seconds of at least 2: the event comes 1 s into the window"
+                        if args.seconds < 2 else None),
+    fields=lambda args: {"pps": args.pps, "frame_bytes": 64, "rounds": args.rounds, "tcp_mbit": args.tcp_mbit,
+                         "yardstick": "none: the same stream with no event, in every round"},
+    table=lambda summary: summary["events"], document=lambda summary: summary, said_last=_said_last,
+    report=lambda row: f"{row['event']:14s} {row['lost']} of {row['sent']} datagrams lost "
+                       f"({', '.join(map(str, row['lost_per_round']))}; {row['lost_at_receiver']} in the receiver's "
+                       "socket)"
+                       + (f": expected, {row['expected']}" if row["expected"] and row["lost"] else ""))
+add_arguments, run = STUDY.add_arguments, STUDY.run

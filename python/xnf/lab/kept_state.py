@@ -1,0 +1,25 @@
+"""What `--state DIR` keeps, read as bpftool formats it from BTF: for tests and studies that check a restart or a
+move left the tables as they were."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from xnf.errors import XnfError
+
+
+def entries(state: Path, map_name: str) -> list[dict]:
+    """A kept map's entries: [{"key": ..., "value": ...}]."""
+    done = subprocess.run(["bpftool", "-j", "map", "dump", "pinned", str(state / "maps" / map_name)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise XnfError(f"cannot read the kept map {map_name} in {state}: {done.stderr.strip()}")
+    return [entry["formatted"] for entry in json.loads(done.stdout)]
+
+
+def nat_mappings(state: Path) -> dict:
+    """The NAT's kept mappings: inside endpoint (as JSON) -> (public port, address slot)."""
+    return {json.dumps(e["key"], sort_keys=True): (e["value"]["public_port"], e["value"]["addr_index"])
+            for e in entries(state, "nat_mappings")}
