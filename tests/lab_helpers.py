@@ -7,11 +7,11 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from contextlib import contextmanager
 
 from xnf.build import REPO_ROOT
+from xnf.lab import background
 from xnf.lab import topology as topo
 from xnf.lab.generator import Generator
 
@@ -46,19 +46,7 @@ def tcx_link_programs() -> list[int]:
     return [link["prog_id"] for link in json.loads(out or "[]") if link.get("type") in (BPF_LINK_TYPE_TCX, "tcx")]
 
 
-def in_background(work) -> tuple[threading.Thread, dict]:
-    """work() run in a thread: its result (or the exception it raised) in the dict once the thread is joined."""
-    result: dict = {}
-
-    def run():
-        try:
-            result["value"] = work()
-        except Exception as err:   # said by the caller's assertion on the result
-            result["error"] = err
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    return thread, result
+in_background = background.start   # what the tests import from here
 
 
 def run_xnf(args: list[str], ns: str | None = None, timeout: float = 30):

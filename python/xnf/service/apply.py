@@ -183,6 +183,22 @@ def alive(pid: int, process: subprocess.Popen | None) -> bool:
     return bool(fields) and fields[0] not in process_id.EXITED
 
 
+def end(name: str, pid: int, sig: int = signal.SIGTERM, timeout_s: float = STOP_TIMEOUT_S) -> bool:
+    """sig sent to the instance's process, and its records removed once it has gone: whether it went within
+    timeout_s (a process already gone has)."""
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+    deadline = time.monotonic() + timeout_s
+    while alive(pid, None):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    control.remove_records(name)
+    return True
+
+
 def stop(name: str, process: subprocess.Popen | None = None) -> None:
     """SIGTERM, as Ctrl-C does: the instance takes its programs off and puts its ports back; SIGKILL if it has not
     gone within STOP_TIMEOUT_S (then said)."""

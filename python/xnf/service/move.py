@@ -15,9 +15,7 @@ apply`, `xnf daemon`) is moved by its file: change its mode there and apply, whi
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
-import time
 
 from xnf import contract, control, process_id
 from xnf.argv_words import option_value, without_option
@@ -77,13 +75,8 @@ def _check(name: str, argv: list[str], mode: str) -> str:
 
 
 def _stop(name: str, pid: int) -> None:
-    os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + STOP_TIMEOUT_S
-    while applying.alive(pid, None):
-        if time.monotonic() > deadline:
-            raise XnfError(f"{name} (pid {pid}) did not stop within {STOP_TIMEOUT_S:.0f} s: nothing was moved")
-        time.sleep(0.05)
-    control.remove_records(name)
+    if not applying.end(name, pid, timeout_s=STOP_TIMEOUT_S):
+        raise XnfError(f"{name} (pid {pid}) did not stop within {STOP_TIMEOUT_S:.0f} s: nothing was moved")
 
 
 def _in_its_namespace(pid: int) -> list[str]:

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import signal
 import subprocess
 import time
@@ -42,7 +41,7 @@ from xnf import control, programs, say
 from xnf.bench import variants
 from xnf.bench.study import Place, Study
 from xnf.errors import XnfError
-from xnf.lab import apps, container_nf, kept_state, netns, paths
+from xnf.lab import apps, background, container_nf, kept_state, netns, paths
 from xnf.lab.cores import GEN_CORE
 from xnf.lab.hosts import HostsTopology
 from xnf.service import apply as applying
@@ -57,7 +56,6 @@ EVENT_AFTER_S = 1.0
 WINDOW_SLACK_S = 4.0                 # a window's own time beyond --seconds, at most: iperf3's start, a restart
 WHOLE_RUN = "(whole run)"
 RECEIVE_BUFFER = "4M"                # the receiving socket's buffer: a burst from a worker's batch fits
-STOP_TIMEOUT_S = 15.0
 UPGRADE_VARIANT, UPGRADE_DEFINES = "upgrade", "-DXNF_CONTINUITY_UPGRADE=1"
 # Losses an event is expected to have, and why (said beside its count).
 EXPECTED = {"afxdp-kill": "a killed AF_XDP process hands nothing over: what reaches its sockets until the kernel "
@@ -82,14 +80,8 @@ class Service:
         return control.request_json(INSTANCE, "info")["mode"]
 
     def stop(self, sig: int) -> None:
-        pid = control.owner(INSTANCE).pid
-        os.kill(pid, sig)
-        deadline = time.monotonic() + STOP_TIMEOUT_S
-        while applying.alive(pid, None):
-            if time.monotonic() > deadline:
-                raise XnfError(f"{INSTANCE} did not stop within {STOP_TIMEOUT_S:.0f} s")
-            time.sleep(0.02)
-        control.remove_records(INSTANCE)
+        if not applying.end(INSTANCE, control.owner(INSTANCE).pid, sig):
+            raise XnfError(f"{INSTANCE} did not stop within {applying.STOP_TIMEOUT_S:.0f} s")
 
     def restart(self, sig: int = signal.SIGTERM, binary: Path | None = None) -> None:
         mode = self.mode()
@@ -142,43 +134,22 @@ def _window(service: Service, event, args: argparse.Namespace) -> dict:
     t, h0, h1 = service.t, service.t.host(0), service.t.host(1)
     datagrams = int(args.pps * args.seconds)
     bitrate = str(args.pps * DATAGRAM_BYTES * 8)
-    result: dict = {}
 
-    def stream():
-        result["transfer"] = apps.iperf3(t, h0.ns, h1.ns, h1.ip, udp_datagrams=datagrams, bitrate=bitrate,
-                                         reverse=True, datagram_bytes=DATAGRAM_BYTES, port=apps.IPERF_PORT + 1,
-                                         core=GEN_CORE, socket_buffer=RECEIVE_BUFFER)
+    def stream() -> apps.Transfer:
+        return apps.iperf3(t, h0.ns, h1.ns, h1.ip, udp_datagrams=datagrams, bitrate=bitrate, reverse=True,
+                           datagram_bytes=DATAGRAM_BYTES, port=apps.IPERF_PORT + 1, core=GEN_CORE,
+                           socket_buffer=RECEIVE_BUFFER)
 
     overflowed = apps.udp_receive_errors(h0.ns)
-    with _thread(stream) as running:
+    with background.running(stream) as outcome:
         time.sleep(EVENT_AFTER_S)
         event()
     at_receiver = apps.udp_receive_errors(h0.ns) - overflowed
-    if "transfer" not in result:
+    if "value" not in outcome:
         return {"sent": datagrams, "lost": datagrams, "lost_at_receiver": at_receiver,
-                "unfinished": str(running.get("error", "?"))[-300:]}
-    got = result["transfer"]
+                "unfinished": str(outcome.get("error", "?"))[-300:]}
+    got = outcome["value"]
     return {"sent": got.packets, "lost": got.lost_packets, "lost_at_receiver": at_receiver, "unfinished": ""}
-
-
-@contextlib.contextmanager
-def _thread(work):
-    import threading
-
-    failed: dict = {}
-
-    def run():
-        try:
-            work()
-        except Exception as err:   # the window says it did not finish
-            failed["error"] = err
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    try:
-        yield failed
-    finally:
-        thread.join()
 
 
 def measure(args: argparse.Namespace, place: Place) -> list[dict]:
@@ -187,15 +158,13 @@ def measure(args: argparse.Namespace, place: Place) -> list[dict]:
     service: Service = place.lab
     t = service.t
     events = _events(service)
-    tcp: dict = {}
 
-    def connection():
-        tcp["transfer"] = apps.iperf3(t, t.host(0).ns, t.host(1).ns, t.host(1).ip, tcp_bitrate=f"{args.tcp_mbit}M",
-                                      core=GEN_CORE,
-                                      seconds=int(args.rounds * len(events) * (args.seconds + WINDOW_SLACK_S)))
+    def connection() -> apps.Transfer:
+        return apps.iperf3(t, t.host(0).ns, t.host(1).ns, t.host(1).ip, tcp_bitrate=f"{args.tcp_mbit}M",
+                           core=GEN_CORE, seconds=int(args.rounds * len(events) * (args.seconds + WINDOW_SLACK_S)))
 
     samples = []
-    with _thread(connection) as tcp_failed:
+    with background.running(connection) as tcp:
         time.sleep(EVENT_AFTER_S)
         before = kept_state.nat_mappings(service.state)
         for round_no in range(args.rounds):
@@ -209,9 +178,8 @@ def measure(args: argparse.Namespace, place: Place) -> list[dict]:
                          + (f" (the stream did not finish: {got['unfinished']})" if got["unfinished"] else ""))
         after = kept_state.nat_mappings(service.state)
         say.info("the windows are over: the TCP connection runs to its end")
-    samples.append({"event": WHOLE_RUN, "tcp_reset": "transfer" not in tcp,
-                    "tcp_error": str(tcp_failed.get("error", "")),
-                    "tcp_mbytes": round(tcp["transfer"].received_bytes / 1e6, 1) if "transfer" in tcp else 0,
+    samples.append({"event": WHOLE_RUN, "tcp_reset": "value" not in tcp, "tcp_error": str(tcp.get("error", "")),
+                    "tcp_mbytes": round(tcp["value"].received_bytes / 1e6, 1) if "value" in tcp else 0,
                     "mappings_before": len(before), "mappings_kept": {k: after.get(k) for k in before} == before})
     return samples
 
