@@ -78,8 +78,8 @@ struct xnf_config {
 	/* tc: a bit per port that is a veth whose peer is in another namespace: frames sent out of it go straight to
 	 * the peer's receive (bpf_redirect_peer). */
 	__u32 peer_ports;
-	/* --state in the user-space modes: a frame whose socket is gone (its process died without handing over) is
-	 * handled here by the NF on the kept tables, as the kernel build would. */
+	/* --state in the modes with workers: a frame whose socket is gone (its process died, or is stopping) is
+	 * handled here by the NF on the kept tables (afxdp), or sent by the kernel (hybrid), as the kernel build would. */
 	__u32 kernel_fallback;
 };
 

@@ -290,6 +290,7 @@ static int setup_worker(struct xnf_afxdp *a, struct afxdp_worker *w)
 		if (set_tx_option(s, XDP_MAX_TX_SKB_BUDGET, "--tx-budget", cfg->tx_budget, cfg->ring_size) ||
 		    set_tx_option(s, XDP_GENERIC_XMIT_BATCH, "--xmit-batch", cfg->xmit_batch, cfg->ring_size))
 			return -1;
+		xnf_worker_prime_fill(w, s);
 		if (register_socket(a, s))
 			return -1;
 	}

@@ -74,6 +74,11 @@ static void refill(struct afxdp_worker *w, struct xsk_port_socket *s)
 	xsk_ring_prod__submit(&s->fill, n);
 }
 
+void xnf_worker_prime_fill(struct afxdp_worker *w, struct xsk_port_socket *s)
+{
+	refill(w, s);
+}
+
 static inline void queue_tx(struct xsk_port_socket *dst, __u64 addr, __u32 len)
 {
 	dst->pending_addr[dst->pending] = addr;

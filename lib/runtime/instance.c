@@ -66,6 +66,12 @@ static int make_signalfd(void)
 	return signalfd(-1, &mask, SFD_CLOEXEC);
 }
 
+/* Whether the NF's tables are the workers' own (native maps): the AF_XDP modes; hybrid's are the kernel's. */
+static bool tables_in_workers(const struct instance *in)
+{
+	return in->mode->datapath == XNF_DATAPATH_USER;
+}
+
 /* A port deleted under the instance (or gone with its peer's namespace): its name, or NULL if all are there. */
 static const char *port_gone(const struct instance *in)
 {
@@ -90,7 +96,7 @@ static int housekeeping(struct instance *in, const struct xnf_rules_target *rule
 	}
 	if (xnf_nf_housekeeping)
 		xnf_nf_housekeeping(rules);
-	if (in->state_kept && in->afxdp)
+	if (in->state_kept && in->afxdp && tables_in_workers(in))
 		state_sync(&in->xdp, STATE_SYNC_PER_INTERVAL);
 	xnf_afxdp_refresh(in->afxdp);
 	port_guard_follow(&in->ports);
@@ -383,7 +389,7 @@ static int note_state_kept(struct instance *in)
  * if the process is killed the redirect program's fallback has them (state_sync keeps them up to date after). */
 static int keep_tables_in_kernel(struct instance *in)
 {
-	return in->state_kept && in->mode->sockets ? state_export(&in->xdp, false) : 0;
+	return in->state_kept && tables_in_workers(in) ? state_export(&in->xdp, false) : 0;
 }
 
 /* The usual order: attached held (frames dropped and counted as not_ready), then rules and sockets. */
@@ -402,11 +408,16 @@ static int start_on_kept_state(struct instance *in)
 	       keep_tables_in_kernel(in) ? -1 : 0;
 }
 
-/* Workers whose state is kept leave the kept links to the kernel build of the NF, with their tables. */
+/* Workers whose state is kept leave the kept links to the kernel build of the NF, with their tables; hybrid's take
+ * their sockets out of the program's way (it sends what they would) and finish what their rings hold. */
 static void hand_over_to_kernel(struct instance *in)
 {
-	if (!in->state_kept || !in->mode->sockets || !in->afxdp)
+	if (!in->state_kept || !in->afxdp)
 		return;
+	if (!tables_in_workers(in)) {
+		state_leave_sockets(&in->xdp, in->afxdp);
+		return;
+	}
 	if (state_hand_to_kernel(&in->xdp, in->afxdp, in->plan, in->opt->map_sizes, in->opt->nmap_sizes) == 0) {
 		printf("xnf: %s's tables handed to its kernel build, which forwards on them now\n", xnf_nf_name);
 		return;
@@ -487,7 +498,8 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 	if (prepare_native_side(&in, ports, opt->nifaces) ||
 	    xnf_xdp_load(&in.xdp, ports, opt->nifaces, mode->generic, &plan, opt->map_sizes, opt->nmap_sizes) ||
 	    (opt->pin_dir && xnf_xdp_pin_maps(&in.xdp, opt->pin_dir)) || arm_checksum_finishing(&in) ||
-	    (in.xdp.adopted && mode->sockets ? start_on_kept_state(&in) : start_in_order(&in)) || start_offload(&in))
+	    (in.xdp.adopted && tables_in_workers(&in) ? start_on_kept_state(&in) : start_in_order(&in)) ||
+	    start_offload(&in))
 		goto out;
 	watch_egress(&in);
 	/* The control socket last: whoever finds it (xnf stats, rules, a script waiting for the start) finds the

@@ -85,8 +85,8 @@ static const struct xnf_option runtime_options[] = {
 	{ .name = "state", .kind = XNF_OPT_STRING, .value = "DIR", .offset = RUN(state_dir),
 	  .help = "keep the program attached and its maps in bpffs DIR when it stops (or is\n"
 		  "killed): it forwards on with its rules and sessions, and the next start with\n"
-		  "DIR takes them over without a gap; rm -r DIR takes it off (xdp, tc; the AF_XDP\n"
-		  "modes hand their tables to the kernel build of the NF when they stop)" },
+		  "DIR takes them over without a gap; rm -r DIR takes it off (xdp, tc, hybrid; the\n"
+		  "AF_XDP modes hand their tables to the kernel build of the NF when they stop)" },
 	{ .name = "peers", .kind = XNF_OPT_CHOICE, .value = "POLICY", .offset = RUN(peers), .choices = xnf_peers_names,
 	  .help = "the other end of a veth port: fix turns GRO on where the port would take no\n"
 		  "XDP frames and checksum offload off, on a peer xnf can reach, and puts both\n"

@@ -56,13 +56,15 @@ static bool workers_send(const struct mode_info *m)
 	return m->sockets && (m->datapath == XNF_DATAPATH_USER || m->datapath == XNF_DATAPATH_HYBRID);
 }
 
-/* Where --state can keep the NF: the kernel's own hooks (native XDP, tc), and workers whose tables the kernel
- * build of the same NF carries while they restart (state_handover.c). */
+/* Where --state can keep the NF: the kernel's own hooks (native XDP, tc); workers whose tables the kernel build of
+ * the same NF carries while they restart (state_handover.c); hybrid, whose NF and tables are in XDP already and
+ * whose program sends what the workers would while they are gone. */
 bool xnf_mode_keeps_state(const struct mode_info *m)
 {
 	if (m->generic)
 		return false;
-	return (m->datapath == XNF_DATAPATH_KERNEL && !m->sockets) || (m->datapath == XNF_DATAPATH_USER && m->sockets);
+	return (m->datapath == XNF_DATAPATH_KERNEL && !m->sockets) ||
+	       (m->sockets && (m->datapath == XNF_DATAPATH_USER || m->datapath == XNF_DATAPATH_HYBRID));
 }
 
 const char *xnf_state_modes(void)

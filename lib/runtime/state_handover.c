@@ -275,6 +275,20 @@ static void let_workers_drain(const struct xnf_afxdp *a)
 	}
 }
 
+int state_leave_sockets(const struct xnf_xdp_instance *x, struct xnf_afxdp *workers)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+	int fd = xnf_xdp_socket_map_fd(x);
+
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -1;
+	for (__u32 key = 0; key < info.max_entries; key++)
+		bpf_map_delete_elem(fd, &key);
+	let_workers_drain(workers);
+	return 0;
+}
+
 int state_hand_to_kernel(struct xnf_xdp_instance *x, struct xnf_afxdp *workers, const struct xnf_xdp_plan *user_plan,
 			 const struct xnf_map_size *sizes, __u32 nsizes)
 {

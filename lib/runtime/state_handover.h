@@ -16,6 +16,9 @@ int state_export(const struct xnf_xdp_instance *x, bool only_new);
 /* While the workers run: up to budget of the entries they hold copied on to the kernel's tables (those it lacks),
  * from where the last call stopped, so that a killed process leaves the kernel build tables at most a pass old. */
 int state_sync(const struct xnf_xdp_instance *x, __u32 budget);
+/* Hybrid at a stop: the sockets taken out of the XSKMAP, so that the program sends on what it would have handed
+ * them (xnf_cfg.kernel_fallback), and the workers given the time to finish what their rings hold. */
+int state_leave_sockets(const struct xnf_xdp_instance *x, struct xnf_afxdp *workers);
 /* At a stop: the kernel build of the NF loaded on the kept tables, made equal to the native ones, takes the kept
  * links over; the workers finish what their rings hold, and what they add goes over too. 0, or -1 with a message. */
 int state_hand_to_kernel(struct xnf_xdp_instance *x, struct xnf_afxdp *workers, const struct xnf_xdp_plan *user_plan,

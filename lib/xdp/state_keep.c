@@ -29,9 +29,13 @@
 #define STATE_TCX_INGRESS 46
 #define LAYOUT_MAX (256 * 1024)
 
+/* What outlives the process: every map but libbpf's internal ones and the socket map. Each program keeps a socket
+ * map of its own: sockets a new process registers reach only its own program, never one kept from before that
+ * hands them frames of another kind (a hybrid's, with their verdicts ahead); and a kept program whose process is
+ * gone finds its map empty and carries on without sockets (xnf_cfg.kernel_fallback). */
 static bool kept_map(const struct bpf_map *map)
 {
-	return !bpf_map__is_internal(map);
+	return !bpf_map__is_internal(map) && strcmp(bpf_map__name(map), "xnf_xsks") != 0;
 }
 
 static void print_to_file(void *ctx, const char *fmt, va_list args)

@@ -34,7 +34,7 @@ def attached(t: HostsTopology, mode: str) -> bool:
     return xdp_attached(t.dut_ns, "dut0") if contract.mode(mode)["hook"] == "xdp" else bool(tcx_link_programs())
 
 
-@pytest.mark.parametrize("mode", ["xdp", "tc", "afxdp"])
+@pytest.mark.parametrize("mode", ["xdp", "tc", "afxdp", "hybrid"])
 def test_the_kept_nat_forwards_through_a_stop_a_kill_and_two_starts(mode, bpffs, rules_file):
     """In AF_XDP the second stop is a SIGTERM too: a killed process frees its sockets only as it exits, and what
     reaches them until then is lost (the next test shows what a kill leaves there)."""
@@ -118,9 +118,9 @@ def test_a_killed_afxdp_nat_leaves_its_flows_to_the_kernel_build(bpffs, rules_fi
 
 
 def test_state_is_for_the_modes_that_keep_it(bpffs, pair):
-    refused = run_xnf(["run", "nat", "--mode", "hybrid", "--iface", "dut0", "--state", str(bpffs / "x")],
+    refused = run_xnf(["run", "nat", "--mode", "xdp-sk", "--iface", "dut0", "--state", str(bpffs / "x")],
                       ns=pair.dut_ns)
-    assert refused.returncode == 2 and "--mode hybrid cannot keep them yet" in refused.stderr, refused.stderr
+    assert refused.returncode == 2 and "--mode xdp-sk cannot keep them yet" in refused.stderr, refused.stderr
     dispatched = run_xnf(["run", "nat", "--mode", "afxdp", "--iface", "dut0", "--state", str(bpffs / "x"),
                           "--offload-drops"], ns=pair.dut_ns)
     assert dispatched.returncode == 2 and "leave them out" in dispatched.stderr, dispatched.stderr
@@ -164,7 +164,7 @@ def test_apply_restarts_an_instance_with_state_without_a_gap(bpffs, tmp_path, mo
 
 
 def test_move_carries_the_nat_through_tc_and_user_space_without_a_gap(bpffs, rules_file, tmp_path, monkeypatch):
-    """xnf move: the same NAT from XDP to tc, to AF_XDP workers and back to XDP under a ping every 10 ms, a UDP flow
+    """xnf move: the same NAT from XDP to tc, to AF_XDP workers, to hybrid and back, and back to XDP under a ping every 10 ms, a UDP flow
     inward (datagrams that only the kept mapping lets in: nothing goes out to make it again) and a TCP connection
     made in XDP, and a TCP connection and an inward UDP flow made in user space that live on into XDP: every ping answered, no
     datagram lost, neither connection reset (a mapping that changed would reset it), every mapping the same public
@@ -196,6 +196,8 @@ def test_move_carries_the_nat_through_tc_and_user_space_without_a_gap(bpffs, rul
         time.sleep(1)
         move("tc", "xdp", [])
         move("afxdp", "tc", paths.worker_options("afxdp"))
+        move("hybrid", "afxdp", paths.worker_options("hybrid"))
+        move("afxdp", "hybrid", paths.worker_options("afxdp"))
         flows.append(in_background(lambda: apps.iperf3(t, h0.ns, h1.ns, h1.ip, seconds=3, tcp_bitrate="50M",
                                                        port=apps.IPERF_PORT + 2)))
         flows.append(in_background(lambda: apps.iperf3(t, h0.ns, h1.ns, h1.ip, udp_datagrams=300, bitrate="1M",
@@ -216,8 +218,8 @@ def test_move_carries_the_nat_through_tc_and_user_space_without_a_gap(bpffs, rul
 
         same = run_xnf(["move", "--name", "edge-nat", "--mode", "xdp"], ns=t.dut_ns)
         assert same.returncode == 1 and "runs in xdp already" in same.stderr
-        hybrid = run_xnf(["move", "--name", "edge-nat", "--mode", "hybrid"], ns=t.dut_ns)
-        assert hybrid.returncode == 1 and "cannot take state over yet" in hybrid.stderr
+        generic = run_xnf(["move", "--name", "edge-nat", "--mode", "xdp-generic"], ns=t.dut_ns)
+        assert generic.returncode == 1 and "cannot take state over yet" in generic.stderr
         os.kill(control.request_json("edge-nat", "info")["pid"], signal.SIGTERM)
         wait_until(lambda: "edge-nat" not in control.instances(), what="the moved instance stopped")
         shutil.rmtree(state)

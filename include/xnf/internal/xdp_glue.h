@@ -150,7 +150,9 @@ static __always_inline int xnf_xdp_hybrid(struct xdp_md *ctx, struct xnf_pkt *pk
 
 	if (action != XNF_TX && action != XNF_REDIRECT_ACTION)
 		return xnf_xdp_action(ctx, verdict);
-	key = xnf_ingress_port(pkt) * XNF_MAX_QUEUES + ctx->rx_queue_index;
+	if (xnf_cfg.kernel_fallback && !xnf_xdp_has_socket(pkt))
+		return xnf_xdp_action(ctx, verdict); /* the workers are gone: the kernel sends it */
+	key = xnf_xdp_socket_key(pkt);
 	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(__u32)))
 		return xnf_xdp_action(ctx, verdict);
 	data = (void *)(long)ctx->data;
