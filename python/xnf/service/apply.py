@@ -37,6 +37,7 @@ RULES_FOLDER = "applied"
 READY_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 15.0
 LOG_TAIL = 1200
+LOG_MAX_BYTES = 1 << 20   # an instance's log, beyond which the next start moves it to NAME.log.1
 
 
 @dataclass
@@ -150,11 +151,22 @@ def start(spec: InstanceSpec) -> subprocess.Popen:
     return spawn(spec.name, [str(binary), "run", *spec.run_options(_rules_file(spec))])
 
 
+def rotate_log(path: Path, max_bytes: int = LOG_MAX_BYTES) -> None:
+    """A log grown past max_bytes moved to PATH.1 (the one before it dropped): restarts, reloads and moves append to
+    an instance's log for as long as the service runs."""
+    try:
+        if path.stat().st_size > max_bytes:
+            path.replace(path.with_name(path.name + ".1"))
+    except FileNotFoundError:
+        pass
+
+
 def spawn(name: str, argv: list[str]) -> subprocess.Popen:
     """An NF binary's `run` started detached, its output in the run directory's NAME.log; returned once its
     control socket answers, or an XnfError with what it said."""
     log_path = control.run_dir() / f"{name}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    rotate_log(log_path)
     with open(log_path, "ab") as log:
         log.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} {' '.join(argv)}\n".encode())
         log.flush()
