@@ -89,19 +89,59 @@ static int import_map(struct xnf_map *map, int fd, enum copy_scope scope, void *
 	return 0;
 }
 
+/* The native map's keys, sorted, for an exact test of a key's presence: a lookup in an LPM map finds any prefix that
+ * covers the key, not the key. NULL with *n = 0 when there are none (or no memory: said by the caller). */
+static size_t sort_key_size;
+
+static int compare_keys(const void *a, const void *b)
+{
+	return memcmp(a, b, sort_key_size);
+}
+
+static __u8 *sorted_native_keys(struct xnf_map *map, size_t *n)
+{
+	size_t cap = 64;
+	__u8 *keys = malloc(cap * map->key_size);
+	void *at = NULL;
+
+	*n = 0;
+	while (keys && xnf_native_map_get_next_key(map, at, keys + *n * map->key_size) == 0) {
+		at = keys + (*n)++ * map->key_size;
+		if (*n == cap) {
+			__u8 *bigger = realloc(keys, 2 * cap * map->key_size);
+
+			if (!bigger) {
+				free(keys);
+				return NULL;
+			}
+			keys = bigger;
+			cap *= 2;
+			at = keys + (*n - 1) * map->key_size;
+		}
+	}
+	sort_key_size = map->key_size;
+	if (keys)
+		qsort(keys, *n, map->key_size, compare_keys);
+	return keys;
+}
+
 /* The kernel's keys the native map no longer has (expired, deleted) removed: collected first, since deleting
  * while walking a hash map restarts the walk. */
 static int delete_gone(struct xnf_map *map, int fd, void *key, void *value)
 {
-	size_t n = 0, cap = 64;
-	__u8 *gone = malloc(cap * map->key_size);
+	size_t n = 0, cap = 64, held;
+	__u8 *native = sorted_native_keys(map, &held), *gone = malloc(cap * map->key_size);
 	void *at = NULL;
 	int err = 0;
 
-	if (!gone)
+	if (!native || !gone) {
+		free(native);
+		free(gone);
 		return -ENOMEM;
+	}
+	sort_key_size = map->key_size;
 	while (bpf_map_get_next_key(fd, at, key) == 0) {
-		if (xnf_native_map_lookup_copy(map, key, value) == -ENOENT) {
+		if (!bsearch(key, native, held, map->key_size, compare_keys)) {
 			if (n == cap) {
 				__u8 *bigger = realloc(gone, 2 * cap * map->key_size);
 
@@ -119,6 +159,7 @@ static int delete_gone(struct xnf_map *map, int fd, void *key, void *value)
 	}
 	for (size_t i = 0; i < n && !err; i++)
 		bpf_map_delete_elem(fd, gone + i * map->key_size);
+	free(native);
 	free(gone);
 	return err;
 }

@@ -1,4 +1,4 @@
-"""The lb's and the upf's sessions moved with them: xnf move from XDP into AF_XDP workers and back under traffic.
+"""The lb's and the upf's sessions moved with them, and a router's table handed over exactly: xnf move from XDP into AF_XDP workers and back under traffic.
 The lb's sessions of finished HTTP downloads see no frame during the moves, so only a table carried over can still
 hold them after; the upf's session is added at run time (`xnf rules add`, as the PFCP endpoint does), so it is in
 no rules file a new process could read again: only the carried tables keep the UE's tunnel up."""
@@ -6,8 +6,9 @@ no rules file a new process could read again: only the carried tables keep the U
 from __future__ import annotations
 
 import json
+import shutil
 
-from lab_helpers import in_background, run_xnf
+from lab_helpers import in_background, run_xnf, wait_until
 from test_upf import ue_behind_a_gnb, upf_rules
 from xnf import control
 from xnf.lab import apps, container_nf, kept_state, netns, paths
@@ -88,3 +89,29 @@ def test_the_upfs_sessions_move_into_user_space_and_back(bpffs, rules_file, tmp_
         dropped = run_xnf(["stop", "--name", "edge-upf", "--drop-state"], ns=t.dut_ns, timeout=60)
         assert dropped.returncode == 0 and "removed its kept state" in dropped.stdout, dropped.stderr
         assert not state.exists() and apps.ping(t.host(0).ns, server.ip, 2) == 0   # nothing carries the tunnel
+
+
+def test_a_route_deleted_in_user_space_stays_deleted_in_the_kernel(bpffs, rules_file):
+    """The router in afxdp: a /32 route added at run time (copied on to the kernel's table while the workers run)
+    and deleted again; at the stop the kernel's table is made equal to the workers', so the kernel build that takes
+    over routes by the /24 as the workers did. An LPM lookup would have found the /24 for the /32 and kept it."""
+    state = bpffs / "edge-router"
+    with HostsTopology(hosts=2) as t:
+        h0, h1 = t.host(0), t.host(1)
+        netns.run(t.dut_ns, ["sysctl", "-qw", "net.ipv4.ip_forward=0"])
+        nf = NfInstance.start(t, "router", "afxdp", t.dut_ifaces, rules=rules_file(t.router_rules()),
+                              name="edge-router", extra=["--state", str(state), *paths.worker_options("afxdp")])
+        detour = f"route {h1.ip}/32 via 02:00:00:00:00:99 port 1"
+        nf.request(f"rules add {detour}")
+        assert apps.ping(h0.ns, h1.ip, 2) == 0                    # the /32 sends it nowhere
+        address = [int(byte) for byte in h1.ip.split(".")]
+
+        def routes() -> list[dict]:
+            return [e for e in kept_state.entries(state, "rt4") if e["key"] == {"prefixlen": 32, "addr": address}]
+
+        wait_until(routes, what="the /32 copied on to the kernel's table")
+        nf.request(f"rules del {detour}")
+        assert apps.ping(h0.ns, h1.ip, 3) == 3
+        assert nf.stop() == 0
+        assert not routes() and apps.ping(h0.ns, h1.ip, 3) == 3   # the kernel build, with no process
+        shutil.rmtree(state)
