@@ -109,7 +109,7 @@ def test_a_route_deleted_in_user_space_stays_deleted_in_the_kernel(bpffs, rules_
         def routes() -> list[dict]:
             return [e for e in kept_state.entries(state, "rt4") if e["key"] == {"prefixlen": 32, "addr": address}]
 
-        wait_until(routes, what="the /32 copied on to the kernel's table")
+        wait_until(routes, timeout_s=20, what="the /32 copied on to the kernel's table (once a second)")
         nf.request(f"rules del {detour}")
         assert apps.ping(h0.ns, h1.ip, 3) == 3
         assert nf.stop() == 0

@@ -104,7 +104,8 @@ def test_a_killed_afxdp_nat_leaves_its_flows_to_the_kernel_build(bpffs, rules_fi
 
         first = start()
         assert apps.ping(h0.ns, h1.ip, 3) == 3
-        made = wait_until(lambda: kept_state.nat_mappings(state), what="the workers' mapping copied to the kernel")
+        made = wait_until(lambda: kept_state.nat_mappings(state), timeout_s=20,
+                          what="the workers' mapping copied to the kernel (once a second)")
         assert first.stop(signal.SIGKILL) == -signal.SIGKILL
         inward = apps.iperf3(t, h0.ns, h1.ns, h1.ip, udp_datagrams=200, bitrate="1M", reverse=True)
         assert inward.lost_packets == 0 and apps.ping(h0.ns, h1.ip, 3) == 3      # no process: the fallback
