@@ -113,10 +113,12 @@ int xnf_tx_path_choose(struct xnf_afxdp *a, bool live);
 int xnf_pass_tap_open(struct xnf_afxdp *a, __u32 port);
 void xnf_pass_tap_close_all(struct xnf_afxdp *a);
 
-/* worker_capture.c: copies one frame and its verdict into the worker's capture queue */
-/* A socket's fill ring given frames before its worker runs: registered in the XSKMAP, it takes frames at once (a
- * program may send it some before the worker's first round: a restart under --state), instead of dropping them. */
+/* worker_loop.c: a socket's fill ring given frames before its worker runs: registered in the XSKMAP, it takes frames
+ * at once (a program may send it some before the worker's first round: a restart under --state), instead of
+ * dropping them. */
 void xnf_worker_prime_fill(struct afxdp_worker *w, struct xsk_port_socket *s);
+
+/* worker_capture.c: copies one frame and its verdict into the worker's capture queue */
 void xnf_worker_capture(struct afxdp_worker *w, const struct xsk_port_socket *s, const void *data, __u32 len,
 			__u32 slot);
 

@@ -11,9 +11,9 @@
  *          it; let the workers finish what their rings hold; copy again what they added.
  * Per-CPU arrays are scratch and counters, not state: they are not carried. A flow whose first frame meets the
  * two paths within the same few microseconds may get an entry from each: the one already there is kept.
- * A killed process hands nothing over: so once its rules are in force its tables are copied to the kernel's, and
- * while it runs what its workers add follows in the background (a budget of entries a second), and the redirect program, finding a queue's socket gone, runs the
- * NF itself on them (xnf_cfg.kernel_fallback) until the next start.
+ * A killed process hands nothing over: so once its rules are in force its tables are copied to the kernel's, while
+ * it runs what its workers add follows in the background (a budget of entries a second), and the redirect program,
+ * finding a queue's socket gone, runs the NF itself on them (xnf_cfg.kernel_fallback) until the next start.
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -89,8 +89,27 @@ static int import_map(struct xnf_map *map, int fd, enum copy_scope scope, void *
 	return 0;
 }
 
-/* The native map's keys, sorted, for an exact test of a key's presence: a lookup in an LPM map finds any prefix that
- * covers the key, not the key. NULL with *n = 0 when there are none (or no memory: said by the caller). */
+/* A growing array of keys of one size. */
+struct key_list {
+	__u8 *keys;
+	size_t n, cap, size;
+};
+
+static int key_list_push(struct key_list *l, const void *key)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		__u8 *bigger = realloc(l->keys, cap * l->size);
+
+		if (!bigger)
+			return -ENOMEM;
+		l->keys = bigger;
+		l->cap = cap;
+	}
+	memcpy(l->keys + l->n++ * l->size, key, l->size);
+	return 0;
+}
+
 static size_t sort_key_size;
 
 static int compare_keys(const void *a, const void *b)
@@ -98,69 +117,41 @@ static int compare_keys(const void *a, const void *b)
 	return memcmp(a, b, sort_key_size);
 }
 
-static __u8 *sorted_native_keys(struct xnf_map *map, size_t *n)
+/* The native map's keys, sorted, for an exact test of a key's presence: a lookup in an LPM map finds any prefix that
+ * covers the key, not the key. key and next: buffers of a key each. */
+static int sorted_native_keys(struct xnf_map *map, struct key_list *out, void *key, void *next)
 {
-	size_t cap = 64;
-	__u8 *keys = malloc(cap * map->key_size);
 	void *at = NULL;
 
-	*n = 0;
-	while (keys && xnf_native_map_get_next_key(map, at, keys + *n * map->key_size) == 0) {
-		at = keys + (*n)++ * map->key_size;
-		if (*n == cap) {
-			__u8 *bigger = realloc(keys, 2 * cap * map->key_size);
-
-			if (!bigger) {
-				free(keys);
-				return NULL;
-			}
-			keys = bigger;
-			cap *= 2;
-			at = keys + (*n - 1) * map->key_size;
-		}
+	while (xnf_native_map_get_next_key(map, at, next) == 0) {
+		if (key_list_push(out, next))
+			return -ENOMEM;
+		memcpy(key, next, map->key_size);
+		at = key;
 	}
 	sort_key_size = map->key_size;
-	if (keys)
-		qsort(keys, *n, map->key_size, compare_keys);
-	return keys;
+	qsort(out->keys, out->n, map->key_size, compare_keys);
+	return 0;
 }
 
 /* The kernel's keys the native map no longer has (expired, deleted) removed: collected first, since deleting
  * while walking a hash map restarts the walk. */
 static int delete_gone(struct xnf_map *map, int fd, void *key, void *value)
 {
-	size_t n = 0, cap = 64, held;
-	__u8 *native = sorted_native_keys(map, &held), *gone = malloc(cap * map->key_size);
+	struct key_list native = { .size = map->key_size }, gone = { .size = map->key_size };
 	void *at = NULL;
-	int err = 0;
+	int err = sorted_native_keys(map, &native, key, value);
 
-	if (!native || !gone) {
-		free(native);
-		free(gone);
-		return -ENOMEM;
-	}
-	sort_key_size = map->key_size;
-	while (bpf_map_get_next_key(fd, at, key) == 0) {
-		if (!bsearch(key, native, held, map->key_size, compare_keys)) {
-			if (n == cap) {
-				__u8 *bigger = realloc(gone, 2 * cap * map->key_size);
-
-				if (!bigger) {
-					err = -ENOMEM;
-					break;
-				}
-				gone = bigger;
-				cap *= 2;
-			}
-			memcpy(gone + n++ * map->key_size, key, map->key_size);
-		}
+	while (!err && bpf_map_get_next_key(fd, at, key) == 0) {
+		if (!native.n || !bsearch(key, native.keys, native.n, map->key_size, compare_keys))
+			err = key_list_push(&gone, key);
 		memcpy(value, key, map->key_size); /* the walk goes on from this key */
 		at = value;
 	}
-	for (size_t i = 0; i < n && !err; i++)
-		bpf_map_delete_elem(fd, gone + i * map->key_size);
-	free(native);
-	free(gone);
+	for (size_t i = 0; i < gone.n && !err; i++)
+		bpf_map_delete_elem(fd, gone.keys + i * map->key_size);
+	free(native.keys);
+	free(gone.keys);
 	return err;
 }
 
