@@ -77,10 +77,11 @@ def iperf3(t: Topology, client_ns: str, server_ns: str, server_ip: str, *, secon
            reverse: bool = False, datagram_bytes: int = 1200, socket_buffer: str | None = None) -> Transfer:
     """One iperf3 test from client_ns to server_ip (in server_ns), or to connect_to (a load balancer's address
     that leads there): TCP for whole seconds (iperf3 takes no fractions) over streams, or udp_datagrams UDP
-    datagrams of datagram_bytes (UDP payload: 18 makes 64-byte frames) at bitrate; TCP at tcp_bitrate where given (a steady flow beside others), else as fast
-    as it goes. reverse: the server sends (-R), so a UDP flow's datagrams all travel inward, answering nothing.
-    lost_packets is then what the client never got. socket_buffer: iperf3's -w (SO_SNDBUF/SO_RCVBUF, up to
-    net.core.rmem_max), so that a burst does not overflow the receiving socket."""
+    datagrams of datagram_bytes (UDP payload: 18 makes 64-byte frames) at bitrate; TCP at tcp_bitrate where given
+    (a steady flow beside others), else as fast as it goes. reverse: the server sends (-R), so a UDP flow's
+    datagrams all travel inward, answering nothing; lost_packets is then what the client never got.
+    socket_buffer: iperf3's -w (SO_SNDBUF/SO_RCVBUF, up to net.core.rmem_max), so that a burst does not overflow
+    the receiving socket."""
     udp = udp_datagrams > 0
     server = t.spawn(server_ns, _pinned(["iperf3", "-s", "-1", "-B", server_ip, "-p", str(port)], core))
     try:
