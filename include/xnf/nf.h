@@ -115,6 +115,10 @@ static __always_inline xnf_verdict xnf_forward(const struct xnf_pkt *pkt)
 	return XNF_REDIRECT((xnf_ingress_port(pkt) + 1) % nports);
 }
 
+/* What the entry points do as a frame starts for the NF's rules tables: nothing unless the NF has some
+ * (xnf/rules_tables.h, which redefines it; the entry points are expanded after the NF's source). */
+#define XNF__RULES_FRAME_BEGIN() ((void)0)
+
 #ifdef XNF_TARGET_BPF
 #include <xnf/internal/bpf_glue.h>
 #else

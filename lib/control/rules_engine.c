@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <xnf/runtime/rules_engine.h>
+#include <xnf/runtime/rules_generations.h>
 
 #include <ctype.h>
 #include <errno.h>
@@ -252,9 +253,9 @@ static int write_rule(struct journal_entry *j, const struct xnf_rules_file *file
 	return 0;
 }
 
-int xnf_rules_apply_file(const struct xnf_rules_file *file, const struct xnf_rules_target *target, char *err,
-			 size_t errlen)
+static int apply_file(const struct xnf_rules_target *target, void *arg, char *err, size_t errlen)
 {
+	const struct xnf_rules_file *file = arg;
 	struct journal_entry *journal = calloc(file->count ? (size_t)file->count : 1, sizeof(*journal));
 	int applied = 0;
 
@@ -295,9 +296,22 @@ static bool next_has_key(const struct xnf_rules_file *next, const struct xnf_map
 	return false;
 }
 
-int xnf_rules_replace_file(const struct xnf_rules_file *in_force, const struct xnf_rules_file *next,
-			   const struct xnf_rules_target *target, int *removed, char *err, size_t errlen)
+int xnf_rules_apply_file(const struct xnf_rules_file *file, const struct xnf_rules_target *target, char *err,
+			 size_t errlen)
 {
+	return xnf_rules_change_whole(target, apply_file, (void *)file, err, errlen);
+}
+
+struct replacement {
+	const struct xnf_rules_file *in_force, *next;
+	int removed;
+};
+
+static int replace_file(const struct xnf_rules_target *target, void *arg, char *err, size_t errlen)
+{
+	struct replacement *r = arg;
+	const struct xnf_rules_file *in_force = r->in_force, *next = r->next;
+	int *removed = &r->removed;
 	int total = next->count + (in_force ? in_force->count : 0), done = 0;
 	struct journal_entry *journal = calloc(total ? (size_t)total : 1, sizeof(*journal));
 
@@ -337,6 +351,16 @@ fail:
 	undo(journal, done);
 	free(journal);
 	return -1;
+}
+
+int xnf_rules_replace_file(const struct xnf_rules_file *in_force, const struct xnf_rules_file *next,
+			   const struct xnf_rules_target *target, int *removed, char *err, size_t errlen)
+{
+	struct replacement r = { .in_force = in_force, .next = next };
+	int count = xnf_rules_change_whole(target, replace_file, &r, err, errlen);
+
+	*removed = count < 0 ? 0 : r.removed;
+	return count;
 }
 
 int xnf_rules_load_file(const char *path, const struct xnf_rules_target *target, char *err, size_t errlen)

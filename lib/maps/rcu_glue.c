@@ -56,3 +56,8 @@ void xnf_rcu_retire(struct rcu_head *head, void (*free_fn)(struct rcu_head *head
 	call_rcu(head, free_fn);
 	rcu_thread_offline();
 }
+
+void xnf_rcu_synchronize(void)
+{
+	synchronize_rcu();
+}

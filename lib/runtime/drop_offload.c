@@ -20,6 +20,7 @@
 #include <xnf/runtime/clock.h>
 #include <xnf/runtime/json.h>
 #include <xnf/runtime/log.h>
+#include <xnf/runtime/rules_generations.h>
 #include <xnf/runtime/xdp_instance.h>
 
 #include "drop_offload.h"
@@ -179,13 +180,24 @@ static struct slot *find_slot(struct drop_offload *o, const void *key)
 	return NULL;
 }
 
+/* The rule under key as it is in force (a rules table's generation in force, xnf/rules_tables.h). 0, or -1. */
+static int rule_in_force(const struct drop_offload *o, const void *key, void *value, size_t size)
+{
+	struct xnf_rules_view view = { .sides = { .resolve = xnf_native_resolve_map } };
+	struct xnf_rules_target in_force = xnf_rules_view_target(&view);
+	struct xnf_map_ref ref;
+
+	if (xnf_map_find(&in_force, o->rules.name, &ref) || ref.value_size > size)
+		return -1;
+	return xnf_map_ref_lookup(&ref, key, value);
+}
+
 /* Still a rule of the NF's, and a pure drop: a rule changed since its hits were counted is not copied. */
 static bool is_drop_rule(struct drop_offload *o, const void *key)
 {
 	__u8 value[256];
 
-	return o->rules.value_size <= sizeof(value) && xnf_map_ref_lookup(&o->rules, key, value) == 0 &&
-	       xnf_nf_drop_rules->drops(value);
+	return rule_in_force(o, key, value, sizeof(value)) == 0 && xnf_nf_drop_rules->drops(value);
 }
 
 /* A free slot for a rule dropping at pps; or, with the table full, the coolest rule goes to make room
@@ -346,7 +358,7 @@ static void write_rule(struct drop_offload *o, FILE *out, const struct rule_repo
 	char text[XNF_RULE_MAX_TEXT] = "?";
 	__u8 value[256];
 
-	if (xnf_nf_rules && o->rules.value_size <= sizeof(value) && xnf_map_ref_lookup(&o->rules, r->key, value) == 0)
+	if (xnf_nf_rules && rule_in_force(o, r->key, value, sizeof(value)) == 0)
 		xnf_nf_rules->format(o->rules.name, r->key, value, text, sizeof(text));
 	fprintf(out, "%s{\"rule\": ", first ? "" : ", ");
 	xnf_json_string(out, text);

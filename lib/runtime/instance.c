@@ -21,6 +21,8 @@
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/ports.h>
 #include <xnf/runtime/rules_engine.h>
+#include <xnf/runtime/rules_generations.h>
+#include <xnf/rules_tables.h>
 
 #include "capture_session.h"
 #include "instance.h"
@@ -36,12 +38,14 @@ static int resolve_split_map(void *ctx, const char *name, struct xnf_map_ref *re
 	struct instance *in = ctx;
 	const struct xnf_map *twin = xnf_native_map_find(name);
 
-	if (twin && twin->chain_position < in->opt->chain_split)
+	/* The rules' generation is the kernel's here; the rules engine writes the workers' too (user_side). */
+	if (strcmp(name, XNF_RULES_GENERATION_MAP_NAME) == 0 || (twin && twin->chain_position < in->opt->chain_split))
 		return xnf_xdp_resolve_map(&in->xdp, name, ref);
 	return xnf_native_resolve_map(NULL, name, ref);
 }
 
-struct xnf_rules_target xnf_instance_maps(struct instance *in)
+/* The maps on the side(s) that run the NF. */
+static struct xnf_rules_target sides_of(struct instance *in)
 {
 	switch (in->mode->datapath) {
 	case XNF_DATAPATH_USER:
@@ -51,6 +55,15 @@ struct xnf_rules_target xnf_instance_maps(struct instance *in)
 	default:
 		return (struct xnf_rules_target){ .resolve = xnf_xdp_resolve_map, .ctx = &in->xdp };
 	}
+}
+
+struct xnf_rules_target xnf_instance_maps(struct instance *in)
+{
+	in->rules_view = (struct xnf_rules_view){
+		.sides = sides_of(in),
+		.user_side = in->mode->datapath == XNF_DATAPATH_SPLIT ? xnf_native_resolve_map : NULL,
+	};
+	return xnf_rules_view_target(&in->rules_view);
 }
 
 static int make_signalfd(void)
@@ -276,6 +289,15 @@ static int run_start_step(struct instance *in)
 	return -1;
 }
 
+/* The second generation of a rules table (xnf/rules_tables.h), or NULL where name is not one. */
+static struct xnf_map *rules_second_generation(const char *name)
+{
+	char second[128];
+
+	snprintf(second, sizeof(second), "%s%s", name, XNF_RULES_SECOND_GENERATION_SUFFIX);
+	return xnf_native_map_find(second);
+}
+
 int xnf_size_native_maps(const struct run_options *opt)
 {
 	for (__u32 i = 0; i < opt->nmap_sizes; i++) {
@@ -287,6 +309,9 @@ int xnf_size_native_maps(const struct run_options *opt)
 			return -1;
 		}
 		map->max_entries = opt->map_sizes[i].entries;
+		map = rules_second_generation(opt->map_sizes[i].name);
+		if (map)
+			map->max_entries = opt->map_sizes[i].entries;
 	}
 	return 0;
 }

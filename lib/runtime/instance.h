@@ -10,6 +10,7 @@
 #include <xnf/runtime/control.h>
 #include <xnf/runtime/egress_watch.h>
 #include <xnf/runtime/rules_engine.h>
+#include <xnf/runtime/rules_generations.h>
 #include <xnf/runtime/xdp_instance.h>
 
 #include "drop_offload.h"
@@ -85,6 +86,7 @@ struct instance {
 	struct capture_session *capture;   /* xnf dump's running (or last) capture, or NULL */
 	struct port_guard ports;           /* the ports' checks, their peers' fixes, checksum finishing */
 	struct xnf_egress_watch *egress;   /* what the kernel did with the frames the NF sent from XDP, or NULL */
+	struct xnf_rules_view rules_view;  /* the maps as the rules see them (xnf_instance_maps) */
 };
 
 /* The NF's maps, on the side that runs it (native in the user-space modes, the kernel's otherwise). */

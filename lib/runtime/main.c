@@ -29,6 +29,7 @@
 #include <xnf/runtime/port_checks.h>
 #include <xnf/runtime/ports.h>
 #include <xnf/runtime/rules_engine.h>
+#include <xnf/rules_tables.h>
 #include <xnf/runtime/stats.h>
 #include <xnf/internal/chain.h>
 
@@ -700,13 +701,21 @@ static void describe_modes(void)
 	printf("]");
 }
 
+/* A rules table's second generation (xnf/rules_tables.h): the table is listed once, by its first name. */
+static bool is_second_generation(const char *name)
+{
+	size_t len = strlen(name), suffix = strlen(XNF_RULES_SECOND_GENERATION_SUFFIX);
+
+	return len > suffix && strcmp(name + len - suffix, XNF_RULES_SECOND_GENERATION_SUFFIX) == 0;
+}
+
 static void describe_maps(void)
 {
 	printf("{");
 	for (size_t i = 0, shown = 0; xnf_native_map_at(i); i++) {
 		const struct xnf_map *map = xnf_native_map_at(i);
 
-		if (xnf_map_is_glue(map->name))
+		if (xnf_map_is_glue(map->name) || is_second_generation(map->name))
 			continue;
 		printf("%s\"%s\": %u", shown++ ? ", " : "", map->name, map->max_entries);
 	}
@@ -742,6 +751,9 @@ static int cmd_describe(int argc, char **argv)
 	describe_strings(xnf_nf_counter_names, (size_t)-1);
 	printf(", \"maps\": ");
 	describe_maps();
+	/* How a rules table's generation in force is found among kept maps (xnf/rules_tables.h). */
+	printf(", \"rules_generations\": {\"in_force\": \"%s\", \"second_suffix\": \"%s\"}",
+	       XNF_RULES_GENERATION_MAP_NAME, XNF_RULES_SECOND_GENERATION_SUFFIX);
 	/* Whether --offload-drops can move some of its drops into XDP: the advisor proposes it only then. */
 	printf(", \"drop_rules\": %s", xnf_nf_drop_rules ? "true" : "false");
 	printf(", \"modes\": ");

@@ -24,6 +24,7 @@
 
 #include <xnf/internal/native_maps.h>
 #include <xnf/runtime/log.h>
+#include <xnf/rules_tables.h>
 
 #include "state_handover.h"
 
@@ -34,9 +35,12 @@
 
 enum copy_scope { COPY_ALL, COPY_ONLY_NEW };
 
-/* What is carried: the NF's own maps that hold entries (not the glue's, not per-CPU scratch). */
+/* What is carried: the NF's own maps that hold entries (not the glue's, not per-CPU scratch), and which generation
+ * of its rules tables is in force (xnf/rules_tables.h), without which the tables would be read in the wrong one. */
 static bool carried(const struct xnf_map *map)
 {
+	if (strcmp(map->name, XNF_RULES_GENERATION_MAP_NAME) == 0)
+		return true;
 	return !xnf_map_is_glue(map->name) && map->type != XNF_MAP_TYPE_PERCPU_ARRAY;
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <xnf/runtime/xdp_instance.h>
+#include <xnf/runtime/rules_generations.h>
 #include <xnf/runtime/xdp_attach.h>
 #include <xnf/runtime/embedded.h>
 #include <xnf/runtime/log.h>
@@ -166,8 +167,11 @@ static int size_maps(struct bpf_object *obj, const struct xnf_xdp_plan *plan, co
 	bpf_object__for_each_map(map, obj) {
 		__u32 entries = bpf_map__max_entries(map);
 
+		if (bpf_map__type(map) == BPF_MAP_TYPE_ARRAY_OF_MAPS)
+			continue; /* a rules table's two generations (xnf/rules_tables.h) */
+
 		for (__u32 i = 0; i < nsizes; i++) {
-			if (strcmp(sizes[i].name, bpf_map__name(map)) == 0)
+			if (xnf_rules_same_table(bpf_map__name(map), sizes[i].name))
 				entries = sizes[i].entries;
 		}
 		if (runs_in_user_space(map, plan))

@@ -6,10 +6,11 @@
  * link keeps working; frames with broken headers are dropped and counted.
  */
 #include <xnf/nf.h>
+#include <xnf/rules_tables.h>
 #include "firewall.h"
 
-XNF_MAP_HASH_GROWING(fw_acl, struct xnf_5tuple, __u32, FW_MAX_RULES);
-XNF_MAP_ARRAY(fw_config, __u32, FW_NSETTINGS);
+XNF_RULES_HASH(fw_acl, struct xnf_5tuple, __u32, FW_MAX_RULES);
+XNF_RULES_ARRAY(fw_config, __u32, FW_NSETTINGS);
 /* Its drop rules are pure drops: --offload-drops may copy the hot ones into an XDP pre-filter. */
 XNF_DROP_RULES(struct xnf_5tuple);
 XNF_COUNTER_NAMES("rule_drop", "rule_allow", "default_drop", "default_allow", "non_ip");
@@ -17,7 +18,7 @@ XNF_COUNTER_NAMES("rule_drop", "rule_allow", "default_drop", "default_allow", "n
 static __always_inline __u32 fw_action_for(const struct xnf_5tuple *t)
 {
 	__u32 slot = FW_SETTING_DEFAULT_ACTION, verdict;
-	__u32 *action = xnf_map_lookup(&fw_acl, t);
+	__u32 *action = xnf_rules_lookup(fw_acl, t);
 
 	if (action) {
 		verdict = *action;
@@ -26,7 +27,7 @@ static __always_inline __u32 fw_action_for(const struct xnf_5tuple *t)
 			xnf_drop_rule_hit(t);
 		return verdict;
 	}
-	action = xnf_map_lookup(&fw_config, &slot);
+	action = xnf_rules_lookup(fw_config, &slot);
 	verdict = action ? *action : FW_ALLOW;
 	xnf_count_event(verdict == FW_DROP ? FW_CNT_DEFAULT_DROP : FW_CNT_DEFAULT_ALLOW);
 	return verdict;

@@ -9,12 +9,13 @@
  * discovery for the gateway, link-local and multicast) is the host's.
  */
 #include <xnf/nf.h>
+#include <xnf/rules_tables.h>
 #include "fwd.h"
 
-XNF_MAP_HASH(fwd_by_mac, struct fwd_mac_key, struct fwd_target, FWD_MAX_ENTRIES);
-XNF_MAP_LPM(fwd_by_ip, struct fwd_ip_key, struct fwd_target, FWD_MAX_ENTRIES);
-XNF_MAP_LPM(fwd_by_ip6, struct fwd_ip6_key, struct fwd_target, FWD_MAX_ENTRIES);
-XNF_MAP_ARRAY(fwd_uplink_cfg, struct fwd_uplink, 1);
+XNF_RULES_HASH(fwd_by_mac, struct fwd_mac_key, struct fwd_target, FWD_MAX_ENTRIES);
+XNF_RULES_LPM(fwd_by_ip, struct fwd_ip_key, struct fwd_target, FWD_MAX_ENTRIES);
+XNF_RULES_LPM(fwd_by_ip6, struct fwd_ip6_key, struct fwd_target, FWD_MAX_ENTRIES);
+XNF_RULES_ARRAY(fwd_uplink_cfg, struct fwd_uplink, 1);
 XNF_COUNTER_NAMES("to_container", "to_uplink", "fwd_to_host");
 
 static __always_inline struct fwd_target *fwd_container_for(struct ethhdr *eth, const struct xnf_headers *h)
@@ -23,20 +24,20 @@ static __always_inline struct fwd_target *fwd_container_for(struct ethhdr *eth, 
 	struct fwd_target *t;
 
 	__builtin_memcpy(mac.mac, eth->h_source, ETH_ALEN);
-	t = xnf_map_lookup(&fwd_by_mac, &mac);
+	t = xnf_rules_lookup(fwd_by_mac, &mac);
 	if (t || xnf_is_link_scope(h))
 		return t;
 	if (h->ip4) {
 		struct fwd_ip_key key = { .prefixlen = 32 };
 
 		__builtin_memcpy(key.addr, &h->ip4->daddr, 4);
-		return xnf_map_lookup(&fwd_by_ip, &key);
+		return xnf_rules_lookup(fwd_by_ip, &key);
 	}
 	if (h->ip6) {
 		struct fwd_ip6_key key = { .prefixlen = 128 };
 
 		__builtin_memcpy(key.addr, &h->ip6->daddr, 16);
-		return xnf_map_lookup(&fwd_by_ip6, &key);
+		return xnf_rules_lookup(fwd_by_ip6, &key);
 	}
 	return NULL;
 }
@@ -61,7 +62,7 @@ static __always_inline xnf_verdict fwd_from_uplink(struct ethhdr *eth, const str
 static __always_inline xnf_verdict fwd_from_container(struct ethhdr *eth, const struct xnf_headers *h)
 {
 	__u32 zero = 0;
-	struct fwd_uplink *up = xnf_map_lookup(&fwd_uplink_cfg, &zero);
+	struct fwd_uplink *up = xnf_rules_lookup(fwd_uplink_cfg, &zero);
 
 	if ((!h->ip4 && !h->ip6) || xnf_is_link_scope(h))
 		return fwd_to_host();

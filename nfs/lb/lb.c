@@ -12,18 +12,19 @@
  * Packets for no service and no session go to the local stack.
  */
 #include <xnf/nf.h>
+#include <xnf/rules_tables.h>
 #include "lb.h"
 #include "lb_hash.h"
 
-XNF_MAP_HASH_GROWING(lb_services, struct lb_service_key, struct lb_service, LB_MAX_SERVICES);
-XNF_MAP_HASH_GROWING(lb_backends, struct lb_backend_key, struct lb_backend, LB_MAX_SERVICES * 4);
+XNF_RULES_HASH(lb_services, struct lb_service_key, struct lb_service, LB_MAX_SERVICES);
+XNF_RULES_HASH(lb_backends, struct lb_backend_key, struct lb_backend, LB_MAX_SERVICES * 4);
 XNF_MAP_HASH(lb_sessions, struct xnf_5tuple, struct lb_session, LB_DEFAULT_SESSIONS);
-XNF_MAP_ARRAY(lb_config, __u32, LB_NSETTINGS);
+XNF_RULES_ARRAY(lb_config, __u32, LB_NSETTINGS);
 XNF_COUNTER_NAMES("new_session", "hit", "expired", "no_backend", "not_service", "table_full");
 
 static __always_inline __u64 lb_timeout_ns(void)
 {
-	__u32 slot = LB_SETTING_TIMEOUT_S, *seconds = xnf_map_lookup(&lb_config, &slot);
+	__u32 slot = LB_SETTING_TIMEOUT_S, *seconds = xnf_rules_lookup(lb_config, &slot);
 
 	return (__u64)(seconds && *seconds ? *seconds : LB_DEFAULT_TIMEOUT_S) * 1000000000ull;
 }
@@ -41,6 +42,7 @@ static __always_inline __u64 lb_flow_hash(const struct xnf_5tuple *t)
 
 /* The search for a flow's backend, one slot per call: a bpf_loop callback verified once, whatever led to it. */
 struct lb_choice {
+	xnf_rules_table_t backends;   /* lb_backends in force: one lookup a slot */
 	struct lb_backend_key key;
 	__u64 flow_hash;
 	__u64 best_score;
@@ -55,7 +57,7 @@ static long lb_score_slot(__u32 slot, void *ctx)
 	__u64 score;
 
 	choice->key.slot = slot;
-	backend = xnf_map_lookup(&lb_backends, &choice->key);
+	backend = xnf_rules_table_lookup(choice->backends, &choice->key);
 	if (!backend || backend->state != LB_ACTIVE)
 		return 0;
 	score = lb_score(choice->flow_hash, backend->addr, backend->port);
@@ -78,6 +80,9 @@ static __always_inline int lb_choose_backend(const struct xnf_5tuple *t, struct 
 	choice.key.service.port = t->dport;
 	__builtin_memcpy(choice.key.service.addr, t->daddr, sizeof(choice.key.service.addr));
 	choice.flow_hash = lb_flow_hash(t);
+	choice.backends = xnf_rules_table(lb_backends);
+	if (!choice.backends)
+		return 0;
 	xnf_loop(LB_SLOTS_PER_SERVICE, lb_score_slot, &choice);
 	*chosen = choice.best;
 	return choice.found;
@@ -92,7 +97,7 @@ static __always_inline int lb_is_service(const struct xnf_5tuple *t)
 	key.proto = t->proto;
 	key.port = t->dport;
 	__builtin_memcpy(key.addr, t->daddr, sizeof(key.addr));
-	return xnf_map_lookup(&lb_services, &key) != NULL;
+	return xnf_rules_lookup(lb_services, &key) != NULL;
 }
 
 /* Opens both directions of a session to backend; *forward gets the client -> service one. */
@@ -194,14 +199,15 @@ static __always_inline xnf_verdict lb_apply(struct xnf_pkt *pkt, struct xnf_head
 }
 
 /* An idle direction whose other direction is in use: the session lives (lb.h, lb_twin_key). */
-static __always_inline int lb_twin_alive(const struct xnf_5tuple *t, const struct lb_session *s, __u64 now)
+static __always_inline int lb_twin_alive(const struct xnf_5tuple *t, const struct lb_session *s, __u64 now,
+					 __u64 timeout_ns)
 {
 	struct lb_session *twin;
 	struct xnf_5tuple key;
 
 	lb_twin_key(t, s, &key);
 	twin = xnf_map_lookup(&lb_sessions, &key);
-	return twin && !lb_idle_for(now, twin, lb_timeout_ns());
+	return twin && !lb_idle_for(now, twin, timeout_ns);
 }
 
 /* The session the packet belongs to, opening one if it is a service's; 0 when it belongs to none. */
@@ -210,11 +216,12 @@ static __always_inline int lb_session_for(const struct xnf_pkt *pkt, const struc
 {
 	struct lb_session *session;
 	struct lb_backend backend;
-	__u64 now = xnf_now_ns();
+	__u64 now = xnf_now_ns(), timeout_ns;
 
 	session = xnf_map_lookup(&lb_sessions, t);
 	if (session) {
-		if (!lb_idle_for(now, session, lb_timeout_ns()) || lb_twin_alive(t, session, now)) {
+		timeout_ns = lb_timeout_ns();
+		if (!lb_idle_for(now, session, timeout_ns) || lb_twin_alive(t, session, now, timeout_ns)) {
 			session->last_seen_ns = now;
 			xnf_count_event(LB_CNT_HIT);
 			*out = *session;

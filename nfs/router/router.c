@@ -12,14 +12,15 @@
  * routes and neighbours that router_control.c keeps up to date.
  */
 #include <xnf/nf.h>
+#include <xnf/rules_tables.h>
 #include "router.h"
 
 #define RT_MAX_NEIGH 65536
 
-XNF_MAP_LPM(rt4, struct rt_key4, struct rt_nexthop, RT_MAX_ROUTES);
-XNF_MAP_LPM(rt6, struct rt_key6, struct rt_nexthop, RT_MAX_ROUTES);
-XNF_MAP_ARRAY(rt_port_mac, struct rt_port_mac, XNF_MAX_PORTS);
-XNF_MAP_ARRAY(rt_config, __u32, RT_NSETTINGS);
+XNF_RULES_LPM(rt4, struct rt_key4, struct rt_nexthop, RT_MAX_ROUTES);
+XNF_RULES_LPM(rt6, struct rt_key6, struct rt_nexthop, RT_MAX_ROUTES);
+XNF_RULES_ARRAY(rt_port_mac, struct rt_port_mac, XNF_MAX_PORTS);
+XNF_RULES_ARRAY(rt_config, __u32, RT_NSETTINGS);
 XNF_MAP_LPM(rt_kfib4, struct rt_key4, struct rt_kernel_route, RT_MAX_ROUTES);
 XNF_MAP_LPM(rt_kfib6, struct rt_key6, struct rt_kernel_route, RT_MAX_ROUTES);
 XNF_MAP_HASH_GROWING(rt_kneigh, struct rt_neigh_key, struct rt_neigh, RT_MAX_NEIGH);
@@ -39,7 +40,7 @@ static __always_inline struct rt_nexthop *rt_route4(const struct iphdr *ip)
 	struct rt_key4 key = { .prefixlen = 32 };
 
 	__builtin_memcpy(key.addr, &ip->daddr, 4);
-	return xnf_map_lookup(&rt4, &key);
+	return xnf_rules_lookup(rt4, &key);
 }
 
 static __always_inline struct rt_nexthop *rt_route6(const struct ipv6hdr *ip6)
@@ -47,7 +48,7 @@ static __always_inline struct rt_nexthop *rt_route6(const struct ipv6hdr *ip6)
 	struct rt_key6 key = { .prefixlen = 128 };
 
 	__builtin_memcpy(key.addr, &ip6->daddr, 16);
-	return xnf_map_lookup(&rt6, &key);
+	return xnf_rules_lookup(rt6, &key);
 }
 
 /* By our own tables: 1 with *way, or 0 with *verdict (local prefixes, no route, a port we lack). */
@@ -67,7 +68,7 @@ static __always_inline int rt_own_way(const struct xnf_headers *h, struct rt_way
 		return 0;
 	}
 	way->nh = *nh;
-	source = xnf_map_lookup(&rt_port_mac, &way->nh.port);
+	source = xnf_rules_lookup(rt_port_mac, &way->nh.port);
 	if (source)
 		way->source = *source;
 	return 1;
@@ -187,7 +188,7 @@ static __always_inline int rt_kernel_way(struct xnf_pkt *pkt, const struct xnf_h
 
 static __always_inline int rt_fib_kernel(void)
 {
-	__u32 slot = RT_SETTING_FIB_KERNEL, *on = xnf_map_lookup(&rt_config, &slot);
+	__u32 slot = RT_SETTING_FIB_KERNEL, *on = xnf_rules_lookup(rt_config, &slot);
 
 	return on && *on;
 }

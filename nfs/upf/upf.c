@@ -13,16 +13,17 @@
  * stack.
  */
 #include <xnf/nf.h>
+#include <xnf/rules_tables.h>
 #include "upf.h"
 
-XNF_MAP_HASH(upf_uplink, struct upf_teid_key, struct upf_pdr, UPF_DEFAULT_RULES);
-XNF_MAP_HASH(upf_downlink, struct upf_ue_key, struct upf_pdr, UPF_DEFAULT_RULES);
-XNF_MAP_HASH(upf_fars, struct upf_rule_key, struct upf_far, UPF_DEFAULT_RULES);
-XNF_MAP_HASH_GROWING(upf_qers, struct upf_rule_key, struct upf_qer, UPF_DEFAULT_RULES);
-XNF_MAP_ARRAY(upf_ifaces, struct upf_iface, UPF_NINTERFACES);
-XNF_MAP_HASH(upf_n3_addrs, struct upf_n3_addr, __u32, UPF_MAX_N3_ADDRS);
+XNF_RULES_HASH(upf_uplink, struct upf_teid_key, struct upf_pdr, UPF_DEFAULT_RULES);
+XNF_RULES_HASH(upf_downlink, struct upf_ue_key, struct upf_pdr, UPF_DEFAULT_RULES);
+XNF_RULES_HASH(upf_fars, struct upf_rule_key, struct upf_far, UPF_DEFAULT_RULES);
+XNF_RULES_HASH(upf_qers, struct upf_rule_key, struct upf_qer, UPF_DEFAULT_RULES);
+XNF_RULES_ARRAY(upf_ifaces, struct upf_iface, UPF_NINTERFACES);
+XNF_RULES_HASH(upf_n3_addrs, struct upf_n3_addr, __u32, UPF_MAX_N3_ADDRS);
 XNF_MAP_ARRAY(upf_port_mac, struct upf_port_mac, XNF_MAX_PORTS);
-XNF_MAP_LPM(upf_breakout, struct upf_breakout_key, struct upf_breakout, UPF_MAX_BREAKOUTS);
+XNF_RULES_LPM(upf_breakout, struct upf_breakout_key, struct upf_breakout, UPF_MAX_BREAKOUTS);
 XNF_COUNTER_NAMES("uplink", "downlink", "unknown_teid", "malformed_tunnel", "unknown_ext_header", "echo_answered",
 		  "error_indication", "end_marker", "other_message", "far_drop", "buffer_drop", "qer_drop", "no_route",
 		  "no_room", "not_a_session", "breakout", "segment_refused");
@@ -147,7 +148,7 @@ static __always_inline int upf_qer_admits(__u64 seid, __u32 qer_id, __u32 bytes)
 
 	if (!qer_id)
 		return 1;
-	q = xnf_map_lookup(&upf_qers, &key);
+	q = xnf_rules_lookup(upf_qers, &key);
 	if (!q)
 		return 1;   /* a rule naming a QER not (yet) given: no limit, as none is known */
 	now = xnf_now_ns();
@@ -170,7 +171,7 @@ static __always_inline int upf_qer_admits(__u64 seid, __u32 qer_id, __u32 bytes)
 static __always_inline struct upf_far *upf_action(struct upf_pdr *pdr, __u32 bytes)
 {
 	struct upf_rule_key key = { .seid = pdr->seid, .id = pdr->far_id };
-	struct upf_far *far = xnf_map_lookup(&upf_fars, &key);
+	struct upf_far *far = xnf_rules_lookup(upf_fars, &key);
 
 	if (!far || far->action == UPF_FAR_DROP) {
 		xnf_count_event(UPF_CNT_FAR_DROP);
@@ -191,7 +192,7 @@ static __always_inline struct upf_far *upf_action(struct upf_pdr *pdr, __u32 byt
 
 static __always_inline struct upf_iface *upf_iface(__u32 which)
 {
-	struct upf_iface *iface = xnf_map_lookup(&upf_ifaces, &which);
+	struct upf_iface *iface = xnf_rules_lookup(upf_ifaces, &which);
 
 	return iface && iface->set ? iface : 0;
 }
@@ -278,12 +279,12 @@ static __always_inline xnf_verdict upf_send(struct xnf_pkt *pkt, const struct up
 static __always_inline struct upf_pdr *upf_uplink_rule(const struct upf_tunnel *t)
 {
 	struct upf_teid_key key = { .teid = t->teid, .qfi = t->qfi };
-	struct upf_pdr *pdr = xnf_map_lookup(&upf_uplink, &key);
+	struct upf_pdr *pdr = xnf_rules_lookup(upf_uplink, &key);
 
 	if (pdr || !t->qfi)
 		return pdr;
 	key.qfi = 0;
-	return xnf_map_lookup(&upf_uplink, &key);
+	return xnf_rules_lookup(upf_uplink, &key);
 }
 
 /* Where an uplink packet to inner (an IPv4 header, checked) breaks out locally: a FAR to its port, filled in;
@@ -296,7 +297,7 @@ static __always_inline int upf_breakout_for(const struct xnf_pkt *pkt, const __u
 	if ((const void *)(inner + 20) > pkt->data_end || (inner[0] >> 4) != 4)
 		return 0;
 	__builtin_memcpy(&key.addr, inner + 16, 4);
-	local = xnf_map_lookup(&upf_breakout, &key);
+	local = xnf_rules_lookup(upf_breakout, &key);
 	if (!local)
 		return 0;
 	__builtin_memset(out, 0, sizeof(*out));
@@ -432,7 +433,7 @@ static __always_inline int upf_is_n3_addr(__be32 addr)
 	struct upf_iface *n3 = upf_iface(UPF_IF_N3);
 	struct upf_n3_addr key = { .addr = addr };
 
-	return (n3 && n3->addr == addr) || xnf_map_lookup(&upf_n3_addrs, &key) != NULL;
+	return (n3 && n3->addr == addr) || xnf_rules_lookup(upf_n3_addrs, &key) != NULL;
 }
 
 /* A packet to a UE: its rule by the UE's address (an IPv6 UE's /64 prefix). */
@@ -451,7 +452,7 @@ static __always_inline struct upf_pdr *upf_downlink_rule(const struct xnf_header
 	} else {
 		return 0;
 	}
-	return xnf_map_lookup(&upf_downlink, &key);
+	return xnf_rules_lookup(upf_downlink, &key);
 }
 
 static __always_inline xnf_verdict upf_downlink_packet(struct xnf_pkt *pkt, const struct xnf_headers *h,

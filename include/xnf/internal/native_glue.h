@@ -18,6 +18,7 @@
 	void xnf_nf_run_batch(struct xnf_pkt *pkts, xnf_verdict *verdicts,     \
 			      unsigned int n)                                  \
 	{                                                                      \
+		XNF__RULES_FRAME_BEGIN();                                      \
 		for (unsigned int i = 0; i < n; i++)                           \
 			verdicts[i] = fn(&pkts[i]);                            \
 	}                                                                      \

@@ -124,6 +124,7 @@ static __always_inline int xnf_tc_action(struct __sk_buff *ctx, xnf_verdict verd
 			xnf_count_frames(XNF_STAT_NOT_READY, xnf_tc_frames(ctx), ctx->len); \
 			return TC_ACT_SHOT;                                    \
 		}                                                              \
+		XNF__RULES_FRAME_BEGIN();                                      \
 		xnf_tc_make_readable(ctx);                                     \
 		XNF__CAPTURE_ENTRY(ctx);                                       \
 		xnf_pkt_init(&pkt, ctx);                                       \

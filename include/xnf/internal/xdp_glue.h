@@ -210,6 +210,7 @@ static __always_inline int xnf_xdp_split(struct xdp_md *ctx, struct xnf_pkt *pkt
 			xnf_count(XNF_STAT_NOT_READY, ctx->data_end - ctx->data); \
 			return XDP_DROP;                                       \
 		}                                                              \
+		XNF__RULES_FRAME_BEGIN();                                      \
 		XNF__CAPTURE_ENTRY(ctx);                                       \
 		int finished = xnf__finish_csum(ctx);                          \
 		struct xnf_pkt pkt;                                            \

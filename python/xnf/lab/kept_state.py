@@ -7,16 +7,31 @@ import json
 import subprocess
 from pathlib import Path
 
+from xnf import contract
 from xnf.errors import XnfError
 
 
-def entries(state: Path, map_name: str) -> list[dict]:
-    """A kept map's entries: [{"key": ..., "value": ...}]."""
+def _dump(state: Path, map_name: str) -> list[dict]:
     done = subprocess.run(["bpftool", "-j", "map", "dump", "pinned", str(state / "maps" / map_name)],
                           capture_output=True, text=True)
     if done.returncode != 0:
         raise XnfError(f"cannot read the kept map {map_name} in {state}: {done.stderr.strip()}")
     return [entry["formatted"] for entry in json.loads(done.stdout)]
+
+
+def in_force(state: Path, map_name: str) -> str:
+    """The kept map holding a table as it is in force: for a rules table (xnf/rules_tables.h), its generation in
+    force; any other map is itself."""
+    names = contract.runtime()["rules_generations"]
+    second = map_name + names["second_suffix"]
+    if not (state / "maps" / second).exists():
+        return map_name
+    return second if _dump(state, names["in_force"])[0]["value"] & 1 else map_name
+
+
+def entries(state: Path, map_name: str) -> list[dict]:
+    """A kept map's entries: [{"key": ..., "value": ...}] (a rules table's as in force)."""
+    return _dump(state, in_force(state, map_name))
 
 
 def nat_mappings(state: Path) -> dict:

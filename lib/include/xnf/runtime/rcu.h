@@ -16,6 +16,8 @@ void xnf_rcu_unregister_reader(void);
 void xnf_rcu_quiescent(void);
 void xnf_rcu_offline(void);
 void xnf_rcu_online(void);
+/* Returns once every reader has passed a quiescent state since the call: from a thread that is not a reader. */
+void xnf_rcu_synchronize(void);
 
 /*
  * Frees what head is embedded in once no reader can see it, later, on

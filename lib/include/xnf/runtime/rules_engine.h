@@ -17,14 +17,16 @@
  */
 struct xnf_rules_file;
 struct xnf_rules_file *xnf_rules_read_file(const char *path, char *err, size_t errlen);
-/* Applies every rule of the file, or none: what was applied is undone if one fails. Count, or -1. */
+/* Applies every rule of the file, or none: what was applied is undone if one fails. An NF with rules tables gets
+ * them all at once (xnf_rules_change_whole). Count, or -1. */
 int xnf_rules_apply_file(const struct xnf_rules_file *file, const struct xnf_rules_target *target, char *err,
 			 size_t errlen);
 void xnf_rules_free_file(struct xnf_rules_file *file);
-/* The rules of next in force in place of those of in_force, entry by entry: each of next's rules written over what
- * its key held (a rule both files have, or one changed under the same key, is never absent), then every key of
- * in_force's that next does not have deleted, then the NF's commit; all of it undone if a step fails. The number
- * of next's rules, with how many were deleted in *removed; or -1. */
+/* The rules of next in force in place of those of in_force: each of next's rules written over what its key held (a
+ * rule both files have, or one changed under the same key, is never absent), then every key of in_force's that next
+ * does not have deleted, then the NF's commit; all of it undone if a step fails. An NF with rules tables makes the
+ * change in the generation not in force and switches to it at once (xnf_rules_change_whole); others, entry by
+ * entry. The number of next's rules, with how many were deleted in *removed; or -1. */
 int xnf_rules_replace_file(const struct xnf_rules_file *in_force, const struct xnf_rules_file *next,
 			   const struct xnf_rules_target *target, int *removed, char *err, size_t errlen);
 
