@@ -126,6 +126,14 @@ static void withdraw_offloaded_drops(void *ctx)
 	drop_offload_withdraw_all(((struct instance *)ctx)->offload);
 }
 
+/* Workers whose state is kept: the kernel's twins made equal to their tables once the rules are in force (and after
+ * every reload), so that if the process is killed the redirect program's fallback has them (state_sync keeps them up
+ * to date after). */
+static int keep_tables_in_kernel(struct instance *in)
+{
+	return in->state_kept && tables_in_workers(in) ? state_export(&in->xdp, false) : 0;
+}
+
 /* The --rules file read again and put in force in place of the rules it held (xnf_rules_replace_file): what
  * SIGHUP and the control socket's "reload" do. 0 with what changed in out (or on stdout), or -1 with why in err:
  * the rules in force are then unchanged. */
@@ -162,6 +170,9 @@ static int reload_rules(void *ctx, FILE *out, char *err, size_t errlen)
 	xnf_rules_free_file(in->rules);
 	in->rules = next;
 	fprintf(out, "reloaded %s: %d rules in force, %d deleted\n", in->opt->rules, count, removed);
+	/* The kernel's twins follow at once: state_sync carries new entries only, and a reload switched generation. */
+	if (keep_tables_in_kernel(in))
+		fprintf(out, "the kernel's copy of the tables is behind until the next stop (see the message above)\n");
 	return 0;
 }
 
@@ -410,12 +421,6 @@ static int note_state_kept(struct instance *in)
 	return 0;
 }
 
-/* Workers whose state is kept: the kernel's twins made equal to their tables once the rules are in force, so that
- * if the process is killed the redirect program's fallback has them (state_sync keeps them up to date after). */
-static int keep_tables_in_kernel(struct instance *in)
-{
-	return in->state_kept && tables_in_workers(in) ? state_export(&in->xdp, false) : 0;
-}
 
 /* The usual order: attached held (frames dropped and counted as not_ready), then rules and sockets. */
 static int start_in_order(struct instance *in)

@@ -17,6 +17,7 @@ import pytest
 from lab_helpers import in_background, run_xnf, tcx_link_programs, wait_until, xdp_attached
 from xnf import contract, control
 from xnf.lab import apps, container_nf, kept_state, netns, paths
+from xnf.lab.generator import Generator
 from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
 
@@ -116,6 +117,28 @@ def test_a_killed_afxdp_nat_leaves_its_flows_to_the_kernel_build(bpffs, rules_fi
         assert second.stop(signal.SIGTERM) == 0
         assert {k: v for k, v in kept_state.nat_mappings(state).items() if k in kept} == kept
         shutil.rmtree(state)
+
+
+def test_a_reload_in_afxdp_is_the_kernel_builds_before_a_kill(bpffs, bare_pair, tmp_path):
+    """Rules reloaded in afxdp are in the kernel's copy at once: killed right after a reload that drops a flow, the
+    redirect program's fallback drops it too, and lets the other flow through. (The copy followed once a second,
+    new entries only: the old generation stayed in force there until then.)"""
+    link = bare_pair.links[0]
+    path = tmp_path / "fw.rules"
+    path.write_text("default allow\n")
+    nf = NfInstance.start(bare_pair, "firewall", "afxdp", bare_pair.dut_ifaces, rules=str(path),
+                          extra=["--state", str(bpffs / "fw"), *paths.worker_options("afxdp")])
+    path.write_text(f"drop udp 198.51.100.1 5000 {link.dut_ip} 9\n")
+    nf.request("reload")
+    assert nf.stop(signal.SIGKILL) == -signal.SIGKILL
+    out = Generator(bare_pair, receive_on=0).run(
+        "--count", "2000", "--rate", "20000", "--dst-ip", link.dut_ip,
+        "--class", "dropped:share=0.5,saddr=198.51.100.1/32,sport=5000,dport=9,flows=1",
+        "--class", "other:share=0.5,saddr=198.51.100.2/32,sport=5000,dport=9,flows=1").summary
+    classes = {c["name"]: c for c in out["classes"]}
+    assert classes["dropped"]["received"] == 0, classes
+    assert classes["other"]["lost"] == 0, classes     # the fallback forwards: no process runs
+    shutil.rmtree(bpffs / "fw")
 
 
 def test_state_is_for_the_modes_that_keep_it(bpffs, pair):
