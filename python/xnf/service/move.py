@@ -23,7 +23,6 @@ from xnf.errors import XnfError
 from xnf.service import apply as applying
 
 STOP_TIMEOUT_S = 15.0
-OPTIONS_OF_A_HOOK = {"tc": ("--tc-send",)}   # options only one hook's mode takes: dropped when leaving it
 
 
 def _argv_of(pid: int) -> list[str]:
@@ -38,7 +37,7 @@ def moved_argv(argv: list[str], mode: str, extra: list[str] | None = None) -> li
     (the new mode's own options, such as the workers' cores)."""
     here, there = contract.mode(option_value(argv, "--mode") or ""), contract.mode(mode)
     out = without_option(argv, "--mode")
-    left = list(OPTIONS_OF_A_HOOK.get(here["hook"], ()))
+    left = list(contract.runtime()["hook_options"].get(here["hook"], ()))   # only that hook's modes take them
     if not there["sockets"]:
         left += contract.runtime()["socket_options"]
     flags = {f"--{option['name']}" for option in contract.runtime()["options"] if option["kind"] == "flag"}
