@@ -17,19 +17,13 @@ from __future__ import annotations
 import os
 import subprocess
 
-from xnf import contract, control, process_id
+from xnf import contract, control
 from xnf.argv_words import option_value, without_option
 from xnf.errors import XnfError
 from xnf.service import apply as applying
+from xnf.service.running import outside_the_file
 
 STOP_TIMEOUT_S = 15.0
-
-
-def _argv_of(pid: int) -> list[str]:
-    argv = process_id.command_line(pid)
-    if argv is None:
-        raise XnfError(f"the instance's process (pid {pid}) is gone: see 'xnf ps'")
-    return argv
 
 
 def moved_argv(argv: list[str], mode: str, extra: list[str] | None = None) -> list[str]:
@@ -46,20 +40,17 @@ def moved_argv(argv: list[str], mode: str, extra: list[str] | None = None) -> li
     return out + ["--mode", mode] + list(extra or ())
 
 
-def check_movable(name: str) -> list[str]:
-    """The instance's command line, once it is one xnf move can move: it keeps its state, and the service's file
-    does not own it."""
-    record = control.owner(name)
-    if record is None:
-        raise XnfError(f"no running instance named '{name}'; see 'xnf ps'")
-    argv = _argv_of(record.pid)
+def check_movable(name: str) -> tuple[int, list[str]]:
+    """The instance's pid and command line, once it is one xnf move can move: it keeps its state, and the service's
+    file does not own it."""
+    pid, argv = outside_the_file(name, "change its mode there and run xnf apply (or systemctl reload xnf), which "
+                                       "restarts it on its kept state the same way")
+    if argv is None:
+        raise XnfError(f"the instance's process (pid {pid}) is gone: see 'xnf ps'")
     if not option_value(argv, "--state"):
         raise XnfError(f"{name} runs without --state: xnf move carries its program and tables over through the "
                        "kept state; start it with --state DIR (a folder in bpffs)")
-    if name in applying.applied():
-        raise XnfError(f"{name} runs from the service's file: change its mode there and run xnf apply (or systemctl "
-                       "reload xnf), which restarts it on its kept state the same way")
-    return argv
+    return pid, argv
 
 
 def _check(name: str, argv: list[str], mode: str) -> str:
@@ -94,9 +85,8 @@ def _in_its_namespace(pid: int) -> list[str]:
 
 
 def move(name: str, mode: str, extra: list[str] | None = None) -> str:
-    argv = check_movable(name)
+    pid, argv = check_movable(name)
     current = _check(name, argv, mode)
-    pid = control.owner(name).pid
     argv = _in_its_namespace(pid) + argv
     _stop(name, pid)
     try:

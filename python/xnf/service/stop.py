@@ -8,20 +8,16 @@ from __future__ import annotations
 
 import shutil
 
-from xnf import control, process_id
+from xnf import control
 from xnf.argv_words import option_value
-from xnf.errors import XnfError
 from xnf.service import apply as applying
+from xnf.service.running import outside_the_file
 
 
 def stop(name: str, drop_state: bool = False) -> str:
-    record = control.owner(name)
-    if record is None:
-        raise XnfError(f"no running instance named '{name}'; see 'xnf ps'")
-    if name in applying.applied():
-        raise XnfError(f"{name} runs from the service's file: take it out of the file and run xnf apply (or "
-                       "systemctl reload xnf), which stops it and removes its kept state")
-    state = option_value(process_id.command_line(record.pid) or [], "--state")
+    _, argv = outside_the_file(name, "take it out of the file and run xnf apply (or systemctl reload xnf), which "
+                                     "stops it and removes its kept state")
+    state = option_value(argv or [], "--state")
     applying.stop(name)
     control.remove_records(name)
     if state and drop_state:
