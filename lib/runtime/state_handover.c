@@ -229,9 +229,10 @@ static __u32 sync_map(struct xnf_map *map, int fd, __u32 budget)
 {
 	__u8 next[SYNC_KEY_MAX];
 	void *value = malloc(map->value_size);
-	/* An array's slots are settings the rules wrote: the workers' copy is the truth. A hash entry the kernel has is
-	 * left as it is (the kernel build may have touched it since). */
-	__u64 flags = is_array(map) ? BPF_ANY : BPF_NOEXIST;
+	/* While the workers run their tables are the truth (the start copied in what the kernel build had made), and
+	 * an entry they refresh (a session's last-seen time) must be refreshed here too, or the fallback after a kill
+	 * would find it idle since it was first copied and expire it. */
+	__u64 flags = BPF_ANY;
 
 	if (!value)
 		return 0;

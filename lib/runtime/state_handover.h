@@ -13,8 +13,9 @@
 int state_import(const struct xnf_xdp_instance *x, bool only_new);
 /* The native maps into the kernel's: made equal, or only the entries the kernel's do not have yet. */
 int state_export(const struct xnf_xdp_instance *x, bool only_new);
-/* While the workers run: up to budget of the entries they hold copied on to the kernel's tables (those it lacks),
- * from where the last call stopped, so that a killed process leaves the kernel build tables at most a pass old. */
+/* While the workers run: up to budget of the entries they hold copied on to the kernel's tables (new ones, and the
+ * ones they changed since: a session's last-seen time), from where the last call stopped, so that a killed process
+ * leaves the kernel build tables at most a pass old. */
 int state_sync(const struct xnf_xdp_instance *x, __u32 budget);
 /* Hybrid at a stop: the sockets taken out of the XSKMAP, so that the program sends on what it would have handed
  * them (xnf_cfg.kernel_fallback), and the workers given the time to finish what their rings hold. */

@@ -119,6 +119,31 @@ def test_a_killed_afxdp_nat_leaves_its_flows_to_the_kernel_build(bpffs, rules_fi
         shutil.rmtree(state)
 
 
+def test_the_kernel_copy_of_afxdp_sessions_keeps_their_last_seen_time(bpffs, rules_file):
+    """The workers' copy to the kernel's tables refreshes what it copied before: a mapping in use has a recent
+    last-seen time there too, so that the kernel build after a kill does not find it idle since its first copy and
+    expire it. (Copied once, new entries only, its time stayed the first.)"""
+    state = bpffs / "edge-nat"
+    with HostsTopology(hosts=2) as t:
+        h0, h1 = t.host(0), t.host(1)
+        netns.run(t.dut_ns, ["sysctl", "-qw", "net.ipv4.ip_forward=0"])
+        nf = NfInstance.start(t, "nat", "afxdp", t.dut_ifaces, rules=rules_file(container_nf.nat_rules(t)),
+                              name="edge-nat", extra=["--state", str(state), *paths.worker_options("afxdp")])
+
+        def last_seen() -> dict:
+            return {json.dumps(e["key"], sort_keys=True): e["value"]["last_seen_ns"]
+                    for e in kept_state.entries(state, "nat_mappings")}
+
+        pings, _ = in_background(lambda: netns.run(h0.ns, ["ping", "-q", "-c", "100", "-i", "0.1", h1.ip],
+                                                   check=False))
+        first = wait_until(last_seen, timeout_s=20, what="the pings' mapping copied to the kernel (once a second)")
+        wait_until(lambda: any(last_seen().get(key, 0) > seen for key, seen in first.items()), timeout_s=20,
+                   what="the mapping's last-seen time refreshed there")
+        pings.join(timeout=30)
+        assert nf.stop(signal.SIGTERM) == 0
+        shutil.rmtree(state)
+
+
 def test_a_reload_in_afxdp_is_the_kernel_builds_before_a_kill(bpffs, bare_pair, tmp_path):
     """Rules reloaded in afxdp are in the kernel's copy at once: killed right after a reload that drops a flow, the
     redirect program's fallback drops it too, and lets the other flow through. (The copy followed once a second,
