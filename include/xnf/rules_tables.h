@@ -3,7 +3,8 @@
  * Rules tables: maps the data path reads and only rules write (a firewall's rules, a UPF's PDRs and FARs, an lb's
  * services and backends), kept in two generations so that a rules file is put in force whole, at once.
  *
- *   XNF_RULES_HASH(name, key_type, value_type, max_entries)
+ *   XNF_RULES_HASH(name, key_type, value_type, max_entries)          memory allocated up front
+ *   XNF_RULES_HASH_GROWING(name, key_type, value_type, max_entries)  memory allocated per entry
  *   XNF_RULES_LPM(name, key_type, value_type, max_entries)     key starts with __u32 prefixlen
  *   XNF_RULES_ARRAY(name, value_type, max_entries)             settings: key __u32 index
  *   xnf_rules_lookup(name, &key)    -> value pointer or NULL, from the generation in force for this frame
@@ -70,16 +71,19 @@
 	} XNF__RULES_CAT(name, XNF_RULES_BOTH_GENERATIONS) SEC(".maps") = {     \
 		.values = { &name, &XNF__RULES_CAT(name, XNF_RULES_SECOND_GENERATION) } \
 	}
-/* Memory per entry: the second generation holds entries only while a reload builds it. */
-#define XNF_RULES_HASH(name, K, V, N) XNF__RULES_TABLE(name, BPF_MAP_TYPE_HASH, K, V, N, BPF_F_NO_PREALLOC)
+/* As XNF_MAP_HASH and XNF_MAP_HASH_GROWING: allocated up front, a table's two generations take twice the memory;
+ * allocated per entry, the generation not in force holds entries only while a reload builds it. */
+#define XNF_RULES_HASH(name, K, V, N) XNF__RULES_TABLE(name, BPF_MAP_TYPE_HASH, K, V, N, 0)
+#define XNF_RULES_HASH_GROWING(name, K, V, N) XNF__RULES_TABLE(name, BPF_MAP_TYPE_HASH, K, V, N, BPF_F_NO_PREALLOC)
 #define XNF_RULES_LPM(name, K, V, N) XNF__RULES_TABLE(name, BPF_MAP_TYPE_LPM_TRIE, K, V, N, BPF_F_NO_PREALLOC)
 /* BPF_F_INNER_MAP: the kernel checks an array in a slot against the declared size, which --map-size or a mode whose
  * kernel maps hold nothing (sized 1) may have changed. */
 #define XNF_RULES_ARRAY(name, V, N) XNF__RULES_TABLE(name, BPF_MAP_TYPE_ARRAY, __u32, V, N, BPF_F_INNER_MAP)
 #else
 #define XNF_RULES_HASH(name, K, V, N)                                          \
-	XNF_MAP_HASH_GROWING(name, K, V, N);                                   \
-	XNF_MAP_HASH_GROWING(XNF__RULES_CAT(name, XNF_RULES_SECOND_GENERATION), K, V, N)
+	XNF_MAP_HASH(name, K, V, N);                                           \
+	XNF_MAP_HASH(XNF__RULES_CAT(name, XNF_RULES_SECOND_GENERATION), K, V, N)
+#define XNF_RULES_HASH_GROWING(name, K, V, N) XNF_RULES_HASH(name, K, V, N)
 #define XNF_RULES_LPM(name, K, V, N)                                           \
 	XNF_MAP_LPM(name, K, V, N);                                            \
 	XNF_MAP_LPM(XNF__RULES_CAT(name, XNF_RULES_SECOND_GENERATION), K, V, N)

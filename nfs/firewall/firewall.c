@@ -9,7 +9,7 @@
 #include <xnf/rules_tables.h>
 #include "firewall.h"
 
-XNF_RULES_HASH(fw_acl, struct xnf_5tuple, __u32, FW_MAX_RULES);
+XNF_RULES_HASH_GROWING(fw_acl, struct xnf_5tuple, __u32, FW_MAX_RULES);
 XNF_RULES_ARRAY(fw_config, __u32, FW_NSETTINGS);
 /* Its drop rules are pure drops: --offload-drops may copy the hot ones into an XDP pre-filter. */
 XNF_DROP_RULES(struct xnf_5tuple);

@@ -16,8 +16,8 @@
 #include "lb.h"
 #include "lb_hash.h"
 
-XNF_RULES_HASH(lb_services, struct lb_service_key, struct lb_service, LB_MAX_SERVICES);
-XNF_RULES_HASH(lb_backends, struct lb_backend_key, struct lb_backend, LB_MAX_SERVICES * 4);
+XNF_RULES_HASH_GROWING(lb_services, struct lb_service_key, struct lb_service, LB_MAX_SERVICES);
+XNF_RULES_HASH_GROWING(lb_backends, struct lb_backend_key, struct lb_backend, LB_MAX_SERVICES * 4);
 XNF_MAP_HASH(lb_sessions, struct xnf_5tuple, struct lb_session, LB_DEFAULT_SESSIONS);
 XNF_RULES_ARRAY(lb_config, __u32, LB_NSETTINGS);
 XNF_COUNTER_NAMES("new_session", "hit", "expired", "no_backend", "not_service", "table_full");

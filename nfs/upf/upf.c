@@ -19,7 +19,7 @@
 XNF_RULES_HASH(upf_uplink, struct upf_teid_key, struct upf_pdr, UPF_DEFAULT_RULES);
 XNF_RULES_HASH(upf_downlink, struct upf_ue_key, struct upf_pdr, UPF_DEFAULT_RULES);
 XNF_RULES_HASH(upf_fars, struct upf_rule_key, struct upf_far, UPF_DEFAULT_RULES);
-XNF_RULES_HASH(upf_qers, struct upf_rule_key, struct upf_qer, UPF_DEFAULT_RULES);
+XNF_RULES_HASH_GROWING(upf_qers, struct upf_rule_key, struct upf_qer, UPF_DEFAULT_RULES);
 XNF_RULES_ARRAY(upf_ifaces, struct upf_iface, UPF_NINTERFACES);
 XNF_RULES_HASH(upf_n3_addrs, struct upf_n3_addr, __u32, UPF_MAX_N3_ADDRS);
 XNF_MAP_ARRAY(upf_port_mac, struct upf_port_mac, XNF_MAX_PORTS);
