@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <xnf/runtime/rules_generations.h>
+#include <xnf/runtime/key_list.h>
 #include <xnf/runtime/rcu.h>
 #include <xnf/rules.h>
 #include <xnf/rules_tables.h>
@@ -32,13 +33,17 @@ static int read_generation(const struct xnf_rules_target *sides, __u32 *generati
 	return 0;
 }
 
+int xnf_rules_second_name(const char *name, char *out, size_t len)
+{
+	return (size_t)snprintf(out, len, "%s%s", name, XNF_RULES_SECOND_GENERATION_SUFFIX) < len ? 0 : -ENAMETOOLONG;
+}
+
 /* The second generation of the table called name, if name is a rules table. */
 static int resolve_second(const struct xnf_rules_target *sides, const char *name, struct xnf_map_ref *ref)
 {
 	char second[128];
 
-	if ((size_t)snprintf(second, sizeof(second), "%s%s", name, XNF_RULES_SECOND_GENERATION_SUFFIX) >=
-	    sizeof(second))
+	if (xnf_rules_second_name(name, second, sizeof(second)))
 		return -ENOENT;
 	return xnf_map_find(sides, second, ref);
 }
@@ -82,54 +87,46 @@ static int find_tables(const struct xnf_rules_target *sides, const char *names[M
 	return n;
 }
 
-/* Every key of ref, read before any is changed (deleting while walking a hash map restarts the walk). */
-static void *all_keys(const struct xnf_map_ref *ref, size_t *count)
+/* Every key of ref, read before any is changed. 0, or -ENOMEM. */
+static int all_keys(const struct xnf_map_ref *ref, struct xnf_key_list *keys)
 {
-	size_t cap = 1024, n = 0;
-	char *keys = malloc(cap * ref->key_size);
+	const void *at = NULL;
+	__u8 next[XNF_RULE_MAX_KEY];
 
-	while (keys && xnf_map_ref_next_key(ref, n ? keys + (n - 1) * ref->key_size : NULL,
-					    keys + n * ref->key_size) == 0) {
-		if (++n == cap) {
-			char *grown = realloc(keys, (cap *= 2) * ref->key_size);
-
-			if (!grown) {
-				free(keys);
-				return NULL;
-			}
-			keys = grown;
-		}
+	if (ref->key_size > sizeof(next))
+		return -E2BIG;
+	while (xnf_map_ref_next_key(ref, at, next) == 0) {
+		if (xnf_key_list_push(keys, next))
+			return -ENOMEM;
+		at = xnf_key_list_at(keys, keys->n - 1);
 	}
-	*count = n;
-	return keys;
+	return 0;
 }
 
 static int empty_table(const struct xnf_map_ref *ref)
 {
-	size_t n;
-	char *keys = all_keys(ref, &n);
+	struct xnf_key_list keys = { .size = ref->key_size };
+	int rc = all_keys(ref, &keys);
 
-	if (!keys)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		xnf_map_ref_delete(ref, keys + i * ref->key_size);
-	free(keys);
-	return 0;
+	for (size_t i = 0; rc == 0 && i < keys.n; i++)
+		xnf_map_ref_delete(ref, xnf_key_list_at(&keys, i));
+	xnf_key_list_free(&keys);
+	return rc;
 }
 
 static int copy_table(const struct xnf_map_ref *from, const struct xnf_map_ref *to)
 {
-	size_t n;
-	char *keys = all_keys(from, &n), *value = malloc(from->value_size);
-	int rc = keys && value ? 0 : -ENOMEM;
+	struct xnf_key_list keys = { .size = from->key_size };
+	void *value = malloc(from->value_size);
+	int rc = value ? all_keys(from, &keys) : -ENOMEM;
 
-	for (size_t i = 0; rc == 0 && i < n; i++) {
-		const char *key = keys + i * from->key_size;
+	for (size_t i = 0; rc == 0 && i < keys.n; i++) {
+		const void *key = xnf_key_list_at(&keys, i);
 
 		if (xnf_map_ref_lookup(from, key, value) == 0)
 			rc = xnf_map_ref_update(to, key, value, BPF_ANY);
 	}
-	free(keys);
+	xnf_key_list_free(&keys);
 	free(value);
 	return rc;
 }
@@ -149,8 +146,10 @@ static int view_refs(struct xnf_rules_view *view, const char *const *names, int 
 static int empty_tables(const struct xnf_map_ref *refs, int n)
 {
 	for (int i = 0; i < n; i++) {
-		if (empty_table(&refs[i]))
-			return -ENOMEM;
+		int rc = empty_table(&refs[i]);
+
+		if (rc)
+			return rc;
 	}
 	return 0;
 }
@@ -200,10 +199,13 @@ static int change_in_staging(struct xnf_rules_view *view, xnf_rules_change_fn ch
 		return -1;
 	}
 	for (int i = 0; i < n; i++) {
-		if (empty_table(&staging[i]) || copy_table(&in_force[i], &staging[i])) {
+		rc = empty_table(&staging[i]);
+		if (rc == 0)
+			rc = copy_table(&in_force[i], &staging[i]);
+		if (rc) {
 			empty_tables(staging, n);
 			snprintf(err, errlen, "cannot copy the rules in force to change them: %s (table '%s')",
-				 strerror(ENOMEM), names[i]);
+				 strerror(-rc), names[i]);
 			return -1;
 		}
 	}

@@ -305,8 +305,7 @@ static struct xnf_map *rules_second_generation(const char *name)
 {
 	char second[128];
 
-	snprintf(second, sizeof(second), "%s%s", name, XNF_RULES_SECOND_GENERATION_SUFFIX);
-	return xnf_native_map_find(second);
+	return xnf_rules_second_name(name, second, sizeof(second)) ? NULL : xnf_native_map_find(second);
 }
 
 int xnf_size_native_maps(const struct run_options *opt)

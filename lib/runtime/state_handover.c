@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include <xnf/internal/native_maps.h>
+#include <xnf/runtime/key_list.h>
 #include <xnf/runtime/log.h>
 #include <xnf/rules_tables.h>
 
@@ -94,26 +95,6 @@ static int import_map(struct xnf_map *map, int fd, enum copy_scope scope, void *
 }
 
 /* A growing array of keys of one size. */
-struct key_list {
-	__u8 *keys;
-	size_t n, cap, size;
-};
-
-static int key_list_push(struct key_list *l, const void *key)
-{
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		__u8 *bigger = realloc(l->keys, cap * l->size);
-
-		if (!bigger)
-			return -ENOMEM;
-		l->keys = bigger;
-		l->cap = cap;
-	}
-	memcpy(l->keys + l->n++ * l->size, key, l->size);
-	return 0;
-}
-
 static size_t sort_key_size;
 
 static int compare_keys(const void *a, const void *b)
@@ -123,12 +104,12 @@ static int compare_keys(const void *a, const void *b)
 
 /* The native map's keys, sorted, for an exact test of a key's presence: a lookup in an LPM map finds any prefix that
  * covers the key, not the key. key and next: buffers of a key each. */
-static int sorted_native_keys(struct xnf_map *map, struct key_list *out, void *key, void *next)
+static int sorted_native_keys(struct xnf_map *map, struct xnf_key_list *out, void *key, void *next)
 {
 	void *at = NULL;
 
 	while (xnf_native_map_get_next_key(map, at, next) == 0) {
-		if (key_list_push(out, next))
+		if (xnf_key_list_push(out, next))
 			return -ENOMEM;
 		memcpy(key, next, map->key_size);
 		at = key;
@@ -142,20 +123,20 @@ static int sorted_native_keys(struct xnf_map *map, struct key_list *out, void *k
  * while walking a hash map restarts the walk. */
 static int delete_gone(struct xnf_map *map, int fd, void *key, void *value)
 {
-	struct key_list native = { .size = map->key_size }, gone = { .size = map->key_size };
+	struct xnf_key_list native = { .size = map->key_size }, gone = { .size = map->key_size };
 	void *at = NULL;
 	int err = sorted_native_keys(map, &native, key, value);
 
 	while (!err && bpf_map_get_next_key(fd, at, key) == 0) {
 		if (!native.n || !bsearch(key, native.keys, native.n, map->key_size, compare_keys))
-			err = key_list_push(&gone, key);
+			err = xnf_key_list_push(&gone, key);
 		memcpy(value, key, map->key_size); /* the walk goes on from this key */
 		at = value;
 	}
 	for (size_t i = 0; i < gone.n && !err; i++)
-		bpf_map_delete_elem(fd, gone.keys + i * map->key_size);
-	free(native.keys);
-	free(gone.keys);
+		bpf_map_delete_elem(fd, xnf_key_list_at(&gone, i));
+	xnf_key_list_free(&native);
+	xnf_key_list_free(&gone);
 	return err;
 }
 

@@ -20,6 +20,10 @@ struct xnf_rules_view {
 /* A target reading through view (which must outlive it). */
 struct xnf_rules_target xnf_rules_view_target(struct xnf_rules_view *view);
 
+/* The name of the second generation of a table called name (which exists only if name is a rules table): 0, or
+ * -ENAMETOOLONG. */
+int xnf_rules_second_name(const char *name, char *out, size_t len);
+
 /* Whether map is the table called name or its second generation: what is said of a table (its size) is said of
  * both. */
 bool xnf_rules_same_table(const char *map, const char *name);
