@@ -135,16 +135,6 @@ static inline __u32 xnf__rules_frame_generation(void)
 #define XNF__RULES_FRAME_BEGIN() xnf__rules_frame_begin()
 
 #ifdef XNF_TARGET_BPF
-static __always_inline void *xnf__rules_lookup(void *generations, const void *key)
-{
-	__u32 generation = xnf__rules_frame_generation();
-	void *table = bpf_map_lookup_elem(generations, &generation);
-
-	return table ? bpf_map_lookup_elem(table, key) : NULL;
-}
-
-#define xnf_rules_lookup(name, key) xnf__rules_lookup(&XNF__RULES_CAT(name, XNF_RULES_BOTH_GENERATIONS), key)
-
 typedef void *xnf_rules_table_t;
 
 static __always_inline void *xnf__rules_table(void *generations)
@@ -154,19 +144,23 @@ static __always_inline void *xnf__rules_table(void *generations)
 	return bpf_map_lookup_elem(generations, &generation);
 }
 
+static __always_inline void *xnf__rules_lookup(void *generations, const void *key)
+{
+	void *table = xnf__rules_table(generations);
+
+	return table ? bpf_map_lookup_elem(table, key) : NULL;
+}
+
 #define xnf_rules_table(name) xnf__rules_table(&XNF__RULES_CAT(name, XNF_RULES_BOTH_GENERATIONS))
 #define xnf_rules_table_lookup(table, key) bpf_map_lookup_elem(table, key)
+#define xnf_rules_lookup(name, key) xnf__rules_lookup(&XNF__RULES_CAT(name, XNF_RULES_BOTH_GENERATIONS), key)
 #else
 typedef struct xnf_map *xnf_rules_table_t;
 
 #define xnf_rules_table(name)                                                  \
 	(xnf__rules_frame_generation() ? &XNF__RULES_CAT(name, XNF_RULES_SECOND_GENERATION) : &name)
 #define xnf_rules_table_lookup(table, key) xnf_map_lookup(table, key)
-
-#define xnf_rules_lookup(name, key)                                            \
-	(xnf__rules_frame_generation() ?                                       \
-		 xnf_map_lookup(&XNF__RULES_CAT(name, XNF_RULES_SECOND_GENERATION), key) : \
-		 xnf_map_lookup(&name, key))
+#define xnf_rules_lookup(name, key) xnf_map_lookup(xnf_rules_table(name), key)
 #endif
 
 #endif /* the NF's source */
