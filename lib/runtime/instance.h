@@ -48,6 +48,7 @@ struct run_options {
 	struct xnf_afxdp_config afxdp;
 	bool no_need_wakeup;
 	bool verbose;
+	bool verifier_stats;              /* --verifier-stats */
 	struct xnf_map_size map_sizes[XNF_MAX_MAP_SIZES]; /* --map-size NAME=ENTRIES */
 	__u32 nmap_sizes;
 	char *option_rules[XNF_MAX_OPTION_RULES]; /* the NF's own options, as the rule lines they stand for */

@@ -100,6 +100,9 @@ static const struct xnf_option runtime_options[] = {
 		  "out of the port (bpf_redirect), where an XDP program on the peer sees it" },
 	{ .name = "verbose", .short_name = 'v', .kind = XNF_OPT_FLAG, .offset = RUN(verbose),
 	  .help = "show libbpf's messages" },
+	{ .name = "verifier-stats", .kind = XNF_OPT_FLAG, .offset = RUN(verifier_stats),
+	  .help = "say how much of the verifier's budget the kernel program took (instructions\n"
+		  "processed of its 1,000,000, states), as it loads" },
 	{ .name = "queues", .kind = XNF_OPT_UINT, .value = "N", .section = AFXDP_SECTION, .id = TAG_AFXDP,
 	  .offset = AFXDP(queues), .min = 1, .max = XNF_MAX_QUEUES, .help = "serve queues 0..N-1 of every port" },
 	{ .name = "workers", .kind = XNF_OPT_UINT, .value = "N", .section = AFXDP_SECTION, .id = TAG_AFXDP,

@@ -4,6 +4,7 @@
 #include <xnf/runtime/xdp_attach.h>
 #include <xnf/runtime/embedded.h>
 #include <xnf/runtime/log.h>
+#include <xnf/runtime/verifier_stats.h>
 #include <xnf/internal/native_maps.h>
 
 #include <bpf/bpf.h>
@@ -249,9 +250,12 @@ int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32
 			  plan->hook == XNF_AT_TC ? "tc" : "XDP");
 		return -1;
 	}
-	if (size_maps(x->obj, plan, sizes, nsizes) || (plan->state_dir && xnf_state_adopt_maps(x, plan->state_dir)))
+	if (size_maps(x->obj, plan, sizes, nsizes) || (plan->state_dir && xnf_state_adopt_maps(x, plan->state_dir)) ||
+	    (plan->verifier_stats && xnf_verifier_stats_ask(prog)))
 		return -1;
 	err = bpf_object__load(x->obj);
+	if (plan->verifier_stats)
+		xnf_verifier_stats_say(plan->hook == XNF_AT_TC ? "tc" : "XDP");
 	if (err) {
 		explain_load_failure(err, plan->hook);
 		return -1;
