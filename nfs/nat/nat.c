@@ -16,25 +16,29 @@
  * the local stack.
  */
 #include <xnf/nf.h>
+#include <xnf/rules_tables.h>
 #include "nat.h"
 #include "prefix6.h"
 
 XNF_MAP_HASH(nat_mappings, struct nat_endpoint, struct nat_mapping, NAT_DEFAULT_MAPPINGS);
 XNF_MAP_HASH(nat_bindings, struct nat_public_key, struct nat_binding, NAT_DEFAULT_MAPPINGS);
 XNF_MAP_HASH(nat_sessions, struct nat_session_key, struct nat_session, NAT_DEFAULT_SESSIONS);
-XNF_MAP_ARRAY(nat_config, __u32, NAT_NSETTINGS);
-XNF_MAP_ARRAY(nat_public, struct nat_public, NAT_MAX_PUBLIC);
-XNF_MAP_HASH(nat_public_set, struct nat_local_addr, struct nat_public_ports, NAT_MAX_PUBLIC);
-XNF_MAP_HASH(nat_public_index, struct nat_local_addr, __u32, NAT_MAX_PUBLIC);
-XNF_MAP_ARRAY(nat_outside, struct nat_outside, 1);
+/* What the rules and their commit step write, in two generations: a reload puts the whole file in force at once
+ * (xnf/rules_tables.h), public slots, forwards read backwards and inside prefixes with it. */
+XNF_RULES_ARRAY(nat_config, __u32, NAT_NSETTINGS);
+XNF_RULES_ARRAY(nat_public, struct nat_public, NAT_MAX_PUBLIC);
+XNF_RULES_HASH(nat_public_set, struct nat_local_addr, struct nat_public_ports, NAT_MAX_PUBLIC);
+XNF_RULES_HASH(nat_public_index, struct nat_local_addr, __u32, NAT_MAX_PUBLIC);
+XNF_RULES_ARRAY(nat_outside, struct nat_outside, 1);
+XNF_RULES_HASH(nat_forwards, struct nat_public_key, struct nat_forward, NAT_MAX_FORWARDS);
+XNF_RULES_HASH(nat_forward_back, struct nat_endpoint, struct nat_forward_back, NAT_MAX_FORWARDS);
+XNF_RULES_LPM(nat_inside, struct nat_inside_prefix, __u32, NAT_MAX_INSIDE_PREFIXES);
+/* The rules' inside prefixes; the commit step brings nat_inside (what frames are matched against) to them in an
+ * order that never leaves a source untranslated that the rules before or after a single rule's change translate. */
+XNF_RULES_HASH(nat_inside_rules, struct nat_inside_prefix, __u32, NAT_MAX_INSIDE_PREFIXES);
+/* What the start step reads from the box: */
 XNF_MAP_ARRAY(nat_port_mac, struct nat_port_mac, XNF_MAX_PORTS);
 XNF_MAP_HASH(nat_local, struct nat_local_addr, __u32, NAT_MAX_LOCAL_ADDRS);
-XNF_MAP_HASH(nat_forwards, struct nat_public_key, struct nat_forward, NAT_MAX_FORWARDS);
-XNF_MAP_HASH(nat_forward_back, struct nat_endpoint, struct nat_forward_back, NAT_MAX_FORWARDS);
-XNF_MAP_LPM(nat_inside, struct nat_inside_prefix, __u32, NAT_MAX_INSIDE_PREFIXES);
-/* The rules' inside prefixes; the commit step brings nat_inside (what frames are matched against) to them in an
- * order that never leaves a source untranslated that the rules before or after the change translate. */
-XNF_MAP_HASH(nat_inside_rules, struct nat_inside_prefix, __u32, NAT_MAX_INSIDE_PREFIXES);
 XNF_COUNTER_NAMES("new_mapping", "new_session", "out", "in", "filtered", "not_mapped", "pool_full", "table_full",
 		  "icmp_error_in", "forward_in", "hairpin", "fragment", "untranslated", "icmp_error_out", "prefix6_out",
 		  "prefix6_in");
@@ -46,7 +50,7 @@ XNF_COUNTER_NAMES("new_mapping", "new_session", "out", "in", "filtered", "not_ma
 
 static __always_inline __u32 nat_setting(__u32 slot)
 {
-	__u32 *value = xnf_map_lookup(&nat_config, &slot);
+	__u32 *value = xnf_rules_lookup(nat_config, &slot);
 
 	return value ? *value : 0;
 }
@@ -69,7 +73,7 @@ static __always_inline int nat_is_local(__be32 addr)
 /* The public address in a slot (0: none there). */
 static __always_inline __be32 nat_public_addr(__u32 slot)
 {
-	struct nat_public *pub = xnf_map_lookup(&nat_public, &slot);
+	struct nat_public *pub = xnf_rules_lookup(nat_public, &slot);
 
 	return pub ? pub->addr : 0;
 }
@@ -78,7 +82,7 @@ static __always_inline __be32 nat_public_addr(__u32 slot)
 static __always_inline int nat_public_slot(__be32 addr)
 {
 	struct nat_local_addr key = { .addr = addr };
-	__u32 *slot = xnf_map_lookup(&nat_public_index, &key);
+	__u32 *slot = xnf_rules_lookup(nat_public_index, &key);
 
 	return slot ? (int)*slot : -1;
 }
@@ -145,7 +149,7 @@ static long nat_try_port(__u32 i, void *ctx)
 	if (!c->span)
 		return 1;
 	c->key.port = bpf_htons((__u16)(c->lo + (c->start + i) % c->span));
-	if (xnf_map_lookup(&nat_forwards, &c->key))
+	if (xnf_rules_lookup(nat_forwards, &c->key))
 		return 0;   /* a port forward's */
 	if (!xnf_map_update(&nat_bindings, &c->key, &c->binding, BPF_NOEXIST)) {
 		c->found = 1;
@@ -177,14 +181,15 @@ static long nat_try_port(__u32 i, void *ctx)
 static __always_inline struct nat_public *nat_paired_pool(__be32 inside_addr, __u32 *slot)
 {
 	__u32 slots = nat_setting(NAT_SETTING_PUBLIC_SLOTS), first;
+	xnf_rules_table_t public = xnf_rules_table(nat_public);
 	struct nat_public *pool;
 
-	if (!slots || slots > NAT_MAX_PUBLIC)
+	if (!public || !slots || slots > NAT_MAX_PUBLIC)
 		return 0;
 	first = bpf_ntohl(inside_addr) % slots;
 	for (__u32 i = 0; i < NAT_MAX_PUBLIC; i++) {
 		*slot = (first + i) % slots;
-		pool = xnf_map_lookup(&nat_public, slot);
+		pool = xnf_rules_table_lookup(public, slot);
 		if (pool && pool->addr)
 			return pool;
 	}
@@ -338,7 +343,7 @@ static __always_inline void nat_track_tcp(const struct xnf_headers *h, const str
 static __always_inline __be16 nat_source_port(const struct xnf_headers *h, const struct nat_endpoint *in,
 					      __be32 remote_addr, __be16 remote_dport, __u64 now, __u32 *slot)
 {
-	struct nat_forward_back *back = xnf_map_lookup(&nat_forward_back, in);
+	struct nat_forward_back *back = xnf_rules_lookup(nat_forward_back, in);
 	__be16 public_port, remote_port;
 
 	if (back) {
@@ -400,7 +405,7 @@ static __always_inline void nat_icmp_set2(struct xnf_headers *h, __be16 *field, 
  * without touching anything; 0 if it holds none. */
 static __always_inline __be16 nat_public_port_held(const struct nat_endpoint *in, __u32 *slot)
 {
-	struct nat_forward_back *back = xnf_map_lookup(&nat_forward_back, in);
+	struct nat_forward_back *back = xnf_rules_lookup(nat_forward_back, in);
 	struct nat_binding *binding;
 	struct nat_mapping *mapping;
 
@@ -468,7 +473,7 @@ static __always_inline int nat_inside_source(__be32 saddr)
 {
 	struct nat_inside_prefix key = { .prefixlen = 32, .addr = saddr };
 
-	return !nat_setting(NAT_SETTING_INSIDE_PREFIXES) || xnf_map_lookup(&nat_inside, &key);
+	return !nat_setting(NAT_SETTING_INSIDE_PREFIXES) || xnf_rules_lookup(nat_inside, &key);
 }
 
 static __always_inline xnf_verdict nat_untranslated(void)
@@ -615,7 +620,7 @@ static __always_inline xnf_verdict nat_forward_in(struct xnf_pkt *pkt, struct xn
 	struct nat_public_key key = { .port = *port, .proto = h->l4_proto, .addr_index = (__u8)slot };
 	struct nat_forward *forward;
 
-	forward = xnf_map_lookup(&nat_forwards, &key);
+	forward = xnf_rules_lookup(nat_forwards, &key);
 	if (!forward) {
 		xnf_count_event(NAT_CNT_NOT_MAPPED);
 		return XNF_PASS;
@@ -679,7 +684,7 @@ static __always_inline xnf_verdict nat_hairpin(struct xnf_pkt *pkt, struct xnf_h
 	}
 	key.port = *dport;
 	binding = nat_binding_for(*dport, h->l4_proto, to_slot, now);
-	forward = binding ? 0 : xnf_map_lookup(&nat_forwards, &key);
+	forward = binding ? 0 : xnf_rules_lookup(nat_forwards, &key);
 	if (!binding && !forward) {
 		xnf_count_event(NAT_CNT_NOT_MAPPED);
 		return XNF_PASS;
@@ -714,7 +719,7 @@ static __always_inline xnf_verdict nat_hairpin(struct xnf_pkt *pkt, struct xnf_h
 static __always_inline xnf_verdict nat_ip6(const struct xnf_pkt *pkt, struct xnf_headers *h, __u32 inside,
 					   const struct nat_outside *outside)
 {
-	int done = nat_prefix6_map(&nat_prefix6_in, (__u8 *)&h->ip6->daddr);
+	int done = nat_prefix6_map(xnf_rules_table(nat_prefix6_in), (__u8 *)&h->ip6->daddr);
 
 	if (done < 0)
 		return XNF_DROP;   /* an identifier of 0xffff words: not translatable (RFC 6296 3.7) */
@@ -723,7 +728,7 @@ static __always_inline xnf_verdict nat_ip6(const struct xnf_pkt *pkt, struct xnf
 		return XNF_PASS;
 	}
 	if (inside && xnf_ingress_port(pkt) == inside - 1 && outside && outside->set && nat_prefix6_leaves(h)) {
-		done = nat_prefix6_map(&nat_prefix6_out, (__u8 *)&h->ip6->saddr);
+		done = nat_prefix6_map(xnf_rules_table(nat_prefix6_out), (__u8 *)&h->ip6->saddr);
 		if (done < 0)
 			return XNF_DROP;
 		if (done) {
@@ -744,7 +749,7 @@ static __always_inline xnf_verdict nat(struct xnf_pkt *pkt)
 	if (xnf_parse_headers(pkt, &h) < 0)
 		return XNF_DROP_MALFORMED;
 	if (h.ip6)
-		return nat_ip6(pkt, &h, inside, xnf_map_lookup(&nat_outside, &zero));
+		return nat_ip6(pkt, &h, inside, xnf_rules_lookup(nat_outside, &zero));
 	if (!h.ip4 || !inside) {
 		xnf_count_event(NAT_CNT_UNTRANSLATED);
 		return XNF_PASS;
@@ -754,7 +759,7 @@ static __always_inline xnf_verdict nat(struct xnf_pkt *pkt)
 		xnf_count_event(NAT_CNT_FRAGMENT);
 		return XNF_DROP;
 	}
-	outside = xnf_map_lookup(&nat_outside, &zero);
+	outside = xnf_rules_lookup(nat_outside, &zero);
 	/* The public addresses first: one port can be both inside and outside (a NAT on a stick), where a frame to a
 	 * public address is taken as from outside; with ports apart, one from inside is hairpinned. */
 	slot = nat_public_slot(h.ip4->daddr);

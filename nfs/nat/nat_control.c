@@ -352,7 +352,8 @@ static bool inside_kept(const struct xnf_map_ref *rules, const void *key, const 
 /*
  * nat_inside (what frames are matched against) brought to the rules' prefixes, and their count, where the packet
  * path reads it (0: every source is inside), set in between: first the prefixes the rules added, then the count,
- * then what they removed. So the first prefix added is in place before the count turns from "every source", and
+ * then what they removed. A reload commits in the generation not yet in force; this order is for a single rule's
+ * change (xnf rules add|del), which commits in the tables in force. So the first prefix added is in place before the count turns from "every source", and
  * the last one removed stays until the count has turned back: no frame finds a state neither the rules before
  * the change nor after it give (a source once went untranslated for the moment between the two).
  */

@@ -10,11 +10,12 @@
 #define XNF_NF_NAT_PREFIX6_H
 
 #include <xnf/nf.h>
+#include <xnf/rules_tables.h>
 #include "nat.h"
 
 /* Written by the rules (keyed by the inside prefix), and its reverse built by the commit step. */
-XNF_MAP_LPM(nat_prefix6_out, struct nat_prefix6_key, struct nat_prefix6, NAT_MAX_PREFIXES6);
-XNF_MAP_LPM(nat_prefix6_in, struct nat_prefix6_key, struct nat_prefix6, NAT_MAX_PREFIXES6);
+XNF_RULES_LPM(nat_prefix6_out, struct nat_prefix6_key, struct nat_prefix6, NAT_MAX_PREFIXES6);
+XNF_RULES_LPM(nat_prefix6_in, struct nat_prefix6_key, struct nat_prefix6, NAT_MAX_PREFIXES6);
 /* The box's own IPv6 addresses (read at start): what the inside sends them is the local stack's. */
 XNF_MAP_HASH(nat_local6, struct nat_local6_addr, __u32, NAT_MAX_LOCAL_ADDRS);
 
@@ -74,14 +75,16 @@ static __always_inline int nat_prefix6_translate(__u8 *addr, const struct nat_pr
 	return -1;
 }
 
-/* Translates addr by the map's prefix it falls in: 1, 0 when it falls in none, -1 when it cannot be translated. */
-static __always_inline int nat_prefix6_map(void *map, __u8 *addr)
+/* Translates addr by the table's prefix it falls in: 1, 0 when it falls in none, -1 when it cannot be translated. */
+static __always_inline int nat_prefix6_map(xnf_rules_table_t table, __u8 *addr)
 {
 	struct nat_prefix6_key key = { .prefixlen = 128 };
 	struct nat_prefix6 *to;
 
+	if (!table)
+		return 0;
 	__builtin_memcpy(key.addr, addr, 16);
-	to = xnf_map_lookup(map, &key);
+	to = xnf_rules_table_lookup(table, &key);
 	if (!to)
 		return 0;
 	return nat_prefix6_translate(addr, to) ? -1 : 1;

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import threading
 
 import pytest
@@ -19,6 +20,7 @@ from xnf.errors import XnfError
 from xnf.lab import paths
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
+from xnf.lab.topology import Topology
 
 ATTACKERS = "203.0.113"
 FRAMES = 100000
@@ -136,3 +138,79 @@ def test_an_instance_without_a_rules_file_says_it_has_none_to_reload(bare_pair):
     with pytest.raises(XnfError, match="started without --rules"):
         control.request(nf.name, "reload")
     assert nf.stop() == 0
+
+
+GATEWAYS = ("02:00:00:00:0a:01", "02:00:00:00:0a:02")
+PUBLIC = ("203.0.113.1", "203.0.113.2")
+NAT_FILLER = 4000          # port forwards between a file's gateway line and its public address line
+NAT_FRAMES = 300000
+
+
+def nat_file(which: int) -> list[str]:
+    """One of two NAT files: its own gateway, then thousands of port forwards, then its own public address."""
+    return ["inside port 0", f"outside port 1 gateway {GATEWAYS[which]}",
+            *[f"forward tcp {10000 + i} to 10.9.{i // 250}.{i % 250 + 1} 80 mac 02:00:00:00:0b:01"
+              for i in range(NAT_FILLER)],
+            f"public {PUBLIC[which]} ports 1024-65535"]
+
+
+def captured(ns: str, iface: str, path, count: int):
+    """tcpdump on iface, started and listening; it ends by itself after count UDP frames."""
+    capture = subprocess.Popen(["ip", "netns", "exec", ns, "tcpdump", "-i", iface, "-nn", "-s", "64", "-B", "65536",
+                                "-c", str(count), "-w", str(path), "udp"], stderr=subprocess.PIPE, text=True)
+    wait_until(lambda: "listening on" in capture.stderr.readline(), what="tcpdump listening")
+    return capture
+
+
+def gateway_and_source(path) -> dict[tuple[str, str], int]:
+    """How many captured frames went to each (gateway MAC, source address): tcpdump -e's lines read
+    "TIME SRC_MAC > DST_MAC, ethertype IPv4 (0x0800), length N: SADDR.SPORT > DADDR.DPORT: UDP, ..."."""
+    read = subprocess.run(["tcpdump", "-r", str(path), "-nn", "-e"], capture_output=True, text=True, check=True)
+    pairs: dict[tuple[str, str], int] = {}
+    for line in read.stdout.splitlines():
+        gateway = line.split()[3].rstrip(",")
+        source = line.split(": ", 1)[1].split(" > ")[0].rsplit(".", 1)[0]
+        pairs[(gateway, source)] = pairs.get((gateway, source), 0) + 1
+    return pairs
+
+
+@pytest.mark.parametrize("mode", ["xdp", "afxdp", "tc"])
+def test_a_nat_reload_never_sends_with_one_files_gateway_and_the_others_address(mode, tmp_path):
+    """The NAT's reloads between two files that change its gateway and its public address together: every frame
+    leaves with one file's pair, never the gateway of one and the address of the other. Entry by entry the new
+    gateway was in force while the thousands of lines up to the new address were written (fails so: checked)."""
+    with Topology("two-port", gen_xdp=None) as t:
+        path = tmp_path / "nat.rules"
+        write(path, nat_file(0))
+        nf = NfInstance.start(t, "nat", mode, t.dut_ifaces, rules=str(path), extra=paths.find(mode).lab_options())
+        capture = captured(t.gen_ns, t.links[1].gen_if, tmp_path / "out.pcap", NAT_FRAMES)
+        stop, reloads = threading.Event(), [0]
+
+        def churn():
+            while not stop.is_set():
+                write(path, nat_file((reloads[0] + 1) % 2))
+                control.request(nf.name, "reload")
+                reloads[0] += 1
+
+        thread = threading.Thread(target=churn)
+        thread.start()
+        try:
+            sent = Generator(t).run("--count", str(NAT_FRAMES), "--rate", "100000", "--dst-ip", "198.51.100.9",
+                                    "--class", "inside:share=1,saddr=10.1.0.0/28,flows=16").summary
+        finally:
+            stop.set()
+            thread.join()
+        counted = wait_until(lambda: (c := control.request_json(nf.name, "stats")["counters"])["out"] >= NAT_FRAMES
+                             and c, what="every frame translated out")
+        try:
+            _, said = capture.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            capture.send_signal(signal.SIGINT)
+            pytest.fail(f"tcpdump did not see every frame leave: {capture.communicate()[1]}")
+        pairs = gateway_and_source(tmp_path / "out.pcap")
+        assert nf.stop() == 0
+    assert reloads[0] >= 10, "the reloads must be real"
+    assert sent["sent"] == NAT_FRAMES and counted["out"] == NAT_FRAMES, (sent, counted)
+    assert f"{NAT_FRAMES} packets captured" in said, said
+    assert set(pairs) <= {(GATEWAYS[0], PUBLIC[0]), (GATEWAYS[1], PUBLIC[1])}, pairs
+    assert sum(pairs.values()) == NAT_FRAMES and len(pairs) == 2, pairs
