@@ -124,18 +124,21 @@ def test_frame_prefetch_measures_what_the_frames_cost_the_worker_in_both_builds(
 
 def test_continuity_counts_every_datagram_through_every_event(tmp_path):
     """The continuity study in its smallest form: every event gets its window, nothing but the AF_XDP kill loses a
-    datagram on the way (a drop in the receiving host's own socket is counted apart), the TCP connection is never
-    reset and the first mappings are kept."""
+    datagram on the way (a drop in the receiving host's own socket is counted apart) or one of xnf-gen's frames, the
+    TCP connection is never reset and the first mappings are kept. xnf-gen goes at a modest rate here: what half
+    the capacity costs is the benchmark's to measure (docs/results.md), not a test's to assert."""
     ran = run_xnf(["bench", "run", "continuity", "--out", str(tmp_path), "--rounds", "1", "--seconds", "2",
-                   "--pps", "2000", "--tcp-mbit", "20"], timeout=900)
+                   "--pps", "2000", "--gen-pps", "20000", "--tcp-mbit", "20"], timeout=900)
     assert ran.returncode == 0, ran.stderr
     [results] = tmp_path.glob("continuity-*.json")
     doc = json.loads(results.read_text())
     rows = {row["event"]: row for row in doc["events"]}
     assert list(rows) == ["none", "reload", "restart", "upgrade", "kill", "to-afxdp", "afxdp-none", "afxdp-reload",
                           "afxdp-restart", "afxdp-kill", "to-xdp"]
+    assert doc["gen_pps"] == 20000 and min(doc["capacity_pps"].values()) > 20000, doc
     for name, row in rows.items():
         assert row["sent"] >= 4000 and row["unfinished"] == 0, row
+        assert row["gen_sent"] >= doc["gen_pps"], row
         if name != "afxdp-kill":
-            assert row["lost"] - row["lost_at_receiver"] == 0, row
+            assert row["lost"] - row["lost_at_receiver"] == 0 and row["gen_lost"] == 0, row
     assert not doc["tcp_reset"] and doc["mappings_kept"] and doc["mappings_before"] >= 1, doc

@@ -6,6 +6,14 @@ a plain veth pair left at the kernel's defaults (checksum offload on, GRO off, n
   wire    h<i> ns  eth0 198.18.0.(i+1)/24, 2001:2::(i+1)/64  <-veth->  dut<i> (no address)        DUT ns
           one subnet: the DUT is a bump in the wire between the hosts (the firewall's place)
 
+With generator=True, xnf-gen joins the first two hosts' segments: each of those hosts bridges its eth0 with a veth
+whose other end, gen<i>, is in the generator's namespace (its address on the bridge, br0, which takes eth0's MAC),
+so that xnf-gen sends into the DUT beside host i's own traffic and its receiver counts what the DUT sends to gen<i>'s
+MAC; links[i] names both ends as a plain topology's link does (Generator(t, link=1, receive_on=0)).
+
+  h<i> ns  br0 (198.18.i.1) = eth0 <-veth-> dut<i>  DUT ns
+                            + g<i> <-veth-> gen<i>  generator ns
+
 Addresses come from the benchmarking ranges (RFC 2544, RFC 5180). What runs on the hosts is python/xnf/lab/apps.py.
 
     with HostsTopology(hosts=2) as t:
@@ -20,9 +28,11 @@ from dataclasses import dataclass, field
 
 from xnf.errors import XnfError
 from xnf.lab import netns
-from xnf.lab.topology import Topology
+from xnf.lab.topology import Link, Topology
 
 MAX_HOSTS = 7  # a port per host, one NF has eight
+GENERATOR_SEGMENTS = 2   # generator=True: the hosts whose segment xnf-gen joins
+BRIDGE = "br0"
 
 
 @dataclass
@@ -37,6 +47,7 @@ class Host:
     dut_mac: str
     dut_ip: str     # "" on a wire
     dut_ip6: str
+    stack_if: str = "eth0"   # where its addresses are: br0 when the generator shares its segment
 
 
 @dataclass
@@ -46,6 +57,7 @@ class HostsTopology(Topology):
     kind: str = "routed"
     hosts: int = 2
     gen_xdp: str | None = None
+    generator: bool = False  # xnf-gen on the first two hosts' segments (above)
     host_list: list[Host] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -58,8 +70,12 @@ class HostsTopology(Topology):
         _enable_ipv6(self.dut_ns)
         if self.kind == "routed":
             netns.run(self.dut_ns, ["sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"])
+        if self.generator:
+            netns.create(self.gen_ns)
         for i in range(self.hosts):
             self.host_list.append(self._add_host(i))
+            if self.generator and i < GENERATOR_SEGMENTS:
+                self.links.append(self._add_generator_segment(self.host_list[i]))
 
     def _add_host(self, i: int) -> Host:
         routed = self.kind == "routed"
@@ -68,12 +84,19 @@ class HostsTopology(Topology):
                     ip6=f"2001:2:0:{i}::1" if routed else f"2001:2::{i + 1}",
                     dut_if=f"dut{i}", dut_mac=f"02:00:00:00:{i:02x}:02",
                     dut_ip=f"198.18.{i}.2" if routed else "", dut_ip6=f"2001:2:0:{i}::2" if routed else "")
+        if self.generator and i < GENERATOR_SEGMENTS:
+            host.stack_if = BRIDGE
         netns.create(host.ns)
         _enable_ipv6(host.ns)
         netns.ip("link", "add", host.iface, "netns", host.ns, "address", host.mac, "type", "veth", "peer", "name",
                  host.dut_if, "netns", self.dut_ns, "address", host.dut_mac)
-        netns.ip("addr", "add", f"{host.ip}/24", "dev", host.iface, ns=host.ns)
-        netns.ip("-6", "addr", "add", f"{host.ip6}/64", "dev", host.iface, "nodad", ns=host.ns)
+        if host.stack_if == BRIDGE:
+            netns.ip("link", "add", BRIDGE, "address", host.mac, "type", "bridge", "stp_state", "0",
+                     "forward_delay", "0", ns=host.ns)
+            netns.ip("link", "set", host.iface, "master", BRIDGE, ns=host.ns)
+            netns.ip("link", "set", BRIDGE, "up", ns=host.ns)
+        netns.ip("addr", "add", f"{host.ip}/24", "dev", host.stack_if, ns=host.ns)
+        netns.ip("-6", "addr", "add", f"{host.ip6}/64", "dev", host.stack_if, "nodad", ns=host.ns)
         netns.ip("link", "set", host.iface, "up", ns=host.ns)
         if routed:
             netns.ip("addr", "add", f"{host.dut_ip}/24", "dev", host.dut_if, ns=self.dut_ns)
@@ -84,12 +107,28 @@ class HostsTopology(Topology):
             netns.ip("-6", "route", "add", "default", "via", host.dut_ip6, ns=host.ns)
         return host
 
+    def _add_generator_segment(self, host: Host) -> Link:
+        """gen<i> in the generator's namespace, joined to host i's bridge through g<i>."""
+        i = host.index
+        link = Link(index=i, gen_if=f"gen{i}", dut_if=host.dut_if, gen_mac=f"02:00:00:00:{i:02x}:03",
+                    dut_mac=host.dut_mac, gen_ip="", dut_ip=host.dut_ip, gen_ip6="", dut_ip6=host.dut_ip6)
+        netns.ip("link", "add", link.gen_if, "netns", self.gen_ns, "address", link.gen_mac, "type", "veth", "peer",
+                 "name", f"g{i}", "netns", host.ns)
+        netns.ip("link", "set", f"g{i}", "master", BRIDGE, "up", ns=host.ns)
+        netns.ip("link", "set", link.gen_if, "up", ns=self.gen_ns)
+        # veth facts: xnf-gen sends XDP frames out of gen<i>, which g<i> takes only with GRO (or XDP) on; gen<i>
+        # keeps GRO on between receiver runs, as a plain topology's generator side does.
+        netns.run(host.ns, ["ethtool", "-K", f"g{i}", "gro", "on"])
+        netns.run(self.gen_ns, ["ethtool", "-K", link.gen_if, "gro", "on"])
+        return link
+
     def namespaces_to_remove(self) -> list[str]:
-        return [self.dut_ns] + [f"{self._tag}-h{i}" for i in range(self.hosts)]
+        return [self.dut_ns] + [f"{self._tag}-h{i}" for i in range(self.hosts)] + \
+            ([self.gen_ns] if self.generator else [])
 
     @property
     def namespaces(self) -> list[str]:
-        return [self.dut_ns] + [h.ns for h in self.host_list]
+        return [self.dut_ns] + [h.ns for h in self.host_list] + ([self.gen_ns] if self.generator else [])
 
     @property
     def dut_ifaces(self) -> list[str]:
