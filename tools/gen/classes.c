@@ -10,7 +10,7 @@
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/options.h>
 
-#define CLASS_KEYS "share, saddr, daddr, sport, dport, proto, flows, vary, tunnel, gnb, upf, teid, qfi"
+#define CLASS_KEYS "share, saddr, daddr, sport, dport, proto, flows, vary, vlan, tunnel, gnb, upf, teid, qfi"
 
 int gen_parse_addr(const char *what, const char *text, struct frame_spec *spec, bool source, int *prefix_len)
 {
@@ -94,10 +94,10 @@ static int take_tunnel_key(struct gen_class *c, const char *what, const char *ke
 			return -1;
 		}
 	} else if (strcmp(key, "teid") == 0) {
-		if (xnf_parse_uint(what, value, 1, 0xffffffffu, &f->teid))
+		if (xnf_parse_uint(what + 2, value, 1, 0xffffffffu, &f->teid))
 			return -1;
 	} else {
-		if (xnf_parse_uint(what, value, 0, 63, &n))
+		if (xnf_parse_uint(what + 2, value, 0, 63, &n))
 			return -1;
 		f->qfi = (__u8)n;
 	}
@@ -109,7 +109,7 @@ static int take_key(struct gen_class *c, const char *key, const char *value, boo
 	char what[XNF_GEN_CLASS_NAME + 32];
 	__u32 n;
 
-	snprintf(what, sizeof(what), "--class %s: %s", c->name, key);
+	snprintf(what, sizeof(what), "--class %s: %s", c->name, key);   /* xnf_parse_uint writes the "--" itself: what + 2 */
 	if (strcmp(key, "share") == 0) {
 		char *end;
 
@@ -121,7 +121,7 @@ static int take_key(struct gen_class *c, const char *key, const char *value, boo
 	} else if (strcmp(key, "saddr") == 0 || strcmp(key, "daddr") == 0) {
 		return gen_parse_addr(what, value, &c->frame, key[0] == 's', &prefixes[key[0] == 's' ? 0 : 1]);
 	} else if (strcmp(key, "sport") == 0 || strcmp(key, "dport") == 0) {
-		if (xnf_parse_uint(what, value, 0, 65535, &n))
+		if (xnf_parse_uint(what + 2, value, 0, 65535, &n))
 			return -1;
 		*(key[0] == 's' ? &c->frame.sport : &c->frame.dport) = (__u16)n;
 	} else if (strcmp(key, "proto") == 0) {
@@ -130,8 +130,10 @@ static int take_key(struct gen_class *c, const char *key, const char *value, boo
 			return -1;
 		}
 		c->frame.tcp = strcmp(value, "tcp") == 0;
+	} else if (strcmp(key, "vlan") == 0) {
+		return frame_parse_vlans(what, value, &c->frame);
 	} else if (strcmp(key, "flows") == 0) {
-		if (xnf_parse_uint(what, value, 1, XNF_GEN_MAX_FLOWS, &c->flows))
+		if (xnf_parse_uint(what + 2, value, 1, XNF_GEN_MAX_FLOWS, &c->flows))
 			return -1;
 		*flows_given = true;
 	} else if (strcmp(key, "tunnel") == 0 || strcmp(key, "gnb") == 0 || strcmp(key, "upf") == 0 ||

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* The template frame xnf-gen sends: Ethernet, a GTP-U tunnel (a tunnelled class), IPv4 or IPv6, UDP or TCP, the
- * probe, zero padding. */
+/* The template frame xnf-gen sends: Ethernet, 802.1Q tags (a tagged class), a GTP-U tunnel (a tunnelled class),
+ * IPv4 or IPv6, UDP or TCP, the probe, zero padding. */
 #include "frame.h"
 
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <string.h>
+
+#include <xnf/runtime/log.h>
 
 #include <linux/if_ether.h>
 #include <linux/ip.h>
@@ -13,6 +16,9 @@
 #include <linux/udp.h>
 
 #define FCS_LEN 4
+#define VLAN_ID_MAX 4094   /* 0 marks a priority tag, 4095 is reserved (IEEE 802.1Q) */
+#define ETH_P_8021Q_TPID 0x8100
+#define ETH_P_8021AD_TPID 0x88A8
 
 static __u32 sum16(const void *data, __u32 len, __u32 sum)
 {
@@ -46,9 +52,64 @@ static __u16 l4_checksum(const struct frame_spec *spec, const __u8 *l3, const __
 	return fold(sum16(l4, l4_len, sum));
 }
 
+/* One id: decimal digits only, no leading zero, within 1-4094. */
+static int parse_vlan_id(const char *what, const char *text, __u16 *id)
+{
+	unsigned long n = 0;
+
+	for (const char *c = text; *c && n <= VLAN_ID_MAX; c++)
+		n = *c >= '0' && *c <= '9' ? n * 10 + (unsigned long)(*c - '0') : VLAN_ID_MAX + 1;
+	if (!*text || text[0] == '0' || n < 1 || n > VLAN_ID_MAX) {
+		xnf_error("%s takes VLAN ids from 1 to %d (0 marks a priority tag, 4095 is reserved), not '%s'", what,
+			  VLAN_ID_MAX, text);
+		return -1;
+	}
+	*id = (__u16)n;
+	return 0;
+}
+
+int frame_parse_vlans(const char *what, const char *text, struct frame_spec *spec)
+{
+	const char *dot = strchr(text, '.');
+	char outer[8];
+
+	if (!dot) {
+		spec->nvlan = 1;
+		return parse_vlan_id(what, text, &spec->vlan[0]);
+	}
+	if (strchr(dot + 1, '.') || (size_t)(dot - text) >= sizeof(outer)) {
+		xnf_error("%s takes a VLAN id, or OUTER.INNER for QinQ, not '%s'", what, text);
+		return -1;
+	}
+	snprintf(outer, sizeof(outer), "%.*s", (int)(dot - text), text);
+	spec->nvlan = 2;
+	return parse_vlan_id(what, outer, &spec->vlan[0]) || parse_vlan_id(what, dot + 1, &spec->vlan[1]) ? -1 : 0;
+}
+
+/* The tags after the MACs, and the type of what follows them: the frame's own Ethernet type goes last. */
+static __u8 *write_tags(const struct frame_spec *spec, __u8 *buf, __u16 inner_proto)
+{
+	struct ethhdr *eth = (struct ethhdr *)buf;
+	__u8 *at = buf + ETH_HLEN;
+
+	if (!spec->nvlan) {
+		eth->h_proto = htons(inner_proto);
+		return at;
+	}
+	eth->h_proto = htons(spec->nvlan == 2 ? ETH_P_8021AD_TPID : ETH_P_8021Q_TPID);
+	for (__u8 i = 0; i < spec->nvlan; i++, at += FRAME_VLAN_TAG_LEN) {
+		__u16 tci = htons(spec->vlan[i]);
+		__u16 next = htons(i + 1 < spec->nvlan ? ETH_P_8021Q_TPID : inner_proto);
+
+		memcpy(at, &tci, 2);
+		memcpy(at + 2, &next, 2);
+	}
+	return at;
+}
+
 __u32 frame_header_len(const struct frame_spec *spec)
 {
-	return ETH_HLEN + (spec->gtpu ? GTPU_ENCAP_LEN : 0) + (spec->ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
+	return ETH_HLEN + spec->nvlan * FRAME_VLAN_TAG_LEN + (spec->gtpu ? GTPU_ENCAP_LEN : 0) + (spec->ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
 	       (spec->tcp ? sizeof(struct tcphdr) : sizeof(struct udphdr));
 }
 
@@ -131,33 +192,34 @@ static void write_tunnel(const struct frame_spec *spec, __u8 *outer, __u32 inner
 __u32 frame_build(const struct frame_spec *spec, __u8 *buf)
 {
 	struct frame_spec inner = *spec;
-	__u32 inner_len;
+	__u32 inner_len, tags;
 
 	if (!spec->gtpu)
 		return plain_frame(spec, buf);
 	/* The inner frame is built GTPU_ENCAP_LEN bytes on; its Ethernet header then gives way to the tunnel. */
 	inner.gtpu = false;
-	inner.size = spec->size - GTPU_ENCAP_LEN;
-	inner_len = plain_frame(&inner, buf + GTPU_ENCAP_LEN) - ETH_HLEN;
-	((struct ethhdr *)buf)->h_proto = htons(ETH_P_IP);
+	inner.nvlan = 0;
+	inner.size = spec->size - GTPU_ENCAP_LEN - spec->nvlan * FRAME_VLAN_TAG_LEN;
+	tags = spec->nvlan * FRAME_VLAN_TAG_LEN;
+	inner_len = plain_frame(&inner, buf + tags + GTPU_ENCAP_LEN) - ETH_HLEN;
 	memcpy(((struct ethhdr *)buf)->h_dest, spec->dst_mac, ETH_ALEN);
 	memcpy(((struct ethhdr *)buf)->h_source, spec->src_mac, ETH_ALEN);
-	write_tunnel(spec, buf + ETH_HLEN, inner_len);
-	return ETH_HLEN + GTPU_ENCAP_LEN + inner_len;
+	write_tunnel(spec, write_tags(spec, buf, ETH_P_IP), inner_len);
+	return ETH_HLEN + tags + GTPU_ENCAP_LEN + inner_len;
 }
 
 static __u32 plain_frame(const struct frame_spec *spec, __u8 *buf)
 {
 	__u32 len = spec->size - FCS_LEN;
 	struct ethhdr *eth = (struct ethhdr *)buf;
-	__u8 *l3 = buf + ETH_HLEN, *l4;
+	__u8 *l3, *l4;
 	__u32 l3_len, l4_len = len - frame_header_len(spec) + (spec->tcp ? sizeof(struct tcphdr) : sizeof(struct udphdr));
 	struct xnf_probe *probe;
 
 	memset(buf, 0, len);
 	memcpy(eth->h_dest, spec->dst_mac, ETH_ALEN);
 	memcpy(eth->h_source, spec->src_mac, ETH_ALEN);
-	eth->h_proto = htons(spec->ipv6 ? ETH_P_IPV6 : ETH_P_IP);
+	l3 = write_tags(spec, buf, spec->ipv6 ? ETH_P_IPV6 : ETH_P_IP);
 	l3_len = write_l3(spec, l3, l4_len);
 	l4 = l3 + l3_len;
 	write_l4(spec, l4, l4_len);

@@ -95,7 +95,7 @@ static __always_inline void restore_template(__u8 *data, const __u8 *end, __u32 
 /* A class's shape, read once: the offsets are then constants on each path the verifier walks (offsets read
  * from a class chosen at run time, or the same field read twice, it could not tie to the bounds checks). */
 struct shape {
-	__u32 ipv6, tcp, encap, l4_offset, probe_offset;
+	__u32 ipv6, tcp, encap, l2_len, l4_offset, probe_offset;
 };
 
 static __always_inline struct shape shape_of(const volatile struct xnf_gen_class *k)
@@ -103,7 +103,8 @@ static __always_inline struct shape shape_of(const volatile struct xnf_gen_class
 	struct shape sh = { .ipv6 = k->ipv6 != 0, .tcp = k->tcp != 0 };
 
 	sh.encap = k->encap ? GTPU_ENCAP_LEN : 0;
-	sh.l4_offset = 14 + sh.encap + (sh.ipv6 ? 40 : 20);
+	sh.l2_len = 14 + (k->tags == 8 ? 8 : k->tags == 4 ? 4 : 0);
+	sh.l4_offset = sh.l2_len + sh.encap + (sh.ipv6 ? 40 : 20);
 	sh.probe_offset = sh.l4_offset + (sh.tcp ? 20 : 8);
 	return sh;
 }
@@ -127,7 +128,8 @@ static __always_inline __u32 pick_flow(struct xnf_gen_cpu *c, const volatile str
 static __always_inline void write_flow_fields(__u8 *data, const __u8 *end, const volatile struct xnf_gen_class *k,
 					      const struct shape *sh, __u32 flow, struct checksums *cs)
 {
-	__u8 *l3 = data + 14 + sh->encap, *l4 = data + sh->l4_offset;
+	__u8 *l3 = data + sh->l2_len + sh->encap, *l4 = data + sh->l4_offset, *teid = data + sh->l2_len +
+		XNF_GEN_GTPU_TEID_OFFSET;
 	__u32 saddr_low = sh->ipv6 ? 8 + 14 : 12 + 2, daddr_low = sh->ipv6 ? 24 + 14 : 16 + 2;
 	__u16 n = (__u16)(flow - k->first_flow);
 
@@ -141,8 +143,8 @@ static __always_inline void write_flow_fields(__u8 *data, const __u8 *end, const
 		set16(l3 + saddr_low, bpf_htons((__u16)(k->base_saddr_low + n)), cs->ip, cs->l4);
 	if (k->vary & XNF_VARY_DADDR)
 		set16(l3 + daddr_low, bpf_htons((__u16)(k->base_daddr_low + n)), cs->ip, cs->l4);
-	if (sh->encap && (k->vary & XNF_VARY_TEID) && data + XNF_GEN_GTPU_TEID_OFFSET + 4 <= end)
-		set32(data + XNF_GEN_GTPU_TEID_OFFSET, bpf_htonl(k->base_teid + n), 0);
+	if (sh->encap && (k->vary & XNF_VARY_TEID) && teid + 4 <= end)
+		set32(teid, bpf_htonl(k->base_teid + n), 0);
 }
 
 /* Builds one frame of class cls. Inlined twice: with cls the constant 0 (a one-class run, whose class the
@@ -159,7 +161,7 @@ static __always_inline int build_frame(__u8 *data, const __u8 *end, struct xnf_g
 	if (probe + sizeof(struct xnf_probe) > end || data + sh.l4_offset + 20 > end)
 		return XDP_ABORTED;
 	if (!sh.ipv6 && (k->vary & (XNF_VARY_SADDR | XNF_VARY_DADDR)))
-		cs.ip = (__sum16 *)(data + 14 + sh.encap + 10);
+		cs.ip = (__sum16 *)(data + sh.l2_len + sh.encap + 10);
 	if (k->l4_csum)
 		cs.l4 = (__sum16 *)(data + sh.l4_offset + (sh.tcp ? 16 : 6));
 	restore_template(data, end, cls, sh.probe_offset + sizeof(struct xnf_probe));

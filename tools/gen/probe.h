@@ -31,7 +31,7 @@ enum xnf_gen_vary {
 };
 
 /* Where a tunnelled class's TEID sits in its frame: after Ethernet, IPv4, UDP and the GTP-U header's first word. */
-#define XNF_GEN_GTPU_TEID_OFFSET (14 + 20 + 8 + 4)
+#define XNF_GEN_GTPU_TEID_OFFSET (20 + 8 + 4)   /* from the outer IPv4 header */
 
 /* Traffic classes: each has its own headers and flows, and a share of the frames. Frame n of a thread
  * is of class schedule[n % XNF_GEN_SCHEDULE]: shares are exact to 1/1024 over every 1024 frames. */
@@ -49,6 +49,7 @@ struct xnf_gen_class {
 	__u16 base_saddr_low, base_daddr_low; /* host order: the last 16 bits of the addresses */
 	__u32 encap;        /* bytes of tunnel headers after Ethernet: 0, or GTPU_ENCAP_LEN */
 	__u32 base_teid;    /* host order: a tunnelled class's first TEID */
+	__u32 tags;         /* bytes of 802.1Q tags after the MACs: 0, 4 or 8 */
 };
 
 /* Set in .rodata before load. */

@@ -367,6 +367,12 @@ static int take_ip(const struct xnf_option *o, const char *text, void *opts)
 	return parse_ip(text, opts, strcmp(o->name, "src-ip") == 0);
 }
 
+static int take_vlan(const struct xnf_option *o, const char *text, void *opts)
+{
+	(void)o;
+	return frame_parse_vlans("--vlan", text, &((struct gen_options *)opts)->frame);
+}
+
 static int take_port(const struct xnf_option *o, const char *text, void *opts)
 {
 	__u32 port;
@@ -414,6 +420,8 @@ static const struct xnf_option gen_table[] = {
 	  .help = "base source port", .default_text = "9" },
 	{ .name = "dport", .kind = XNF_OPT_CUSTOM, .value = "N", .offset = GEN(frame.dport), .parse = take_port,
 	  .help = "base destination port", .default_text = "9" },
+	{ .name = "vlan", .kind = XNF_OPT_CUSTOM, .value = "ID[.ID]", .parse = take_vlan, .default_text = "untagged",
+	  .help = "802.1Q tag (ids 1-4094); OUTER.INNER sends QinQ: an 802.1ad S-tag, then the C-tag" },
 	{ .name = "flows", .kind = XNF_OPT_UINT, .value = "N", .offset = GEN(flows), .min = 1,
 	  .max = XNF_GEN_MAX_FLOWS, .help = "flows; --vary sets what differs between them" },
 	{ .name = "vary", .kind = XNF_OPT_CUSTOM, .value = "LIST", .parse = take_vary, .default_text = "dport",
@@ -424,7 +432,8 @@ static const struct xnf_option gen_table[] = {
 	  .help = "a traffic class with its share of the frames, on top of the options above:\n"
 		  "share=F,saddr=ADDR[/LEN],daddr=ADDR[/LEN],sport=N,dport=N,proto=udp|tcp,flows=N,\n"
 		  "vary=sport+dport+...; a prefix spreads the class's flows over it. Shares add\n"
-		  "up to 1; loss and latency are reported per class. tunnel=gtpu,gnb=ADDR,upf=ADDR,\n"
+		  "up to 1; loss and latency are reported per class. vlan=ID[.ID] tags it (--vlan).\n"
+		  "tunnel=gtpu,gnb=ADDR,upf=ADDR,\n"
 		  "teid=N,qfi=N sends the class as GTP-U G-PDUs (vary=teid: a TEID per flow)",
 	  .default_text = "one class: the options above" },
 	{ .name = "size", .kind = XNF_OPT_UINT, .value = "N", .offset = GEN(frame.size), .min = 1, .max = 65535,
@@ -554,7 +563,7 @@ static struct xnf_gen_class class_config(const struct gen_class *c)
 		.base_sport = f->sport, .base_dport = f->dport,
 		.base_saddr_low = f->ipv6 ? (__u16)(f->src6[14] << 8 | f->src6[15]) : (__u16)ntohl(f->src4),
 		.base_daddr_low = f->ipv6 ? (__u16)(f->dst6[14] << 8 | f->dst6[15]) : (__u16)ntohl(f->dst4),
-		.encap = f->gtpu ? GTPU_ENCAP_LEN : 0, .base_teid = f->teid,
+		.encap = f->gtpu ? GTPU_ENCAP_LEN : 0, .base_teid = f->teid, .tags = f->nvlan * FRAME_VLAN_TAG_LEN,
 	};
 }
 
