@@ -26,6 +26,7 @@ XNF_MAP_HASH(nat_sessions, struct nat_session_key, struct nat_session, NAT_DEFAU
 /* What the rules and their commit step write, in two generations: a reload puts the whole file in force at once
  * (xnf/rules_tables.h), public slots, forwards read backwards and inside prefixes with it. */
 XNF_RULES_ARRAY(nat_config, __u32, NAT_NSETTINGS);
+XNF_RULES_ARRAY(nat_settings, struct nat_settings, 1);
 XNF_RULES_ARRAY(nat_public, struct nat_public, NAT_MAX_PUBLIC);
 XNF_RULES_HASH(nat_public_set, struct nat_local_addr, struct nat_public_ports, NAT_MAX_PUBLIC);
 XNF_RULES_HASH(nat_public_index, struct nat_local_addr, __u32, NAT_MAX_PUBLIC);
@@ -36,6 +37,9 @@ XNF_RULES_LPM(nat_inside, struct nat_inside_prefix, __u32, NAT_MAX_INSIDE_PREFIX
 /* The rules' inside prefixes; the commit step brings nat_inside (what frames are matched against) to them in an
  * order that never leaves a source untranslated that the rules before or after a single rule's change translate. */
 XNF_RULES_HASH(nat_inside_rules, struct nat_inside_prefix, __u32, NAT_MAX_INSIDE_PREFIXES);
+/* The settings in force for the frame this CPU (worker) runs: read from nat_settings once as it starts, so that every
+ * later read is a plain one rather than a lookup through the rules' generations. */
+XNF_MAP_PERCPU_ARRAY(nat_frame_settings, struct nat_settings, 1);
 /* What the start step reads from the box: */
 XNF_MAP_ARRAY(nat_port_mac, struct nat_port_mac, XNF_MAX_PORTS);
 XNF_MAP_HASH(nat_local, struct nat_local_addr, __u32, NAT_MAX_LOCAL_ADDRS);
@@ -48,11 +52,27 @@ XNF_COUNTER_NAMES("new_mapping", "new_session", "out", "in", "filtered", "not_ma
 #define ICMP_ECHO_REQUEST 8
 #define ICMP_TIME_EXCEEDED 11
 
+/* As the frame starts: the settings in force, into this CPU's copy. */
+static __always_inline void nat_take_settings(void)
+{
+	__u32 zero = 0;
+	struct nat_settings *in_force = xnf_rules_lookup(nat_settings, &zero);
+	struct nat_settings *frame = xnf_map_lookup(&nat_frame_settings, &zero);
+
+	if (!frame)
+		return;
+	if (in_force)
+		__builtin_memcpy(frame, in_force, sizeof(*frame));
+	else
+		__builtin_memset(frame, 0, sizeof(*frame));
+}
+
 static __always_inline __u32 nat_setting(__u32 slot)
 {
-	__u32 *value = xnf_rules_lookup(nat_config, &slot);
+	__u32 zero = 0;
+	struct nat_settings *frame = xnf_map_lookup(&nat_frame_settings, &zero);
 
-	return value ? *value : 0;
+	return frame && slot < NAT_NSETTINGS ? frame->value[slot] : 0;
 }
 
 static __always_inline __u64 nat_timeout_ns(__u8 proto, __u32 closing)
@@ -741,13 +761,15 @@ static __always_inline xnf_verdict nat_ip6(const struct xnf_pkt *pkt, struct xnf
 
 static __always_inline xnf_verdict nat(struct xnf_pkt *pkt)
 {
-	__u32 inside = nat_setting(NAT_SETTING_INSIDE_PORT), zero = 0;
+	__u32 inside, zero = 0;
 	struct nat_outside *outside;
 	struct xnf_headers h;
 	int slot;
 
 	if (xnf_parse_headers(pkt, &h) < 0)
 		return XNF_DROP_MALFORMED;
+	nat_take_settings();
+	inside = nat_setting(NAT_SETTING_INSIDE_PORT);
 	if (h.ip6)
 		return nat_ip6(pkt, &h, inside, xnf_rules_lookup(nat_outside, &zero));
 	if (!h.ip4 || !inside) {

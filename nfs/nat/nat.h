@@ -174,6 +174,12 @@ enum nat_counter {
 	NAT_CNT_PREFIX6_IN,
 };
 
+/* Every setting in one value (nat_settings): what the packet path reads, once a frame. The commit step writes it from
+ * nat_config's slots, which the rules and the commit step itself set one by one. */
+struct nat_settings {
+	__u32 value[NAT_NSETTINGS];
+};
+
 /* The setting that holds the idle time of an entry of the protocol, closing or not. */
 static inline __attribute__((always_inline)) __u32 nat_timeout_slot(__u8 proto, __u32 closing)
 {

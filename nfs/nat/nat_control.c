@@ -212,6 +212,27 @@ out:
 	return rc;
 }
 
+/* nat_settings, what the packet path reads, from nat_config's slots as they are now. */
+static int publish_settings(const struct xnf_rules_target *maps, char *err, size_t errlen)
+{
+	struct xnf_map_ref config, settings;
+	struct nat_settings all = { 0 };
+	__u32 zero = 0;
+
+	if (xnf_map_find(maps, "nat_config", &config) || xnf_map_find(maps, "nat_settings", &settings)) {
+		snprintf(err, errlen, "the NAT's maps are missing");
+		return -1;
+	}
+	for (__u32 slot = 0; slot < NAT_NSETTINGS; slot++)
+		if (xnf_map_ref_lookup(&config, &slot, &all.value[slot]))
+			all.value[slot] = 0;
+	if (xnf_map_ref_update(&settings, &zero, &all, BPF_ANY)) {
+		snprintf(err, errlen, "cannot write the NAT's settings");
+		return -1;
+	}
+	return 0;
+}
+
 /* Whether an entry of nat_forward_back still answers for a forward of the rules (forwards are keyed by protocol and
  * public port on the first public address). */
 static bool forward_back_kept(const struct xnf_map_ref *forwards, const void *key, const void *value)
@@ -337,7 +358,11 @@ static int commit_public(const struct xnf_rules_target *maps, char *err, size_t 
 		if (pub[slot].addr)
 			used = slot + 1;
 	}
-	return xnf_map_ref_update(&config, &setting, &used, BPF_ANY) ? -1 : 0;
+	if (xnf_map_ref_update(&config, &setting, &used, BPF_ANY)) {
+		snprintf(err, errlen, "cannot note the public addresses' slots in use");
+		return -1;
+	}
+	return publish_settings(maps, err, errlen);
 }
 
 /* Whether a prefix of nat_inside is still one of the rules'. */
@@ -376,7 +401,7 @@ static int commit_inside(const struct xnf_rules_target *maps, char *err, size_t 
 			return -1;
 		}
 	}
-	if (xnf_map_ref_update(&config, &setting, &count, BPF_ANY)) {
+	if (xnf_map_ref_update(&config, &setting, &count, BPF_ANY) || publish_settings(maps, err, errlen)) {
 		snprintf(err, errlen, "cannot set the count of inside prefixes");
 		return -1;
 	}
@@ -426,7 +451,8 @@ static int commit_prefix6(const struct xnf_rules_target *maps, char *err, size_t
 }
 
 /* After every change of the rules: the public addresses' slots, the port forwards read backwards, the inside
- * prefixes counted, the IPv6 prefixes read backwards. */
+ * prefixes counted, the IPv6 prefixes read backwards; the settings the packet path reads follow each count as it
+ * is set (the rules' own settings, an idle time or the inside port, with the first). */
 int nat_commit(const struct xnf_rules_target *maps, char *err, size_t errlen);
 
 int nat_commit(const struct xnf_rules_target *maps, char *err, size_t errlen)
