@@ -488,12 +488,18 @@ untranslated:
 	return XNF_PASS;
 }
 
-/* Whether a source on the inside port is one to translate: any, unless the rules name inside prefixes. */
+/* Whether a source on the inside port is one to translate: any, unless the rules name inside prefixes. The count is
+ * read as it is now, not from the frame's copy, right before the prefixes: a single rule's change sets the two in an
+ * order that is safe only for reads made so (nat_control.c, commit_inside); a count copied as the frame started
+ * let a source out untranslated while its prefix was deleted (test_rule_churn). */
 static __always_inline int nat_inside_source(__be32 saddr)
 {
 	struct nat_inside_prefix key = { .prefixlen = 32, .addr = saddr };
+	struct nat_settings *now;
+	__u32 zero = 0;
 
-	return !nat_setting(NAT_SETTING_INSIDE_PREFIXES) || xnf_rules_lookup(nat_inside, &key);
+	now = xnf_rules_lookup(nat_settings, &zero);
+	return !(now && now->value[NAT_SETTING_INSIDE_PREFIXES]) || xnf_rules_lookup(nat_inside, &key);
 }
 
 static __always_inline xnf_verdict nat_untranslated(void)
