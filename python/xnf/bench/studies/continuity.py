@@ -13,13 +13,13 @@ to make it again), the event one second into it:
     datagram, and the receiving host's UdpRcvbufErrors say how much of the loss its own socket dropped (a 4 MiB
     buffer: AF_XDP workers deliver in batches from the other core, which a default buffer did not always hold).
 The events, in order, every round:
-  none            no event: the stream's own loss, the yardstick of the same run
+  none            no event: the streams' own loss, the yardstick of the same run
   reload          xnf reload (the rules file read again, put in force in place)
   restart         SIGTERM, and the same command again (the kept program forwards in between)
   upgrade         SIGTERM, and a separately built binary of the same NF (build/variants/upgrade) takes over
   kill            SIGKILL of the process, and the same command again
   to-afxdp        xnf move into AF_XDP workers (afxdp; the workers on the DUT core)
-  afxdp-none      no event, in afxdp: the stream's own loss on that path
+  afxdp-none      no event, in afxdp: the streams' own loss on that path
   afxdp-reload, afxdp-restart   the same in afxdp (the workers hand their tables to the kernel build and back)
   afxdp-kill      SIGKILL in afxdp: nothing is handed over; the frames that reach the sockets until the kernel
                   closes them as the process exits are lost (counted here), then the redirect program runs the NAT
@@ -39,6 +39,7 @@ import json
 import signal
 import socket
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,9 +164,9 @@ def _gen_inward(t: HostsTopology, public_port: int, *options: str) -> dict:
 
 
 def _gen_public_port(service: Service) -> int:
-    """The public port the NAT gave xnf-gen's inside endpoint (bpftool shows network-order fields as read on this
-    little-endian machine)."""
-    addr = int.from_bytes(socket.inet_aton(GEN_INSIDE), "little")
+    """The public port the NAT gave xnf-gen's inside endpoint (bpftool shows a network-order field as the number
+    its bytes make in this machine's order)."""
+    addr = int.from_bytes(socket.inet_aton(GEN_INSIDE), sys.byteorder)
     for key, (port, _) in kept_state.nat_mappings(service.state).items():
         endpoint = json.loads(key)
         if endpoint["addr"] == addr and endpoint["port"] == socket.htons(GEN_INSIDE_PORT):
