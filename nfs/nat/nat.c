@@ -495,11 +495,11 @@ untranslated:
 static __always_inline int nat_inside_source(__be32 saddr)
 {
 	struct nat_inside_prefix key = { .prefixlen = 32, .addr = saddr };
-	struct nat_settings *now;
+	struct nat_settings *in_force;
 	__u32 zero = 0;
 
-	now = xnf_rules_lookup(nat_settings, &zero);
-	return !(now && now->value[NAT_SETTING_INSIDE_PREFIXES]) || xnf_rules_lookup(nat_inside, &key);
+	in_force = xnf_rules_lookup(nat_settings, &zero);
+	return !(in_force && in_force->value[NAT_SETTING_INSIDE_PREFIXES]) || xnf_rules_lookup(nat_inside, &key);
 }
 
 static __always_inline xnf_verdict nat_untranslated(void)
