@@ -17,8 +17,6 @@
 
 #define FCS_LEN 4
 #define VLAN_ID_MAX 4094   /* 0 marks a priority tag, 4095 is reserved (IEEE 802.1Q) */
-#define ETH_P_8021Q_TPID 0x8100
-#define ETH_P_8021AD_TPID 0x88A8
 
 static __u32 sum16(const void *data, __u32 len, __u32 sum)
 {
@@ -96,10 +94,10 @@ static __u8 *write_tags(const struct frame_spec *spec, __u8 *buf, __u16 inner_pr
 		eth->h_proto = htons(inner_proto);
 		return at;
 	}
-	eth->h_proto = htons(spec->nvlan == 2 ? ETH_P_8021AD_TPID : ETH_P_8021Q_TPID);
+	eth->h_proto = htons(spec->nvlan == 2 ? ETH_P_8021AD : ETH_P_8021Q);
 	for (__u8 i = 0; i < spec->nvlan; i++, at += FRAME_VLAN_TAG_LEN) {
 		__u16 tci = htons(spec->vlan[i]);
-		__u16 next = htons(i + 1 < spec->nvlan ? ETH_P_8021Q_TPID : inner_proto);
+		__u16 next = htons(i + 1 < spec->nvlan ? ETH_P_8021Q : inner_proto);
 
 		memcpy(at, &tci, 2);
 		memcpy(at + 2, &next, 2);
@@ -109,7 +107,8 @@ static __u8 *write_tags(const struct frame_spec *spec, __u8 *buf, __u16 inner_pr
 
 __u32 frame_header_len(const struct frame_spec *spec)
 {
-	return ETH_HLEN + spec->nvlan * FRAME_VLAN_TAG_LEN + (spec->gtpu ? GTPU_ENCAP_LEN : 0) + (spec->ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
+	return ETH_HLEN + spec->nvlan * FRAME_VLAN_TAG_LEN + (spec->gtpu ? GTPU_ENCAP_LEN : 0) +
+	       (spec->ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
 	       (spec->tcp ? sizeof(struct tcphdr) : sizeof(struct udphdr));
 }
 
