@@ -154,10 +154,11 @@ def nat_file(which: int) -> list[str]:
             f"public {PUBLIC[which]} ports 1024-65535"]
 
 
-def captured(ns: str, iface: str, path, count: int):
-    """tcpdump on iface, started and listening; it ends by itself after count UDP frames."""
-    capture = subprocess.Popen(["ip", "netns", "exec", ns, "tcpdump", "-i", iface, "-nn", "-s", "64", "-B", "65536",
-                                "-c", str(count), "-w", str(path), "udp"], stderr=subprocess.PIPE, text=True)
+def captured(t: Topology, iface: str, path, count: int):
+    """tcpdump on the generator side's iface, started and listening (stopped at teardown at the latest); it ends by
+    itself after count UDP frames."""
+    capture = t.spawn(t.gen_ns, ["tcpdump", "-i", iface, "-nn", "-s", "64", "-B", "65536", "-c", str(count),
+                                 "-w", str(path), "udp"])
     wait_until(lambda: "listening on" in capture.stderr.readline(), what="tcpdump listening")
     return capture
 
@@ -183,7 +184,7 @@ def test_a_nat_reload_never_sends_with_one_files_gateway_and_the_others_address(
         path = tmp_path / "nat.rules"
         write(path, nat_file(0))
         nf = NfInstance.start(t, "nat", mode, t.dut_ifaces, rules=str(path), extra=paths.find(mode).lab_options())
-        capture = captured(t.gen_ns, t.links[1].gen_if, tmp_path / "out.pcap", NAT_FRAMES)
+        capture = captured(t, t.links[1].gen_if, tmp_path / "out.pcap", NAT_FRAMES)
         stop, reloads = threading.Event(), [0]
 
         def churn():
