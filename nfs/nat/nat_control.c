@@ -401,10 +401,12 @@ static int commit_inside(const struct xnf_rules_target *maps, char *err, size_t 
 			return -1;
 		}
 	}
-	if (xnf_map_ref_update(&config, &setting, &count, BPF_ANY) || publish_settings(maps, err, errlen)) {
+	if (xnf_map_ref_update(&config, &setting, &count, BPF_ANY)) {
 		snprintf(err, errlen, "cannot set the count of inside prefixes");
 		return -1;
 	}
+	if (publish_settings(maps, err, errlen))
+		return -1;
 	return delete_unkept(&inside, &rules, inside_kept, err, errlen);
 }
 
