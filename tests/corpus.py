@@ -120,8 +120,34 @@ def noise(count: int = 300, seed: int = 2544) -> list[tuple[str, bytes]]:
     return frames
 
 
+def jumbo() -> list[tuple[str, bytes]]:
+    """Frames longer than a page, which the XDP build gets in several buffers: 9,000-byte packets of each kind, a
+    tunnelled one, frames either side of the kernel's first buffer, the longest IPv4 packet, and jumbo frames whose
+    headers claim more than the frame holds."""
+    big = bytes(range(256)) * 256
+    ip4, ip6 = dict(src=SRC4, dst=DST4), dict(src=SRC6, dst=DST6)
+    frames = {
+        "jumbo-udp4": Ether(**ETH) / IP(**ip4) / UDP(sport=1111, dport=53) / big[:9000 - 28],
+        "jumbo-tcp4": Ether(**ETH) / IP(**ip4) / TCP(sport=4000, dport=80, flags="PA") / big[:9000 - 40],
+        "jumbo-icmp4": Ether(**ETH) / IP(**ip4) / ICMP() / big[:9000 - 28],
+        "jumbo-udp6": Ether(**ETH) / IPv6(**ip6) / UDP(sport=1111, dport=53) / big[:9000 - 48],
+        "jumbo-tcp6": Ether(**ETH) / IPv6(**ip6) / TCP(sport=4000, dport=80, flags="PA") / big[:9000 - 60],
+        "jumbo-vlan-udp4": Ether(**ETH) / Dot1Q(vlan=10) / IP(**ip4) / UDP(sport=1111, dport=53) / big[:8972],
+        "jumbo-gtpu-udp4": _tunnelled(IP(src=UE4, dst=SRC4) / UDP(sport=1111, dport=53) / big[:9000 - 28]),
+        "longest-ip4-udp": Ether(**ETH) / IP(**ip4) / UDP(sport=1111, dport=53) / big[:65000 - 28],
+    }
+    frames |= {f"udp4-of-{n}-bytes": Ether(**ETH) / IP(**ip4) / UDP(sport=1111, dport=53) / big[:n - 42]
+               for n in (3000, 3500, 3520, 3521, 3600, 4096, 4097, 8192)}
+    cases = [(name, bytes(frame)) for name, frame in frames.items()]
+    udp4 = bytes(frames["jumbo-udp4"])
+    cases += [("jumbo-tot-len-beyond-frame", _patch(udp4, 16, (9000 + 100).to_bytes(2, "big"))),
+              ("jumbo-cut-in-its-last-buffer", udp4[:8000]),
+              ("jumbo-udp-len-beyond-ip", _patch(udp4, 14 + 20 + 4, (9000).to_bytes(2, "big")))]
+    return cases
+
+
 def corpus() -> list[tuple[str, bytes]]:
-    return well_formed() + malformed() + noise()
+    return well_formed() + malformed() + jumbo() + noise()
 
 
 def write_pcap(path, frames: list[tuple[str, bytes]], times: list[float] | None = None, epoch: float = 0.0) -> None:

@@ -81,6 +81,9 @@ struct xnf_config {
 	/* --state in the modes with workers: a frame whose socket is gone (its process died, or is stopping) is
 	 * handled here by the NF on the kept tables (afxdp), or sent by the kernel (hybrid), as the kernel build would. */
 	__u32 kernel_fallback;
+	/* XDP loaded with BPF_F_XDP_HAS_FRAGS (the modes that take jumbo frames): a frame may go on past data_end in
+	 * further buffers. */
+	__u32 frags;
 };
 
 /* A key of xnf_local_ports: a local service by protocol and destination port. */

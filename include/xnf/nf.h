@@ -22,6 +22,7 @@
 #include <xnf/l4_csum.h>
 #include <xnf/helpers.h>
 #include <xnf/frame_start.h>
+#include <xnf/frame_bytes.h>
 #include <xnf/drop_rules.h>
 
 /* The glue below is xnf's own (include/xnf/internal/): reachable from here, not from an NF's source. */

@@ -28,8 +28,10 @@ struct xnf_pkt {
 	void *data_end;
 #ifdef XNF_TARGET_BPF
 	xnf_ctx *ctx;
+	/* Bytes of the frame after data_end that the NF cannot read through data: at tc outside the skb's linear
+	 * part (a GSO payload), at XDP in the further buffers of a multi-buffer frame (a jumbo frame). */
+	__u32 beyond;
 #ifdef XNF_HOOK_TC
-	__u32 beyond;       /* bytes of the frame after data_end, outside the skb's linear part (a GSO payload) */
 	/* Changes to what the frame's TCP or UDP checksum covers (xnf/csum.h), summed as the NF reports them and
 	 * applied through the kernel's helpers when it returns: the skb's checksum state decides how. */
 	__u32 csum_pseudo;  /* changes to the pseudo-header (addresses) */
@@ -49,13 +51,29 @@ struct xnf_pkt {
 };
 
 #ifdef XNF_TARGET_BPF
-/* The packet of a hook's context (the tc glue sets beyond). */
+#ifndef XNF_HOOK_TC
+/* Written by the loader before load (xnf/nf.h): whether the program takes multi-buffer frames is in it. */
+extern const volatile struct xnf_config xnf_cfg;
+
+/* The frame's whole length. Only a program loaded to take multi-buffer frames can meet one: any other's frame is
+ * its first buffer, and needs no helper call to say so. */
+static __always_inline __u32 xnf__xdp_frame_len(struct xdp_md *ctx)
+{
+	if (xnf_cfg.frags)
+		return (__u32)bpf_xdp_get_buff_len(ctx);
+	return (__u32)(ctx->data_end - ctx->data);
+}
+#endif
+
+/* The packet of a hook's context. */
 static __always_inline void xnf_pkt_init(struct xnf_pkt *pkt, xnf_ctx *ctx)
 {
 	pkt->data = (void *)(long)ctx->data;
 	pkt->data_end = (void *)(long)ctx->data_end;
 	pkt->ctx = ctx;
-#ifdef XNF_HOOK_TC
+#ifndef XNF_HOOK_TC
+	pkt->beyond = xnf__xdp_frame_len(ctx) - (__u32)(pkt->data_end - pkt->data);
+#else
 	pkt->beyond = ctx->len - (__u32)(pkt->data_end - pkt->data);
 	pkt->csum_pseudo = 0;
 	pkt->csum_fields = 0;
@@ -68,9 +86,20 @@ static __always_inline void xnf_pkt_init(struct xnf_pkt *pkt, xnf_ctx *ctx)
 }
 #endif
 
+/* The bytes readable through data: the first buffer of a multi-buffer frame. */
 static __always_inline __u32 xnf_pkt_len(const struct xnf_pkt *pkt)
 {
 	return (__u32)((char *)pkt->data_end - (char *)pkt->data);
+}
+
+/* The frame's whole length, every buffer of it (at tc: the skb's, a GSO segment's whole payload). */
+static __always_inline __u32 xnf_frame_len(const struct xnf_pkt *pkt)
+{
+#ifdef XNF_TARGET_BPF
+	return xnf_pkt_len(pkt) + pkt->beyond;
+#else
+	return xnf_pkt_len(pkt);
+#endif
 }
 
 /*

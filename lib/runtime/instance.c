@@ -493,7 +493,7 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 				     .attach_clsact = opt->attach == XNF_ATTACH_CLSACT, .libxdp_priority = opt->priority,
 				     .journal_dir = run_dir, .held = true, .hook = mode->hook,
 				     .state_dir = opt->state_dir, .nf_name = xnf_nf_name,
-				     .verifier_stats = opt->verifier_stats };
+				     .verifier_stats = opt->verifier_stats, .frags = xnf_mode_loads_frags(mode) };
 	struct xnf_port ports[XNF_MAX_PORTS];
 	int sig_fd, rc = 1;
 

@@ -211,7 +211,7 @@ int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32
 	struct xnf_config cfg = { .nports = nports, .datapath = plan->datapath, .chain_split = plan->chain_split,
 				  .offload_drops = plan->offload_table != 0,
 				  .local_queues = local ? local->queues : 0, .local_ports = local ? local->nports : 0,
-				  .skb_mode = generic, .peer_ports = plan->peer_ports,
+				  .skb_mode = generic, .peer_ports = plan->peer_ports, .frags = plan->frags,
 				  .kernel_fallback = plan->state_dir && (plan->datapath == XNF_DATAPATH_USER ||
 									 plan->datapath == XNF_DATAPATH_HYBRID) };
 	struct bpf_program *prog;
@@ -250,6 +250,8 @@ int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32
 			  plan->hook == XNF_AT_TC ? "tc" : "XDP");
 		return -1;
 	}
+	if (plan->frags)
+		bpf_program__set_flags(prog, bpf_program__flags(prog) | BPF_F_XDP_HAS_FRAGS);
 	if (size_maps(x->obj, plan, sizes, nsizes) || (plan->state_dir && xnf_state_adopt_maps(x, plan->state_dir)) ||
 	    (plan->verifier_stats && xnf_verifier_stats_ask(prog)))
 		return -1;

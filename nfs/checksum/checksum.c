@@ -27,7 +27,7 @@ XNF_COUNTER_NAMES("recomputed", "not_l4");
 
 static long ck_compute_once(__u32 index, void *ctx)
 {
-	__u32 zero = 0, offset, len;
+	__u32 zero = 0, offset, len, sum;
 	struct ck_job *job = xnf_map_lookup(&ck_jobs, &zero);
 	void *data, *data_end;
 	__sum16 *check;
@@ -44,7 +44,17 @@ static long ck_compute_once(__u32 index, void *ctx)
 	if ((void *)(check + 1) > data_end)
 		return 1;
 	*check = 0;
-	folded = xnf_csum_fold(xnf_csum_partial(l4, len, data_end, job->pseudo_sum));
+	/* A segment that goes on past the first buffer (a jumbo frame) is summed through the frame's bytes. */
+	if (len <= XNF_CSUM_MAX_BYTES && l4 + len <= (__u8 *)data_end)
+		sum = xnf_csum_partial(l4, len, data_end, job->pseudo_sum);
+	else if (xnf_frame_sum(ctx, offset, len, job->pseudo_sum, &sum))
+		return 1;
+	xnf_pkt_bounds(ctx, &data, &data_end);
+	check = (__sum16 *)((__u8 *)data + offset +
+			    (job->is_udp ? offsetof(struct udphdr, check) : offsetof(struct tcphdr, check)));
+	if ((void *)(check + 1) > data_end)
+		return 1;
+	folded = xnf_csum_fold(sum);
 	/*
 	 * UDP sends a computed zero as all ones: zero means "no checksum" (RFC 768).
 	 * Arithmetic, not a branch: a branch on the sum would make the verifier
@@ -54,8 +64,8 @@ static long ck_compute_once(__u32 index, void *ctx)
 	return 0;
 }
 
-/* Length of the L4 segment by the IP header; -1 if the frame is shorter than that. */
-static __always_inline int ck_l4_length(const struct xnf_headers *h, void *data_end, __u32 *len)
+/* Length of the L4 segment by the IP header; -1 if the frame (every buffer of it) is shorter than that. */
+static __always_inline int ck_l4_length(const struct xnf_pkt *pkt, const struct xnf_headers *h, __u32 *len)
 {
 	__u32 ip_len;
 
@@ -72,7 +82,7 @@ static __always_inline int ck_l4_length(const struct xnf_headers *h, void *data_
 	} else {
 		return -1;
 	}
-	return (char *)h->l4 + *len > (char *)data_end ? -1 : 0;
+	return (__u32)((char *)h->l4 - (char *)pkt->data) + *len > xnf_frame_len(pkt) ? -1 : 0;
 }
 
 /* Sum of count 16-bit words at words: addresses, already bounds-checked by the parser. */
@@ -102,7 +112,8 @@ static __always_inline int ck_prepare(struct xnf_pkt *pkt, const struct xnf_head
 	__u32 zero = 0, len;
 	struct ck_job *job = xnf_map_lookup(&ck_jobs, &zero);
 
-	if (!job || ck_l4_length(h, pkt->data_end, &len) < 0)
+	/* A GSO segment's checksum is the kernel's to finish per segment: one computed over it would be wrong. */
+	if (!job || xnf_frame_is_segment(pkt) || ck_l4_length(pkt, h, &len) < 0)
 		return -1;
 	job->l4_offset = (__u32)((char *)h->l4 - (char *)pkt->data);
 	job->l4_len = len;

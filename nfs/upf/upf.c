@@ -93,7 +93,9 @@ static __always_inline int upf_parse_tunnel(const struct xnf_pkt *pkt, const str
 	if ((const void *)(gtp + 1) > pkt->data_end || (gtp->flags & 0xf0) != GTPU_FLAGS_V1)
 		return UPF_TUNNEL_MALFORMED;
 	end = sizeof(*gtp) + bpf_ntohs(gtp->length);
-	if (bpf_ntohs(udp->len) != sizeof(*udp) + end || (const char *)gtp + end > (const char *)pkt->data_end)
+	/* The frame may go on past data_end (a jumbo frame's further buffers): its whole length counts. */
+	if (bpf_ntohs(udp->len) != sizeof(*udp) + end ||
+	    (__u32)((const char *)gtp - (const char *)pkt->data) + end > xnf_frame_len(pkt))
 		return UPF_TUNNEL_MALFORMED;
 	t->teid = gtp->teid;
 	t->type = gtp->type;
@@ -473,7 +475,7 @@ static __always_inline xnf_verdict upf_downlink_packet(struct xnf_pkt *pkt, cons
 		xnf_count_event(UPF_CNT_SEGMENT_REFUSED);
 		return XNF_DROP;
 	}
-	inner_len = upf_inner_len(pkt, ip, (__u32)((const __u8 *)pkt->data_end - ip), &proto);
+	inner_len = upf_inner_len(pkt, ip, xnf_frame_len(pkt) - (__u32)(ip - (const __u8 *)pkt->data), &proto);
 	if (!inner_len)
 		return XNF_DROP_MALFORMED;   /* shorter than its IP header says */
 	far = upf_action(pdr, inner_len);

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 from corpus import corpus, write_pcap  # the differential test's corpus (scapy)
-from differential import KERNEL_BUILDS, TC_TEST_RUN_REFUSES
+from differential import KERNEL_BUILDS, tc_test_run_refused
 from xnf.build import BUILD_DIR, REPO_ROOT
 
 ROOT = REPO_ROOT
@@ -105,7 +105,7 @@ def replay_in_kernel(target: str, tmp_dir: Path) -> dict:
             raise RuntimeError(f"xnf-diff-{nf} ({build}) failed: {result.stderr.strip()}")
         records = [json.loads(line) for line in result.stdout.splitlines()]
         different += [f"{build}: {name}" for (name, _), r in zip(frames, records[:-1])
-                      if not r.get("same") and TC_TEST_RUN_REFUSES not in r.get("skipped", "")]
+                      if not r.get("same") and not tc_test_run_refused(r)]
     return {"frames": len(frames), "mismatches": len(different), "different": different[:10]}
 
 

@@ -21,7 +21,7 @@ from xnf.errors import XnfError
 from xnf.lab import apps, netns, paths, upf_sessions
 from xnf.lab.cores import DUT_CORE
 from xnf.lab.generator import Generator
-from xnf.lab.gnb import GTPU_PORT, Gnb
+from xnf.lab.gnb import GTPU_PORT, N3_MTU, Gnb
 from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
 
@@ -44,13 +44,13 @@ def upf_rules(t: HostsTopology, qer: str = "") -> str:
             f"far 1 2 forward n3 teid {DOWN_TEID} to {gnb.ip} qfi {QFI}\n" + qer)
 
 
-def ue_behind_a_gnb(t: HostsTopology, also_reaches: tuple[str, ...] = ()) -> Gnb:
+def ue_behind_a_gnb(t: HostsTopology, also_reaches: tuple[str, ...] = (), n3_mtu: int = N3_MTU) -> Gnb:
     """The UE reaches the server (host 1) and also_reaches through its tunnel; the server's way back to it is the
     UPF."""
     gnb, server = t.host(0), t.host(1)
     netns.ip("route", "add", f"{UE}/32", "via", server.dut_ip, ns=server.ns)
     return Gnb(t, gnb.ns, ue=UE, gnb=gnb.ip, upf=gnb.dut_ip, teid=UP_TEID, qfi=QFI,
-               route=(f"{server.ip}/32", *also_reaches))
+               route=(f"{server.ip}/32", *also_reaches), n3_mtu=n3_mtu)
 
 
 def usage(nf: NfInstance) -> dict[str, int]:

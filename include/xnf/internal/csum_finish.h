@@ -36,6 +36,13 @@ struct {
 	__uint(max_entries, 1);
 } xnf_finish_csum SEC(".maps");
 
+/* An unfinished segment, as one number for the summing function: its offset (its headers lie in the first page),
+ * its length (up to 64 KiB: a jumbo frame's segment lies in further buffers too) and whether it is UDP. */
+#define XNF__SEG_OFFSET_BITS 12 /* below XNF_CSUM_MAX_BYTES (4096) */
+#define XNF__SEG_LEN_BITS 17
+#define XNF__SEG_MAX_LEN ((1u << XNF__SEG_LEN_BITS) - 1)
+#define XNF__SEG_UDP (1u << (XNF__SEG_OFFSET_BITS + XNF__SEG_LEN_BITS))
+
 /* Where a TCP or UDP checksum lives and what it covers. */
 struct xnf__l4_csum {
 	__sum16 *field;
@@ -81,8 +88,8 @@ static __always_inline int xnf__l4_csum_of(struct xnf_pkt *pkt, struct xnf__l4_c
 		return 0;
 	}
 	c->l4_len = end - c->l4_offset;
-	if (c->l4_offset >= XNF_CSUM_MAX_BYTES || c->l4_len > XNF_CSUM_MAX_BYTES)
-		return 0; /* beyond what the summing loop covers: left as it came */
+	if (c->l4_offset >= XNF_CSUM_MAX_BYTES || c->l4_len > XNF__SEG_MAX_LEN)
+		return 0; /* headers past a page, or longer than IP carries: not a segment any stack sends */
 	c->pseudo = sum + bpf_htons((__u16)h.l4_proto) + bpf_htons((__u16)c->l4_len);
 	return 1;
 }
@@ -94,11 +101,6 @@ static __always_inline int xnf__finish_csum_on(void)
 	return on && *on;
 }
 
-/* An unfinished segment, as one number for the summing function: its offset, its length and whether it
- * is UDP. */
-#define XNF__SEG_BITS 13 /* up to XNF_CSUM_MAX_BYTES (4096) */
-#define XNF__SEG_MASK ((1u << XNF__SEG_BITS) - 1)
-#define XNF__SEG_UDP (1u << (2 * XNF__SEG_BITS))
 
 /*
  * The frame's unfinished TCP or UDP segment, or 0 if it has none. The verifier checks each of these global
@@ -115,7 +117,7 @@ __attribute__((noinline)) int xnf__unfinished_segment(struct xdp_md *ctx)
 	xnf_pkt_init(&pkt, ctx);
 	if (!xnf__l4_csum_of(&pkt, &c) || *c.field != (__sum16)(__u16)~xnf_csum_fold(c.pseudo))
 		return 0;
-	return (int)(c.l4_offset | c.l4_len << XNF__SEG_BITS | (c.udp ? XNF__SEG_UDP : 0));
+	return (int)(c.l4_offset | c.l4_len << XNF__SEG_OFFSET_BITS | (c.udp ? XNF__SEG_UDP : 0));
 }
 
 /*
@@ -126,8 +128,8 @@ __attribute__((noinline)) int xnf__unfinished_segment(struct xdp_md *ctx)
  */
 __attribute__((noinline)) int xnf__finish_segment(struct xdp_md *ctx, __u32 segment)
 {
-	__u32 offset = segment & (XNF_CSUM_MAX_BYTES - 1), len = (segment >> XNF__SEG_BITS) & XNF__SEG_MASK;
-	__u32 udp = !!(segment & XNF__SEG_UDP);
+	__u32 offset = segment & (XNF_CSUM_MAX_BYTES - 1);
+	__u32 len = (segment >> XNF__SEG_OFFSET_BITS) & XNF__SEG_MAX_LEN, udp = !!(segment & XNF__SEG_UDP), sum;
 	__u8 *data, *data_end, *l4;
 	__sum16 *field;
 	__u16 folded;
@@ -140,7 +142,13 @@ __attribute__((noinline)) int xnf__finish_segment(struct xdp_md *ctx, __u32 segm
 	field = (__sum16 *)(l4 + (udp ? offsetof(struct udphdr, check) : offsetof(struct tcphdr, check)));
 	if ((void *)(field + 1) > (void *)data_end)
 		return 0;
-	folded = xnf_csum_fold(xnf_csum_partial(l4, len, data_end, 0));
+	/* A segment in the first buffer is summed in place; one that goes on into further buffers (a jumbo frame)
+	 * chunk by chunk, through the kernel's helpers. */
+	if (len <= XNF_CSUM_MAX_BYTES && l4 + len <= data_end)
+		sum = xnf_csum_partial(l4, len, data_end, 0);
+	else if (xnf__frame_sum_ctx(ctx, offset, len, 0, &sum))
+		return 0;
+	folded = xnf_csum_fold(sum);
 	*field = (__sum16)(folded | (0xffffu * (udp & (((__u32)folded - 1) >> 31))));
 	return 1;
 }

@@ -41,7 +41,7 @@ static __always_inline int xnf_tx_action(struct xdp_md *ctx)
 static __always_inline int xnf_xdp_action(struct xdp_md *ctx, xnf_verdict verdict)
 {
 	/* Re-read the length: the NF may have grown or shrunk the frame. */
-	__u64 bytes = ctx->data_end - ctx->data;
+	__u64 bytes = xnf__xdp_frame_len(ctx);
 	__u32 slot;
 	int action;
 
@@ -163,7 +163,7 @@ static __always_inline int xnf_xdp_hybrid(struct xdp_md *ctx, struct xnf_pkt *pk
 	redirect = bpf_redirect_map(&xnf_xsks, key, 0);
 	if (redirect == XDP_REDIRECT)
 		return redirect;
-	xnf_count(XNF_STAT_REDIRECT_ERROR, ctx->data_end - ctx->data);
+	xnf_count(XNF_STAT_REDIRECT_ERROR, xnf__xdp_frame_len(ctx));
 	return XDP_DROP;
 }
 
@@ -190,7 +190,7 @@ static __always_inline int xnf_xdp_split(struct xdp_md *ctx, struct xnf_pkt *pkt
 	{                                                                      \
 		if (xnf_cfg.datapath == XNF_DATAPATH_USER) {                   \
 			if (xnf_cfg.offload_drops && offloaded_drop(pkt)) {    \
-				xnf_count(XNF_STAT_DROP, ctx->data_end - ctx->data); \
+				xnf_count(XNF_STAT_DROP, xnf__xdp_frame_len(ctx)); \
 				return XDP_DROP;                               \
 			}                                                      \
 			if (xnf_cfg.kernel_fallback && !xnf_xdp_has_socket(pkt)) \
@@ -207,7 +207,7 @@ static __always_inline int xnf_xdp_split(struct xdp_md *ctx, struct xnf_pkt *pkt
 	int xnf_xdp_main(struct xdp_md *ctx)                                   \
 	{                                                                      \
 		if (!xnf_is_in_force()) {                                      \
-			xnf_count(XNF_STAT_NOT_READY, ctx->data_end - ctx->data); \
+			xnf_count(XNF_STAT_NOT_READY, xnf__xdp_frame_len(ctx)); \
 			return XDP_DROP;                                       \
 		}                                                              \
 		XNF__RULES_FRAME_BEGIN();                                      \

@@ -167,10 +167,12 @@ def request_rate(ns: str, url: str, seconds: int = 2, connections: int = 16, cor
 
 # ---------------------------------------------------------------------------------------------------- ping, counters
 
-def ping(ns: str, dst: str, count: int, interval: float = 0.01) -> int:
-    """Echo requests from ns to dst; how many were answered."""
-    result = netns.run(ns, ["ping", "-c", str(count), "-i", str(interval), "-W", "1", "-q", dst], check=False,
-                       timeout=count * interval + 10)
+def ping(ns: str, dst: str, count: int, interval: float = 0.01, size: int | None = None) -> int:
+    """Echo requests from ns to dst; how many were answered. size: the ICMP payload's bytes, sent with
+    don't-fragment (a frame that cannot pass whole is lost, not cut into fragments)."""
+    sized = ["-s", str(size), "-M", "do"] if size is not None else []
+    result = netns.run(ns, ["ping", "-c", str(count), "-i", str(interval), "-W", "1", "-q", *sized, dst],
+                       check=False, timeout=count * interval + 10)
     for line in result.stdout.splitlines():
         if "received" in line:
             return int(line.split(",")[1].split()[0])

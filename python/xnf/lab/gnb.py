@@ -28,8 +28,9 @@ from xnf.lab.topology import Topology
 
 GTPU_PORT = 2152
 TUN_NAME = "ue0"
-# The UE's MTU: an Ethernet frame's 1500 bytes less the tunnel's 44 (IPv4, UDP, GTP-U with the container).
-UE_MTU = 1456
+# What the tunnel adds to a UE's packet (IPv4, UDP, GTP-U with the container): the UE's MTU is N3's less this.
+TUNNEL_BYTES = 44
+N3_MTU = 1500
 START_TIMEOUT_S = 10.0
 _TUNSETIFF, _IFF_TUN, _IFF_NO_PI = 0x400454CA, 0x0001, 0x1000
 
@@ -65,7 +66,7 @@ def decapsulate(datagram: bytes) -> tuple[int, int | None, bytes] | None:
 def _serve(args: argparse.Namespace) -> None:
     tun = _open_tun(TUN_NAME)
     for argv in (["ip", "addr", "add", f"{args.ue}/32", "dev", TUN_NAME],
-                 ["ip", "link", "set", TUN_NAME, "mtu", str(UE_MTU), "up"],
+                 ["ip", "link", "set", TUN_NAME, "mtu", str(args.n3_mtu - TUNNEL_BYTES), "up"],
                  *[["ip", "route", "add", prefix, "dev", TUN_NAME, "src", args.ue] for prefix in args.route]):
         subprocess.run(argv, check=True)
     udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -94,10 +95,11 @@ class Gnb:
     teid: int
     qfi: int
     route: tuple[str, ...]
+    n3_mtu: int = N3_MTU
 
     def __post_init__(self) -> None:
         argv = [sys.executable, "-m", "xnf.lab.gnb", "--ue", self.ue, "--gnb", self.gnb, "--upf", self.upf,
-                "--teid", str(self.teid), "--qfi", str(self.qfi)]
+                "--teid", str(self.teid), "--qfi", str(self.qfi), "--n3-mtu", str(self.n3_mtu)]
         for prefix in self.route:
             argv += ["--route", prefix]
         self.process = self.t.spawn(self.ns, argv)
@@ -115,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--teid", type=int, required=True, help="the uplink TEID (the UPF's, for this session)")
     parser.add_argument("--qfi", type=int, default=9, help="the QFI in the PDU Session Container (default 9)")
     parser.add_argument("--route", action="append", default=[], help="a prefix the UE reaches through the tunnel")
+    parser.add_argument("--n3-mtu", type=int, default=N3_MTU,
+                        help=f"the MTU of the gNB's N3 link (default {N3_MTU}): the UE's is {TUNNEL_BYTES} less")
     args = parser.parse_args(argv)
     try:
         _serve(args)

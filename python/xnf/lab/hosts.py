@@ -58,6 +58,7 @@ class HostsTopology(Topology):
     hosts: int = 2
     gen_xdp: str | None = None
     generator: bool = False  # xnf-gen on the first two hosts' segments (above)
+    mtu: int | None = None   # every host's and DUT port's MTU (and the bridges'); None: the kernel's 1500
     host_list: list[Host] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -88,11 +89,11 @@ class HostsTopology(Topology):
             host.stack_if = BRIDGE
         netns.create(host.ns)
         _enable_ipv6(host.ns)
-        netns.ip("link", "add", host.iface, "netns", host.ns, "address", host.mac, "type", "veth", "peer", "name",
-                 host.dut_if, "netns", self.dut_ns, "address", host.dut_mac)
+        netns.ip("link", "add", host.iface, "netns", host.ns, "address", host.mac, *self._mtu_args(), "type", "veth",
+                 "peer", "name", host.dut_if, "netns", self.dut_ns, "address", host.dut_mac, *self._mtu_args())
         if host.stack_if == BRIDGE:
-            netns.ip("link", "add", BRIDGE, "address", host.mac, "type", "bridge", "stp_state", "0",
-                     "forward_delay", "0", ns=host.ns)
+            netns.ip("link", "add", BRIDGE, "address", host.mac, *self._mtu_args(), "type", "bridge", "stp_state",
+                     "0", "forward_delay", "0", ns=host.ns)
             netns.ip("link", "set", host.iface, "master", BRIDGE, ns=host.ns)
             netns.ip("link", "set", BRIDGE, "up", ns=host.ns)
         netns.ip("addr", "add", f"{host.ip}/24", "dev", host.stack_if, ns=host.ns)
@@ -112,8 +113,8 @@ class HostsTopology(Topology):
         i = host.index
         link = Link(index=i, gen_if=f"gen{i}", dut_if=host.dut_if, gen_mac=f"02:00:00:00:{i:02x}:03",
                     dut_mac=host.dut_mac, gen_ip="", dut_ip=host.dut_ip, gen_ip6="", dut_ip6=host.dut_ip6)
-        netns.ip("link", "add", link.gen_if, "netns", self.gen_ns, "address", link.gen_mac, "type", "veth", "peer",
-                 "name", f"g{i}", "netns", host.ns)
+        netns.ip("link", "add", link.gen_if, "netns", self.gen_ns, "address", link.gen_mac, *self._mtu_args(),
+                 "type", "veth", "peer", "name", f"g{i}", "netns", host.ns, *self._mtu_args())
         netns.ip("link", "set", f"g{i}", "master", BRIDGE, "up", ns=host.ns)
         netns.ip("link", "set", link.gen_if, "up", ns=self.gen_ns)
         # veth facts: xnf-gen sends XDP frames out of gen<i>, which g<i> takes only with GRO (or XDP) on; gen<i>
@@ -121,6 +122,9 @@ class HostsTopology(Topology):
         netns.run(host.ns, ["ethtool", "-K", f"g{i}", "gro", "on"])
         netns.run(self.gen_ns, ["ethtool", "-K", link.gen_if, "gro", "on"])
         return link
+
+    def _mtu_args(self) -> list[str]:
+        return ["mtu", str(self.mtu)] if self.mtu else []
 
     def namespaces_to_remove(self) -> list[str]:
         return [self.dut_ns] + [f"{self._tag}-h{i}" for i in range(self.hosts)] + \

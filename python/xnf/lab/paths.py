@@ -48,6 +48,11 @@ class Path:
     def has_workers(self) -> bool:
         return self.described["sockets"]
 
+    @property
+    def takes_jumbo_frames(self) -> bool:
+        """Frames longer than a page: XDP taking multi-buffer frames, and tc."""
+        return self.described["jumbo_frames"]
+
     def lab_options(self) -> list[str]:
         """The options of `xnf run` besides --mode that make the path on the lab: its transmit path, and its
         workers on the DUT's core."""
@@ -109,6 +114,16 @@ def find(key: str) -> Path:
 def kernel() -> list[str]:
     """The keys of the paths whose NF runs in the kernel alone (no workers)."""
     return [k for k, p in carrying().items() if p.nf_in_kernel and not p.has_workers]
+
+
+def jumbo() -> list[str]:
+    """The keys of the paths that carry frames longer than a page (jumbo MTUs)."""
+    return [k for k, p in carrying().items() if p.takes_jumbo_frames]
+
+
+def single_buffer() -> list[str]:
+    """The keys of the paths whose frames are one buffer of a page at most: their ports refuse a jumbo MTU."""
+    return [k for k, p in carrying().items() if not p.takes_jumbo_frames]
 
 
 def options_by_key(*keys: str) -> dict[str, tuple[str, list[str]]]:

@@ -20,6 +20,9 @@
 /* What a veth takes as its peer's MTU with an XDP program that is not multi-buffer aware: a page less
  * XDP's headroom, the skb's shared info and the Ethernet header (Linux 6.x, x86-64, 4 KiB pages). */
 #define XNF_VETH_XDP_MAX_MTU 3506
+/* With a multi-buffer aware one the kernel adds a page for each fragment an skb may have (MAX_SKB_FRAGS, 17 unless
+ * the kernel was built otherwise): more than a veth's own limit, 65,535. */
+#define XNF_VETH_XDP_FRAGS_MAX_MTU (XNF_VETH_XDP_MAX_MTU + 17 * 4096)
 
 /* How an instance uses its ports: what the checks judge against. */
 struct xnf_port_use {
@@ -29,6 +32,7 @@ struct xnf_port_use {
 	__u32 queues;        /* rx queues AF_XDP sockets serve (0: no sockets) */
 	__u32 live_max_len;  /* the longest frame the live path sends (0: no live path) */
 	bool skb_hook;       /* the NF runs at tc on skbs: no XDP limit and nothing of the peer's applies */
+	bool frags;          /* the XDP program takes multi-buffer frames: jumbo MTUs */
 };
 
 enum xnf_problem_level { XNF_LEVEL_NOTE, XNF_LEVEL_WARNING, XNF_LEVEL_ERROR };

@@ -69,6 +69,7 @@ struct xnf_xdp_plan {
 	enum xnf_kernel_hook hook;                /* XDP, or tc ingress (--mode tc) */
 	__u32 peer_ports;                         /* tc: veth ports whose peer is in another namespace */
 	bool verifier_stats;                      /* --verifier-stats: say what the verifier's pass took */
+	bool frags;                               /* XDP taking multi-buffer frames (BPF_F_XDP_HAS_FRAGS) */
 };
 
 int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32 nports, bool generic,
