@@ -135,6 +135,13 @@ bool xnf_port_may_bring_unfinished_checksums(const struct xnf_port_facts *f)
 	return !f->peer.features_known || f->peer.tx_csum;
 }
 
+bool xnf_port_brings_jumbo_frames(const struct xnf_port_facts *f)
+{
+	if (f->peer.exists)
+		return f->peer.link.mtu > XNF_VETH_XDP_MAX_MTU;
+	return f->link.mtu > XNF_ONE_BUFFER_MTU;
+}
+
 /* ------------------------------------------------------------------ problems */
 
 __attribute__((format(printf, 2, 3))) static void text(char *out, const char *fmt, ...)
@@ -386,6 +393,7 @@ void xnf_port_facts_json(FILE *out, const struct xnf_port_facts *f)
 		json_bool(out, "zero_copy", f->xdp_features & XNF_XDP_ACT_XSK_ZEROCOPY);
 	}
 	json_bool(out, "unfinished_checksums", xnf_port_may_bring_unfinished_checksums(f));
+	json_bool(out, "jumbo_frames", xnf_port_brings_jumbo_frames(f));
 	fprintf(out, ", \"peer\": ");
 	if (f->peer.exists)
 		peer_json(out, &f->peer);

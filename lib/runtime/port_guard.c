@@ -30,6 +30,15 @@ struct xnf_port_use port_use_of(const struct run_options *opt)
 	return use;
 }
 
+bool port_guard_brings_jumbo_frames(const struct port_guard *g)
+{
+	for (__u32 i = 0; i < g->nports; i++) {
+		if (xnf_port_brings_jumbo_frames(&g->facts[i]))
+			return true;
+	}
+	return false;
+}
+
 static bool any_unfinished(const struct port_guard *g)
 {
 	for (__u32 i = 0; i < g->nports; i++) {

@@ -43,6 +43,8 @@ void port_guard_follow(struct port_guard *g);
  * "dropped_before_xdp": N}]: frames the peer could not hand to the port (its receive ring full), which no
  * program of the port saw. Nothing when no port has a veth peer. */
 void port_guard_json(const struct port_guard *g, FILE *out);
+/* Whether any port may bring frames longer than one buffer (xnf_port_brings_jumbo_frames). */
+bool port_guard_brings_jumbo_frames(const struct port_guard *g);
 /* A bit per port that is a veth whose peer is in another namespace (where tc sends with bpf_redirect_peer). */
 __u32 port_guard_peer_ports(const struct port_guard *g);
 /* Puts the peers' settings back. Safe to call more than once, and after a failed start. */

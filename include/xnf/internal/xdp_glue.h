@@ -38,12 +38,17 @@ static __always_inline int xnf_tx_action(struct xdp_md *ctx)
 	return action == XDP_REDIRECT ? action : XDP_TX;
 }
 
-static __always_inline int xnf_xdp_action(struct xdp_md *ctx, xnf_verdict verdict)
+static __always_inline int xnf_xdp_action(struct xnf_pkt *pkt, xnf_verdict verdict)
 {
-	/* Re-read the length: the NF may have grown or shrunk the frame. */
-	__u64 bytes = xnf__xdp_frame_len(ctx);
+	struct xdp_md *ctx = pkt->ctx;
+	/* The first buffer re-read (the NF may have moved the frame's start), the further ones as they came. The
+	 * barrier keeps the compiler from adding them to data_end, which the verifier refuses. */
+	__u64 bytes = ctx->data_end - ctx->data;
 	__u32 slot;
 	int action;
+
+	xnf_barrier_var(bytes);
+	bytes += pkt->beyond;
 
 	switch (XNF_VERDICT_ACTION(verdict)) {
 	case XNF_DROP:
@@ -149,16 +154,16 @@ static __always_inline int xnf_xdp_hybrid(struct xdp_md *ctx, struct xnf_pkt *pk
 	int redirect;
 
 	if (action != XNF_TX && action != XNF_REDIRECT_ACTION)
-		return xnf_xdp_action(ctx, verdict);
+		return xnf_xdp_action(pkt, verdict);
 	if (xnf_cfg.kernel_fallback && !xnf_xdp_has_socket(pkt))
-		return xnf_xdp_action(ctx, verdict); /* the workers are gone: the kernel sends it */
+		return xnf_xdp_action(pkt, verdict); /* the workers are gone: the kernel sends it */
 	key = xnf_xdp_socket_key(pkt);
 	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(__u32)))
-		return xnf_xdp_action(ctx, verdict);
+		return xnf_xdp_action(pkt, verdict);
 	data = (void *)(long)ctx->data;
 	meta = (void *)(long)ctx->data_meta;
 	if (meta + sizeof(__u32) > data)
-		return xnf_xdp_action(ctx, verdict);
+		return xnf_xdp_action(pkt, verdict);
 	*(__u32 *)meta = verdict;
 	redirect = bpf_redirect_map(&xnf_xsks, key, 0);
 	if (redirect == XDP_REDIRECT)
@@ -177,7 +182,7 @@ static __always_inline int xnf_xdp_split(struct xdp_md *ctx, struct xnf_pkt *pkt
 	__u32 action = XNF_VERDICT_ACTION(verdict);
 
 	if (action != XNF_TX && action != XNF_REDIRECT_ACTION)
-		return xnf_xdp_action(ctx, verdict);
+		return xnf_xdp_action(pkt, verdict);
 	return xnf_xdp_to_user(pkt);
 }
 
@@ -194,14 +199,14 @@ static __always_inline int xnf_xdp_split(struct xdp_md *ctx, struct xnf_pkt *pkt
 				return XDP_DROP;                               \
 			}                                                      \
 			if (xnf_cfg.kernel_fallback && !xnf_xdp_has_socket(pkt)) \
-				return xnf_xdp_action(ctx, fn(pkt));           \
+				return xnf_xdp_action(pkt, fn(pkt));           \
 			return xnf_xdp_to_user(pkt);                           \
 		}                                                              \
 		if (xnf_cfg.datapath == XNF_DATAPATH_HYBRID)                   \
 			return xnf_xdp_hybrid(ctx, pkt, fn(pkt));              \
 		if (xnf_cfg.datapath == XNF_DATAPATH_SPLIT)                    \
 			return xnf_xdp_split(ctx, pkt, fn(pkt));               \
-		return xnf_xdp_action(ctx, fn(pkt));                           \
+		return xnf_xdp_action(pkt, fn(pkt));                           \
 	}                                                                      \
 	SEC("xdp")                                                             \
 	int xnf_xdp_main(struct xdp_md *ctx)                                   \

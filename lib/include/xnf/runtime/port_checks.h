@@ -23,6 +23,9 @@
 /* With a multi-buffer aware one the kernel adds a page for each fragment an skb may have (MAX_SKB_FRAGS, 17 unless
  * the kernel was built otherwise): more than a veth's own limit, 65,535. */
 #define XNF_VETH_XDP_FRAGS_MAX_MTU (XNF_VETH_XDP_MAX_MTU + 17 * 4096)
+/* The MTU above which another device's driver may hand XDP a frame in several buffers: the standard one (the
+ * buffers a driver fills are its own choice, 2-4 KiB; a veth's depend on its peer's MTU, above). */
+#define XNF_ONE_BUFFER_MTU 1500
 
 /* How an instance uses its ports: what the checks judge against. */
 struct xnf_port_use {
@@ -86,6 +89,9 @@ void xnf_port_judge(struct xnf_port_facts *f, const struct xnf_port_use *use);
 /* Whether TCP/UDP segments arriving on the port may carry unfinished checksums: from a stack behind a
  * virtual interface with checksum offload on, or one xnf cannot see. */
 bool xnf_port_may_bring_unfinished_checksums(const struct xnf_port_facts *f);
+/* Whether frames longer than one buffer may arrive (a veth's peer's MTU, another device's own): the program must
+ * then be loaded to take them. */
+bool xnf_port_brings_jumbo_frames(const struct xnf_port_facts *f);
 /* Worst level among the problems, or -1 when there are none. */
 int xnf_port_worst(const struct xnf_port_facts *f);
 
