@@ -8,7 +8,7 @@ import random
 from scapy.contrib.gtp import GTP_U_Header, GTPEchoRequest, GTPPDUSessionContainer
 from scapy.layers.inet import ICMP, IP, TCP, UDP, IPOption_RR
 from scapy.layers.inet6 import (IPv6, IPv6ExtHdrDestOpt, IPv6ExtHdrFragment, IPv6ExtHdrHopByHop,
-                                IPv6ExtHdrRouting, ICMPv6EchoRequest)
+                                IPv6ExtHdrRouting, ICMPv6EchoRequest, PadN)
 from scapy.layers.l2 import ARP, Dot1AD, Dot1Q, Ether
 
 SRC4, DST4 = "198.18.0.1", "198.18.0.2"
@@ -138,6 +138,14 @@ def jumbo() -> list[tuple[str, bytes]]:
     }
     frames |= {f"udp4-of-{n}-bytes": Ether(**ETH) / IP(**ip4) / UDP(sport=1111, dport=53) / big[:n - 42]
                for n in (3000, 3500, 3520, 3521, 3600, 4096, 4097, 8192)}
+    # headers that go on past the first buffer (3,520 bytes in the kernel's test run): two 2,048-byte extension
+    # headers put the UDP header, or the second header itself, in the next buffer
+    padding = [PadN(optdata=bytes(253))] * 8   # an option carries 255 bytes at most
+    long_hbh = IPv6ExtHdrHopByHop(options=padding)
+    frames |= {"ip6-headers-past-first-buffer": Ether(**ETH) / IPv6(**ip6) / long_hbh /
+               IPv6ExtHdrDestOpt(options=padding) / UDP(sport=1111, dport=53) / big[:4000],
+               "ip6-header-across-buffers": Ether(**ETH) / IPv6(**ip6) / long_hbh /
+               IPv6ExtHdrDestOpt(options=padding[:6]) / TCP(sport=4000, dport=80) / big[:4000]}
     cases = [(name, bytes(frame)) for name, frame in frames.items()]
     udp4 = bytes(frames["jumbo-udp4"])
     cases += [("jumbo-tot-len-beyond-frame", _patch(udp4, 16, (9000 + 100).to_bytes(2, "big"))),

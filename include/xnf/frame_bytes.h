@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Bytes anywhere in the frame. data..data_end is the part an NF reads directly: the whole frame natively, the
- * first buffer of a multi-buffer frame at XDP (a jumbo frame: the rest lies in further buffers), an skb's linear
- * part at tc. Headers are always there; payload past it is reached through these, one API on every path:
+ * Bytes anywhere in the frame. data..data_end is the part an NF reads directly: the first buffer of a multi-buffer
+ * frame (a jumbo frame, at XDP or from an AF_XDP socket: the rest lies in further buffers, pkt->beyond bytes), an
+ * skb's linear part at tc. Headers are always there; payload past it is reached through these, one API on every
+ * path:
  *
  *   xnf_frame_load(pkt, offset, to, len)        copies len bytes from the frame's offset; 0 or -1
  *   xnf_frame_store(pkt, offset, from, len)     writes them; 0 or -1
@@ -125,53 +126,109 @@ static __always_inline int xnf_frame_sum(const struct xnf_pkt *pkt, __u32 offset
 	return xnf__frame_sum_ctx(pkt->ctx, offset, len, seed, sum);
 }
 
-#else /* native: the frame is one buffer */
+#else /* native: the first buffer, then pkt->frags (an AF_XDP frame of several descriptors) */
 
-static __always_inline int xnf__frame_has(const struct xnf_pkt *pkt, __u32 offset, __u32 len)
+/* Calls fn on each piece of [offset, offset + len) in the frame's buffers, in order; -1 where the frame is
+ * shorter. */
+static __always_inline int xnf__frame_walk(const struct xnf_pkt *pkt, __u32 offset, __u32 len,
+					   void (*fn)(__u8 *piece, __u32 n, void *arg), void *arg)
 {
-	return (__u64)offset + len <= xnf_pkt_len(pkt);
+	__u8 *buf = (__u8 *)pkt->data;
+	__u32 size = xnf_pkt_len(pkt), next = 0;
+
+	if ((__u64)offset + len > xnf_frame_len(pkt))
+		return -1;
+	while (len) {
+		while (offset >= size) {
+			if (!pkt->frags || next >= pkt->frags->n)
+				return -1;
+			offset -= size;
+			buf = (__u8 *)pkt->frags->frag[next].data;
+			size = pkt->frags->frag[next++].len;
+		}
+		__u32 n = size - offset < len ? size - offset : len;
+
+		fn(buf + offset, n, arg);
+		offset += n;
+		len -= n;
+	}
+	return 0;
+}
+
+struct xnf__frame_copy {
+	__u8 *bytes;
+	int to_frame;
+};
+
+static __always_inline void xnf__frame_copy_piece(__u8 *piece, __u32 n, void *arg)
+{
+	struct xnf__frame_copy *c = arg;
+
+	if (c->to_frame)
+		__builtin_memcpy(piece, c->bytes, n);
+	else
+		__builtin_memcpy(c->bytes, piece, n);
+	c->bytes += n;
 }
 
 static __always_inline int xnf_frame_load(const struct xnf_pkt *pkt, __u32 offset, void *to, __u32 len)
 {
-	if (!xnf__frame_has(pkt, offset, len))
-		return -1;
-	__builtin_memcpy(to, (const __u8 *)pkt->data + offset, len);
-	return 0;
+	struct xnf__frame_copy c = { .bytes = to, .to_frame = 0 };
+
+	return xnf__frame_walk(pkt, offset, len, xnf__frame_copy_piece, &c);
 }
 
 static __always_inline int xnf_frame_store(struct xnf_pkt *pkt, __u32 offset, const void *from, __u32 len)
 {
-	if (!xnf__frame_has(pkt, offset, len))
-		return -1;
-	__builtin_memcpy((__u8 *)pkt->data + offset, from, len);
-	return 0;
+	struct xnf__frame_copy c = { .bytes = (__u8 *)from, .to_frame = 1 };
+
+	return xnf__frame_walk(pkt, offset, len, xnf__frame_copy_piece, &c);
+}
+
+/* The sum carries an odd byte over from one piece to the next: words are the frame's, not the buffers'. */
+struct xnf__frame_summing {
+	__u64 total;
+	__u32 odd; /* bytes summed so far is odd: the next byte is a word's low-address half's partner */
+};
+
+static __always_inline void xnf__frame_sum_piece(__u8 *piece, __u32 n, void *arg)
+{
+	struct xnf__frame_summing *s = arg;
+	__u32 i = 0;
+
+	if (s->odd && n) {
+		__u16 word = 0;
+
+		__builtin_memcpy((__u8 *)&word + 1, piece, 1);
+		s->total += word;
+		i = 1;
+	}
+	for (; i + 1 < n; i += 2) {
+		__u16 word;
+
+		__builtin_memcpy(&word, piece + i, 2);
+		s->total += word;
+	}
+	s->odd = 0;
+	if (i < n) {
+		__u16 padded = 0;
+
+		__builtin_memcpy(&padded, piece + i, 1);
+		s->total += padded;
+		s->odd = 1;
+	}
 }
 
 static __always_inline int xnf_frame_sum(const struct xnf_pkt *pkt, __u32 offset, __u32 len, __u32 seed,
 					 __u32 *sum)
 {
-	const __u8 *bytes = (const __u8 *)pkt->data + offset;
-	__u64 total = seed;
-	__u32 i;
+	struct xnf__frame_summing s = { .total = seed };
 
-	if (!xnf__frame_has(pkt, offset, len))
+	if (xnf__frame_walk(pkt, offset, len, xnf__frame_sum_piece, &s))
 		return -1;
-	for (i = 0; i + 1 < len; i += 2) {
-		__u16 word;
-
-		__builtin_memcpy(&word, bytes + i, 2);
-		total += word;
-	}
-	if (len & 1) {
-		__u16 padded = 0;
-
-		__builtin_memcpy(&padded, bytes + len - 1, 1);
-		total += padded;
-	}
-	while (total >> 32)
-		total = (total & 0xffffffffu) + (total >> 32);
-	*sum = (__u32)total;
+	while (s.total >> 32)
+		s.total = (s.total & 0xffffffffu) + (s.total >> 32);
+	*sum = (__u32)s.total;
 	return 0;
 }
 

@@ -48,9 +48,7 @@ struct xnf_icmphdr {
 struct xnf_cursor {
 	void *pos;
 	void *end;
-#ifdef XNF_TARGET_BPF
-	__u32 beyond; /* the frame goes on this far past end: a GSO segment's payload, an XDP frame's further buffers */
-#endif
+	__u32 beyond; /* the frame goes on this far past end: a GSO segment's payload, a frame's further buffers */
 };
 
 /* Everything xnf_parse_headers() found; pointers are NULL where absent. */
@@ -84,9 +82,7 @@ static __always_inline void xnf_cursor_init(struct xnf_cursor *c, const void *da
 {
 	c->pos = (void *)data;
 	c->end = (void *)end;
-#ifdef XNF_TARGET_BPF
 	c->beyond = 0;
-#endif
 }
 
 /* Whether len bytes from start lie within the frame: readable, or in the part past the readable end (beyond). */
@@ -94,11 +90,7 @@ static __always_inline int xnf_cursor_within(const struct xnf_cursor *c, const v
 {
 	if ((const char *)start + len <= (const char *)c->end)
 		return 1;
-#ifdef XNF_TARGET_BPF
 	return len - (__u32)((const char *)c->end - (const char *)start) <= c->beyond;
-#else
-	return 0;
-#endif
 }
 
 /* Returns a pointer to the next len bytes and moves past them, or NULL. */
@@ -245,9 +237,7 @@ static __always_inline int xnf_parse_headers(struct xnf_pkt *pkt, struct xnf_hea
 
 	__builtin_memset(h, 0, sizeof(*h));
 	xnf_cursor_init(&c, pkt->data, pkt->data_end);
-#ifdef XNF_TARGET_BPF
 	c.beyond = pkt->beyond;
-#endif
 	rc = xnf_parse_eth(&c, h);
 	if (rc < 0)
 		return rc;

@@ -23,14 +23,26 @@ typedef struct xdp_md xnf_ctx;
 #endif
 #endif
 
+/* The buffers of a frame after its first, natively (an AF_XDP frame of several descriptors): a frame has at most
+ * as many as an skb may have fragments (MAX_SKB_FRAGS). */
+#define XNF_MAX_FRAGS 17
+struct xnf_frags {
+	__u32 n;
+	struct xnf_frag {
+		void *data;
+		__u32 len;
+	} frag[XNF_MAX_FRAGS];
+};
+
 struct xnf_pkt {
 	void *data;
 	void *data_end;
+	/* Bytes of the frame after data_end that the NF cannot read through data: at tc outside the skb's linear
+	 * part (a GSO payload), at XDP and natively in the further buffers of a multi-buffer frame (a jumbo
+	 * frame: xnf/frame_bytes.h reads them). */
+	__u32 beyond;
 #ifdef XNF_TARGET_BPF
 	xnf_ctx *ctx;
-	/* Bytes of the frame after data_end that the NF cannot read through data: at tc outside the skb's linear
-	 * part (a GSO payload), at XDP in the further buffers of a multi-buffer frame (a jumbo frame). */
-	__u32 beyond;
 #ifdef XNF_HOOK_TC
 	/* Changes to what the frame's TCP or UDP checksum covers (xnf/csum.h), summed as the NF reports them and
 	 * applied through the kernel's helpers when it returns: the skb's checksum state decides how. */
@@ -47,6 +59,7 @@ struct xnf_pkt {
 	__u32 ingress_port;
 	__u32 rx_queue;
 	void *frame_start; /* the buffer's first byte: data may move back to it, no further (NULL: not at all) */
+	const struct xnf_frags *frags; /* where the beyond bytes are; NULL when there are none */
 #endif
 };
 
@@ -95,11 +108,7 @@ static __always_inline __u32 xnf_pkt_len(const struct xnf_pkt *pkt)
 /* The frame's whole length, every buffer of it (at tc: the skb's, a GSO segment's whole payload). */
 static __always_inline __u32 xnf_frame_len(const struct xnf_pkt *pkt)
 {
-#ifdef XNF_TARGET_BPF
 	return xnf_pkt_len(pkt) + pkt->beyond;
-#else
-	return xnf_pkt_len(pkt);
-#endif
 }
 
 /*

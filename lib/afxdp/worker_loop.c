@@ -298,6 +298,8 @@ static __u32 receive_batch(struct afxdp_worker *w, struct xsk_port_socket *s)
 		/* The kernel wrote the frame XDP_PACKET_HEADROOM (at least) into its chunk: the NF may push headers
 		 * into that room (xnf_frame_move_start). */
 		pkts[i].frame_start = (char *)w->area + frame_base(w, d->addr);
+		pkts[i].beyond = 0;
+		pkts[i].frags = NULL;
 		pkts[i].ingress_port = s->port;
 		pkts[i].rx_queue = s->queue;
 		w->stats.rx_bytes += d->len;

@@ -65,23 +65,55 @@ static void native_apply(xnf_verdict v, __u32 nports, struct side_result *r)
 	r->action = slot_action[r->stat_slot];
 }
 
-static void run_native(const __u8 *frame, __u32 len, __u32 nports, struct side_result *r)
+/* How the kernel's XDP test run lays a long frame out, which the native side copies so that both builds see the
+ * same first buffer: a page less XDP's headroom and the skb's shared info, then a page per further buffer. */
+#define TEST_RUN_FIRST_BUFFER (4096 - XNF_PKT_HEADROOM - 320)
+#define TEST_RUN_FRAG 4096
+
+/* Splits the frame's bytes after the first buffer into frags, as the kernel's test run and an AF_XDP socket of
+ * several descriptors hand them over: each in a buffer of its own. */
+static void lay_out_frags(struct xnf_pkt *pkt, __u8 *rest, __u32 rest_len, struct xnf_frags *frags)
 {
-	static __u8 room[XNF_PKT_HEADROOM + MAX_FRAME];
-	struct xnf_pkt pkt;
+	frags->n = 0;
+	for (__u32 at = 0; at < rest_len && frags->n < XNF_MAX_FRAGS; at += TEST_RUN_FRAG) {
+		frags->frag[frags->n].data = rest + at;
+		frags->frag[frags->n++].len = rest_len - at < TEST_RUN_FRAG ? rest_len - at : TEST_RUN_FRAG;
+	}
+	pkt->beyond = rest_len;
+	pkt->frags = frags;
+}
+
+/* The frame as the NF left it, its buffers joined. */
+static void join_frame(const struct xnf_pkt *pkt, struct side_result *r)
+{
+	r->len = (__u32)((__u8 *)pkt->data_end - (__u8 *)pkt->data);
+	memmove(r->data, pkt->data, r->len);
+	for (__u32 i = 0; pkt->frags && i < pkt->frags->n; i++) {
+		memcpy(r->data + r->len, pkt->frags->frag[i].data, pkt->frags->frag[i].len);
+		r->len += pkt->frags->frag[i].len;
+	}
+}
+
+static void run_native(const __u8 *frame, __u32 len, __u32 nports, bool multi_buffer, struct side_result *r)
+{
+	static __u8 room[XNF_PKT_HEADROOM + MAX_FRAME], rest[MAX_FRAME];
+	static struct xnf_frags frags;
+	__u32 first = multi_buffer && len > TEST_RUN_FIRST_BUFFER ? TEST_RUN_FIRST_BUFFER : len;
+	struct xnf_pkt pkt = { 0 };
 	xnf_verdict v;
 
 	/* As the runtime hands it over: with the headroom the kernel leaves in front. */
-	memcpy(room + XNF_PKT_HEADROOM, frame, len);
+	memcpy(room + XNF_PKT_HEADROOM, frame, first);
 	pkt.data = room + XNF_PKT_HEADROOM;
-	pkt.data_end = room + XNF_PKT_HEADROOM + len;
+	pkt.data_end = room + XNF_PKT_HEADROOM + first;
 	pkt.frame_start = room;
-	pkt.ingress_port = 0;
-	pkt.rx_queue = 0;
+	if (first < len) {
+		memcpy(rest, frame + first, len - first);
+		lay_out_frags(&pkt, rest, len - first, &frags);
+	}
 	xnf_nf_run_batch(&pkt, &v, 1);
 	native_apply(v, nports, r);
-	r->len = (__u32)((__u8 *)pkt.data_end - (__u8 *)pkt.data);
-	memmove(r->data, pkt.data, r->len);
+	join_frame(&pkt, r);
 }
 
 #define TC_REFUSED "an IPv4 or IPv6 frame shorter than its IP header, which the kernel's skb test run refuses"
@@ -386,7 +418,7 @@ int main(int argc, char **argv)
 			wait_for(start_us, first_at, at_us);
 		err = run_kernel(&x, frame, (__u32)len, o.csum_complete, &kernel);
 
-		run_native(frame, (__u32)len, nports, &native);
+		run_native(frame, (__u32)len, nports, o.hook == XNF_AT_XDP, &native);
 		if (err == -EINVAL && o.hook == XNF_AT_TC) {
 			/* The kernel's skb test run pulls the IP header first (a real skb reaches tc without that),
 			 * and takes a page at most. */

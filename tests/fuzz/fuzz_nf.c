@@ -75,6 +75,8 @@ int LLVMFuzzerTestOneInput(const __u8 *data, size_t size)
 	pkt.data = frame;
 	pkt.data_end = frame + size - 1;
 	pkt.frame_start = buffer;
+	pkt.beyond = 0;
+	pkt.frags = NULL;
 	pkt.ingress_port = data[0] % NPORTS;
 	pkt.rx_queue = 0;
 	xnf_nf_run_batch(&pkt, &verdict, 1);
