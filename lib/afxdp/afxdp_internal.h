@@ -7,12 +7,22 @@
 #include <stdatomic.h>
 #include <xdp/xsk.h>
 
+#include <xnf/pkt.h>
 #include <xnf/runtime/afxdp.h>
 #include <xnf/internal/capture_abi.h>
 
 #include "live_tx.h"
 
 #define CACHE_LINE 64
+
+/* Frames of several descriptors (Linux 6.6; bookworm's headers predate them): a socket bound with XDP_USE_SG takes
+ * and sends them, every descriptor but a frame's last marked XDP_PKT_CONTD. */
+#ifndef XDP_USE_SG
+#define XDP_USE_SG (1 << 4)
+#endif
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD (1 << 0)
+#endif
 
 /* One AF_XDP socket: a (port, queue) pair, with its own fill and completion rings. */
 struct xsk_port_socket {
@@ -26,10 +36,12 @@ struct xsk_port_socket {
 	__u32 queue;
 	/* Put on the tx ring and not yet back through the completion ring. */
 	__u32 tx_inflight;
-	/* Descriptors gathered for this socket's tx ring during one batch. */
+	/* Descriptors gathered for this socket's tx ring during one batch; options: XDP_PKT_CONTD where a frame
+	 * goes on in the next one. */
 	__u32 pending;
 	__u64 *pending_addr;
 	__u32 *pending_len;
+	__u32 *pending_options;
 };
 
 struct afxdp_worker {
@@ -43,6 +55,10 @@ struct afxdp_worker {
 	__u64 nframes;
 	__u64 *free_frames; /* a stack of frame base addresses */
 	__u64 nfree;
+	/* Frames of several descriptors (cfg.multi_buffer): the buffers after each frame's first, per batch slot;
+	 * rx_batch descriptors are taken at once, a whole frame's at least. */
+	struct xnf_frags *frags;
+	__u32 rx_batch;
 	/* sockets[q * nports + port] for the queues this worker serves */
 	struct xsk_port_socket *sockets;
 	__u32 nsockets;
@@ -119,7 +135,7 @@ void xnf_pass_tap_close_all(struct xnf_afxdp *a);
 void xnf_worker_prime_fill(struct afxdp_worker *w, struct xsk_port_socket *s);
 
 /* worker_capture.c: copies one frame and its verdict into the worker's capture queue */
-void xnf_worker_capture(struct afxdp_worker *w, const struct xsk_port_socket *s, const void *data, __u32 len,
+void xnf_worker_capture(struct afxdp_worker *w, const struct xsk_port_socket *s, const struct xnf_pkt *pkt,
 			__u32 slot);
 
 /* busy_poll.c */

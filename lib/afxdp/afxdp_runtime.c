@@ -99,7 +99,8 @@ int xnf_afxdp_check_config(const struct xnf_afxdp_config *cfg, const struct xnf_
 
 static int bind_flags(const struct xnf_afxdp *a)
 {
-	return (a->zerocopy ? XDP_ZEROCOPY : XDP_COPY) | (a->cfg.need_wakeup ? XDP_USE_NEED_WAKEUP : 0);
+	return (a->zerocopy ? XDP_ZEROCOPY : XDP_COPY) | (a->cfg.need_wakeup ? XDP_USE_NEED_WAKEUP : 0) |
+	       (a->cfg.multi_buffer ? XDP_USE_SG : 0);
 }
 
 static int open_socket(struct xnf_afxdp *a, struct afxdp_worker *w, struct xsk_port_socket *s, bool first)
@@ -245,7 +246,8 @@ static void plan_worker(struct xnf_afxdp *a, struct afxdp_worker *w, bool live)
 static int setup_worker(struct xnf_afxdp *a, struct afxdp_worker *w)
 {
 	const struct xnf_afxdp_config *cfg = &a->cfg;
-	__u32 nports = w->nports, batch_room = nports * cfg->batch;
+	__u32 rx_batch = cfg->multi_buffer && cfg->batch <= XNF_MAX_FRAGS ? XNF_MAX_FRAGS + 1 : cfg->batch;
+	__u32 nports = w->nports, batch_room = nports * rx_batch;
 	struct xsk_umem_config uc = {
 		.fill_size = cfg->ring_size, .comp_size = cfg->ring_size, .frame_size = cfg->frame_size,
 	};
@@ -253,6 +255,11 @@ static int setup_worker(struct xnf_afxdp *a, struct afxdp_worker *w)
 
 	w->sockets = calloc(w->nsockets, sizeof(*w->sockets));
 	w->free_frames = calloc(w->nframes, sizeof(*w->free_frames));
+	w->rx_batch = rx_batch;
+	if (cfg->multi_buffer && !(w->frags = calloc(rx_batch, sizeof(*w->frags)))) {
+		xnf_error("cannot allocate worker %u's frame buffers", w->index);
+		return -1;
+	}
 	w->live = a->live != NULL;
 	w->area = w->live ? xnf_live_tx_umem(a->live, w->index) : map_area(w->nframes * cfg->frame_size);
 	if (!w->sockets || !w->free_frames || !w->area) {
@@ -283,7 +290,8 @@ static int setup_worker(struct xnf_afxdp *a, struct afxdp_worker *w)
 		s->queue = w->index + (i / nports) * a->nworkers;
 		s->pending_addr = calloc(batch_room, sizeof(*s->pending_addr));
 		s->pending_len = calloc(batch_room, sizeof(*s->pending_len));
-		if (!s->pending_addr || !s->pending_len || create_socket(a, w, s, i == 0))
+		s->pending_options = calloc(batch_room, sizeof(*s->pending_options));
+		if (!s->pending_addr || !s->pending_len || !s->pending_options || create_socket(a, w, s, i == 0))
 			return -1;
 		if (cfg->wait == XNF_WAIT_SYSCALL && xnf_busy_poll_apply_socket(s->fd, cfg))
 			return -1;
@@ -304,6 +312,7 @@ static void teardown_worker(struct afxdp_worker *w)
 			xsk_socket__delete(w->sockets[i].xsk);
 		free(w->sockets[i].pending_addr);
 		free(w->sockets[i].pending_len);
+		free(w->sockets[i].pending_options);
 	}
 	if (w->umem)
 		xsk_umem__delete(w->umem);
@@ -311,6 +320,7 @@ static void teardown_worker(struct afxdp_worker *w)
 		munmap(w->area, w->nframes * w->owner->cfg.frame_size);
 	free(w->sockets);
 	free(w->free_frames);
+	free(w->frags);
 }
 
 static int worker_core(const struct xnf_afxdp_config *cfg, __u32 index)

@@ -75,9 +75,24 @@ void xnf_afxdp_capture_close(struct xnf_afxdp *a)
 	}
 }
 
-void xnf_worker_capture(struct afxdp_worker *w, const struct xsk_port_socket *s, const void *data, __u32 len,
+/* Up to cap bytes of the frame, across its buffers. */
+static void copy_frame(__u8 *to, const struct xnf_pkt *pkt, __u32 cap)
+{
+	__u32 n = xnf_pkt_len(pkt) < cap ? xnf_pkt_len(pkt) : cap;
+
+	memcpy(to, pkt->data, n);
+	for (__u32 i = 0; pkt->frags && i < pkt->frags->n && n < cap; i++) {
+		__u32 piece = pkt->frags->frag[i].len < cap - n ? pkt->frags->frag[i].len : cap - n;
+
+		memcpy(to + n, pkt->frags->frag[i].data, piece);
+		n += piece;
+	}
+}
+
+void xnf_worker_capture(struct afxdp_worker *w, const struct xsk_port_socket *s, const struct xnf_pkt *pkt,
 			__u32 slot)
 {
+	__u32 len = xnf_frame_len(pkt);
 	struct capture_queue *q = w->capture;
 	__u64 head = atomic_load_explicit(&q->head, memory_order_relaxed);
 	struct xnf_capture_record *r;
@@ -96,7 +111,7 @@ void xnf_worker_capture(struct afxdp_worker *w, const struct xsk_port_socket *s,
 	r->h.queue = (__u16)s->queue;
 	r->h.slot = (__u8)slot;
 	r->h.side = XNF_CAPTURE_WORKER;
-	memcpy(r->data, data, r->h.cap_len);
+	copy_frame(r->data, pkt, r->h.cap_len);
 	atomic_store_explicit(&q->head, head + 1, memory_order_release);
 }
 

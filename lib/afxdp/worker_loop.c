@@ -22,6 +22,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <xnf/helpers.h>
@@ -79,11 +80,33 @@ void xnf_worker_prime_fill(struct afxdp_worker *w, struct xsk_port_socket *s)
 	refill(w, s);
 }
 
-static inline void queue_tx(struct xsk_port_socket *dst, __u64 addr, __u32 len)
+static inline void queue_tx(struct xsk_port_socket *dst, __u64 addr, __u32 len, __u32 options)
 {
 	dst->pending_addr[dst->pending] = addr;
 	dst->pending_len[dst->pending] = len;
+	dst->pending_options[dst->pending] = options;
 	dst->pending++;
+}
+
+static inline __u64 addr_of(const struct afxdp_worker *w, const void *data)
+{
+	return (__u64)((const char *)data - (const char *)w->area);
+}
+
+/* A frame of several descriptors: its first, each marked as going on, then the others, the last unmarked. */
+static void queue_tx_frags(struct afxdp_worker *w, struct xsk_port_socket *dst, __u64 addr, __u32 len,
+			   const struct xnf_frags *frags)
+{
+	queue_tx(dst, addr, len, XDP_PKT_CONTD);
+	for (__u32 k = 0; k < frags->n; k++)
+		queue_tx(dst, addr_of(w, frags->frag[k].data), frags->frag[k].len, k + 1 < frags->n ? XDP_PKT_CONTD : 0);
+}
+
+/* The buffers of a frame after its first go back to the free stack with it. */
+static void free_frags(struct afxdp_worker *w, const struct xnf_frags *frags)
+{
+	for (__u32 k = 0; frags && k < frags->n; k++)
+		free_frame(w, addr_of(w, frags->frag[k].data));
 }
 
 /* ---------------------------------------------------------------- the live-frames path */
@@ -204,19 +227,23 @@ static void live_round_end(struct afxdp_worker *w, __u32 received)
 		live_flush(w);
 }
 
-/* TX and REDIRECT: on the live path when the port takes it and the frame fits a live frame, else on dst's
- * tx ring. */
-static inline void send_frame(struct afxdp_worker *w, struct xsk_port_socket *dst, __u64 addr, __u32 len)
+/* TX and REDIRECT: on the live path when the port takes it and the frame fits a live frame (one buffer), else on
+ * dst's tx ring. */
+static inline void send_frame(struct afxdp_worker *w, struct xsk_port_socket *dst, const struct xnf_pkt *pkt,
+			      __u64 addr, __u32 len)
 {
 	if (w->live && (w->live_ports & (1u << dst->port))) {
-		if (XNF_LIKELY(live_can_send(w, addr, len))) {
+		if (XNF_LIKELY(!pkt->frags && live_can_send(w, addr, len))) {
 			live_queue(w, dst->port, addr, len, false);
 			return;
 		}
 		w->stats.xsk_fallback++;
 		w->live_flush_now = true;
 	}
-	queue_tx(dst, addr, len);
+	if (pkt->frags)
+		queue_tx_frags(w, dst, addr, len, pkt->frags);
+	else
+		queue_tx(dst, addr, len, 0);
 }
 
 /*
@@ -225,15 +252,18 @@ static inline void send_frame(struct afxdp_worker *w, struct xsk_port_socket *ds
  * neighbours); the frame is the call's until it returns. Otherwise (the xsk path, a frame too long) through the
  * port's TAP device, and the frame is free at once. True when the frame is still in use.
  */
-static bool pass_to_stack(struct afxdp_worker *w, __u32 port, __u64 addr, const void *data, __u32 len)
+static bool pass_to_stack(struct afxdp_worker *w, __u32 port, __u64 addr, const struct xnf_pkt *pkt, __u32 len)
 {
-	int fd = w->owner->pass_fds[port];
+	struct iovec pieces[1 + XNF_MAX_FRAGS] = { { .iov_base = pkt->data, .iov_len = len } };
+	int fd = w->owner->pass_fds[port], npieces = 1;
 
-	if (w->live && live_can_send(w, addr, len)) {
+	if (w->live && !pkt->frags && live_can_send(w, addr, len)) {
 		live_queue(w, port, addr, len, true);
 		return true;
 	}
-	if (fd < 0 || write(fd, data, len) != (ssize_t)len)
+	for (__u32 k = 0; pkt->frags && k < pkt->frags->n; k++)
+		pieces[npieces++] = (struct iovec){ .iov_base = pkt->frags->frag[k].data, .iov_len = pkt->frags->frag[k].len };
+	if (fd < 0 || writev(fd, pieces, npieces) != (ssize_t)(len + pkt->beyond))
 		w->stats.pass_dropped++;
 	else
 		w->stats.pass_injected++;
@@ -252,40 +282,73 @@ static void apply_verdicts(struct afxdp_worker *w, struct xsk_port_socket *s, st
 	for (__u32 i = 0; i < n; i++) {
 		xnf_verdict v = verdicts[i];
 		__u32 slot = xnf_verdict_slot(v, w->nports);
-		__u64 addr = (__u64)((char *)pkts[i].data - (char *)w->area);
-		__u32 len = (__u32)((char *)pkts[i].data_end - (char *)pkts[i].data);
+		__u64 addr = addr_of(w, pkts[i].data);
+		__u32 len = (__u32)((char *)pkts[i].data_end - (char *)pkts[i].data), bytes = len + pkts[i].beyond;
 
 		if (v & XNF_REASON_MALFORMED) {
 			w->stats.verdicts[XNF_STAT_MALFORMED]++;
-			w->stats.verdict_bytes[XNF_STAT_MALFORMED] += len;
+			w->stats.verdict_bytes[XNF_STAT_MALFORMED] += bytes;
 		}
 #ifndef XNF_NO_CAPTURE /* a benchmark's variant without the hook (xnf bench run capture-cost) */
 		if (capture & (1u << slot))
-			xnf_worker_capture(w, s, pkts[i].data, len, slot);
+			xnf_worker_capture(w, s, &pkts[i], slot);
 #endif
 		if (slot == XNF_STAT_TX) {
-			send_frame(w, s, addr, len);
+			send_frame(w, s, &pkts[i], addr, len);
 		} else if (slot == XNF_STAT_REDIRECT) {
-			send_frame(w, &queue_sockets[XNF_VERDICT_PORT(v)], addr, len);
-		} else if (slot != XNF_STAT_PASS || !pass_to_stack(w, s->port, addr, pkts[i].data, len)) {
+			send_frame(w, &queue_sockets[XNF_VERDICT_PORT(v)], &pkts[i], addr, len);
+		} else if (slot != XNF_STAT_PASS || !pass_to_stack(w, s->port, addr, &pkts[i], len)) {
 			free_frame(w, addr);
+			free_frags(w, pkts[i].frags);
 		}
 		w->stats.verdicts[slot]++;
-		w->stats.verdict_bytes[slot] += len;
+		w->stats.verdict_bytes[slot] += bytes;
 	}
+}
+
+/*
+ * The descriptors after a frame's first, from the ring's next (*next) on, into frags: the frame's further
+ * bytes, or 0 where its last descriptor is not among the n peeked yet (the frame waits for the next round).
+ */
+static __u32 take_frags(struct afxdp_worker *w, struct xsk_port_socket *s, __u32 idx, __u32 n, __u32 *next,
+			struct xnf_frags *frags, bool *whole)
+{
+	const struct xdp_desc *d = xsk_ring_cons__rx_desc(&s->rx, idx + *next - 1);
+	__u32 beyond = 0;
+
+	frags->n = 0;
+	*whole = false;
+	while (d->options & XDP_PKT_CONTD) {
+		if (*next == n || frags->n == XNF_MAX_FRAGS)
+			return 0;
+		d = xsk_ring_cons__rx_desc(&s->rx, idx + (*next)++);
+		frags->frag[frags->n].data = xsk_umem__get_data(w->area, d->addr);
+		frags->frag[frags->n++].len = d->len;
+		beyond += d->len;
+	}
+	*whole = true;
+	return beyond;
 }
 
 static __u32 receive_batch(struct afxdp_worker *w, struct xsk_port_socket *s)
 {
 	struct xnf_pkt pkts[MAX_BATCH];
 	xnf_verdict verdicts[MAX_BATCH];
-	__u32 idx, n = xsk_ring_cons__peek(&s->rx, w->owner->cfg.batch, &idx);
+	__u32 idx, n = xsk_ring_cons__peek(&s->rx, w->rx_batch, &idx), frames = 0, taken = 0;
 
 	if (n == 0)
 		return 0;
-	for (__u32 i = 0; i < n; i++) {
+	for (__u32 i = 0; i < n; i = taken) {
 		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&s->rx, idx + i);
 		char *data = xsk_umem__get_data(w->area, d->addr);
+		__u32 next = i + 1, beyond = 0;
+		bool whole = true;
+
+		if (XNF_UNLIKELY(d->options & XDP_PKT_CONTD) && w->frags) {
+			beyond = take_frags(w, s, idx, n, &next, &w->frags[frames], &whole);
+			if (!whole)
+				break;   /* its last descriptor comes later: so does the frame */
+		}
 
 		/* The kernel wrote the frame from the sending core (copy mode on veth): its first line is a miss to
 		 * another core's cache. Asked for now, the batch's misses overlap; met one by one inside the NF,
@@ -293,28 +356,32 @@ static __u32 receive_batch(struct afxdp_worker *w, struct xsk_port_socket *s)
 #ifndef XNF_NO_PREFETCH /* a benchmark's variant without it (xnf bench run frame-prefetch) */
 		__builtin_prefetch(data);
 #endif
-		pkts[i].data = data;
-		pkts[i].data_end = data + d->len;
+		pkts[frames].data = data;
+		pkts[frames].data_end = data + d->len;
 		/* The kernel wrote the frame XDP_PACKET_HEADROOM (at least) into its chunk: the NF may push headers
 		 * into that room (xnf_frame_move_start). */
-		pkts[i].frame_start = (char *)w->area + frame_base(w, d->addr);
-		pkts[i].beyond = 0;
-		pkts[i].frags = NULL;
-		pkts[i].ingress_port = s->port;
-		pkts[i].rx_queue = s->queue;
-		w->stats.rx_bytes += d->len;
+		pkts[frames].frame_start = (char *)w->area + frame_base(w, d->addr);
+		pkts[frames].beyond = beyond;
+		pkts[frames].frags = beyond ? &w->frags[frames] : NULL;
+		pkts[frames].ingress_port = s->port;
+		pkts[frames].rx_queue = s->queue;
+		w->stats.rx_bytes += d->len + beyond;
+		frames++;
+		taken = next;
 	}
-	xsk_ring_cons__release(&s->rx, n);
-	w->stats.rx_packets += n;
+	if (taken == 0)
+		return 0;
+	xsk_ring_cons__release(&s->rx, taken);
+	w->stats.rx_packets += frames;
 	if (w->owner->cfg.forward_only) {
 		/* hybrid: the NF already ran in XDP and left its verdict just before the frame */
-		for (__u32 i = 0; i < n; i++)
+		for (__u32 i = 0; i < frames; i++)
 			memcpy(&verdicts[i], (char *)pkts[i].data - sizeof(__u32), sizeof(__u32));
 	} else {
-		xnf_nf_run_batch(pkts, verdicts, n);
+		xnf_nf_run_batch(pkts, verdicts, frames);
 	}
-	apply_verdicts(w, s, pkts, verdicts, n);
-	return n;
+	apply_verdicts(w, s, pkts, verdicts, frames);
+	return frames;
 }
 
 static void kick_tx(struct afxdp_worker *w, struct xsk_port_socket *s)
@@ -340,23 +407,29 @@ static void flush_tx(struct afxdp_worker *w)
 {
 	for (__u32 i = 0; i < w->nsockets; i++) {
 		struct xsk_port_socket *s = &w->sockets[i];
-		__u32 idx, n;
+		__u32 idx = 0, n;
 
 		if (s->pending) {
-			n = xsk_ring_prod__reserve(&s->tx, s->pending, &idx);
+			/* A frame goes on the ring whole or not at all: as many as fit, to the last whole frame. */
+			n = xsk_prod_nb_free(&s->tx, s->pending);
+			n = n < s->pending ? n : s->pending;
+			while (n && (s->pending_options[n - 1] & XDP_PKT_CONTD))
+				n--;
+			n = n ? xsk_ring_prod__reserve(&s->tx, n, &idx) : 0;
 			for (__u32 k = 0; k < n; k++) {
 				struct xdp_desc *d = xsk_ring_prod__tx_desc(&s->tx, idx + k);
 
 				d->addr = s->pending_addr[k];
 				d->len = s->pending_len[k];
+				d->options = s->pending_options[k];
 				w->stats.tx_bytes += d->len;
+				w->stats.tx_packets += !(d->options & XDP_PKT_CONTD);
 			}
 			xsk_ring_prod__submit(&s->tx, n);
 			s->tx_inflight += n;
-			w->stats.tx_packets += n;
 			for (__u32 k = n; k < s->pending; k++) {
 				free_frame(w, s->pending_addr[k]);
-				w->stats.tx_ring_full++;
+				w->stats.tx_ring_full += !(s->pending_options[k] & XDP_PKT_CONTD);
 			}
 			s->pending = 0;
 		}

@@ -377,9 +377,13 @@ static void watch_egress(struct instance *in)
 
 static int start_sockets(struct instance *in)
 {
+	struct xnf_afxdp_config cfg = in->opt->afxdp;
+
 	if (!in->mode->sockets)
 		return 0;
-	in->afxdp = xnf_afxdp_create(&in->opt->afxdp, in->xdp.ports, in->xdp.nports, xnf_xdp_socket_map_fd(&in->xdp));
+	/* Where the program takes frames of several buffers, so do the sockets. */
+	cfg.multi_buffer = in->plan->frags;
+	in->afxdp = xnf_afxdp_create(&cfg, in->xdp.ports, in->xdp.nports, xnf_xdp_socket_map_fd(&in->xdp));
 	if (!in->afxdp || xnf_afxdp_start(in->afxdp))
 		return -1;
 	return 0;
@@ -521,8 +525,9 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 		goto out;
 	}
 	plan.peer_ports = opt->tc_send == XNF_TC_SEND_PEER ? port_guard_peer_ports(&in.ports) : 0;
-	/* Only where a port brings them: the whole length costs a helper call a frame (~15 ns here). */
-	plan.frags = xnf_mode_loads_frags(mode) && port_guard_brings_jumbo_frames(&in.ports);
+	/* XDP takes frames of several buffers (and the sockets, descriptors) only where a port brings them: the whole
+	 * length costs a helper call a frame (research/nfs-notebook.md). */
+	plan.frags = mode->hook == XNF_AT_XDP && port_guard_brings_jumbo_frames(&in.ports);
 	for (__u32 i = 0; i < opt->nifaces; i++) {
 		xnf_busy_poll_recover(run_dir, ports[i].name);
 		xnf_libxdp_recover(run_dir, &ports[i]);

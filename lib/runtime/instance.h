@@ -31,9 +31,6 @@ extern const struct mode_info xnf_modes[];
 extern const size_t xnf_nmodes;
 const struct mode_info *xnf_find_mode(const char *name);
 bool xnf_mode_keeps_state(const struct mode_info *mode);
-/* Frames longer than a page: whether the mode carries them, and whether its XDP program is loaded with frags. */
-bool xnf_mode_takes_jumbo_frames(const struct mode_info *mode);
-bool xnf_mode_loads_frags(const struct mode_info *mode);
 /* The table's modes as "a, b, c", for messages: those whose NF runs in user space, those with AF_XDP sockets,
  * those whose workers send (lib/include/xnf/runtime/modes.h declares them for the rest of libxnf). */
 #include <xnf/runtime/modes.h>

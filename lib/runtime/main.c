@@ -698,8 +698,7 @@ static void describe_modes(void)
 		printf(", \"hook\": \"%s\", \"generic\": %s", hook_name(m->hook),
 		       m->generic ? "true" : "false");
 		printf(", \"available\": %s", m->available ? "true" : "false");
-		printf(", \"keeps_state\": %s", xnf_mode_keeps_state(m) ? "true" : "false");
-		printf(", \"jumbo_frames\": %s}", xnf_mode_takes_jumbo_frames(m) ? "true" : "false");
+		printf(", \"keeps_state\": %s}", xnf_mode_keeps_state(m) ? "true" : "false");
 	}
 	printf("]");
 }

@@ -67,26 +67,6 @@ bool xnf_mode_keeps_state(const struct mode_info *m)
 	       (m->sockets && (m->datapath == XNF_DATAPATH_USER || m->datapath == XNF_DATAPATH_HYBRID));
 }
 
-/* Where frames longer than a page (jumbo MTUs) are carried: the NF in the kernel with no sockets, whose XDP program
- * is loaded to take multi-buffer frames, and tc, whose skbs have no such limit. An AF_XDP socket here takes one
- * buffer a frame. */
-bool xnf_mode_takes_jumbo_frames(const struct mode_info *m)
-{
-	return m->datapath == XNF_DATAPATH_KERNEL && !m->sockets;
-}
-
-bool xnf_mode_loads_frags(const struct mode_info *m)
-{
-	return xnf_mode_takes_jumbo_frames(m) && m->hook == XNF_AT_XDP;
-}
-
-const char *xnf_jumbo_modes(void)
-{
-	static char names[256];
-
-	return names_where(names, sizeof(names), xnf_mode_takes_jumbo_frames);
-}
-
 const char *xnf_state_modes(void)
 {
 	static char names[256];

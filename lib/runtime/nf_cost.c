@@ -246,10 +246,8 @@ int xnf_cost_run(const struct cost_options *opt)
 	xnf_cfg.ifindex[0] = 1;
 	if (frame_set_read(opt->frames, &frames) || xnf_size_native_maps(&opt->run) || xnf_native_maps_init(1))
 		goto out;
-	/* The program as the xdp mode loads it (taking multi-buffer frames or not). */
-	if (xnf_xdp_load(&x, &lo, 1, false,
-			 &(struct xnf_xdp_plan){ .datapath = XNF_DATAPATH_KERNEL,
-						 .frags = xnf_mode_loads_frags(xnf_find_mode("xdp")) },
+	/* The program as the xdp mode loads it for ports of a standard MTU: not taking multi-buffer frames. */
+	if (xnf_xdp_load(&x, &lo, 1, false, &(struct xnf_xdp_plan){ .datapath = XNF_DATAPATH_KERNEL },
 			 opt->run.map_sizes, opt->run.nmap_sizes))
 		goto out;
 	if (load_side(opt, &(struct xnf_rules_target){ .resolve = xnf_xdp_resolve_map, .ctx = &x }, "kernel") ||

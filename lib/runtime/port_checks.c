@@ -3,7 +3,6 @@
  * A port's facts and the problems they make for how an instance uses it
  * (port_checks.h). The veth facts behind each problem are in docs/containers.md.
  */
-#include <xnf/runtime/modes.h>
 #include <xnf/runtime/port_checks.h>
 
 #include <errno.h>
@@ -228,7 +227,6 @@ static void judge_peer_checksums(struct xnf_port_facts *f, const struct xnf_port
 static void judge_native_limits(struct xnf_port_facts *f, const struct xnf_port_use *use)
 {
 	struct xnf_peer *peer = &f->peer;
-	__u32 max_mtu = use->frags ? XNF_VETH_XDP_FRAGS_MAX_MTU : XNF_VETH_XDP_MAX_MTU;
 	struct xnf_port_problem *p;
 	char cmd[128];
 
@@ -239,19 +237,6 @@ static void judge_native_limits(struct xnf_port_facts *f, const struct xnf_port_
 		text(p->what, "%s's driver (%s) has no native XDP", f->port.name, f->driver);
 		text(p->why, "the program cannot attach in driver mode");
 		text(p->fix, "run it in skb mode: --mode xdp-generic");
-	}
-	if (peer->exists && peer->link.mtu > max_mtu) {
-		p = add(f, XNF_LEVEL_ERROR, "peer-mtu-too-large");
-		text(p->what, "%s's peer %s has an MTU of %u, more than XDP on a veth takes %s(%u)", f->port.name,
-		     peer->link.name, peer->link.mtu, use->frags ? "" : "in one buffer ", max_mtu);
-		if (use->frags)
-			text(p->why, "the kernel refuses to attach the program");
-		else
-			text(p->why, "the kernel refuses to attach a program with AF_XDP sockets, which take a frame in one "
-			     "buffer here; %s carry jumbo frames", xnf_jumbo_modes());
-		snprintf(cmd, sizeof(cmd), "ip link set %s mtu %u", peer->link.name, max_mtu);
-		if (peer->reachable)
-			peer_command(p->fix, peer, cmd);
 	}
 	if (peer->reachable && peer->tx_queues > f->rx_queues) {
 		p = add(f, XNF_LEVEL_ERROR, "queues-fewer-than-peer");

@@ -20,7 +20,6 @@ struct xnf_port_use port_use_of(const struct run_options *opt)
 	struct xnf_port_use use = { .native_xdp = !m->generic && m->hook == XNF_AT_XDP, .skb_hook = m->hook == XNF_AT_TC };
 
 	use.kernel_sends = m->datapath == XNF_DATAPATH_KERNEL && !m->generic && !use.skb_hook;
-	use.frags = xnf_mode_loads_frags(m);
 	use.workers_send = m->sockets && m->datapath != XNF_DATAPATH_KERNEL;
 	if (use.workers_send) {
 		use.queues = cfg->queues;

@@ -20,7 +20,12 @@
 #include <xnf/runtime/map_ref.h>
 
 #define NPORTS 2
-#define MAX_FRAME 4096
+/* Past FIRST_BUFFER a frame comes in buffers of FRAG bytes (pkt->frags), each allocated on its own, as an AF_XDP
+ * frame of several descriptors does (and the kernel's XDP test run); as many as a frame may have. How long the
+ * inputs get is the fuzzer's -max_len (tests/fuzz/fuzzing.py). */
+#define FIRST_BUFFER 3520
+#define FRAG 4096
+#define MAX_FRAME (FIRST_BUFFER + XNF_MAX_FRAGS * FRAG)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const __u8 *data, size_t size);
@@ -61,22 +66,31 @@ static int applicable(xnf_verdict v)
 
 int LLVMFuzzerTestOneInput(const __u8 *data, size_t size)
 {
-	/* A buffer of the frame's exact length after the runtime's headroom: reading past the frame, or in front of
-	 * the buffer, is a heap overflow ASan reports. */
+	/* Buffers of the frame's exact lengths, the first after the runtime's headroom: reading past a buffer, or in
+	 * front of the first, is a heap overflow ASan reports. */
+	size_t len = size - 1, first = len < FIRST_BUFFER ? len : FIRST_BUFFER;
+	struct xnf_frags frags = { 0 };
 	__u8 *buffer, *frame;
 	struct xnf_pkt pkt;
 	xnf_verdict verdict;
 
-	if (size < 1 || size - 1 > MAX_FRAME)
+	if (size < 1 || len > MAX_FRAME)
 		return 0;
-	buffer = malloc(XNF_PKT_HEADROOM + size - 1);
+	buffer = malloc(XNF_PKT_HEADROOM + first);
 	frame = buffer + XNF_PKT_HEADROOM;
-	memcpy(frame, data + 1, size - 1);
+	memcpy(frame, data + 1, first);
+	for (size_t at = first; at < len; at += FRAG) {
+		__u32 piece = (__u32)(len - at < FRAG ? len - at : FRAG);
+
+		frags.frag[frags.n].data = malloc(piece);
+		memcpy(frags.frag[frags.n].data, data + 1 + at, piece);
+		frags.frag[frags.n++].len = piece;
+	}
 	pkt.data = frame;
-	pkt.data_end = frame + size - 1;
+	pkt.data_end = frame + first;
 	pkt.frame_start = buffer;
-	pkt.beyond = 0;
-	pkt.frags = NULL;
+	pkt.beyond = (__u32)(len - first);
+	pkt.frags = frags.n ? &frags : NULL;
 	pkt.ingress_port = data[0] % NPORTS;
 	pkt.rx_queue = 0;
 	xnf_nf_run_batch(&pkt, &verdict, 1);
@@ -84,10 +98,12 @@ int LLVMFuzzerTestOneInput(const __u8 *data, size_t size)
 		fprintf(stderr, "fuzz_nf: %s gave verdict 0x%x, which the runtime cannot apply\n", xnf_nf_name, verdict);
 		abort();
 	}
-	if ((__u8 *)pkt.data < buffer || (__u8 *)pkt.data_end > frame + size - 1 || pkt.data > pkt.data_end) {
+	if ((__u8 *)pkt.data < buffer || (__u8 *)pkt.data_end > frame + first || pkt.data > pkt.data_end) {
 		fprintf(stderr, "fuzz_nf: %s moved the frame's bounds outside its buffer\n", xnf_nf_name);
 		abort();
 	}
+	for (__u32 i = 0; i < frags.n; i++)
+		free(frags.frag[i].data);
 	free(buffer);
 	return 0;
 }

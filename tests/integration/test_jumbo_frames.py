@@ -1,8 +1,8 @@
 """Frames longer than a page: every host's veth and DUT port at MTU 9,000, real applications through the NFs in
-the paths that carry such frames (XDP taking multi-buffer frames, and tc): pings of 9,000-byte packets with
-don't-fragment set, iperf3 TCP over both families and UDP in 8,900-byte datagrams, HTTP downloads checked by SHA-256,
-no checksum error on any host, and the NF's byte counters counting every buffer of a frame. The paths whose frames
-are one buffer refuse the port with the reason and what carries it instead, and attach nothing."""
+every way xnf carries frames (XDP taking multi-buffer frames, AF_XDP sockets taking frames of several descriptors
+on both transmit paths, hybrid, tc): pings of 9,000-byte packets with don't-fragment set, iperf3 TCP over both
+families and UDP in 8,900-byte datagrams, HTTP downloads checked by SHA-256, no checksum error on any host, and the
+NF's byte counters counting every buffer of a frame."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from xnf.lab import apps, netns, paths
 from xnf.lab.gnb import TUNNEL_BYTES
 from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
-from lab_helpers import run_xnf, xdp_attached
+from lab_helpers import wait_until
 from test_nat import hosts_behind_a_nat, nat_rules
 from test_upf import ue_behind_a_gnb, upf_rules
 from test_real_traffic import HTTP_VPORT, VIP, VIP6, chain_rules, fwd_rules, hosts_left_alone, lb_rules
@@ -22,7 +22,17 @@ MTU = 9000
 PING_PAYLOAD = {4: MTU - 20 - 8, 6: MTU - 40 - 8}   # an IP packet of the whole MTU
 DATAGRAM = 8900
 PINGS = 10
-JUMBO = paths.Selection(*paths.jumbo())
+
+
+JUMBO = paths.with_auto_tx()   # a live frame is one page: auto takes the xsk ring for a jumbo port
+
+
+def first_contact(ns: str, dst: str) -> None:
+    """A small ping answered first, so that the neighbours on the way are resolved: an ARP request or neighbour
+    solicitation that met the program before it was in force (dropped, counted as not_ready) is retried a second
+    later, and the packets waiting for it meanwhile overflow the neighbour's queue, which holds ~200 KB (about eight
+    9,000-byte packets)."""
+    wait_until(lambda: apps.ping(ns, dst, 1) == 1, what=f"a first ping from {ns} to {dst}")
 
 
 def redirected(nf: NfInstance) -> tuple[int, int]:
@@ -33,6 +43,7 @@ def redirected(nf: NfInstance) -> tuple[int, int]:
 def assert_jumbo_pings(t: HostsTopology, nf: NfInstance, src: int, dst_ips: tuple[str, str]) -> None:
     """Both families' largest packets arrive whole, and the NF counts each frame's every byte."""
     for family, dst in zip((4, 6), dst_ips):
+        first_contact(t.host(src).ns, dst)
         packets, bytes_ = redirected(nf)
         assert apps.ping(t.host(src).ns, dst, PINGS, size=PING_PAYLOAD[family]) == PINGS, dst
         more_packets, more_bytes = redirected(nf)
@@ -83,7 +94,8 @@ def test_firewall_carries_jumbo_frames(variant, rules_file):
         h0, h1 = t.host(0), t.host(1)
         rules = f"allow icmp {h0.ip} {h1.ip}\nallow icmp {h1.ip} {h0.ip}\ndefault allow\n"
         with NfInstance.start(t, "firewall", mode, t.dut_ifaces, rules=rules_file(rules), extra=extra):
-            assert apps.ping(h0.ns, h1.ip, 3) == 3   # ARP crosses the wire first
+            first_contact(h0.ns, h1.ip)   # ARP crosses the wire first
+            first_contact(h0.ns, h1.ip6)
             assert apps.ping(h0.ns, h1.ip, PINGS, size=PING_PAYLOAD[4]) == PINGS
             assert apps.ping(h0.ns, h1.ip6, PINGS, size=PING_PAYLOAD[6]) == PINGS
             assert_jumbo_applications_pass(t, 0, 1, (h1.ip, h1.ip6))
@@ -111,6 +123,7 @@ def test_nat_translates_jumbo_frames(variant, rules_file):
         hosts_behind_a_nat(t)
         with NfInstance.start(t, "nat", mode, t.dut_ifaces, rules=rules_file(nat_rules(t)), extra=extra):
             outside = t.host(1)
+            first_contact(t.host(0).ns, outside.ip)
             assert apps.ping(t.host(0).ns, outside.ip, PINGS, size=PING_PAYLOAD[4]) == PINGS
             assert_jumbo_applications_pass(t, 0, 1, (outside.ip,))   # IPv4: the NAT's rules translate no IPv6
             site = apps.WebServer(t, outside.ns, outside.ip, size=4 << 20)
@@ -126,7 +139,8 @@ def test_fwd_and_a_chain_carry_jumbo_frames(variant, rules_file):
             assert_jumbo_pings(t, nf, 0, (h1.ip, h1.ip6))
             assert_jumbo_applications_pass(t, 0, 1, (h1.ip, h1.ip6))
         with NfInstance.start(t, "chain:firewall,router", mode, t.dut_ifaces, rules=rules_file(chain_rules(t)),
-                              extra=extra) as nf:
+                              extra=extra):
+            first_contact(t.host(0).ns, h1.ip)
             assert apps.ping(t.host(0).ns, h1.ip, PINGS, size=PING_PAYLOAD[4]) == PINGS
             assert_jumbo_applications_pass(t, 0, 1, (h1.ip, h1.ip6))
             assert_downloads(t, 0, 1)
@@ -143,12 +157,13 @@ def test_upf_tunnels_jumbo_packets(variant, rules_file):
         ue_behind_a_gnb(t, n3_mtu=MTU + TUNNEL_BYTES)
         ue_ns, server = t.host(0).ns, t.host(1)
         with NfInstance.start(t, "upf", mode, t.dut_ifaces, rules=rules_file(upf_rules(t)), extra=extra) as nf:
-            assert apps.ping(ue_ns, server.ip, PINGS, size=PING_PAYLOAD[4]) == PINGS
+            first_contact(ue_ns, server.ip)   # both hops' neighbours
+            assert apps.ping(ue_ns, server.ip, PINGS, interval=0.1, size=PING_PAYLOAD[4]) == PINGS
             for reverse in (False, True):
                 udp = apps.iperf3(t, ue_ns, server.ns, server.ip, udp_datagrams=200, datagram_bytes=DATAGRAM,
                                   bitrate="20M", reverse=reverse)
-                assert udp.packets == 200 and udp.lost_packets == 0, udp
-            if paths.find(variant).hook == "xdp":
+                assert udp.packets >= 200 and udp.lost_packets == 0, udp   # -R may count one more sent
+            if contract.mode(mode)["hook"] == "xdp":
                 web = apps.WebServer(t, server.ns, server.ip, size=1 << 20)
                 assert apps.download_sha256(ue_ns, web.url) == web.sha256
             counters = control.request_json(nf.name, "stats")["counters"]
@@ -168,17 +183,3 @@ def test_xdp_finishes_the_unfinished_checksums_of_jumbo_segments(rules_file):
             h1 = t.host(1)
             assert_jumbo_applications_pass(t, 0, 1, (h1.ip, h1.ip6))
             assert_downloads(t, 0, 1)
-
-
-@pytest.mark.parametrize("variant", paths.Selection(*paths.single_buffer()))
-def test_paths_of_one_buffer_refuse_a_jumbo_peer_with_the_reason(variant, rules_file):
-    mode, extra = paths.find(variant).mode_and_options()
-    with HostsTopology(hosts=2, mtu=MTU) as t:
-        result = run_xnf(["run", "router", "--mode", mode, *extra, "--iface", "dut0", "--iface", "dut1",
-                          "--rules", rules_file(t.router_rules())], ns=t.dut_ns)
-        assert result.returncode != 0
-        assert "has an MTU of 9000, more than XDP on a veth takes in one buffer (3506)" in result.stderr
-        jumbo_modes = ", ".join(m["name"] for m in contract.runtime()["modes"] if m["jumbo_frames"])
-        assert f"{jumbo_modes} carry jumbo frames" in result.stderr
-        assert "Traceback" not in result.stderr
-        assert not xdp_attached(t.dut_ns, "dut0") and not xdp_attached(t.dut_ns, "dut1")

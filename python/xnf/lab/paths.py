@@ -48,11 +48,6 @@ class Path:
     def has_workers(self) -> bool:
         return self.described["sockets"]
 
-    @property
-    def takes_jumbo_frames(self) -> bool:
-        """Frames longer than a page: XDP taking multi-buffer frames, and tc."""
-        return self.described["jumbo_frames"]
-
     def lab_options(self) -> list[str]:
         """The options of `xnf run` besides --mode that make the path on the lab: its transmit path, and its
         workers on the DUT's core."""
@@ -116,14 +111,17 @@ def kernel() -> list[str]:
     return [k for k, p in carrying().items() if p.nf_in_kernel and not p.has_workers]
 
 
-def jumbo() -> list[str]:
-    """The keys of the paths that carry frames longer than a page (jumbo MTUs)."""
-    return [k for k, p in carrying().items() if p.takes_jumbo_frames]
-
-
-def single_buffer() -> list[str]:
-    """The keys of the paths whose frames are one buffer of a page at most: their ports refuse a jumbo MTU."""
-    return [k for k, p in carrying().items() if not p.takes_jumbo_frames]
+def with_auto_tx() -> dict[str, tuple[str, list[str]]]:
+    """key -> (mode, lab options) of every carrying path, but with `--tx-path auto` where the path names live frames:
+    a live frame is one page, and `--tx-path live` refuses a port whose MTU allows longer (docs/afxdp.md), where auto
+    takes the xsk ring. What a lab at a jumbo MTU runs; a mode that has an xsk path of its own keeps only that."""
+    found = {}
+    for key, path in carrying().items():
+        if path.tx_path != "live":
+            found[key] = path.mode_and_options()
+        elif f"{path.mode}/xsk" not in carrying():
+            found[f"{path.mode}/auto"] = (path.mode, [o if o != "live" else "auto" for o in path.lab_options()])
+    return found
 
 
 def options_by_key(*keys: str) -> dict[str, tuple[str, list[str]]]:

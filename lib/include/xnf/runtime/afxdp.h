@@ -51,6 +51,7 @@ struct xnf_afxdp_config {
 	enum xnf_tx_path tx_path;
 	__u32 live_batch;   /* live path: frames one call sends at most */
 	__u32 live_wait_us; /* live path: the longest a frame waits for its call while frames keep coming */
+	bool multi_buffer;  /* sockets bound with XDP_USE_SG: frames of several descriptors (a port brings jumbo ones) */
 	const char *journal_dir; /* where interface settings' old values are kept until put back (the run dir) */
 };
 

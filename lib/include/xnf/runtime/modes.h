@@ -8,6 +8,5 @@ const char *xnf_user_space_modes(void);  /* the NF runs in AF_XDP workers */
 const char *xnf_socket_modes(void);      /* AF_XDP sockets are opened */
 const char *xnf_sending_modes(void);     /* the workers send frames */
 const char *xnf_state_modes(void);       /* --state keeps the NF's program and tables across restarts */
-const char *xnf_jumbo_modes(void);       /* frames longer than a page are carried */
 
 #endif

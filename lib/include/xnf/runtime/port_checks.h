@@ -18,11 +18,10 @@
 #include <xnf/runtime/types.h>
 
 /* What a veth takes as its peer's MTU with an XDP program that is not multi-buffer aware: a page less
- * XDP's headroom, the skb's shared info and the Ethernet header (Linux 6.x, x86-64, 4 KiB pages). */
+ * XDP's headroom, the skb's shared info and the Ethernet header (Linux 6.x, x86-64, 4 KiB pages). Above it, the
+ * program is loaded to take multi-buffer frames, and the kernel adds a page for each fragment an skb may have:
+ * more than a veth's own limit, 65,535. */
 #define XNF_VETH_XDP_MAX_MTU 3506
-/* With a multi-buffer aware one the kernel adds a page for each fragment an skb may have (MAX_SKB_FRAGS, 17 unless
- * the kernel was built otherwise): more than a veth's own limit, 65,535. */
-#define XNF_VETH_XDP_FRAGS_MAX_MTU (XNF_VETH_XDP_MAX_MTU + 17 * 4096)
 /* The MTU above which another device's driver may hand XDP a frame in several buffers: the standard one (the
  * buffers a driver fills are its own choice, 2-4 KiB; a veth's depend on its peer's MTU, above). */
 #define XNF_ONE_BUFFER_MTU 1500
@@ -35,7 +34,6 @@ struct xnf_port_use {
 	__u32 queues;        /* rx queues AF_XDP sockets serve (0: no sockets) */
 	__u32 live_max_len;  /* the longest frame the live path sends (0: no live path) */
 	bool skb_hook;       /* the NF runs at tc on skbs: no XDP limit and nothing of the peer's applies */
-	bool frags;          /* the XDP program takes multi-buffer frames: jumbo MTUs */
 };
 
 enum xnf_problem_level { XNF_LEVEL_NOTE, XNF_LEVEL_WARNING, XNF_LEVEL_ERROR };

@@ -18,7 +18,10 @@ transmit paths), afxdp-sysc/live, afxdp-poll/live, hybrid/live, tc. Subjects
 run in rounds whose order turns around every round; each metric is also given as the median of its same-round
 ratios to linux (and the NAT's to nftables).
 
-    xnf bench run goodput [--rounds 3] [--seconds 2] [--only router/xdp,lb/afxdp/live,nat/tc]
+    xnf bench run goodput [--rounds 3] [--seconds 2] [--only router/xdp,lb/afxdp/live,nat/tc] [--mtu 9000]
+
+--mtu sets every host's and DUT port's MTU (9000: jumbo frames, which every path carries: docs/writing-an-nf.md,
+13); the workers' transmit path is then auto where it would be live frames (one page each).
 """
 
 from __future__ import annotations
@@ -42,13 +45,14 @@ NAT_YARDSTICK = container_nf.NFTABLES
 NFS = tuple(container_nf.RULES)
 
 
-def _paths() -> dict[str, tuple[str, list[str]]]:
-    """Every way xnf carries frames (python/xnf/lab/paths.py: the runtime's mode table)."""
-    return paths.options_by_key()
+def _paths(mtu: int | None) -> dict[str, tuple[str, list[str]]]:
+    """Every way xnf carries frames (python/xnf/lab/paths.py: the runtime's mode table); at a set MTU (--mtu), the
+    workers' transmit path auto where it would be live frames, which are one page."""
+    return paths.with_auto_tx() if mtu else paths.options_by_key()
 
 
-def _all_subjects() -> list[str]:
-    return [YARDSTICK, NAT_YARDSTICK] + [f"{nf}/{path}" for nf in NFS for path in _paths()]
+def _all_subjects(mtu: int | None) -> list[str]:
+    return [YARDSTICK, NAT_YARDSTICK] + [f"{nf}/{path}" for nf in NFS for path in _paths(mtu)]
 
 
 METRICS = ("tcp1_gbit_s", "tcp8_gbit_s", "http_rps", "tcp1_cpu_ns_per_kib")
@@ -56,19 +60,19 @@ SMALL_FILE = 1024
 HTTP_CONNECTIONS = 16
 
 
-def _carrying(t: HostsTopology, label: str, folder: Path):
+def _carrying(t: HostsTopology, label: str, folder: Path, mtu: int | None):
     """The subject carrying h0's traffic to h1 (python/xnf/lab/container_nf.py)."""
     if label in (YARDSTICK, NAT_YARDSTICK):
         return container_nf.running(t, label, None, [], folder)
     nf, path = label.split("/", 1)
-    mode, extra = _paths()[path]
+    mode, extra = _paths(mtu)[path]
     return container_nf.running(t, nf, mode, extra, folder)
 
 
 @contextlib.contextmanager
 def _lab(args: argparse.Namespace, folder: Path):
     """Three hosts, a web server on the two behind the DUT, kept over every round."""
-    with HostsTopology(hosts=3) as t:
+    with HostsTopology(hosts=3, mtu=args.mtu) as t:
         for b in (t.host(1), t.host(2)):
             apps.WebServer(t, b.ns, b.ip, size=SMALL_FILE, core=GEN_CORE)
         yield t
@@ -77,7 +81,7 @@ def _lab(args: argparse.Namespace, folder: Path):
 def trial(label: str, args: argparse.Namespace, place: Place) -> dict:
     t, seconds = place.lab, args.seconds
     h0, h1 = t.host(0), t.host(1)
-    with _carrying(t, label, place.folder) as target:
+    with _carrying(t, label, place.folder, args.mtu) as target:
         before = cpu.snapshot()
         tcp1 = apps.iperf3(t, h0.ns, h1.ns, h1.ip, seconds=seconds, connect_to=target, core=GEN_CORE)
         busy = sum(c["busy"] for c in cpu.split(before, cpu.snapshot()).values())
@@ -108,10 +112,10 @@ def summarise(samples: list[dict], args: argparse.Namespace) -> list[dict]:
     return rows
 
 
-def _full_name(subject: str) -> str:
+def _full_name(subject: str, mtu: int | None) -> str:
     """nf/mode names the mode's default transmit path where its workers send: lb/afxdp is lb/afxdp/live."""
     nf, _, path = subject.partition("/")
-    if not path or path in _paths():
+    if not path or path in _paths(mtu):
         return subject
     try:
         return f"{nf}/{paths.find(path).key}"
@@ -119,11 +123,11 @@ def _full_name(subject: str) -> str:
         return subject
 
 
-def _subjects(only: str | None) -> list[str]:
-    every = _all_subjects()
+def _subjects(only: str | None, mtu: int | None) -> list[str]:
+    every = _all_subjects(mtu)
     if not only:
         return every
-    wanted = [_full_name(s.strip()) for s in only.split(",") if s.strip()]
+    wanted = [_full_name(s.strip(), mtu) for s in only.split(",") if s.strip()]
     unknown = [s for s in wanted if s not in every]
     if unknown:
         raise XnfError(f"--only {','.join(unknown)}: no such subject; choose among {', '.join(every)}")
@@ -132,10 +136,13 @@ def _subjects(only: str | None) -> list[str]:
 
 
 STUDY = RoundsStudy(
-    NAME, "goodput", subjects=lambda args: _subjects(args.only), trial=trial, summarise=summarise, lab=_lab,
-    rounds=3, seconds=2, seconds_type=int,
-    options=lambda parser: parser.add_argument("--only", metavar="S,S", help="these subjects (and the yardstick): "
-                                               "router/xdp, lb/afxdp ..."),
+    NAME, "goodput", subjects=lambda args: _subjects(args.only, args.mtu), trial=trial, summarise=summarise,
+    lab=_lab, rounds=3, seconds=2, seconds_type=int,
+    options=lambda parser: (
+        parser.add_argument("--only", metavar="S,S", help="these subjects (and the yardstick): router/xdp, "
+                            "lb/afxdp ..."),
+        parser.add_argument("--mtu", type=int, metavar="BYTES", help="every host's and DUT port's MTU (9000: jumbo "
+                            "frames); the workers then send with --tx-path auto")),
     line=lambda s: f"{s['subject']:17s} TCP {s['tcp1_gbit_s']:6.2f} / {s['tcp8_gbit_s']:6.2f} Gbit/s (1/8 streams), "
                    f"{s['http_rps']:7.0f} req/s",
     report=lambda row: f"{row['subject']:17s} " + ", ".join(
@@ -143,6 +150,7 @@ STUDY = RoundsStudy(
         + (f", {row[m + '_ratio_to_nftables']} of nftables)" if m + "_ratio_to_nftables" in row else ")")
         for m in METRICS),
     fields=lambda args: {"application_core": GEN_CORE, "dut_core": DUT_CORE, "http_connections": HTTP_CONNECTIONS,
+                         "mtu": args.mtu or 1500,
                          "http_file_bytes": SMALL_FILE, "yardstick": YARDSTICK,
-                         "paths": {k: {"mode": v[0], "options": v[1]} for k, v in _paths().items()}})
+                         "paths": {k: {"mode": v[0], "options": v[1]} for k, v in _paths(args.mtu).items()}})
 add_arguments, run = STUDY.add_arguments, STUDY.run
