@@ -101,7 +101,6 @@ static __always_inline int xnf__finish_csum_on(void)
 	return on && *on;
 }
 
-
 /*
  * The frame's unfinished TCP or UDP segment, or 0 if it has none. The verifier checks each of these global
  * functions once on its own: inlined, the header layouts the parser can meet times the summing loop's ways
