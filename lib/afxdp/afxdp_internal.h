@@ -42,6 +42,8 @@ struct xsk_port_socket {
 	__u64 *pending_addr;
 	__u32 *pending_len;
 	__u32 *pending_options;
+	/* A frame of more descriptors than a frame may have is dropped whole: its descriptors after the ones seen. */
+	bool dropping_rest;
 };
 
 struct afxdp_worker {
@@ -117,6 +119,8 @@ void xnf_afxdp_live_port_refused(struct xnf_afxdp *a, __u32 port);
 void xnf_afxdp_worker_account(struct afxdp_worker *w, struct xnf_frame_accounting *out);
 
 /* tx_path.c */
+/* The MTU of an interface in this namespace; -1 if unknown. */
+int xnf_afxdp_port_mtu(const char *ifname);
 int xnf_tx_path_check(const struct xnf_afxdp_config *cfg, const struct xnf_port *ports, __u32 nports);
 /* Whether to set up the live-frames program: the workers send through it (asked for, or auto finds copy mode,
  * senders and ports it fits), or the NF runs in the workers on copy-mode sockets and may pass frames. */

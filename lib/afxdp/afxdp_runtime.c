@@ -44,10 +44,32 @@ static int rx_queue_count(const char *ifname)
 	return count;
 }
 
+/* A frame of the port's MTU (Ethernet and a VLAN tag on top) in descriptors of the UMEM's frames, less the
+ * headroom the kernel keeps in each: a frame may have XNF_MAX_FRAGS + 1 (the kernel sends none longer). */
+#define XNF_L2_OVERHEAD 18
+static int check_descriptors_per_frame(const struct xnf_afxdp_config *cfg, const struct xnf_port *port)
+{
+	int mtu = xnf_afxdp_port_mtu(port->name);
+	__u32 room = cfg->frame_size - XDP_PACKET_HEADROOM, need;
+
+	if (mtu < 0)
+		return 0;
+	need = ((__u32)mtu + XNF_L2_OVERHEAD + room - 1) / room;
+	if (need <= XNF_MAX_FRAGS + 1)
+		return 0;
+	xnf_error("interface %s has an MTU of %d: a frame would take %u AF_XDP descriptors of --frame-size %u, and a "
+		  "frame may have %d: use --frame-size 4096, or lower the MTU to %u", port->name, mtu, need,
+		  cfg->frame_size, XNF_MAX_FRAGS + 1, (XNF_MAX_FRAGS + 1) * room - XNF_L2_OVERHEAD);
+	return -1;
+}
+
 static int check_ports(const struct xnf_afxdp_config *cfg, const struct xnf_port *ports, __u32 nports)
 {
 	for (__u32 p = 0; p < nports; p++) {
 		int have = rx_queue_count(ports[p].name);
+
+		if (check_descriptors_per_frame(cfg, &ports[p]))
+			return -1;
 
 		if (have >= 0 && (__u32)have < cfg->queues) {
 			xnf_error("interface %s has %d rx queue%s (0-%d) and --queues %u needs queue %u: lower "

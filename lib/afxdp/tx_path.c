@@ -38,8 +38,7 @@ int xnf_tx_path_parse(const char *name, enum xnf_tx_path *out)
 	return -1;
 }
 
-/* The MTU of an interface in this namespace; -1 if unknown. */
-static int port_mtu(const char *ifname)
+int xnf_afxdp_port_mtu(const char *ifname)
 {
 	struct ifreq req = { 0 };
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), mtu = -1;
@@ -68,7 +67,7 @@ static const struct xnf_port *port_too_large_for_live(const struct xnf_afxdp_con
 						      const struct xnf_port *ports, __u32 nports, int *mtu)
 {
 	for (__u32 p = 0; p < nports; p++) {
-		*mtu = port_mtu(ports[p].name);
+		*mtu = xnf_afxdp_port_mtu(ports[p].name);
 		if (*mtu > 0 && (__u32)*mtu + L2_OVERHEAD > xnf_live_max_len(cfg))
 			return &ports[p];
 	}

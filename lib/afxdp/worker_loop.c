@@ -306,28 +306,42 @@ static void apply_verdicts(struct afxdp_worker *w, struct xsk_port_socket *s, st
 	}
 }
 
+enum frame_taken { FRAME_WHOLE, FRAME_LATER, FRAME_TOO_LONG };
+
 /*
- * The descriptors after a frame's first, from the ring's next (*next) on, into frags: the frame's further
- * bytes, or 0 where its last descriptor is not among the n peeked yet (the frame waits for the next round).
+ * The descriptors after a frame's first, from the ring's next (*next) on, into frags (*beyond: the frame's further
+ * bytes): FRAME_LATER where its last descriptor is not among the n peeked yet (the frame waits for the next
+ * round), FRAME_TOO_LONG where it has more than a frame may have.
  */
-static __u32 take_frags(struct afxdp_worker *w, struct xsk_port_socket *s, __u32 idx, __u32 n, __u32 *next,
-			struct xnf_frags *frags, bool *whole)
+static enum frame_taken take_frags(struct afxdp_worker *w, struct xsk_port_socket *s, __u32 idx, __u32 n,
+				   __u32 *next, struct xnf_frags *frags, __u32 *beyond)
 {
 	const struct xdp_desc *d = xsk_ring_cons__rx_desc(&s->rx, idx + *next - 1);
-	__u32 beyond = 0;
 
 	frags->n = 0;
-	*whole = false;
+	*beyond = 0;
 	while (d->options & XDP_PKT_CONTD) {
-		if (*next == n || frags->n == XNF_MAX_FRAGS)
-			return 0;
+		if (frags->n == XNF_MAX_FRAGS)
+			return FRAME_TOO_LONG;
+		if (*next == n)
+			return FRAME_LATER;
 		d = xsk_ring_cons__rx_desc(&s->rx, idx + (*next)++);
 		frags->frag[frags->n].data = xsk_umem__get_data(w->area, d->addr);
 		frags->frag[frags->n++].len = d->len;
-		beyond += d->len;
+		*beyond += d->len;
 	}
-	*whole = true;
-	return beyond;
+	return FRAME_WHOLE;
+}
+
+/* A frame of more descriptors than a frame may have (its port's MTU raised past what --frame-size allows while
+ * running): the descriptors seen are dropped, and the rest as they come; counted once. */
+static void drop_too_long(struct afxdp_worker *w, struct xsk_port_socket *s, const struct xdp_desc *first,
+			  const struct xnf_frags *frags)
+{
+	free_frame(w, first->addr);
+	free_frags(w, frags);
+	s->dropping_rest = true;
+	w->stats.rx_too_many_buffers++;
 }
 
 static __u32 receive_batch(struct afxdp_worker *w, struct xsk_port_socket *s)
@@ -342,12 +356,23 @@ static __u32 receive_batch(struct afxdp_worker *w, struct xsk_port_socket *s)
 		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&s->rx, idx + i);
 		char *data = xsk_umem__get_data(w->area, d->addr);
 		__u32 next = i + 1, beyond = 0;
-		bool whole = true;
 
+		if (XNF_UNLIKELY(s->dropping_rest)) {
+			free_frame(w, d->addr);
+			s->dropping_rest = (d->options & XDP_PKT_CONTD) != 0;
+			taken = next;
+			continue;
+		}
 		if (XNF_UNLIKELY(d->options & XDP_PKT_CONTD) && w->frags) {
-			beyond = take_frags(w, s, idx, n, &next, &w->frags[frames], &whole);
-			if (!whole)
+			enum frame_taken got = take_frags(w, s, idx, n, &next, &w->frags[frames], &beyond);
+
+			if (got == FRAME_LATER)
 				break;   /* its last descriptor comes later: so does the frame */
+			if (got == FRAME_TOO_LONG) {
+				drop_too_long(w, s, d, &w->frags[frames]);
+				taken = next;
+				continue;
+			}
 		}
 
 		/* The kernel wrote the frame from the sending core (copy mode on veth): its first line is a miss to

@@ -11,7 +11,7 @@ const struct xnf_stat_field xnf_worker_stat_fields[] = {
 	WORKER(fill_empty), WORKER(pass_injected), WORKER(pass_dropped), WORKER(empty_polls), WORKER(wakeups),
 	WORKER(busy_polls), WORKER(polls), WORKER(live_calls), WORKER(live_frames), WORKER(live_unsent),
 	WORKER(live_refused), WORKER(live_redirect_errors), WORKER(live_device_sent), WORKER(live_device_dropped),
-	WORKER(xsk_fallback), { NULL, 0 },
+	WORKER(xsk_fallback), WORKER(rx_too_many_buffers), { NULL, 0 },
 };
 
 /* The kernel's XDP_STATISTICS, under the names stats has always used. */

@@ -13,7 +13,7 @@ from xnf.lab import apps, netns, paths
 from xnf.lab.gnb import TUNNEL_BYTES
 from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
-from lab_helpers import wait_until
+from lab_helpers import run_xnf, wait_until, xdp_attached
 from test_nat import hosts_behind_a_nat, nat_rules
 from test_upf import ue_behind_a_gnb, upf_rules
 from test_real_traffic import HTTP_VPORT, VIP, VIP6, chain_rules, fwd_rules, hosts_left_alone, lb_rules
@@ -183,3 +183,34 @@ def test_xdp_finishes_the_unfinished_checksums_of_jumbo_segments(rules_file):
             h1 = t.host(1)
             assert_jumbo_applications_pass(t, 0, 1, (h1.ip, h1.ip6))
             assert_downloads(t, 0, 1)
+
+
+def test_a_frame_of_more_descriptors_than_a_frame_may_have_is_refused_at_start(rules_file):
+    """With --frame-size 2048 a descriptor holds 1,792 bytes, so an MTU of 40,000 would make frames of 23
+    descriptors, more than the 18 a frame may have (the kernel sends none longer): refused with the reason and
+    the fix, nothing attached."""
+    with HostsTopology(hosts=2, mtu=40000) as t:
+        result = run_xnf(["run", "router", "--mode", "afxdp", "--frame-size", "2048", "--iface", "dut0", "--iface",
+                          "dut1", "--rules", rules_file(t.router_rules())], ns=t.dut_ns)
+        assert result.returncode != 0
+        assert ("interface dut0 has an MTU of 40000: a frame would take 23 AF_XDP descriptors of --frame-size 2048, "
+                "and a frame may have 18: use --frame-size 4096, or lower the MTU to 32238") in result.stderr
+        assert "Traceback" not in result.stderr
+        assert not xdp_attached(t.dut_ns, "dut0") and not xdp_attached(t.dut_ns, "dut1")
+
+
+def test_a_frame_past_what_a_frame_may_have_is_dropped_whole_and_counted(rules_file):
+    """The MTU raised past what --frame-size 2048 allows while the workers run (the start refuses it, above): each
+    39,042-byte frame comes as 22 descriptors; the worker drops it whole, counts it (rx_too_many_buffers), and the
+    frames after it go through."""
+    with HostsTopology(hosts=2, mtu=MTU) as t:
+        h0, h1 = t.host(0), t.host(1)
+        with NfInstance.start(t, "router", "afxdp", t.dut_ifaces, rules=rules_file(t.router_rules()),
+                              extra=["--frame-size", "2048", *paths.worker_options("afxdp")]) as nf:
+            first_contact(h0.ns, h1.ip)
+            for ns, iface in ((t.dut_ns, "dut0"), (h0.ns, "eth0")):
+                netns.ip("link", "set", iface, "mtu", "40000", ns=ns)
+            assert apps.ping(h0.ns, h1.ip, 3, interval=0.1, size=39000) == 0
+            workers = control.request_json(nf.name, "stats")["workers"]
+            assert sum(w["rx_too_many_buffers"] for w in workers) == 3
+            assert apps.ping(h0.ns, h1.ip, PINGS, size=PING_PAYLOAD[4]) == PINGS

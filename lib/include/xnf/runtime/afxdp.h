@@ -76,6 +76,8 @@ struct xnf_afxdp_worker_stats {
 	__u64 live_frames;   /* frames handed to the live path */
 	__u64 live_unsent;   /* frames a failed call never reached: dropped */
 	__u64 xsk_fallback;  /* frames a live frame cannot hold, sent on the xsk ring instead */
+	__u64 rx_too_many_buffers; /* frames of more descriptors than a frame may have (an MTU raised while running,
+				    * past what --frame-size allows): dropped whole */
 	/* Counted by the kernel side, filled in when read: */
 	__u64 live_refused;          /* frames the program could not build: dropped */
 	__u64 live_redirect_errors;  /* frames the kernel would not queue for their port: dropped */
