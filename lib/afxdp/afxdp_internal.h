@@ -121,6 +121,8 @@ void xnf_afxdp_worker_account(struct afxdp_worker *w, struct xnf_frame_accountin
 /* tx_path.c */
 /* The MTU of an interface in this namespace; -1 if unknown. */
 int xnf_afxdp_port_mtu(const char *ifname);
+/* Ethernet header and one VLAN tag on top of the MTU: a port's longest frame. */
+#define XNF_L2_OVERHEAD 18
 int xnf_tx_path_check(const struct xnf_afxdp_config *cfg, const struct xnf_port *ports, __u32 nports);
 /* Whether to set up the live-frames program: the workers send through it (asked for, or auto finds copy mode,
  * senders and ports it fits), or the NF runs in the workers on copy-mode sockets and may pass frames. */

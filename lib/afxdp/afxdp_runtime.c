@@ -46,7 +46,6 @@ static int rx_queue_count(const char *ifname)
 
 /* A frame of the port's MTU (Ethernet and a VLAN tag on top) in descriptors of the UMEM's frames, less the
  * headroom the kernel keeps in each: a frame may have XNF_MAX_FRAGS + 1 (the kernel sends none longer). */
-#define XNF_L2_OVERHEAD 18
 static int check_descriptors_per_frame(const struct xnf_afxdp_config *cfg, const struct xnf_port *port)
 {
 	int mtu = xnf_afxdp_port_mtu(port->name);
@@ -70,7 +69,6 @@ static int check_ports(const struct xnf_afxdp_config *cfg, const struct xnf_port
 
 		if (check_descriptors_per_frame(cfg, &ports[p]))
 			return -1;
-
 		if (have >= 0 && (__u32)have < cfg->queues) {
 			xnf_error("interface %s has %d rx queue%s (0-%d) and --queues %u needs queue %u: lower "
 				  "--queues, or give the interface more queues (ethtool -L, or numrxqueues for veth)",

@@ -51,8 +51,6 @@ int xnf_afxdp_port_mtu(const char *ifname)
 	return mtu;
 }
 
-/* Ethernet header and one VLAN tag on top of the MTU. */
-#define L2_OVERHEAD 18
 
 /* The longest frame the live path sends: a live frame's room, and what the program can prove in bounds. */
 __u32 xnf_live_max_len(const struct xnf_afxdp_config *cfg)
@@ -68,7 +66,7 @@ static const struct xnf_port *port_too_large_for_live(const struct xnf_afxdp_con
 {
 	for (__u32 p = 0; p < nports; p++) {
 		*mtu = xnf_afxdp_port_mtu(ports[p].name);
-		if (*mtu > 0 && (__u32)*mtu + L2_OVERHEAD > xnf_live_max_len(cfg))
+		if (*mtu > 0 && (__u32)*mtu + XNF_L2_OVERHEAD > xnf_live_max_len(cfg))
 			return &ports[p];
 	}
 	return NULL;
@@ -120,7 +118,7 @@ int xnf_tx_path_check(const struct xnf_afxdp_config *cfg, const struct xnf_port 
 	if (big) {
 		xnf_error("--tx-path live: %s has an MTU of %d, so frames of up to %d bytes, and the live path sends at "
 			  "most %u (a live frame is one page%s): lower the MTU, or use --tx-path xsk", big->name, mtu,
-			  mtu + L2_OVERHEAD, xnf_live_max_len(cfg),
+			  mtu + XNF_L2_OVERHEAD, xnf_live_max_len(cfg),
 			  cfg->frame_size == 2048 ? "; with --frame-size 2048, 512 bytes less than the UMEM frame" : "");
 		return -1;
 	}

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <xnf/frame_bytes.h>
+
 #include "afxdp_internal.h"
 
 /* Per worker: about 1.3 s of records at 3,000 captured frames a second between the thread's 20 ms reads, with
@@ -75,20 +77,6 @@ void xnf_afxdp_capture_close(struct xnf_afxdp *a)
 	}
 }
 
-/* Up to cap bytes of the frame, across its buffers. */
-static void copy_frame(__u8 *to, const struct xnf_pkt *pkt, __u32 cap)
-{
-	__u32 n = xnf_pkt_len(pkt) < cap ? xnf_pkt_len(pkt) : cap;
-
-	memcpy(to, pkt->data, n);
-	for (__u32 i = 0; pkt->frags && i < pkt->frags->n && n < cap; i++) {
-		__u32 piece = pkt->frags->frag[i].len < cap - n ? pkt->frags->frag[i].len : cap - n;
-
-		memcpy(to + n, pkt->frags->frag[i].data, piece);
-		n += piece;
-	}
-}
-
 void xnf_worker_capture(struct afxdp_worker *w, const struct xsk_port_socket *s, const struct xnf_pkt *pkt,
 			__u32 slot)
 {
@@ -111,7 +99,7 @@ void xnf_worker_capture(struct afxdp_worker *w, const struct xsk_port_socket *s,
 	r->h.queue = (__u16)s->queue;
 	r->h.slot = (__u8)slot;
 	r->h.side = XNF_CAPTURE_WORKER;
-	copy_frame(r->data, pkt, r->h.cap_len);
+	xnf_frame_load(pkt, 0, r->data, r->h.cap_len);   /* across its buffers */
 	atomic_store_explicit(&q->head, head + 1, memory_order_release);
 }
 

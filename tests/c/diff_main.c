@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <xnf/frame_bytes.h>
 #include <xnf/helpers.h>
 #include <xnf/internal/native_maps.h>
 #include <xnf/internal/nf_entry.h>
@@ -83,16 +84,6 @@ static void lay_out_frags(struct xnf_pkt *pkt, __u8 *rest, __u32 rest_len, struc
 	pkt->frags = frags;
 }
 
-/* The frame as the NF left it, its buffers joined. */
-static void join_frame(const struct xnf_pkt *pkt, struct side_result *r)
-{
-	r->len = (__u32)((__u8 *)pkt->data_end - (__u8 *)pkt->data);
-	memmove(r->data, pkt->data, r->len);
-	for (__u32 i = 0; pkt->frags && i < pkt->frags->n; i++) {
-		memcpy(r->data + r->len, pkt->frags->frag[i].data, pkt->frags->frag[i].len);
-		r->len += pkt->frags->frag[i].len;
-	}
-}
 
 static void run_native(const __u8 *frame, __u32 len, __u32 nports, bool multi_buffer, struct side_result *r)
 {
@@ -113,7 +104,9 @@ static void run_native(const __u8 *frame, __u32 len, __u32 nports, bool multi_bu
 	}
 	xnf_nf_run_batch(&pkt, &v, 1);
 	native_apply(v, nports, r);
-	join_frame(&pkt, r);
+	/* The frame as the NF left it, its buffers joined. */
+	r->len = xnf_frame_len(&pkt);
+	xnf_frame_load(&pkt, 0, r->data, r->len);
 }
 
 #define TC_REFUSED "an IPv4 or IPv6 frame shorter than its IP header, which the kernel's skb test run refuses"

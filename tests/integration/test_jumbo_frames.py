@@ -2,11 +2,14 @@
 every way xnf carries frames (XDP taking multi-buffer frames, AF_XDP sockets taking frames of several descriptors
 on both transmit paths, hybrid, tc): pings of 9,000-byte packets with don't-fragment set, iperf3 TCP over both
 families and UDP in 8,900-byte datagrams, HTTP downloads checked by SHA-256, no checksum error on any host, and the
-NF's byte counters counting every buffer of a frame."""
+NF's byte counters counting every buffer of a frame; a capture keeps every buffer; an MTU the sockets' descriptors
+cannot hold is refused at start, and dropped whole and counted when it comes while running."""
 
 from __future__ import annotations
 
 import pytest
+from scapy.layers.inet import ICMP
+from scapy.utils import PcapNgReader
 
 from xnf import contract, control
 from xnf.lab import apps, netns, paths
@@ -14,6 +17,7 @@ from xnf.lab.gnb import TUNNEL_BYTES
 from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
 from lab_helpers import run_xnf, wait_until, xdp_attached
+from test_capture import start_dump
 from test_nat import hosts_behind_a_nat, nat_rules
 from test_upf import ue_behind_a_gnb, upf_rules
 from test_real_traffic import HTTP_VPORT, VIP, VIP6, chain_rules, fwd_rules, hosts_left_alone, lb_rules
@@ -214,3 +218,25 @@ def test_a_frame_past_what_a_frame_may_have_is_dropped_whole_and_counted(rules_f
             workers = control.request_json(nf.name, "stats")["workers"]
             assert sum(w["rx_too_many_buffers"] for w in workers) == 3
             assert apps.ping(h0.ns, h1.ip, PINGS, size=PING_PAYLOAD[4]) == PINGS
+
+
+@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+def test_a_capture_keeps_every_buffer_of_a_jumbo_frame(mode, tmp_path, rules_file):
+    """xnf dump of the router's forwarded frames: each 9,014-byte echo request and reply is written whole, the
+    bytes of its further buffers included (the echo's payload is ping's own pattern to its last byte)."""
+    with HostsTopology(hosts=2, mtu=MTU) as t:
+        h0, h1 = t.host(0), t.host(1)
+        with NfInstance.start(t, "router", mode, t.dut_ifaces, rules=rules_file(t.router_rules()),
+                              extra=paths.worker_options(mode)) as nf:
+            first_contact(h0.ns, h1.ip)
+            written = tmp_path / "jumbo.pcapng"
+            dump = start_dump(nf.name, "--verdict", "redirect", "--count", "4", "-w", str(written))
+            assert apps.ping(h0.ns, h1.ip, 2, interval=0.1, size=PING_PAYLOAD[4]) == 2
+            _, err = dump.communicate(timeout=30)
+            assert dump.returncode == 0, err
+        frames = list(PcapNgReader(str(written)))
+        assert len(frames) == 4
+        for frame in frames:
+            assert frame.wirelen == len(frame) == 14 + MTU
+            payload = bytes(frame[ICMP].payload)   # ping's: a time stamp, then byte i = i
+            assert payload[16:] == bytes(i & 0xFF for i in range(16, PING_PAYLOAD[4]))
