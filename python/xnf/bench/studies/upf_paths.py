@@ -11,7 +11,8 @@ measures. Flows are sessions: flow n is session n's UE and TEID
 (python/xnf/lab/upf_sessions.py); the UPF holds --sessions sessions and the traffic spreads over them (at most
 65,535: xnf-gen's flows). Subjects, per direction and session count, in rounds whose order turns around:
   xdp                  `xnf run upf --mode xdp`: the yardstick of its case (ratios are to it, in the same round)
-  afxdp, afxdp-sysc, afxdp-poll, hybrid   the user-space paths (worker on core 1); hybrid runs the NF in XDP
+  afxdp, afxdp-sysc, afxdp-poll, hybrid, tc   the other modes of the runtime's table (workers on core 1; hybrid
+                       runs the NF in XDP; tc at the skb hook)
   chain-xdp            chain:upf,firewall, both in XDP
   chain-split          the tunnel off in XDP, the firewall in the AF_XDP workers (upf@xdp,firewall@afxdp)
   chain-afxdp          both in the workers: the tunnel work in user space
@@ -36,7 +37,7 @@ import sys
 from xnf import control
 from xnf.analysis import upf_plots
 from xnf.bench.study import Place, RoundsStudy, of_summary
-from xnf.lab import upf_sessions, veth_stats
+from xnf.lab import paths, upf_sessions, veth_stats
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood
 from xnf.lab.nf_process import NfInstance
@@ -46,20 +47,29 @@ from xnf.lab.topology import Topology
 NAME = "upf-paths"
 DESCRIPTION = ("the 5G user plane (GTP-U) on every path and the edge chain split at each point, uplink and "
                "downlink, against sessions: where the tunnel work should run; the advisor's pick checked")
-CORES = ["--cores", str(DUT_CORE)]
-# name -> (NF or chain, mode (None: the chain's places say), options)
-PATHS = {"xdp": ("upf", "xdp", []), "afxdp": ("upf", "afxdp", CORES), "afxdp-sysc": ("upf", "afxdp-sysc", CORES),
-         "afxdp-poll": ("upf", "afxdp-poll", CORES), "hybrid": ("upf", "hybrid", CORES),
-         "chain-xdp": ("chain:upf@xdp,firewall@xdp", None, []),
-         "chain-split": ("chain:upf@xdp,firewall@afxdp", None, CORES),
-         "chain-afxdp": ("chain:upf,firewall", "afxdp", CORES)}
-UPF_ALONE = [p for p, (nf, _, _) in PATHS.items() if nf == "upf"]
+# The chain's placements, name -> (chain, mode (None: the chain's places say)); the upf alone runs on every mode the
+# runtime carries frames in (upf_paths()).
+CHAINS = {"chain-xdp": ("chain:upf@xdp,firewall@xdp", None),
+          "chain-split": ("chain:upf@xdp,firewall@afxdp", None),
+          "chain-afxdp": ("chain:upf,firewall", "afxdp")}
 YARDSTICK = "xdp"
 DIRECTIONS = ("uplink", "downlink")
 FIREWALL_RULES = 1000
 HOLDS_WITHIN = 0.05
 PLACEMENTS = ("lab", "one-core")
 ETHERNET_AND_FCS = 18
+
+
+def upf_paths() -> dict[str, tuple[str, str | None, list[str]]]:
+    """name -> (NF or chain, mode, options): the upf alone in each carrying mode of the runtime's table (by the mode's
+    name, with its default transmit path), then the chain's placements."""
+    modes = dict.fromkeys(p.mode for p in paths.carrying().values())
+    alone = {m: ("upf", m, paths.worker_options(m)) for m in modes}
+    return alone | {name: (nf, mode, paths.worker_options(mode, nf)) for name, (nf, mode) in CHAINS.items()}
+
+
+def upf_alone(path: str) -> bool:
+    return path not in CHAINS
 
 
 def frame_size(direction: str, inner: int) -> int:
@@ -97,7 +107,7 @@ def rules_text(nf: str, s: upf_sessions.Sides, sessions: int) -> str:
 
 def trial(subject: tuple[str, int, str], args: argparse.Namespace, place: Place) -> dict:
     direction, sessions, path = subject
-    nf_name, mode, options = PATHS[path]
+    nf_name, mode, options = upf_paths()[path]
     with Topology("two-port", gen_xdp="drop") as t:
         s = sides(t, direction)
         rules = place.folder / f"{direction}-{sessions}-{path}.rules"
@@ -171,9 +181,9 @@ def summarise(samples: list[dict], args: argparse.Namespace) -> list[dict]:
 
 
 def _verdict(case: str, medians: dict, advice: dict) -> dict:
-    alone = {p: r for p, r in medians.items() if p in UPF_ALONE}
+    alone = {p: r for p, r in medians.items() if upf_alone(p)}
     fastest = max(alone, key=alone.get)
-    chain = {p: r for p, r in medians.items() if p not in UPF_ALONE}
+    chain = {p: r for p, r in medians.items() if not upf_alone(p)}
     row = {"subject": f"{case} verdict", "case": case, "fastest": fastest, "fastest_mpps": round(alone[fastest], 4),
            "fastest_chain_placement": max(chain, key=chain.get) if chain else None, "advice": advice}
     pick = advice.get("pick")
@@ -193,7 +203,7 @@ def _sessions(args: argparse.Namespace) -> list[int]:
 
 
 def _paths(args: argparse.Namespace) -> list[str]:
-    return [p for p in args.paths.split(",") if p]
+    return [p for p in args.paths.split(",") if p] or list(upf_paths())
 
 
 def _check(args: argparse.Namespace) -> str | None:
@@ -202,11 +212,11 @@ def _check(args: argparse.Namespace) -> str | None:
     except ValueError:
         sessions = []
     if (not _directions(args) or any(d not in DIRECTIONS for d in _directions(args)) or not sessions
-            or any(not 1 <= n <= 100_000 for n in sessions) or any(p not in PATHS for p in _paths(args))
+            or any(not 1 <= n <= 100_000 for n in sessions) or any(p not in upf_paths() for p in _paths(args))
             or YARDSTICK not in _paths(args) or not 44 <= args.inner_size <= 1400
             or not 0 <= args.breakout_share < 1):
         return (f"--directions among {', '.join(DIRECTIONS)}; --sessions 1 to 100000, comma-separated; --paths "
-                f"among {', '.join(PATHS)}, {YARDSTICK} (the yardstick) included; --inner-size 44 to 1400; "
+                f"among {', '.join(upf_paths())}, {YARDSTICK} (the yardstick) included; --inner-size 44 to 1400; "
                 "--breakout-share from 0 up to (not including) 1")
     return None
 
@@ -220,7 +230,8 @@ def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sessions", default="10,10000", help="sessions the UPF holds, comma-separated")
     parser.add_argument("--inner-size", type=int, default=64,
                         help="the inner IP packet's bytes (a frame has 18 more, an uplink G-PDU 62)")
-    parser.add_argument("--paths", default=",".join(PATHS), help="a subset of " + ", ".join(PATHS))
+    parser.add_argument("--paths", default="", help="a subset of the modes xnf carries frames in (`xnf describe`) and "
+                        + ", ".join(CHAINS) + " (default: all)")
     parser.add_argument("--breakout-share", type=float, default=0.0,
                         help="uplink: the share of G-PDUs to the edge application (local breakout, out of port 1)")
     parser.add_argument("--no-advice", dest="advice_asked", action="store_false",
@@ -249,7 +260,7 @@ def _fields(args: argparse.Namespace) -> dict:
     return {"generator_core": GEN_CORE, "dut_core": DUT_CORE, "placement": args.placement,
             "yardstick": f"{cases[0]} {YARDSTICK}", "yardsticks": {case: f"{case} {YARDSTICK}" for case in cases}, "inner_size": args.inner_size, "breakout_share": args.breakout_share,
             "firewall_rules": FIREWALL_RULES, "holds_within": HOLDS_WITHIN,
-            "paths": {name: {"nf": nf, "mode": mode, "options": options} for name, (nf, mode, options) in PATHS.items()}}
+            "paths": {name: {"nf": nf, "mode": mode, "options": options} for name, (nf, mode, options) in upf_paths().items()}}
 
 
 STUDY = RoundsStudy(NAME, "upf_paths", subjects=_subjects, trial=trial, summarise=summarise, rounds=3, seconds=2.0,
