@@ -155,7 +155,7 @@ $(BUILD)/tools/gen/xnf_gen.o: tools/gen/xnf_gen.c $(BUILD)/tools/gen/gen.skel.h 
 $(BUILD)/tools/gen/receiver.o: tools/gen/receiver.c $(BUILD)/tools/gen/recv.skel.h
 	$(CC) $(RT_CFLAGS) -I$(BUILD)/tools/gen -c $< -o $@
 $(BUILD)/bin/xnf-gen: $(BUILD)/tools/gen/xnf_gen.o $(BUILD)/tools/gen/frame.o $(BUILD)/tools/gen/receiver.o \
-		$(BUILD)/tools/gen/classes.o $(BUILD)/tools/gen/pcap_out.o \
+		$(BUILD)/tools/gen/classes.o $(BUILD)/tools/gen/pcap_out.o $(BUILD)/tools/gen/socket_sender.o \
 		$(BUILD)/tools/gen/iface_stats.o $(LIBXNF)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS)

@@ -13,4 +13,11 @@ int xnf_sink(struct xdp_md *ctx)
 	return XDP_DROP;
 }
 
+/* The same for a lab of jumbo frames: a veth takes a peer MTU above a page only with a multi-buffer program. */
+SEC("xdp.frags")
+int xnf_sink_frags(struct xdp_md *ctx)
+{
+	return XDP_DROP;
+}
+
 char _license[] SEC("license") = "Dual BSD/GPL";

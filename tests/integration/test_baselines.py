@@ -22,7 +22,7 @@ SINK = build.bpf_object("xnf_sink")
 
 
 def test_reference_generator_accounts_for_every_frame(bare_pair):
-    netns.ip("link", "set", "dev", "dut0", "xdp", "obj", str(SINK), "sec", "xdp", ns=bare_pair.dut_ns)
+    netns.attach_own_xdp(bare_pair.dut_ns, "dut0", SINK)
     rx0, tx0 = veth_stats.read(bare_pair.dut_ns, "dut0"), veth_stats.read(bare_pair.gen_ns, "gen0")
     sent = Generator(bare_pair, program="xnf-gen-ref").run("--duration", "0.2", "--batch", "256").summary["sent"]
     rx1, tx1 = veth_stats.read(bare_pair.dut_ns, "dut0"), veth_stats.read(bare_pair.gen_ns, "gen0")

@@ -15,7 +15,7 @@ from test_lb import BACKENDS, VIP, expected_backend, from_backend, lb_rules, to_
 from test_router import routes, udp, udp6
 from test_xdp_nfs import FW_RULES, exchange, firewall_traffic
 from xnf import build, control
-from xnf.lab import veth_stats
+from xnf.lab import netns, veth_stats
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
@@ -199,8 +199,7 @@ def test_a_port_that_refuses_xdp_frames(bare_pair):
     sent = [udp4(bare_pair.links[0], 1000 + i, 2000) for i in range(10)]
     assert len(exchange(bare_pair, sent, expect=10)) == 10
     assert control.request_json(nf.name, "stats")["workers"][0]["tx_path"] == {"dut0": "xsk"}
-    bare_pair.run(bare_pair.gen_ns, ["ip", "link", "set", "gen0", "xdpdrv", "obj", str(build.bpf_object("xnf_pass")),
-                     "sec", "xdp"])
+    netns.attach_own_xdp(bare_pair.gen_ns, "gen0", build.bpf_object("xnf_pass"), how="xdpdrv")
     deadline = time.monotonic() + 5
     while control.request_json(nf.name, "stats")["workers"][0]["tx_path"] != {"dut0": "live"}:
         assert time.monotonic() < deadline, "auto never moved to the live path"

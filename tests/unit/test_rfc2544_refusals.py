@@ -13,6 +13,7 @@ SECONDS = 1.0
 def trial(offered_pps: float, sent: float, refused: float, lost: float, achieved_pps: float) -> Trial:
     return Trial(offered_pps=offered_pps, sent=int(sent), send_errors=int(refused), received=int(sent - lost),
                  lost=int(lost), loss_ratio=lost / sent if sent else 0.0, reordered=0, achieved_pps=achieved_pps,
+                 frame_bytes=64,
                  seconds=SECONDS, latency_ns={}, cpu={}, dut_ns_per_packet=None, dut_cycles_per_packet=None,
                  generator_ns_per_packet=None)
 

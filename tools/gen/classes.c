@@ -10,7 +10,7 @@
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/options.h>
 
-#define CLASS_KEYS "share, saddr, daddr, sport, dport, proto, flows, vary, vlan, tunnel, gnb, upf, teid, qfi"
+#define CLASS_KEYS "share, saddr, daddr, sport, dport, proto, flows, vary, vlan, size, tunnel, gnb, upf, teid, qfi"
 
 int gen_parse_addr(const char *what, const char *text, struct frame_spec *spec, bool source, int *prefix_len)
 {
@@ -132,6 +132,10 @@ static int take_key(struct gen_class *c, const char *key, const char *value, boo
 		c->frame.tcp = strcmp(value, "tcp") == 0;
 	} else if (strcmp(key, "vlan") == 0) {
 		return frame_parse_vlans(what, value, &c->frame);
+	} else if (strcmp(key, "size") == 0) {
+		if (xnf_parse_uint(what + 2, value, 1, XNF_GEN_MAX_FRAME, &c->frame.size))
+			return -1;
+		c->size_given = true;
 	} else if (strcmp(key, "flows") == 0) {
 		if (xnf_parse_uint(what + 2, value, 1, XNF_GEN_MAX_FLOWS, &c->flows))
 			return -1;

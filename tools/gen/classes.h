@@ -22,6 +22,7 @@ struct gen_class {
 	__u32 vary;         /* enum xnf_gen_vary bits */
 	__u32 first_flow;   /* set by gen_classes_plan */
 	__u32 slots;        /* of the XNF_GEN_SCHEDULE-frame schedule: the share it really gets */
+	bool size_given;    /* size=N: the class's own frame size */
 };
 
 /* An address (IPv4 or IPv6, optionally ADDR/LEN) into spec's source or destination; *prefix_len is -1

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The template frame xnf-gen sends: Ethernet, 802.1Q tags (a tagged class), a GTP-U tunnel (a tunnelled class),
- * IPv4 or IPv6, UDP or TCP, the probe, zero padding. */
+ * IPv4 or IPv6, UDP or TCP, the probe, the payload a receiver can check (probe.h). */
 #include "frame.h"
 
 #include <arpa/inet.h>
@@ -207,6 +207,16 @@ __u32 frame_build(const struct frame_spec *spec, __u8 *buf)
 	return ETH_HLEN + tags + GTPU_ENCAP_LEN + inner_len;
 }
 
+/* The payload's words from the probe's end to the frame's (probe.h: xnf_gen_payload_word). */
+static void write_payload(__u8 *payload, __u32 len)
+{
+	for (__u32 at = 0, w = 0; at < len; at += 8, w++) {
+		__u64 word = xnf_gen_payload_word(w);
+
+		memcpy(payload + at, &word, len - at < 8 ? len - at : 8);
+	}
+}
+
 static __u32 plain_frame(const struct frame_spec *spec, __u8 *buf)
 {
 	__u32 len = spec->size - FCS_LEN;
@@ -224,6 +234,7 @@ static __u32 plain_frame(const struct frame_spec *spec, __u8 *buf)
 	write_l4(spec, l4, l4_len);
 	probe = (struct xnf_probe *)(buf + frame_header_len(spec));
 	probe->magic = htons(XNF_PROBE_MAGIC);
+	write_payload((__u8 *)(probe + 1), len - frame_header_len(spec) - sizeof(*probe));
 	/* UDP over IPv4 goes without checksum (0): the generator need not keep it. */
 	if (spec->tcp || spec->ipv6) {
 		__u16 csum = l4_checksum(spec, l3, l4, l4_len);

@@ -6,7 +6,8 @@
  * and flows, in its share of the frames), writes that class's template
  * headers and probe back, picks the flow, writes the probe (flow, sequence
  * number, send time) and the flow's header fields, and keeps the checksums
- * right by incremental updates from the template. Live frames are recycled, and on veth the receiving NF
+ * right by incremental updates from the template; a frame of a shorter class is cut to its length. Live frames
+ * are recycled, and on veth the receiving NF
  * works on the very same page: a router's TTL, a load balancer's rewritten
  * address would otherwise come back in the next frame built on that page.
  *
@@ -182,6 +183,18 @@ static __always_inline int build_frame(__u8 *data, const __u8 *end, struct xnf_g
 	return XDP_TX;
 }
 
+/* Live frames all start as long as the longest class's (the kernel resets a recycled frame's length): a shorter
+ * class's frame is cut to its own length. The bytes cut off stay in the page, unsent. */
+static __always_inline int cut_to_class(struct xdp_md *ctx, __u32 cls)
+{
+	int want = (int)cfg.classes[cls].frame_len;
+	int len = cfg.multi_buffer ? (int)bpf_xdp_get_buff_len(ctx) : (int)(ctx->data_end - ctx->data);
+
+	return want == len ? 0 : (int)bpf_xdp_adjust_tail(ctx, want - len);
+}
+
+/* Loaded to take multi-buffer frames for --write-pcap of frames longer than a page (a test run gives only such a
+ * program their further buffers); elsewhere that would cost a little. */
 SEC("xdp")
 int xnf_gen(struct xdp_md *ctx)
 {
@@ -199,6 +212,10 @@ int xnf_gen(struct xdp_md *ctx)
 	cls = cfg.schedule[c->next & (XNF_GEN_SCHEDULE - 1)];
 	if (cls >= XNF_GEN_MAX_CLASSES)
 		return XDP_ABORTED;
+	if (cfg.fit_length && cut_to_class(ctx, cls))
+		return XDP_ABORTED;
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
 	return build_frame(data, end, c, cls);
 }
 

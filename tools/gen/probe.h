@@ -12,6 +12,8 @@
 #define XNF_PROBE_MAGIC 0x584eu /* "XN" */
 #define XNF_GEN_MAX_FLOWS 65536
 #define XNF_GEN_MAX_THREADS 64
+/* The longest frame xnf-gen sends, FCS included: a switch's usual jumbo limit (MTU 9,000 frames and their tags). */
+#define XNF_GEN_MAX_FRAME 9216
 
 /* Right after the L4 header. 16 bytes: a 64-byte IPv4/UDP frame has room for it. */
 struct xnf_probe {
@@ -20,6 +22,17 @@ struct xnf_probe {
 	__u32 seq;    /* per flow, from 0 */
 	__u64 tx_ns;  /* bpf_ktime_get_ns() when the frame was built: the receiver shares the clock */
 } __attribute__((packed));
+
+/* The payload after the probe, so that a receiver can check every byte of it: 8-byte words in the CPU's order,
+ * word w (from the probe's end) XNF_GEN_PAYLOAD_SEED ^ (w * XNF_GEN_PAYLOAD_STEP), a last partial word its first
+ * bytes. No two words alike: a buffer lost, repeated, moved or cut short shows. */
+#define XNF_GEN_PAYLOAD_SEED 0x584e462d67656e21ull
+#define XNF_GEN_PAYLOAD_STEP 0x9e3779b97f4a7c15ull
+
+static inline __u64 xnf_gen_payload_word(__u64 w)
+{
+	return XNF_GEN_PAYLOAD_SEED ^ (w * XNF_GEN_PAYLOAD_STEP);
+}
 
 /* Which header fields change with the flow number. */
 enum xnf_gen_vary {
@@ -50,6 +63,7 @@ struct xnf_gen_class {
 	__u32 encap;        /* bytes of tunnel headers after Ethernet: 0, or GTPU_ENCAP_LEN */
 	__u32 base_teid;    /* host order: a tunnelled class's first TEID */
 	__u32 tags;         /* bytes of 802.1Q tags after the MACs: 0, 4 or 8 */
+	__u32 frame_len;    /* the class's frames' bytes without FCS */
 };
 
 /* Set in .rodata before load. */
@@ -58,6 +72,8 @@ struct xnf_gen_config {
 	__u32 random_flows; /* 0: flows in turn; 1: a random flow per frame */
 	__u32 stamp_mask;   /* frames whose seq & mask is 0 carry a send time; the others carry 0 */
 	__u32 nclasses;
+	__u32 fit_length;   /* live frames of classes of several lengths: each frame cut to its class's */
+	__u32 multi_buffer; /* loaded to take frames of several buffers (--write-pcap past a page) */
 	struct xnf_gen_class classes[XNF_GEN_MAX_CLASSES];
 	__u8 schedule[XNF_GEN_SCHEDULE];
 };
@@ -87,6 +103,8 @@ struct xnf_recv_flow {
 enum xnf_recv_counter {
 	XNF_RECV_PROBES = 0,  /* frames carrying our probe */
 	XNF_RECV_OTHER,       /* frames that did not: not ours, or too mangled to tell */
+	XNF_RECV_PAYLOAD_CHECKED, /* with the payload check: frames whose every payload byte was compared */
+	XNF_RECV_PAYLOAD_WRONG,   /* of them, frames with a byte not as sent, or shorter than their IP length says */
 	XNF_RECV_NCOUNTERS,
 };
 

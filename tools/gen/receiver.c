@@ -12,11 +12,29 @@
 #include <unistd.h>
 
 #include <xnf/runtime/log.h>
+#include <xnf/runtime/port_checks.h>
 
 #include "probe.h"
 #include "recv.skel.h"
 
-int receiver_attach(struct receiver *r, const char *ifname, const struct receiver_class *classes, __u32 nclasses)
+/* Whether frames of several buffers can reach XDP on the interface: its MTU passes a page's. */
+static bool takes_multi_buffer(const char *ifname)
+{
+	char path[128];
+	unsigned int mtu = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/mtu", ifname);
+	f = fopen(path, "r");
+	if (f && fscanf(f, "%u", &mtu) != 1)
+		mtu = 0;
+	if (f)
+		fclose(f);
+	return mtu > XNF_VETH_XDP_MAX_MTU;
+}
+
+int receiver_attach(struct receiver *r, const char *ifname, const struct receiver_class *classes, __u32 nclasses,
+		    bool check_payload)
 {
 	LIBBPF_OPTS(bpf_link_create_opts, opts, .flags = XDP_FLAGS_DRV_MODE);
 	int ifindex = (int)if_nametoindex(ifname);
@@ -24,6 +42,7 @@ int receiver_attach(struct receiver *r, const char *ifname, const struct receive
 	r->link_fd = -1;
 	r->ifname = ifname;
 	r->nclasses = nclasses;
+	r->check_payload = check_payload;
 	if (!ifindex) {
 		xnf_error("receive interface '%s' does not exist in this network namespace", ifname);
 		return -1;
@@ -31,6 +50,11 @@ int receiver_attach(struct receiver *r, const char *ifname, const struct receive
 	r->skel = recv_bpf__open();
 	if (r->skel) {
 		r->skel->rodata->nclasses = nclasses;
+		r->skel->rodata->check_payload = check_payload;
+		r->skel->rodata->multi_buffer = takes_multi_buffer(ifname);
+		if (r->skel->rodata->multi_buffer)
+			bpf_program__set_flags(r->skel->progs.xnf_recv,
+					       bpf_program__flags(r->skel->progs.xnf_recv) | BPF_F_XDP_HAS_FRAGS);
 		for (__u32 i = 0; i < nclasses && i < XNF_GEN_MAX_CLASSES; i++)
 			r->skel->rodata->class_first_flow[i] = classes[i].first_flow;
 	}
@@ -212,6 +236,10 @@ int receiver_report(const struct receiver *r, const __u64 *sent_per_flow, __u32 
 		(unsigned long long)received, (unsigned long long)sum_percpu(fd, XNF_RECV_OTHER, scratch, ncpus),
 		(unsigned long long)lost, sent ? (double)lost / (double)sent : 0.0, flows_with_loss,
 		(unsigned long long)reordered);
+	if (r->check_payload)
+		fprintf(out, "\"payload_checked\": %llu, \"payload_wrong\": %llu, ",
+			(unsigned long long)sum_percpu(fd, XNF_RECV_PAYLOAD_CHECKED, scratch, ncpus),
+			(unsigned long long)sum_percpu(fd, XNF_RECV_PAYLOAD_WRONG, scratch, ncpus));
 	write_latency(bpf_map__fd(r->skel->maps.recv_latency), ncpus, 0, r->nclasses, true, out);
 	free(per_cpu);
 	free(scratch);

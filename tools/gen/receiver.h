@@ -3,6 +3,7 @@
 #ifndef XNF_GEN_RECEIVER_H
 #define XNF_GEN_RECEIVER_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <linux/types.h>
 
@@ -13,6 +14,7 @@ struct receiver {
 	int link_fd;
 	const char *ifname;
 	__u32 nclasses;
+	bool check_payload;
 };
 
 /* A traffic class as the receiver sees it: a range of flows. */
@@ -20,8 +22,10 @@ struct receiver_class {
 	__u32 first_flow, flows;
 };
 
-/* Loads and attaches (native XDP, bpf_link). Prints the reason and returns -1 on failure. */
-int receiver_attach(struct receiver *r, const char *ifname, const struct receiver_class *classes, __u32 nclasses);
+/* Loads and attaches (native XDP, bpf_link; multi-buffer frames taken). With check_payload, every frame's payload
+ * is compared with what the generator writes (probe.h). Prints the reason and returns -1 on failure. */
+int receiver_attach(struct receiver *r, const char *ifname, const struct receiver_class *classes, __u32 nclasses,
+		    bool check_payload);
 /* Writes the JSON members: received, lost, reordered, latency. Loss is counted against what left:
  * frames built per flow, less those the sending interface refused (send_errors, not per flow). */
 int receiver_report(const struct receiver *r, const __u64 *sent_per_flow, __u32 flows, __u64 send_errors,

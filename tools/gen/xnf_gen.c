@@ -2,7 +2,9 @@
 /*
  * xnf-gen: a traffic generator built on BPF_PROG_RUN with live frames
  * (kernel >= 5.18): the kernel builds and transmits the frames itself, so one
- * core puts out millions of packets per second. One pinned thread per core
+ * core puts out millions of packets per second. Frames longer than a live
+ * frame (a page) go out through a packet socket instead, their headers built
+ * by the same program (socket_sender.h). One pinned thread per core
  * asked for; every frame carries a probe (flow, sequence number, send time)
  * that the receiver, attached with --rx-iface where the traffic comes back,
  * turns into loss, reordering and one-way latency.
@@ -31,6 +33,7 @@
 #include <xnf/runtime/link_facts.h>
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/options.h>
+#include <xnf/runtime/port_checks.h>
 
 #include "classes.h"
 #include "frame.h"
@@ -39,8 +42,18 @@
 #include "gen.skel.h"
 #include "probe.h"
 #include "receiver.h"
+#include "socket_sender.h"
 
-#define MAX_FRAME 1518
+#define FCS_LEN 4
+/* The longest live frame, without FCS: the kernel's test run gives each a page, less XDP's headroom and the skb's
+ * shared info (the layout that bounds a veth's MTU without multi-buffer XDP), less the test run's own head in the
+ * page (struct xdp_page_head: 112 bytes on Linux 6.x x86-64; 3,408 bytes found by bisection here). */
+#define LIVE_PAGE_HEAD_LEN 112
+#define LIVE_FRAME_MAX_LEN (XNF_VETH_XDP_MAX_MTU + ETH_HLEN - LIVE_PAGE_HEAD_LEN)
+/* The simple IMIX: 7 frames of 64 bytes, 4 of 594 (a 576-byte IP packet), 1 of 1,518, on the wire with FCS. */
+#define IMIX_SIZES 3
+static const __u32 imix_size[IMIX_SIZES] = { 64, 594, 1518 };
+static const __u32 imix_weight[IMIX_SIZES] = { 7, 4, 1 };
 #define DEFAULT_BATCH 64
 /* A running call cannot be interrupted: this bounds how late a stop or a deadline is
  * honoured. (Without the dispatcher hold, see hold_in_dispatcher(), each call
@@ -53,12 +66,19 @@
 #define PACING_MAX_LAG_NS 5000000ull
 #define FIRST_CALL_REPEAT 65536u
 
+enum { SENDER_AUTO, SENDER_LIVE, SENDER_SOCKET };
+static const char *const senders[] = { [SENDER_AUTO] = "auto", [SENDER_LIVE] = "live", [SENDER_SOCKET] = "socket",
+				       NULL };
+
 struct gen_options {
 	const char *iface, *rx_iface;
 	const char *write_pcap; /* --write-pcap: the frames go to this file instead of the interface */
 	int ifindex;
 	struct frame_spec frame;
 	bool have_src_ip, have_dst_ip;
+	bool imix;            /* --size imix: each class in the IMIX's three sizes */
+	int sender;           /* index in senders; after planning, live or socket */
+	bool check_payload;   /* the receiver compares every payload byte */
 	double duration_s;
 	__u64 count;
 	double rate;          /* frames per second, all threads together; 0: as fast as possible */
@@ -83,11 +103,13 @@ struct gen_thread {
 	int core;
 	int prog_fd;
 	const struct gen_options *opt;
-	const __u8 *frame;
+	const __u8 *frame;        /* live frames: every frame starts as this one */
 	__u32 frame_len;
+	const struct socket_sender_class *socket_classes; /* the socket sender's (NULL: live frames) */
 	unsigned long long quota; /* frames to send, 0 for the duration */
 	double rate;              /* this thread's share, 0 for unlimited */
 	unsigned long long sent;
+	__u64 refused;            /* the socket sender's frames the interface would not take */
 	int error;
 };
 
@@ -140,46 +162,99 @@ static __u32 next_repeat(const struct gen_thread *t, __u32 last, __u64 took_ns, 
 	return next > (1u << 30) ? (1u << 30) : (__u32)next;
 }
 
+/* A thread's clock: when it started (moved on when it fell behind its pace), when it ends. */
+struct send_clock {
+	__u64 start, deadline, took;
+	__u32 repeat;
+};
+
+static struct send_clock start_clock(const struct gen_thread *t)
+{
+	__u64 start = xnf_now_ns();
+
+	/* Unpaced runs end at the deadline; counted and paced ones when their quota is sent. */
+	return (struct send_clock){ .start = start, .deadline = t->quota ? 0 : start + (__u64)(t->opt->duration_s * 1e9),
+				    .repeat = t->rate > 0 ? 1 : FIRST_CALL_REPEAT };
+}
+
+/* How many frames to send next, after waiting for their turn in a paced run; 0 when the thread is done. */
+static __u32 next_turn(const struct gen_thread *t, struct send_clock *clock)
+{
+	if (atomic_load(&stop_requested) || (t->quota && t->sent >= t->quota) ||
+	    (clock->deadline && xnf_now_ns() >= clock->deadline))
+		return 0;
+	clock->repeat = next_repeat(t, clock->repeat, clock->took, clock->deadline);
+	if (t->rate > 0) {
+		__u64 due = clock->start + (__u64)(t->sent / t->rate * 1e9), now = xnf_now_ns();
+
+		if (now > due + PACING_MAX_LAG_NS)
+			clock->start += now - due - PACING_MAX_LAG_NS;
+		else
+			sleep_until(due);
+	}
+	return clock->repeat;
+}
+
+static void send_live(struct gen_thread *t)
+{
+	struct xdp_md ctx = { .data_end = t->frame_len, .ingress_ifindex = (__u32)t->opt->ifindex };
+	struct send_clock clock = start_clock(t);
+	__u32 repeat;
+
+	while ((repeat = next_turn(t, &clock))) {
+		LIBBPF_OPTS(bpf_test_run_opts, opts,
+			.data_in = t->frame, .data_size_in = t->frame_len,
+			.ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = repeat,
+			.flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = t->opt->batch);
+		__u64 begin = xnf_now_ns();
+
+		if (bpf_prog_test_run_opts(t->prog_fd, &opts)) {
+			t->error = errno;
+			return;
+		}
+		t->sent += repeat;
+		clock.took = xnf_now_ns() - begin;
+	}
+}
+
+static void send_by_socket(struct gen_thread *t)
+{
+	const struct gen_options *opt = t->opt;
+	struct socket_sender *s = malloc(sizeof(*s));
+	struct send_clock clock = start_clock(t);
+	__u32 repeat;
+
+	if (!(t->rate > 0))
+		clock.repeat = SOCKET_SENDER_BATCH; /* a first turn as short as a batch: the rate is far below live frames' */
+	t->error = s ? socket_sender_open(s, opt->ifindex, t->prog_fd, t->socket_classes, opt->nclasses,
+					  opt->schedule) : ENOMEM;
+	while (!t->error && (repeat = next_turn(t, &clock))) {
+		__u64 begin = xnf_now_ns();
+
+		for (__u32 done = 0, n; !t->error && done < repeat; done += n) {
+			n = repeat - done < SOCKET_SENDER_BATCH ? repeat - done : SOCKET_SENDER_BATCH;
+			t->error = socket_sender_send(s, n, &t->refused);
+			t->sent += t->error ? 0 : n;
+		}
+		clock.took = xnf_now_ns() - begin;
+	}
+	if (s)
+		socket_sender_close(s);
+	free(s);
+}
+
 static void *send_loop(void *arg)
 {
 	struct gen_thread *t = arg;
-	struct xdp_md ctx = { .data_end = t->frame_len, .ingress_ifindex = (__u32)t->opt->ifindex };
-	__u64 start = xnf_now_ns(), took = 0;
-	/* Unpaced runs end at the deadline; counted and paced ones when their quota is sent. */
-	__u64 deadline = t->quota ? 0 : start + (__u64)(t->opt->duration_s * 1e9);
-	__u32 repeat = t->rate > 0 ? 1 : FIRST_CALL_REPEAT;
 
 	if (pin_to_core(t->core)) {
 		t->error = EINVAL;
 		return NULL;
 	}
-	while (!atomic_load(&stop_requested)) {
-		LIBBPF_OPTS(bpf_test_run_opts, opts,
-			.data_in = t->frame, .data_size_in = t->frame_len,
-			.ctx_in = &ctx, .ctx_size_in = sizeof(ctx),
-			.flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = t->opt->batch);
-		__u64 begin;
-
-		if ((t->quota && t->sent >= t->quota) || (deadline && xnf_now_ns() >= deadline))
-			break;
-		repeat = next_repeat(t, repeat, took, deadline);
-		if (t->rate > 0) {
-			__u64 due = start + (__u64)(t->sent / t->rate * 1e9), now = xnf_now_ns();
-
-			if (now > due + PACING_MAX_LAG_NS)
-				start += now - due - PACING_MAX_LAG_NS;
-			else
-				sleep_until(due);
-		}
-		begin = xnf_now_ns();
-		opts.repeat = repeat;
-		if (bpf_prog_test_run_opts(t->prog_fd, &opts)) {
-			t->error = errno;
-			break;
-		}
-		t->sent += repeat;
-		took = xnf_now_ns() - begin;
-	}
+	if (t->socket_classes)
+		send_by_socket(t);
+	else
+		send_live(t);
 	return NULL;
 }
 
@@ -327,9 +402,9 @@ static int check_options(struct gen_options *opt)
 	min = frame_min_size(&opt->frame);
 	if (!opt->frame.size)
 		opt->frame.size = min;
-	if (opt->frame.size < min || opt->frame.size > MAX_FRAME) {
+	if (opt->frame.size < min || opt->frame.size > XNF_GEN_MAX_FRAME) {
 		xnf_error("frame size %u: %s/%s frames with xnf's probe take %u to %d bytes", opt->frame.size,
-			  opt->frame.ipv6 ? "IPv6" : "IPv4", opt->frame.tcp ? "TCP" : "UDP", min, MAX_FRAME);
+			  opt->frame.ipv6 ? "IPv6" : "IPv4", opt->frame.tcp ? "TCP" : "UDP", min, XNF_GEN_MAX_FRAME);
 		return -1;
 	}
 	if (opt->duration_s <= 0 && !opt->count) {
@@ -388,6 +463,17 @@ static int take_vary(const struct xnf_option *o, const char *text, void *opts)
 	return parse_vary(text, &((struct gen_options *)opts)->vary);
 }
 
+static int take_size(const struct xnf_option *o, const char *text, void *opts)
+{
+	struct gen_options *opt = opts;
+
+	if (strcmp(text, "imix") == 0) {
+		opt->imix = true;
+		return 0;
+	}
+	return xnf_parse_uint(o->name, text, 1, XNF_GEN_MAX_FRAME, &opt->frame.size);
+}
+
 static int take_class(const struct xnf_option *o, const char *text, void *opts)
 {
 	struct gen_options *opt = opts;
@@ -436,9 +522,18 @@ static const struct xnf_option gen_table[] = {
 		  "tunnel=gtpu,gnb=ADDR,upf=ADDR,\n"
 		  "teid=N,qfi=N sends the class as GTP-U G-PDUs (vary=teid: a TEID per flow)",
 	  .default_text = "one class: the options above" },
-	{ .name = "size", .kind = XNF_OPT_UINT, .value = "N", .offset = GEN(frame.size), .min = 1, .max = 65535,
-	  .help = "frame size on the wire with FCS, up to " XNF_STR(MAX_FRAME),
+	{ .name = "size", .kind = XNF_OPT_CUSTOM, .value = "N|imix", .parse = take_size,
+	  .help = "frame size on the wire with FCS, up to " XNF_STR(XNF_GEN_MAX_FRAME) " (a class's own: size=N);\n"
+		  "imix: every class as the simple IMIX, 7 frames of 64 bytes to 4 of 594 and 1 of 1518,\n"
+		  "each size a class of its own (NAME@SIZE) in the report",
 	  .default_text = "the smallest that carries the probe, 64 for IPv4/UDP" },
+	{ .name = "sender", .kind = XNF_OPT_CHOICE, .value = "HOW", .choices = senders, .offset = GEN(sender),
+	  .help = "live: BPF_PROG_RUN live frames (frames up to a page);\n"
+		  "socket: a packet socket, the headers built by the same program (any size, slower);\n"
+		  "auto: live where every frame fits one" },
+	{ .name = "check-payload", .kind = XNF_OPT_FLAG, .offset = GEN(check_payload),
+	  .help = "the receiver compares every byte after the probe with what was sent and checks\n"
+		  "the frame is as long as its IP header says (payload_checked, payload_wrong)" },
 	{ .name = "rate", .kind = XNF_OPT_NUMBER, .value = "PPS", .offset = GEN(rate), .min = 0, .max = 1e12,
 	  .help = "frames per second, all threads together, paced every 1 ms; 0: as fast as it goes" },
 	{ .name = "duration", .kind = XNF_OPT_NUMBER, .value = "S", .offset = GEN(duration_s), .min = 0, .max = 1e7,
@@ -470,37 +565,135 @@ static const struct gen_options gen_defaults = {
 	.call_ms = DEFAULT_CALL_MS, .drain_ms = 200, .stamp_every = 1, .frame = { .sport = 9, .dport = 9 },
 };
 
-/* The run's classes: each --class on top of the run's own options, or those options as the one class; one
- * frame size for all (live frames share one length): the size asked, or the smallest that fits them all. */
-static int plan_classes(struct gen_options *opt, bool size_given)
+/* The classes as given: each --class on top of the run's own options, or those options as the one class. */
+static int parse_classes(const struct gen_options *opt, struct gen_class *given, __u32 *n)
 {
 	struct gen_class base = { .name = "all", .share = 1.0, .frame = opt->frame, .flows = opt->flows,
 				  .vary = opt->vary };
-	__u32 size = 0;
 
-	opt->nclasses = opt->nclass_specs ? opt->nclass_specs : 1;
+	*n = opt->nclass_specs ? opt->nclass_specs : 1;
 	if (!opt->nclass_specs)
-		opt->classes[0] = base;
+		given[0] = base;
 	for (__u32 i = 0; i < opt->nclass_specs; i++) {
-		if (gen_class_parse(opt->class_specs[i], &base, &opt->classes[i]))
+		if (gen_class_parse(opt->class_specs[i], &base, &given[i]))
 			return -1;
+	}
+	return 0;
+}
+
+/* --size imix: each class as three, NAME@SIZE, sharing its share 7:4:1. */
+static int expand_imix(struct gen_options *opt, const struct gen_class *given, __u32 n)
+{
+	__u32 weights = 0;
+
+	for (__u32 k = 0; k < IMIX_SIZES; k++)
+		weights += imix_weight[k];
+	if (n * IMIX_SIZES > XNF_GEN_MAX_CLASSES) {
+		xnf_error("--size imix makes three classes of each: at most %d classes with it", XNF_GEN_MAX_CLASSES / 3);
+		return -1;
+	}
+	opt->nclasses = 0;
+	for (__u32 i = 0; i < n; i++) {
+		if (given[i].size_given) {
+			xnf_error("--class %s: size= and --size imix both give its size: leave one out", given[i].name);
+			return -1;
+		}
+		for (__u32 k = 0; k < IMIX_SIZES; k++) {
+			struct gen_class *c = &opt->classes[opt->nclasses++];
+
+			*c = given[i];
+			if ((size_t)snprintf(c->name, sizeof(c->name), "%s@%u", given[i].name, imix_size[k]) >=
+			    sizeof(c->name)) {
+				xnf_error("--class %s: its name is too long for --size imix's NAME@SIZE (at most %d "
+					  "characters)", given[i].name, XNF_GEN_CLASS_NAME - 6);
+				return -1;
+			}
+			c->share = given[i].share * imix_weight[k] / weights;
+			c->frame.size = imix_size[k];
+			c->size_given = true;
+		}
+	}
+	return 0;
+}
+
+/* The run's classes and each one's frame size: its own (size=, or the IMIX's), else the run's --size, else the
+ * smallest that carries every class's headers and probe. */
+static int plan_classes(struct gen_options *opt, bool size_given)
+{
+	struct gen_class given[XNF_GEN_MAX_CLASSES];
+	__u32 n, common = 0;
+
+	if (parse_classes(opt, given, &n))
+		return -1;
+	if (opt->imix) {
+		if (expand_imix(opt, given, n))
+			return -1;
+	} else {
+		memcpy(opt->classes, given, n * sizeof(given[0]));
+		opt->nclasses = n;
 	}
 	if (gen_classes_plan(opt->classes, opt->nclasses, opt->schedule))
 		return -1;
 	for (__u32 i = 0; i < opt->nclasses; i++) {
 		__u32 min = frame_min_size(&opt->classes[i].frame);
 
-		if (size_given && opt->frame.size < min) {
-			xnf_error("frame size %u: class %s (%s/%s) takes at least %u bytes", opt->frame.size,
-				  opt->classes[i].name, opt->classes[i].frame.ipv6 ? "IPv6" : "IPv4",
-				  opt->classes[i].frame.tcp ? "TCP" : "UDP", min);
+		common = min > common ? min : common;
+	}
+	for (__u32 i = 0; i < opt->nclasses; i++) {
+		struct gen_class *c = &opt->classes[i];
+		__u32 min = frame_min_size(&c->frame);
+
+		c->frame.size = c->size_given ? c->frame.size : size_given ? opt->frame.size : common;
+		if (c->frame.size < min) {
+			xnf_error("frame size %u: class %s (%s/%s%s) takes at least %u bytes", c->frame.size, c->name,
+				  c->frame.ipv6 ? "IPv6" : "IPv4", c->frame.tcp ? "TCP" : "UDP",
+				  c->frame.gtpu ? " in GTP-U" : "", min);
 			return -1;
 		}
-		size = min > size ? min : size;
 	}
-	for (__u32 i = 0; i < opt->nclasses; i++)
-		opt->classes[i].frame.size = size_given ? opt->frame.size : size;
 	opt->frame.size = opt->classes[0].frame.size;
+	return 0;
+}
+
+static __u32 longest_frame(const struct gen_options *opt)
+{
+	__u32 longest = 0;
+
+	for (__u32 i = 0; i < opt->nclasses; i++)
+		longest = opt->classes[i].frame.size > longest ? opt->classes[i].frame.size : longest;
+	return longest;
+}
+
+static bool lengths_differ(const struct gen_options *opt)
+{
+	for (__u32 i = 1; i < opt->nclasses; i++) {
+		if (opt->classes[i].frame.size != opt->classes[0].frame.size)
+			return true;
+	}
+	return false;
+}
+
+/* Live frames where they can carry the run, a packet socket where not (or where asked). A payload check of live
+ * frames needs every class's payload where the longest's lies: live frames take it from the longest class's frame. */
+static int choose_sender(struct gen_options *opt)
+{
+	__u32 longest = longest_frame(opt), header = frame_header_len(&opt->classes[0].frame);
+	bool fits = longest - FCS_LEN <= LIVE_FRAME_MAX_LEN;
+
+	if (opt->sender == SENDER_LIVE && !fits) {
+		xnf_error("frames of %u bytes are longer than a live frame (%d bytes with FCS): use --sender socket or "
+			  "auto", longest, LIVE_FRAME_MAX_LEN + FCS_LEN);
+		return -1;
+	}
+	if (opt->sender == SENDER_AUTO)
+		opt->sender = fits ? SENDER_LIVE : SENDER_SOCKET;
+	for (__u32 i = 1; opt->check_payload && opt->sender == SENDER_LIVE && i < opt->nclasses; i++) {
+		if (frame_header_len(&opt->classes[i].frame) != header) {
+			xnf_error("--check-payload with live frames needs classes whose headers are as long: class %s's "
+				  "are not class %s's; give --sender socket", opt->classes[i].name, opt->classes[0].name);
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -545,7 +738,7 @@ static int parse_args(int argc, char **argv, struct gen_options *opt)
 		xnf_error("cannot read the MAC address of %s: give --src-mac", opt->iface);
 		return -1;
 	}
-	if (plan_classes(opt, was_given(given, "size")))
+	if (plan_classes(opt, was_given(given, "size") && !opt->imix) || choose_sender(opt))
 		return -1;
 	warn_if_queues_short(opt);
 	return 0;
@@ -564,11 +757,18 @@ static struct xnf_gen_class class_config(const struct gen_class *c)
 		.base_saddr_low = f->ipv6 ? (__u16)(f->src6[14] << 8 | f->src6[15]) : (__u16)ntohl(f->src4),
 		.base_daddr_low = f->ipv6 ? (__u16)(f->dst6[14] << 8 | f->dst6[15]) : (__u16)ntohl(f->dst4),
 		.encap = f->gtpu ? GTPU_ENCAP_LEN : 0, .base_teid = f->teid, .tags = f->nvlan * FRAME_VLAN_TAG_LEN,
+		.frame_len = f->size - FCS_LEN,
 	};
 }
 
-/* templates[i]: class i's frame, every one frame_len long. */
-static struct gen_bpf *load_generator(const struct gen_options *opt, __u8 (*templates)[MAX_FRAME], __u32 frame_len)
+/* The classes' frames as sent, each its class's size; the first bytes of each are what the program restores. */
+struct templates {
+	__u8 frame[XNF_GEN_MAX_CLASSES][XNF_GEN_MAX_FRAME];
+	__u32 len[XNF_GEN_MAX_CLASSES];  /* without FCS */
+	__u32 longest;                   /* the class whose frame every live frame starts as */
+};
+
+static struct gen_bpf *load_generator(const struct gen_options *opt, const struct templates *templates)
 {
 	struct gen_bpf *skel = gen_bpf__open();
 	size_t keep = sizeof(skel->rodata->template_words[0]);
@@ -579,11 +779,18 @@ static struct gen_bpf *load_generator(const struct gen_options *opt, __u8 (*temp
 	skel->rodata->cfg.random_flows = opt->flow_mode == FLOW_RANDOM;
 	skel->rodata->cfg.stamp_mask = opt->stamp_every - 1;
 	skel->rodata->cfg.nclasses = opt->nclasses;
+	/* The socket sender's program builds headers into a short buffer: nothing to cut. */
+	skel->rodata->cfg.fit_length = lengths_differ(opt) && (opt->sender == SENDER_LIVE || opt->write_pcap);
 	memcpy((void *)skel->rodata->cfg.schedule, opt->schedule, sizeof(opt->schedule));
 	for (__u32 i = 0; i < opt->nclasses; i++) {
+		__u32 len = templates->len[i];
+
 		skel->rodata->cfg.classes[i] = class_config(&opt->classes[i]);
-		memcpy((void *)skel->rodata->template_words[i], templates[i], frame_len < keep ? frame_len : keep);
+		memcpy((void *)skel->rodata->template_words[i], templates->frame[i], len < keep ? len : keep);
 	}
+	skel->rodata->cfg.multi_buffer = opt->write_pcap && longest_frame(opt) - FCS_LEN > LIVE_FRAME_MAX_LEN;
+	if (skel->rodata->cfg.multi_buffer)
+		bpf_program__set_flags(skel->progs.xnf_gen, bpf_program__flags(skel->progs.xnf_gen) | BPF_F_XDP_HAS_FRAGS);
 	if (gen_bpf__load(skel) || assign_cpus(skel, opt)) {
 		gen_bpf__destroy(skel);
 		return NULL;
@@ -591,9 +798,17 @@ static struct gen_bpf *load_generator(const struct gen_options *opt, __u8 (*temp
 	return skel;
 }
 
-static void explain_run_error(int err, const char *iface)
+static void explain_run_error(int err, const struct gen_options *opt)
 {
-	if (err == 524 /* ENOTSUPP */ || err == EOPNOTSUPP || err == EINVAL)
+	const char *iface = opt->iface;
+
+	if (opt->sender == SENDER_SOCKET && err == EMSGSIZE)
+		xnf_error("%s's MTU does not carry frames of %u bytes: raise it to what they hold past the Ethernet "
+			  "header, e.g. ip link set %s mtu %u", iface, longest_frame(opt), iface,
+			  longest_frame(opt) - FCS_LEN - ETH_HLEN);
+	else if (opt->sender == SENDER_SOCKET)
+		xnf_error("sending on %s through a packet socket failed: %s", iface, strerror(err));
+	else if (err == 524 /* ENOTSUPP */ || err == EOPNOTSUPP || err == EINVAL)
 		xnf_error("the kernel refused live-frame BPF_PROG_RUN on %s (%s): it needs Linux 5.18 or "
 			  "newer, and on veth an XDP program or GRO on the peer interface", iface, strerror(err));
 	else
@@ -606,7 +821,7 @@ static int write_frames(int prog_fd, const struct gen_options *opt, const __u8 *
 {
 	struct xdp_md ctx = { .data_end = len, .ingress_ifindex = (__u32)opt->ifindex };
 	struct pcap_out *out = pcap_out_open(opt->write_pcap);
-	static __u8 built[MAX_FRAME];
+	static __u8 built[XNF_GEN_MAX_FRAME];
 
 	if (!out)
 		return -1;
@@ -614,8 +829,9 @@ static int write_frames(int prog_fd, const struct gen_options *opt, const __u8 *
 		LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = frame, .data_size_in = len, .data_out = built,
 			    .data_size_out = sizeof(built), .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = 1);
 
-		if (bpf_prog_test_run_opts(prog_fd, &run)) {
-			xnf_error("building frame %llu failed: %s", (unsigned long long)i, strerror(errno));
+		if (bpf_prog_test_run_opts(prog_fd, &run) || run.retval != XDP_TX) {
+			xnf_error("building frame %llu failed: %s", (unsigned long long)i,
+				  run.retval != XDP_TX ? "the generator's program did not build it" : strerror(errno));
 			pcap_out_free(out);
 			return -1;
 		}
@@ -642,19 +858,24 @@ static unsigned long long split(unsigned long long total, int parts, int i)
 	return total / parts + (unsigned long long)(i < (int)(total % parts));
 }
 
-static int run_threads(const struct gen_options *opt, struct gen_bpf *skel, const __u8 *frame, __u32 len,
+static int run_threads(const struct gen_options *opt, struct gen_bpf *skel, const struct templates *templates,
 		       struct gen_thread *threads)
 {
+	static struct socket_sender_class socket_classes[XNF_GEN_MAX_CLASSES];
 	int rc = 0;
 
+	for (__u32 i = 0; i < opt->nclasses; i++)
+		socket_classes[i] = (struct socket_sender_class){ .frame = templates->frame[i], .len = templates->len[i],
+			.head_len = frame_header_len(&opt->classes[i].frame) + (__u32)sizeof(struct xnf_probe) };
 	for (__u32 i = 0; i < opt->cores.count; i++) {
 		struct gen_thread *t = &threads[i];
 
 		t->core = opt->cores.cores[i];
 		t->prog_fd = bpf_program__fd(skel->progs.xnf_gen);
 		t->opt = opt;
-		t->frame = frame;
-		t->frame_len = len;
+		t->frame = templates->frame[templates->longest];
+		t->frame_len = templates->len[templates->longest];
+		t->socket_classes = opt->sender == SENDER_SOCKET ? socket_classes : NULL;
 		t->quota = split(total_frames(opt), opt->cores.count, i);
 		t->rate = opt->rate / opt->cores.count;
 		pthread_create(&t->tid, NULL, send_loop, t);
@@ -662,7 +883,7 @@ static int run_threads(const struct gen_options *opt, struct gen_bpf *skel, cons
 	for (__u32 i = 0; i < opt->cores.count; i++) {
 		pthread_join(threads[i].tid, NULL);
 		if (threads[i].error && !rc) {
-			explain_run_error(threads[i].error, opt->iface);
+			explain_run_error(threads[i].error, opt);
 			rc = 1;
 		}
 	}
@@ -707,8 +928,8 @@ static void report_classes(const struct gen_options *opt, const __u64 *per_flow,
 
 		for (__u32 f = c->first_flow; per_flow && f < c->first_flow + c->flows; f++)
 			sent += per_flow[f];
-		printf("%s{\"name\": \"%s\", \"share\": %.6f, \"flows\": %u, \"sent\": %llu", i ? ", " : "", c->name,
-		       (double)c->slots / XNF_GEN_SCHEDULE, c->flows, (unsigned long long)sent);
+		printf("%s{\"name\": \"%s\", \"size\": %u, \"share\": %.6f, \"flows\": %u, \"sent\": %llu", i ? ", " : "",
+		       c->name, c->frame.size, (double)c->slots / XNF_GEN_SCHEDULE, c->flows, (unsigned long long)sent);
 		if (rx->skel && per_flow) {
 			printf(", ");
 			receiver_class_report(rx, &rx_classes[i], i, per_flow, stdout);
@@ -716,6 +937,22 @@ static void report_classes(const struct gen_options *opt, const __u64 *per_flow,
 		printf("}");
 	}
 	printf("]");
+}
+
+/* Bytes on the wire (FCS included) of the frames that left: each class's frames at its size, the frames the
+ * interface refused (not known per class) taken off in proportion. */
+static double bytes_sent(const struct gen_options *opt, const __u64 *per_flow, unsigned long long built,
+			 unsigned long long sent)
+{
+	double bytes = 0;
+
+	for (__u32 i = 0; per_flow && i < opt->nclasses; i++) {
+		const struct gen_class *c = &opt->classes[i];
+
+		for (__u32 f = c->first_flow; f < c->first_flow + c->flows; f++)
+			bytes += (double)per_flow[f] * c->frame.size;
+	}
+	return built ? bytes * sent / built : 0;
 }
 
 static void report(const struct gen_options *opt, const struct gen_thread *threads, double seconds,
@@ -726,9 +963,9 @@ static void report(const struct gen_options *opt, const struct gen_thread *threa
 	__u64 *per_flow = sent_per_flow(skel, total_flows(opt));
 
 	printf("{\"iface\": \"%s\", \"size\": %u, \"proto\": \"%s\", \"ipv6\": %s, \"flows\": %u, "
-	       "\"rate_target\": %.0f, \"seconds\": %.6f, \"threads\": [",
+	       "\"sender\": \"%s\", \"rate_target\": %.0f, \"seconds\": %.6f, \"threads\": [",
 	       opt->iface, opt->frame.size, opt->frame.tcp ? "tcp" : "udp", opt->frame.ipv6 ? "true" : "false",
-	       total_flows(opt), opt->rate, seconds);
+	       total_flows(opt), senders[opt->sender], opt->rate, seconds);
 	for (__u32 i = 0; i < opt->cores.count; i++) {
 		unsigned long long built = built_on(skel, threads[i].core);
 
@@ -741,9 +978,10 @@ static void report(const struct gen_options *opt, const struct gen_thread *threa
 		errors = 0; /* not a veth, or counters we cannot read: nothing known to subtract */
 	/* requested: frames the calls asked for; built: what the program made (the kernel may make fewer
 	 * when its frame pool runs dry); send_errors: refused by the interface; sent: what left. */
-	printf("], \"requested\": %llu, \"built\": %llu, \"send_errors\": %lld, \"sent\": %llu, \"pps\": %.0f",
-	       requested, total, errors, total - (unsigned long long)errors,
-	       (total - (unsigned long long)errors) / seconds);
+	printf("], \"requested\": %llu, \"built\": %llu, \"send_errors\": %lld, \"sent\": %llu, \"pps\": %.0f, "
+	       "\"bps\": %.0f", requested, total, errors, total - (unsigned long long)errors,
+	       (total - (unsigned long long)errors) / seconds,
+	       8 * bytes_sent(opt, per_flow, total, total - (unsigned long long)errors) / seconds);
 	if (rx->skel && per_flow) {
 		printf(", ");
 		receiver_report(rx, per_flow, total_flows(opt), (__u64)errors, stdout);
@@ -757,11 +995,10 @@ int main(int argc, char **argv)
 {
 	struct gen_options opt = gen_defaults;
 	static struct gen_thread threads[XNF_GEN_MAX_THREADS];
-	static __u8 templates[XNF_GEN_MAX_CLASSES][MAX_FRAME];
+	static struct templates templates;
 	struct receiver_class rx_classes[XNF_GEN_MAX_CLASSES];
 	struct receiver rx = { .link_fd = -1 };
 	struct gen_bpf *skel;
-	__u32 frame_len = 0;
 	__u64 start;
 	int rc, hold_fd;
 
@@ -769,10 +1006,12 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc > 0 ? 0 : 2;
 	for (__u32 i = 0; i < opt.nclasses; i++) {
-		frame_len = frame_build(&opt.classes[i].frame, templates[i]);
+		templates.len[i] = frame_build(&opt.classes[i].frame, templates.frame[i]);
+		if (templates.len[i] > templates.len[templates.longest])
+			templates.longest = i;
 		rx_classes[i] = (struct receiver_class){ opt.classes[i].first_flow, opt.classes[i].flows };
 	}
-	skel = load_generator(&opt, templates, frame_len);
+	skel = load_generator(&opt, &templates);
 	if (!skel) {
 		xnf_error("cannot load the generator's BPF program: %s%s", strerror(errno),
 			  geteuid() ? " (xnf-gen needs root)" : "");
@@ -780,7 +1019,8 @@ int main(int argc, char **argv)
 	}
 	if (opt.write_pcap) {
 		rc = pin_to_core(opt.cores.cores[0]) ||
-		     write_frames(bpf_program__fd(skel->progs.xnf_gen), &opt, templates[0], frame_len);
+		     write_frames(bpf_program__fd(skel->progs.xnf_gen), &opt, templates.frame[templates.longest],
+				  templates.len[templates.longest]);
 		if (!rc)
 			printf("{\"written\": %llu, \"file\": \"%s\", \"frames_per_cycle\": %llu}\n",
 			       (unsigned long long)opt.count, opt.write_pcap,
@@ -788,7 +1028,7 @@ int main(int argc, char **argv)
 		gen_bpf__destroy(skel);
 		return rc ? 1 : 0;
 	}
-	if (opt.rx_iface && receiver_attach(&rx, opt.rx_iface, rx_classes, opt.nclasses)) {
+	if (opt.rx_iface && receiver_attach(&rx, opt.rx_iface, rx_classes, opt.nclasses, opt.check_payload)) {
 		gen_bpf__destroy(skel);
 		return 1;
 	}
@@ -798,15 +1038,17 @@ int main(int argc, char **argv)
 	long long errors_before = send_errors(opt.iface);
 
 	start = xnf_now_ns();
-	rc = run_threads(&opt, skel, templates[0], frame_len, threads);
+	rc = run_threads(&opt, skel, &templates, threads);
 	double seconds = (xnf_now_ns() - start) / 1e9;
 
 	if (rx.skel)
 		usleep(opt.drain_ms * 1000); /* frames still on their way back */
-	long long errors_after = send_errors(opt.iface);
+	long long errors_after = send_errors(opt.iface), refused = 0;
 
+	for (__u32 i = 0; i < opt.cores.count; i++)
+		refused += (long long)threads[i].refused;
 	report(&opt, threads, seconds, skel, &rx, rx_classes,
-	       errors_before >= 0 && errors_after >= 0 ? errors_after - errors_before : -1);
+	       (errors_before >= 0 && errors_after >= 0 ? errors_after - errors_before : 0) + refused);
 	receiver_detach(&rx);
 	if (hold_fd >= 0)
 		close(hold_fd);

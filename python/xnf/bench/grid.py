@@ -24,7 +24,7 @@ from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.measure import TrafficSpec, run_trial
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.rfc2544 import DEFAULT_LOSS_THRESHOLD, measure_throughput
-from xnf.lab.topology import Topology
+from xnf.lab.topology import STANDARD_MTU, Topology
 from xnf.model import lab_rate
 
 # The yardstick's place among a benchmark's cases in the interleaved order.
@@ -93,10 +93,24 @@ def _cost_at_throughput(result, loss_threshold: float) -> float | None:
     return max(passed, key=lambda tr: tr.offered_pps or float("inf")).dut_ns_per_packet if passed else None
 
 
+ETHERNET_AND_FCS = 18
+
+
+def _mtu_for(traffic: TrafficSpec) -> int:
+    """The MTU of the case's veths: the standard one, or a jumbo one just large enough for the case's frames."""
+    return max(STANDARD_MTU, (traffic.size or 0) - ETHERNET_AND_FCS)
+
+
+def _gbps(mpps: float, trials) -> float | None:
+    """A rate in frames as bits on the wire (FCS included): the frames' size as the trials sent them."""
+    sizes = [tr.frame_bytes for tr in trials if tr.frame_bytes]
+    return mpps * statistics.mean(sizes) * 8 / 1e3 if sizes else None
+
+
 def _measure_case(bench: Benchmark, case: dict, tsc_hz: float | None, rules_dir: Path) -> dict:
     traffic = _traffic(case)
     queues = len(traffic.gen_cores)
-    with Topology("pair", queues=queues, gen_xdp=None) as t:
+    with Topology("pair", queues=queues, gen_xdp=None, mtu=_mtu_for(traffic)) as t:
         setup = nf_setup.setup_for(case, t)
         traffic = replace(traffic, **setup.traffic)
         rules_text = setup.rules if setup.rules is not None else bench.rules.get(case["nf"])
@@ -119,12 +133,14 @@ def _measure_case(bench: Benchmark, case: dict, tsc_hz: float | None, rules_dir:
                 trial = run_trial(t, 0, bench.seconds, traffic, tsc_hz, nf=sink)
                 # built per second, counting the frames the peer's full ring refused: the generator's own pace
                 built_mpps = (trial.sent + trial.send_errors) / trial.seconds / 1e6 if trial.seconds else None
-                return {"mpps": trial.achieved_pps / 1e6, "built_mpps": built_mpps,
+                return {"mpps": trial.achieved_pps / 1e6, "gbps": trial.achieved_gbps, "built_mpps": built_mpps,
                         "dut_ns_per_packet": trial.dut_ns_per_packet, "trial": trial.as_dict()}
             result = measure_throughput(t, bench.seconds, bench.search_repetitions, traffic, tsc_hz=tsc_hz,
                                         nf=sink, loss_threshold=bench.loss_threshold, ndr=True)
             latency = {str(f): tr.as_dict() for f, tr in result.latency_at.items()}
-            return {"mpps": result.mean_pps / 1e6, "ndr_mpps": result.ndr_pps / 1e6,
+            trials = [tr for run in result.runs for tr in run.trials]
+            return {"mpps": result.mean_pps / 1e6, "gbps": _gbps(result.mean_pps / 1e6, trials),
+                    "ndr_mpps": result.ndr_pps / 1e6,
                     "loss_threshold": bench.loss_threshold, "generator_limited": result.generator_limited,
                     "dut_ns_per_packet": _cost_at_throughput(result, bench.loss_threshold),
                     "search": [[tr.as_dict() for tr in run.trials] for run in result.runs],
@@ -150,6 +166,8 @@ def _summarise(samples: list[dict], yardstick: list[dict]) -> list[dict]:
         row = dict(json.loads(key))
         row.update(mean_mpps=statistics.mean(mpps), stdev_mpps=statistics.stdev(mpps) if len(mpps) > 1 else 0.0,
                    samples=len(mpps))
+        gbps = [g["result"]["gbps"] for g in group if g["result"].get("gbps") is not None]
+        row["mean_gbps"] = statistics.mean(gbps) if gbps else None
         costs = [g["result"].get("dut_ns_per_packet") for g in group if g["result"].get("dut_ns_per_packet")]
         row["dut_ns_per_packet"] = statistics.mean(costs) if costs else None
         row["generator_limited"] = any(g["result"].get("generator_limited") for g in group)

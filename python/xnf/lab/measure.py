@@ -57,12 +57,17 @@ class Trial:
     loss_ratio: float
     reordered: int
     achieved_pps: float       # what the generator really put out
+    frame_bytes: float | None  # the frames' mean size on the wire, FCS included (a mix's sizes weighed)
     seconds: float
     latency_ns: dict
     cpu: dict                 # per core: user, system, softirq, idle seconds, busy share
     dut_ns_per_packet: float | None
     dut_cycles_per_packet: float | None
     generator_ns_per_packet: float | None
+
+    @property
+    def achieved_gbps(self) -> float | None:
+        return self.achieved_pps * self.frame_bytes * 8 / 1e9 if self.frame_bytes else None
 
     @property
     def offered_loss_ratio(self) -> float:
@@ -80,7 +85,7 @@ class Trial:
         return self.offered_loss_ratio < loss_threshold
 
     def as_dict(self) -> dict:
-        return asdict(self) | {"offered_loss_ratio": self.offered_loss_ratio}
+        return asdict(self) | {"offered_loss_ratio": self.offered_loss_ratio, "achieved_gbps": self.achieved_gbps}
 
 
 def _costs(usage: dict, gen_cores: tuple[int, ...], frames: int, tsc_hz: float | None):
@@ -126,5 +131,6 @@ def run_trial(topology: Topology, rate: float, seconds: float, traffic: TrafficS
     return Trial(offered_pps=rate, sent=out["sent"], send_errors=out.get("send_errors", 0),
                  received=out["received"], lost=out["lost"],
                  loss_ratio=out["loss_ratio"], reordered=out["reordered"], achieved_pps=out["pps"],
+                 frame_bytes=out["bps"] / 8 / out["pps"] if out.get("pps") else None,
                  seconds=out["seconds"], latency_ns=latency, cpu=usage, dut_ns_per_packet=dut_ns,
                  dut_cycles_per_packet=dut_cycles, generator_ns_per_packet=gen_ns)

@@ -25,6 +25,13 @@ def ip(*args: str, ns: str | None = None, check: bool = True) -> subprocess.Comp
     return result
 
 
+def attach_own_xdp(ns: str, ifname: str, obj: Path, how: str = "xdp", multi_buffer: bool = False) -> None:
+    """Attaches one of the lab's own XDP programs (build.bpf_object: bpf/xnf_pass, xnf_sink) to ifname with ip link
+    (how: xdp, xdpdrv). multi_buffer: its twin that takes frames of several buffers, which a veth needs for a peer
+    MTU above a page (and which costs the frames a little more where they do not need it)."""
+    ip("link", "set", "dev", ifname, how, "obj", str(obj), "sec", "xdp.frags" if multi_buffer else "xdp", ns=ns)
+
+
 def exec_argv(ns: str, argv: list[str]) -> list[str]:
     """argv run inside ns (ip netns exec: also remounts /sys for the namespace); shown with -v."""
     full = ["ip", "netns", "exec", ns] + [str(a) for a in argv]

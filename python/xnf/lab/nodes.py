@@ -94,8 +94,7 @@ class NodesTopology(Topology):
         self._veth((self.dut_ns, node.router_if, node.router_mac, node.router_ip),
                    (node.ns, node.iface, node.mac, node.ip))
         # a frame a node sends with XDP_TX (or its workers' live transmit) reaches the router only through XDP there
-        netns.ip("link", "set", "dev", node.router_if, "xdp", "obj", str(build.bpf_object(GEN_PROGRAMS["pass"])),
-                 "sec", "xdp", ns=self.dut_ns)
+        netns.attach_own_xdp(self.dut_ns, node.router_if, build.bpf_object(GEN_PROGRAMS["pass"]))
         netns.ip("neigh", "replace", node.ip, "lladdr", node.mac, "dev", node.router_if, "nud", "permanent",
                  ns=self.dut_ns)
         return node
@@ -128,8 +127,7 @@ class NodesTopology(Topology):
         """Drops what reaches the backends in XDP on be0 (counted as rx_xdp_drops) instead of giving it to their
         stack: with no service listening, the stack answers every frame with an ICMP error (or tries to, rate-
         limited after its route lookup), work of the backends and not of the path a benchmark measures."""
-        netns.ip("link", "set", "dev", "be0", "xdp", "obj", str(build.bpf_object(GEN_PROGRAMS["drop"])), "sec", "xdp",
-                 ns=self.backends_ns)
+        netns.attach_own_xdp(self.backends_ns, "be0", build.bpf_object(GEN_PROGRAMS["drop"]))
 
     def set_ecmp(self, members) -> None:
         """The VIP's multipath route through these nodes (by index): a node that leaves gets no new frames."""

@@ -33,6 +33,7 @@ _live: list["Topology"] = []
 # "drop" sinks them in XDP, counted by veth; None attaches nothing (xnf-gen --rx-iface attaches its
 # receiver there itself).
 GEN_PROGRAMS = {"pass": "xnf_pass", "drop": "xnf_sink"}
+STANDARD_MTU = 1500
 
 
 @dataclass
@@ -74,6 +75,7 @@ class Topology:
     queues: int = 1
     apps: int = 0             # edge: how many application namespaces
     gen_xdp: str | None = "pass"
+    mtu: int = STANDARD_MTU   # of every veth the topology makes
     gen_ns: str = ""
     dut_ns: str = ""
     links: list[Link] = field(default_factory=list)
@@ -136,7 +138,7 @@ class Topology:
                  "numtxqueues", q, "numrxqueues", q)
         for ns, ifname, _, addr in (a, b):
             netns.ip("addr", "add", f"{addr}/24", "dev", ifname, ns=ns)
-            netns.ip("link", "set", ifname, "up", ns=ns)
+            netns.ip("link", "set", ifname, "mtu", str(self.mtu), "up", ns=ns)
 
     @property
     def namespaces(self) -> list[str]:
@@ -153,8 +155,8 @@ class Topology:
                    (self.dut_ns, link.dut_if, link.dut_mac, link.dut_ip))
         if self.gen_xdp:
             # veth fact: a frame the DUT sends with XDP_TX reaches gen<i> only if gen<i> has XDP.
-            netns.ip("link", "set", "dev", link.gen_if, "xdp", "obj", str(build.bpf_object(GEN_PROGRAMS[self.gen_xdp])),
-                     "sec", "xdp", ns=self.gen_ns)
+            netns.attach_own_xdp(self.gen_ns, link.gen_if, build.bpf_object(GEN_PROGRAMS[self.gen_xdp]),
+                                 multi_buffer=self.mtu > STANDARD_MTU)
         else:
             # veth fact: dut<i> takes frames from XDP (redirects, the live transmit path) only while gen<i> has
             # XDP or GRO. xnf-gen's receiver brings XDP for each run; GRO keeps it so in between, so an NF's

@@ -78,8 +78,7 @@ def topologies(args: argparse.Namespace, folder: Path):
         made = {}
         for placement in placements(args):
             t = stack.enter_context(Topology("pair", queues=len(generator_cores(placement).split(",")), gen_xdp=None))
-            netns.ip("link", "set", "dev", "dut0", "xdp", "obj", str(build.bpf_object("xnf_sink")), "sec", "xdp",
-                     ns=t.dut_ns)
+            netns.attach_own_xdp(t.dut_ns, "dut0", build.bpf_object("xnf_sink"))
             if placement == "napi":
                 t.pin_dut_receive(PEER_CORE)
             made[placement] = t
