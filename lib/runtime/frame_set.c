@@ -38,8 +38,16 @@ int frame_set_read(const char *path, struct frame_set *out)
 		return -1;
 	}
 	while ((got = pcap_next_ex(p, &h, &bytes)) == 1) {
-		if (h->caplen != h->len || h->caplen > FRAME_SET_MAX) {
-			xnf_error("%s: frame %u is cut short or longer than %d bytes", path, out->n + 1, FRAME_SET_MAX);
+		if (h->caplen != h->len) {
+			xnf_error("%s: frame %u is cut short (%u of its %u bytes were captured): give whole frames",
+				  path, out->n + 1, h->caplen, h->len);
+			got = -3;
+			break;
+		}
+		if (h->caplen > FRAME_SET_MAX) {
+			xnf_error("%s: frame %u has %u bytes: frames are timed in one buffer, up to %d bytes (a mix of "
+				  "jumbo frames cannot be timed yet: give sizes up to that)", path, out->n + 1, h->caplen,
+				  FRAME_SET_MAX);
 			got = -3;
 			break;
 		}

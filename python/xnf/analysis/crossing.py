@@ -35,6 +35,7 @@ def compare(summary: list[dict], param: str) -> dict:
         if len(by_mode) < 2:
             continue
         table.append({param: value, **{f"{m} Mpps": by_mode[m]["mean_mpps"] for m in modes if m in by_mode},
+                      **{f"{m} Gbit/s": by_mode[m].get("mean_gbps") for m in modes if m in by_mode},
                       **{f"{m} ns/pkt": by_mode[m].get("dut_ns_per_packet") for m in modes if m in by_mode},
                       "winner": _winner(by_mode)})
     crossings = []

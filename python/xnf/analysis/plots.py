@@ -13,7 +13,8 @@ from xnf.analysis.crossing import subject  # noqa: E402
 
 CASE_KEYS = ("nf", "mode", "tx_path")
 # Keys of a summary row that are results, not parameters of the case.
-RESULT_KEYS = ("mean_mpps", "stdev_mpps", "samples", "dut_ns_per_packet", "generator_limited", "built_mpps")
+RESULT_KEYS = ("mean_mpps", "stdev_mpps", "mean_gbps", "ndr_mean_mpps", "samples", "dut_ns_per_packet",
+               "generator_limited", "built_mpps", "yardstick_ratio")
 
 
 def swept_parameter(summary: list[dict]) -> str | None:

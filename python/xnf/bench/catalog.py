@@ -66,7 +66,7 @@ BENCHMARKS = [
                     "throughput in Mpps and Gbit/s (9,000-byte frames over veths of MTU 8,982, xnf-gen's packet "
                     "socket sending them); the hand-written XDP yardstick every repetition",
         nfs=["macswap", "router"], modes=["xdp", "afxdp", "hybrid", "tc"], measure="throughput", seconds=1.0,
-        repetitions=2, params={"size": [64, 1518, 9000]}, yardstick=True,
+        repetitions=3, params={"size": [64, 1518, 9000]}, yardstick=True,
         rules={"router": "route 198.18.0.0/16 via 02:00:00:00:00:01 port 0\n"},
     ),
     # The cost model: XDP beside the busy-loop AF_XDP mode on each transmit path, one NF-side parameter swept
