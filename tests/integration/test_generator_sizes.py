@@ -14,10 +14,10 @@ from xnf.lab.frames import udp_frame
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.pktio import PacketPort
-from xnf.lab.topology import Topology
+from xnf.lab.topology import ETHERNET_AND_FCS, Topology
 
 JUMBO_MTU = 9000
-JUMBO_FRAME = JUMBO_MTU + 18
+JUMBO_FRAME = JUMBO_MTU + ETHERNET_AND_FCS
 # probe.h: the payload after the probe, word w = SEED ^ (w * STEP) in the CPU's (little-endian) order.
 PAYLOAD_SEED, PAYLOAD_STEP = 0x584E462D67656E21, 0x9E3779B97F4A7C15
 PROBE_MAGIC = 0x584E

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include "socket_sender.h"
 
-#include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <linux/if_packet.h>
@@ -10,8 +9,8 @@
 
 #include <linux/bpf.h>
 
-/* Room in the socket's send buffer for two batches of the longest frames: a full veth ring then holds the
- * sender back (the call waits) rather than failing it. */
+/* Room in the socket's send buffer for two batches of the longest frames in flight: past that, a call waits for the
+ * device to be done with the sender's earlier frames. */
 #define SEND_BUFFER_BYTES (2 * SOCKET_SENDER_BATCH * (XNF_GEN_MAX_FRAME + 512))
 
 int socket_sender_open(struct socket_sender *s, int ifindex, int prog_fd, const struct socket_sender_class *classes,
@@ -26,7 +25,7 @@ int socket_sender_open(struct socket_sender *s, int ifindex, int prog_fd, const 
 	s->classes = classes;
 	s->schedule = schedule;
 	s->one_class = nclasses <= 1;
-	/* Protocol 0: the socket sends and receives nothing. */
+	/* Protocol 0: the socket only sends; it receives nothing. */
 	s->fd = socket(AF_PACKET, SOCK_RAW, 0);
 	if (s->fd < 0)
 		return errno;

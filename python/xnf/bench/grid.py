@@ -24,7 +24,7 @@ from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.measure import TrafficSpec, run_trial
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.rfc2544 import DEFAULT_LOSS_THRESHOLD, measure_throughput
-from xnf.lab.topology import STANDARD_MTU, Topology
+from xnf.lab.topology import ETHERNET_AND_FCS, STANDARD_MTU, Topology
 from xnf.model import lab_rate
 
 # The yardstick's place among a benchmark's cases in the interleaved order.
@@ -91,9 +91,6 @@ def _cost_at_throughput(result, loss_threshold: float) -> float | None:
     where the cores are busiest and the cost least diluted by fixed per-trial work."""
     passed = [tr for run in result.runs for tr in run.trials if tr.passes(loss_threshold) and tr.dut_ns_per_packet]
     return max(passed, key=lambda tr: tr.offered_pps or float("inf")).dut_ns_per_packet if passed else None
-
-
-ETHERNET_AND_FCS = 18
 
 
 def _mtu_for(traffic: TrafficSpec) -> int:

@@ -34,6 +34,7 @@ _live: list["Topology"] = []
 # receiver there itself).
 GEN_PROGRAMS = {"pass": "xnf_pass", "drop": "xnf_sink"}
 STANDARD_MTU = 1500
+ETHERNET_AND_FCS = 18     # what a frame on the wire has besides its MTU's worth
 
 
 @dataclass

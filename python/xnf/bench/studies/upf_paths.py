@@ -42,7 +42,7 @@ from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.rounds import median_ratio
-from xnf.lab.topology import Topology
+from xnf.lab.topology import ETHERNET_AND_FCS, Topology
 
 NAME = "upf-paths"
 DESCRIPTION = ("the 5G user plane (GTP-U) on every path and the edge chain split at each point, uplink and "
@@ -57,7 +57,6 @@ DIRECTIONS = ("uplink", "downlink")
 FIREWALL_RULES = 1000
 HOLDS_WITHIN = 0.05
 PLACEMENTS = ("lab", "one-core")
-ETHERNET_AND_FCS = 18
 
 
 def upf_paths() -> dict[str, tuple[str, str | None, list[str]]]:
