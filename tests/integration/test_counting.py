@@ -37,6 +37,8 @@ def test_generator_refuses_bad_input(pair):
          "frame size 20: IPv4/UDP frames with xnf's probe take 64 to 9216 bytes"),
         (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--size", "9217"],
          "--size takes a whole number from 1 to 9216, not '9217'"),
+        (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--size", "IMIX"],
+         "--size takes a frame size from 1 to 9216 bytes, or imix, not 'IMIX'"),
         (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--size", "4000", "--sender", "live"],
          "frames of 4000 bytes are longer than a live frame"),
         (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--ipv6", "--size", "imix"],

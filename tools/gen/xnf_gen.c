@@ -467,9 +467,14 @@ static int take_size(const struct xnf_option *o, const char *text, void *opts)
 {
 	struct gen_options *opt = opts;
 
-	if (strcmp(text, "imix") == 0) {
-		opt->imix = true;
+	/* The last --size given holds, as for every option. */
+	opt->imix = strcmp(text, "imix") == 0;
+	if (opt->imix)
 		return 0;
+	if (!*text || strspn(text, "0123456789") != strlen(text)) {
+		xnf_error("--%s takes a frame size from 1 to %d bytes, or imix, not '%s'", o->name, XNF_GEN_MAX_FRAME,
+			  text);
+		return -1;
 	}
 	return xnf_parse_uint(o->name, text, 1, XNF_GEN_MAX_FRAME, &opt->frame.size);
 }
