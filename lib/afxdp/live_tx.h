@@ -9,15 +9,12 @@
 
 #include <stddef.h>
 
+#include <xnf/runtime/port_checks.h>   /* XNF_LIVE_MAX_FRAME */
 #include <xnf/runtime/types.h>
 
 #include "live_tx_abi.h"
 
 struct xnf_live_tx;
-
-/* The largest frame a live frame can hold: a page less the kernel's headroom, its page header and the
- * room for skb_shared_info (x86-64, 4 KiB pages). Larger frames go through the xsk ring. */
-#define XNF_LIVE_MAX_FRAME 3408
 
 /*
  * Loads the program for these ports and workers, with frames[w] UMEM frames

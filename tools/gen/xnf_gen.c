@@ -45,11 +45,6 @@
 #include "socket_sender.h"
 
 #define FCS_LEN 4
-/* The longest live frame, without FCS: the kernel's test run gives each a page, less XDP's headroom and the skb's
- * shared info (the layout that bounds a veth's MTU without multi-buffer XDP), less the test run's own head in the
- * page (struct xdp_page_head: 112 bytes on Linux 6.x x86-64; 3,408 bytes found by bisection here). */
-#define LIVE_PAGE_HEAD_LEN 112
-#define LIVE_FRAME_MAX_LEN (XNF_VETH_XDP_MAX_MTU + ETH_HLEN - LIVE_PAGE_HEAD_LEN)
 /* The simple IMIX: 7 frames of 64 bytes, 4 of 594 (a 576-byte IP packet), 1 of 1,518, on the wire with FCS. */
 #define IMIX_SIZES 3
 static const __u32 imix_size[IMIX_SIZES] = { 64, 594, 1518 };
@@ -683,11 +678,11 @@ static bool lengths_differ(const struct gen_options *opt)
 static int choose_sender(struct gen_options *opt)
 {
 	__u32 longest = longest_frame(opt), header = frame_header_len(&opt->classes[0].frame);
-	bool fits = longest - FCS_LEN <= LIVE_FRAME_MAX_LEN;
+	bool fits = longest - FCS_LEN <= XNF_LIVE_MAX_FRAME;
 
 	if (opt->sender == SENDER_LIVE && !fits) {
 		xnf_error("frames of %u bytes are longer than a live frame (%d bytes with FCS): use --sender socket or "
-			  "auto", longest, LIVE_FRAME_MAX_LEN + FCS_LEN);
+			  "auto", longest, XNF_LIVE_MAX_FRAME + FCS_LEN);
 		return -1;
 	}
 	if (opt->sender == SENDER_AUTO)
@@ -793,7 +788,7 @@ static struct gen_bpf *load_generator(const struct gen_options *opt, const struc
 		skel->rodata->cfg.classes[i] = class_config(&opt->classes[i]);
 		memcpy((void *)skel->rodata->template_words[i], templates->frame[i], len < keep ? len : keep);
 	}
-	skel->rodata->cfg.multi_buffer = opt->write_pcap && longest_frame(opt) - FCS_LEN > LIVE_FRAME_MAX_LEN;
+	skel->rodata->cfg.multi_buffer = opt->write_pcap && longest_frame(opt) - FCS_LEN > XNF_LIVE_MAX_FRAME;
 	if (skel->rodata->cfg.multi_buffer)
 		bpf_program__set_flags(skel->progs.xnf_gen, bpf_program__flags(skel->progs.xnf_gen) | BPF_F_XDP_HAS_FRAGS);
 	if (gen_bpf__load(skel) || assign_cpus(skel, opt)) {

@@ -22,6 +22,11 @@
  * program is loaded to take multi-buffer frames, and the kernel adds a page for each fragment an skb may have:
  * more than a veth's own limit, 65,535. */
 #define XNF_VETH_XDP_MAX_MTU 3506
+/* The largest frame a live frame (BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES) can hold, without FCS: a page less
+ * the kernel's headroom, the test run's page header and the room for skb_shared_info (x86-64, 4 KiB pages; the kernel
+ * refuses 3,409, found by bisection with xnf-gen). Larger frames go through the xsk ring, and xnf-gen sends them
+ * through a packet socket. */
+#define XNF_LIVE_MAX_FRAME 3408
 /* The MTU above which another device's driver may hand XDP a frame in several buffers: the standard one (the
  * buffers a driver fills are its own choice, 2-4 KiB; a veth's depend on its peer's MTU, above). */
 #define XNF_ONE_BUFFER_MTU 1500
