@@ -664,6 +664,12 @@ static __u32 longest_frame(const struct gen_options *opt)
 	return longest;
 }
 
+/* Whether every frame of the run fits a live frame. */
+static bool fits_live_frames(const struct gen_options *opt)
+{
+	return longest_frame(opt) - FCS_LEN <= XNF_LIVE_MAX_FRAME;
+}
+
 static bool lengths_differ(const struct gen_options *opt)
 {
 	for (__u32 i = 1; i < opt->nclasses; i++) {
@@ -678,7 +684,7 @@ static bool lengths_differ(const struct gen_options *opt)
 static int choose_sender(struct gen_options *opt)
 {
 	__u32 longest = longest_frame(opt), header = frame_header_len(&opt->classes[0].frame);
-	bool fits = longest - FCS_LEN <= XNF_LIVE_MAX_FRAME;
+	bool fits = fits_live_frames(opt);
 
 	if (opt->sender == SENDER_LIVE && !fits) {
 		xnf_error("frames of %u bytes are longer than a live frame (%d bytes with FCS): use --sender socket or "
@@ -788,7 +794,7 @@ static struct gen_bpf *load_generator(const struct gen_options *opt, const struc
 		skel->rodata->cfg.classes[i] = class_config(&opt->classes[i]);
 		memcpy((void *)skel->rodata->template_words[i], templates->frame[i], len < keep ? len : keep);
 	}
-	skel->rodata->cfg.multi_buffer = opt->write_pcap && longest_frame(opt) - FCS_LEN > XNF_LIVE_MAX_FRAME;
+	skel->rodata->cfg.multi_buffer = opt->write_pcap && !fits_live_frames(opt);
 	if (skel->rodata->cfg.multi_buffer)
 		bpf_program__set_flags(skel->progs.xnf_gen, bpf_program__flags(skel->progs.xnf_gen) | BPF_F_XDP_HAS_FRAGS);
 	if (gen_bpf__load(skel) || assign_cpus(skel, opt)) {
