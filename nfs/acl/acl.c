@@ -2,17 +2,20 @@
 /*
  * acl: an ordered access list with prefixes, port ranges, protocols and TCP flags; the rule with the lowest
  * sequence number that matches decides, else the default. The rules are compiled into a tuple space (acl.h) that
- * a packet searches in one lookup per shape of rule, not one per rule. Non-IP frames (ARP, neighbour discovery)
+ * a packet searches in one lookup per shape of rule, not one per rule. Rules may name the frame's connection state
+ * (<xnf/conntrack.h>): a new connection enters the table only with a frame the rules let through. Non-IP frames (ARP, neighbour discovery)
  * are forwarded so the link keeps working; frames with broken headers are dropped and counted.
  */
 #include <xnf/nf.h>
+#include <xnf/conntrack.h>
 #include "acl.h"
 
 XNF_MAP_HASH_GROWING(acl_rules, struct acl_rule_key, struct acl_rule, ACL_MAX_RULES);
 XNF_MAP_HASH_GROWING(acl_entries, struct acl_key, struct acl_entry, ACL_MAX_ENTRIES);
 XNF_MAP_ARRAY(acl_tuples, struct acl_tuple, ACL_GENERATIONS * ACL_MAX_TUPLES);
 XNF_MAP_ARRAY(acl_config, __u32, ACL_NSETTINGS);
-XNF_COUNTER_NAMES("rule_allow", "rule_drop", "default_allow", "default_drop", "non_ip");
+XNF_CT_TABLE(acl_ct, ACL_CT_ENTRIES);
+XNF_COUNTER_NAMES("rule_allow", "rule_drop", "default_allow", "default_drop", "non_ip", "ct_new", "ct_full");
 
 /* The packet's fields, and the best match found so far, carried through the search over the tuples. */
 struct acl_search {
@@ -58,6 +61,7 @@ static long acl_try_tuple(__u32 i, void *ctx)
 	key.family = t->family;
 	key.proto = t->proto_counts ? s->packet.proto : 0;
 	key.flags = s->packet.flags & t->flags_mask;
+	key.ct_state = t->ct_counts ? s->packet.ct_state : 0;
 	key.sport = s->packet.sport & acl_port_mask(t->sport_len);
 	key.dport = s->packet.dport & acl_port_mask(t->dport_len);
 	acl_mask_addr(key.src, s->packet.src, t->src_len);
@@ -85,13 +89,16 @@ static __always_inline void acl_packet_fields(const struct xnf_headers *h, const
 		p->flags = ((__u8 *)h->tcp)[13];   /* FIN .. CWR: the byte after the data offset */
 }
 
-static __always_inline __u32 acl_action_for(const struct xnf_headers *h, const struct xnf_5tuple *t)
+static __always_inline __u32 acl_action_for(const struct xnf_headers *h, const struct xnf_5tuple *t,
+					     const struct xnf_pkt *pkt, struct xnf_ct *ct)
 {
 	__u32 generation = acl_setting(ACL_SETTING_ACTIVE) & 1;
 	struct acl_search s;
 
 	__builtin_memset(&s, 0, sizeof(s));
 	acl_packet_fields(h, t, &s.packet);
+	if (acl_setting(ACL_SETTING_TRACKS_0 + generation))
+		s.packet.ct_state = (__u8)xnf_ct_track(acl_ct, h, t, pkt, ct);
 	s.base = generation * ACL_MAX_TUPLES;
 	s.tuples = acl_setting(ACL_SETTING_TUPLES_0 + generation);
 	xnf_loop(ACL_MAX_TUPLES, acl_try_tuple, &s);
@@ -108,15 +115,24 @@ static __always_inline xnf_verdict acl(struct xnf_pkt *pkt)
 {
 	struct xnf_headers h;
 	struct xnf_5tuple t;
+	struct xnf_ct ct;
 
+	ct.creates = 0;
 	if (xnf_parse_headers(pkt, &h) < 0)
 		return XNF_DROP_MALFORMED;
 	if (xnf_headers_to_5tuple(&h, &t) < 0) {
 		xnf_count_event(ACL_CNT_NON_IP);
 		return xnf_forward(pkt);
 	}
-	if (acl_action_for(&h, &t) == ACL_DROP)
+	if (acl_action_for(&h, &t, pkt, &ct) == ACL_DROP)
 		return XNF_DROP;
+	if (ct.creates) {
+		if (xnf_ct_confirm(acl_ct, &ct) < 0) {
+			xnf_count_event(ACL_CNT_CT_FULL);
+			return XNF_DROP;
+		}
+		xnf_count_event(ACL_CNT_CT_NEW);
+	}
 	return xnf_forward(pkt);
 }
 XNF_DEFINE_NF(acl);

@@ -9,6 +9,10 @@
  * keys with the sequence number and action of the best rule that gave them are the entries (acl_entries). A packet
  * is looked up once per tuple, best tuple first, and the lowest sequence number found wins.
  *
+ * A rule may name connection states (`state established,related`): then the frame's state on its connection
+ * (<xnf/conntrack.h>, table acl_ct) is one more field of the key, and a rule of several states is one entry per state.
+ * Frames are tracked only while some rule names a state.
+ *
  * Two generations of both live side by side: a change is compiled into the one not in use, then one write of
  * ACL_SETTING_ACTIVE puts it in force, so a packet meets the old rules or the new ones, never a mix.
  */
@@ -21,6 +25,7 @@
 #define ACL_MAX_TUPLES 128         /* per generation: distinct shapes of rule */
 #define ACL_MAX_ENTRIES (1u << 21) /* both generations */
 #define ACL_GENERATIONS 2
+#define ACL_CT_ENTRIES 262144      /* connections tracked at once (docs/conntrack.md: when the table is full) */
 
 enum acl_action {
 	ACL_ALLOW = 0,
@@ -36,7 +41,7 @@ struct acl_rule {
 	__u8 dst_len;
 	__u8 flags;           /* TCP flags that must be set ... */
 	__u8 flags_mask;      /* ... among these (0: flags do not count) */
-	__u8 pad;
+	__u8 ct_states;       /* the connection states it matches (enum xnf_ct_state bits; 0: any, untracked) */
 	__u16 sport_lo, sport_hi;
 	__u16 dport_lo, dport_hi;
 	__be32 src[4];
@@ -56,7 +61,7 @@ struct acl_tuple {
 	__u8 sport_len;       /* of 16: the high bits of the port that count */
 	__u8 dport_len;
 	__u8 flags_mask;
-	__u8 pad;
+	__u8 ct_counts;       /* whether the frame's connection state counts */
 	__u32 best_seq;       /* the lowest sequence number among its entries: no later tuple can beat a match below it */
 };
 
@@ -66,7 +71,8 @@ struct acl_key {
 	__u8 family;
 	__u8 proto;
 	__u8 flags;
-	__u8 pad[3];
+	__u8 ct_state;        /* one enum xnf_ct_state bit, where the tuple counts it */
+	__u8 pad[2];
 	__u16 sport;          /* host order */
 	__u16 dport;
 	__be32 src[4];
@@ -83,6 +89,8 @@ enum acl_setting {
 	ACL_SETTING_ACTIVE,       /* the generation in force */
 	ACL_SETTING_TUPLES_0,     /* how many tuples each generation has */
 	ACL_SETTING_TUPLES_1,
+	ACL_SETTING_TRACKS_0,     /* whether each generation's rules name a connection state: then frames are tracked */
+	ACL_SETTING_TRACKS_1,
 	ACL_NSETTINGS,
 };
 
@@ -92,6 +100,8 @@ enum acl_counter {
 	ACL_CNT_DEFAULT_ALLOW,
 	ACL_CNT_DEFAULT_DROP,
 	ACL_CNT_NON_IP,
+	ACL_CNT_CT_NEW,           /* connections that entered the table */
+	ACL_CNT_CT_FULL,          /* frames of new connections dropped: the table was full */
 };
 
 /* The mask of the high `bits` of a 32-bit word, in network order. */

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The acl's classifier compiler (acl.h): after every change of the rules it clears the generation not in force
+ * The acl's control steps: its classifier compiler and its connection table's sweeper.
+ *
+ * The classifier compiler (acl.h): after every change of the rules it clears the generation not in force
  * (the one put out of force by the change before: packets that read it finished long since, a change being at
  * least a control request apart), compiles acl_rules into its tuples and entries, and puts it in force with one
  * write.
@@ -17,6 +19,7 @@
 #include <string.h>
 
 #include <xnf/control.h>
+#include <xnf/conntrack_control.h>
 #include <xnf/parse.h>
 #include "acl.h"
 
@@ -34,6 +37,7 @@ struct compiled {
 	struct acl_tuple tuples[ACL_MAX_TUPLES];
 	__u32 ntuples;
 	__u32 generation;
+	__u32 tracks;   /* some rule names a connection state */
 };
 
 struct acl_maps {
@@ -66,7 +70,7 @@ static int tuple_of(struct compiled *c, const struct acl_tuple *shape, char *err
 
 		if (t->family == shape->family && t->proto_counts == shape->proto_counts && t->src_len == shape->src_len &&
 		    t->dst_len == shape->dst_len && t->sport_len == shape->sport_len && t->dport_len == shape->dport_len &&
-		    t->flags_mask == shape->flags_mask)
+		    t->flags_mask == shape->flags_mask && t->ct_counts == shape->ct_counts)
 			return (int)i;
 	}
 	if (c->ntuples == ACL_MAX_TUPLES) {
@@ -106,13 +110,14 @@ static int add_entry(struct compiled *c, const struct acl_key *key, __u32 seq, _
 	return 0;
 }
 
-/* One (family, source port block, destination port block) of a rule. */
+/* One (family, source port block, destination port block, connection state) of a rule. */
 static int add_combination(struct compiled *c, __u32 seq, const struct acl_rule *r, __u8 family,
-			   const struct port_block *sp, const struct port_block *dp, char *err, size_t errlen)
+			   const struct port_block *sp, const struct port_block *dp, __u8 ct_state, char *err,
+			   size_t errlen)
 {
 	struct acl_tuple shape = {
 		.family = family, .proto_counts = r->proto != 0, .src_len = r->src_len, .dst_len = r->dst_len,
-		.sport_len = sp->len, .dport_len = dp->len, .flags_mask = r->flags_mask,
+		.sport_len = sp->len, .dport_len = dp->len, .flags_mask = r->flags_mask, .ct_counts = ct_state != 0,
 	};
 	int t = tuple_of(c, &shape, err, errlen);
 	struct acl_key key = { 0 };
@@ -125,6 +130,7 @@ static int add_combination(struct compiled *c, __u32 seq, const struct acl_rule 
 	key.family = family;
 	key.proto = r->proto;
 	key.flags = r->flags & r->flags_mask;
+	key.ct_state = ct_state;
 	key.sport = sp->base;
 	key.dport = dp->base;
 	if (family == r->family) {   /* a rule of either family has no prefixes: all-zero addresses */
@@ -132,6 +138,20 @@ static int add_combination(struct compiled *c, __u32 seq, const struct acl_rule 
 		memcpy(key.dst, r->dst, sizeof(key.dst));
 	}
 	return add_entry(c, &key, seq, r->action, err, errlen);
+}
+
+/* A rule of several states is one entry per state: a frame has one. */
+static int add_states(struct compiled *c, __u32 seq, const struct acl_rule *r, __u8 family,
+		      const struct port_block *sp, const struct port_block *dp, char *err, size_t errlen)
+{
+	if (!r->ct_states)
+		return add_combination(c, seq, r, family, sp, dp, 0, err, errlen);
+	for (int bit = 0; bit < XNF_CT_STATES; bit++) {
+		if ((r->ct_states & (1u << bit)) &&
+		    add_combination(c, seq, r, family, sp, dp, (__u8)(1u << bit), err, errlen))
+			return -1;
+	}
+	return 0;
 }
 
 static int compile_rule(struct compiled *c, __u32 seq, const struct acl_rule *r, char *err, size_t errlen)
@@ -146,7 +166,7 @@ static int compile_rule(struct compiled *c, __u32 seq, const struct acl_rule *r,
 			continue;
 		for (int i = 0; i < ns; i++) {
 			for (int j = 0; j < nd; j++) {
-				if (add_combination(c, seq, r, family, &sports[i], &dports[j], err, errlen))
+				if (add_states(c, seq, r, family, &sports[i], &dports[j], err, errlen))
 					return -1;
 			}
 		}
@@ -195,9 +215,15 @@ static struct numbered_rule *read_rules(const struct xnf_map_ref *rules, size_t 
 	return out ? out : calloc(1, sizeof(*out));
 }
 
+/* A tuple and where it was before the sort. */
+struct placed_tuple {
+	struct acl_tuple tuple;
+	__u16 was;
+};
+
 static int by_best_seq(const void *a, const void *b)
 {
-	__u32 x = ((const struct acl_tuple *)a)->best_seq, y = ((const struct acl_tuple *)b)->best_seq;
+	__u32 x = ((const struct placed_tuple *)a)->tuple.best_seq, y = ((const struct placed_tuple *)b)->tuple.best_seq;
 
 	return x < y ? -1 : x > y;
 }
@@ -206,18 +232,16 @@ static int by_best_seq(const void *a, const void *b)
 static void order_tuples(struct compiled *c)
 {
 	__u16 place[ACL_MAX_TUPLES];
-	struct acl_tuple sorted[ACL_MAX_TUPLES];
+	struct placed_tuple sorted[ACL_MAX_TUPLES];
 	__u32 base = c->generation * ACL_MAX_TUPLES;
 
-	memcpy(sorted, c->tuples, sizeof(sorted));
 	for (__u32 i = 0; i < c->ntuples; i++)
-		sorted[i].pad = (__u8)i;   /* where it was, carried through the sort */
+		sorted[i] = (struct placed_tuple){ .tuple = c->tuples[i], .was = (__u16)i };
 	qsort(sorted, c->ntuples, sizeof(sorted[0]), by_best_seq);
 	for (__u32 i = 0; i < c->ntuples; i++) {
-		place[sorted[i].pad] = (__u16)i;
-		sorted[i].pad = 0;
+		place[sorted[i].was] = (__u16)i;
+		c->tuples[i] = sorted[i].tuple;
 	}
-	memcpy(c->tuples, sorted, sizeof(sorted));
 	for (size_t k = 0; k < c->count; k++)
 		c->keys[k].tuple = (__u16)(base + place[c->keys[k].tuple - base]);
 }
@@ -333,6 +357,8 @@ static int write_tuples(const struct acl_maps *m, const struct compiled *c)
 		if (xnf_map_ref_update(&m->tuples, &slot, &c->tuples[i], BPF_ANY))
 			return -1;
 	}
+	if (set(m, ACL_SETTING_TRACKS_0 + c->generation, c->tracks))
+		return -1;
 	return set(m, ACL_SETTING_TUPLES_0 + c->generation, c->ntuples);
 }
 
@@ -353,6 +379,7 @@ int acl_compile(const struct xnf_rules_target *maps, char *err, size_t errlen)
 	for (size_t i = 0; i < n; i++) {
 		if (compile_rule(&c, rules[i].seq, &rules[i].rule, err, errlen))
 			goto out;
+		c.tracks |= rules[i].rule.ct_states != 0;
 	}
 	order_tuples(&c);
 	if (write_entries(&m, &c, err, errlen))
@@ -370,3 +397,13 @@ out:
 	free(c.entries);
 	return rc;
 }
+
+/* Housekeeping: frees connections of the table that are over (<xnf/conntrack_control.h>). */
+static struct xnf_ct_sweeper sweeper;
+
+static void acl_sweep(const struct xnf_rules_target *maps)
+{
+	xnf_ct_sweep(maps, "acl_ct", "acl_ct_timeouts", &sweeper);
+}
+
+XNF_EXPORT_HOUSEKEEPING(acl, acl_sweep);

@@ -2,11 +2,15 @@
 /*
  * Rules of the acl, one per line:
  *   SEQ allow|drop [PROTO] [from PREFIX] [to PREFIX] [sport PORT[-PORT]] [dport PORT[-PORT]] [flags FLAGS]
+ *       [state STATES]
  *   default allow|drop
+ *   timeout NAME SECONDS
  * SEQ (1 to 4,000,000,000) orders the rules: the lowest that matches decides. PROTO is tcp, udp, icmp, icmpv6 or a
  * number; PREFIX an IPv4 or IPv6 address with an optional /LEN, or any; ports need tcp or udp; FLAGS (tcp) a
  * comma-separated list of fin, syn, rst, psh, ack, urg, ece, cwr, each set or, after '!', clear: "syn,!ack" is a
- * connection's first segment. A rule without prefixes matches both families. `xnf rules del` takes the same line;
+ * connection's first segment. STATES (<xnf/conntrack_control.h>) the frame's state on its connection, comma-separated:
+ * new, established, related, invalid, untracked; a timeout line sets an idle time of the connection table (netfilter's
+ * names: tcp_established, udp, ...). A rule without prefixes matches both families. `xnf rules del` takes the same line;
  * a rule added with the sequence number of another replaces it.
  */
 #include <arpa/inet.h> /* before the linux headers nf.h pulls in */
@@ -15,13 +19,14 @@
 #include <string.h>
 
 #include <xnf/control.h>
+#include <xnf/conntrack_control.h>
 #include <xnf/parse.h>
 #include "acl.h"
 
 #define MAX_WORDS 16
 #define MAX_SEQ 4000000000ul
 
-static const char *const acl_rule_maps[] = { "acl_rules", "acl_config", NULL };
+static const char *const acl_rule_maps[] = { "acl_rules", "acl_config", "acl_ct_timeouts", NULL };
 static const char *const tcp_flag_names[8] = { "fin", "syn", "rst", "psh", "ack", "urg", "ece", "cwr" };
 
 static int fail(char *err, size_t errlen, const char *what)
@@ -112,13 +117,20 @@ static int parse_flags(const char *word, struct acl_rule *r, char *err, size_t e
 	}
 }
 
+static int parse_states(const char *word, struct acl_rule *r, char *err, size_t errlen)
+{
+	if (r->ct_states)
+		return fail(err, errlen, "'state' is given twice: name every state in one list");
+	return xnf_ct_parse_states(word, &r->ct_states, err, errlen);
+}
+
 /* The words after the action: [PROTO] then keyword-value pairs in any order. */
 static int parse_match(char **w, int n, struct acl_rule *r, char *err, size_t errlen)
 {
 	int i = 0;
 
 	if (i < n && strcmp(w[i], "from") && strcmp(w[i], "to") && strcmp(w[i], "sport") && strcmp(w[i], "dport") &&
-	    strcmp(w[i], "flags")) {
+	    strcmp(w[i], "flags") && strcmp(w[i], "state")) {
 		if (xnf_rules_parse_ip_proto(w[i], 1, &r->proto, err, errlen))
 			return -1;
 		i++;
@@ -141,9 +153,11 @@ static int parse_match(char **w, int n, struct acl_rule *r, char *err, size_t er
 			rc = parse_range(w[i + 1], &r->dport_lo, &r->dport_hi, err, errlen);
 		else if (strcmp(w[i], "flags") == 0)
 			rc = parse_flags(w[i + 1], r, err, errlen);
+		else if (strcmp(w[i], "state") == 0)
+			rc = parse_states(w[i + 1], r, err, errlen);
 		else {
-			snprintf(err, errlen, "unknown word '%s': a protocol first, then from, to, sport, dport, flags",
-				 w[i]);
+			snprintf(err, errlen, "unknown word '%s': a protocol first, then from, to, sport, dport, flags, "
+				 "state", w[i]);
 			return -1;
 		}
 		if (rc)
@@ -196,6 +210,8 @@ static int acl_parse(const char *text, struct xnf_rule_entry *entry, char *err, 
 		return fail(err, errlen, "too many words");
 	if (n >= 1 && strcmp(w[0], "default") == 0)
 		return parse_default(w, n, entry, err, errlen);
+	if (n >= 1 && strcmp(w[0], "timeout") == 0)
+		return xnf_ct_parse_timeout("acl_ct_timeouts", w, n, entry, err, errlen);
 	if (n < 2)
 		return fail(err, errlen, "a rule is a sequence number, an action and what it matches");
 	if (xnf_rules_parse_number(w[0], 1, (long)MAX_SEQ, "the sequence number", &seq, err, errlen) ||
@@ -249,6 +265,8 @@ static int acl_format(const char *map, const void *key, const void *value, char 
 	char prefix[INET6_ADDRSTRLEN + 8], proto[8];
 	size_t used;
 
+	if (strcmp(map, "acl_ct_timeouts") == 0)
+		return xnf_ct_format_timeout(key, value, out, outlen);
 	if (strcmp(map, "acl_config") == 0) {
 		if (*(const __u32 *)key != ACL_SETTING_DEFAULT)
 			return -1;   /* the generation in force and the tuple counts are the compiler's, not rules */
@@ -270,7 +288,13 @@ static int acl_format(const char *map, const void *key, const void *value, char 
 	}
 	used += format_range(out + used, outlen - used, "sport", r->sport_lo, r->sport_hi);
 	used += format_range(out + used, outlen - used, "dport", r->dport_lo, r->dport_hi);
-	format_flags(out + used, outlen - used, r);
+	used += format_flags(out + used, outlen - used, r);
+	if (r->ct_states && used < outlen) {
+		char states[64];
+
+		xnf_ct_format_states(r->ct_states, states, sizeof(states));
+		snprintf(out + used, outlen - used, " state %s", states);
+	}
 	return 0;
 }
 
@@ -278,7 +302,8 @@ int acl_compile(const struct xnf_rules_target *maps, char *err, size_t errlen);
 
 static const struct xnf_rules_codec acl_codec = {
 	.syntax = "SEQ allow|drop [tcp|udp|icmp|icmpv6|PROTO] [from PREFIX] [to PREFIX] [sport P[-Q]] [dport P[-Q]] "
-		  "[flags syn,!ack] | default allow|drop",
+		  "[flags syn,!ack] [state new,established,related,invalid,untracked] | default allow|drop | "
+		  "timeout tcp_established|udp|...|generic SECONDS",
 	.maps = acl_rule_maps,
 	.parse = acl_parse,
 	.format = acl_format,

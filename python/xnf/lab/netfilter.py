@@ -5,7 +5,11 @@ The acl: its rules as an nftables chain on a bridge of the DUT's two ports (`bri
 that, like the acl between two ports, Linux forwards every frame of a port out of the other unless a rule drops it:
 one nftables rule per acl rule in sequence order (prefixes, `meta l4proto`, port ranges with `th`, TCP flags with
 a mask), or, as an operator writes a long list, each run of rules of one shape as one rule over a set of their
-values; the default as the chain's policy, and non-IP frames accepted first as the acl forwards them.
+values; the default as the chain's policy, and non-IP frames accepted first as the acl forwards them. A rules file
+that names connection states (`state new,established`) becomes an `inet` chain instead, which bridged IP frames
+reach through br_netfilter (this kernel has no bridge conntrack): conntrack tracks them as it tracks routed ones,
+`ct state` matches, and the acl's idle times are the namespace's conntrack sysctls; sequence numbers are not checked
+(nf_conntrack_tcp_be_liberal=1), as the acl does not check them.
 
 The nat: Linux forwarding between the DUT's ports, with nftables masquerading what leaves by the outside port and
 conntrack letting back in only the answers (`masquerade`)."""
@@ -48,18 +52,21 @@ class AclRule:
     proto: str | None
     fields: tuple[tuple[str, str], ...]   # (nftables selector, value), in a fixed order
     flags: str | None
+    states: str | None = None
 
     @property
     def shape(self) -> tuple:
         """What rules must share to be one nftables rule over a set of their values."""
-        return self.action, self.family, self.proto, tuple(k for k, _ in self.fields), self.flags
+        return self.action, self.family, self.proto, tuple(k for k, _ in self.fields), self.flags, self.states
 
-    def head(self) -> list[str]:
-        parts = [] if self.family else ["ether type { ip, ip6 }"]
+    def head(self, inet: bool = False) -> list[str]:
+        parts = [] if self.family or inet else ["ether type { ip, ip6 }"]
         if self.proto:
             parts.append(f"meta l4proto {PROTOCOLS.get(self.proto, self.proto)}")
         if self.flags:
             parts.append(_flags(self.flags))
+        if self.states:
+            parts.append(f"ct state {{ {self.states} }}")
         return parts
 
     def verdict(self) -> str:
@@ -70,7 +77,7 @@ def parse_acl_rule(line: str) -> AclRule:
     """One acl rule line (nfs/acl/README.md)."""
     words = line.split()
     seq, action, rest = int(words[0]), words[1], words[2:]
-    proto = rest.pop(0) if rest and rest[0] not in ("from", "to", "sport", "dport", "flags") else None
+    proto = rest.pop(0) if rest and rest[0] not in ("from", "to", "sport", "dport", "flags", "state") else None
     given = dict(zip(rest[::2], rest[1::2]))
     fields, family = [], None
     for key, direction in (("from", "saddr"), ("to", "daddr")):
@@ -79,50 +86,94 @@ def parse_acl_rule(line: str) -> AclRule:
             family = prefix[0]
             fields.append((f"{'ip' if family == 4 else 'ip6'} {direction}", prefix[1]))
     fields += [(f"th {key}", given[key]) for key in ("sport", "dport") if key in given]
-    return AclRule(seq, action, family, proto, tuple(fields), given.get("flags"))
+    return AclRule(seq, action, family, proto, tuple(fields), given.get("flags"), given.get("state"))
 
 
-def _one(rule: AclRule) -> str:
-    return " ".join(rule.head() + [f"{k} {v}" for k, v in rule.fields] + [rule.verdict()])
+def _one(rule: AclRule, inet: bool) -> str:
+    return " ".join(rule.head(inet) + [f"{k} {v}" for k, v in rule.fields] + [rule.verdict()])
 
 
-def _merged(rules: list[AclRule]) -> str:
+def _merged(rules: list[AclRule], inet: bool) -> str:
     """Rules of one shape in a row as one nftables rule over a set: any of them matching is the first to match."""
     keys = " . ".join(k for k, _ in rules[0].fields)
     values = ", ".join(" . ".join(v for _, v in r.fields) for r in rules)
-    return " ".join(rules[0].head() + [f"{keys} {{ {values} }}", rules[0].verdict()])
+    return " ".join(rules[0].head(inet) + [f"{keys} {{ {values} }}", rules[0].verdict()])
 
 
-def acl_nft_rules(rules: list[AclRule], sets: bool) -> list[str]:
+def acl_nft_rules(rules: list[AclRule], sets: bool, inet: bool = False) -> list[str]:
     """The nftables rules, in sequence order; with sets, each run of rules of one shape as one rule over a set
     (as an operator writes a long list), else one nftables rule per acl rule."""
     ordered = sorted(rules, key=lambda r: r.seq)
     if not sets:
-        return [_one(r) for r in ordered]
+        return [_one(r, inet) for r in ordered]
     out, run = [], []
     for rule in ordered + [None]:
         if run and (rule is None or rule.shape != run[0].shape or not rule.fields):
-            out.append(_merged(run) if len(run) > 1 else _one(run[0]))
+            out.append(_merged(run, inet) if len(run) > 1 else _one(run[0], inet))
             run = []
         if rule is not None:
             run.append(rule)
     return out
 
 
-def acl_ruleset(rules: str, sets: bool = False) -> str:
-    """The nftables script of an acl rules file: one table, one chain, rules in sequence order."""
-    default, parsed = "accept", []
-    for raw in rules.splitlines():
+@dataclass(frozen=True)
+class AclFile:
+    default: str                      # the chain's policy
+    rules: list[AclRule]
+    timeouts: dict[str, int]          # idle time name -> seconds
+
+    @property
+    def stateful(self) -> bool:
+        return any(r.states for r in self.rules)
+
+
+def parse_acl_file(text: str) -> AclFile:
+    default, rules, timeouts = "accept", [], {}
+    for raw in text.splitlines():
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
-        if line.startswith("default "):
-            default = "accept" if line.split()[1] == "allow" else "drop"
-            continue
-        parsed.append(parse_acl_rule(line))
-    body = "\n".join(f"    {rule}" for rule in acl_nft_rules(parsed, sets))
-    return (f"table bridge {TABLE} {{\n  chain forward {{\n    type filter hook forward priority 0; policy {default};\n"
+        words = line.split()
+        if words[0] == "default":
+            default = "accept" if words[1] == "allow" else "drop"
+        elif words[0] == "timeout":
+            timeouts[words[1]] = int(words[2])
+        else:
+            rules.append(parse_acl_rule(line))
+    return AclFile(default, rules, timeouts)
+
+
+def acl_ruleset(rules: str, sets: bool = False) -> str:
+    """The nftables script of an acl rules file: one table, one chain, rules in sequence order (an inet chain when
+    the rules name connection states, else a bridge one)."""
+    acl = parse_acl_file(rules)
+    body = "\n".join(f"    {rule}" for rule in acl_nft_rules(acl.rules, sets, inet=acl.stateful))
+    if acl.stateful:
+        return (f"table inet {TABLE} {{\n  chain forward {{\n    type filter hook forward priority 0; "
+                f"policy {acl.default};\n{body}\n  }}\n}}\n")
+    return (f"table bridge {TABLE} {{\n  chain forward {{\n    type filter hook forward priority 0; policy {acl.default};\n"
             f"    ether type != {{ ip, ip6 }} accept\n{body}\n  }}\n}}\n")
+
+
+def conntrack_timeout_sysctls(name: str) -> list[str]:
+    """netfilter's sysctls for one of the acl's idle times (tcp_established, udp_stream, icmp, ...)."""
+    if name.startswith("tcp_"):
+        return [f"nf_conntrack_tcp_timeout_{name[4:]}"]
+    if name == "udp_stream":
+        return ["nf_conntrack_udp_timeout_stream"]
+    if name == "icmp":
+        return ["nf_conntrack_icmp_timeout", "nf_conntrack_icmpv6_timeout"]
+    return [f"nf_conntrack_{name}_timeout"]
+
+
+def conntrack_like_the_acl(ns: str, timeouts: dict[str, int]) -> None:
+    """The namespace's conntrack as the acl tracks: bridged IP frames through the inet hooks, sequence numbers
+    unchecked, the acl's idle times."""
+    settings = {"net.bridge.bridge-nf-call-iptables": 1, "net.bridge.bridge-nf-call-ip6tables": 1,
+                "net.netfilter.nf_conntrack_tcp_be_liberal": 1}
+    for name, seconds in timeouts.items():
+        settings.update({f"net.netfilter.{sysctl}": seconds for sysctl in conntrack_timeout_sysctls(name)})
+    netns.run(ns, ["sysctl", "-qw"] + [f"{k}={v}" for k, v in settings.items()])
 
 
 def gro_on(ns: str, ifaces: list[str]) -> None:
@@ -159,6 +210,9 @@ def acl_on_bridge(ns: str, ports: list[str], rules: str, sets: bool = False) -> 
     """Linux doing what `xnf run acl` on these ports does: a bridge between them, the acl as nftables rules (with
     sets: runs of rules of one shape as one rule over a set, as an operator would write them)."""
     bridge_ports(ns, ports)
+    acl = parse_acl_file(rules)
+    if acl.stateful:
+        conntrack_like_the_acl(ns, acl.timeouts)
     nft(ns, acl_ruleset(rules, sets))
 
 

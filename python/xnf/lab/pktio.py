@@ -44,6 +44,26 @@ class PacketPort:
                     frames.append(data)
         return frames
 
+    def receive_until(self, last, limit_s: float = 5.0) -> list[bytes]:
+        """Frames that arrived up to and with the first for which last(frame) holds (a fence sent after the frames
+        of interest: on one path, frames keep their order, so what has not come by then did not pass). Raises
+        TimeoutError when the fence does not come within limit_s."""
+        frames: list[bytes] = []
+        deadline = time.monotonic() + limit_s
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self.sock], [], [], max(0.0, deadline - time.monotonic()))
+            while ready:
+                try:
+                    data, addr = self.sock.recvfrom(65535)
+                except BlockingIOError:
+                    break
+                if addr[2] == PACKET_OUTGOING:
+                    continue
+                frames.append(data)
+                if last(data):
+                    return frames
+        raise TimeoutError(f"the fence frame did not arrive on {self.iface} within {limit_s} s")
+
     def close(self) -> None:
         self.sock.close()
 

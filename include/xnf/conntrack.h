@@ -1,0 +1,441 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Connection tracking for any NF, the same on both paths, with netfilter's states (docs/conntrack.md):
+ *
+ *   XNF_CT_TABLE(fw_ct, 262144);                 the table and its idle times (fw_ct_timeouts), in the NF's source
+ *   struct xnf_ct ct;
+ *   __u32 state = xnf_ct_track(fw_ct, &h, &t, pkt, &ct);   XNF_CT_NEW, _ESTABLISHED, _RELATED, _INVALID, _UNTRACKED
+ *   ... the NF decides by it ...
+ *   if (xnf_ct_confirm(fw_ct, &ct) < 0)          a new connection enters the table only with a frame that passes
+ *           drop and count: the table is full
+ *   xnf_ct_sweep(maps, "fw_ct", &cursor)         in the NF's housekeeping (<xnf/conntrack_sweep.h>)
+ *
+ * As netfilter: a connection's first frame is new and so is every frame its opener sends until the other side
+ * answers; the answer and everything after it are established; an ICMP error about a tracked connection is related;
+ * a frame no state admits is invalid (TCP's transitions are netfilter's table, with its pick-up of connections
+ * already under way); neighbour discovery and multicast listener frames are untracked. An existing connection's
+ * state moves with every frame, passed or not (netfilter tracks before its filter); a new one is kept only if its
+ * frame passes (netfilter confirms on the way out). Sequence numbers are not checked: netfilter with
+ * nf_conntrack_tcp_be_liberal=1 (docs/conntrack.md says why). Non-first IP fragments carry no ports and are invalid.
+ *
+ * One entry per connection, keyed by its two endpoints in a fixed order, so both directions find it with one lookup.
+ * An entry idle past its state's time is over: the next frame treats it as absent and the sweeper frees it. A full
+ * table refuses new connections (xnf_ct_confirm fails): the entries it holds keep their flows, as netfilter's does.
+ */
+#ifndef XNF_CONNTRACK_H
+#define XNF_CONNTRACK_H
+
+#include <xnf/common.h>
+#include <xnf/maps.h>
+#include <xnf/parse.h>
+#include <xnf/helpers.h>
+
+/* What a frame is to its connection: one bit each, so that a rule can name several. */
+enum xnf_ct_state {
+	XNF_CT_NEW = 1,
+	XNF_CT_ESTABLISHED = 2,
+	XNF_CT_RELATED = 4,
+	XNF_CT_INVALID = 8,
+	XNF_CT_UNTRACKED = 16,
+};
+#define XNF_CT_STATES 5
+
+/* TCP's states as netfilter numbers them; past XNF_TCP_NSTATES, what a frame can lead to besides a state. */
+enum xnf_ct_tcp {
+	XNF_TCP_NONE,
+	XNF_TCP_SYN_SENT,
+	XNF_TCP_SYN_RECV,
+	XNF_TCP_ESTABLISHED,
+	XNF_TCP_FIN_WAIT,
+	XNF_TCP_CLOSE_WAIT,
+	XNF_TCP_LAST_ACK,
+	XNF_TCP_TIME_WAIT,
+	XNF_TCP_CLOSE,
+	XNF_TCP_SYN_SENT2,
+	XNF_TCP_NSTATES,
+	XNF_TCP_INVALID = XNF_TCP_NSTATES,
+	XNF_TCP_IGNORE,
+};
+
+/* The idle times' slots in the table's timeouts array (seconds; 0: the default below). TCP's are its states'. */
+enum xnf_ct_timeout {
+	XNF_CT_TIMEOUT_UDP = XNF_TCP_NSTATES,  /* a UDP flow not answered yet */
+	XNF_CT_TIMEOUT_UDP_STREAM,             /* answered */
+	XNF_CT_TIMEOUT_ICMP,
+	XNF_CT_TIMEOUT_GENERIC,                /* any other protocol */
+	XNF_CT_NTIMEOUTS,
+};
+
+/* netfilter's defaults, in seconds (nf_conntrack_*_timeout*). */
+static __always_inline __u32 xnf_ct_default_timeout_s(__u32 slot)
+{
+	switch (slot) {
+	case XNF_TCP_SYN_SENT: return 120;
+	case XNF_TCP_SYN_RECV: return 60;
+	case XNF_TCP_ESTABLISHED: return 432000;
+	case XNF_TCP_FIN_WAIT: return 120;
+	case XNF_TCP_CLOSE_WAIT: return 60;
+	case XNF_TCP_LAST_ACK: return 30;
+	case XNF_TCP_TIME_WAIT: return 120;
+	case XNF_TCP_CLOSE: return 10;
+	case XNF_TCP_SYN_SENT2: return 120;
+	case XNF_CT_TIMEOUT_UDP: return 30;
+	case XNF_CT_TIMEOUT_UDP_STREAM: return 120;
+	case XNF_CT_TIMEOUT_ICMP: return 30;
+	default: return 600;
+	}
+}
+
+/* A connection: its endpoints, the lower (address, then port) first. ICMP echo's identifier stands for both ports. */
+struct xnf_ct_key {
+	__u8 family;
+	__u8 proto;
+	__u16 pad;
+	__be16 port[2];
+	__be32 addr[2][4];
+};
+
+struct xnf_ct_entry {
+	__u64 last_seen_ns;  /* CLOCK_MONOTONIC on both paths */
+	__u8 tcp_state;      /* enum xnf_ct_tcp; XNF_TCP_NONE for other protocols */
+	__u8 opener;         /* the endpoint (index in the key) whose frame opened it: its frames go the original way */
+	__u8 seen_reply;     /* the other endpoint has sent */
+	__u8 pad[5];
+};
+
+/* One frame's tracking, from xnf_ct_track to xnf_ct_confirm. */
+struct xnf_ct {
+	struct xnf_ct_key key;
+	struct xnf_ct_entry entry;  /* what confirm writes */
+	__u32 state;                /* enum xnf_ct_state */
+	__u32 creates;              /* confirm writes a new entry (over one that is over, if any) */
+};
+
+#define XNF_CT_TABLE(name, max_entries)                                                   \
+	XNF_MAP_HASH_GROWING(name, struct xnf_ct_key, struct xnf_ct_entry, max_entries);   \
+	XNF_MAP_ARRAY(name##_timeouts, __u32, XNF_CT_NTIMEOUTS)
+
+#define xnf_ct_track(table, h, t, pkt, ct) xnf__ct_track(&table, &table##_timeouts, h, t, pkt, ct)
+#define xnf_ct_confirm(table, ct) xnf__ct_confirm(&table, ct)
+
+/* TCP flags as in the header's 14th byte. */
+#define XNF__CT_FIN 0x01
+#define XNF__CT_SYN 0x02
+#define XNF__CT_RST 0x04
+#define XNF__CT_ACK 0x10
+
+static __always_inline __u64 xnf__ct_timeout_ns(void *timeouts, __u32 slot)
+{
+	__u32 *seconds = xnf_map_lookup(timeouts, &slot);
+	__u32 s = seconds && *seconds ? *seconds : xnf_ct_default_timeout_s(slot);
+
+	return (__u64)s * 1000000000ull;
+}
+
+static __always_inline __u32 xnf__ct_timeout_slot(const struct xnf_ct_key *k, const struct xnf_ct_entry *e)
+{
+	if (k->proto == IPPROTO_TCP)
+		return e->tcp_state;
+	if (k->proto == IPPROTO_UDP)
+		return e->seen_reply ? XNF_CT_TIMEOUT_UDP_STREAM : XNF_CT_TIMEOUT_UDP;
+	if (k->proto == IPPROTO_ICMP || k->proto == IPPROTO_ICMPV6)
+		return XNF_CT_TIMEOUT_ICMP;
+	return XNF_CT_TIMEOUT_GENERIC;
+}
+
+static __always_inline int xnf__ct_over(void *timeouts, const struct xnf_ct_key *k, const struct xnf_ct_entry *e,
+					__u64 now)
+{
+	/* Signed: another CPU may have stamped it a moment "after" this one's clock read. */
+	return (__s64)(now - e->last_seen_ns) > (__s64)xnf__ct_timeout_ns(timeouts, xnf__ct_timeout_slot(k, e));
+}
+
+/* Whether endpoint (a, pa) sorts before or with (b, pb). */
+static __always_inline int xnf__ct_lower(const __be32 *a, __be16 pa, const __be32 *b, __be16 pb)
+{
+	for (int i = 0; i < 4; i++) {
+		__u32 x = bpf_ntohl(a[i]), y = bpf_ntohl(b[i]);
+
+		if (x != y)
+			return x < y;
+	}
+	return bpf_ntohs(pa) <= bpf_ntohs(pb);
+}
+
+/* The key of the connection between (src, sport) and (dst, dport); returns the sender's index in it. */
+static __always_inline __u8 xnf__ct_make_key(struct xnf_ct_key *k, __u8 family, __u8 proto, const __be32 *src,
+					     __be16 sport, const __be32 *dst, __be16 dport)
+{
+	__u8 sender = xnf__ct_lower(src, sport, dst, dport) ? 0 : 1;
+	const __be32 *low = sender ? dst : src, *high = sender ? src : dst;
+
+	/* Constant indexes only: the verifier refuses a computed offset into the stack. */
+	__builtin_memset(k, 0, sizeof(*k));
+	k->family = family;
+	k->proto = proto;
+	k->port[0] = sender ? dport : sport;
+	k->port[1] = sender ? sport : dport;
+	__builtin_memcpy(k->addr[0], low, 16);
+	__builtin_memcpy(k->addr[1], high, 16);
+	return sender;
+}
+
+/* netfilter's row for a segment: RST before SYN (with ACK: SYN/ACK) before FIN before ACK; else none. */
+static __always_inline __u32 xnf__ct_tcp_index(__u8 flags)
+{
+	if (flags & XNF__CT_RST)
+		return 4;
+	if (flags & XNF__CT_SYN)
+		return flags & XNF__CT_ACK ? 1 : 0;
+	if (flags & XNF__CT_FIN)
+		return 2;
+	return flags & XNF__CT_ACK ? 3 : 5;
+}
+
+/*
+ * netfilter's TCP transitions: one row per direction and segment, one nibble per current state (NONE lowest, then
+ * SYN_SENT, SYN_RECV, ESTABLISHED, FIN_WAIT, CLOSE_WAIT, LAST_ACK, TIME_WAIT, CLOSE, SYN_SENT2) holding the next
+ * state, or 0xa invalid, 0xb ignore. The comments list them in that order.
+ */
+static __always_inline __u32 xnf__ct_tcp_next(__u32 reply, __u32 index, __u32 state)
+{
+	__u64 row;
+
+	switch (reply * 6 + index) {
+	case 0: row = 0x911bbbbb11ull; break;  /* opener's syn:    SS SS IG IG IG IG IG SS SS S2 */
+	case 1: row = 0x2aaaaaa2aaull; break;  /* opener's synack: IV IV SR IV IV IV IV IV IV SR */
+	case 3: row = 0xa8775533a3ull; break;  /* opener's ack:    ES IV ES ES CW CW TW TW CL IV */
+	case 6: row = 0x9a1aaaaa9aull; break;  /* answer's syn:    IV S2 IV IV IV IV IV SS IV S2 */
+	case 7: row = 0x2bbbbbbb2aull; break;  /* answer's synack: IV SR IG IG IG IG IG IG IG SR */
+	case 9: row = 0xb8775532baull; break;  /* answer's ack:    IV IG SR ES CW CW TW TW CL IG */
+	case 2:
+	case 8: row = 0xa8766644aaull; break;  /* fin:             IV IV FW FW LA LA LA TW CL IV */
+	case 4:
+	case 10: row = 0x888888888aull; break; /* rst:             IV CL CL CL CL CL CL CL CL CL */
+	default: row = 0xaaaaaaaaaaull; break; /* none of these:   IV */
+	}
+	return (__u32)(row >> (4 * state)) & 0xf;
+}
+
+/* The flag combinations netfilter lets through (ECE and CWR aside): any other is invalid before any state. */
+static __always_inline int xnf__ct_tcp_flags_valid(__u8 flags)
+{
+	const __u64 valid = 1ull << 0x02 | 1ull << 0x22 | 1ull << 0x12 | 1ull << 0x04 | 1ull << 0x14 | 1ull << 0x1c |
+			    1ull << 0x11 | 1ull << 0x31 | 1ull << 0x19 | 1ull << 0x39 | 1ull << 0x10 | 1ull << 0x30 |
+			    1ull << 0x18 | 1ull << 0x38;
+	/* SYN, SYN|URG, SYN|ACK, RST, RST|ACK, RST|ACK|PSH, FIN|ACK and with URG, PSH, both; ACK, with URG, PSH, both */
+
+	return (valid >> (flags & 0x3f)) & 1;
+}
+
+/* A TCP segment on its connection's entry (NULL: none). Sets ct->state, and what confirm writes. */
+static __always_inline void xnf__ct_tcp(struct xnf_ct *ct, struct xnf_ct_entry *e, __u8 sender, __u8 flags, __u64 now)
+{
+	__u32 index = xnf__ct_tcp_index(flags), next;
+
+	if (!xnf__ct_tcp_flags_valid(flags)) {
+		ct->state = XNF_CT_INVALID;
+		return;
+	}
+	if (e) {
+		__u32 reply = sender != e->opener;
+
+		next = xnf__ct_tcp_next(reply, index, e->tcp_state);
+		/* A SYN from the opener after the close: a new connection on the same ports (RFC 1122's reuse). */
+		if (!reply && index == 0 && (e->tcp_state == XNF_TCP_TIME_WAIT || e->tcp_state == XNF_TCP_CLOSE))
+			e = 0;
+	}
+	if (!e) {
+		next = xnf__ct_tcp_next(0, index, XNF_TCP_NONE);
+		if (next >= XNF_TCP_NSTATES) {
+			ct->state = XNF_CT_INVALID;
+			return;
+		}
+		ct->state = XNF_CT_NEW;
+		ct->creates = 1;
+		ct->entry.tcp_state = (__u8)next;
+		ct->entry.opener = sender;
+		ct->entry.last_seen_ns = now;
+		return;
+	}
+	if (next >= XNF_TCP_NSTATES) {
+		ct->state = XNF_CT_INVALID;  /* netfilter lets an ignored segment through untracked: invalid to rules */
+		return;
+	}
+	e->tcp_state = (__u8)next;
+	e->last_seen_ns = now;
+	if (sender != e->opener)
+		e->seen_reply = 1;
+	ct->state = e->seen_reply ? XNF_CT_ESTABLISHED : XNF_CT_NEW;
+}
+
+/* A frame of a protocol without states: new until answered. Only `opens` frames may start one. */
+static __always_inline void xnf__ct_stateless(struct xnf_ct *ct, struct xnf_ct_entry *e, __u8 sender, int opens,
+					      __u64 now)
+{
+	if (!e) {
+		if (!opens) {
+			ct->state = XNF_CT_INVALID;
+			return;
+		}
+		ct->state = XNF_CT_NEW;
+		ct->creates = 1;
+		ct->entry.opener = sender;
+		ct->entry.last_seen_ns = now;
+		return;
+	}
+	e->last_seen_ns = now;
+	if (sender != e->opener)
+		e->seen_reply = 1;
+	ct->state = e->seen_reply ? XNF_CT_ESTABLISHED : XNF_CT_NEW;
+}
+
+/* The entry of key in force now, or NULL. */
+static __always_inline struct xnf_ct_entry *xnf__ct_find(void *table, void *timeouts, const struct xnf_ct_key *k,
+							 __u64 now)
+{
+	struct xnf_ct_entry *e = xnf_map_lookup(table, k);
+
+	return e && !xnf__ct_over(timeouts, k, e, now) ? e : 0;
+}
+
+#define XNF__ICMP_ECHO_REQUEST 8
+#define XNF__ICMP_ECHO_REPLY 0
+#define XNF__ICMP6_ECHO_REQUEST 128
+#define XNF__ICMP6_ECHO_REPLY 129
+
+static __always_inline int xnf__ct_icmp_is_error(__u8 family, __u8 type)
+{
+	if (family == 4)
+		return type == 3 || type == 4 || type == 5 || type == 11 || type == 12;
+	return type >= 1 && type <= 4;
+}
+
+/* ICMPv6's link messages netfilter leaves untracked: multicast listener queries and reports, neighbour discovery. */
+static __always_inline int xnf__ct_icmp6_untracked(__u8 type)
+{
+	return (type >= 130 && type <= 137) || type == 143;
+}
+
+/* The identifier of an echo request or reply (0 for other types). */
+static __always_inline int xnf__ct_icmp_echo(__u8 family, __u8 type, int *request)
+{
+	*request = type == (family == 4 ? XNF__ICMP_ECHO_REQUEST : XNF__ICMP6_ECHO_REQUEST);
+	return *request || type == (family == 4 ? XNF__ICMP_ECHO_REPLY : XNF__ICMP6_ECHO_REPLY);
+}
+
+/*
+ * An ICMP error: related if its inner header (the frame it is about, as the erring hop got it) belongs to a
+ * tracked connection, else invalid. The inner frame's ports (an echo's identifier) must lie in the readable part.
+ */
+static __always_inline void xnf__ct_icmp_error(void *table, void *timeouts, const struct xnf_pkt *pkt,
+					       const struct xnf_headers *h, struct xnf_ct *ct, __u64 now)
+{
+	const __u8 *inner = (const __u8 *)(h->icmp + 1), *l4;
+	__be32 src[4] = { 0 }, dst[4] = { 0 };
+	__u8 proto, family = h->ip4 ? 4 : 6;
+	__be16 sport, dport;
+	int request;
+
+	ct->state = XNF_CT_INVALID;
+	if (family == 4) {
+		const struct iphdr *ip = (const struct iphdr *)inner;
+
+		if ((const void *)(ip + 1) > pkt->data_end || ip->ihl != 5)
+			return;
+		src[0] = ip->saddr;
+		dst[0] = ip->daddr;
+		proto = ip->protocol;
+		l4 = (const __u8 *)(ip + 1);
+	} else {
+		const struct ipv6hdr *ip6 = (const struct ipv6hdr *)inner;
+
+		if ((const void *)(ip6 + 1) > pkt->data_end)
+			return;
+		__builtin_memcpy(src, &ip6->saddr, 16);
+		__builtin_memcpy(dst, &ip6->daddr, 16);
+		proto = ip6->nexthdr;
+		l4 = (const __u8 *)(ip6 + 1);
+	}
+	if ((const void *)(l4 + 8) > pkt->data_end)
+		return;
+	if (proto == IPPROTO_TCP || proto == IPPROTO_UDP) {
+		sport = *(const __be16 *)l4;
+		dport = *(const __be16 *)(l4 + 2);
+	} else if ((proto == IPPROTO_ICMP && family == 4) || (proto == IPPROTO_ICMPV6 && family == 6)) {
+		if (!xnf__ct_icmp_echo(family, l4[0], &request))
+			return;
+		sport = dport = *(const __be16 *)(l4 + 4);
+	} else {
+		sport = dport = 0;
+	}
+	xnf__ct_make_key(&ct->key, family, proto, src, sport, dst, dport);
+	if (xnf__ct_find(table, timeouts, &ct->key, now))
+		ct->state = XNF_CT_RELATED;
+}
+
+static __always_inline void xnf__ct_icmp(void *table, void *timeouts, const struct xnf_pkt *pkt,
+					 const struct xnf_headers *h, const struct xnf_5tuple *t, struct xnf_ct *ct,
+					 __u64 now)
+{
+	__u8 type = h->icmp->type;
+	int request;
+	__u8 sender;
+	__be16 id;
+
+	__builtin_memcpy(&id, &h->icmp->rest, sizeof(id));  /* an echo's identifier: the rest's first half */
+
+	if (xnf__ct_icmp_is_error(t->family, type)) {
+		xnf__ct_icmp_error(table, timeouts, pkt, h, ct, now);
+		return;
+	}
+	if (t->family == 6 && xnf__ct_icmp6_untracked(type)) {
+		ct->state = XNF_CT_UNTRACKED;
+		return;
+	}
+	if (!xnf__ct_icmp_echo(t->family, type, &request)) {
+		ct->state = XNF_CT_INVALID;
+		return;
+	}
+	sender = xnf__ct_make_key(&ct->key, t->family, t->proto, t->saddr, id, t->daddr, id);
+	xnf__ct_stateless(ct, xnf__ct_find(table, timeouts, &ct->key, now), sender, request, now);
+}
+
+/*
+ * The frame's state on its connection (enum xnf_ct_state), with h and t the frame's parsed headers and 5-tuple.
+ * An existing connection moves now; a new one waits for xnf_ct_confirm.
+ */
+static __always_inline __u32 xnf__ct_track(void *table, void *timeouts, const struct xnf_headers *h,
+					   const struct xnf_5tuple *t, const struct xnf_pkt *pkt, struct xnf_ct *ct)
+{
+	__u64 now = xnf_now_ns();
+	__u8 sender;
+
+	__builtin_memset(ct, 0, sizeof(*ct));
+	if (h->is_fragment) {
+		ct->state = XNF_CT_INVALID;
+		return ct->state;
+	}
+	if (h->icmp) {
+		xnf__ct_icmp(table, timeouts, pkt, h, t, ct, now);
+		return ct->state;
+	}
+	sender = xnf__ct_make_key(&ct->key, t->family, t->proto, t->saddr, t->sport, t->daddr, t->dport);
+	if (h->tcp)
+		xnf__ct_tcp(ct, xnf__ct_find(table, timeouts, &ct->key, now), sender, ((const __u8 *)h->tcp)[13], now);
+	else
+		xnf__ct_stateless(ct, xnf__ct_find(table, timeouts, &ct->key, now), sender, 1, now);
+	return ct->state;
+}
+
+/* Puts a new connection in the table, its frame having passed. 0, or -1: the table is full (the frame must not pass:
+ * its answer would be invalid). */
+static __always_inline int xnf__ct_confirm(void *table, const struct xnf_ct *ct)
+{
+	if (!ct->creates)
+		return 0;
+	/* BPF_ANY: a connection that is over may still hold the key until the sweeper comes. */
+	return xnf_map_update(table, &ct->key, &ct->entry, BPF_ANY) == 0 ? 0 : -1;
+}
+
+#endif /* XNF_CONNTRACK_H */

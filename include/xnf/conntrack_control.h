@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The control side of connection tracking (<xnf/conntrack.h>): the rule words an NF with a table takes for its
+ * states and idle times, and the sweeper its housekeeping step calls.
+ *
+ *   state new,established            xnf_ct_parse_states / xnf_ct_format_states
+ *   timeout tcp_established 3600     xnf_ct_parse_timeout / xnf_ct_format_timeout (netfilter's names: tcp_STATE
+ *                                    for nf_conntrack_tcp_timeout_STATE, udp, udp_stream, icmp, generic)
+ */
+#ifndef XNF_CONNTRACK_CONTROL_H
+#define XNF_CONNTRACK_CONTROL_H
+
+#include <stddef.h>
+
+#include <xnf/control.h>
+#include <xnf/conntrack.h>
+
+#define XNF_CT_MAX_TIMEOUT_S 31536000  /* a year: a longer idle time is a typo */
+
+/* A comma-separated list of new, established, related, invalid, untracked, each once. 0, or -1 with why. */
+int xnf_ct_parse_states(const char *list, __u8 *mask, char *err, size_t errlen);
+/* The list for mask, as parse takes it. */
+void xnf_ct_format_states(__u8 mask, char *out, size_t outlen);
+
+/* "timeout NAME SECONDS" (words[0] is "timeout") into the slot of map timeouts_map. 0, or -1 with why. */
+int xnf_ct_parse_timeout(const char *timeouts_map, char **words, int n, struct xnf_rule_entry *entry, char *err,
+			 size_t errlen);
+/* The rule line of a timeouts slot; -1 for a slot at its default (zero). */
+int xnf_ct_format_timeout(const void *key, const void *value, char *out, size_t outlen);
+
+/* Where a sweep goes on from: the sweeper visits a budget of entries per call. */
+struct xnf_ct_sweeper {
+	struct xnf_ct_key at;
+	int resumes;
+};
+
+/* Frees up to a budget of entries of table that are over (idle past their state's time). Returns how many. */
+__u32 xnf_ct_sweep(const struct xnf_rules_target *maps, const char *table, const char *timeouts_map,
+		   struct xnf_ct_sweeper *sweeper);
+
+#endif

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Connection tracking's rule words and sweeper (<xnf/conntrack_control.h>). The sweeper visits SWEEP_BUDGET entries
+ * a call (about one a second) and goes on from there the next time, so a table of millions never holds up the
+ * control thread; the data path already treats an entry that is over as absent, so a late sweep costs only room.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xnf/conntrack_control.h>
+
+#define SWEEP_BUDGET 65536
+
+static const char *const state_names[XNF_CT_STATES] = { "new", "established", "related", "invalid", "untracked" };
+
+/* The idle times by slot (enum xnf_ct_tcp, then enum xnf_ct_timeout); NONE has none. */
+static const char *const timeout_names[XNF_CT_NTIMEOUTS] = {
+	[XNF_TCP_SYN_SENT] = "tcp_syn_sent",     [XNF_TCP_SYN_RECV] = "tcp_syn_recv",
+	[XNF_TCP_ESTABLISHED] = "tcp_established", [XNF_TCP_FIN_WAIT] = "tcp_fin_wait",
+	[XNF_TCP_CLOSE_WAIT] = "tcp_close_wait", [XNF_TCP_LAST_ACK] = "tcp_last_ack",
+	[XNF_TCP_TIME_WAIT] = "tcp_time_wait",   [XNF_TCP_CLOSE] = "tcp_close",
+	[XNF_TCP_SYN_SENT2] = "tcp_syn_sent2",   [XNF_CT_TIMEOUT_UDP] = "udp",
+	[XNF_CT_TIMEOUT_UDP_STREAM] = "udp_stream", [XNF_CT_TIMEOUT_ICMP] = "icmp",
+	[XNF_CT_TIMEOUT_GENERIC] = "generic",
+};
+
+static int state_bit(const char *name, size_t len)
+{
+	for (int i = 0; i < XNF_CT_STATES; i++) {
+		if (strlen(state_names[i]) == len && strncmp(name, state_names[i], len) == 0)
+			return i;
+	}
+	return -1;
+}
+
+int xnf_ct_parse_states(const char *list, __u8 *mask, char *err, size_t errlen)
+{
+	*mask = 0;
+	for (const char *name = list;;) {
+		const char *comma = strchr(name, ',');
+		size_t len = comma ? (size_t)(comma - name) : strlen(name);
+		int bit = state_bit(name, len);
+
+		if (bit < 0) {
+			snprintf(err, errlen, "unknown connection state '%.*s': new, established, related, invalid, "
+				 "untracked, comma-separated", (int)(len > 40 ? 40 : len), name);
+			return -1;
+		}
+		if (*mask & (1u << bit)) {
+			snprintf(err, errlen, "the state %s is named twice: name each state once", state_names[bit]);
+			return -1;
+		}
+		*mask |= (__u8)(1u << bit);
+		if (!comma)
+			return 0;
+		name = comma + 1;
+	}
+}
+
+void xnf_ct_format_states(__u8 mask, char *out, size_t outlen)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (int i = 0; i < XNF_CT_STATES && used < outlen; i++) {
+		if (mask & (1u << i))
+			used += (size_t)snprintf(out + used, outlen - used, "%s%s", used ? "," : "", state_names[i]);
+	}
+}
+
+static int timeout_slot(const char *name)
+{
+	for (int i = 0; i < XNF_CT_NTIMEOUTS; i++) {
+		if (timeout_names[i] && strcmp(name, timeout_names[i]) == 0)
+			return i;
+	}
+	return -1;
+}
+
+int xnf_ct_parse_timeout(const char *timeouts_map, char **words, int n, struct xnf_rule_entry *entry, char *err,
+			 size_t errlen)
+{
+	__u32 slot, seconds;
+	int found;
+
+	if (n != 3) {
+		snprintf(err, errlen, "'timeout' takes a name and seconds: timeout tcp_established 3600");
+		return -1;
+	}
+	found = timeout_slot(words[1]);
+	if (found < 0) {
+		snprintf(err, errlen, "unknown idle time '%.40s': tcp_syn_sent, tcp_syn_recv, tcp_established, "
+			 "tcp_fin_wait, tcp_close_wait, tcp_last_ack, tcp_time_wait, tcp_close, tcp_syn_sent2, udp, "
+			 "udp_stream, icmp, generic", words[1]);
+		return -1;
+	}
+	if (xnf_rules_parse_number(words[2], 1, XNF_CT_MAX_TIMEOUT_S, "the idle time in seconds", &seconds, err,
+				   errlen))
+		return -1;
+	slot = (__u32)found;
+	entry->map = timeouts_map;
+	memcpy(entry->key, &slot, sizeof(slot));
+	memcpy(entry->value, &seconds, sizeof(seconds));
+	entry->reset_on_delete = true;
+	return 0;
+}
+
+int xnf_ct_format_timeout(const void *key, const void *value, char *out, size_t outlen)
+{
+	__u32 slot = *(const __u32 *)key, seconds = *(const __u32 *)value;
+
+	if (slot >= XNF_CT_NTIMEOUTS || !timeout_names[slot] || !seconds)
+		return -1;
+	snprintf(out, outlen, "timeout %s %u", timeout_names[slot], seconds);
+	return 0;
+}
+
+static void read_timeouts(const struct xnf_rules_target *maps, const char *timeouts_map, __u64 *ns)
+{
+	struct xnf_map_ref ref;
+	int found = xnf_map_find(maps, timeouts_map, &ref) == 0;
+
+	for (__u32 slot = 0; slot < XNF_CT_NTIMEOUTS; slot++) {
+		__u32 seconds = 0;
+
+		if (found)
+			xnf_map_ref_lookup(&ref, &slot, &seconds);
+		ns[slot] = (__u64)(seconds ? seconds : xnf_ct_default_timeout_s(slot)) * 1000000000ull;
+	}
+}
+
+/* Keys are collected before any is deleted: a deleted key cannot lead to the next one. */
+__u32 xnf_ct_sweep(const struct xnf_rules_target *maps, const char *table, const char *timeouts_map,
+		   struct xnf_ct_sweeper *sweeper)
+{
+	struct xnf_ct_key *keys = malloc(SWEEP_BUDGET * sizeof(*keys));
+	__u64 timeout_ns[XNF_CT_NTIMEOUTS], now = xnf_now_ns();
+	struct xnf_map_ref entries;
+	struct xnf_ct_entry e;
+	__u32 n = 0, freed = 0;
+
+	if (!keys || xnf_map_find(maps, table, &entries)) {
+		free(keys);
+		return 0;
+	}
+	read_timeouts(maps, timeouts_map, timeout_ns);
+	while (n < SWEEP_BUDGET &&
+	       xnf_map_ref_next_key(&entries, n ? &keys[n - 1] : sweeper->resumes ? &sweeper->at : NULL, &keys[n]) == 0)
+		n++;
+	sweeper->resumes = n == SWEEP_BUDGET;
+	if (sweeper->resumes)
+		sweeper->at = keys[n - 1];
+	for (__u32 i = 0; i < n; i++) {
+		if (xnf_map_ref_lookup(&entries, &keys[i], &e) == 0 &&
+		    (__s64)(now - e.last_seen_ns) > (__s64)timeout_ns[xnf__ct_timeout_slot(&keys[i], &e)] &&
+		    xnf_map_ref_delete(&entries, &keys[i]) == 0)
+			freed++;
+	}
+	free(keys);
+	return freed;
+}
