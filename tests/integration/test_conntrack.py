@@ -25,6 +25,7 @@ from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.pktio import PacketPort
 from xnf.lab.topology import Topology
+from test_real_traffic import MODES as EVERY_MODE
 
 MODES = paths.options_by_key("xdp", "afxdp", "hybrid", "tc")
 MARK = b"xnfct"
@@ -211,3 +212,33 @@ def test_an_idle_flow_is_over_in_the_acl(mode, rules_file, two_port):
     assert expiry(two_port) == []
     assert "timeout udp 4" in nf.request("rules list")
     assert nf.stop() == 0
+
+
+def inside_only(inside) -> str:
+    """What an edge firewall in front of a host says: answers to what it opened come back, nothing else does."""
+    return (f"10 allow state established,related\n20 drop state invalid\n30 allow from {inside.ip} state new\n"
+            f"31 allow from {inside.ip6} state new\n40 allow icmpv6 state untracked\ndefault drop\n")
+
+
+@pytest.mark.parametrize("variant", EVERY_MODE)
+def test_real_applications_opened_inside_work_and_an_outside_scan_gets_nothing(variant, rules_file):
+    mode, extra = EVERY_MODE[variant]
+    with HostsTopology(kind="wire", hosts=2) as t:
+        inside, outside = t.host(0), t.host(1)
+        web = apps.WebServer(t, outside.ns, outside.ip)
+        inside_web = apps.WebServer(t, inside.ns, inside.ip, port=apps.HTTP_PORT + 1)
+        nf = NfInstance.start(t, "acl", mode, t.dut_ifaces, rules=rules_file(inside_only(inside)), extra=extra)
+        assert apps.ping(inside.ns, outside.ip, 10) == 10 and apps.ping(inside.ns, outside.ip6, 10) == 10
+        assert apps.download_sha256(inside.ns, web.url) == web.sha256
+        assert apps.iperf3(t, inside.ns, outside.ns, outside.ip).received_bytes > 0
+        assert apps.iperf3(t, inside.ns, outside.ns, outside.ip6, reverse=True).received_bytes > 0
+        assert apps.traceroute_hops(inside.ns, outside.ip) == [outside.ip], "port unreachable is related"
+        assert apps.ping(outside.ns, inside.ip, 5) == 0 and apps.ping(outside.ns, inside.ip6, 5) == 0
+        ports = [22, 80, apps.HTTP_PORT + 1, 443, 5201, 8080]
+        assert set(apps.tcp_scan(outside.ns, inside.ip, ports).values()) == {"filtered"}
+        assert set(apps.tcp_scan(outside.ns, inside.ip6, ports).values()) == {"filtered"}
+        with pytest.raises(XnfError, match="curl"):
+            apps.download_sha256(outside.ns, inside_web.url, timeout_s=2)
+        counters = control.request_json(nf.name, "stats")["counters"]
+        assert counters["ct_new"] > 0 and counters["default_drop"] > 0
+        assert nf.stop() == 0

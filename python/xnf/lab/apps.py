@@ -190,6 +190,26 @@ def traceroute_hops(ns: str, dst: str, max_hops: int = 6) -> list[str]:
     return hops
 
 
+_SCAN = """
+import errno, socket, sys
+ip, timeout = sys.argv[1], float(sys.argv[2])
+for port in sys.argv[3:]:
+    s = socket.socket(socket.AF_INET6 if ":" in ip else socket.AF_INET)
+    s.settimeout(timeout)
+    code = s.connect_ex((ip, int(port)))
+    print(port, "open" if code == 0 else "closed" if code == errno.ECONNREFUSED else "filtered")
+    s.close()
+"""
+
+
+def tcp_scan(ns: str, ip: str, ports: list[int], timeout_s: float = 0.5) -> dict[int, str]:
+    """A connect scan from ns: per port "open" (it answered), "closed" (a RST came back) or "filtered" (nothing came
+    back within timeout_s)."""
+    result = netns.run(ns, ["python3", "-c", _SCAN, ip, str(timeout_s), *map(str, ports)],
+                       timeout=len(ports) * (timeout_s + 1) + 10)
+    return {int(port): state for port, state in (line.split() for line in result.stdout.splitlines())}
+
+
 def checksum_errors(ns: str) -> int:
     """Segments and datagrams the namespace's stack dropped for a bad checksum (TCP, UDP, UDP over IPv6)."""
     snmp = netns.run(ns, ["cat", "/proc/net/snmp", "/proc/net/snmp6"]).stdout.splitlines()
