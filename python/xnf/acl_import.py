@@ -4,8 +4,10 @@
 
 An imported rule matches exactly what its source matched, never more: every match of a source rule narrows it
 (its table's family, `ip protocol`, `tcp dport`, an address of one family each say which frames it can be), and a
-rule whose matches the acl cannot AND exactly (two concatenations, two lists of one field, connection state,
-interfaces, negation, jumps, address ranges, marks...) is left out and named. A rule whose matches contradict
+rule whose matches the acl cannot AND exactly (two concatenations, two lists of one field, connection status,
+interfaces, negation, jumps, address ranges, marks...) is left out and named. Connection states (nftables'
+`ct state`, iptables' `-m conntrack --ctstate` and `-m state --state`) become the acl's `state` lists; a frame has
+one state, so a negated list is the exact complement and two lists are their intersection. A rule whose matches contradict
 each other (`tcp dport 22 udp dport 53`) matches no frame in its source either, and is left out, named. A chain
 of one family (an `ip6` table, ip6tables-save) keeps the other family's frames out of its rules and its policy.
 Non-IP frames are always forwarded by the acl: an accepting rule about them changes nothing and is left out
@@ -26,6 +28,7 @@ from xnf import user_files
 from xnf.errors import XnfError
 
 FLAGS = ("fin", "syn", "rst", "psh", "ack", "urg", "ece", "cwr")
+STATES = ("new", "established", "related", "invalid", "untracked")   # the acl's order (nfs/acl/README.md)
 PROTOCOLS = {"tcp": "tcp", "udp": "udp", "icmp": "icmp", "icmpv6": "icmpv6", "ipv6-icmp": "icmpv6",
              "ip6-icmp": "icmpv6", "6": "tcp", "17": "udp", "1": "icmp", "58": "icmpv6"}
 PORTED = ("tcp", "udp")
@@ -67,6 +70,17 @@ class Match:
     dport: list[str] | None = None
     proto: list[str] | None = None
     flags: str | None = None
+    states: list[str] | None = None
+
+    def narrow_states(self, states: list[str], what: str) -> None:
+        """A frame has one connection state: two state matches are the states in both."""
+        unknown = [st for st in states if st not in STATES]
+        if unknown:
+            raise CannotConvert(f"the connection state '{unknown[0]}' ({what})")
+        both = [st for st in STATES if st in states and (self.states is None or st in self.states)]
+        if not both:
+            raise MatchesNothing(f"matches no frame: {what} and state {','.join(self.states or [])} at once")
+        self.states = both
 
     def narrow_family(self, family: int, what: str) -> None:
         if self.family not in (None, family):
@@ -136,6 +150,7 @@ class Match:
         words += [f"sport {sport}"] if sport else []
         words += [f"dport {dport}"] if dport else []
         words += [f"flags {self.flags}"] if self.flags else []
+        words += [f"state {','.join(self.states)}"] if self.states else []
         return " ".join(words)
 
 
@@ -354,10 +369,30 @@ def _nft_concat(left: dict, right) -> tuple[list, list]:
     return fields, rows
 
 
+def _nft_states(op, right, match: Match) -> None:
+    """ct state [!=] LIST: the states, or (negated) every other one, exactly: a frame has one state."""
+    if op not in ("==", "in", "!="):
+        raise CannotConvert(f"a connection state match with '{op}'")
+    values = right if isinstance(right, list) else _nft_values(right)
+    if not values or not all(isinstance(v, str) for v in values):
+        raise CannotConvert(f"a connection state match of {json.dumps(right)[:80]}")
+    unknown = [v for v in values if v not in STATES]
+    if unknown:
+        raise CannotConvert(f"the connection state '{unknown[0]}'")
+    states = [st for st in STATES if (st in values) != (op == "!=")]
+    match.narrow_states(states, "ct state " + ("!= " if op == "!=" else "") + ",".join(values))
+
+
 def _nft_match(m: dict, match: Match, concats: list) -> None:
     left, right = m["left"], m["right"]
     if not isinstance(left, dict):
         raise CannotConvert(f"a match on {json.dumps(left)[:80]}")
+    ct = left.get("ct") if isinstance(left.get("ct"), dict) else None
+    if ct is not None:
+        if ct.get("key") != "state" or set(ct) != {"key"}:
+            raise CannotConvert(f"a match on conntrack's {json.dumps(ct)[:60]} (the acl matches ct state only)")
+        _nft_states(m.get("op"), right, match)
+        return
     if m.get("op") not in ("==", "in"):
         if "payload" in left and _nft_field(left)[0] == "family":
             raise NonIp("a match on non-IP frames (the acl always forwards them)")
@@ -500,8 +535,11 @@ def _ipt_option(word: str, args: list[str], match: Match) -> str | None:
         if match.flags is not None:
             raise CannotConvert("two TCP flag matches")
         match.flags = _flags(["syn", "rst", "ack", "fin"], ["syn"])
+    elif word in ("--ctstate", "--state"):
+        states = args[0].lower().split(",")
+        match.narrow_states(states, f"{word} {args[0]}")
     elif word in ("-m", "--match"):
-        if args[0] not in ("tcp", "udp", "multiport", "comment", "icmp", "icmp6"):
+        if args[0] not in ("tcp", "udp", "multiport", "comment", "icmp", "icmp6", "conntrack", "state"):
             raise CannotConvert(f"the match module '{args[0]}'")
     elif word in ("-j", "--jump"):
         if args[0] not in ("ACCEPT", "DROP", "REJECT"):

@@ -17,16 +17,18 @@ from xnf.lab.topology import Topology
 
 
 def canonical(line: str) -> tuple:
-    """A rule line's meaning, numbering and spelling aside: action, protocol, prefixes, port ranges, flags."""
+    """A rule line's meaning, numbering and spelling aside: action, protocol, prefixes, port ranges, flags,
+    connection states."""
     words = line.split("#")[0].split()
     action, rest = words[1], words[2:]
-    proto = rest.pop(0) if rest and rest[0] not in ("from", "to", "sport", "dport", "flags") else None
+    proto = rest.pop(0) if rest and rest[0] not in ("from", "to", "sport", "dport", "flags", "state") else None
     given = dict(zip(rest[::2], rest[1::2]))
     nets = tuple(ipaddress.ip_network(given[k], strict=False) if k in given else None for k in ("from", "to"))
     ports = tuple(tuple(int(p) for p in (given[k].split("-") * 2)[:2]) if k in given else None
                   for k in ("sport", "dport"))
     flags = frozenset(given["flags"].split(",")) if "flags" in given else None
-    return action, proto, nets, ports, flags
+    states = frozenset(given["state"].split(",")) if "state" in given else None
+    return action, proto, nets, ports, flags, states
 
 
 def rules_of(text: str) -> tuple[list[list], str]:
@@ -49,8 +51,8 @@ def imported(path, *options: str) -> subprocess.CompletedProcess:
                           text=True, timeout=60)
 
 
-def test_an_nftables_ruleset_comes_back_as_the_rules_it_was_made_from(tmp_path):
-    rules = FIXED_RULES + random_rules(random.Random(7), 300)
+def assert_round_trip(tmp_path, rules: str) -> None:
+    """rules as the lab's nftables form, loaded, listed by nft -j and imported: the same rules come back."""
     with Topology("pair") as t:
         netfilter.nft(t.dut_ns, netfilter.acl_ruleset(rules, sets=True))
         listing = netns.run(t.dut_ns, ["nft", "-j", "list", "ruleset"]).stdout
@@ -59,6 +61,17 @@ def test_an_nftables_ruleset_comes_back_as_the_rules_it_was_made_from(tmp_path):
     assert done.returncode == 0, done.stderr
     assert rules_of(done.stdout) == rules_of(rules)
     assert "left out" not in done.stdout and "Traceback" not in done.stderr
+
+
+def test_an_nftables_ruleset_comes_back_as_the_rules_it_was_made_from(tmp_path):
+    assert_round_trip(tmp_path, FIXED_RULES + random_rules(random.Random(7), 300))
+
+
+def test_a_stateful_nftables_ruleset_comes_back_as_the_rules_it_was_made_from(tmp_path):
+    rules = ("10 allow state established,related\n20 drop state invalid\n30 allow tcp from 10.1.0.0/16 dport 22 "
+             "state new\n40 allow udp to 192.0.2.53 dport 53 state new,untracked\n50 drop state related\n"
+             "default drop\n")
+    assert_round_trip(tmp_path, rules)
 
 
 IPTABLES = """*filter
@@ -70,6 +83,8 @@ IPTABLES = """*filter
 -A FORWARD -p tcp -m tcp --dport 8000:8999 --tcp-flags SYN,ACK SYN -j DROP
 -A FORWARD -p udp -m udp --dport 53 -j REJECT --reject-with icmp-port-unreachable
 -A FORWARD -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
+-A FORWARD -p tcp -m state --state NEW -m tcp --dport 443 -j ACCEPT
+-A FORWARD -m conntrack --ctstate DNAT -j ACCEPT
 -A FORWARD -i eth0 -j DROP
 -A FORWARD ! -s 10.0.0.0/8 -j DROP
 COMMIT
@@ -91,12 +106,14 @@ def test_iptables_rules_that_fit_are_taken_and_the_others_named(tmp_path):
         30 drop tcp from 10.1.0.0/16 dport 80
         40 drop tcp from 0.0.0.0/0 dport 8000-8999 flags syn,!ack
         50 drop udp from 0.0.0.0/0 dport 53
-        60 drop from 0.0.0.0/0
+        60 allow from 0.0.0.0/0 state established,related
+        70 allow tcp from 0.0.0.0/0 dport 443 state new
+        80 drop from 0.0.0.0/0
         default allow""")
     left_out = [ln for ln in done.stdout.splitlines() if ln.startswith("# left out")]
-    assert len(left_out) == 3 and "conntrack" in left_out[0] and "interface" in left_out[1] \
+    assert len(left_out) == 3 and "'dnat'" in left_out[0] and "interface" in left_out[1] \
         and "negation" in left_out[2], left_out
-    assert "6 acl rules; 3 left out" in done.stderr
+    assert "8 acl rules; 3 left out" in done.stderr
     checked = subprocess.run([str(build.nf_binary("acl")), "check-rules", str(tmp_path / "out")], capture_output=True,
                              text=True) if (tmp_path / "out").write_text(done.stdout) else None
     assert checked.returncode == 0, checked.stderr
@@ -107,6 +124,8 @@ def test_iptables_rules_that_fit_are_taken_and_the_others_named(tmp_path):
 HOSTILE_NFT = [
     "ether type ip6 drop", "ip protocol tcp drop", "ip saddr . tcp dport { 10.0.0.1 . 22, 10.0.0.2 . 80-81 } drop",
     "meta l4proto { tcp, udp } th dport 53 accept", "tcp flags & (syn | ack) == syn drop",
+    "ct state != established drop", "ct state { new, untracked } ct state new,invalid accept",
+    "ct status dnat accept",
 ]
 
 
@@ -126,8 +145,10 @@ def test_what_it_writes_is_what_nftables_matched_and_loads(tmp_path):
     rules = [ln.split(" ", 1)[1] for ln in inet.stdout.splitlines() if ln[:1].isdigit()]
     assert rules == ["drop from ::/0", "drop tcp from 0.0.0.0/0", "drop tcp from 10.0.0.1 dport 22",
                      "drop tcp from 10.0.0.2 dport 80-81", "allow tcp dport 53", "allow udp dport 53",
-                     "drop tcp flags syn,!ack"], inet.stdout
-    assert "left out" not in inet.stdout, inet.stdout
+                     "drop tcp flags syn,!ack", "drop state new,related,invalid,untracked",
+                     "allow state new"], inet.stdout
+    left_out = [ln for ln in inet.stdout.splitlines() if ln.startswith("# left out")]
+    assert len(left_out) == 1 and "status" in left_out[0], inet.stdout
     assert [ln.split(" ", 1)[1] for ln in six.stdout.splitlines() if ln[:1].isdigit()] == \
         ["allow tcp from ::/0 dport 22", "drop from ::/0"] and "default" not in six.stdout
     for name, done in (("inet", inet), ("six", six)):

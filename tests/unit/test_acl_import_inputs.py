@@ -54,7 +54,11 @@ def test_mutated_json_gives_rules_or_one_message():
                                   "-A FORWARD -p tcp --tcp-flags BOGUS SYN -j DROP", "-A FORWARD -j MASQUERADE",
                                   "-A FORWARD -p tcp --dport 70000 -j DROP", "-A FORWARD -p tcp --dport 80:22 -j DROP",
                                   "-A FORWARD -p tcp --dport \u0668\u0660 -j DROP", "-A FORWARD -p 256 -j DROP",
-                                  "-A FORWARD -p tcp -p udp -j DROP"])
+                                  "-A FORWARD -p tcp -p udp -j DROP",
+                                  "-A FORWARD -m conntrack --ctstate BOGUS -j ACCEPT",
+                                  "-A FORWARD -m conntrack --ctstate NEW -m state --state INVALID -j DROP",
+                                  "-A FORWARD -m conntrack --ctstate -j DROP",
+                                  "-A FORWARD -m conntrack --ctstatus CONFIRMED -j DROP"])
 def test_broken_iptables_lines_are_left_out_with_their_reason(line):
     conversion = acl_import.convert(f"{SAVED_BY}*filter\n:FORWARD ACCEPT [0:0]\n{line}\nCOMMIT\n")
     assert conversion.lines == [] and len(conversion.skipped) == 1
