@@ -62,6 +62,7 @@ struct xnf_headers {
 	struct xnf_icmphdr *icmp; /* ICMPv4 or ICMPv6 */
 	__u16 l3_proto;       /* ETH_P_* in host order, after VLAN tags */
 	__u16 vlan_id[XNF_MAX_VLAN_DEPTH];
+	__u16 vlan_proto[XNF_MAX_VLAN_DEPTH]; /* each tag's type, host order: ETH_P_8021Q or ETH_P_8021AD */
 	__u8 vlan_depth;
 	__u8 l4_proto;        /* IPPROTO_*; 0 when not IP */
 	__u8 is_fragment;     /* a non-first fragment: no L4 header follows */
@@ -112,7 +113,8 @@ static __always_inline int xnf_parse_eth(struct xnf_cursor *c, struct xnf_header
 		return XNF_PARSE_MALFORMED;
 	h->eth = eth;
 	h->l3_proto = bpf_ntohs(eth->h_proto);
-	for (int i = 0; i < XNF_MAX_VLAN_DEPTH; i++) {
+	/* From the tags already read (at tc, the one the kernel took out of the frame). */
+	for (int i = h->vlan_depth; i < XNF_MAX_VLAN_DEPTH; i++) {
 		struct xnf_vlanhdr *vlan;
 
 		if (h->l3_proto != ETH_P_8021Q && h->l3_proto != ETH_P_8021AD)
@@ -121,6 +123,7 @@ static __always_inline int xnf_parse_eth(struct xnf_cursor *c, struct xnf_header
 		if (!vlan)
 			return XNF_PARSE_MALFORMED;
 		h->vlan_id[i] = bpf_ntohs(vlan->tci) & 0x0fff;
+		h->vlan_proto[i] = h->l3_proto;
 		h->vlan_depth = i + 1;
 		h->l3_proto = bpf_ntohs(vlan->encapsulated_proto);
 	}
@@ -236,6 +239,15 @@ static __always_inline int xnf_parse_headers(struct xnf_pkt *pkt, struct xnf_hea
 	int rc;
 
 	__builtin_memset(h, 0, sizeof(*h));
+#if defined(XNF_TARGET_BPF) && defined(XNF_HOOK_TC)
+	/* The kernel takes a frame's outermost tag out of its bytes into the skb before tc runs: it is still the
+	 * frame's first tag, and rules about VLANs see it as XDP does. */
+	if (pkt->ctx->vlan_present) {
+		h->vlan_id[0] = (__u16)(pkt->ctx->vlan_tci & 0x0fff);
+		h->vlan_proto[0] = bpf_ntohs((__be16)pkt->ctx->vlan_proto);
+		h->vlan_depth = 1;
+	}
+#endif
 	xnf_cursor_init(&c, pkt->data, pkt->data_end);
 	c.beyond = pkt->beyond;
 	rc = xnf_parse_eth(&c, h);

@@ -45,6 +45,10 @@ int xnf_rules_parse_ip_proto(const char *text, long min, __u8 *proto, char *err,
 int xnf_rules_parse_prefix(const char *text, bool length_required, struct xnf_prefix *prefix, char *err,
 			   size_t errlen);
 const char *xnf_rules_ip_proto_name(__u8 proto, char *buf, size_t len);
+/* A VLAN match: ID (the outermost tag's, 1-4094; ids[1] = 0) or OUTER.INNER (both tags, as QinQ stacks them). */
+int xnf_rules_parse_vlan(const char *text, __u16 ids[2], char *err, size_t errlen);
+/* The text xnf_rules_parse_vlan takes for ids. */
+void xnf_rules_format_vlan(const __u16 ids[2], char *out, size_t len);
 void xnf_rules_format_mac(const __u8 *mac, char *out, size_t len);
 
 #endif

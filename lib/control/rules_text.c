@@ -237,3 +237,29 @@ void xnf_rules_format_mac(const __u8 *m, char *out, size_t len)
 {
 	snprintf(out, len, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
 }
+
+int xnf_rules_parse_vlan(const char *text, __u16 ids[2], char *err, size_t errlen)
+{
+	const char *dot = strchr(text, '.');
+	size_t outer_len = dot ? (size_t)(dot - text) : strlen(text);
+	unsigned long long outer = 0, inner = 0;
+	bool ok = take_span(text, outer_len, 4094, &outer) && outer >= 1;
+
+	if (ok && dot)
+		ok = take_digits(dot + 1, 4094, &inner) && inner >= 1;
+	if (!ok) {
+		snprintf(err, errlen, "'%.60s' is not a VLAN id (1-4094) or OUTER.INNER of two", text);
+		return -1;
+	}
+	ids[0] = (__u16)outer;
+	ids[1] = (__u16)inner;
+	return 0;
+}
+
+void xnf_rules_format_vlan(const __u16 ids[2], char *out, size_t len)
+{
+	if (ids[1])
+		snprintf(out, len, "%u.%u", ids[0], ids[1]);
+	else
+		snprintf(out, len, "%u", ids[0]);
+}

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * acl: an ordered access list with prefixes, port ranges, protocols and TCP flags; the rule with the lowest
- * sequence number that matches decides, else the default. The rules are compiled into a tuple space (acl.h) that
- * a packet searches in one lookup per shape of rule, not one per rule. Rules may name the frame's connection state
- * (<xnf/conntrack.h>): a new connection enters the table only with a frame the rules let through. Non-IP frames (ARP, neighbour discovery)
- * are forwarded so the link keeps working; frames with broken headers are dropped and counted.
+ * acl: an ordered access list with prefixes, port ranges, protocols, TCP flags, VLAN ids and connection states; the
+ * rule with the lowest sequence number that matches decides, else the default. The rules are compiled into a tuple
+ * space (acl.h) that a packet searches in one lookup per shape of rule, not one per rule. Where rules name a
+ * connection state (<xnf/conntrack.h>), a new connection enters the table only with a frame the rules let through.
+ * Non-IP frames (ARP, neighbour discovery) are forwarded so the link keeps working; frames with broken headers are
+ * dropped and counted.
  */
 #include <xnf/nf.h>
 #include <xnf/conntrack.h>
@@ -25,6 +26,8 @@ struct acl_search {
 	__u32 best_seq;
 	__u32 action;
 	__u32 found;
+	__u16 vlan_c;           /* the id of an outermost 802.1Q tag (0: none) */
+	__u16 qinq[2];          /* the ids of an 802.1ad tag and the 802.1Q tag after it (0: not such a pair) */
 };
 
 static __always_inline __u32 acl_setting(__u32 slot)
@@ -62,6 +65,8 @@ static long acl_try_tuple(__u32 i, void *ctx)
 	key.proto = t->proto_counts ? s->packet.proto : 0;
 	key.flags = s->packet.flags & t->flags_mask;
 	key.ct_state = t->ct_counts ? s->packet.ct_state : 0;
+	key.vlan[0] = t->vlan_depth == 1 ? s->vlan_c : t->vlan_depth == 2 ? s->qinq[0] : 0;
+	key.vlan[1] = t->vlan_depth == 2 ? s->qinq[1] : 0;
 	key.sport = s->packet.sport & acl_port_mask(t->sport_len);
 	key.dport = s->packet.dport & acl_port_mask(t->dport_len);
 	acl_mask_addr(key.src, s->packet.src, t->src_len);
@@ -89,6 +94,17 @@ static __always_inline void acl_packet_fields(const struct xnf_headers *h, const
 		p->flags = ((__u8 *)h->tcp)[13];   /* FIN .. CWR: the byte after the data offset */
 }
 
+/* As nftables' `vlan id`: an outermost 802.1Q tag; and QinQ as 802.1ad defines it, an S-tag, then a C-tag. */
+static __always_inline void acl_vlan_fields(const struct xnf_headers *h, struct acl_search *s)
+{
+	if (h->vlan_depth >= 1 && h->vlan_proto[0] == ETH_P_8021Q)
+		s->vlan_c = h->vlan_id[0];
+	if (h->vlan_depth >= 2 && h->vlan_proto[0] == ETH_P_8021AD && h->vlan_proto[1] == ETH_P_8021Q) {
+		s->qinq[0] = h->vlan_id[0];
+		s->qinq[1] = h->vlan_id[1];
+	}
+}
+
 static __always_inline __u32 acl_action_for(const struct xnf_headers *h, const struct xnf_5tuple *t,
 					     const struct xnf_pkt *pkt, struct xnf_ct *ct)
 {
@@ -97,6 +113,7 @@ static __always_inline __u32 acl_action_for(const struct xnf_headers *h, const s
 
 	__builtin_memset(&s, 0, sizeof(s));
 	acl_packet_fields(h, t, &s.packet);
+	acl_vlan_fields(h, &s);
 	if (acl_setting(ACL_SETTING_TRACKS_0 + generation))
 		s.packet.ct_state = (__u8)xnf_ct_track(acl_ct, h, t, pkt, ct);
 	s.base = generation * ACL_MAX_TUPLES;

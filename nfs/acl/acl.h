@@ -41,9 +41,10 @@ struct acl_rule {
 	__u8 dst_len;
 	__u8 flags;           /* TCP flags that must be set ... */
 	__u8 flags_mask;      /* ... among these (0: flags do not count) */
-	__u8 ct_states;       /* the connection states it matches (enum xnf_ct_state bits; 0: any, untracked) */
+	__u8 ct_states;       /* the connection states it matches (enum xnf_ct_state bits; 0: any) */
 	__u16 sport_lo, sport_hi;
 	__u16 dport_lo, dport_hi;
+	__u16 vlan[2];        /* an outermost 802.1Q tag's id; or an 802.1ad tag's, then the 802.1Q one's (0: none) */
 	__be32 src[4];
 	__be32 dst[4];
 };
@@ -62,6 +63,8 @@ struct acl_tuple {
 	__u8 dport_len;
 	__u8 flags_mask;
 	__u8 ct_counts;       /* whether the frame's connection state counts */
+	__u8 vlan_depth;      /* 1: an outermost 802.1Q tag's id counts; 2: an 802.1ad and an 802.1Q tag's */
+	__u8 pad[3];
 	__u32 best_seq;       /* the lowest sequence number among its entries: no later tuple can beat a match below it */
 };
 
@@ -75,6 +78,7 @@ struct acl_key {
 	__u8 pad[2];
 	__u16 sport;          /* host order */
 	__u16 dport;
+	__u16 vlan[2];        /* the frame's VLAN ids of the tuple's kind (0: no such tag) */
 	__be32 src[4];
 	__be32 dst[4];
 };

@@ -70,7 +70,8 @@ static int tuple_of(struct compiled *c, const struct acl_tuple *shape, char *err
 
 		if (t->family == shape->family && t->proto_counts == shape->proto_counts && t->src_len == shape->src_len &&
 		    t->dst_len == shape->dst_len && t->sport_len == shape->sport_len && t->dport_len == shape->dport_len &&
-		    t->flags_mask == shape->flags_mask && t->ct_counts == shape->ct_counts)
+		    t->flags_mask == shape->flags_mask && t->ct_counts == shape->ct_counts &&
+		    t->vlan_depth == shape->vlan_depth)
 			return (int)i;
 	}
 	if (c->ntuples == ACL_MAX_TUPLES) {
@@ -118,6 +119,7 @@ static int add_combination(struct compiled *c, __u32 seq, const struct acl_rule 
 	struct acl_tuple shape = {
 		.family = family, .proto_counts = r->proto != 0, .src_len = r->src_len, .dst_len = r->dst_len,
 		.sport_len = sp->len, .dport_len = dp->len, .flags_mask = r->flags_mask, .ct_counts = ct_state != 0,
+		.vlan_depth = (__u8)(r->vlan[1] ? 2 : r->vlan[0] ? 1 : 0),
 	};
 	int t = tuple_of(c, &shape, err, errlen);
 	struct acl_key key = { 0 };
@@ -131,6 +133,8 @@ static int add_combination(struct compiled *c, __u32 seq, const struct acl_rule 
 	key.proto = r->proto;
 	key.flags = r->flags & r->flags_mask;
 	key.ct_state = ct_state;
+	key.vlan[0] = r->vlan[0];
+	key.vlan[1] = r->vlan[1];
 	key.sport = sp->base;
 	key.dport = dp->base;
 	if (family == r->family) {   /* a rule of either family has no prefixes: all-zero addresses */

@@ -2,15 +2,17 @@
 /*
  * Rules of the acl, one per line:
  *   SEQ allow|drop [PROTO] [from PREFIX] [to PREFIX] [sport PORT[-PORT]] [dport PORT[-PORT]] [flags FLAGS]
- *       [state STATES]
+ *       [state STATES] [vlan ID[.ID]]
  *   default allow|drop
  *   timeout NAME SECONDS
  * SEQ (1 to 4,000,000,000) orders the rules: the lowest that matches decides. PROTO is tcp, udp, icmp, icmpv6 or a
  * number; PREFIX an IPv4 or IPv6 address with an optional /LEN, or any; ports need tcp or udp; FLAGS (tcp) a
  * comma-separated list of fin, syn, rst, psh, ack, urg, ece, cwr, each set or, after '!', clear: "syn,!ack" is a
- * connection's first segment. STATES (<xnf/conntrack_control.h>) the frame's state on its connection, comma-separated:
- * new, established, related, invalid, untracked; a timeout line sets an idle time of the connection table (netfilter's
- * names: tcp_established, udp, ...). A rule without prefixes matches both families. `xnf rules del` takes the same line;
+ * connection's first segment. STATES the frame's state on its connection (<xnf/conntrack_control.h>), a
+ * comma-separated list of new, established, related, invalid, untracked; a timeout line sets an idle time of the
+ * connection table (netfilter's names: tcp_established, udp, ...). vlan ID matches frames whose outermost tag is
+ * 802.1Q with that id (as nftables' vlan id); vlan OUTER.INNER QinQ frames: an 802.1ad tag with id OUTER, then an
+ * 802.1Q one with INNER. A rule without prefixes matches both families. `xnf rules del` takes the same line;
  * a rule added with the sequence number of another replaces it.
  */
 #include <arpa/inet.h> /* before the linux headers nf.h pulls in */
@@ -130,7 +132,7 @@ static int parse_match(char **w, int n, struct acl_rule *r, char *err, size_t er
 	int i = 0;
 
 	if (i < n && strcmp(w[i], "from") && strcmp(w[i], "to") && strcmp(w[i], "sport") && strcmp(w[i], "dport") &&
-	    strcmp(w[i], "flags") && strcmp(w[i], "state")) {
+	    strcmp(w[i], "flags") && strcmp(w[i], "state") && strcmp(w[i], "vlan")) {
 		if (xnf_rules_parse_ip_proto(w[i], 1, &r->proto, err, errlen))
 			return -1;
 		i++;
@@ -155,9 +157,12 @@ static int parse_match(char **w, int n, struct acl_rule *r, char *err, size_t er
 			rc = parse_flags(w[i + 1], r, err, errlen);
 		else if (strcmp(w[i], "state") == 0)
 			rc = parse_states(w[i + 1], r, err, errlen);
+		else if (strcmp(w[i], "vlan") == 0)
+			rc = r->vlan[0] ? fail(err, errlen, "'vlan' is given twice") :
+					  xnf_rules_parse_vlan(w[i + 1], r->vlan, err, errlen);
 		else {
 			snprintf(err, errlen, "unknown word '%s': a protocol first, then from, to, sport, dport, flags, "
-				 "state", w[i]);
+				 "state, vlan", w[i]);
 			return -1;
 		}
 		if (rc)
@@ -293,7 +298,13 @@ static int acl_format(const char *map, const void *key, const void *value, char 
 		char states[64];
 
 		xnf_ct_format_states(r->ct_states, states, sizeof(states));
-		snprintf(out + used, outlen - used, " state %s", states);
+		used += (size_t)snprintf(out + used, outlen - used, " state %s", states);
+	}
+	if (r->vlan[0] && used < outlen) {
+		char vlan[16];
+
+		xnf_rules_format_vlan(r->vlan, vlan, sizeof(vlan));
+		snprintf(out + used, outlen - used, " vlan %s", vlan);
 	}
 	return 0;
 }
@@ -302,7 +313,7 @@ int acl_compile(const struct xnf_rules_target *maps, char *err, size_t errlen);
 
 static const struct xnf_rules_codec acl_codec = {
 	.syntax = "SEQ allow|drop [tcp|udp|icmp|icmpv6|PROTO] [from PREFIX] [to PREFIX] [sport P[-Q]] [dport P[-Q]] "
-		  "[flags syn,!ack] [state new,established,related,invalid,untracked] | default allow|drop | "
+		  "[flags syn,!ack] [state new,established,related,invalid,untracked] [vlan ID[.ID]] | default allow|drop | "
 		  "timeout tcp_established|udp|...|generic SECONDS",
 	.maps = acl_rule_maps,
 	.parse = acl_parse,

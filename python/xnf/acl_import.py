@@ -7,9 +7,11 @@ An imported rule matches exactly what its source matched, never more: every matc
 rule whose matches the acl cannot AND exactly (two concatenations, two lists of one field, connection status,
 interfaces, negation, jumps, address ranges, marks...) is left out and named. Connection states (nftables'
 `ct state`, iptables' `-m conntrack --ctstate` and `-m state --state`) become the acl's `state` lists; a frame has
-one state, so a negated list is the exact complement and two lists are their intersection. A rule whose matches contradict
-each other (`tcp dport 22 udp dport 53`) matches no frame in its source either, and is left out, named. A chain
-of one family (an `ip6` table, ip6tables-save) keeps the other family's frames out of its rules and its policy.
+one state, so a negated list is the exact complement and two lists are their intersection. nftables' `vlan id`
+(an outermost 802.1Q tag) becomes the acl's `vlan`; other VLAN fields (the type, priority, an inner tag) are named.
+A rule whose matches contradict each other (`tcp dport 22 udp dport 53`) matches no frame in its source either,
+and is left out, named. A chain of one family (an `ip6` table, ip6tables-save) keeps the other family's frames out
+of its rules and its policy.
 Non-IP frames are always forwarded by the acl: an accepting rule about them changes nothing and is left out
 silently, a dropping one is named."""
 
@@ -71,6 +73,8 @@ class Match:
     proto: list[str] | None = None
     flags: str | None = None
     states: list[str] | None = None
+    vlan: list[str] | None = None
+    tagged: bool = False   # a match on the type after a VLAN tag: only tagged frames
 
     def narrow_states(self, states: list[str], what: str) -> None:
         """A frame has one connection state: two state matches are the states in both."""
@@ -107,7 +111,8 @@ class Match:
         setattr(self, name, values)
 
     def count(self) -> int:
-        return math.prod(len(v) if v else 1 for v in (self.saddr, self.daddr, self.sport, self.dport, self.proto))
+        return math.prod(len(v) if v else 1 for v in (self.saddr, self.daddr, self.sport, self.dport, self.proto,
+                                                       self.vlan))
 
     def expand(self, action: str) -> list[str]:
         """One acl rule body per combination of alternatives."""
@@ -122,7 +127,8 @@ class Match:
                     _check_protocol_family(proto, family)
                     for sport in self.sport or [None]:
                         for dport in self.dport or [None]:
-                            bodies.append(self._body(action, proto, family, saddr, daddr, sport, dport))
+                            body = self._body(action, proto, family, saddr, daddr, sport, dport)
+                            bodies += [f"{body} vlan {v}" for v in self.vlan] if self.vlan else [body]
         if not bodies:
             raise MatchesNothing("matches no frame: its addresses and protocols are of different families")
         return bodies
@@ -271,6 +277,12 @@ def _nft_address(value) -> str:
     raise CannotConvert("an address range or set reference")
 
 
+def _vlan_id(value) -> str:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 4094:
+        raise CannotConvert(f"VLAN id {json.dumps(value)[:40]} (the acl takes 1-4094)")
+    return str(value)
+
+
 def _nft_port(value) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         return str(_port_number(str(value)))
@@ -298,6 +310,10 @@ def _nft_field(left) -> tuple[str, int | None]:
             return "proto", family
         if (proto, name) == ("ether", "type"):
             return "family", None
+        if (proto, name) == ("vlan", "id"):
+            return "vlan", None
+        if (proto, name) == ("vlan", "type"):
+            return "vlan type", None   # the type after the tag: which frames are IP, as ether type says
     meta = left.get("meta", {}).get("key") if isinstance(left.get("meta"), dict) else None
     if meta == "l4proto":
         return "proto", None
@@ -306,7 +322,18 @@ def _nft_field(left) -> tuple[str, int | None]:
     raise CannotConvert(f"a match on {json.dumps(left)[:80]}")
 
 
+TAG_TYPES = {"8021q": "802.1Q", 0x8100: "802.1Q", "8021ad": "802.1ad", 0x88A8: "802.1ad"}
+
+
 def _take_family(values: list, match: Match) -> None:
+    tags = {TAG_TYPES.get(v.lower() if isinstance(v, str) else v) for v in values
+            if not isinstance(v, (bool, dict, list))}
+    if tags == {"802.1Q"}:
+        match.tagged = True   # an outermost 802.1Q tag: what the acl's vlan ID says, with its id
+        return
+    if tags - {None}:
+        raise CannotConvert("a match on an 802.1ad tag or on tags of several types (the acl's vlan ID is an "
+                            "outermost 802.1Q tag)")
     families = set()
     for v in values:
         if isinstance(v, bool) or not isinstance(v, (str, int)):
@@ -321,8 +348,9 @@ def _take_family(values: list, match: Match) -> None:
 
 
 def _take(name: str, family: int | None, values: list, match: Match) -> None:
-    if name == "family":
+    if name in ("family", "vlan type"):
         _take_family(values, match)
+        match.tagged |= name == "vlan type"
         return
     if family:
         match.narrow_family(family, f"{'ip' if family == 4 else 'ip6'} {name}")
@@ -331,6 +359,8 @@ def _take(name: str, family: int | None, values: list, match: Match) -> None:
         if family and any(_family(a) != family for a in addresses):
             raise CannotConvert(f"an address of the other family in an IPv{family} {name} match")
         match.take(name, addresses)
+    elif name == "vlan":
+        match.take("vlan", [_vlan_id(v) for v in values])
     elif name == "proto":
         protocols = [_protocol(v) for v in values]
         match.narrow_proto(protocols, "protocol " + "|".join(protocols))
@@ -421,6 +451,8 @@ def _nft_rule(exprs: list, family: int | None) -> tuple[str, list[Match]]:
         raise CannotConvert("no accept, drop or reject")
     if len(concats) > 1:
         raise CannotConvert("two concatenations in one rule (an AND of their rows the acl cannot carry)")
+    if match.tagged and not match.vlan:
+        raise CannotConvert("a VLAN frame type without a VLAN id (the acl's vlan names one)")
     if not concats:
         return action, [match]
     fields, rows = concats[0]

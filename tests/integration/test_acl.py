@@ -15,7 +15,7 @@ import subprocess
 import pytest
 from scapy.layers.inet import ICMP, IP, TCP, UDP
 from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6
-from scapy.layers.l2 import Ether
+from scapy.layers.l2 import Dot1AD, Dot1Q, Ether
 
 from xnf import build
 from xnf.build import REPO_ROOT
@@ -138,6 +138,42 @@ def test_a_change_is_in_force_when_the_command_returns(mode, rules_file, two_por
     assert nf.stop() == 0
 
 
+VLAN_RULES = """10 drop vlan 10
+20 allow vlan 20.30
+30 drop vlan 20
+40 allow udp dport 9 vlan 40
+50 drop vlan 40
+default allow
+"""
+Q, AD = 0x8100, 0x88A8
+# (the tags, outermost first, as (type, id); the UDP destination port): passes
+VLAN_CASES = {((), 9): True, (((Q, 10),), 9): False, (((Q, 11),), 9): True, (((AD, 20), (Q, 30)), 9): True,
+              (((AD, 20), (Q, 31)), 9): True, (((Q, 20),), 9): False, (((Q, 40),), 9): True,
+              (((Q, 40),), 10): False, (((Q, 10), (Q, 20)), 9): False, (((AD, 10), (Q, 20)), 9): True,
+              (((AD, 10),), 9): True, (((Q, 30),), 9): True, (((Q, 20), (Q, 30)), 9): False}
+
+
+def vlan_frame(dst_mac: str, tags, dport: int):
+    """A UDP frame with the tags (scapy's Dot1AD is 802.1ad, Dot1Q 802.1Q: each sets the type before it)."""
+    frame = Ether(dst=dst_mac)
+    for kind, vid in tags:
+        frame = frame / (Dot1AD(vlan=vid) if kind == AD else Dot1Q(vlan=vid))
+    return frame / IP(src="10.0.0.1", dst="10.0.0.2") / UDP(dport=dport)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_rules_match_an_802_1q_tag_or_a_qinq_pair(mode, rules_file, two_port):
+    """vlan ID: an outermost 802.1Q tag (as nftables' vlan id); OUTER.INNER: an 802.1ad tag, then an 802.1Q one.
+    At tc the kernel has moved the outer tag into the skb: the rules see it all the same."""
+    name, extra = MODES[mode]
+    nf = NfInstance.start(two_port, "acl", name, two_port.dut_ifaces, rules=rules_file(VLAN_RULES), extra=extra)
+    cases = list(VLAN_CASES)
+    frames = [tagged(i, vlan_frame(two_port.links[1].gen_mac, *case)) for i, case in enumerate(cases)]
+    assert crossed(two_port, frames) == {i for i, case in enumerate(cases) if VLAN_CASES[case]}
+    assert "20 allow vlan 20.30" in nf.request("rules list")
+    assert nf.stop() == 0
+
+
 @pytest.mark.parametrize("variant", EVERY_MODE)
 def test_real_applications_through_the_acl_and_a_blocked_port(variant, rules_file):
     """ping over IPv4 and IPv6, a download, iperf3 over IPv6, and a blocked port, in every way xnf carries frames."""
@@ -173,6 +209,15 @@ def test_rules_it_cannot_take_are_refused_with_the_line_and_why(tmp_path):
         "10 drop tcp dport 30-20\n": "range LOW-HIGH",
         "drop tcp dport 22\n": "sequence number",
         "10 reject tcp\n": "use allow or drop",
+        "10 drop vlan 4095\n": "not a VLAN id",
+        "10 drop vlan 0\n": "not a VLAN id",
+        "10 drop vlan 10.20.30\n": "not a VLAN id",
+        "10 drop vlan 10. \n": "not a VLAN id",
+        "10 drop vlan 10 vlan 11\n": "'vlan' is given twice",
+        "10 drop state new,bogus\n": "unknown connection state",
+        "10 drop state new,new\n": "named twice",
+        "timeout udp 0\n": "idle time",
+        "timeout tcp_forever 30\n": "unknown idle time",
     }
     for text, reason in cases.items():
         path = tmp_path / "acl.txt"

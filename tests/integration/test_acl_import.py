@@ -18,17 +18,18 @@ from xnf.lab.topology import Topology
 
 def canonical(line: str) -> tuple:
     """A rule line's meaning, numbering and spelling aside: action, protocol, prefixes, port ranges, flags,
-    connection states."""
+    connection states, VLAN."""
     words = line.split("#")[0].split()
     action, rest = words[1], words[2:]
-    proto = rest.pop(0) if rest and rest[0] not in ("from", "to", "sport", "dport", "flags", "state") else None
+    proto = rest.pop(0) if rest and rest[0] not in ("from", "to", "sport", "dport", "flags", "state", "vlan") \
+        else None
     given = dict(zip(rest[::2], rest[1::2]))
     nets = tuple(ipaddress.ip_network(given[k], strict=False) if k in given else None for k in ("from", "to"))
     ports = tuple(tuple(int(p) for p in (given[k].split("-") * 2)[:2]) if k in given else None
                   for k in ("sport", "dport"))
     flags = frozenset(given["flags"].split(",")) if "flags" in given else None
     states = frozenset(given["state"].split(",")) if "state" in given else None
-    return action, proto, nets, ports, flags, states
+    return action, proto, nets, ports, flags, states, given.get("vlan")
 
 
 def rules_of(text: str) -> tuple[list[list], str]:
@@ -72,6 +73,11 @@ def test_a_stateful_nftables_ruleset_comes_back_as_the_rules_it_was_made_from(tm
              "state new\n40 allow udp to 192.0.2.53 dport 53 state new,untracked\n50 drop state related\n"
              "default drop\n")
     assert_round_trip(tmp_path, rules)
+
+
+def test_vlan_rules_come_back_from_nftables(tmp_path):
+    assert_round_trip(tmp_path, "10 drop vlan 10\n20 allow udp dport 53 vlan 20\n30 drop from 10.0.0.0/8 vlan 30\n"
+                                "40 drop vlan 4094\ndefault allow\n")
 
 
 IPTABLES = """*filter
@@ -127,6 +133,9 @@ HOSTILE_NFT = [
     "ct state != established drop", "ct state { new, untracked } ct state new,invalid accept",
     "ct status dnat accept",
 ]
+# In a bridge table: VLAN matches.
+HOSTILE_BRIDGE = ["vlan id { 5, 6 } ip saddr 10.0.0.0/8 drop", "vlan type ip drop", "vlan id 7 vlan pcp 3 drop",
+                  "ether type 8021ad vlan id 8 drop", "ether type 8021q vlan id 9 drop"]
 
 
 def test_what_it_writes_is_what_nftables_matched_and_loads(tmp_path):
@@ -134,7 +143,9 @@ def test_what_it_writes_is_what_nftables_matched_and_loads(tmp_path):
     makes of them passes check-rules, and each rule keeps the family and protocols nftables gave it."""
     script = "table inet t {\n  chain c {\n    type filter hook forward priority 0; policy accept;\n" + \
         "".join(f"    {rule}\n" for rule in HOSTILE_NFT) + "  }\n}\ntable ip6 six {\n  chain c {\n" \
-        "    type filter hook forward priority 0; policy drop;\n    tcp dport 22 accept\n  }\n}\n"
+        "    type filter hook forward priority 0; policy drop;\n    tcp dport 22 accept\n  }\n}\n" \
+        "table bridge br {\n  chain c {\n    type filter hook forward priority 0; policy accept;\n" + \
+        "".join(f"    {rule}\n" for rule in HOSTILE_BRIDGE) + "  }\n}\n"
     with Topology("pair") as t:
         netfilter.nft(t.dut_ns, script)
         listing = netns.run(t.dut_ns, ["nft", "-j", "list", "ruleset"]).stdout
@@ -151,7 +162,13 @@ def test_what_it_writes_is_what_nftables_matched_and_loads(tmp_path):
     assert len(left_out) == 1 and "status" in left_out[0], inet.stdout
     assert [ln.split(" ", 1)[1] for ln in six.stdout.splitlines() if ln[:1].isdigit()] == \
         ["allow tcp from ::/0 dport 22", "drop from ::/0"] and "default" not in six.stdout
-    for name, done in (("inet", inet), ("six", six)):
+    bridge = imported(tmp_path / "ruleset.json", "--chain", "br/c")
+    assert [ln.split(" ", 1)[1] for ln in bridge.stdout.splitlines() if ln[:1].isdigit()] == \
+        ["drop from 10.0.0.0/8 vlan 5", "drop from 10.0.0.0/8 vlan 6", "drop vlan 9"], bridge.stdout
+    left_out = [ln for ln in bridge.stdout.splitlines() if ln.startswith("# left out")]
+    assert len(left_out) == 3 and "without a VLAN id" in left_out[0] and "pcp" in left_out[1] \
+        and "802.1ad" in left_out[2], bridge.stdout
+    for name, done in (("inet", inet), ("six", six), ("bridge", bridge)):
         (tmp_path / name).write_text(done.stdout)
         checked = subprocess.run([str(build.nf_binary("acl")), "check-rules", str(tmp_path / name)],
                                  capture_output=True, text=True)

@@ -53,14 +53,19 @@ class AclRule:
     fields: tuple[tuple[str, str], ...]   # (nftables selector, value), in a fixed order
     flags: str | None
     states: str | None = None
+    vlan: str | None = None
 
     @property
     def shape(self) -> tuple:
         """What rules must share to be one nftables rule over a set of their values."""
-        return self.action, self.family, self.proto, tuple(k for k, _ in self.fields), self.flags, self.states
+        return (self.action, self.family, self.proto, tuple(k for k, _ in self.fields), self.flags, self.states,
+                self.vlan)
 
     def head(self, inet: bool = False) -> list[str]:
-        parts = [] if self.family or inet else ["ether type { ip, ip6 }"]
+        """The matches before the fields: the tag first (nft reads the frame's type after it), the family."""
+        kind = "vlan type" if self.vlan else "ether type"
+        parts = [f"vlan id {self.vlan}"] if self.vlan else []
+        parts += [] if self.family or inet else [f"{kind} {{ ip, ip6 }}"]
         if self.proto:
             parts.append(f"meta l4proto {PROTOCOLS.get(self.proto, self.proto)}")
         if self.flags:
@@ -77,7 +82,7 @@ def parse_acl_rule(line: str) -> AclRule:
     """One acl rule line (nfs/acl/README.md)."""
     words = line.split()
     seq, action, rest = int(words[0]), words[1], words[2:]
-    proto = rest.pop(0) if rest and rest[0] not in ("from", "to", "sport", "dport", "flags", "state") else None
+    proto = rest.pop(0) if rest and rest[0] not in ("from", "to", "sport", "dport", "flags", "state", "vlan") else None
     given = dict(zip(rest[::2], rest[1::2]))
     fields, family = [], None
     for key, direction in (("from", "saddr"), ("to", "daddr")):
@@ -86,7 +91,10 @@ def parse_acl_rule(line: str) -> AclRule:
             family = prefix[0]
             fields.append((f"{'ip' if family == 4 else 'ip6'} {direction}", prefix[1]))
     fields += [(f"th {key}", given[key]) for key in ("sport", "dport") if key in given]
-    return AclRule(seq, action, family, proto, tuple(fields), given.get("flags"), given.get("state"))
+    if "." in given.get("vlan", ""):
+        raise XnfError(f"rule {seq}: the lab writes no nftables form of a QinQ match (vlan {given['vlan']})")
+    return AclRule(seq, action, family, proto, tuple(fields), given.get("flags"), given.get("state"),
+                   given.get("vlan"))
 
 
 def _one(rule: AclRule, inet: bool) -> str:
