@@ -8,6 +8,7 @@ from scapy.layers.inet import ICMP, IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Ether
 
+from conntrack_script import STATEFUL_RULES, script
 from nf_fixtures import CLIENT_MAC, PORT_MAC, Fixture, check
 
 RULES = (Path(__file__).parent / "example.rules").read_text() + "default allow\n"
@@ -81,3 +82,19 @@ def test_every_word_is_read_whole(tmp_path):
         Fixture("1-0...065535 reaches the top", udp4("10.9.9.9", "192.0.2.1", 1, 65535), "drop"),
         Fixture("not only up to 6", udp4("10.9.9.9", "192.0.2.1", 1, 7), "drop"),
     ], tmp_path, rules=f"10 drop tcp dport {ZEROS}80\n20 drop udp dport 1-{ZEROS}65535\ndefault allow\n")
+
+
+def test_connection_state_is_the_same_in_every_build(tmp_path):
+    """The script netfilter's conntrack is held to (tests/conntrack_script.py), frame by frame, in the XDP, tc and
+    native builds: one port, so a passing frame leaves by it (tx)."""
+    check("acl", [Fixture(f"{i}: {step.why}", bytes(eth() / step.frame), "tx" if step.passes else "drop")
+                  for i, step in enumerate(script())], tmp_path, rules=STATEFUL_RULES)
+
+
+def test_a_connection_idle_past_its_time_is_over(tmp_path):
+    udp = lambda src, dst: bytes(eth() / IP(src=src, dst=dst) / UDP(sport=7000, dport=7000))
+    check("acl", [
+        Fixture("the inside opens a UDP flow", udp("10.1.0.5", "198.51.100.7"), "tx"),
+        Fixture("answered at once", udp("198.51.100.7", "10.1.0.5"), "tx"),
+        Fixture("answered after its idle time: new, from outside", udp("198.51.100.7", "10.1.0.5"), "drop", wait_s=3.5),
+    ], tmp_path, rules=STATEFUL_RULES + "timeout udp 2\ntimeout udp_stream 2\n")

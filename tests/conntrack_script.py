@@ -1,0 +1,100 @@
+"""A script of frames between an inside host A and an outside host B through a stateful acl, and what netfilter's
+conntrack passes of each (tests/integration/test_conntrack.py holds Linux itself to it): TCP handshakes, data,
+closes, RSTs, half-open and out-of-window segments, invalid flags, UDP, ICMP echo, ICMP errors about tracked and
+untracked flows, IPv6, neighbour discovery. Frames from IP up; each step says which side it enters by."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scapy.layers.inet import ICMP, IP, TCP, UDP, IPerror, UDPerror
+from scapy.layers.inet6 import ICMPv6EchoReply, ICMPv6EchoRequest, ICMPv6ND_NS, IPv6
+
+INSIDE, OUTSIDE = 0, 1       # the port a frame enters by
+A, B, ROUTER = "10.1.0.5", "198.51.100.7", "198.51.100.254"
+A6, B6 = "2001:db8:1::5", "2001:db8:2::7"
+
+STATEFUL_RULES = """\
+10 allow state established,related
+20 drop state invalid
+30 allow from 10.1.0.0/16 state new
+31 allow from 2001:db8:1::/48 state new
+40 allow icmpv6 state untracked
+default drop
+"""
+
+
+@dataclass(frozen=True)
+class Step:
+    enters: int      # INSIDE or OUTSIDE
+    frame: object    # scapy layers from IP up
+    passes: bool
+    why: str
+
+
+def tcp(enters: int, sport: int, dport: int, flags: str, seq: int = 0, ack: int = 0, v6: bool = False):
+    src, dst = ((A6, B6) if v6 else (A, B))[::1 if enters == INSIDE else -1]
+    return (IPv6(src=src, dst=dst) if v6 else IP(src=src, dst=dst)) / TCP(sport=sport, dport=dport, flags=flags,
+                                                                            seq=seq, ack=ack)
+
+
+def udp(enters: int, sport: int, dport: int):
+    src, dst = (A, B) if enters == INSIDE else (B, A)
+    return IP(src=src, dst=dst) / UDP(sport=sport, dport=dport)
+
+
+def port_unreachable(src: str, about_sport: int, about_dport: int, code: int = 3, kind: int = 3):
+    """An ICMP error from src to A about a UDP frame A sent to B."""
+    return IP(src=src, dst=A) / ICMP(type=kind, code=code) / IPerror(src=A, dst=B) / UDPerror(sport=about_sport,
+                                                                                               dport=about_dport)
+
+
+def handshake(sport: int, dport: int, v6: bool = False) -> list[Step]:
+    return [Step(INSIDE, tcp(INSIDE, sport, dport, "S", 1000, v6=v6), True, "the inside opens"),
+            Step(OUTSIDE, tcp(OUTSIDE, dport, sport, "SA", 5000, 1001, v6=v6), True, "the answer"),
+            Step(INSIDE, tcp(INSIDE, sport, dport, "A", 1001, 5001, v6=v6), True, "the handshake's last ACK")]
+
+
+def script() -> list[Step]:
+    s = handshake(40001, 80) + [
+        Step(OUTSIDE, tcp(OUTSIDE, 80, 40001, "PA", 5001, 1001), True, "data back"),
+        Step(INSIDE, tcp(INSIDE, 40001, 80, "FA", 1001, 5101), True, "the inside closes"),
+        Step(OUTSIDE, tcp(OUTSIDE, 80, 40001, "FA", 5101, 1002), True, "the outside closes"),
+        Step(INSIDE, tcp(INSIDE, 40001, 80, "A", 1002, 5102), True, "the last ACK"),
+        Step(OUTSIDE, tcp(OUTSIDE, 5555, 22, "S"), False, "a SYN from outside: new, not inside"),
+        Step(OUTSIDE, tcp(OUTSIDE, 5556, 23, "SA", 1, 1), False, "a SYN/ACK nobody asked for: invalid"),
+        Step(OUTSIDE, tcp(OUTSIDE, 5557, 24, "A", 1, 1), False, "an ACK scan: picked up as new, not inside"),
+        Step(OUTSIDE, tcp(OUTSIDE, 5558, 25, "R", 1), False, "a RST of no connection: invalid"),
+        Step(INSIDE, tcp(INSIDE, 40002, 80, "S", 1000), True, "a second connection opens"),
+        Step(INSIDE, tcp(INSIDE, 40002, 80, "A", 1001, 1), False, "an ACK before the answer: invalid"),
+        Step(OUTSIDE, tcp(OUTSIDE, 80, 40002, "SA", 7000, 1001), True, "the answer, half-open till now"),
+        Step(INSIDE, tcp(INSIDE, 40002, 80, "A", 1001, 7001), True, "established"),
+        Step(OUTSIDE, tcp(OUTSIDE, 80, 40002, "RA", 7001, 1001), True, "the server resets it"),
+        Step(INSIDE, tcp(INSIDE, 40002, 80, "S", 90000), True, "the same ports opened again after the reset"),
+        Step(INSIDE, tcp(INSIDE, 40003, 80, "SF", 1000), False, "SYN and FIN together: invalid"),
+        Step(INSIDE, tcp(INSIDE, 40003, 80, "", 1000), False, "no flags: invalid"),
+        Step(INSIDE, udp(INSIDE, 5353, 53), True, "a UDP query"),
+        Step(OUTSIDE, udp(OUTSIDE, 53, 5353), True, "its answer"),
+        Step(OUTSIDE, udp(OUTSIDE, 54, 5353), False, "another outside port to the same inside one: new"),
+        Step(INSIDE, IP(src=A, dst=B) / ICMP(type=8, id=77, seq=1), True, "an echo request"),
+        Step(OUTSIDE, IP(src=B, dst=A) / ICMP(type=0, id=77, seq=1), True, "its reply"),
+        Step(OUTSIDE, IP(src=B, dst=A) / ICMP(type=0, id=78, seq=1), False, "a reply to no request: invalid"),
+        Step(OUTSIDE, IP(src=B, dst=A) / ICMP(type=8, id=79, seq=1), False, "a request from outside: new"),
+        Step(INSIDE, udp(INSIDE, 5354, 33434), True, "a probe"),
+        Step(OUTSIDE, port_unreachable(B, 5354, 33434), True, "port unreachable about it: related"),
+        Step(OUTSIDE, port_unreachable(ROUTER, 5355, 33435, code=0, kind=11), False,
+             "time exceeded about nothing sent: invalid"),
+        Step(OUTSIDE, port_unreachable(ROUTER, 5353, 53, code=0, kind=11), True,
+             "time exceeded about the UDP query: related"),
+    ] + handshake(40004, 443) + [
+        Step(OUTSIDE, tcp(OUTSIDE, 443, 40004, "PA", 900000000, 1001), True,
+             "far out of the window: passed, as netfilter with be_liberal does"),
+    ] + handshake(40005, 80, v6=True) + [
+        Step(OUTSIDE, tcp(OUTSIDE, 6000, 22, "S", v6=True), False, "an IPv6 SYN from outside"),
+        Step(INSIDE, IPv6(src=A6, dst=B6) / ICMPv6EchoRequest(id=5, seq=1), True, "an IPv6 echo request"),
+        Step(OUTSIDE, IPv6(src=B6, dst=A6) / ICMPv6EchoReply(id=5, seq=1), True, "its reply"),
+        Step(OUTSIDE, IPv6(src=B6, dst=A6) / ICMPv6EchoReply(id=6, seq=1), False, "an IPv6 reply to nothing"),
+        Step(OUTSIDE, IPv6(src=B6, dst=A6, hlim=255) / ICMPv6ND_NS(tgt=A6), True,
+             "neighbour discovery: untracked, allowed by its rule"),
+    ]
+    return s
