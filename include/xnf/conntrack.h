@@ -112,7 +112,7 @@ struct xnf_ct {
 };
 
 #define XNF_CT_TABLE(name, max_entries)                                                   \
-	XNF_MAP_HASH_GROWING(name, struct xnf_ct_key, struct xnf_ct_entry, max_entries);   \
+	XNF_MAP_HASH(name, struct xnf_ct_key, struct xnf_ct_entry, max_entries);           \
 	XNF_MAP_ARRAY(name##_timeouts, __u32, XNF_CT_NTIMEOUTS)
 
 #define xnf_ct_track(table, h, t, pkt, ct) xnf__ct_track(&table, &table##_timeouts, h, t, pkt, ct)

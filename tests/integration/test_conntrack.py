@@ -19,10 +19,12 @@ from conntrack_script import INSIDE, OUTSIDE, STATEFUL_RULES, Step, script, udp
 from xnf import control
 from xnf.errors import XnfError
 from xnf.lab import apps, netfilter, paths
+from xnf.lab.generator import Generator
 from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.pktio import PacketPort
 from xnf.lab.topology import Topology
+from lab_helpers import wait_until
 from test_real_traffic import MODES as EVERY_MODE
 
 MODES = paths.options_by_key("xdp", "afxdp", "hybrid", "tc")
@@ -44,6 +46,7 @@ class Wire:
         self.fences += 1
         fence_id = struct.pack("!I", self.fences)
         fence = bytes(Ether(src=sender.gen_mac, dst=receiver.gen_mac, type=FENCE_TYPE) / (b"fence" + fence_id))
+        self.ports[1 - enters].drain()   # what came before (a flood's frames) would hide the fence
         self.ports[enters].send([frame, fence])
         got = self.ports[1 - enters].receive_until(lambda f: f[12:14] == b"\x88\xb5" and f[19:23] == fence_id)
         return any(MARK + struct.pack("!I", number) in f for f in got)
@@ -152,3 +155,41 @@ def test_real_applications_opened_inside_work_and_an_outside_scan_gets_nothing(v
         counters = control.request_json(nf.name, "stats")["counters"]
         assert counters["ct_new"] > 0 and counters["default_drop"] > 0
         assert nf.stop() == 0
+
+
+TABLE_ENTRIES = 262144   # ACL_CT_ENTRIES (nfs/acl/acl.h)
+FLOOD_RULES = "10 allow state established,related\n20 drop state invalid\n30 allow state new\ndefault drop\n" \
+              "timeout tcp_syn_sent 3\n"
+
+
+def syn_flood(t: Topology, runs: int) -> None:
+    """60,000 SYNs a run, each from a source of its own (10.64.0.0/16, 10.65.0.0/16, ...), paced so that the DUT
+    takes them all."""
+    for run in range(runs):
+        Generator(t).run("--count", "60000", "--rate", "150000", "--proto", "tcp-syn", "--flows", "60000", "--vary",
+                         "saddr", "--src-ip", f"10.{64 + run}.0.0", "--dst-ip", "198.51.100.7", "--dport", "80")
+
+
+@pytest.mark.parametrize("mode", paths.options_by_key("xdp", "afxdp"))
+def test_a_full_table_refuses_new_connections_keeps_the_old_and_frees_what_is_over(mode, rules_file, two_port):
+    """The table's policy (docs/conntrack.md): full, a new connection's frame is dropped and counted (ct_full), an
+    established one's passes; once the half-open connections are over, the sweeper frees them and new ones get in."""
+    name, extra = MODES[mode]
+    nf = NfInstance.start(two_port, "acl", name, two_port.dut_ifaces, rules=rules_file(FLOOD_RULES), extra=extra)
+    wire = Wire(two_port)
+    try:
+        opened = [Step(INSIDE, udp(INSIDE, 7100, 53), True, "a UDP flow opens"),
+                  Step(OUTSIDE, udp(OUTSIDE, 53, 7100), True, "it is answered")]
+        assert differences(opened, wire.run(opened)) == []
+        syn_flood(two_port, 5)
+        counters = control.request_json(nf.name, "stats")["counters"]
+        assert counters["ct_new"] == TABLE_ENTRIES and counters["ct_full"] > 0, counters
+        during = [Step(INSIDE, udp(INSIDE, 7100, 53), True, "the established flow, table full"),
+                  Step(INSIDE, udp(INSIDE, 7101, 53), False, "a new flow, table full: refused")]
+        assert differences(during, wire.run(during)) == []
+        later = [Step(INSIDE, udp(INSIDE, 7102, 53), True, "a new flow once the half-open ones are over")]
+        wait_until(lambda: wire.run(later) == [True], timeout_s=60, what="the sweeper freeing half-open entries")
+        assert control.request_json(nf.name, "stats")["counters"]["ct_full"] > counters["ct_full"]
+    finally:
+        wire.close()
+    assert nf.stop() == 0

@@ -42,6 +42,8 @@ CASES = {  # study: (its smallest options, the subjects it must measure, the sam
                   {"nftables 10 prefixes", "xdp 10 prefixes"}),
     "nat-rates": (["--rounds", "1", "--seconds", "0.3", "--scenarios", "established", "--paths", "xdp"],
                   {"nftables established", "xdp established"}),
+    "conntrack-rates": (["--rounds", "1", "--seconds", "0.3", "--scenarios", "established,new", "--paths", "xdp"],
+                        {"nftables established", "xdp established", "nftables new", "xdp new"}),
     "upf-paths": (["--rounds", "1", "--seconds", "0.3", "--sessions", "10", "--paths", "xdp,afxdp-poll,chain-split",
                    "--no-advice"],
                   {f"{d} 10 {p}" for d in ("uplink", "downlink") for p in ("xdp", "afxdp-poll", "chain-split")}),

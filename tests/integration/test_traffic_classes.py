@@ -4,7 +4,7 @@ apart by the receiver, exactly, through real NFs on veth."""
 from __future__ import annotations
 
 import pytest
-from scapy.layers.inet import IP, UDP
+from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Dot1AD, Dot1Q
 from scapy.utils import rdpcap
 
@@ -121,3 +121,14 @@ def test_tags_are_written_as_asked_and_every_flow_keeps_its_checksums(pair, tmp_
         del frame[IP].chksum
         assert IP(bytes(frame[IP]))[IP].chksum == sent, frame.summary()
         assert frame[UDP].dport == 9
+
+
+def test_tcp_syn_frames_open_a_connection_each_and_tcp_ones_continue_one(pair, tmp_path):
+    """--proto tcp-syn (the SYN floods of the conntrack study) and proto=tcp-syn per class: SYN alone; tcp: ACK."""
+    path = tmp_path / "syn.pcap"
+    Generator(pair).run("--count", "8", "--write-pcap", str(path), "--class", "syn:share=0.5,proto=tcp-syn,flows=4",
+                        "--class", "ack:share=0.5,proto=tcp,flows=4")
+    flags = sorted(str(f[TCP].flags) for f in rdpcap(str(path)))
+    assert flags == ["A"] * 4 + ["S"] * 4
+    wrong = Generator(pair).run("--count", "1", "--class", "x:share=1,proto=sctp", check=False)
+    assert wrong.returncode != 0 and "udp, tcp or tcp-syn" in wrong.stderr

@@ -125,11 +125,12 @@ static int take_key(struct gen_class *c, const char *key, const char *value, boo
 			return -1;
 		*(key[0] == 's' ? &c->frame.sport : &c->frame.dport) = (__u16)n;
 	} else if (strcmp(key, "proto") == 0) {
-		if (strcmp(value, "udp") && strcmp(value, "tcp")) {
-			xnf_error("%s takes udp or tcp, not '%s'", what, value);
+		if (strcmp(value, "udp") && strcmp(value, "tcp") && strcmp(value, "tcp-syn")) {
+			xnf_error("%s takes udp, tcp or tcp-syn, not '%s'", what, value);
 			return -1;
 		}
-		c->frame.tcp = strcmp(value, "tcp") == 0;
+		c->frame.tcp = strncmp(value, "tcp", 3) == 0;
+		c->frame.syn = strcmp(value, "tcp-syn") == 0;
 	} else if (strcmp(key, "vlan") == 0) {
 		return frame_parse_vlans(what, value, &c->frame);
 	} else if (strcmp(key, "size") == 0) {

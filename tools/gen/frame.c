@@ -153,7 +153,8 @@ static void write_l4(const struct frame_spec *spec, __u8 *l4, __u32 l4_len)
 		tcp->source = htons(spec->sport);
 		tcp->dest = htons(spec->dport);
 		tcp->doff = 5;
-		tcp->ack = 1;
+		tcp->syn = spec->syn;
+		tcp->ack = !spec->syn;
 		tcp->window = htons(65535);
 		return;
 	}

@@ -14,6 +14,7 @@ struct frame_spec {
 	__u8 src_mac[6], dst_mac[6];
 	bool ipv6;
 	bool tcp;
+	bool syn;           /* TCP: a connection's first segment (SYN), else a segment of one under way (ACK) */
 	__be32 src4, dst4;
 	__u8 src6[16], dst6[16];
 	__u16 sport, dport; /* host order */

@@ -420,7 +420,7 @@ static int check_options(struct gen_options *opt)
 	return 0;
 }
 
-static const char *const protos[] = { "udp", "tcp", NULL };
+static const char *const protos[] = { "udp", "tcp", "tcp-syn", NULL };
 enum { FLOW_SEQ, FLOW_RANDOM };
 static const char *const flow_modes[] = { [FLOW_SEQ] = "seq", [FLOW_RANDOM] = "random", NULL };
 
@@ -501,7 +501,7 @@ static const struct xnf_option gen_table[] = {
 	  .help = "destination address, IPv4 or IPv6", .default_text = "198.18.0.2, or 2001:2::2 with --ipv6" },
 	{ .name = "ipv6", .kind = XNF_OPT_FLAG, .offset = GEN(frame.ipv6), .help = "IPv6 with the default addresses" },
 	{ .name = "proto", .kind = XNF_OPT_CHOICE, .value = "PROTO", .choices = protos, .offset = GEN(proto),
-	  .help = "L4 protocol" },
+	  .help = "L4 protocol (tcp: ACK segments; tcp-syn: SYNs, each flow a connection's first)" },
 	{ .name = "sport", .kind = XNF_OPT_CUSTOM, .value = "N", .offset = GEN(frame.sport), .parse = take_port,
 	  .help = "base source port", .default_text = "9" },
 	{ .name = "dport", .kind = XNF_OPT_CUSTOM, .value = "N", .offset = GEN(frame.dport), .parse = take_port,
@@ -516,7 +516,7 @@ static const struct xnf_option gen_table[] = {
 	  .offset = GEN(flow_mode), .help = "flows in turn, or a random flow per frame" },
 	{ .name = "class", .kind = XNF_OPT_CUSTOM, .value = "NAME:K=V,...", .parse = take_class, .repeat = true,
 	  .help = "a traffic class with its share of the frames, on top of the options above:\n"
-		  "share=F,saddr=ADDR[/LEN],daddr=ADDR[/LEN],sport=N,dport=N,proto=udp|tcp,flows=N,\n"
+		  "share=F,saddr=ADDR[/LEN],daddr=ADDR[/LEN],sport=N,dport=N,proto=udp|tcp|tcp-syn,flows=N,\n"
 		  "vary=sport+dport+...; a prefix spreads the class's flows over it. Shares add\n"
 		  "up to 1; loss and latency are reported per class. vlan=ID[.ID] tags it (--vlan).\n"
 		  "tunnel=gtpu,gnb=ADDR,upf=ADDR,\n"
@@ -734,7 +734,8 @@ static int parse_args(int argc, char **argv, struct gen_options *opt)
 		xnf_error("--cores: at most %d sender threads", XNF_GEN_MAX_THREADS);
 		return -1;
 	}
-	opt->frame.tcp = strcmp(protos[opt->proto], "tcp") == 0;
+	opt->frame.tcp = strncmp(protos[opt->proto], "tcp", 3) == 0;
+	opt->frame.syn = strcmp(protos[opt->proto], "tcp-syn") == 0;
 	if (!was_given(given, "vary") && opt->flows > 1)
 		opt->vary = XNF_VARY_DPORT;
 	if (check_options(opt))

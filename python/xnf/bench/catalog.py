@@ -9,12 +9,11 @@ from __future__ import annotations
 from types import ModuleType
 
 from xnf.bench.grid import Benchmark
-from xnf.bench.studies import (acl_rules, advisor_check, af_packet, afxdp_modes, capture_cost, continuity, core_pair,
-                               dispatch_cost,
-                               frame_prefetch, goodput,
-                               generator_reference, live_placement, live_tx, local_app_load, mixed_traffic, model_check,
-                               model_fit, nat_rates, new_sessions, nf_cost, nodes_scaling, soak, stack_forwarding,
-                               upf_paths, xdp_overhead)
+from xnf.bench.studies import (acl_rules, advisor_check, af_packet, afxdp_modes, capture_cost, conntrack_rates,
+                               continuity, core_pair, dispatch_cost, frame_prefetch, generator_reference, goodput,
+                               live_placement, live_tx, local_app_load, mixed_traffic, model_check, model_fit,
+                               nat_rates, new_sessions, nf_cost, nodes_scaling, soak, stack_forwarding, upf_paths,
+                               xdp_overhead)
 from xnf.errors import XnfError
 
 def _cost_model(name: str, nf: str, what: str, param: str, values: list[int]) -> Benchmark:
@@ -121,7 +120,7 @@ BENCHMARKS = [
 STUDIES: list[ModuleType] = [xdp_overhead, afxdp_modes, generator_reference, live_tx, mixed_traffic, local_app_load,
                              dispatch_cost, capture_cost, soak, nf_cost, model_fit, model_check, advisor_check,
                              af_packet, stack_forwarding, nodes_scaling, core_pair, live_placement, frame_prefetch,
-                             goodput, acl_rules, nat_rates, new_sessions, upf_paths, continuity]
+                             goodput, acl_rules, nat_rates, new_sessions, upf_paths, continuity, conntrack_rates]
 
 
 def names() -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import statistics
 import tempfile
 from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Any, Callable
 
 from xnf import results_file, say
 from xnf.lab import environment
-from xnf.lab.rounds import measure_rounds
+from xnf.lab.rounds import measure_rounds, median_ratio
 
 
 @dataclass
@@ -42,6 +43,48 @@ def nothing_set_up(args: argparse.Namespace, folder: Path):
 def add_paths_option(parser: argparse.ArgumentParser, paths: dict) -> None:
     """--paths: a subset of xnf's modes a study measures beside its yardstick (paths: name -> (mode, options))."""
     parser.add_argument("--paths", default=",".join(paths), help="xnf's modes: a subset of " + ", ".join(paths))
+
+
+@dataclass(frozen=True)
+class ScenariosOnPaths:
+    """A study's subjects: each of its scenarios on the yardstick and on each of xnf's paths it measures, as
+    (scenario, path); --scenarios and --paths choose among them."""
+    scenarios: tuple[str, ...]
+    paths: dict
+    yardstick: str
+
+    def chosen(self, args: argparse.Namespace) -> tuple[list[str], list[str]]:
+        return [s for s in args.scenarios.split(",") if s], [p for p in args.paths.split(",") if p]
+
+    def check(self, args: argparse.Namespace) -> str | None:
+        scenarios, paths = self.chosen(args)
+        if not scenarios or any(s not in self.scenarios for s in scenarios) or any(p not in self.paths for p in paths):
+            return f"--scenarios among {', '.join(self.scenarios)}; --paths among {', '.join(self.paths)}"
+        return None
+
+    def subjects(self, args: argparse.Namespace) -> list[tuple[str, str]]:
+        scenarios, paths = self.chosen(args)
+        return [(s, p) for s in scenarios for p in [self.yardstick] + paths]
+
+    def options(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--scenarios", default=",".join(self.scenarios),
+                            help="a subset of " + ", ".join(self.scenarios))
+        add_paths_option(parser, self.paths)
+
+    def rows(self, samples: list[dict], ratio_name: str,
+             more: Callable[[str, list[dict]], dict] = lambda scenario, mine: {}) -> list[dict]:
+        """Per scenario and path, in the order measured: the median rate ("mpps") and its median same-round ratio
+        (as ratio_name) to the yardstick in that scenario, and what more(scenario, its samples) adds."""
+        rows = []
+        for scenario in dict.fromkeys(s["scenario"] for s in samples):
+            for path in dict.fromkeys(s["path"] for s in samples):
+                mine = [s for s in samples if (s["scenario"], s["path"]) == (scenario, path)]
+                if mine:
+                    rows.append({"subject": f"{path} {scenario}", "scenario": scenario, "path": path,
+                                 "mpps": statistics.median(s["mpps"] for s in mine),
+                                 ratio_name: median_ratio(samples, mine, "mpps", f"{self.yardstick} {scenario}")
+                                 if path != self.yardstick else 1.0, "rounds": len(mine), **more(scenario, mine)})
+        return rows
 
 
 def paths_described(paths: dict) -> dict:

@@ -44,6 +44,16 @@ class PacketPort:
                     frames.append(data)
         return frames
 
+    def drain(self) -> int:
+        """Throws away what has arrived and not been read (a flood's frames, say); how many frames that was."""
+        count = 0
+        while True:
+            try:
+                self.sock.recv(65535)
+            except BlockingIOError:
+                return count
+            count += 1
+
     def receive_until(self, last, limit_s: float = 5.0) -> list[bytes]:
         """Frames that arrived up to and with the first for which last(frame) holds (a fence sent after the frames
         of interest: on one path, frames keep their order, so what has not come by then did not pass). Raises

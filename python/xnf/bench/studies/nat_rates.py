@@ -21,16 +21,14 @@ Scenarios:
 from __future__ import annotations
 
 import argparse
-import statistics
 
 from xnf import control
-from xnf.bench.study import Place, RoundsStudy, add_paths_option, paths_described
+from xnf.bench.study import Place, RoundsStudy, ScenariosOnPaths, paths_described
 from xnf.lab import netfilter, veth_stats
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.paths import Selection
 from xnf.lab.flood import flood
 from xnf.lab.nf_process import NfInstance
-from xnf.lab.rounds import median_ratio
 from xnf.lab.topology import Topology
 
 NAME = "nat-rates"
@@ -38,6 +36,7 @@ DESCRIPTION = "the NAT against nftables masquerade: established flows and new se
 PATHS = Selection("xdp", "afxdp", "afxdp-poll", "hybrid", "tc")
 YARDSTICK = "nftables"
 SCENARIOS = ("established", "new")
+SUBJECTS = ScenariosOnPaths(SCENARIOS, PATHS, YARDSTICK)
 ESTABLISHED_FLOWS = 1000
 NEW_FLOWS = 60000
 # Every flow's source port in the pool (1024-65535), so that each keeps its own, in xnf as in Linux.
@@ -85,37 +84,7 @@ def trial(subject: tuple[str, str], args: argparse.Namespace, place: Place) -> d
 
 def summarise(samples: list[dict], args: argparse.Namespace) -> list[dict]:
     """Per scenario and path: the median rate, and its median same-round ratio to nftables in that scenario."""
-    rows = []
-    for scenario in dict.fromkeys(s["scenario"] for s in samples):
-        for path in dict.fromkeys(s["path"] for s in samples):
-            mine = [s for s in samples if (s["scenario"], s["path"]) == (scenario, path)]
-            if not mine:
-                continue
-            rows.append({"subject": f"{path} {scenario}", "scenario": scenario, "path": path, "mpps": statistics.median(s["mpps"] for s in mine),
-                         "ratio_to_nftables": median_ratio(samples, mine, "mpps", f"{YARDSTICK} {scenario}")
-                         if path != YARDSTICK else 1.0, "rounds": len(mine)})
-    return rows
-
-
-def _chosen(args: argparse.Namespace) -> tuple[list[str], list[str]]:
-    return [s for s in args.scenarios.split(",") if s], [p for p in args.paths.split(",") if p]
-
-
-def _check(args: argparse.Namespace) -> str | None:
-    scenarios, paths = _chosen(args)
-    if not scenarios or any(s not in SCENARIOS for s in scenarios) or any(p not in PATHS for p in paths):
-        return f"--scenarios among {', '.join(SCENARIOS)}; --paths among {', '.join(PATHS)}"
-    return None
-
-
-def _subjects(args: argparse.Namespace) -> list[tuple[str, str]]:
-    scenarios, paths = _chosen(args)
-    return [(s, p) for s in scenarios for p in [YARDSTICK] + paths]
-
-
-def _options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="a subset of " + ", ".join(SCENARIOS))
-    add_paths_option(parser, PATHS)
+    return SUBJECTS.rows(samples, "ratio_to_nftables")
 
 
 def _line(sample: dict) -> str:
@@ -128,10 +97,12 @@ def _report(row: dict) -> str:
 
 
 def _fields(args: argparse.Namespace) -> dict:
-    return {"generator_core": GEN_CORE, "dut_core": DUT_CORE, "yardstick": f"{YARDSTICK} {_chosen(args)[0][0]}",
+    return {"generator_core": GEN_CORE, "dut_core": DUT_CORE,
+            "yardstick": f"{YARDSTICK} {SUBJECTS.chosen(args)[0][0]}",
             "established_flows": ESTABLISHED_FLOWS, "new_flows": NEW_FLOWS, "paths": paths_described(PATHS)}
 
 
-STUDY = RoundsStudy(NAME, "nat_rates", subjects=_subjects, trial=trial, summarise=summarise, rounds=5, seconds=2.0,
-                    options=_options, check=_check, line=_line, report=_report, fields=_fields)
+STUDY = RoundsStudy(NAME, "nat_rates", subjects=SUBJECTS.subjects, trial=trial, summarise=summarise, rounds=5,
+                    seconds=2.0, options=SUBJECTS.options, check=SUBJECTS.check, line=_line, report=_report,
+                    fields=_fields)
 add_arguments, run = STUDY.add_arguments, STUDY.run

@@ -1,0 +1,190 @@
+"""The stateful acl against Linux's conntrack (nftables `ct state`): frames of established flows per second, new
+connections per second, and a SYN flood that fills the table, with all of the DUT's work on one core.
+
+A two-port topology: xnf-gen sends from core 0 into dut0 (the inside), to gen1's address (198.18.1.1); the DUT
+forwards what its rules admit out of dut1 to gen1, where veth's XDP sink counts what arrives. The DUT's veth
+receive runs in NAPI threads pinned to core 1, with the AF_XDP worker. The rules (RULES): established and related
+frames pass, invalid ones are dropped, new connections are admitted; every frame is looked up in the connection
+table, every new connection enters it. Subjects, in rounds whose order turns around every round:
+  nftables   Linux forwarding between the ports, the same rules as an inet forward chain with conntrack
+             (python/xnf/lab/netfilter.py: sequence numbers unchecked, as the acl): the yardstick of each scenario
+  xdp, afxdp, hybrid, tc   `xnf run acl` with the rules, between the ports
+Scenarios:
+  established   1,000 UDP flows, each opened from inside and answered once from outside before the clock starts
+                (so each is established in both), then flat out from inside for --seconds
+  new           60,000 UDP flows, one frame each, flat out: every frame opens a connection
+  syn-flood     the established flows measured, then 1,000,000 SYNs from 1,000,000 sources, each a new connection,
+                flat out (more than the table holds: the acl's holds 262,144; netfilter's nf_conntrack_max), then
+                the established flows measured again: the ratio after/before, what entered the table, what the full
+                table refused, and the table's memory
+
+    xnf bench run conntrack-rates [--rounds 5] [--seconds 2] [--scenarios established,new,syn-flood]
+                                  [--paths xdp,afxdp,hybrid,tc]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+
+from xnf import control
+from xnf.bench.study import Place, RoundsStudy, ScenariosOnPaths, paths_described
+from xnf.lab import netfilter, netns, veth_stats
+from xnf.lab.cores import DUT_CORE, GEN_CORE
+from xnf.lab.flood import flood
+from xnf.lab.generator import Generator
+from xnf.lab.nf_process import NfInstance
+from xnf.lab.paths import Selection
+from xnf.lab.topology import Topology
+
+NAME = "conntrack-rates"
+DESCRIPTION = ("the stateful acl against nftables with conntrack: established flows and new connections per "
+               "second, and a SYN flood past the table's size, the DUT on one core")
+PATHS = Selection("xdp", "afxdp", "hybrid", "tc")
+YARDSTICK = "nftables"
+SCENARIOS = ("established", "new", "syn-flood")
+SUBJECTS = ScenariosOnPaths(SCENARIOS, PATHS, YARDSTICK)
+ESTABLISHED_FLOWS = 1000
+NEW_FLOWS = 60000
+FLOOD_SYNS = 1_000_000
+FLOOD_RUNS = 16              # xnf-gen runs of 62,500 flows (it sends at most 65,536 flows a run), one /16 each
+FLOOD_PPS = 200000           # below every subject's rate of new connections: the SYNs reach the table, not a ring
+FIRST_SPORT = 2000
+RULES = "10 allow state established,related\n20 drop state invalid\n30 allow state new\ndefault drop\n"
+
+
+def _flows(count: int, out_ip: str) -> list[str]:
+    return ["--proto", "udp", "--flows", str(count), "--vary", "sport", "--sport", str(FIRST_SPORT),
+            "--dst-ip", out_ip, "--size", "64"]
+
+
+def _syn_flood(out_ip: str, run: int) -> list[str]:
+    """One run's SYNs to port 80 of out_ip, each from a source of its own in 10.(64 + run).0.0/16: over the runs,
+    FLOOD_SYNS connections from FLOOD_SYNS sources."""
+    return ["--rate", str(FLOOD_PPS), "--proto", "tcp-syn", "--flows", str(FLOOD_SYNS // FLOOD_RUNS), "--vary",
+            "saddr", "--src-ip", f"10.{64 + run}.0.0", "--dst-ip", out_ip, "--dport", "80"]
+
+
+def _answers(t: Topology) -> None:
+    """Each established flow answered once from outside: from gen1's address and port 9 to each flow's port."""
+    inside, out = t.links[0], t.links[1]
+    Generator(t, link=1).run("--cores", str(GEN_CORE), "--count", str(ESTABLISHED_FLOWS), "--proto", "udp",
+                             "--flows", str(ESTABLISHED_FLOWS), "--vary", "dport", "--dport", str(FIRST_SPORT),
+                             "--src-ip", out.gen_ip, "--dst-ip", inside.gen_ip, "--size", "64")
+
+
+def _dut(t: Topology, path: str, place: Place) -> NfInstance | None:
+    if path == YARDSTICK:
+        for link in t.links[:2]:
+            netfilter.linux_forwards_to(t, link)
+        netfilter.conntrack_like_the_acl(t.dut_ns, {})
+        netfilter.nft(t.dut_ns, netfilter.acl_ruleset(RULES))
+        return None
+    rules = place.folder / "acl.rules"
+    rules.write_text(RULES)
+    mode, extra = PATHS[path]
+    return NfInstance.start(t, "acl", mode, t.dut_ifaces, rules=str(rules), extra=extra)
+
+
+def _table(t: Topology, nf: NfInstance | None) -> dict:
+    """The connection table's entries and memory: conntrack's count and limit, or the acl's counters and its
+    table's bytes (the kernel map's own account of its memory, or the user-space process's resident set)."""
+    if nf is None:
+        read = lambda name: int(netns.run(t.dut_ns, ["cat", f"/proc/sys/net/netfilter/{name}"]).stdout)
+        return {"entries": read("nf_conntrack_count"), "limit": read("nf_conntrack_max")}
+    counters = control.request_json(nf.name, "stats")["counters"]
+    return {"entries_created": counters["ct_new"], "refused_full": counters["ct_full"],
+            "table_bytes": _map_bytes("acl_ct"), "dut_rss_kib": _rss_kib(nf)}
+
+
+def _map_bytes(name: str) -> int | None:
+    """The kernel's account of a BPF map's memory (map_mem_usage: what its entries take), the newest of that name."""
+    shown = subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True)
+    maps = [m for m in json.loads(shown.stdout or "[]") if m.get("name") == name]
+    return max(maps, key=lambda m: m["id"]).get("bytes_memlock") if maps else None
+
+
+def _rss_kib(nf: NfInstance) -> int | None:
+    for line in open(f"/proc/{nf.process.pid}/status"):   # ip netns exec execs the NF: one pid
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return None
+
+
+def trial(subject: tuple[str, str], args: argparse.Namespace, place: Place) -> dict:
+    scenario, path = subject
+    with Topology("two-port", gen_xdp="drop") as t:
+        out = t.links[1]
+        nf = _dut(t, path, place)
+        t.pin_dut_receive(DUT_CORE)
+        arrived = (lambda: veth_stats.read(t.gen_ns, out.gen_if)["rx_xdp_drops"])
+        sample = {"subject": f"{path} {scenario}", "path": path, "scenario": scenario}
+        if scenario == "new":
+            run = flood(t, args.seconds, GEN_CORE, _flows(NEW_FLOWS, out.gen_ip), completed=arrived, count=NEW_FLOWS)
+        else:
+            flood(t, args.seconds, GEN_CORE, _flows(ESTABLISHED_FLOWS, out.gen_ip), completed=arrived,
+                  count=ESTABLISHED_FLOWS)
+            _answers(t)
+            run = flood(t, args.seconds, GEN_CORE, _flows(ESTABLISHED_FLOWS, out.gen_ip), completed=arrived)
+        if scenario == "syn-flood":
+            syns = [flood(t, args.seconds, GEN_CORE, _syn_flood(out.gen_ip, k), completed=arrived,
+                          count=FLOOD_SYNS // FLOOD_RUNS) for k in range(FLOOD_RUNS)]
+            after = flood(t, args.seconds, GEN_CORE, _flows(ESTABLISHED_FLOWS, out.gen_ip), completed=arrived)
+            sample.update({"syns_sent": sum(r.sent for r in syns), "syns_passed": sum(r.returned for r in syns),
+                           **_table(t, nf),
+                           "mpps_after_flood": round(after.mpps(after.returned), 4)})
+        sample.update({"sent": run.sent, "passed": run.returned, "seconds": round(run.seconds, 4),
+                       "mpps": round(run.mpps(run.returned), 4), "offered_mpps": round(run.offered_mpps, 4),
+                       "core1_busy_share": run.cpu[DUT_CORE]["busy_share"]})
+        if scenario == "syn-flood":
+            sample["after_over_before"] = round(sample["mpps_after_flood"] / sample["mpps"], 3) if sample["mpps"] \
+                else None
+        if nf:
+            nf.stop()
+    return sample
+
+
+FLOOD_FIELDS = ("after_over_before", "syns_passed", "entries", "limit", "entries_created", "refused_full",
+                "table_bytes", "dut_rss_kib")
+
+
+def _flood_medians(scenario: str, mine: list[dict]) -> dict:
+    if scenario != "syn-flood":
+        return {}
+    return {key: statistics.median(s[key] for s in mine if s.get(key) is not None) for key in FLOOD_FIELDS
+            if any(s.get(key) is not None for s in mine)}
+
+
+def summarise(samples: list[dict], args: argparse.Namespace) -> list[dict]:
+    """Per scenario and path: the median rate, its median same-round ratio to nftables in that scenario, and for
+    the SYN flood what the table did."""
+    return SUBJECTS.rows(samples, "ratio_to_nftables", _flood_medians)
+
+
+def _line(sample: dict) -> str:
+    flood_said = (f", after {FLOOD_SYNS:,} SYNs {sample['after_over_before']}x"
+                  if sample.get("after_over_before") is not None else "")
+    return (f"{sample['path']:9s} {sample['scenario']:11s} {sample['mpps']:6.3f} Mpps passed (offered "
+            f"{sample['offered_mpps']:.3f}), core {DUT_CORE} {sample['core1_busy_share']:.0%} busy{flood_said}")
+
+
+def _report(row: dict) -> str:
+    said = f"{row['path']:9s} {row['scenario']:11s} {row['mpps']:.3f} Mpps, {row['ratio_to_nftables']}x nftables"
+    if "after_over_before" in row:
+        said += f"; after the flood {row['after_over_before']}x the rate before"
+    return said
+
+
+def _fields(args: argparse.Namespace) -> dict:
+    return {"generator_core": GEN_CORE, "dut_core": DUT_CORE,
+            "yardstick": f"{YARDSTICK} {SUBJECTS.chosen(args)[0][0]}",
+            "rules": RULES, "established_flows": ESTABLISHED_FLOWS, "new_flows": NEW_FLOWS,
+            "flood_syns": FLOOD_SYNS, "paths": paths_described(PATHS)}
+
+
+STUDY = RoundsStudy(NAME, "conntrack_rates", subjects=SUBJECTS.subjects, trial=trial, summarise=summarise, rounds=5,
+                    seconds=2.0, options=SUBJECTS.options, check=SUBJECTS.check, line=_line, report=_report,
+                    fields=_fields)
+add_arguments, run = STUDY.add_arguments, STUDY.run
