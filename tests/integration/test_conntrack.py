@@ -193,3 +193,26 @@ def test_a_full_table_refuses_new_connections_keeps_the_old_and_frees_what_is_ov
     finally:
         wire.close()
     assert nf.stop() == 0
+
+
+def test_any_nf_tracks_connections_through_the_sdk(tmp_path):
+    """tests/nfs/ctfw, docs/conntrack.md's example: frames that open, belong to or relate to a connection pass, an
+    invalid or untracked one is dropped, in the XDP, tc and native builds alike (tests/nf_fixtures.py)."""
+    from nf_fixtures import CLIENT_MAC, PORT_MAC, Fixture, check
+    from conntrack_script import A6, B6, tcp, port_unreachable
+    from scapy.layers.inet6 import ICMPv6ND_NS, IPv6
+
+    def frame(layers) -> bytes:
+        return bytes(Ether(src=CLIENT_MAC, dst=PORT_MAC) / layers)
+
+    check("ctfw", [
+        Fixture("a SYN opens", frame(tcp(INSIDE, 40001, 80, "S", 1000)), "tx"),
+        Fixture("its answer", frame(tcp(OUTSIDE, 80, 40001, "SA", 5000, 1001)), "tx"),
+        Fixture("the last ACK", frame(tcp(INSIDE, 40001, 80, "A", 1001, 5001)), "tx"),
+        Fixture("a SYN/ACK of nothing", frame(tcp(OUTSIDE, 81, 40002, "SA", 1, 1)), "drop"),
+        Fixture("SYN and FIN", frame(tcp(INSIDE, 40003, 80, "SF")), "drop"),
+        Fixture("a UDP probe", frame(udp(INSIDE, 5354, 33434)), "tx"),
+        Fixture("port unreachable about it", frame(port_unreachable("198.51.100.7", 5354, 33434)), "tx"),
+        Fixture("neighbour discovery: untracked", frame(IPv6(src=B6, dst=A6, hlim=255) / ICMPv6ND_NS(tgt=A6)),
+                "drop"),
+    ], tmp_path)

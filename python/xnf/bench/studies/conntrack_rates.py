@@ -31,7 +31,7 @@ import subprocess
 
 from xnf import control
 from xnf.bench.study import Place, RoundsStudy, ScenariosOnPaths, paths_described
-from xnf.lab import netfilter, netns, veth_stats
+from xnf.lab import netfilter, netns, paths, veth_stats
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood
 from xnf.lab.generator import Generator
@@ -88,15 +88,17 @@ def _dut(t: Topology, path: str, place: Place) -> NfInstance | None:
     return NfInstance.start(t, "acl", mode, t.dut_ifaces, rules=str(rules), extra=extra)
 
 
-def _table(t: Topology, nf: NfInstance | None) -> dict:
-    """The connection table's entries and memory: conntrack's count and limit, or the acl's counters and its
-    table's bytes (the kernel map's own account of its memory, or the user-space process's resident set)."""
+def _table(t: Topology, nf: NfInstance | None, path: str) -> dict:
+    """The connection table's entries and memory: conntrack's count and limit, or the acl's counters, its table's
+    bytes where the NF runs in the kernel (the map's own account of its memory) and the process's resident set
+    (which holds the table where the NF runs in user space)."""
     if nf is None:
         read = lambda name: int(netns.run(t.dut_ns, ["cat", f"/proc/sys/net/netfilter/{name}"]).stdout)
         return {"entries": read("nf_conntrack_count"), "limit": read("nf_conntrack_max")}
     counters = control.request_json(nf.name, "stats")["counters"]
     return {"entries_created": counters["ct_new"], "refused_full": counters["ct_full"],
-            "table_bytes": _map_bytes("acl_ct"), "dut_rss_kib": _rss_kib(nf)}
+            "table_bytes": _map_bytes("acl_ct") if paths.find(path).nf_in_kernel else None,
+            "dut_rss_kib": _rss_kib(nf)}
 
 
 def _map_bytes(name: str) -> int | None:
@@ -133,7 +135,7 @@ def trial(subject: tuple[str, str], args: argparse.Namespace, place: Place) -> d
                           count=FLOOD_SYNS // FLOOD_RUNS) for k in range(FLOOD_RUNS)]
             after = flood(t, args.seconds, GEN_CORE, _flows(ESTABLISHED_FLOWS, out.gen_ip), completed=arrived)
             sample.update({"syns_sent": sum(r.sent for r in syns), "syns_passed": sum(r.returned for r in syns),
-                           **_table(t, nf),
+                           **_table(t, nf, path),
                            "mpps_after_flood": round(after.mpps(after.returned), 4)})
         sample.update({"sent": run.sent, "passed": run.returned, "seconds": round(run.seconds, 4),
                        "mpps": round(run.mpps(run.returned), 4), "offered_mpps": round(run.offered_mpps, 4),
