@@ -2,7 +2,9 @@
 /*
  * firewall: an exact-match 5-tuple ACL. A packet whose (family, protocol,
  * addresses, ports) matches a rule gets the rule's action; any other IP packet
- * gets the default action. Non-IP frames (ARP, LLDP...) are forwarded so the
+ * gets the default action. A rule may also name a VLAN (the key's pad holds the
+ * id of an outermost 802.1Q tag): a tagged frame tries the rules of its VLAN
+ * first, then the ones that name none. Non-IP frames (ARP, LLDP...) are forwarded so the
  * link keeps working; frames with broken headers are dropped and counted.
  */
 #include <xnf/nf.h>
@@ -15,15 +17,32 @@ XNF_RULES_ARRAY(fw_config, __u32, FW_NSETTINGS);
 XNF_DROP_RULES(struct xnf_5tuple);
 XNF_COUNTER_NAMES("rule_drop", "rule_allow", "default_drop", "default_allow", "non_ip");
 
-static __always_inline __u32 fw_action_for(const struct xnf_5tuple *t)
+/* The rule of the frame's VLAN, if it has a tag and such a rule exists, else the rule that names no VLAN; t is
+ * left the key of the rule found. */
+static __always_inline __u32 *fw_rule_for(const struct xnf_headers *h, struct xnf_5tuple *t)
+{
+	__u32 *action;
+
+	if (h->vlan_depth && h->vlan_proto[0] == ETH_P_8021Q) {
+		t->pad = h->vlan_id[0];
+		action = xnf_rules_lookup(fw_acl, t);
+		if (action)
+			return action;
+		t->pad = 0;
+	}
+	return xnf_rules_lookup(fw_acl, t);
+}
+
+static __always_inline __u32 fw_action_for(const struct xnf_headers *h, struct xnf_5tuple *t)
 {
 	__u32 slot = FW_SETTING_DEFAULT_ACTION, verdict;
-	__u32 *action = xnf_rules_lookup(fw_acl, t);
+	__u32 *action = fw_rule_for(h, t);
 
 	if (action) {
 		verdict = *action;
 		xnf_count_event(verdict == FW_DROP ? FW_CNT_RULE_DROP : FW_CNT_RULE_ALLOW);
-		if (verdict == FW_DROP)
+		/* The pre-filter looks the frame up once, without its VLAN: only rules of no VLAN are its to take. */
+		if (verdict == FW_DROP && !t->pad)
 			xnf_drop_rule_hit(t);
 		return verdict;
 	}
@@ -54,7 +73,7 @@ static __always_inline xnf_verdict firewall(struct xnf_pkt *pkt)
 		xnf_count_event(FW_CNT_NON_IP);
 		return xnf_forward(pkt);
 	}
-	if (fw_action_for(&t) == FW_DROP)
+	if (fw_action_for(&h, &t) == FW_DROP)
 		return XNF_DROP;
 	return xnf_forward(pkt);
 }

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Rules of the firewall, one per line:
- *   ACTION tcp|udp SRC_IP SRC_PORT DST_IP DST_PORT
- *   ACTION icmp|icmpv6|<0-255> SRC_IP DST_IP
+ *   ACTION tcp|udp SRC_IP SRC_PORT DST_IP DST_PORT [vlan ID]
+ *   ACTION icmp|icmpv6|<0-255> SRC_IP DST_IP [vlan ID]
  *   default ACTION
- * ACTION is drop or allow; addresses are IPv4 or IPv6 (both of one family).
+ * ACTION is drop or allow; addresses are IPv4 or IPv6 (both of one family). vlan ID: only frames whose outermost tag
+ * is 802.1Q with that id (1-4094); for them a rule of their VLAN comes before the same rule without one.
  */
 #include <arpa/inet.h> /* before the linux headers nf.h pulls in */
 #include <errno.h>
@@ -16,7 +17,7 @@
 #include <xnf/control.h>
 #include "firewall.h"
 
-#define MAX_TOKENS 8
+#define MAX_TOKENS 10
 
 static const char *const fw_rule_maps[] = { "fw_acl", "fw_config", NULL };
 
@@ -50,6 +51,21 @@ static int parse_addr(const char *word, struct xnf_5tuple *t, __be32 *addr, char
 		return -1;
 	}
 	t->family = family;
+	return 0;
+}
+
+/* One 802.1Q id, kept in the key's pad: a rule of a VLAN is another key than the same rule of none. */
+static int parse_vlan(const char *word, struct xnf_5tuple *t, char *err, size_t errlen)
+{
+	__u16 ids[2];
+
+	if (xnf_rules_parse_vlan(word, ids, err, errlen))
+		return -1;
+	if (ids[1]) {
+		snprintf(err, errlen, "the firewall matches one 802.1Q tag: give vlan ID, not OUTER.INNER");
+		return -1;
+	}
+	t->pad = ids[0];
 	return 0;
 }
 
@@ -93,6 +109,11 @@ static int fw_parse(const char *text, struct xnf_rule_entry *entry, char *err, s
 	if (parse_action(tok[0], &action, err, errlen) || xnf_rules_parse_ip_proto(tok[1], 0, &t.proto, err, errlen))
 		return -1;
 	has_ports = t.proto == IPPROTO_TCP || t.proto == IPPROTO_UDP;
+	if (ntok >= 2 && strcmp(tok[ntok - 2], "vlan") == 0) {
+		if (parse_vlan(tok[ntok - 1], &t, err, errlen))
+			return -1;
+		ntok -= 2;
+	}
 	if (ntok != (has_ports ? 6 : 4)) {
 		snprintf(err, errlen, has_ports ? "%s takes SRC_IP SRC_PORT DST_IP DST_PORT"
 						: "protocol %s has no ports: give SRC_IP DST_IP",
@@ -121,7 +142,7 @@ static int fw_format(const char *map, const void *key, const void *value, char *
 	const char *action = *(const __u32 *)value == FW_DROP ? "drop" : "allow";
 	char src[INET6_ADDRSTRLEN], dst[INET6_ADDRSTRLEN], pbuf[8];
 	const struct xnf_5tuple *t = key;
-	int af;
+	int af, used;
 
 	if (strcmp(map, "fw_config") == 0) {
 		snprintf(out, outlen, "default %s", action);
@@ -131,16 +152,20 @@ static int fw_format(const char *map, const void *key, const void *value, char *
 	inet_ntop(af, t->saddr, src, sizeof(src));
 	inet_ntop(af, t->daddr, dst, sizeof(dst));
 	if (t->proto == IPPROTO_TCP || t->proto == IPPROTO_UDP)
-		snprintf(out, outlen, "%s %s %s %u %s %u", action, xnf_rules_ip_proto_name(t->proto, pbuf, sizeof(pbuf)),
-			 src, ntohs(t->sport), dst, ntohs(t->dport));
+		used = snprintf(out, outlen, "%s %s %s %u %s %u", action,
+				xnf_rules_ip_proto_name(t->proto, pbuf, sizeof(pbuf)), src, ntohs(t->sport), dst,
+				ntohs(t->dport));
 	else
-		snprintf(out, outlen, "%s %s %s %s", action, xnf_rules_ip_proto_name(t->proto, pbuf, sizeof(pbuf)), src, dst);
+		used = snprintf(out, outlen, "%s %s %s %s", action, xnf_rules_ip_proto_name(t->proto, pbuf, sizeof(pbuf)),
+				src, dst);
+	if (t->pad && used > 0 && (size_t)used < outlen)
+		snprintf(out + used, outlen - (size_t)used, " vlan %u", t->pad);
 	return 0;
 }
 
 static const struct xnf_rules_codec fw_codec = {
-	.syntax = "drop|allow tcp|udp SRC_IP SRC_PORT DST_IP DST_PORT | "
-		  "drop|allow icmp|icmpv6|PROTO SRC_IP DST_IP | default drop|allow",
+	.syntax = "drop|allow tcp|udp SRC_IP SRC_PORT DST_IP DST_PORT [vlan ID] | "
+		  "drop|allow icmp|icmpv6|PROTO SRC_IP DST_IP [vlan ID] | default drop|allow",
 	.maps = fw_rule_maps,
 	.parse = fw_parse,
 	.format = fw_format,

@@ -2,7 +2,7 @@
 
 from scapy.layers.inet import ICMP, IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
-from scapy.layers.l2 import ARP, Ether
+from scapy.layers.l2 import ARP, Dot1AD, Dot1Q, Ether
 
 from nf_fixtures import CLIENT_IP, CLIENT_IP6, CLIENT_MAC, PORT_MAC, SERVER_IP, SERVER_IP6, Fixture, check
 
@@ -52,3 +52,26 @@ def test_with_two_ports_a_frame_goes_out_of_the_other(tmp_path):
         Fixture("a miss goes out of port 1", UDP_MISS, "redirect", port=1),
         Fixture("a match is still dropped", UDP_MATCH, "drop"),
     ], tmp_path, rules=RULES, ports=2)
+
+
+def test_rules_of_a_vlan_come_first_for_its_frames(tmp_path):
+    """A rule may name an 802.1Q VLAN: only frames with that outermost tag match it, and for them it comes before
+    the same rule of no VLAN; an 802.1ad outer tag is no 802.1Q VLAN."""
+    def udp(sport, *tags):
+        frame = eth()
+        for layer in tags:
+            frame = frame / layer
+        return bytes(frame / IP(src=CLIENT_IP, dst=SERVER_IP) / UDP(sport=sport, dport=53))
+
+    rules = (f"drop udp {CLIENT_IP} 3333 {SERVER_IP} 53 vlan 10\nallow udp {CLIENT_IP} 4444 {SERVER_IP} 53 vlan 20\n"
+             f"drop udp {CLIENT_IP} 4444 {SERVER_IP} 53\n")
+    check("firewall", [
+        Fixture("untagged, its rule names a VLAN: default", udp(3333), "tx"),
+        Fixture("in VLAN 10: its rule", udp(3333, Dot1Q(vlan=10)), "drop"),
+        Fixture("in VLAN 11: not its rule", udp(3333, Dot1Q(vlan=11)), "tx"),
+        Fixture("in VLAN 20: its VLAN's allow before the drop of none", udp(4444, Dot1Q(vlan=20)), "tx"),
+        Fixture("untagged: the drop of no VLAN", udp(4444), "drop"),
+        Fixture("in VLAN 30: the drop of no VLAN", udp(4444, Dot1Q(vlan=30)), "drop"),
+        Fixture("an S-tag of 10 (802.1ad) then a C-tag: not VLAN 10", udp(3333, Dot1AD(vlan=10), Dot1Q(vlan=5)),
+                "tx"),
+    ], tmp_path, rules=rules)

@@ -154,7 +154,8 @@ VLAN_CASES = {((), 9): True, (((Q, 10),), 9): False, (((Q, 11),), 9): True, (((A
 
 
 def vlan_frame(dst_mac: str, tags, dport: int):
-    """A UDP frame with the tags (scapy's Dot1AD is 802.1ad, Dot1Q 802.1Q: each sets the type before it)."""
+    """A UDP frame from 10.0.0.1 port 53 (scapy's default) to 10.0.0.2 with the tags (scapy's Dot1AD is 802.1ad,
+    Dot1Q 802.1Q: each sets the type before it)."""
     frame = Ether(dst=dst_mac)
     for kind, vid in tags:
         frame = frame / (Dot1AD(vlan=vid) if kind == AD else Dot1Q(vlan=vid))
@@ -171,6 +172,21 @@ def test_rules_match_an_802_1q_tag_or_a_qinq_pair(mode, rules_file, two_port):
     frames = [tagged(i, vlan_frame(two_port.links[1].gen_mac, *case)) for i, case in enumerate(cases)]
     assert crossed(two_port, frames) == {i for i, case in enumerate(cases) if VLAN_CASES[case]}
     assert "20 allow vlan 20.30" in nf.request("rules list")
+    assert nf.stop() == 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_firewall_takes_a_rule_of_a_vlan_before_the_same_rule_of_none(mode, rules_file, two_port):
+    """The firewall's exact rules may name an 802.1Q VLAN too (at tc from the tag the kernel moved into the skb)."""
+    name, extra = MODES[mode]
+    rules = ("allow udp 10.0.0.1 53 10.0.0.2 9 vlan 40\ndrop udp 10.0.0.1 53 10.0.0.2 9\n"
+             "drop udp 10.0.0.1 53 10.0.0.2 10 vlan 50\n")
+    nf = NfInstance.start(two_port, "firewall", name, two_port.dut_ifaces, rules=rules_file(rules), extra=extra)
+    cases = {(((Q, 40),), 9): True, ((), 9): False, (((Q, 41),), 9): False, (((Q, 50),), 10): False,
+             (((Q, 51),), 10): True, ((), 10): True, (((AD, 50), (Q, 7)), 10): True}
+    frames = [tagged(i, vlan_frame(two_port.links[1].gen_mac, *case)) for i, case in enumerate(cases)]
+    assert crossed(two_port, frames) == {i for i, case in enumerate(cases) if cases[case]}
+    assert "allow udp 10.0.0.1 53 10.0.0.2 9 vlan 40" in nf.request("rules list")
     assert nf.stop() == 0
 
 

@@ -75,6 +75,9 @@ def test_unreadable_rules_file(pair, tmp_path):
     ("drop gre 198.18.0.1 198.18.0.2", "unknown protocol 'gre'"),
     ("drop icmp 2001:2::1 2001:2::2", "use icmp with IPv4 and icmpv6 with IPv6"),
     ("default maybe", "unknown action 'maybe'"),
+    ("drop udp 198.18.0.1 1 198.18.0.2 2 vlan 10.20", "give vlan ID, not OUTER.INNER"),
+    ("drop udp 198.18.0.1 1 198.18.0.2 2 vlan 4095", "not a VLAN id"),
+    ("drop icmp 198.18.0.1 198.18.0.2 vlan", "protocol icmp has no ports"),
 ])
 def test_malformed_rules_file_names_the_line(pair, rules_file, bad_line, reason):
     path = rules_file(f"# header\ndrop udp 198.18.0.1 1 198.18.0.2 2\n\n{bad_line}\n")
