@@ -7,6 +7,7 @@
 
 #define FWD_MAX_ENTRIES 65536
 #define FWD_UPLINK_PORT 0
+#define FWD_MAX_VLANS 4094
 
 struct fwd_ip_key {
 	__u32 prefixlen;
@@ -37,10 +38,19 @@ struct fwd_uplink {
 	__u32 set;
 };
 
+/* A VLAN of the uplink (an outermost 802.1Q tag's id) bridged to a container port (fwd_by_vlan: id -> port): its
+ * frames go there with the tag taken off, whatever they are, and every frame of the port leaves the uplink with the
+ * tag put on (fwd_port_vlan: port -> id, 0 for none, built from fwd_by_vlan after every change of the rules). */
+struct fwd_vlan_key {
+	__u16 id;
+	__u16 pad;
+};
+
 enum fwd_counter {
 	FWD_CNT_TO_CONTAINER,
 	FWD_CNT_TO_UPLINK,
 	FWD_CNT_TO_HOST,
+	FWD_CNT_VLAN_ERROR,   /* a tag that could not be put on or taken off (no room in front): dropped */
 };
 
 #endif

@@ -4,24 +4,48 @@ from __future__ import annotations
 
 import select
 import socket
+import struct
 import time
 
 from xnf.lab import netns
 
 ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4
+SOL_PACKET, PACKET_AUXDATA = 263, 8
+TP_STATUS_VLAN_VALID, TP_STATUS_VLAN_TPID_VALID = 0x10, 0x40
+AUXDATA = struct.Struct("=IIIHHHH")   # struct tpacket_auxdata
 
 
 class PacketPort:
     """An AF_PACKET socket on one interface of a namespace: send frames, collect what arrives."""
 
-    def __init__(self, ns: str, iface: str):
+    def __init__(self, ns: str, iface: str, tags: bool = False):
+        """tags: frames come as they were on the wire, their outermost VLAN tag in place (the kernel takes it out
+        of the bytes before a packet socket sees them, and says it beside them)."""
         with netns.entered(ns):
             self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
             self.sock.bind((iface, ETH_P_ALL))
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+        if tags:
+            self.sock.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
         self.sock.setblocking(False)
         self.iface = iface
+        self.tags = tags
+
+    def _read(self) -> tuple[bytes, int]:
+        """One frame and its packet type; raises BlockingIOError when none is waiting."""
+        if not self.tags:
+            data, addr = self.sock.recvfrom(65535)
+            return data, addr[2]
+        data, ancillary, _, addr = self.sock.recvmsg(65535, socket.CMSG_SPACE(AUXDATA.size))
+        for level, kind, raw in ancillary:
+            if (level, kind) != (SOL_PACKET, PACKET_AUXDATA) or len(raw) < AUXDATA.size:
+                continue
+            status, _, _, _, _, tci, tpid = AUXDATA.unpack(raw[:AUXDATA.size])
+            if status & TP_STATUS_VLAN_VALID:
+                tpid = tpid if status & TP_STATUS_VLAN_TPID_VALID else 0x8100
+                data = data[:12] + struct.pack("!HH", tpid, tci) + data[12:]
+        return data, addr[2]
 
     def send(self, frames: list[bytes]) -> None:
         for frame in frames:
@@ -37,10 +61,10 @@ class PacketPort:
                 break
             while True:
                 try:
-                    data, addr = self.sock.recvfrom(65535)
+                    data, kind = self._read()
                 except BlockingIOError:
                     break
-                if addr[2] != PACKET_OUTGOING:
+                if kind != PACKET_OUTGOING:
                     frames.append(data)
         return frames
 
@@ -64,10 +88,10 @@ class PacketPort:
             ready, _, _ = select.select([self.sock], [], [], max(0.0, deadline - time.monotonic()))
             while ready:
                 try:
-                    data, addr = self.sock.recvfrom(65535)
+                    data, kind = self._read()
                 except BlockingIOError:
                     break
-                if addr[2] == PACKET_OUTGOING:
+                if kind == PACKET_OUTGOING:
                     continue
                 frames.append(data)
                 if last(data):
