@@ -317,7 +317,7 @@ static __always_inline int xnf__ct_icmp6_untracked(__u8 type)
 	return (type >= 130 && type <= 137) || type == 143;
 }
 
-/* The identifier of an echo request or reply (0 for other types). */
+/* Whether type is an echo request or reply (request: whether a request), of the family's ICMP. */
 static __always_inline int xnf__ct_icmp_echo(__u8 family, __u8 type, int *request)
 {
 	*request = type == (family == 4 ? XNF__ICMP_ECHO_REQUEST : XNF__ICMP6_ECHO_REQUEST);

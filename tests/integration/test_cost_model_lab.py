@@ -306,7 +306,7 @@ def test_new_sessions_are_judged_as_new_over_established(fitted, tmp_path):
     doc = json.loads(results.read_text())
     assert {s["subject"] for s in doc["samples"]} == {"xdp", "afxdp/live"}
     for sample in doc["samples"]:
-        assert sample["new_mappings"] == flows and sample["pool_full"] == 0
+        assert sample["made"] == flows and sample["refused"] == 0
         assert sample["new_mpps"] > 0 and sample["established_mpps"] > 0
     for row in doc["summary"]:
         assert row["predicted_ratio"] == pytest.approx(row["predicted_new_mpps"] / row["predicted_established_mpps"],
@@ -318,3 +318,11 @@ def test_new_sessions_are_judged_as_new_over_established(fitted, tmp_path):
     assert c_task["new"]["xdp_ns_over_baseline"] > c_task["established"]["xdp_ns_over_baseline"]
     refused = run_xnf(["bench", "run", "new-sessions", "--profile", str(profile_file), "--flows", "70000"])
     assert refused.returncode != 0 and "--flows from 1,024 to 60,000" in refused.stderr
+    # the stateful acl: a connection made per flow, priced the same way
+    acl_out = tmp_path / "acl"
+    ran = run_xnf(["bench", "run", "new-sessions", "--nf", "acl", "--profile", str(profile_file), "--rounds", "1",
+                   "--seconds", "0.3", "--flows", str(flows), "--paths", "xdp", "--out", str(acl_out)], timeout=600)
+    assert ran.returncode == 0, ran.stderr
+    [results] = acl_out.glob("new_sessions-*.json")
+    doc = json.loads(results.read_text())
+    assert doc["nf"] == "acl" and [(s["made"], s["refused"]) for s in doc["samples"]] == [(flows, 0)]

@@ -87,14 +87,22 @@ def nat_on_a_stick(prefix: str = "") -> str:
                    ("inside port 0", f"outside port 0 gateway {GEN_MAC}", "public 203.0.113.1 ports 1024-65535"))
 
 
+# A stateful firewall (docs/conntrack.md): every frame looked up in the connection table, its connections made in the
+# warm-up (each flow's frames all come from one side, so each stays new, and is found).
+STATEFUL_ACL = "10 allow state established,related\n20 drop state invalid\n30 allow state new\ndefault drop\n"
+
+
 def operator_cases() -> list[NfCase]:
     """The acl with 10,000 prefix rules, the NAT on 1,000 established flows (their mappings made in the warm-up;
-    each frame a lookup and a write of its session's last use), and the two chained."""
+    each frame a lookup and a write of its session's last use), the two chained, and the acl with connection state
+    on 1,000 and 10,000 flows."""
     acl_1k = "".join(f"acl {line}\n" for line in nf_setup.acl_rules(1000, "prefixes").splitlines())
     return [
         NfCase("acl-10k-prefixes", "acl", nf_setup.acl_rules(10000, "prefixes"), THOUSAND_FLOWS),
         NfCase("nat-1k", "nat", nat_on_a_stick(), NAT_FLOWS),
         NfCase("chain-acl-nat", "chain:acl,nat", acl_1k + nat_on_a_stick("nat "), NAT_FLOWS),
+        NfCase("acl-stateful-1k", "acl", STATEFUL_ACL, THOUSAND_FLOWS),
+        NfCase("acl-stateful-10k", "acl", STATEFUL_ACL, ["--flows", "10000", "--vary", "sport"]),
     ]
 
 

@@ -1,9 +1,10 @@
-"""Does the advisor's price of a new session hold? The NAT on the lab's one port (python/xnf/model/cases.py: to a
-remote, each flow keeping its source port) on each path of the profile, set beside what `xnf advise --sessions new`
-and `xnf advise` predict for it.
+"""Does the advisor's price of a new session hold? An NF that keeps state per flow on the lab's one port, on each
+path of the profile, set beside what `xnf advise --sessions new` and `xnf advise` predict for it: the NAT (--nf nat,
+python/xnf/model/cases.py: to a remote, each flow keeping its source port; a flow's first frame makes a mapping and
+a session) or the stateful acl (--nf acl, docs/conntrack.md: a flow's first frame makes a connection).
 
-Each round, per path: a NAT started afresh; --flows flows' first frames flat out from the generator's core (every
-frame opens a mapping and a session), then the same flows again flat out for --seconds (every frame finds its own).
+Each round, per path: the NF started afresh; --flows flows' first frames flat out from the generator's core (every
+frame opens a session), then the same flows again flat out for --seconds (every frame finds its own).
 Both are rates of what came back translated, at overload: the RFC 2544 search the profile was fitted with cannot
 run on new sessions (its trials would run out of flows and of the pool within a fraction of a second), so the rates
 are not the profile's kind. What is judged is what they share: new over established, measured within one trial
@@ -11,6 +12,7 @@ are not the profile's kind. What is judged is what they share: new over establis
 each kind is measured before the rounds, three rounds against the baseline as `xnf advise` does.
 
     xnf bench run new-sessions [--profile P] [--rounds 5] [--seconds 1] [--paths xdp,afxdp/live,hybrid/live]
+                               [--nf nat|acl]
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from xnf import control, nf_cost
 from xnf.bench.study import Place, RoundsStudy
@@ -33,7 +36,8 @@ from xnf.model.predict import predict
 from xnf.model.profile import Profile, load
 
 NAME = "new-sessions"
-DESCRIPTION = "the advisor's price of a NAT's new sessions against the lab: new over established flows, per path"
+DESCRIPTION = "the advisor's price of new sessions (the NAT's, the stateful acl's) against the lab: new over " \
+              "established flows, per path"
 # At most: within one public address's pool (ports 1024-65535) and the NAT's session table as it starts by default
 FLOWS = 60000
 DEFAULT_PATHS = ["xdp", "afxdp/live", "hybrid/live"]
@@ -59,8 +63,21 @@ class Setup:
         return self.costs[kind]
 
 
-def _case(flows: int) -> lab_rate.NfCase:
-    return lab_rate.NfCase("nat-new", "nat", cases.nat_on_a_stick(), cases.nat_flows(flows))
+@dataclass(frozen=True)
+class SessionsNf:
+    """An NF whose flows' first frames make state: its case, and its counters of what was made and what was
+    refused for want of room."""
+    case: Callable[[int], lab_rate.NfCase]
+    made: str
+    refused: tuple[str, ...]
+
+
+NFS = {
+    "nat": SessionsNf(lambda flows: lab_rate.NfCase("nat-new", "nat", cases.nat_on_a_stick(), cases.nat_flows(flows)),
+                      "new_mapping", ("pool_full", "table_full")),
+    "acl": SessionsNf(lambda flows: lab_rate.NfCase("acl-new", "acl", cases.STATEFUL_ACL, cases.nat_flows(flows)),
+                      "ct_new", ("ct_full",)),
+}
 
 
 def prepare(args: argparse.Namespace) -> None:
@@ -68,7 +85,7 @@ def prepare(args: argparse.Namespace) -> None:
     profile = check_rounds.on_paths(full, args.paths)
     if profile is None:
         raise SystemExit(f"{NAME}: --paths among {', '.join(full.paths)}")
-    args.sessions_setup = Setup(profile, _case(args.flows))
+    args.sessions_setup = Setup(profile, NFS[args.nf].case(args.flows))
 
 
 def _candidate(setup: Setup, kind: str, path: str) -> advisor.Candidate:
@@ -86,6 +103,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--paths", default=",".join(DEFAULT_PATHS), help="the profile's paths to measure")
     parser.add_argument("--flows", type=int, default=FLOWS, help=f"new flows per trial (1,024 to {FLOWS:,}, the "
                         "default)")
+    parser.add_argument("--nf", choices=NFS, default="nat", help="the NF whose sessions are priced (default nat)")
 
 
 def trial(path: str, args: argparse.Namespace, place: Place) -> dict:
@@ -103,10 +121,10 @@ def trial(path: str, args: argparse.Namespace, place: Place) -> dict:
             time.sleep(SETTLE_S)
             rates[kind] = (back() - before) / run.seconds / 1e6
         counters = control.request_json(nf.name, "stats")["counters"]
+    made = NFS[args.nf]
     return {"subject": path, "new_mpps": round(rates["new"], 4), "established_mpps": round(rates["established"], 4),
             "new_over_established": round(rates["new"] / rates["established"], 4) if rates["established"] else None,
-            "new_mappings": counters.get("new_mapping"), "pool_full": counters.get("pool_full"),
-            "table_full": counters.get("table_full")}
+            "made": counters.get(made.made), "refused": sum(counters.get(c, 0) for c in made.refused)}
 
 
 def summarise(samples: list[dict], args: argparse.Namespace) -> list[dict]:
@@ -125,7 +143,7 @@ def summarise(samples: list[dict], args: argparse.Namespace) -> list[dict]:
                      "measured_ratio": round(measured, 4), "predicted_new_mpps": round(new, 4),
                      "predicted_established_mpps": round(est, 4), "predicted_ratio": round(new / est, 4),
                      "ratio_error": round(new / est / measured - 1, 4),
-                     "new_mappings": [s["new_mappings"] for s in mine]})
+                     "made": [s["made"] for s in mine]})
     for rate in ("new_mpps", "predicted_new_mpps"):
         if rows:
             max(rows, key=lambda r: r[rate])[f"fastest_by_{rate}"] = True
@@ -134,7 +152,7 @@ def summarise(samples: list[dict], args: argparse.Namespace) -> list[dict]:
 
 def _line(sample: dict) -> str:
     return (f"{sample['subject']:12s} new {sample['new_mpps']:.3f} Mpps, established {sample['established_mpps']:.3f}"
-            f" ({sample['new_over_established']}), {sample['new_mappings']} mappings made")
+            f" ({sample['new_over_established']}), {sample['made']} sessions made")
 
 
 def _report(row: dict) -> str:
@@ -147,7 +165,7 @@ def _report(row: dict) -> str:
 
 def _fields(args: argparse.Namespace) -> dict:
     setup = args.sessions_setup
-    return {"flows": args.flows, "generator_core": GEN_CORE, "dut_core": DUT_CORE, "profile": setup.profile.name,
+    return {"nf": args.nf, "flows": args.flows, "generator_core": GEN_CORE, "dut_core": DUT_CORE, "profile": setup.profile.name,
             "c_task": {kind: {"native_ns_over_baseline": round(c.whole.native_ns, 1),
                               "xdp_ns_over_baseline": round(c.whole.xdp_ns, 1)} for kind, c in setup.costs.items()}}
 
