@@ -90,9 +90,27 @@ static void unicast(void)
 	}
 }
 
+static void vlans(void)
+{
+	static const struct { const char *word; int ok; __u16 outer, inner; } cases[] = {
+		{ "10", 1, 10, 0 }, { "4094", 1, 4094, 0 }, { "4095", 0, 0, 0 }, { "0", 0, 0, 0 }, { "10.20", 1, 10, 20 },
+		{ "10.0", 0, 0, 0 }, { "10.", 0, 0, 0 }, { ".20", 0, 0, 0 }, { "10.20.30", 0, 0, 0 }, { "1..2", 0, 0, 0 },
+		{ ZEROS60 "7", 1, 7, 0 }, { "7." ZEROS60 "8", 1, 7, 8 }, { "+7", 0, 0, 0 }, { "7 ", 0, 0, 0 },
+		{ "99999999999999999999.1", 0, 0, 0 }, { "", 0, 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char err[256] = "";
+		__u16 ids[2] = { 0, 0 };
+		int ok = !xnf_rules_parse_vlan(cases[i].word, ids, err, sizeof(err));
+
+		expect("vlan", cases[i].word, ok, cases[i].ok, ((unsigned long long)ids[0] << 16) | ids[1],
+		       ((unsigned long long)cases[i].outer << 16) | cases[i].inner, err);
+	}
+}
+
 int main(void)
 {
-	void (*groups[])(void) = { numbers, ranges, prefixes, unicast };
+	void (*groups[])(void) = { numbers, ranges, prefixes, unicast, vlans };
 	int passed = 0, failed = 0;
 
 	for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
