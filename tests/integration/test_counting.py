@@ -52,7 +52,7 @@ def test_generator_refuses_bad_input(pair):
         (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--flows", "0"],
          "--flows takes a whole number from 1 to 65536, not '0'"),
         (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--vary", "ttl"], "unknown field 'ttl'"),
-        (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--proto", "sctp"], "--proto takes udp or tcp, not 'sctp'"),
+        (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--proto", "sctp"], "--proto takes udp, tcp or tcp-syn, not 'sctp'"),
         (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--src-ip", "2001:2::1", "--dst-ip", "198.18.0.2"],
          "both be IPv4 or both IPv6"),
         (["--iface", "gen0", "--dst-mac", "02:00:00:00:00:02", "--cores", "0,0"], "core 0 is given twice"),
