@@ -24,6 +24,7 @@ from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.pktio import PacketPort
 from xnf.lab.topology import Topology
+from xnf.model import cases
 from lab_helpers import wait_until
 from test_real_traffic import MODES as EVERY_MODE
 
@@ -158,8 +159,7 @@ def test_real_applications_opened_inside_work_and_an_outside_scan_gets_nothing(v
 
 
 TABLE_ENTRIES = 262144   # ACL_CT_ENTRIES (nfs/acl/acl.h)
-FLOOD_RULES = "10 allow state established,related\n20 drop state invalid\n30 allow state new\ndefault drop\n" \
-              "timeout tcp_syn_sent 3\n"
+FLOOD_RULES = cases.STATEFUL_ACL + "timeout tcp_syn_sent 3\n"
 
 
 def syn_flood(t: Topology, runs: int) -> None:

@@ -38,6 +38,7 @@ from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.paths import Selection
 from xnf.lab.topology import Topology
+from xnf.model import cases
 
 NAME = "conntrack-rates"
 DESCRIPTION = ("the stateful acl against nftables with conntrack: established flows and new connections per "
@@ -52,7 +53,7 @@ FLOOD_SYNS = 1_000_000
 FLOOD_RUNS = 16              # xnf-gen runs of 62,500 flows (it sends at most 65,536 flows a run), one /16 each
 FLOOD_PPS = 200000           # below every subject's rate of new connections: the SYNs reach the table, not a ring
 FIRST_SPORT = 2000
-RULES = "10 allow state established,related\n20 drop state invalid\n30 allow state new\ndefault drop\n"
+RULES = cases.STATEFUL_ACL
 
 
 def _flows(count: int, out_ip: str) -> list[str]:
