@@ -23,6 +23,9 @@ from xnf.lab.topology import Topology
 IPERF_PORT = 5201
 HTTP_PORT = 8080
 START_TIMEOUT_S = 10.0
+# iperf3 -w for a UDP flow that must lose nothing: a worker's batch, or a stall of the receiving process on a busy
+# host, fits (the default 208 KiB holds ~15 jumbo datagrams). At most net.core.rmem_max (4 MiB in kernel 6.18).
+BURST_RECEIVE_BUFFER = "4M"
 
 
 def udp_receive_errors(ns: str) -> int:

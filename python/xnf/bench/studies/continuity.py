@@ -64,7 +64,6 @@ EVENT_AFTER_S = 1.0
 WINDOW_SLACK_S = 4.0                 # a window's own time beyond --seconds, at most: iperf3's start, a restart
 WHOLE_RUN = "(whole run)"
 CAPACITY = "(capacity)"
-RECEIVE_BUFFER = "4M"                # the receiving socket's buffer: a burst from a worker's batch fits
 UPGRADE_VARIANT, UPGRADE_DEFINES = "upgrade", "-DXNF_CONTINUITY_UPGRADE=1"
 # xnf-gen's stream: an inside endpoint on h0's segment and a remote beyond h1 (no host has either address), and how
 # long the lab's capacity is measured in each path. Its mapping is made once, so the NAT keeps idle UDP mappings for
@@ -203,7 +202,7 @@ def _window(service: Service, event, args: argparse.Namespace) -> dict:
     def flow() -> apps.Transfer:
         return apps.iperf3(t, h0.ns, h1.ns, h1.ip, udp_datagrams=datagrams, bitrate=bitrate, reverse=True,
                            datagram_bytes=DATAGRAM_BYTES, port=apps.IPERF_PORT + 1, core=GEN_CORE,
-                           socket_buffer=RECEIVE_BUFFER)
+                           socket_buffer=apps.BURST_RECEIVE_BUFFER)
 
     def frames() -> dict:
         return _gen_inward(t, service.gen_port, "--rate", str(service.gen_pps), "--duration", str(args.seconds),
