@@ -4,12 +4,16 @@
  * interfaces until SIGINT/SIGTERM, through bpf_links (nothing stays attached
  * after it ends), or through libxdp's dispatcher (--libxdp, detached when it
  * ends). For hand-written baselines measured beside our NFs, and for the other
- * program the coexistence test runs beside an NF.
+ * program the coexistence test runs beside an NF. --redirect-to fills the
+ * object's one-slot devmap `redirect_to` (bpf/hand_redirect.bpf.c).
  *
  *   xnf-xdp-load --object OBJECT.o --iface IF [--iface IF ...] [--generic] [--libxdp [--priority N]]
+ *                [--redirect-to IF]
  */
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <net/if.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,7 +32,11 @@ struct options {
 	bool generic;
 	bool libxdp;
 	__u32 priority;
+	const char *redirect_to;
 };
+
+#define REDIRECT_MAP "redirect_to"
+
 
 static int take_iface(const struct xnf_option *o, const char *text, void *opts)
 {
@@ -48,6 +56,8 @@ static const struct xnf_option table[] = {
 	  .help = "attach through libxdp's multi-program dispatcher (needs bpffs: LIBXDP_BPFFS)" },
 	{ .name = "priority", .kind = XNF_OPT_UINT, .value = "N", .offset = offsetof(struct options, priority),
 	  .min = 0, .max = 1000, .help = "with --libxdp: the run priority, lower runs first (libxdp's default: 50)" },
+	{ .name = "redirect-to", .kind = XNF_OPT_STRING, .value = "IF", .offset = offsetof(struct options, redirect_to),
+	  .help = "the port the object's devmap " REDIRECT_MAP " sends to (bpf/hand_redirect.bpf.c)" },
 	XNF_OPTIONS_END,
 };
 
@@ -91,6 +101,27 @@ static int run_in_dispatcher(const struct options *opt, const struct xnf_port *p
 	return rc;
 }
 
+/* The loaded object's redirect_to devmap points at the interface named; 0 or an error said. */
+static int point_redirect(struct bpf_object *obj, const char *object, const char *iface)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(obj, REDIRECT_MAP);
+	__u32 slot = 0, ifindex = if_nametoindex(iface);
+
+	if (!map) {
+		xnf_error("%s has no devmap named %s for --redirect-to", object, REDIRECT_MAP);
+		return -1;
+	}
+	if (!ifindex) {
+		xnf_error("--redirect-to %s: no such interface", iface);
+		return -1;
+	}
+	if (bpf_map_update_elem(bpf_map__fd(map), &slot, &ifindex, BPF_ANY)) {
+		xnf_error("cannot send %s's frames to %s: %s", object, iface, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct xnf_port ports[XNF_MAX_PORTS];
@@ -103,6 +134,7 @@ int main(int argc, char **argv)
 
 	rc = xnf_options_parse(table, argc, argv, &opt, NULL,
 			       "usage: xnf-xdp-load --object FILE --iface IF [--iface IF ...] [--generic] [--libxdp [--priority N]]\n"
+			       "                    [--redirect-to IF]\n"
 			       "attaches an XDP program through bpf_links until SIGINT or SIGTERM", NULL);
 	if (rc)
 		return rc > 0 ? 0 : 2;
@@ -116,6 +148,10 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
+	if (opt.libxdp && opt.redirect_to) {
+		xnf_error("--redirect-to is for an object attached by itself, not through --libxdp");
+		return 2;
+	}
 	if (opt.libxdp)
 		return run_in_dispatcher(&opt, ports, &mask);
 	obj = bpf_object__open_file(opt.object, NULL);
@@ -129,6 +165,10 @@ int main(int argc, char **argv)
 	}
 	if (!prog || bpf_object__load(obj)) {
 		xnf_error("%s has no XDP program that loads", opt.object);
+		bpf_object__close(obj);
+		return 1;
+	}
+	if (opt.redirect_to && point_redirect(obj, opt.object, opt.redirect_to)) {
 		bpf_object__close(obj);
 		return 1;
 	}

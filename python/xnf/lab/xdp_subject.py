@@ -9,13 +9,16 @@ from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
 
 
-def attach(topology: Topology, how: tuple[str, str]):
-    """how: ("nf", NAME) or ("object", NAME of bpf/NAME.bpf.c). Returns a handle for detach."""
+def attach(topology: Topology, how: tuple[str, str], ifaces: tuple[str, ...] = ("dut0",),
+           redirect_to: str | None = None):
+    """how: ("nf", NAME) or ("object", NAME of bpf/NAME.bpf.c) on ifaces; redirect_to: the port a redirecting
+    object (hand_redirect) sends every frame to. Returns a handle for detach."""
     kind, what = how
     if kind == "nf":
         return NfInstance.start(topology, what, "xdp", topology.dut_ifaces)
-    proc = topology.spawn(topology.dut_ns, [str(build.tool_binary("xnf-xdp-load")), "--object",
-                                             str(build.bpf_object(what)), "--iface", "dut0"])
+    argv = [str(build.tool_binary("xnf-xdp-load")), "--object", str(build.bpf_object(what))]
+    argv += [arg for iface in ifaces for arg in ("--iface", iface)]
+    proc = topology.spawn(topology.dut_ns, argv + (["--redirect-to", redirect_to] if redirect_to else []))
     line = proc.stdout.readline()
     if "attached" not in line:
         raise XnfError(f"xnf-xdp-load failed: {proc.stderr.read()}")

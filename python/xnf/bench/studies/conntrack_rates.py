@@ -9,6 +9,9 @@ table, every new connection enters it. Subjects, in rounds whose order turns aro
   nftables   Linux forwarding between the ports, the same rules as an inet forward chain with conntrack
              (python/xnf/lab/netfilter.py: sequence numbers unchecked, as the acl): the yardstick of each scenario
   xdp, afxdp, hybrid, tc   `xnf run acl` with the rules, between the ports
+  and, on established flows, two bounds of what an XDP program can do here (--no-bounds leaves them out):
+  xdp-redirect   bpf/hand_redirect.bpf.c: one header byte read, every frame redirected: veth's and the redirect's floor
+  xdp-stateless  the acl in XDP with one stateless rule of the same shape (STATELESS_RULES): no connection table
 Scenarios:
   established   1,000 UDP flows, each opened from inside and answered once from outside before the clock starts
                 (so each is established in both), then flat out from inside for --seconds
@@ -19,7 +22,7 @@ Scenarios:
                 table refused, and the table's memory
 
     xnf bench run conntrack-rates [--rounds 5] [--seconds 2] [--scenarios established,new,syn-flood]
-                                  [--paths xdp,afxdp,hybrid,tc]
+                                  [--paths xdp,afxdp,hybrid,tc] [--no-bounds]
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.paths import Selection
 from xnf.lab.topology import Topology
+from xnf.lab.xdp_subject import attach, detach
 from xnf.model import cases
 
 NAME = "conntrack-rates"
@@ -54,6 +58,9 @@ FLOOD_RUNS = 16              # xnf-gen runs of 62,500 flows (it sends at most 65
 FLOOD_PPS = 200000           # below every subject's rate of new connections: the SYNs reach the table, not a ring
 FIRST_SPORT = 2000
 RULES = cases.STATEFUL_ACL
+STATELESS_RULES = "10 allow udp\ndefault drop\n"   # one tuple, as RULES' three rules make one
+REDIRECT_FLOOR, STATELESS = "xdp-redirect", "xdp-stateless"
+BOUNDS = (REDIRECT_FLOOR, STATELESS)   # measured on established flows only
 
 
 def _flows(count: int, out_ip: str) -> list[str]:
@@ -76,16 +83,32 @@ def _answers(t: Topology) -> None:
                              "--src-ip", out.gen_ip, "--dst-ip", inside.gen_ip, "--size", "64")
 
 
-def _dut(t: Topology, path: str, place: Place) -> NfInstance | None:
+def _subjects(args: argparse.Namespace) -> list[tuple[str, str]]:
+    bounds = [("established", bound) for bound in BOUNDS] if args.bounds and "established" in SUBJECTS.chosen(args)[0] else []
+    return SUBJECTS.subjects(args) + bounds
+
+
+def _options(parser: argparse.ArgumentParser) -> None:
+    SUBJECTS.options(parser)
+    parser.add_argument("--no-bounds", dest="bounds", action="store_false",
+                        help=f"leave out {' and '.join(BOUNDS)} (the bounds measured beside established flows)")
+
+
+def _dut(t: Topology, path: str, place: Place):
+    """The subject between the ports: None for Linux itself, else a handle that _stop ends."""
     if path == YARDSTICK:
         for link in t.links[:2]:
             netfilter.linux_forwards_to(t, link)
         netfilter.conntrack_like_the_acl(t.dut_ns, {})
         netfilter.nft(t.dut_ns, netfilter.acl_ruleset(RULES))
         return None
+    if path == REDIRECT_FLOOR:
+        # on both ports as the acl is (XDP on a veth gives it the NAPI its receive is pinned by); dut1's frames,
+        # the answers, go back out of dut1
+        return attach(t, ("object", "hand_redirect"), ifaces=t.dut_ifaces[:2], redirect_to=t.links[1].dut_if)
     rules = place.folder / "acl.rules"
-    rules.write_text(RULES)
-    mode, extra = PATHS[path]
+    rules.write_text(STATELESS_RULES if path == STATELESS else RULES)
+    mode, extra = PATHS["xdp" if path == STATELESS else path]
     return NfInstance.start(t, "acl", mode, t.dut_ifaces, rules=str(rules), extra=extra)
 
 
@@ -145,7 +168,7 @@ def trial(subject: tuple[str, str], args: argparse.Namespace, place: Place) -> d
             sample["after_over_before"] = round(sample["mpps_after_flood"] / sample["mpps"], 3) if sample["mpps"] \
                 else None
         if nf:
-            nf.stop()
+            detach(nf)
     return sample
 
 
@@ -183,11 +206,11 @@ def _report(row: dict) -> str:
 def _fields(args: argparse.Namespace) -> dict:
     return {"generator_core": GEN_CORE, "dut_core": DUT_CORE,
             "yardstick": f"{YARDSTICK} {SUBJECTS.chosen(args)[0][0]}",
-            "rules": RULES, "established_flows": ESTABLISHED_FLOWS, "new_flows": NEW_FLOWS,
+            "rules": RULES, "stateless_rules": STATELESS_RULES, "established_flows": ESTABLISHED_FLOWS, "new_flows": NEW_FLOWS,
             "flood_syns": FLOOD_SYNS, "paths": paths_described(PATHS)}
 
 
-STUDY = RoundsStudy(NAME, "conntrack_rates", subjects=SUBJECTS.subjects, trial=trial, summarise=summarise, rounds=5,
-                    seconds=2.0, options=SUBJECTS.options, check=SUBJECTS.check, line=_line, report=_report,
+STUDY = RoundsStudy(NAME, "conntrack_rates", subjects=_subjects, trial=trial, summarise=summarise, rounds=5,
+                    seconds=2.0, options=_options, check=SUBJECTS.check, line=_line, report=_report,
                     fields=_fields)
 add_arguments, run = STUDY.add_arguments, STUDY.run
