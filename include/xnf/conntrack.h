@@ -6,8 +6,9 @@
  *   struct xnf_ct ct;
  *   __u32 state = xnf_ct_track(fw_ct, &h, &t, pkt, &ct);   XNF_CT_NEW, _ESTABLISHED, _RELATED, _INVALID, _UNTRACKED
  *   ... the NF decides by it ...
- *   if (xnf_ct_confirm(fw_ct, &ct) < 0)          a new connection enters the table only with a frame that passes
- *           drop and count: the table is full
+ *   int room = xnf_ct_confirm(fw_ct, &ct);      a new connection enters the table only with a frame that passes
+ *   room < 0: drop and count (the table is full of answered connections); room > 0: it took the place of the oldest
+ *           connection never answered (count it)
  *   xnf_ct_sweep(maps, "fw_ct", &cursor)         in the NF's housekeeping (<xnf/conntrack_sweep.h>)
  *
  * As netfilter: a connection's first frame is new and so is every frame its opener sends until the other side
@@ -20,7 +21,10 @@
  *
  * One entry per connection, keyed by its two endpoints in a fixed order, so both directions find it with one lookup.
  * An entry idle past its state's time is over: the next frame treats it as absent and the sweeper frees it. A full
- * table refuses new connections (xnf_ct_confirm fails): the entries it holds keep their flows, as netfilter's does.
+ * table makes room as netfilter's does (its early drop): the oldest connection that was never answered gives its
+ * entry to the new one; answered connections keep theirs, and where every entry is answered the new connection is
+ * refused (xnf_ct_confirm fails). The table remembers its newest connections' keys in order, as many as it has
+ * entries (a ring beside it: 40 bytes an entry), to find the oldest unanswered one without a search.
  */
 #ifndef XNF_CONNTRACK_H
 #define XNF_CONNTRACK_H
@@ -111,12 +115,25 @@ struct xnf_ct {
 	__u32 creates;              /* confirm writes a new entry (over one that is over, if any) */
 };
 
+/* The ring of the newest connections' keys: where the next is written, and where the search for one to drop goes on. */
+struct xnf_ct_ring_ends {
+	__u64 head;
+	__u64 tail;
+};
+
+/* How many of the oldest remembered connections a full table looks at for one never answered, before it refuses. */
+#define XNF_CT_EARLY_DROP_TRIES 8
+
 #define XNF_CT_TABLE(name, max_entries)                                                   \
 	XNF_MAP_HASH(name, struct xnf_ct_key, struct xnf_ct_entry, max_entries);           \
-	XNF_MAP_ARRAY(name##_timeouts, __u32, XNF_CT_NTIMEOUTS)
+	XNF_MAP_ARRAY(name##_timeouts, __u32, XNF_CT_NTIMEOUTS);                           \
+	XNF_MAP_ARRAY(name##_newest, struct xnf_ct_key, max_entries);                      \
+	XNF_MAP_ARRAY(name##_newest_ends, struct xnf_ct_ring_ends, 1);                     \
+	enum { name##_ring_slots = max_entries }
 
 #define xnf_ct_track(table, h, t, pkt, ct) xnf__ct_track(&table, &table##_timeouts, h, t, pkt, ct)
-#define xnf_ct_confirm(table, ct) xnf__ct_confirm(&table, ct)
+#define xnf_ct_confirm(table, ct) \
+	xnf__ct_confirm(&table, &table##_newest, &table##_newest_ends, table##_ring_slots, ct)
 
 /* TCP flags as in the header's 14th byte. */
 #define XNF__CT_FIN 0x01
@@ -428,14 +445,66 @@ static __always_inline __u32 xnf__ct_track(void *table, void *timeouts, const st
 	return ct->state;
 }
 
-/* Puts a new connection in the table, its frame having passed. 0, or -1: the table is full (the frame must not pass:
- * its answer would be invalid). */
-static __always_inline int xnf__ct_confirm(void *table, const struct xnf_ct *ct)
+/* The new connection's key written at the ring's head. Two CPUs take different slots (the head is added to
+ * atomically); a slot overwritten before anyone looked at it only leaves its connection to its idle time. */
+static __always_inline void xnf__ct_remember(void *ring, struct xnf_ct_ring_ends *ends, __u32 slots,
+					     const struct xnf_ct_key *k)
 {
+	__u32 slot = (__u32)(__sync_fetch_and_add(&ends->head, 1) % slots);
+	struct xnf_ct_key *kept = xnf_map_lookup(ring, &slot);
+
+	if (kept)
+		__builtin_memcpy(kept, k, sizeof(*kept));
+}
+
+/* Deletes the oldest remembered connection that was never answered, looking at up to XNF_CT_EARLY_DROP_TRIES of them;
+ * 1 if one went. The tail moves without a lock: two CPUs may look at the same slot, and the second finds it gone. */
+static __always_inline int xnf__ct_early_drop(void *table, void *ring, struct xnf_ct_ring_ends *ends, __u32 slots)
+{
+	for (int i = 0; i < XNF_CT_EARLY_DROP_TRIES; i++) {
+		__u64 head = ends->head, tail = ends->tail;
+		struct xnf_ct_entry *e;
+		struct xnf_ct_key *k;
+		__u32 slot;
+
+		if (head - tail > slots)
+			tail = head - slots;   /* the older ones were written over */
+		if (tail >= head)
+			return 0;
+		ends->tail = tail + 1;
+		slot = (__u32)(tail % slots);
+		k = xnf_map_lookup(ring, &slot);
+		if (!k)
+			return 0;
+		e = xnf_map_lookup(table, k);
+		if (e && !e->seen_reply && xnf_map_delete(table, k) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Puts a new connection in the table, its frame having passed. 0; 1: it took the entry of the oldest connection never
+ * answered; -1: every connection looked at was answered, the table is full (the frame must not pass: its answer
+ * would be invalid). */
+static __always_inline int xnf__ct_confirm(void *table, void *ring, void *ends_map, __u32 slots, const struct xnf_ct *ct)
+{
+	struct xnf_ct_ring_ends *ends;
+	__u32 zero = 0;
+	int dropped = 0;
+
 	if (!ct->creates)
 		return 0;
+	ends = xnf_map_lookup(ends_map, &zero);
+	if (!ends)
+		return -1;
 	/* BPF_ANY: a connection that is over may still hold the key until the sweeper comes. */
-	return xnf_map_update(table, &ct->key, &ct->entry, BPF_ANY) == 0 ? 0 : -1;
+	if (xnf_map_update(table, &ct->key, &ct->entry, BPF_ANY) != 0) {
+		dropped = xnf__ct_early_drop(table, ring, ends, slots);
+		if (!dropped || xnf_map_update(table, &ct->key, &ct->entry, BPF_ANY) != 0)
+			return -1;
+	}
+	xnf__ct_remember(ring, ends, slots, &ct->key);
+	return dropped;
 }
 
 #endif /* XNF_CONNTRACK_H */

@@ -16,7 +16,8 @@ XNF_MAP_HASH_GROWING(acl_entries, struct acl_key, struct acl_entry, ACL_MAX_ENTR
 XNF_MAP_ARRAY(acl_tuples, struct acl_tuple, ACL_GENERATIONS * ACL_MAX_TUPLES);
 XNF_MAP_ARRAY(acl_config, __u32, ACL_NSETTINGS);
 XNF_CT_TABLE(acl_ct, ACL_CT_ENTRIES);
-XNF_COUNTER_NAMES("rule_allow", "rule_drop", "default_allow", "default_drop", "non_ip", "ct_new", "ct_full");
+XNF_COUNTER_NAMES("rule_allow", "rule_drop", "default_allow", "default_drop", "non_ip", "ct_new", "ct_full",
+		  "ct_early_drop");
 
 /* The packet's fields, and the best match found so far, carried through the search over the tuples. */
 struct acl_search {
@@ -144,10 +145,14 @@ static __always_inline xnf_verdict acl(struct xnf_pkt *pkt)
 	if (acl_action_for(&h, &t, pkt, &ct) == ACL_DROP)
 		return XNF_DROP;
 	if (ct.creates) {
-		if (xnf_ct_confirm(acl_ct, &ct) < 0) {
+		int room = xnf_ct_confirm(acl_ct, &ct);
+
+		if (room < 0) {
 			xnf_count_event(ACL_CNT_CT_FULL);
 			return XNF_DROP;
 		}
+		if (room > 0)
+			xnf_count_event(ACL_CNT_CT_EARLY_DROP);
 		xnf_count_event(ACL_CNT_CT_NEW);
 	}
 	return xnf_forward(pkt);

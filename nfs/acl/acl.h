@@ -105,7 +105,8 @@ enum acl_counter {
 	ACL_CNT_DEFAULT_DROP,
 	ACL_CNT_NON_IP,
 	ACL_CNT_CT_NEW,           /* connections that entered the table */
-	ACL_CNT_CT_FULL,          /* frames of new connections dropped: the table was full */
+	ACL_CNT_CT_FULL,          /* frames of new connections dropped: the table was full of answered ones */
+	ACL_CNT_CT_EARLY_DROP,    /* connections never answered whose entries new ones took (the table full) */
 };
 
 /* The mask of the high `bits` of a 32-bit word, in network order. */

@@ -159,7 +159,6 @@ def test_real_applications_opened_inside_work_and_an_outside_scan_gets_nothing(v
 
 
 TABLE_ENTRIES = 262144   # ACL_CT_ENTRIES (nfs/acl/acl.h)
-FLOOD_RULES = cases.STATEFUL_ACL + "timeout tcp_syn_sent 3\n"
 
 
 def syn_flood(t: Topology, runs: int) -> None:
@@ -170,26 +169,60 @@ def syn_flood(t: Topology, runs: int) -> None:
                          "saddr", "--src-ip", f"10.{64 + run}.0.0", "--dst-ip", "198.51.100.7", "--dport", "80")
 
 
+def answered_flows(ports: range) -> list[Step]:
+    return [step for port in ports for step in (Step(INSIDE, udp(INSIDE, port, 53), True, f"flow {port} opens"),
+                                                 Step(OUTSIDE, udp(OUTSIDE, 53, port), True, f"flow {port} answered"))]
+
+
 @pytest.mark.parametrize("mode", paths.options_by_key("xdp", "afxdp"))
-def test_a_full_table_refuses_new_connections_keeps_the_old_and_frees_what_is_over(mode, rules_file, two_port):
-    """The table's policy (docs/conntrack.md): full, a new connection's frame is dropped and counted (ct_full), an
-    established one's passes; once the half-open connections are over, the sweeper frees them and new ones get in."""
+def test_a_syn_flood_past_the_table_gives_way_to_new_connections(mode, rules_file, two_port):
+    """The table's policy when full (docs/conntrack.md), as netfilter's early drop: 300,000 SYNs never answered
+    into a table of 262,144 all get in, each past the table's size in the entry of the oldest unanswered one
+    (counted: ct_early_drop), none refused; the answered connection from before the flood keeps passing, and a new
+    connection opened after it gets in and is answered."""
     name, extra = MODES[mode]
-    nf = NfInstance.start(two_port, "acl", name, two_port.dut_ifaces, rules=rules_file(FLOOD_RULES), extra=extra)
+    nf = NfInstance.start(two_port, "acl", name, two_port.dut_ifaces, rules=rules_file(cases.STATEFUL_ACL),
+                          extra=extra)
     wire = Wire(two_port)
     try:
-        opened = [Step(INSIDE, udp(INSIDE, 7100, 53), True, "a UDP flow opens"),
-                  Step(OUTSIDE, udp(OUTSIDE, 53, 7100), True, "it is answered")]
-        assert differences(opened, wire.run(opened)) == []
+        before = answered_flows(range(7100, 7101))
+        assert differences(before, wire.run(before)) == []
         syn_flood(two_port, 5)
         counters = control.request_json(nf.name, "stats")["counters"]
-        assert counters["ct_new"] == TABLE_ENTRIES and counters["ct_full"] > 0, counters
-        during = [Step(INSIDE, udp(INSIDE, 7100, 53), True, "the established flow, table full"),
-                  Step(INSIDE, udp(INSIDE, 7101, 53), False, "a new flow, table full: refused")]
+        assert counters["ct_new"] > TABLE_ENTRIES and counters["ct_full"] == 0, counters
+        assert counters["ct_early_drop"] == counters["ct_new"] - TABLE_ENTRIES, counters
+        after = [Step(INSIDE, udp(INSIDE, 7100, 53), True, "the answered flow, after the flood"),
+                 *answered_flows(range(7101, 7102))]
+        assert differences(after, wire.run(after)) == []
+        assert control.request_json(nf.name, "stats")["counters"]["ct_early_drop"] == counters["ct_early_drop"] + 1
+    finally:
+        wire.close()
+    assert nf.stop() == 0
+
+
+SMALL_TABLE = 8
+
+
+@pytest.mark.parametrize("mode", paths.options_by_key("xdp", "afxdp"))
+def test_a_table_full_of_answered_connections_refuses_new_ones_until_the_sweeper_frees(mode, rules_file, two_port):
+    """A table (--map-size acl_ct=8) full of answered connections: a new connection's frame is dropped and counted
+    (ct_full), the answered ones keep passing; once they are over (udp_stream 2 s), the sweeper frees them and new
+    connections get in."""
+    name, extra = MODES[mode]
+    nf = NfInstance.start(two_port, "acl", name, two_port.dut_ifaces,
+                          rules=rules_file(cases.STATEFUL_ACL + "timeout udp_stream 2\n"),
+                          extra=[*extra, "--map-size", f"acl_ct={SMALL_TABLE}"])
+    wire = Wire(two_port)
+    try:
+        full = answered_flows(range(7100, 7100 + SMALL_TABLE))
+        assert differences(full, wire.run(full)) == []
+        during = [Step(INSIDE, udp(INSIDE, 7100, 53), True, "an answered flow, table full"),
+                  Step(INSIDE, udp(INSIDE, 7200, 53), False, "a new flow, table full of answered ones: refused")]
         assert differences(during, wire.run(during)) == []
-        later = [Step(INSIDE, udp(INSIDE, 7102, 53), True, "a new flow once the half-open ones are over")]
-        wait_until(lambda: wire.run(later) == [True], timeout_s=60, what="the sweeper freeing half-open entries")
-        assert control.request_json(nf.name, "stats")["counters"]["ct_full"] > counters["ct_full"]
+        counters = control.request_json(nf.name, "stats")["counters"]
+        assert counters["ct_full"] == 1 and counters["ct_early_drop"] == 0, counters
+        later = [Step(INSIDE, udp(INSIDE, 7201, 53), True, "a new flow once the answered ones are over")]
+        wait_until(lambda: wire.run(later) == [True], timeout_s=60, what="the sweeper freeing the over entries")
     finally:
         wire.close()
     assert nf.stop() == 0

@@ -19,7 +19,7 @@ Scenarios:
   syn-flood     the established flows measured, then 1,000,000 SYNs from 1,000,000 sources, each a new connection,
                 flat out (more than the table holds: the acl's holds 262,144; netfilter's nf_conntrack_max), then
                 the established flows measured again: the ratio after/before, what entered the table, what the full
-                table refused, and the table's memory
+                table refused, the unanswered entries it gave to new ones, and the table's memory
 
     xnf bench run conntrack-rates [--rounds 5] [--seconds 2] [--scenarios established,new,syn-flood]
                                   [--paths xdp,afxdp,hybrid,tc] [--no-bounds]
@@ -121,6 +121,7 @@ def _table(t: Topology, nf: NfInstance | None, path: str) -> dict:
         return {"entries": read("nf_conntrack_count"), "limit": read("nf_conntrack_max")}
     counters = control.request_json(nf.name, "stats")["counters"]
     return {"entries_created": counters["ct_new"], "refused_full": counters["ct_full"],
+            "early_drops": counters["ct_early_drop"],
             "table_bytes": _map_bytes("acl_ct") if paths.find(path).nf_in_kernel else None,
             "dut_rss_kib": _rss_kib(nf)}
 
@@ -173,7 +174,7 @@ def trial(subject: tuple[str, str], args: argparse.Namespace, place: Place) -> d
 
 
 FLOOD_FIELDS = ("after_over_before", "syns_passed", "entries", "limit", "entries_created", "refused_full",
-                "table_bytes", "dut_rss_kib")
+                "early_drops", "table_bytes", "dut_rss_kib")
 
 
 def _flood_medians(scenario: str, mine: list[dict]) -> dict:
