@@ -13,7 +13,8 @@ A rule whose matches contradict each other (`tcp dport 22 udp dport 53`) matches
 and is left out, named. A chain of one family (an `ip6` table, ip6tables-save) keeps the other family's frames out
 of its rules and its policy.
 Non-IP frames are always forwarded by the acl: an accepting rule about them changes nothing and is left out
-silently, a dropping one is named."""
+silently, a dropping one is named. A bridge or netdev chain's rules are taken with a note: frames with two VLAN tags
+meet them in the acl but not in nftables (TWO_TAGS_NOTE)."""
 
 from __future__ import annotations
 
@@ -57,6 +58,7 @@ class Conversion:
     lines: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)   # (the rule, why it was left out)
     default: str | None = None
+    notes: list[str] = field(default_factory=list)   # where the rules taken match otherwise than their source
 
     def add(self, bodies: list[str]) -> None:
         self.lines += bodies
@@ -530,7 +532,18 @@ def from_nft_json(text: str, chain: str | None = None) -> Conversion:
             out.skipped.append((described, "not a rule as nft writes it"))
     policy = picked.get("policy", "accept")
     _policy(out, policy if isinstance(policy, str) else None, family, budget)
+    if table_family in LINK_FAMILIES:
+        out.notes.append(TWO_TAGS_NOTE.format(family=table_family))
     return out
+
+
+# Linux moves a frame's outermost VLAN tag out of it before a bridge or netdev chain sees it, so that nftables' IP
+# matches there (ip saddr, tcp dport, ...) take frames of no tag or one and skip frames of two; the acl's match the IP
+# header behind up to two tags (nfs/acl/README.md). Measured on kernel 6.18 (research/lab-notebook.md).
+TWO_TAGS_NOTE = ("in a {family} chain nftables' IP matches skip frames with two VLAN tags, where the acl's rules "
+                 "match the IP header behind them: such frames meet these rules in the acl and only the policy in "
+                 "nftables")
+LINK_FAMILIES = ("bridge", "netdev")
 
 
 def _accepts(rule: dict) -> bool:
@@ -668,6 +681,7 @@ def rules_text(conversion: Conversion, step: int = DEFAULT_STEP) -> str:
     if conversion.default:
         lines.append(f"default {conversion.default}")
     lines += [f"# left out: {what}: {why}" for what, why in conversion.skipped]
+    lines += [f"# note: {note}" for note in conversion.notes]
     return "\n".join(lines) + "\n"
 
 
@@ -707,4 +721,6 @@ def run(source: str, kind: str, chain: str | None, step: int, out: str | None, f
         sys.stdout.write(written)
     left = f"; {len(conversion.skipped)} left out, each named in a comment" if conversion.skipped else ""
     print(f"xnf acl import: {len(conversion.lines)} acl rules{left}", file=sys.stderr)
+    for note in conversion.notes:
+        print(f"xnf acl import: note: {note}", file=sys.stderr)
     return 0

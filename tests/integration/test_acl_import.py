@@ -168,6 +168,8 @@ def test_what_it_writes_is_what_nftables_matched_and_loads(tmp_path):
     left_out = [ln for ln in bridge.stdout.splitlines() if ln.startswith("# left out")]
     assert len(left_out) == 3 and "without a VLAN id" in left_out[0] and "pcp" in left_out[1] \
         and "802.1ad" in left_out[2], bridge.stdout
+    assert "two VLAN tags" in bridge.stderr and "# note: in a bridge chain" in bridge.stdout, bridge.stderr
+    assert "note" not in inet.stdout + inet.stderr + six.stdout + six.stderr
     for name, done in (("inet", inet), ("six", six), ("bridge", bridge)):
         (tmp_path / name).write_text(done.stdout)
         checked = subprocess.run([str(build.nf_binary("acl")), "check-rules", str(tmp_path / name)],
