@@ -84,8 +84,14 @@ def _answers(t: Topology) -> None:
 
 
 def _subjects(args: argparse.Namespace) -> list[tuple[str, str]]:
-    bounds = [("established", bound) for bound in BOUNDS] if args.bounds and "established" in SUBJECTS.chosen(args)[0] else []
-    return SUBJECTS.subjects(args) + bounds
+    """Each scenario's subjects together; the bounds right after the established flows' paths, so that a slow
+    spell of the host moves them with the yardstick they are compared to."""
+    subjects = []
+    for scenario, path in SUBJECTS.subjects(args):
+        subjects.append((scenario, path))
+        if scenario == "established" and path == SUBJECTS.chosen(args)[1][-1] and args.bounds:
+            subjects += [(scenario, bound) for bound in BOUNDS]
+    return subjects
 
 
 def _options(parser: argparse.ArgumentParser) -> None:
@@ -114,15 +120,15 @@ def _dut(t: Topology, path: str, place: Place):
 
 def _table(t: Topology, nf: NfInstance | None, path: str) -> dict:
     """The connection table's entries and memory: conntrack's count and limit, or the acl's counters, its table's
-    bytes where the NF runs in the kernel (the map's own account of its memory) and the process's resident set
-    (which holds the table where the NF runs in user space)."""
+    bytes with the ring of its newest keys where the NF runs in the kernel (the maps' own account of their memory)
+    and the process's resident set (which holds them where the NF runs in user space)."""
     if nf is None:
         read = lambda name: int(netns.run(t.dut_ns, ["cat", f"/proc/sys/net/netfilter/{name}"]).stdout)
         return {"entries": read("nf_conntrack_count"), "limit": read("nf_conntrack_max")}
     counters = control.request_json(nf.name, "stats")["counters"]
     return {"entries_created": counters["ct_new"], "refused_full": counters["ct_full"],
             "early_drops": counters["ct_early_drop"],
-            "table_bytes": _map_bytes("acl_ct") if paths.find(path).nf_in_kernel else None,
+            "table_bytes": _maps_bytes(("acl_ct", "acl_ct_newest")) if paths.find(path).nf_in_kernel else None,
             "dut_rss_kib": _rss_kib(nf)}
 
 
@@ -131,6 +137,11 @@ def _map_bytes(name: str) -> int | None:
     shown = subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True)
     maps = [m for m in json.loads(shown.stdout or "[]") if m.get("name") == name]
     return max(maps, key=lambda m: m["id"]).get("bytes_memlock") if maps else None
+
+
+def _maps_bytes(names: tuple[str, ...]) -> int | None:
+    sizes = [_map_bytes(name) for name in names]
+    return None if None in sizes else sum(sizes)
 
 
 def _rss_kib(nf: NfInstance) -> int | None:
