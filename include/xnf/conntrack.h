@@ -104,15 +104,19 @@ struct xnf_ct_entry {
 	__u8 tcp_state;      /* enum xnf_ct_tcp; XNF_TCP_NONE for other protocols */
 	__u8 opener;         /* the endpoint (index in the key) whose frame opened it: its frames go the original way */
 	__u8 seen_reply;     /* the other endpoint has sent */
-	__u8 pad[5];
+	__u8 nf_note;        /* the NF's own, with nf_epoch: zero when the connection enters (the acl keeps its */
+	__u32 nf_epoch;      /* rules' decision for each direction there) */
 };
 
 /* One frame's tracking, from xnf_ct_track to xnf_ct_confirm. */
 struct xnf_ct {
 	struct xnf_ct_key key;
 	struct xnf_ct_entry entry;  /* what confirm writes */
+	struct xnf_ct_entry found;  /* the connection's entry as this frame left it, where the table holds one */
 	__u32 state;                /* enum xnf_ct_state */
 	__u32 creates;              /* confirm writes a new entry (over one that is over, if any) */
+	__u32 sender;               /* the frame's sender: its endpoint's index in the key */
+	__u32 in_table;             /* found is the table's entry */
 };
 
 /* The ring of the newest connections' keys: where the next is written, and where the search for one to drop goes on. */
@@ -132,6 +136,8 @@ struct xnf_ct_ring_ends {
 	enum { name##_ring_slots = max_entries }
 
 #define xnf_ct_track(table, h, t, pkt, ct) xnf__ct_track(&table, &table##_timeouts, h, t, pkt, ct)
+/* The table's entry of the frame's connection, to write the NF's own fields (nf_note, nf_epoch); NULL: none. */
+#define xnf_ct_entry(table, ct) ((struct xnf_ct_entry *)xnf_map_lookup(&table, &(ct)->key))
 #define xnf_ct_confirm(table, ct) \
 	xnf__ct_confirm(&table, &table##_newest, &table##_newest_ends, table##_ring_slots, ct)
 
@@ -284,6 +290,8 @@ static __always_inline void xnf__ct_tcp(struct xnf_ct *ct, struct xnf_ct_entry *
 	if (sender != e->opener)
 		e->seen_reply = 1;
 	ct->state = e->seen_reply ? XNF_CT_ESTABLISHED : XNF_CT_NEW;
+	ct->found = *e;
+	ct->in_table = 1;
 }
 
 /* A frame of a protocol without states: new until answered. Only `opens` frames may start one. */
@@ -305,6 +313,8 @@ static __always_inline void xnf__ct_stateless(struct xnf_ct *ct, struct xnf_ct_e
 	if (sender != e->opener)
 		e->seen_reply = 1;
 	ct->state = e->seen_reply ? XNF_CT_ESTABLISHED : XNF_CT_NEW;
+	ct->found = *e;
+	ct->in_table = 1;
 }
 
 /* The entry of key in force now, or NULL. */
@@ -415,6 +425,7 @@ static __always_inline void xnf__ct_icmp(void *table, void *timeouts, const stru
 		return;
 	}
 	sender = xnf__ct_make_key(&ct->key, t->family, t->proto, t->saddr, id, t->daddr, id);
+	ct->sender = sender;
 	xnf__ct_stateless(ct, xnf__ct_find(table, timeouts, &ct->key, now), sender, request, now);
 }
 
@@ -438,6 +449,7 @@ static __always_inline __u32 xnf__ct_track(void *table, void *timeouts, const st
 		return ct->state;
 	}
 	sender = xnf__ct_make_key(&ct->key, t->family, t->proto, t->saddr, t->sport, t->daddr, t->dport);
+	ct->sender = sender;
 	if (h->tcp)
 		xnf__ct_tcp(ct, xnf__ct_find(table, timeouts, &ct->key, now), sender, ((const __u8 *)h->tcp)[13], now);
 	else

@@ -106,26 +106,76 @@ static __always_inline void acl_vlan_fields(const struct xnf_headers *h, struct 
 	}
 }
 
+_Static_assert(ACL_CNT_RULE_ALLOW == 0 && ACL_CNT_RULE_DROP == 1 && ACL_CNT_DEFAULT_ALLOW == 2 &&
+	       ACL_CNT_DEFAULT_DROP == 3, "an outcome is its counter, in two bits, the low one for a drop");
+
+/* What decided a frame, as its counter: a rule or the default, allowing or dropping (the low bit: dropping). */
+static __always_inline __u32 acl_outcome(__u32 by_rule, __u32 action)
+{
+	return (by_rule ? ACL_CNT_RULE_ALLOW : ACL_CNT_DEFAULT_ALLOW) + (action == ACL_DROP);
+}
+
+/* The outcome kept in an established connection's entry for the frame's direction under these rules (epoch), or -1.
+ * Four bits a direction in nf_note: a kept bit and the outcome. */
+#define ACL_KEPT 4
+
+static __always_inline int acl_kept_outcome(const struct xnf_ct *ct, __u32 epoch)
+{
+	__u32 bits;
+
+	if (!ct->in_table || ct->state != XNF_CT_ESTABLISHED || ct->found.nf_epoch != epoch)
+		return -1;
+	bits = (__u32)ct->found.nf_note >> (4 * (ct->sender & 1));
+	return bits & ACL_KEPT ? (int)(bits & 3) : -1;
+}
+
+/* Once per direction and epoch (a lookup again). Two CPUs writing the two directions at once may lose one's bits:
+ * its next frame searches again. */
+static __always_inline void acl_keep_outcome(const struct xnf_ct *ct, __u32 epoch, __u32 outcome)
+{
+	struct xnf_ct_entry *e;
+
+	if (!ct->in_table || ct->state != XNF_CT_ESTABLISHED)
+		return;
+	e = xnf_ct_entry(acl_ct, ct);
+	if (!e)
+		return;
+	if (e->nf_epoch != epoch) {
+		e->nf_note = 0;
+		e->nf_epoch = epoch;
+	}
+	e->nf_note |= (__u8)((ACL_KEPT | outcome) << (4 * (ct->sender & 1)));
+}
+
 static __always_inline __u32 acl_action_for(const struct xnf_headers *h, const struct xnf_5tuple *t,
 					     const struct xnf_pkt *pkt, struct xnf_ct *ct)
 {
-	__u32 generation = acl_setting(ACL_SETTING_ACTIVE) & 1;
+	__u32 epoch = acl_setting(ACL_SETTING_ACTIVE), generation = epoch & 1;
+	__u32 tracking = acl_setting(ACL_SETTING_TRACKS_0 + generation), outcome;
+	__u32 steady = (tracking & ACL_TRACKS) && (tracking & ACL_STEADY);   /* ct is tracked only where it tracks */
 	struct acl_search s;
+	int kept;
 
 	__builtin_memset(&s, 0, sizeof(s));
 	acl_packet_fields(h, t, &s.packet);
-	acl_vlan_fields(h, &s);
-	if (acl_setting(ACL_SETTING_TRACKS_0 + generation))
+	if (tracking & ACL_TRACKS) {
 		s.packet.ct_state = (__u8)xnf_ct_track(acl_ct, h, t, pkt, ct);
+		kept = steady ? acl_kept_outcome(ct, epoch) : -1;
+		if (kept >= 0) {
+			xnf_count_event((__u32)kept);
+			return kept & 1 ? ACL_DROP : ACL_ALLOW;
+		}
+	}
+	acl_vlan_fields(h, &s);
 	s.base = generation * ACL_MAX_TUPLES;
 	s.tuples = acl_setting(ACL_SETTING_TUPLES_0 + generation);
 	xnf_loop(ACL_MAX_TUPLES, acl_try_tuple, &s);
-	if (s.found) {
-		xnf_count_event(s.action == ACL_DROP ? ACL_CNT_RULE_DROP : ACL_CNT_RULE_ALLOW);
-		return s.action;
-	}
-	s.action = acl_setting(ACL_SETTING_DEFAULT);
-	xnf_count_event(s.action == ACL_DROP ? ACL_CNT_DEFAULT_DROP : ACL_CNT_DEFAULT_ALLOW);
+	if (!s.found)
+		s.action = acl_setting(ACL_SETTING_DEFAULT);
+	outcome = acl_outcome(s.found, s.action);
+	if (steady)
+		acl_keep_outcome(ct, epoch, outcome);
+	xnf_count_event(outcome);
 	return s.action;
 }
 

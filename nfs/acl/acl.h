@@ -90,12 +90,18 @@ struct acl_entry {
 
 enum acl_setting {
 	ACL_SETTING_DEFAULT = 0,  /* the action when no rule matches (enum acl_action) */
-	ACL_SETTING_ACTIVE,       /* the generation in force */
+	ACL_SETTING_ACTIVE,       /* the rules' epoch, one more every commit; its low bit the generation in force */
 	ACL_SETTING_TUPLES_0,     /* how many tuples each generation has */
 	ACL_SETTING_TUPLES_1,
-	ACL_SETTING_TRACKS_0,     /* whether each generation's rules name a connection state: then frames are tracked */
+	ACL_SETTING_TRACKS_0,     /* each generation's enum acl_tracking bits */
 	ACL_SETTING_TRACKS_1,
 	ACL_NSETTINGS,
+};
+
+enum acl_tracking {
+	ACL_TRACKS = 1,           /* some rule names a connection state: frames are tracked */
+	ACL_STEADY = 2,           /* and no rule reads what differs between the frames of one direction of a connection
+				   * (TCP flags, VLAN tags): the decision for its established frames is kept in it */
 };
 
 enum acl_counter {

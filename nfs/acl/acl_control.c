@@ -38,6 +38,7 @@ struct compiled {
 	__u32 ntuples;
 	__u32 generation;
 	__u32 tracks;   /* some rule names a connection state */
+	__u32 varies;   /* some rule reads TCP flags or VLAN tags */
 };
 
 struct acl_maps {
@@ -361,7 +362,8 @@ static int write_tuples(const struct acl_maps *m, const struct compiled *c)
 		if (xnf_map_ref_update(&m->tuples, &slot, &c->tuples[i], BPF_ANY))
 			return -1;
 	}
-	if (set(m, ACL_SETTING_TRACKS_0 + c->generation, c->tracks))
+	if (set(m, ACL_SETTING_TRACKS_0 + c->generation,
+		c->tracks ? ACL_TRACKS | (c->varies ? 0 : ACL_STEADY) : 0))
 		return -1;
 	return set(m, ACL_SETTING_TUPLES_0 + c->generation, c->ntuples);
 }
@@ -373,22 +375,26 @@ int acl_compile(const struct xnf_rules_target *maps, char *err, size_t errlen)
 	struct compiled c = { 0 };
 	struct numbered_rule *rules;
 	struct acl_maps m;
+	__u32 epoch;
 	size_t n = 0;
 	int rc = -1;
 
 	if (find_maps(maps, &m, err, errlen) || !(rules = read_rules(&m.rules, &n, err, errlen)))
 		return -1;
-	c.generation = (setting(&m, ACL_SETTING_ACTIVE) & 1) ^ 1;
+	epoch = setting(&m, ACL_SETTING_ACTIVE) + 1;
+	c.generation = epoch & 1;
 	clear_generation(&m, c.generation);
 	for (size_t i = 0; i < n; i++) {
 		if (compile_rule(&c, rules[i].seq, &rules[i].rule, err, errlen))
 			goto out;
 		c.tracks |= rules[i].rule.ct_states != 0;
+		c.varies |= rules[i].rule.flags_mask || rules[i].rule.vlan[0];
 	}
 	order_tuples(&c);
 	if (write_entries(&m, &c, err, errlen))
 		goto out;
-	if (write_tuples(&m, &c) || set(&m, ACL_SETTING_ACTIVE, c.generation)) {
+	/* A new epoch: the decisions connections kept under the old rules no longer hold. */
+	if (write_tuples(&m, &c) || set(&m, ACL_SETTING_ACTIVE, epoch)) {
 		snprintf(err, errlen, "cannot put the compiled rules in force");
 		goto out;
 	}

@@ -128,6 +128,34 @@ def test_an_idle_flow_is_over_in_the_acl(mode, rules_file, two_port):
     assert nf.stop() == 0
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_a_rule_change_holds_for_connections_already_established(mode, rules_file, two_port):
+    """The acl keeps its decision for an established connection's frames in the connection (docs/conntrack.md):
+    a rule added or removed after it was established still decides its next frame, one direction or the other,
+    and a rule that reads TCP flags or a VLAN tag is read on every frame."""
+    name, extra = MODES[mode]
+    nf = NfInstance.start(two_port, "acl", name, two_port.dut_ifaces, rules=rules_file(cases.STATEFUL_ACL),
+                          extra=extra)
+    wire = Wire(two_port)
+    outward, inward = udp(INSIDE, 7100, 53), udp(OUTSIDE, 53, 7100)
+    try:
+        opened = [Step(INSIDE, outward, True, "opens"), Step(OUTSIDE, inward, True, "answered"),
+                  Step(INSIDE, outward, True, "established"), Step(INSIDE, outward, True, "established again")]
+        assert differences(opened, wire.run(opened)) == []
+        nf.request("rules add 5 drop udp dport 53")
+        dropped = [Step(INSIDE, outward, False, "a rule added now drops it"),
+                   Step(OUTSIDE, inward, True, "the other direction, which the rule does not name")]
+        assert differences(dropped, wire.run(dropped)) == []
+        nf.request("rules del 5 drop udp dport 53")
+        nf.request("rules add 6 drop udp sport 53 vlan 7")   # reads the tag: no decision is kept
+        again = [Step(INSIDE, outward, True, "the rule removed, it passes again"),
+                 Step(OUTSIDE, inward, True, "untagged, the VLAN rule does not match")]
+        assert differences(again, wire.run(again)) == []
+    finally:
+        wire.close()
+    assert nf.stop() == 0
+
+
 def inside_only(inside) -> str:
     """What an edge firewall in front of a host says: answers to what it opened come back, nothing else does."""
     return (f"10 allow state established,related\n20 drop state invalid\n30 allow from {inside.ip} state new\n"
