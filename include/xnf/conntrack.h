@@ -100,7 +100,7 @@ struct xnf_ct_key {
 };
 
 struct xnf_ct_entry {
-	__u64 last_seen_ns;  /* CLOCK_MONOTONIC on both paths */
+	__u64 last_seen_ns;  /* CLOCK_MONOTONIC at the last tick (xnf_now_coarse_ns), on both paths */
 	__u8 tcp_state;      /* enum xnf_ct_tcp; XNF_TCP_NONE for other protocols */
 	__u8 opener;         /* the endpoint (index in the key) whose frame opened it: its frames go the original way */
 	__u8 seen_reply;     /* the other endpoint has sent */
@@ -436,7 +436,7 @@ static __always_inline void xnf__ct_icmp(void *table, void *timeouts, const stru
 static __always_inline __u32 xnf__ct_track(void *table, void *timeouts, const struct xnf_headers *h,
 					   const struct xnf_5tuple *t, const struct xnf_pkt *pkt, struct xnf_ct *ct)
 {
-	__u64 now = xnf_now_ns();
+	__u64 now = xnf_now_coarse_ns();   /* idle times are seconds: the tick's time, without a clock read */
 	__u8 sender;
 
 	__builtin_memset(ct, 0, sizeof(*ct));

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Time, randomness and small packet edits with the same meaning on both
- * targets. Time is CLOCK_MONOTONIC on both sides (bpf_ktime_get_ns reads it).
+ * targets. Time is CLOCK_MONOTONIC on both sides (bpf_ktime_get_ns reads it; the coarse one is its value at the
+ * last tick on both).
  */
 #ifndef XNF_HELPERS_H
 #define XNF_HELPERS_H
@@ -15,6 +16,13 @@
 static __always_inline __u64 xnf_now_ns(void)
 {
 	return bpf_ktime_get_ns();
+}
+
+/* CLOCK_MONOTONIC as of the kernel's last tick (1-10 ms behind): no clock read, where a frame's time is an idle
+ * time's and need not be exact. Compare it only with times it gave. */
+static __always_inline __u64 xnf_now_coarse_ns(void)
+{
+	return bpf_ktime_get_coarse_ns();
 }
 
 static __always_inline __u32 xnf_random_u32(void)
@@ -44,6 +52,14 @@ static inline __u64 xnf_now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+static inline __u64 xnf_now_coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 }
 

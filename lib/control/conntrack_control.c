@@ -136,7 +136,7 @@ __u32 xnf_ct_sweep(const struct xnf_rules_target *maps, const char *table, const
 		   struct xnf_ct_sweeper *sweeper)
 {
 	struct xnf_ct_key *keys = malloc(SWEEP_BUDGET * sizeof(*keys));
-	__u64 timeout_ns[XNF_CT_NTIMEOUTS], now = xnf_now_ns();
+	__u64 timeout_ns[XNF_CT_NTIMEOUTS], now = xnf_now_coarse_ns();
 	struct xnf_map_ref entries;
 	struct xnf_ct_entry e;
 	__u32 n = 0, freed = 0;
