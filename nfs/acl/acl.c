@@ -152,7 +152,8 @@ static __always_inline __u32 acl_action_for(const struct xnf_headers *h, const s
 {
 	__u32 epoch = acl_setting(ACL_SETTING_ACTIVE), generation = epoch & 1;
 	__u32 tracking = acl_setting(ACL_SETTING_TRACKS_0 + generation), outcome;
-	__u32 steady = (tracking & ACL_TRACKS) && (tracking & ACL_STEADY);   /* ct is tracked only where it tracks */
+	/* Both bits tested here, not ACL_STEADY alone: the verifier must see ct filled wherever it is read. */
+	__u32 steady = (tracking & ACL_TRACKS) && (tracking & ACL_STEADY);
 	struct acl_search s;
 	int kept;
 

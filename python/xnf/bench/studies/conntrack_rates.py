@@ -101,7 +101,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
 
 
 def _dut(t: Topology, path: str, place: Place):
-    """The subject between the ports: None for Linux itself, else a handle that _stop ends."""
+    """The subject between the ports: None for Linux itself, else a handle for detach."""
     if path == YARDSTICK:
         for link in t.links[:2]:
             netfilter.linux_forwards_to(t, link)
@@ -218,8 +218,8 @@ def _report(row: dict) -> str:
 def _fields(args: argparse.Namespace) -> dict:
     return {"generator_core": GEN_CORE, "dut_core": DUT_CORE,
             "yardstick": f"{YARDSTICK} {SUBJECTS.chosen(args)[0][0]}",
-            "rules": RULES, "stateless_rules": STATELESS_RULES, "established_flows": ESTABLISHED_FLOWS, "new_flows": NEW_FLOWS,
-            "flood_syns": FLOOD_SYNS, "paths": paths_described(PATHS)}
+            "rules": RULES, "stateless_rules": STATELESS_RULES, "established_flows": ESTABLISHED_FLOWS,
+            "new_flows": NEW_FLOWS, "flood_syns": FLOOD_SYNS, "paths": paths_described(PATHS)}
 
 
 STUDY = RoundsStudy(NAME, "conntrack_rates", subjects=_subjects, trial=trial, summarise=summarise, rounds=5,
