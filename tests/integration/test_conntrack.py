@@ -13,10 +13,10 @@ import struct
 import time
 
 import pytest
-from scapy.layers.l2 import Ether
+from scapy.layers.l2 import Dot1Q, Ether
 
 from conntrack_script import INSIDE, OUTSIDE, STATEFUL_RULES, Step, script, udp
-from xnf import control
+from xnf import contract, control
 from xnf.errors import XnfError
 from xnf.lab import apps, netfilter, paths
 from xnf.lab.generator import Generator
@@ -149,7 +149,9 @@ def test_a_rule_change_holds_for_connections_already_established(mode, rules_fil
         nf.request("rules del 5 drop udp dport 53")
         nf.request("rules add 6 drop udp sport 53 vlan 7")   # reads the tag: no decision is kept
         again = [Step(INSIDE, outward, True, "the rule removed, it passes again"),
-                 Step(OUTSIDE, inward, True, "untagged, the VLAN rule does not match")]
+                 Step(OUTSIDE, inward, True, "untagged, the VLAN rule does not match"),
+                 Step(OUTSIDE, Dot1Q(vlan=7) / inward, False, "the same connection tagged 7: the rule drops it"),
+                 Step(OUTSIDE, inward, True, "untagged again")]
         assert differences(again, wire.run(again)) == []
     finally:
         wire.close()
@@ -186,7 +188,7 @@ def test_real_applications_opened_inside_work_and_an_outside_scan_gets_nothing(v
         assert nf.stop() == 0
 
 
-TABLE_ENTRIES = 262144   # ACL_CT_ENTRIES (nfs/acl/acl.h)
+TABLE_ENTRIES = contract.describe("acl")["maps"]["acl_ct"]   # the acl's own account of its table (ACL_CT_ENTRIES)
 
 
 def syn_flood(t: Topology, runs: int) -> None:
