@@ -4,8 +4,11 @@ exactly, and both sides report a time per frame; what cannot be measured says wh
 from __future__ import annotations
 
 import json
+import subprocess
+from pathlib import Path
 
-from lab_helpers import run_xnf
+from lab_helpers import run_xnf, wait_until
+from xnf import nf_cost, programs
 from xnf.model import cases
 
 MIX = ["--class", "legit:share=0.75,flows=64,vary=sport", "--class", "attack:saddr=203.0.113.0/28,share=0.25"]
@@ -25,6 +28,30 @@ def test_the_mix_gets_the_verdicts_its_shares_say_on_both_sides(tmp_path):
     # the XDP time the model takes: the program's warm time plus the misses a native batch meets (nf_cost.c)
     native, native_warm, _, xdp_warm = times
     assert abs(result["xdp_ns_per_frame"] - (xdp_warm + native - native_warm)) < 0.05
+
+
+def _allowed_cpus(pid: int) -> str:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Cpus_allowed_list:"):
+            return line.split(":", 1)[1].strip()
+    return ""
+
+
+def test_the_run_keeps_to_the_core_it_started_on(tmp_path):
+    """A move between cores would leave the NF's tables in the other core's cache (nf_cost.c): the run pins itself
+    to one core, whatever it was allowed before."""
+    pcap = tmp_path / "mix.pcap"
+    nf_cost.mix_frames(pcap, 64, ["--flows", "64", "--vary", "sport"])
+    argv = [str(programs.nf_binary("macswap")), "cost", "--frames", str(pcap), "--repeat", "1000000"]
+    run = subprocess.Popen(["taskset", "-c", "0,1", *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           text=True)
+    try:
+        allowed = wait_until(lambda: run.poll() is None and "," not in (cpus := _allowed_cpus(run.pid)) and
+                             "-" not in cpus and cpus, timeout_s=30, what="the cost run pinned to one core")
+        assert allowed in ("0", "1")
+    finally:
+        run.kill()
+        run.wait()
 
 
 def test_a_chain_and_a_sized_map_are_measured_too():
