@@ -145,3 +145,35 @@ def test_continuity_counts_every_datagram_through_every_event(tmp_path):
         if name != "afxdp-kill":
             assert row["lost"] - row["lost_at_receiver"] == 0 and row["gen_lost"] == 0, row
     assert not doc["tcp_reset"] and doc["mappings_kept"] and doc["mappings_before"] >= 1, doc
+
+
+def _answered_entries(map_name: str) -> tuple[int, int]:
+    """(entries, entries whose connection has seen a reply) in the newest BPF hash map of that name."""
+    import subprocess
+
+    shown = json.loads(subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True).stdout)
+    newest = max((m for m in shown if m.get("name") == map_name), key=lambda m: m["id"])
+    dump = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "id", str(newest["id"])], capture_output=True,
+                                     text=True).stdout)
+    seen_reply = 10   # the byte of struct xnf_ct_entry after last_seen_ns, tcp_state and opener
+    return len(dump), sum(1 for e in dump if int(e["value"][seen_reply], 16) == 1)
+
+
+def test_conntrack_rates_establishes_every_flow_before_the_clock(tmp_path):
+    """The established flows are established in the DUT's table: each opened from inside and answered from outside,
+    none of the answers lost (sent flat out, most were, and most flows stayed new)."""
+    from xnf.bench.study import Place
+    from xnf.bench.studies import conntrack_rates
+    from xnf.lab.topology import Topology
+    from xnf.lab.xdp_subject import detach
+
+    with Topology("two-port", gen_xdp="drop") as t:
+        nf = conntrack_rates._dut(t, "xdp", Place(tmp_path))
+        t.pin_dut_receive(conntrack_rates.DUT_CORE)   # as the study's trials: receive in NAPI threads on one core
+        try:
+            tries = conntrack_rates._establish(t)
+            entries, answered = _answered_entries("acl_ct")
+        finally:
+            detach(nf)
+    assert tries >= 2
+    assert (entries, answered) == (conntrack_rates.ESTABLISHED_FLOWS, conntrack_rates.ESTABLISHED_FLOWS)
