@@ -13,8 +13,9 @@ table, every new connection enters it. Subjects, in rounds whose order turns aro
   xdp-redirect   bpf/hand_redirect.bpf.c: one header byte read, every frame redirected: veth's and the redirect's floor
   xdp-stateless  the acl in XDP with one stateless rule of the same shape (STATELESS_RULES): no connection table
 Scenarios:
-  established   1,000 UDP flows, each opened from inside and answered once from outside before the clock starts
-                (so each is established in both), then flat out from inside for --seconds
+  established   1,000 UDP flows, each opened from inside and answered once from outside before the clock starts,
+                paced, every frame seen through (so each is established in both), then flat out from inside for
+                --seconds
   new           60,000 UDP flows, one frame each, flat out: every frame opens a connection
   syn-flood     the established flows measured, then 1,000,000 SYNs from 1,000,000 sources, each a new connection,
                 flat out (more than the table holds: the acl's holds 262,144; netfilter's nf_conntrack_max), then
