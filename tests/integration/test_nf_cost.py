@@ -46,9 +46,12 @@ def test_the_run_keeps_to_the_core_it_started_on(tmp_path):
     run = subprocess.Popen(["taskset", "-c", "0,1", *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                            text=True)
     try:
-        allowed = wait_until(lambda: run.poll() is None and "," not in (cpus := _allowed_cpus(run.pid)) and
-                             "-" not in cpus and cpus, timeout_s=30, what="the cost run pinned to one core")
-        assert allowed in ("0", "1")
+        def pinned() -> str:
+            assert run.poll() is None, f"the cost run ended early: {run.stderr.read()}"
+            cpus = _allowed_cpus(run.pid)
+            return cpus if cpus and "," not in cpus and "-" not in cpus else ""
+
+        assert wait_until(pinned, timeout_s=30, what="the cost run pinned to one core") in ("0", "1")
     finally:
         run.kill()
         run.wait()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import subprocess
 
 import pytest
 
@@ -149,8 +150,6 @@ def test_continuity_counts_every_datagram_through_every_event(tmp_path):
 
 def _answered_entries(map_name: str) -> tuple[int, int]:
     """(entries, entries whose connection has seen a reply) in the newest BPF hash map of that name."""
-    import subprocess
-
     shown = json.loads(subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True).stdout)
     newest = max((m for m in shown if m.get("name") == map_name), key=lambda m: m["id"])
     dump = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "id", str(newest["id"])], capture_output=True,

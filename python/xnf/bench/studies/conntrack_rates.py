@@ -35,8 +35,8 @@ import subprocess
 import time
 
 from xnf import control
-from xnf.errors import XnfError
 from xnf.bench.study import Place, RoundsStudy, ScenariosOnPaths, paths_described
+from xnf.errors import XnfError
 from xnf.lab import netfilter, netns, paths, veth_stats
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood
