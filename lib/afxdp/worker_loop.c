@@ -394,6 +394,9 @@ static __u32 receive_batch(struct afxdp_worker *w, struct xsk_port_socket *s)
 		frames++;
 		taken = next;
 	}
+	/* A peek moves the ring's cached consumer past all n: the descriptors of a frame left for later are given back,
+	 * or the next peek would start after them and take the frame's last buffers for a frame of their own. */
+	xsk_ring_cons__cancel(&s->rx, n - taken);
 	if (taken == 0)
 		return 0;
 	xsk_ring_cons__release(&s->rx, taken);

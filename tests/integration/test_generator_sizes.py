@@ -4,12 +4,14 @@ receiver that checks every payload byte."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import struct
 
 import pytest
 
 from lab_helpers import gen, wait_until, xdp_attached
-from xnf.lab import paths
+from xnf.lab import paths, veth_stats
 from xnf.lab.frames import udp_frame
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
@@ -50,6 +52,34 @@ def test_jumbo_frames_come_back_byte_for_byte(jumbo_pair, path):
     assert out["sent"] == out["received"] == out["payload_checked"] == 5000, out
     assert out["payload_wrong"] == 0 and out["not_probes"] == 0
     assert out["bps"] == pytest.approx(out["pps"] * JUMBO_FRAME * 8, rel=1e-3)
+
+
+WORKER_PATHS = [path for path, (mode, _) in paths.with_auto_tx().items() if mode.startswith(("afxdp", "hybrid"))]
+BACKLOG = 200   # jumbo frames of 3 buffers each: more than a worker's batch of descriptors, less than its rings
+
+
+@pytest.mark.parametrize("path", WORKER_PATHS)
+def test_a_backlog_of_jumbo_frames_comes_out_whole(jumbo_pair, path):
+    """The worker stopped while BACKLOG jumbo frames wait on its ring, then let go: it takes them a batch of
+    descriptors at a time, and a batch that ends inside a frame leaves that frame whole for the next. (The ring's
+    consumer once moved past such a frame's first buffers: its last ones came out as a frame of their own.)"""
+    mode, options = paths.with_auto_tx()[path]
+    nf = NfInstance.start(jumbo_pair, "macswap", mode, jumbo_pair.dut_ifaces, extra=options)
+    dut_if = jumbo_pair.dut_ifaces[0]
+    redirected = (lambda: veth_stats.read(jumbo_pair.dut_ns, dut_if).get("rx_xdp_redirect", 0))
+    before = redirected()
+    os.kill(nf.process.pid, signal.SIGSTOP)
+    try:
+        sender = Generator(jumbo_pair, receive_on=0).spawn("--count", str(BACKLOG), "--rate", "20000", "--size",
+                                                           str(JUMBO_FRAME), "--check-payload", "--drain-ms", "3000")
+        wait_until(lambda: redirected() - before >= BACKLOG, timeout_s=30, what="the frames on the worker's ring")
+    finally:
+        os.kill(nf.process.pid, signal.SIGCONT)
+    out, err = sender.communicate(timeout=120)
+    assert sender.returncode == 0, err
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert summary["sent"] == summary["received"] == summary["payload_checked"] == BACKLOG, summary
+    assert summary["payload_wrong"] == 0 and summary["not_probes"] == 0, summary
 
 
 def test_classes_of_their_own_sizes(jumbo_pair):
