@@ -154,8 +154,7 @@ def _answered_entries(map_name: str) -> tuple[int, int]:
     newest = max((m for m in shown if m.get("name") == map_name), key=lambda m: m["id"])
     dump = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "id", str(newest["id"])], capture_output=True,
                                      text=True).stdout)
-    seen_reply = 10   # the byte of struct xnf_ct_entry after last_seen_ns, tcp_state and opener
-    return len(dump), sum(1 for e in dump if int(e["value"][seen_reply], 16) == 1)
+    return len(dump), sum(1 for e in dump if e["formatted"]["value"]["seen_reply"] == 1)   # as BTF names it
 
 
 def test_conntrack_rates_establishes_every_flow_before_the_clock(tmp_path):
