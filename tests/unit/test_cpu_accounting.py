@@ -41,7 +41,8 @@ def test_steal_is_not_busy_time():
 def test_short_bursts_between_ticks_are_seen():
     """A thread busy 0.5 ms in every 4 ms (one tick period) for 2 s: about 0.25 s of work that tick sampling
     can miss entirely or count as a whole core. The exact idle time sees at least the work the thread did (its own
-    CPU time, which the scheduler counts exactly); other programs on the core can only add to it."""
+    CPU time, which the scheduler counts exactly); other programs on the core can only add to it. A host that makes
+    the waking core wait has that wait counted as both idle and steal: busy time can read low by up to the steal."""
     allowed = os.sched_getaffinity(0)
     core = max(allowed)
     os.sched_setaffinity(0, {core})
@@ -54,9 +55,10 @@ def test_short_bursts_between_ticks_are_seen():
             while time.monotonic() < spin_until:
                 pass
             time.sleep(max(0.0, period - (time.monotonic() - now)))
-        busy = cpu.split(before, cpu.snapshot())[core]["busy"]
+        usage = cpu.split(before, cpu.snapshot())[core]
         own = time.thread_time() - own_before
     finally:
         os.sched_setaffinity(0, allowed)
     assert own > 0.1, own
-    assert busy >= 0.9 * own, (busy, own)
+    unit_error = 2 * cpu.TICK_S  # idle and steal are each read in /proc/stat's unit
+    assert usage["busy"] + usage["steal"] >= 0.9 * own - unit_error, (usage, own)

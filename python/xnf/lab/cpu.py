@@ -49,7 +49,8 @@ def split(before: CpuSnapshot, after: CpuSnapshot) -> dict[int, dict[str, float]
         idle = delta["idle"] + delta["iowait"]
         busy = min(max(wall - idle - delta["steal"], 0.0), wall)
         result[core] = _split_busy(busy, delta) | {
-            "busy": round(busy, 4), "idle": round(idle, 4), "busy_share": round(busy / wall, 3),
+            "busy": round(busy, 4), "idle": round(idle, 4), "steal": round(delta["steal"], 4),
+            "busy_share": round(busy / wall, 3),
             "sampled_ticks": round(sum(delta[f] for f in SAMPLED) * KERNEL_HZ)}
     return result
 
