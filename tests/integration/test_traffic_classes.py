@@ -29,7 +29,7 @@ def test_each_class_is_counted_apart_exactly(mode, rules_file, bare_pair):
     acl = "".join(f"drop udp {ATTACKERS}.{i} 9 {link.dut_ip} 9\n" for i in range(256))
     nf = NfInstance.start(bare_pair, "firewall", mode, bare_pair.dut_ifaces, rules=rules_file(acl),
                           extra=paths.worker_options(mode))
-    out = Generator(bare_pair, receive_on=0).run("--count", "20480", "--dst-ip", link.dut_ip, "--rate", "400000",
+    out = Generator(bare_pair, receive_on=0).run("--count", "20480", "--dst-ip", link.dut_ip, "--rate", "100000",
                                          *MIX).summary
     classes = by_name(out)
     assert sum(c["sent"] for c in classes.values()) == out["sent"] == 20480
