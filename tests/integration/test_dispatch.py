@@ -17,7 +17,7 @@ from xnf.lab.cores import DUT_CORE
 
 def test_a_local_service_bypasses_the_workers(bare_pair):
     nf = NfInstance.start(bare_pair, "macswap", "afxdp", bare_pair.dut_ifaces, extra=["--local", "tcp:11211", "--cores", str(DUT_CORE)])
-    out = Generator(bare_pair, receive_on=0).run("--count", "10240", "--rate", "300000", "--class", "forwarded:share=0.7",
+    out = Generator(bare_pair, receive_on=0).run("--count", "10240", "--rate", "100000", "--class", "forwarded:share=0.7",
                                          "--class", "service:dport=11211,proto=tcp,share=0.3").summary
     classes = {c["name"]: c for c in out["classes"]}
     stats = control.request_json(nf.name, "stats")

@@ -118,7 +118,7 @@ def test_no_reordering_within_a_flow(queues):
         NfInstance.start(t, "macswap", "afxdp", t.dut_ifaces,
                          extra=LIVE + ["--queues", str(queues), "--workers", str(queues)])
         cores = "0,1" if queues == 2 else "0"
-        out = Generator(t, receive_on=0).run("--count", "100000", "--flows", "64", "--rate", "200000",
+        out = Generator(t, receive_on=0).run("--count", "100000", "--flows", "64", "--rate", "100000",
                                              "--cores", cores).summary
         assert out["sent"] == 100000
         assert out["reordered"] == 0 and out["lost"] == 0 and out["received"] == 100000, out
