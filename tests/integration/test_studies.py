@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
 
 import pytest
 
 from lab_helpers import run_xnf
+from xnf.lab import bpf_maps
 
 CASES = {  # study: (its smallest options, the subjects it must measure, the sample field that says it did)
     "xdp-overhead": (["--rounds", "1", "--seconds", "0.3"], {"xnf-drop", "hand-drop", "xnf-macswap", "hand-macswap"}),
@@ -150,11 +150,8 @@ def test_continuity_counts_every_datagram_through_every_event(tmp_path):
 
 def _answered_entries(map_name: str) -> tuple[int, int]:
     """(entries, entries whose connection has seen a reply) in the newest BPF hash map of that name."""
-    shown = json.loads(subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True).stdout)
-    newest = max((m for m in shown if m.get("name") == map_name), key=lambda m: m["id"])
-    dump = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "id", str(newest["id"])], capture_output=True,
-                                     text=True).stdout)
-    return len(dump), sum(1 for e in dump if e["formatted"]["value"]["seen_reply"] == 1)   # as BTF names it
+    dump = bpf_maps.entries(map_name)
+    return len(dump), sum(1 for e in dump if e["value"]["seen_reply"] == 1)   # as BTF names it
 
 
 def test_conntrack_rates_establishes_every_flow_before_the_clock(tmp_path):

@@ -14,6 +14,7 @@ from lab_helpers import assert_rules_rejected, run_xnf
 from packets import swap_macs
 from test_xdp_nfs import exchange
 from xnf import build, control
+from xnf.lab import bpf_maps
 from xnf.lab.nf_process import NfInstance
 
 MODES = ["xdp", "afxdp", "afxdp-poll", "tc"]
@@ -94,12 +95,7 @@ def test_taskemu_drops_its_share_of_frames_evenly_and_forwards_the_rest(mode, ru
 def test_kernel_side_of_taskemu_list_is_one_cycle(pair):
     """The start step's list, read back from the kernel map: following next from 0 visits every node once."""
     nf = NfInstance.start(pair, "taskemu", "xdp", pair.dut_ifaces, extra=["--map-size", "te_list=1000"])
-    maps = json.loads(subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True,
-                                     check=True).stdout)
-    map_id = next(m["id"] for m in maps if m.get("name") == "te_list" and m["max_entries"] == 1000)
-    dump = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "id", str(map_id)], capture_output=True,
-                                     text=True, check=True).stdout)
-    nexts = {e["formatted"]["key"]: e["formatted"]["value"]["next"] for e in dump}
+    nexts = {e["key"]: e["value"]["next"] for e in bpf_maps.entries("te_list", max_entries=1000)}
     seen, node = set(), 0
     while node not in seen:
         seen.add(node)

@@ -29,15 +29,13 @@ Scenarios:
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
-import subprocess
 import time
 
 from xnf import control
 from xnf.bench.study import Place, RoundsStudy, ScenariosOnPaths, paths_described
 from xnf.errors import XnfError
-from xnf.lab import netfilter, netns, paths, veth_stats
+from xnf.lab import bpf_maps, netfilter, netns, paths, veth_stats
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood
 from xnf.lab.generator import Generator
@@ -169,9 +167,8 @@ def _table(t: Topology, nf: NfInstance | None, path: str) -> dict:
 
 def _map_bytes(name: str) -> int | None:
     """The kernel's account of a BPF map's memory (map_mem_usage: what its entries take), the newest of that name."""
-    shown = subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True)
-    maps = [m for m in json.loads(shown.stdout or "[]") if m.get("name") == name]
-    return max(maps, key=lambda m: m["id"]).get("bytes_memlock") if maps else None
+    shown = bpf_maps.newest(name)
+    return shown.get("bytes_memlock") if shown else None
 
 
 def _maps_bytes(names: tuple[str, ...]) -> int | None:
