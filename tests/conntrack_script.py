@@ -61,6 +61,8 @@ def script() -> list[Step]:
         Step(INSIDE, tcp(INSIDE, 40001, 80, "FA", 1001, 5101), True, "the inside closes"),
         Step(OUTSIDE, tcp(OUTSIDE, 80, 40001, "FA", 5101, 1002), True, "the outside closes"),
         Step(INSIDE, tcp(INSIDE, 40001, 80, "A", 1002, 5102), True, "the last ACK"),
+        Step(OUTSIDE, tcp(OUTSIDE, 80, 40001, "S", 9000), False,
+             "the answerer reopens from TIME_WAIT: a new connection, from outside"),
         Step(OUTSIDE, tcp(OUTSIDE, 5555, 22, "S"), False, "a SYN from outside: new, not inside"),
         Step(OUTSIDE, tcp(OUTSIDE, 5556, 23, "SA", 1, 1), False, "a SYN/ACK nobody asked for: invalid"),
         Step(OUTSIDE, tcp(OUTSIDE, 5557, 24, "A", 1, 1), False, "an ACK scan: picked up as new, not inside"),

@@ -264,8 +264,11 @@ static __always_inline void xnf__ct_tcp(struct xnf_ct *ct, struct xnf_ct_entry *
 		__u32 reply = sender != e->opener;
 
 		next = xnf__ct_tcp_next(reply, index, e->tcp_state);
-		/* A SYN from the opener after the close: a new connection on the same ports (RFC 1122's reuse). */
-		if (!reply && index == 0 && (e->tcp_state == XNF_TCP_TIME_WAIT || e->tcp_state == XNF_TCP_CLOSE))
+		/* A SYN after the close: a new connection on the same ports (RFC 1122's reuse), from the opener after
+		 * TIME_WAIT or CLOSE, from the answerer after TIME_WAIT. Like netfilter, which drops the old entry and
+		 * looks again: the SYN's sender opens the new one, so an outside answerer's SYN is new, not established. */
+		if (index == 0 && next == XNF_TCP_SYN_SENT &&
+		    (e->tcp_state == XNF_TCP_TIME_WAIT || e->tcp_state == XNF_TCP_CLOSE))
 			e = 0;
 	}
 	if (!e) {
