@@ -51,8 +51,8 @@ def test_a_queue_without_a_socket_goes_to_the_stack():
     with Topology("pair", queues=2, gen_xdp=None) as t:
         nf = NfInstance.start(t, "macswap", "afxdp", t.dut_ifaces,
                               extra=["--queues", "1", "--local", "queue:1", "--cores", str(DUT_CORE)])
-        to_queue0 = Generator(t, receive_on=0).run("--count", "5000", "--rate", "200000", "--cores", "0").summary
-        to_queue1 = Generator(t, receive_on=0).run("--count", "3000", "--rate", "200000", "--cores", "1").summary
+        to_queue0 = Generator(t, receive_on=0).run("--count", "5000", "--rate", "100000", "--cores", "0").summary
+        to_queue1 = Generator(t, receive_on=0).run("--count", "3000", "--rate", "100000", "--cores", "1").summary
         verdicts = control.request_json(nf.name, "stats")["verdicts"]
         assert to_queue0["received"] == 5000 and verdicts["tx"]["packets"] == 5000
         assert to_queue1["received"] == 0 and verdicts["local"]["packets"] == 3000

@@ -91,7 +91,7 @@ def test_tagged_classes_go_through_an_nf_and_are_counted_apart(mode, rules_file,
     nf = NfInstance.start(bare_pair, "firewall", mode, bare_pair.dut_ifaces, rules=rules_file(acl),
                           extra=paths.worker_options(mode))
     out = Generator(bare_pair, receive_on=0).run(
-        "--count", "12000", "--dst-ip", link.dut_ip, "--rate", "200000",
+        "--count", "12000", "--dst-ip", link.dut_ip, "--rate", "100000",
         "--class", "plain:share=0.25,flows=4", "--class", "c_tag:share=0.25,vlan=100,flows=4",
         "--class", "qinq:share=0.25,vlan=200.300,proto=tcp,flows=4",
         "--class", f"attack:share=0.25,vlan=100,saddr={ATTACKERS}.0/28,flows=16").summary

@@ -203,7 +203,7 @@ def test_the_generator_tunnels_up_and_reads_tunnels_down(mode, rules_file, bare_
     nf = NfInstance.start(bare_pair, "upf", mode, bare_pair.dut_ifaces, rules=rules_file(upf_sessions.rules(sides, 64)),
                           extra=paths.worker_options(mode))
     classes = ["--class", upf_sessions.uplink_class(sides, 64, 0.5), "--class", upf_sessions.downlink_class(64, 0.5)]
-    out = Generator(bare_pair, receive_on=0).run("--count", "8192", "--rate", "200000", *classes).summary
+    out = Generator(bare_pair, receive_on=0).run("--count", "8192", "--rate", "100000", *classes).summary
     classes = {c["name"]: c for c in out["classes"]}
     for name in ("up", "down"):
         assert classes[name]["received"] == classes[name]["sent"] == 4096, classes[name]
@@ -329,7 +329,7 @@ def test_every_frame_is_accounted_for(mode, rules_file, bare_pair):
                "--class", upf_sessions.uplink_class(sides, 64, 0.2, name="no-session", teid=90000),
                "--class", upf_sessions.downlink_class(64, 0.3),
                "--class", f"no-ue:share=0.1,saddr={upf_sessions.SERVER},daddr=10.99.0.1"]
-    out = Generator(bare_pair, receive_on=0).run("--count", "10240", "--rate", "200000", *classes).summary
+    out = Generator(bare_pair, receive_on=0).run("--count", "10240", "--rate", "100000", *classes).summary
     sent = {c["name"]: c["sent"] for c in out["classes"]}
     received = {c["name"]: c["received"] for c in out["classes"]}
     assert received == {"up": sent["up"], "no-session": 0, "down": sent["down"], "no-ue": 0}, (sent, received)
