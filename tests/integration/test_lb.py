@@ -10,7 +10,7 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
 import lb_reference
-from lab_helpers import assert_rules_rejected
+from lab_helpers import assert_rules_rejected, wait_until
 from differential import XDP_PASS, XDP_TX, run_differential
 from test_xdp_nfs import exchange
 from xnf import control
@@ -147,7 +147,9 @@ def test_idle_sessions_expire(mode, rules_file, pair):
     link = pair.links[0]
     exchange(pair, [to_service(link, 44000)], expect=1)
     exchange(pair, [to_service(link, 44000)], expect=1)
-    time.sleep(2.5)   # past the timeout, and the sweeper runs every second
+    # past the timeout the sweeper, every second, takes both directions' entries
+    wait_until(lambda: control.request_json(nf.name, "entries lb_sessions")["entries"] == 0, timeout_s=20,
+               what="the idle session swept")
     exchange(pair, [to_service(link, 44000)], expect=1)
     counters = control.request_json(nf.name, "stats")["counters"]
     assert counters["new_session"] == 2 and counters["hit"] == 1

@@ -8,7 +8,7 @@ import time
 import pytest
 from scapy.layers.inet import TCP, UDP
 
-from lab_helpers import run_xnf
+from lab_helpers import run_xnf, wait_until
 from packets import swap_macs, udp4
 from test_chains import chain_rules, traffic as chain_traffic
 from test_lb import BACKENDS, VIP, expected_backend, from_backend, lb_rules, to_service
@@ -124,6 +124,15 @@ def test_no_reordering_within_a_flow(queues):
         assert out["reordered"] == 0 and out["lost"] == 0 and out["received"] == 100000, out
 
 
+def worker_settled(nf: NfInstance) -> dict | None:
+    """The stats once the worker has no frame between its receive and its live path's account (else None)."""
+    stats = control.request_json(nf.name, "stats")
+    w = stats["workers"][0]
+    taken = sum(w["verdicts"].values()) - w["verdicts"]["malformed"]
+    accounted = w["live_refused"] + w["live_redirect_errors"] + w["live_device_sent"] + w["live_device_dropped"]
+    return stats if w["rx_packets"] == taken and w["live_frames"] == accounted else None
+
+
 def test_every_frame_is_accounted_for_under_overload(rules_file):
     """A flood through a two-port firewall (drops, redirects) on the live path, with the returned frames
     received on a core of their own so the generator side's rings overflow: the workers' counts, the
@@ -138,8 +147,7 @@ def test_every_frame_is_accounted_for_under_overload(rules_file):
         gen = Generator(t).run("--count", "2000000", "--cores", "0", "--call-ms", "100", "--flows", "16")
         assert gen.summary["sent"] == 2000000
         exchange(t, [udp4(link, 1, 1, seq=i) for i in range(100)], send_link=0, recv_link=1)
-        time.sleep(0.2)
-        stats = control.request_json(nf.name, "stats")
+        stats = wait_until(lambda: worker_settled(nf), timeout_s=10, what="the worker's counts settled")
         after = {p: veth_stats.read(t.dut_ns, p) for p in ("dut0", "dut1")}
         w = stats["workers"][0]
         verdicts = stats["verdicts"]

@@ -21,7 +21,7 @@ from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
 from test_real_traffic import MODES as EVERY_MODE
 from npt_reference import npt
-from lab_helpers import xdp_attached
+from lab_helpers import wait_until, xdp_attached
 
 SECOND_INSIDE = "198.18.0.5"   # another inside address on host 0: another endpoint with the same port
 SERVER_PORTS = (7000, 7001)
@@ -308,8 +308,9 @@ def test_closed_tcp_connections_leave_the_tables(subject, rules_file):
             for _ in range(3):   # three connections, each closed by FIN
                 assert apps.download_sha256(inside.ns, web.url) == web.sha256
             assert entries(nf, "nat_mappings") == 4 and entries(nf, "nat_sessions") == 4
-            time.sleep(4.5)   # the closing idle time, and a sweep or two
-            assert (entries(nf, "nat_mappings"), entries(nf, "nat_bindings"), entries(nf, "nat_sessions")) == (1, 1, 1)
+            wait_until(lambda: (entries(nf, "nat_mappings"), entries(nf, "nat_bindings"),
+                                entries(nf, "nat_sessions")) == (1, 1, 1),
+                       timeout_s=20, what="the closed connections' entries swept after their 2 s")
 
 
 def test_refused_rules_say_what_to_write(rules_file):

@@ -15,7 +15,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
 import lb_reference
-from lab_helpers import run_xnf, stopped
+from lab_helpers import run_xnf, stopped, wait_until
 from xnf import control
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
@@ -92,7 +92,7 @@ def test_a_node_leaving_moves_its_flows_to_the_same_backends_without_losing_a_fr
         out, err = stream.communicate(timeout=60)
         assert stream.returncode == 0, err
         sent = json.loads(out.strip().splitlines()[-1])["sent"]
-        time.sleep(0.3)
+        wait_until(lambda: received() - start >= sent, timeout_s=10, what="every frame at the backends")
         assert received() - start == sent         # not one frame lost across the removal
         after = landed(t)
         assert after == before                    # every flow, node 1's too, at the same backend
