@@ -1,10 +1,11 @@
 """The kernel's BPF maps as bpftool shows them: the newest of a name (the instance a test or study just started
-made it last) and its entries as BTF formats them."""
+made it last), a pinned one, and their entries as BTF formats them."""
 
 from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 from xnf.errors import XnfError
 
@@ -12,8 +13,16 @@ from xnf.errors import XnfError
 def _bpftool(*argv: str) -> list[dict]:
     done = subprocess.run(["bpftool", "-j", *argv], capture_output=True, text=True)
     if done.returncode != 0:
-        raise XnfError(f"bpftool {' '.join(argv)} failed: {done.stderr.strip()}")
+        raise XnfError(f"bpftool {' '.join(argv)} failed: {_reason(done)}")
     return json.loads(done.stdout or "[]")
+
+
+def _reason(done: subprocess.CompletedProcess) -> str:
+    """With -j bpftool writes its error as JSON on stdout ({"error": ...}), not on stderr."""
+    try:
+        return json.loads(done.stdout)["error"]
+    except (ValueError, KeyError, TypeError):
+        return done.stderr.strip() or f"exit code {done.returncode}"
 
 
 def newest(name: str, max_entries: int | None = None) -> dict | None:
@@ -29,3 +38,8 @@ def entries(name: str, max_entries: int | None = None) -> list[dict]:
     if shown is None:
         raise XnfError(f"no BPF map named {name} is loaded")
     return [entry["formatted"] for entry in _bpftool("map", "dump", "id", str(shown["id"]))]
+
+
+def pinned_entries(pin: Path) -> list[dict]:
+    """The entries of the map pinned at pin (bpffs), as entries() gives them."""
+    return [entry["formatted"] for entry in _bpftool("map", "dump", "pinned", str(pin))]

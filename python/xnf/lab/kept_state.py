@@ -4,19 +4,18 @@ move left the tables as they were."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 from xnf import contract
 from xnf.errors import XnfError
+from xnf.lab import bpf_maps
 
 
 def _dump(state: Path, map_name: str) -> list[dict]:
-    done = subprocess.run(["bpftool", "-j", "map", "dump", "pinned", str(state / "maps" / map_name)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        raise XnfError(f"cannot read the kept map {map_name} in {state}: {done.stderr.strip()}")
-    return [entry["formatted"] for entry in json.loads(done.stdout)]
+    try:
+        return bpf_maps.pinned_entries(state / "maps" / map_name)
+    except XnfError as e:
+        raise XnfError(f"cannot read the kept map {map_name} in {state}: {e}") from None
 
 
 def in_force(state: Path, map_name: str) -> str:
