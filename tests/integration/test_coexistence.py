@@ -12,6 +12,7 @@ import pytest
 
 from lab_helpers import run_xnf
 from xnf import attached, build, contract, control
+from xnf.lab import bpf_maps
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
@@ -156,14 +157,12 @@ def test_pinned_maps_are_readable_by_bpftool_while_it_runs(mode, bpffs, pair):
     nf = NfInstance.start(pair, "firewall", mode, pair.dut_ifaces, extra=["--pin", str(pins)])
     nf.request(f"rules add drop udp 198.18.0.1 9 198.18.0.2 {DROPPED_DPORT}")
     send(pair)
-    acl = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "pinned", str(pins / "fw_acl")],
-                                    capture_output=True, text=True, check=True).stdout)
-    assert len(acl) == 1 and acl[0]["formatted"]["key"]["dport"] != 0
-    stats = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "pinned", str(pins / "xnf_stats")],
-                                      capture_output=True, text=True, check=True).stdout)
+    acl = bpf_maps.pinned_entries(pins / "fw_acl")
+    assert len(acl) == 1 and acl[0]["key"]["dport"] != 0
+    stats = bpf_maps.pinned_entries(pins / "xnf_stats")
     drop_slot = contract.runtime()["stats"]["verdicts"].index("drop")
-    drops = sum(cpu["value"]["packets"] for entry in stats if entry["formatted"]["key"] == drop_slot
-                for cpu in entry["formatted"]["values"])   # bpftool's view through the map's BTF
+    drops = sum(cpu["value"]["packets"] for entry in stats if entry["key"] == drop_slot
+                for cpu in entry["values"])   # bpftool's view through the map's BTF
     assert drops == FRAMES // 5
     assert nf.stop() == 0
     assert not any(pins.iterdir())   # unpinned at the stop
