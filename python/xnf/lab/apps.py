@@ -170,16 +170,43 @@ def request_rate(ns: str, url: str, seconds: int = 2, connections: int = 16, cor
 
 # ---------------------------------------------------------------------------------------------------- ping, counters
 
-def ping(ns: str, dst: str, count: int, interval: float = 0.01, size: int | None = None) -> int:
-    """Echo requests from ns to dst; how many were answered. size: the ICMP payload's bytes, sent with
-    don't-fragment (a frame that cannot pass whole is lost, not cut into fragments)."""
-    sized = ["-s", str(size), "-M", "do"] if size is not None else []
-    result = netns.run(ns, ["ping", "-c", str(count), "-i", str(interval), "-W", "1", "-q", *sized, dst],
-                       check=False, timeout=count * interval + 10)
+# How long after ping's last request an answer still counts: ping -W's second.
+LATE_ANSWER_S = 1.0
+
+
+def echo_answers(ns: str, family: int) -> int:
+    """Echo replies the namespace's stack has taken in, every ping's in it: counted as they arrive, whether or not the
+    ping that asked is still waiting."""
+    name = "IcmpInEchoReps" if family == 4 else "Icmp6InEchoReplies"
+    for line in netns.run(ns, ["nstat", "-azs", name]).stdout.splitlines():
+        if line.startswith(name):
+            return int(line.split()[1])
+    raise XnfError(f"nstat in {ns} does not give {name}")
+
+
+def _pings_sent(result: subprocess.CompletedProcess) -> int:
     for line in result.stdout.splitlines():
-        if "received" in line:
-            return int(line.split(",")[1].split()[0])
+        if "transmitted" in line:
+            return int(line.split()[0])
     raise XnfError(f"ping said nothing readable: {result.stdout.strip()} {result.stderr.strip()}")
+
+
+def ping(ns: str, dst: str, count: int, interval: float = 0.01, size: int | None = None) -> int:
+    """Echo requests from ns to dst; how many were answered by LATE_ANSWER_S after the last one. size: the ICMP
+    payload's bytes, sent with don't-fragment (a frame that cannot pass whole is lost, not cut into fragments).
+    The answers are counted by ns's stack, not by ping: ping stops listening twice the longest round trip so far
+    after its last request, and a host that stalls a moment longer turns a late answer into a loss. Nothing else
+    in ns may ping meanwhile."""
+    family = 6 if ":" in dst else 4
+    sized = ["-s", str(size), "-M", "do"] if size is not None else []
+    before = echo_answers(ns, family)
+    result = netns.run(ns, ["ping", "-c", str(count), "-i", str(interval), "-W", "1", "-q", *sized, dst],
+                       check=False, timeout=3 * count * interval + 10)
+    sent = _pings_sent(result)
+    deadline = time.monotonic() + LATE_ANSWER_S
+    while (answered := echo_answers(ns, family) - before) < sent and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return answered
 
 
 def traceroute_hops(ns: str, dst: str, max_hops: int = 6) -> list[str]:
