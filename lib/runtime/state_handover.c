@@ -18,9 +18,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <linux/membarrier.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <xnf/internal/native_maps.h>
 #include <xnf/runtime/key_list.h>
@@ -31,7 +34,7 @@
 
 #define DRAIN_SAMPLE_MS 5
 #define DRAIN_QUIET_SAMPLES 3
-#define DRAIN_MAX_MS 1000
+#define DRAIN_MAX_MS 2000
 #define SYNC_KEY_MAX 256
 
 enum copy_scope { COPY_ALL, COPY_ONLY_NEW };
@@ -276,21 +279,64 @@ static __u64 frames_received(const struct xnf_afxdp *a)
 	return total;
 }
 
+static __u64 now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (__u64)t.tv_sec * 1000 + (__u64)t.tv_nsec / 1000000;
+}
+
+/* Every XDP program run that began before the call has ended, and so a frame the program that was replaced sent to a
+ * socket is on its rx ring: NAPI polls run with bottom halves off, which synchronize_rcu() waits out, and
+ * MEMBARRIER_CMD_GLOBAL is synchronize_rcu(). false where the kernel does not offer it (nohz_full). */
+static bool programs_in_flight_ended(void)
+{
+	return syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0;
+}
+
+/* Frames the workers have not yet handed to the kernel: waiting on an rx ring, held by a worker, or on a tx ring the
+ * kernel has not taken. ~0 when a worker did not answer within a sample. */
+static __u64 frames_left(struct xnf_afxdp *a)
+{
+	struct xnf_frame_accounting counts[XNF_MAX_WORKERS];
+	__u64 left = 0;
+
+	if (xnf_afxdp_account(a, counts, DRAIN_SAMPLE_MS))
+		return ~0ull;
+	for (__u32 w = 0; w < xnf_afxdp_nworkers(a); w++)
+		left += counts[w].rx + counts[w].worker + counts[w].tx;
+	return left;
+}
+
 /* Once the links have moved, what is already in the sockets' rings is still the workers' to forward: wait until
- * they have received nothing for a few samples in a row. */
-static void let_workers_drain(const struct xnf_afxdp *a)
+ * the replaced program can add no more and the workers have handed all of it to the kernel. A worker starved of its
+ * core for a moment still has frames then, so a quiet spell alone is not the end; it is the stand-in only for the
+ * first half, where the kernel cannot say when the replaced program has stopped. */
+static void let_workers_drain(struct xnf_afxdp *a)
 {
 	struct timespec pause = { .tv_nsec = DRAIN_SAMPLE_MS * 1000000L };
-	__u64 last = frames_received(a);
+	bool ended = programs_in_flight_ended();
+	__u64 last = frames_received(a), left = ~0ull;
+	__u64 deadline = now_ms() + DRAIN_MAX_MS;
+	int quiet = 0;
 
-	for (int quiet = 0, waited = 0; quiet < DRAIN_QUIET_SAMPLES && waited < DRAIN_MAX_MS;
-	     waited += DRAIN_SAMPLE_MS) {
+	while (now_ms() < deadline) {
+		left = frames_left(a);
+		if (left == 0 && (ended || quiet >= DRAIN_QUIET_SAMPLES))
+			return;
 		nanosleep(&pause, NULL);
-		__u64 now = frames_received(a);
+		__u64 received = frames_received(a);
 
-		quiet = now == last ? quiet + 1 : 0;
-		last = now;
+		quiet = received == last ? quiet + 1 : 0;
+		last = received;
 	}
+	if (left == ~0ull)
+		xnf_warn("the workers did not answer within %d ms: frames still in their rings are lost with them",
+			 DRAIN_MAX_MS);
+	else
+		xnf_warn("%llu frames still in the workers' rings after %d ms are lost with them",
+			 (unsigned long long)left, DRAIN_MAX_MS);
 }
 
 int state_leave_sockets(const struct xnf_xdp_instance *x, struct xnf_afxdp *workers)
