@@ -54,6 +54,9 @@ static const __u32 imix_weight[IMIX_SIZES] = { 7, 4, 1 };
  * honoured. (Without the dispatcher hold, see hold_in_dispatcher(), each call
  * would also wait for an RCU grace period and want to be much longer.) */
 #define DEFAULT_CALL_MS 100
+/* The wait for frames still coming back: sampled this often, for at most this many times --drain-ms. */
+#define DRAIN_SAMPLE_MS 10
+#define DRAIN_LIMIT 10
 /* With a target rate, frames go out in bursts this long apart, each at line rate. */
 #define PACING_SLICE_NS 1000000ull
 /* A paced thread that falls further behind than this (it was not scheduled) shifts its schedule rather
@@ -545,7 +548,8 @@ static const struct xnf_option gen_table[] = {
 	{ .name = "rx-iface", .kind = XNF_OPT_STRING, .value = "IF", .offset = GEN(rx_iface),
 	  .help = "attach the receiver here and report loss, reordering, latency" },
 	{ .name = "drain-ms", .kind = XNF_OPT_UINT, .value = "N", .offset = GEN(drain_ms), .min = 0, .max = 60000,
-	  .help = "wait after sending before reading the receiver" },
+	  .help = "after sending, wait until nothing has come back for N ms (at most " XNF_STR(DRAIN_LIMIT)
+		  " N) before reading the receiver" },
 	{ .name = "batch", .kind = XNF_OPT_UINT, .value = "N", .offset = GEN(batch), .min = 1, .max = 256,
 	  .help = "frames per kernel round" },
 	{ .name = "call-ms", .kind = XNF_OPT_UINT, .value = "N", .offset = GEN(call_ms), .min = 1, .max = 5000,
@@ -903,6 +907,27 @@ static long long send_errors(const char *ifname)
 	return iface_stat_sum(ifname, "xdp_xmit_errors");
 }
 
+/* Frames still on their way back: the receiving interface's count is read until nothing has arrived for drain_ms, so
+ * that a path slow to empty (a worker kept off its core) is waited for, up to DRAIN_LIMIT x drain_ms. An interface
+ * without veth's per-queue XDP counters gets drain_ms flat. */
+static void wait_for_returns(const struct gen_options *opt)
+{
+	long long last = iface_stat_sum(opt->rx_iface, "_xdp_packets"), now;
+	__u64 quiet_ms = 0, waited_ms = 0;
+
+	if (last < 0) {
+		usleep(opt->drain_ms * 1000);
+		return;
+	}
+	while (quiet_ms < opt->drain_ms && waited_ms < (__u64)DRAIN_LIMIT * opt->drain_ms) {
+		usleep(DRAIN_SAMPLE_MS * 1000);
+		waited_ms += DRAIN_SAMPLE_MS;
+		now = iface_stat_sum(opt->rx_iface, "_xdp_packets");
+		quiet_ms = now == last ? quiet_ms + DRAIN_SAMPLE_MS : 0;
+		last = now;
+	}
+}
+
 /* Frames the program really built on a core: a call may run it fewer times than it asked for. */
 static unsigned long long built_on(struct gen_bpf *skel, int core)
 {
@@ -1049,7 +1074,7 @@ int main(int argc, char **argv)
 	double seconds = (xnf_now_ns() - start) / 1e9;
 
 	if (rx.skel)
-		usleep(opt.drain_ms * 1000); /* frames still on their way back */
+		wait_for_returns(&opt);
 	long long errors_after = send_errors(opt.iface), refused = 0;
 
 	for (__u32 i = 0; i < opt.cores.count; i++)
