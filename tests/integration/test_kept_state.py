@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -96,11 +97,22 @@ def afxdp_nat_kept_in(state, t: HostsTopology, rules_file, mode: str = "afxdp") 
                             name="edge-nat", extra=["--state", str(state), *paths.worker_options(mode)])
 
 
+# Ends by itself should the test that started it be killed: nothing else on its core would run.
+_SPIN_FOR_AT_MOST = "import sys, time\nend = time.monotonic() + 60\nwhile time.monotonic() < end: pass"
+
+
 def running_real_time_on(core: int) -> subprocess.Popen:
     """A spinner at real-time priority on core: what shares it gets 5 % of it (the kernel's RT throttling)."""
-    spinner = subprocess.Popen(["taskset", "-c", str(core), "chrt", "-f", "50", "sh", "-c", "while :; do :; done"])
-    wait_until(lambda: Path(f"/proc/{spinner.pid}/comm").read_text().strip() == "sh", timeout_s=10,
-               what="the spinner running at real-time priority")
+    spinner = subprocess.Popen(["taskset", "-c", str(core), "chrt", "-f", "50", sys.executable, "-c",
+                                _SPIN_FOR_AT_MOST])
+    try:
+        wait_until(lambda: os.sched_getscheduler(spinner.pid) == os.SCHED_FIFO and
+                   Path(f"/proc/{spinner.pid}/comm").read_text().strip().startswith("python"), timeout_s=10,
+                   what="the spinner running at real-time priority")
+    except BaseException:
+        spinner.kill()
+        spinner.wait()
+        raise
     return spinner
 
 
