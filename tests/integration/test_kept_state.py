@@ -98,7 +98,7 @@ def afxdp_nat_kept_in(state, t: HostsTopology, rules_file, mode: str = "afxdp") 
 
 
 # Ends by itself should the test that started it be killed: nothing else on its core would run.
-_SPIN_FOR_AT_MOST = "import sys, time\nend = time.monotonic() + 60\nwhile time.monotonic() < end: pass"
+_SPIN_FOR_AT_MOST = "import time\nend = time.monotonic() + 60\nwhile time.monotonic() < end: pass"
 
 
 def running_real_time_on(core: int) -> subprocess.Popen:
