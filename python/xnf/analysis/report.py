@@ -71,6 +71,14 @@ def _crossing_section(summary: list[dict]) -> list[str]:
             _table(result["table"]), ""]
 
 
+def _mitigations_line(env: dict) -> list[str]:
+    """The CPU's mitigations, where the results file has them (files before 2026-11-29 do not)."""
+    mitigations = env.get("cpu_mitigations")
+    if not mitigations:
+        return []
+    return ["- CPU mitigations: " + "; ".join(f"{name}: {said}" for name, said in mitigations.items())]
+
+
 def _yardstick_lines(doc: dict) -> list[str]:
     if "yardstick" not in doc:
         return []
@@ -94,6 +102,7 @@ def write_report(results: Path, out_dir: Path | None = None) -> Path:
         "## Where and how", "",
         f"- kernel {env['kernel']}, {env['cpu_model']}, {env['cores']} cores, TSC {env.get('tsc_hz') or '?'} Hz, "
         f"commit {env['commit']}, started {env['started_utc']}",
+        *_mitigations_line(env),
         f"- command: `{env['command_line']}`",
         f"- measure: {bench['measure']}; {bench['seconds']} s per trial; {bench['repetitions']} repetitions in "
         f"interleaved order (the case order turns around every repetition)",

@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from xnf import build
 from xnf.lab import quiet_core
@@ -20,6 +21,29 @@ def _cpu_model() -> str:
             if line.startswith("model name"):
                 return line.split(":", 1)[1].strip()
     return "unknown"
+
+
+VULNERABILITIES = Path("/sys/devices/system/cpu/vulnerabilities")
+
+
+def cpu_mitigations(folder: Path = VULNERABILITIES) -> dict[str, str]:
+    """What the kernel does against each CPU vulnerability that applies ("Not affected" left out). Retpolines and
+    return thunks tax every indirect call and return: they move Linux's own forwarding, with its many calls per
+    frame, more than a compact XDP program, so they move a ratio to a Linux yardstick between machines
+    (research/lab-notebook.md, 2026-11-29)."""
+    found = {}
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return found
+    for entry in entries:
+        try:
+            said = entry.read_text().strip()
+        except OSError:
+            continue
+        if said != "Not affected":
+            found[entry.name] = said
+    return found
 
 
 def _tsc_hz() -> float | None:
@@ -55,6 +79,7 @@ def describe() -> dict:
     return {
         "kernel": platform.release(),
         "cpu_model": _cpu_model(),
+        "cpu_mitigations": cpu_mitigations(),
         "cores": os.cpu_count(),
         "tsc_hz": _tsc_hz(),
         "commit": _version(),
