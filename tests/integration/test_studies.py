@@ -172,3 +172,20 @@ def test_conntrack_rates_establishes_every_flow_before_the_clock(tmp_path):
             detach(nf)
     assert tries >= 2
     assert (entries, answered) == (conntrack_rates.ESTABLISHED_FLOWS, conntrack_rates.ESTABLISHED_FLOWS)
+
+
+def test_conntrack_rates_gives_a_frames_cost_where_the_frames_fill_the_trial(tmp_path):
+    """The DUT core's busy time per frame for flows flat out, beside the rate; none for the burst of new connections,
+    whose short window the lab's own process starts would fill."""
+    ran = run_xnf(["bench", "run", "conntrack-rates", "--out", str(tmp_path), "--rounds", "1", "--seconds", "0.5",
+                   "--scenarios", "established,new", "--paths", "xdp", "--no-bounds"], timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    [results] = tmp_path.glob("*.json")
+    doc = json.loads(results.read_text())
+    cost = {s["subject"]: s["core1_ns_per_frame"] for s in doc["samples"]}
+    assert cost["nftables new"] is None and cost["xdp new"] is None
+    assert cost["nftables established"] > 0 and cost["xdp established"] > 0
+    rows = {row["subject"]: row for row in doc["summary"]}
+    assert rows["xdp established"]["core1_ns_per_frame"] == cost["xdp established"]
+    assert "core1_ns_per_frame" not in rows["xdp new"]
+    assert "ns a frame" in ran.stdout

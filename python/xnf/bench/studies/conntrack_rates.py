@@ -5,7 +5,8 @@ A two-port topology: xnf-gen sends from core 0 into dut0 (the inside), to gen1's
 forwards what its rules admit out of dut1 to gen1, where veth's XDP sink counts what arrives. The DUT's veth
 receive runs in NAPI threads pinned to core 1, with the AF_XDP worker. The rules (RULES): established and related
 frames pass, invalid ones are dropped, new connections are admitted; every frame is looked up in the connection
-table, every new connection enters it. Subjects, in rounds whose order turns around every round:
+table, every new connection enters it. A trial of flows flat out records the DUT core's busy time per frame passed
+(its cost of a frame, beside the rate). Subjects, in rounds whose order turns around every round:
   nftables   Linux forwarding between the ports, the same rules as an inet forward chain with conntrack
              (python/xnf/lab/netfilter.py: sequence numbers unchecked, as the acl): the yardstick of each scenario
   xdp, afxdp, hybrid, tc   `xnf run acl` with the rules, between the ports
@@ -183,6 +184,16 @@ def _rss_kib(nf: NfInstance) -> int | None:
     return None
 
 
+def _ns_per_frame(run, scenario: str) -> float | None:
+    """The DUT core's busy time per frame passed, where the frames fill the trial: flows flat out for --seconds. Not
+    for the burst of new connections (tens of milliseconds), whose window the lab's own process starts on the core
+    would fill (quiet_core leaves the lab's own processes where they are; in a trial of seconds they add a few per
+    cent)."""
+    if scenario == "new" or not run.returned:
+        return None
+    return round(run.cpu[DUT_CORE]["busy"] / run.returned * 1e9, 1)
+
+
 def trial(subject: tuple[str, str], args: argparse.Namespace, place: Place) -> dict:
     scenario, path = subject
     with Topology("two-port", gen_xdp="drop") as t:
@@ -206,7 +217,8 @@ def trial(subject: tuple[str, str], args: argparse.Namespace, place: Place) -> d
                            "mpps_after_flood": round(after.mpps(after.returned), 4)})
         sample.update({"sent": run.sent, "passed": run.returned, "seconds": round(run.seconds, 4),
                        "mpps": round(run.mpps(run.returned), 4), "offered_mpps": round(run.offered_mpps, 4),
-                       "core1_busy_share": run.cpu[DUT_CORE]["busy_share"]})
+                       "core1_busy_share": run.cpu[DUT_CORE]["busy_share"],
+                       "core1_ns_per_frame": _ns_per_frame(run, scenario)})
         if scenario == "syn-flood":
             sample["after_over_before"] = round(sample["mpps_after_flood"] / sample["mpps"], 3) if sample["mpps"] \
                 else None
@@ -219,28 +231,36 @@ FLOOD_FIELDS = ("after_over_before", "syns_passed", "entries", "limit", "entries
                 "early_drops", "table_bytes", "dut_rss_kib")
 
 
-def _flood_medians(scenario: str, mine: list[dict]) -> dict:
-    if scenario != "syn-flood":
-        return {}
-    return {key: statistics.median(s[key] for s in mine if s.get(key) is not None) for key in FLOOD_FIELDS
+def _medians(scenario: str, mine: list[dict]) -> dict:
+    """The core's time per frame in every scenario; what the table did in the SYN flood."""
+    fields = ("core1_ns_per_frame",) + (FLOOD_FIELDS if scenario == "syn-flood" else ())
+    return {key: statistics.median(s[key] for s in mine if s.get(key) is not None) for key in fields
             if any(s.get(key) is not None for s in mine)}
 
 
 def summarise(samples: list[dict], args: argparse.Namespace) -> list[dict]:
     """Per scenario and path: the median rate, its median same-round ratio to nftables in that scenario, and for
     the SYN flood what the table did."""
-    return SUBJECTS.rows(samples, "ratio_to_nftables", _flood_medians)
+    return SUBJECTS.rows(samples, "ratio_to_nftables", _medians)
 
 
 def _line(sample: dict) -> str:
     flood_said = (f", after {FLOOD_SYNS:,} SYNs {sample['after_over_before']}x"
                   if sample.get("after_over_before") is not None else "")
     return (f"{sample['path']:9s} {sample['scenario']:11s} {sample['mpps']:6.3f} Mpps passed (offered "
-            f"{sample['offered_mpps']:.3f}), core {DUT_CORE} {sample['core1_busy_share']:.0%} busy{flood_said}")
+            f"{sample['offered_mpps']:.3f}), core {DUT_CORE} {_cost_said(sample)}{flood_said}")
+
+
+def _cost_said(sample: dict) -> str:
+    cost = sample.get("core1_ns_per_frame")
+    return f"{cost:.0f} ns a frame ({sample['core1_busy_share']:.0%} busy)" if cost else \
+        f"{sample['core1_busy_share']:.0%} busy"
 
 
 def _report(row: dict) -> str:
     said = f"{row['path']:9s} {row['scenario']:11s} {row['mpps']:.3f} Mpps, {row['ratio_to_nftables']}x nftables"
+    if row.get("core1_ns_per_frame"):
+        said += f", core {DUT_CORE} {row['core1_ns_per_frame']:.0f} ns a frame"
     if "after_over_before" in row:
         said += f"; after the flood {row['after_over_before']}x the rate before"
     return said
