@@ -28,9 +28,9 @@ VULNERABILITIES = Path("/sys/devices/system/cpu/vulnerabilities")
 
 def cpu_mitigations(folder: Path = VULNERABILITIES) -> dict[str, str]:
     """What the kernel does against each CPU vulnerability that applies ("Not affected" left out). Retpolines and
-    return thunks tax every indirect call and return: they move Linux's own forwarding, with its many calls per
-    frame, more than a compact XDP program, so they move a ratio to a Linux yardstick between machines
-    (research/lab-notebook.md, 2026-11-29)."""
+    return thunks tax every indirect call and return, of which Linux's own forwarding makes many more per frame than
+    a compact XDP program: a ratio to a Linux yardstick may move with them between machines (research/lab-notebook.md,
+    2026-11-29)."""
     found = {}
     try:
         entries = sorted(folder.iterdir())
