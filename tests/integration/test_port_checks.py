@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from lab_helpers import run_xnf, xdp_attached
+from lab_helpers import run_xnf, wait_until, xdp_attached
 from xnf import control, process_id, programs
 from xnf.lab import apps, netns, paths
 from xnf.lab.cores import DUT_CORE
@@ -286,12 +286,22 @@ def test_egress_is_counted_only_where_the_kernel_sends(rules_file):
         assert nf.stop() == 0
 
 
+def _own_net_namespace(pid: int) -> bool:
+    """Whether process pid is in a network namespace other than this one's."""
+    try:
+        return os.readlink(f"/proc/{pid}/ns/net") != os.readlink("/proc/self/ns/net")
+    except OSError:
+        return False
+
+
 def test_an_unreachable_peer_is_said_and_its_checksums_finished(rules_file):
     """A peer whose namespace only a file descriptor holds: no name in /run/netns, no process inside."""
     with HostsTopology(hosts=2) as t:
         holder = subprocess.Popen(["unshare", "--net", "sleep", "30"])
         held = None
         try:
+            # The peer goes where the holder's namespace is when it moves: wait for unshare to have made its own.
+            wait_until(lambda: _own_net_namespace(holder.pid), what="the holder's network namespace")
             netns.ip("link", "add", "lone", "type", "veth", "peer", "name", "lonepeer", ns=t.dut_ns)
             netns.ip("link", "set", "lonepeer", "netns", str(holder.pid), ns=t.dut_ns)
             held = os.open(f"/proc/{holder.pid}/ns/net", os.O_RDONLY)
