@@ -31,6 +31,10 @@ class Flood:
         """Busy time of every core (exact: wall time less idle, docs/methodology.md) per frame done."""
         return sum(c["busy"] for c in self.cpu.values()) / frames * 1e9 if frames else None
 
+    def core_ns_per_frame(self, core: int, frames: int) -> float | None:
+        """Busy time of one core (the DUT's, where all of its work is kept) per frame done."""
+        return self.cpu[core]["busy"] / frames * 1e9 if frames else None
+
 
 def returned_to_gen0(t: Topology) -> Callable[[], int]:
     return lambda: veth_stats.read(t.gen_ns, "gen0")["rx_xdp_drops"]

@@ -189,9 +189,10 @@ def _ns_per_frame(run, scenario: str) -> float | None:
     for the burst of new connections (tens of milliseconds), whose window the lab's own process starts on the core
     would fill (quiet_core leaves the lab's own processes where they are; in a trial of seconds they add a few per
     cent)."""
-    if scenario == "new" or not run.returned:
+    if scenario == "new":
         return None
-    return round(run.cpu[DUT_CORE]["busy"] / run.returned * 1e9, 1)
+    cost = run.core_ns_per_frame(DUT_CORE, run.returned)
+    return round(cost, 1) if cost is not None else None
 
 
 def trial(subject: tuple[str, str], args: argparse.Namespace, place: Place) -> dict:
