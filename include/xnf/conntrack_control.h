@@ -30,8 +30,7 @@ int xnf_ct_format_timeout(const void *key, const void *value, char *out, size_t 
 
 /* Where a sweep goes on from: the sweeper visits a budget of entries per call. */
 struct xnf_ct_sweeper {
-	struct xnf_ct_key at;
-	int resumes;
+	struct xnf_map_walk walk;
 };
 
 /* Frees up to a budget of entries of table that are over (idle past their state's time). Returns how many. */

@@ -51,6 +51,24 @@ int xnf_map_ref_next_key(const struct xnf_map_ref *ref, const void *key, void *n
 /* count entries at once (one syscall for a kernel map): for filling large arrays. 0 or -errno. */
 int xnf_map_ref_update_batch(const struct xnf_map_ref *ref, const void *keys, const void *values, __u32 count);
 
+/* Where a walk over a map's entries in batches goes on from (xnf_map_ref_read_batch); zeroed, it starts at the
+ * beginning. `at` holds the kernel's token (a hash map's bucket) or, for a native map, the last key read. */
+#define XNF_MAP_WALK_AT_MAX 256
+struct xnf_map_walk {
+	__u8 at[XNF_MAP_WALK_AT_MAX];
+	int started;
+};
+
+/*
+ * Up to *count entries (keys and values each in an array side by side) from where walk left off; *count says how
+ * many came. 0: more may follow; -ENOENT: the walk reached the end (the next call starts over); another -errno:
+ * nothing was read and the walk starts over. A kernel map is read in one syscall, not two per entry (a sweeper of a
+ * full table would otherwise take a tenth of a core from the data path): bucket by bucket, so an entry added or
+ * deleted meanwhile may be seen or not, and none twice.
+ */
+int xnf_map_ref_read_batch(const struct xnf_map_ref *ref, struct xnf_map_walk *walk, void *keys, void *values,
+			   __u32 *count);
+
 /* Finds map `name` on the side the instance runs on. 0, or -ENOENT. */
 typedef int (*xnf_map_resolver)(void *ctx, const char *name, struct xnf_map_ref *ref);
 

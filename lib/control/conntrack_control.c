@@ -131,33 +131,44 @@ static void read_timeouts(const struct xnf_rules_target *maps, const char *timeo
 	}
 }
 
-/* Keys are collected before any is deleted: a deleted key cannot lead to the next one. */
+/* Whether the connection of key, as the table holds it now, is over: read again, since the data path may have
+ * refreshed it after the batch was read. */
+static int still_over(const struct xnf_map_ref *entries, const struct xnf_ct_key *key, const __u64 *timeout_ns,
+		      __u64 now)
+{
+	struct xnf_ct_entry e;
+
+	return xnf_map_ref_lookup(entries, key, &e) == 0 &&
+	       (__s64)(now - e.last_seen_ns) > (__s64)timeout_ns[xnf__ct_timeout_slot(key, &e)];
+}
+
+/* The entries come in one batch (keys and values together), so that a table of live connections costs the control
+ * thread one call a sweep; only those that look over are read again and deleted one by one. */
 __u32 xnf_ct_sweep(const struct xnf_rules_target *maps, const char *table, const char *timeouts_map,
 		   struct xnf_ct_sweeper *sweeper)
 {
 	struct xnf_ct_key *keys = malloc(SWEEP_BUDGET * sizeof(*keys));
+	struct xnf_ct_entry *values = malloc(SWEEP_BUDGET * sizeof(*values));
 	__u64 timeout_ns[XNF_CT_NTIMEOUTS], now = xnf_now_coarse_ns();
 	struct xnf_map_ref entries;
-	struct xnf_ct_entry e;
-	__u32 n = 0, freed = 0;
+	__u32 n = SWEEP_BUDGET, freed = 0;
+	int err;
 
-	if (!keys || xnf_map_find(maps, table, &entries)) {
+	if (!keys || !values || xnf_map_find(maps, table, &entries)) {
 		free(keys);
+		free(values);
 		return 0;
 	}
 	read_timeouts(maps, timeouts_map, timeout_ns);
-	while (n < SWEEP_BUDGET &&
-	       xnf_map_ref_next_key(&entries, n ? &keys[n - 1] : sweeper->resumes ? &sweeper->at : NULL, &keys[n]) == 0)
-		n++;
-	sweeper->resumes = n == SWEEP_BUDGET;
-	if (sweeper->resumes)
-		sweeper->at = keys[n - 1];
-	for (__u32 i = 0; i < n; i++) {
-		if (xnf_map_ref_lookup(&entries, &keys[i], &e) == 0 &&
-		    (__s64)(now - e.last_seen_ns) > (__s64)timeout_ns[xnf__ct_timeout_slot(&keys[i], &e)] &&
-		    xnf_map_ref_delete(&entries, &keys[i]) == 0)
+	err = xnf_map_ref_read_batch(&entries, &sweeper->walk, keys, values, &n);
+	for (__u32 i = 0; (err == 0 || err == -ENOENT) && i < n; i++) {
+		const struct xnf_ct_entry *e = &values[i];
+
+		if ((__s64)(now - e->last_seen_ns) > (__s64)timeout_ns[xnf__ct_timeout_slot(&keys[i], e)] &&
+		    still_over(&entries, &keys[i], timeout_ns, now) && xnf_map_ref_delete(&entries, &keys[i]) == 0)
 			freed++;
 	}
 	free(keys);
+	free(values);
 	return freed;
 }

@@ -52,6 +52,58 @@ int xnf_map_ref_update_batch(const struct xnf_map_ref *ref, const void *keys, co
 	return bpf_map_update_batch(ref->fd, keys, values, &count, NULL);
 }
 
+static int read_native_batch(const struct xnf_map_ref *ref, struct xnf_map_walk *walk, void *keys, void *values,
+			     __u32 *count)
+{
+	__u32 wanted = *count, n = 0;
+	int err = 0;
+
+	if (ref->key_size > sizeof(walk->at))
+		return -E2BIG;
+	while (n < wanted) {
+		__u8 *key = (__u8 *)keys + (size_t)n * ref->key_size;
+
+		err = xnf_native_map_get_next_key(ref->native, walk->started ? walk->at : NULL, key);
+		if (err)
+			break;
+		memcpy(walk->at, key, ref->key_size);
+		walk->started = 1;
+		/* deleted by the data path between the two calls: left out */
+		if (xnf_native_map_lookup_copy(ref->native, key, (__u8 *)values + (size_t)n * ref->value_size) == 0)
+			n++;
+	}
+	*count = n;
+	return err;
+}
+
+static int read_kernel_batch(const struct xnf_map_ref *ref, struct xnf_map_walk *walk, void *keys, void *values,
+			     __u32 *count)
+{
+	__u8 next[sizeof(walk->at)];
+	int err = bpf_map_lookup_batch(ref->fd, walk->started ? walk->at : NULL, next, keys, values, count, NULL);
+
+	if (err == 0) {
+		memcpy(walk->at, next, sizeof(walk->at));
+		walk->started = 1;
+	}
+	return err;
+}
+
+int xnf_map_ref_read_batch(const struct xnf_map_ref *ref, struct xnf_map_walk *walk, void *keys, void *values,
+			   __u32 *count)
+{
+	__u32 wanted = *count;
+	int err = ref->native ? read_native_batch(ref, walk, keys, values, count) :
+				read_kernel_batch(ref, walk, keys, values, count);
+
+	if (err) {
+		walk->started = 0;
+		if (err != -ENOENT)
+			*count = 0;
+	}
+	return wanted && err == 0 && *count == 0 ? -ENOENT : err;
+}
+
 long long xnf_map_ref_count(const struct xnf_map_ref *ref)
 {
 	void *key = calloc(2, ref->key_size ? ref->key_size : 1);

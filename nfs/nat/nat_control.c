@@ -10,6 +10,7 @@
  * table per call, going on from there the next time.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -91,11 +92,9 @@ static __u64 timeout_ns(const struct xnf_map_ref *config, __u8 proto, __u32 clos
  * (the binding swept, or taken over), so that mappings of closed connections do not outlive them. */
 struct sweep {
 	const char *map;
-	size_t key_size;
 	bool (*over)(const struct xnf_rules_target *maps, const struct xnf_map_ref *config, const void *key,
 		     const void *value, __u64 now);
-	__u8 cursor[16];
-	bool resumes;
+	struct xnf_map_walk walk;
 };
 
 static bool mapping_over(const struct xnf_rules_target *maps, const struct xnf_map_ref *config, const void *key,
@@ -135,35 +134,37 @@ static bool session_over(const struct xnf_rules_target *maps, const struct xnf_m
 
 /* Bindings before mappings: a mapping whose binding went in this pass goes with it. */
 static struct sweep sweeps[] = {
-	{ .map = "nat_sessions", .key_size = sizeof(struct nat_session_key), .over = session_over },
-	{ .map = "nat_bindings", .key_size = sizeof(struct nat_public_key), .over = binding_over },
-	{ .map = "nat_mappings", .key_size = sizeof(struct nat_endpoint), .over = mapping_over },
+	{ .map = "nat_sessions", .over = session_over },
+	{ .map = "nat_bindings", .over = binding_over },
+	{ .map = "nat_mappings", .over = mapping_over },
 };
 
+/* The entries come in one batch with their values; those that look over are read again before they go (the packet
+ * path may have refreshed them since). */
 static void sweep_table(const struct xnf_rules_target *maps, const struct xnf_map_ref *config, struct sweep *s,
 			__u64 now)
 {
-	__u8 *keys = malloc(SWEEP_BUDGET * s->key_size), value[sizeof(struct nat_binding)];
 	struct xnf_map_ref table;
-	__u32 n = 0;
+	__u8 *keys, *values, *value;
+	__u32 n = SWEEP_BUDGET;
+	int err;
 
-	if (!keys || xnf_map_find(maps, s->map, &table)) {
-		free(keys);
+	if (xnf_map_find(maps, s->map, &table))
 		return;
-	}
-	while (n < SWEEP_BUDGET && xnf_map_ref_next_key(&table, n ? keys + (n - 1) * s->key_size :
-							    s->resumes ? s->cursor : NULL, keys + n * s->key_size) == 0)
-		n++;
-	s->resumes = n == SWEEP_BUDGET;
-	for (__u32 i = 0; i < n; i++) {
-		const __u8 *key = keys + i * s->key_size;
+	keys = malloc((size_t)SWEEP_BUDGET * table.key_size);
+	values = malloc((size_t)SWEEP_BUDGET * table.value_size);
+	value = malloc(table.value_size);
+	err = keys && values && value ? xnf_map_ref_read_batch(&table, &s->walk, keys, values, &n) : -ENOMEM;
+	for (__u32 i = 0; (err == 0 || err == -ENOENT) && i < n; i++) {
+		const __u8 *key = keys + (size_t)i * table.key_size;
 
-		if (xnf_map_ref_lookup(&table, key, value) == 0 && s->over(maps, config, key, value, now))
+		if (s->over(maps, config, key, values + (size_t)i * table.value_size, now) &&
+		    xnf_map_ref_lookup(&table, key, value) == 0 && s->over(maps, config, key, value, now))
 			xnf_map_ref_delete(&table, key);
 	}
-	if (s->resumes)
-		memcpy(s->cursor, keys + (n - 1) * s->key_size, s->key_size);
 	free(keys);
+	free(values);
+	free(value);
 }
 
 static void nat_sweep(const struct xnf_rules_target *maps)

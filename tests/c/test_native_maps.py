@@ -21,3 +21,10 @@ def test_updates_are_safe_while_workers_read():
     assert result.returncode == 0, result.stdout + result.stderr
     assert "AddressSanitizer" not in result.stderr
     assert result.stdout.splitlines()[-1] == "2 passed, 0 failed"
+
+
+def test_a_walk_in_batches_gives_every_entry_once_on_both_sides():
+    """xnf_map_ref_read_batch, which the connection and NAT sweepers read their tables with (tests/c/test_map_walk.c)."""
+    result = subprocess.run([str(BUILD_DIR / "tests" / "test-map-walk")], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines()[-3:] == ["kernel: ok", "native: ok", "2 passed, 0 failed"]
