@@ -6,6 +6,7 @@
  * call (about one call a second) and goes on from there the next time, so a
  * large table never holds up the control socket for long.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +18,7 @@
 
 #define SWEEP_BUDGET 65536
 
-static struct xnf_5tuple sweep_cursor;
-static bool sweep_resumes;
+static struct xnf_map_walk sweep_walk;
 
 static __u64 timeout_ns(const struct xnf_rules_target *maps)
 {
@@ -41,31 +41,37 @@ static bool twin_in_use(const struct xnf_map_ref *sessions, const struct xnf_5tu
 	return xnf_map_ref_lookup(sessions, &twin_key, &twin) == 0 && !lb_idle_for(now, &twin, timeout);
 }
 
-/* Keys are collected before any is deleted: a deleted key cannot lead to the next one. */
+/* Whether the session of key is idle now and its twin too: read again before it goes, since the packet path may have
+ * used it after the batch was read. */
+static bool over(const struct xnf_map_ref *sessions, const struct xnf_5tuple *key, const struct lb_session *session,
+		 __u64 now, __u64 timeout)
+{
+	return lb_idle_for(now, session, timeout) && !twin_in_use(sessions, key, session, now, timeout);
+}
+
+/* The sessions come in one batch with their values (xnf_map_ref_read_batch): one call a sweep, not two per entry. */
 static void lb_sweep(const struct xnf_rules_target *maps)
 {
 	struct xnf_5tuple *keys = malloc(SWEEP_BUDGET * sizeof(*keys));
+	struct lb_session *values = malloc(SWEEP_BUDGET * sizeof(*values)), session;
 	__u64 now = xnf_now_ns(), timeout = timeout_ns(maps);
 	struct xnf_map_ref sessions;
-	struct lb_session session;
-	__u32 n = 0;
+	__u32 n = SWEEP_BUDGET;
+	int err;
 
-	if (!keys || xnf_map_find(maps, "lb_sessions", &sessions)) {
+	if (!keys || !values || xnf_map_find(maps, "lb_sessions", &sessions)) {
 		free(keys);
+		free(values);
 		return;
 	}
-	while (n < SWEEP_BUDGET &&
-	       xnf_map_ref_next_key(&sessions, n ? &keys[n - 1] : sweep_resumes ? &sweep_cursor : NULL, &keys[n]) == 0)
-		n++;
-	sweep_resumes = n == SWEEP_BUDGET;
-	for (__u32 i = 0; i < n; i++) {
-		if (xnf_map_ref_lookup(&sessions, &keys[i], &session) == 0 && lb_idle_for(now, &session, timeout) &&
-		    !twin_in_use(&sessions, &keys[i], &session, now, timeout))
+	err = xnf_map_ref_read_batch(&sessions, &sweep_walk, keys, values, &n);
+	for (__u32 i = 0; (err == 0 || err == -ENOENT) && i < n; i++) {
+		if (over(&sessions, &keys[i], &values[i], now, timeout) &&
+		    xnf_map_ref_lookup(&sessions, &keys[i], &session) == 0 && over(&sessions, &keys[i], &session, now, timeout))
 			xnf_map_ref_delete(&sessions, &keys[i]);
 	}
-	if (sweep_resumes)
-		sweep_cursor = keys[n - 1];
 	free(keys);
+	free(values);
 }
 
 XNF_EXPORT_HOUSEKEEPING(lb, lb_sweep);
