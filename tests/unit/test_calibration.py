@@ -87,6 +87,26 @@ def test_a_profile_of_another_cpu_or_kernel_is_foreign_and_an_old_one_stale():
     assert old["stale"] and not old["foreign"] and "--calibrate" in provenance.advice_note(old)
 
 
+def test_a_profile_fitted_under_other_mitigations_is_foreign_and_says_which():
+    """The same CPU and kernel booted with other mitigations (or microcode) is another machine to the profile's
+    times; a fit that kept none is judged without them."""
+    fitted_under = {"spectre_v2": "Mitigation: Retpolines", "spec_rstack_overflow": "Vulnerable: Safe RET"}
+    profile = synthetic_profile()
+    profile.environment = {**HERE, "cpu_mitigations": fitted_under, "started_utc": "2026-11-20T10:00:00Z"}
+    fitted = 1795168800.0
+    same = provenance.judge(profile, {**HERE, "cpu_mitigations": dict(fitted_under)}, now=fitted + 86400)
+    assert not same["foreign"]
+    here = {**HERE, "cpu_mitigations": {"spectre_v2": "Mitigation: Enhanced IBRS", "mds": "Mitigation: Clear CPU"}}
+    other = provenance.judge(profile, here, now=fitted + 86400)
+    assert other["foreign"] and other["differences"] == [
+        "the CPU's mitigation of mds: none at the fit, Mitigation: Clear CPU here",
+        "the CPU's mitigation of spec_rstack_overflow: Vulnerable: Safe RET at the fit, none here",
+        "the CPU's mitigation of spectre_v2: Mitigation: Retpolines at the fit, Mitigation: Enhanced IBRS here"]
+    assert "spectre_v2" in provenance.advice_note(other)
+    profile.environment.pop("cpu_mitigations")
+    assert not provenance.judge(profile, here, now=fitted + 86400)["foreign"]
+
+
 def test_confidence_is_only_ever_lowered_and_says_why():
     answer = {"recommendation": {"confidence": "high", "why": "lead"}}
     advisor.lower_confidence(answer, "medium", "foreign")

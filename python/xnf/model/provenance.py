@@ -1,6 +1,7 @@
 """Whether a profile describes this machine: the environment its fit stored (python/xnf/lab/environment.py)
-against this one's, and its age. A profile of another CPU, core count or kernel is foreign: its times were never
-this machine's. One older than STALE_DAYS is stale: the host under a VM moves between sessions (up to 2.6x here).
+against this one's, and its age. A profile of another CPU, core count, kernel or set of the CPU's mitigations is
+foreign: its times were never this machine's (retpolines and return thunks tax the kernel's paths unequally, so
+they move one path's time against another's: docs/methodology.md). One older than STALE_DAYS is stale: the host under a VM moves between sessions (up to 2.6x here).
 Either way the advice says so, lowers its confidence and offers the per-path calibration or a quick fit."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from xnf.model.profile import Profile
 STALE_DAYS = 7
 # What a profile's environment must share with this machine for its times to be this machine's.
 SAME_MACHINE = {"cpu_model": "CPU", "cores": "cores", "kernel": "kernel"}
+MITIGATIONS = "cpu_mitigations"   # and these, compared one vulnerability at a time
 
 
 def _age_days(profile: Profile, now: float) -> float | None:
@@ -24,12 +26,21 @@ def _age_days(profile: Profile, now: float) -> float | None:
     return max(0.0, (now - then) / 86400)
 
 
+def _mitigation_differences(fitted: dict, here: dict) -> list[str]:
+    """One line per vulnerability whose mitigation differs ("none" where the kernel says it does not apply)."""
+    return [f"the CPU's mitigation of {name}: {fitted.get(name, 'none')} at the fit, {here.get(name, 'none')} here"
+            for name in sorted(set(fitted) | set(here)) if fitted.get(name) != here.get(name)]
+
+
 def judge(profile: Profile, here: dict, now: float | None = None) -> dict:
     """{"differences": ["CPU: AMD EPYC at the fit, Intel Xeon here", ...], "foreign": bool, "age_days", "stale"}.
-    A published profile, or one whose fit stored no environment, is foreign by nature."""
+    A published profile, or one whose fit stored no environment, is foreign by nature. A fit from before the
+    environment kept the mitigations (397e47d) is judged without them."""
     env = profile.environment
     differences = [f"{what}: {env[key]} at the fit, {here.get(key)} here" for key, what in SAME_MACHINE.items()
                    if key in env and env[key] != here.get(key)]
+    if MITIGATIONS in env and MITIGATIONS in here:
+        differences += _mitigation_differences(env[MITIGATIONS], here[MITIGATIONS])
     if profile.source != "measured" or not env:
         differences.append("not fitted on this machine (" + ("published figures" if profile.source != "measured"
                                                               else "its fit stored no environment") + ")")
