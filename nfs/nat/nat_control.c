@@ -80,56 +80,93 @@ static int nat_start(const struct xnf_rules_target *maps, char *err, size_t errl
 	return take_local_addrs(&local, &local6, err, errlen);
 }
 
-static __u64 timeout_ns(const struct xnf_map_ref *config, __u8 proto, __u32 closing)
-{
-	__u32 slot = nat_timeout_slot(proto, closing), seconds = 0;
+/* A binding as a sweep found it: a mapping's public port is still its own while one holds its inside endpoint. */
+struct held_port {
+	struct nat_public_key port;
+	struct nat_endpoint inside;
+};
 
-	xnf_map_ref_lookup(config, &slot, &seconds);
-	return (__u64)(seconds ? seconds : nat_default_timeout_s(slot)) * 1000000000ull;
+/* What one sweep reads once instead of per entry: the idle times, and the bindings (sorted by port) that the
+ * mappings are checked against; `bindings` NULL where they could not be read (each mapping then reads its own). */
+struct sweep_view {
+	__u64 timeout_ns[NAT_NSETTINGS];
+	const struct xnf_rules_target *maps;
+	struct held_port *bindings;
+	__u32 nbindings;
+};
+
+static __u64 timeout_ns(const struct sweep_view *view, __u8 proto, __u32 closing)
+{
+	return view->timeout_ns[nat_timeout_slot(proto, closing)];
 }
 
 /* Each table's entries over: idle past their idle time; a mapping also once its public port is no longer its own
- * (the binding swept, or taken over), so that mappings of closed connections do not outlive them. */
+ * (the binding swept, or taken over), so that mappings of closed connections do not outlive them. live: read
+ * what the entry depends on from the tables now, not from the view. */
 struct sweep {
 	const char *map;
-	bool (*over)(const struct xnf_rules_target *maps, const struct xnf_map_ref *config, const void *key,
-		     const void *value, __u64 now);
+	bool (*over)(const struct sweep_view *view, const void *key, const void *value, __u64 now, bool live);
 	struct xnf_map_walk walk;
 };
 
-static bool mapping_over(const struct xnf_rules_target *maps, const struct xnf_map_ref *config, const void *key,
-			 const void *value, __u64 now)
+static int port_order(const void *a, const void *b)
+{
+	return memcmp(&((const struct held_port *)a)->port, &((const struct held_port *)b)->port,
+		      sizeof(struct nat_public_key));
+}
+
+/* The inside endpoint bound to port: as the view holds it, or from the bindings table. 0, or -1: none. */
+static int bound_inside(const struct sweep_view *view, const struct nat_public_key *port, bool live,
+			struct nat_endpoint *inside)
+{
+	struct xnf_map_ref bindings;
+	struct nat_binding binding;
+
+	if (!live && view->bindings) {
+		struct held_port wanted = { .port = *port };
+		const struct held_port *held = bsearch(&wanted, view->bindings, view->nbindings, sizeof(wanted),
+						       port_order);
+
+		if (!held)
+			return -1;
+		*inside = held->inside;
+		return 0;
+	}
+	if (xnf_map_find(view->maps, "nat_bindings", &bindings) || xnf_map_ref_lookup(&bindings, port, &binding))
+		return -1;
+	*inside = binding.inside;
+	return 0;
+}
+
+static bool mapping_over(const struct sweep_view *view, const void *key, const void *value, __u64 now, bool live)
 {
 	const struct nat_endpoint *inside = key;
 	const struct nat_mapping *mapping = value;
 	struct nat_public_key public_key = { .port = mapping->public_port, .proto = inside->proto,
 					     .addr_index = mapping->addr_index };
-	struct xnf_map_ref bindings;
-	struct nat_binding binding;
+	struct nat_endpoint bound;
 
-	if (nat_idle_for(now, mapping->last_seen_ns, timeout_ns(config, inside->proto, 0)))
+	if (nat_idle_for(now, mapping->last_seen_ns, timeout_ns(view, inside->proto, 0)))
 		return true;
-	return xnf_map_find(maps, "nat_bindings", &bindings) == 0 &&
-	       (xnf_map_ref_lookup(&bindings, &public_key, &binding) ||
-		binding.inside.addr != inside->addr || binding.inside.port != inside->port);
+	return bound_inside(view, &public_key, live, &bound) || bound.addr != inside->addr || bound.port != inside->port;
 }
 
-static bool binding_over(const struct xnf_rules_target *maps, const struct xnf_map_ref *config, const void *key,
-			 const void *value, __u64 now)
+static bool binding_over(const struct sweep_view *view, const void *key, const void *value, __u64 now, bool live)
 {
 	const struct nat_binding *b = value;
 
-	return nat_idle_for(now, b->last_seen_ns, timeout_ns(config, ((const struct nat_public_key *)key)->proto,
-							     b->closing));
+	(void)live;
+	return nat_idle_for(now, b->last_seen_ns, timeout_ns(view, ((const struct nat_public_key *)key)->proto,
+							   b->closing));
 }
 
-static bool session_over(const struct xnf_rules_target *maps, const struct xnf_map_ref *config, const void *key,
-			 const void *value, __u64 now)
+static bool session_over(const struct sweep_view *view, const void *key, const void *value, __u64 now, bool live)
 {
 	const struct nat_session *s = value;
 
-	return nat_idle_for(now, s->last_seen_ns, timeout_ns(config, ((const struct nat_session_key *)key)->inside.proto,
-							     s->closing));
+	(void)live;
+	return nat_idle_for(now, s->last_seen_ns, timeout_ns(view, ((const struct nat_session_key *)key)->inside.proto,
+							   s->closing));
 }
 
 /* Bindings before mappings: a mapping whose binding went in this pass goes with it. */
@@ -139,17 +176,16 @@ static struct sweep sweeps[] = {
 	{ .map = "nat_mappings", .over = mapping_over },
 };
 
-/* The entries come in one batch with their values; those that look over are read again before they go (the packet
- * path may have refreshed them since). */
-static void sweep_table(const struct xnf_rules_target *maps, const struct xnf_map_ref *config, struct sweep *s,
-			__u64 now)
+/* The entries come in one batch with their values; those that look over are read again, with what they depend
+ * on, before they go (the packet path may have refreshed them since). */
+static void sweep_table(const struct sweep_view *view, struct sweep *s, __u64 now)
 {
 	struct xnf_map_ref table;
 	__u8 *keys, *values, *value;
 	__u32 n = SWEEP_BUDGET;
 	int err;
 
-	if (xnf_map_find(maps, s->map, &table))
+	if (xnf_map_find(view->maps, s->map, &table))
 		return;
 	keys = malloc((size_t)SWEEP_BUDGET * table.key_size);
 	values = malloc((size_t)SWEEP_BUDGET * table.value_size);
@@ -158,8 +194,8 @@ static void sweep_table(const struct xnf_rules_target *maps, const struct xnf_ma
 	for (__u32 i = 0; (err == 0 || err == -ENOENT) && i < n; i++) {
 		const __u8 *key = keys + (size_t)i * table.key_size;
 
-		if (s->over(maps, config, key, values + (size_t)i * table.value_size, now) &&
-		    xnf_map_ref_lookup(&table, key, value) == 0 && s->over(maps, config, key, value, now))
+		if (s->over(view, key, values + (size_t)i * table.value_size, now, false) &&
+		    xnf_map_ref_lookup(&table, key, value) == 0 && s->over(view, key, value, now, true))
 			xnf_map_ref_delete(&table, key);
 	}
 	free(keys);
@@ -167,15 +203,68 @@ static void sweep_table(const struct xnf_rules_target *maps, const struct xnf_ma
 	free(value);
 }
 
+static void read_timeouts(const struct xnf_map_ref *config, struct sweep_view *view)
+{
+	for (__u32 slot = 0; slot < NAT_NSETTINGS; slot++) {
+		__u32 seconds = 0;
+
+		xnf_map_ref_lookup(config, &slot, &seconds);
+		view->timeout_ns[slot] = (__u64)(seconds ? seconds : nat_default_timeout_s(slot)) * 1000000000ull;
+	}
+}
+
+/* Every binding, read in batches and sorted by port; the view keeps NULL where they cannot all be read. */
+static void read_bindings(struct sweep_view *view)
+{
+	struct nat_public_key *keys = NULL;
+	struct nat_binding *values = NULL;
+	struct xnf_map_walk walk = { 0 };
+	struct xnf_map_ref bindings;
+	__u32 n = 0;
+	int err = 0;
+
+	if (xnf_map_find(view->maps, "nat_bindings", &bindings))
+		return;
+	keys = malloc((size_t)bindings.max_entries * sizeof(*keys));
+	values = malloc((size_t)bindings.max_entries * sizeof(*values));
+	view->bindings = malloc((size_t)bindings.max_entries * sizeof(*view->bindings));
+	while (keys && values && view->bindings && err == 0 && n < bindings.max_entries) {
+		__u32 got = bindings.max_entries - n;
+
+		err = xnf_map_ref_read_batch(&bindings, &walk, keys + n, values + n, &got);
+		n += err == 0 || err == -ENOENT ? got : 0;
+	}
+	/* a full table read to its capacity is read whole; a binding a walk under churn missed looks gone, and the
+	 * mapping is read again with its binding live before it goes */
+	if ((err != -ENOENT && n < bindings.max_entries) || !view->bindings) {
+		free(view->bindings);
+		view->bindings = NULL;
+	} else {
+		for (__u32 i = 0; i < n; i++)
+			view->bindings[i] = (struct held_port){ .port = keys[i], .inside = values[i].inside };
+		view->nbindings = n;
+		qsort(view->bindings, n, sizeof(*view->bindings), port_order);
+	}
+	free(keys);
+	free(values);
+}
+
+/* Bindings are read after the bindings' own sweep: one it removed no longer holds its mapping's port. */
 static void nat_sweep(const struct xnf_rules_target *maps)
 {
+	struct sweep_view view = { .maps = maps };
 	struct xnf_map_ref config;
 	__u64 now = xnf_now_ns();
 
 	if (xnf_map_find(maps, "nat_config", &config))
 		return;
-	for (size_t i = 0; i < sizeof(sweeps) / sizeof(sweeps[0]); i++)
-		sweep_table(maps, &config, &sweeps[i], now);
+	read_timeouts(&config, &view);
+	for (size_t i = 0; i < sizeof(sweeps) / sizeof(sweeps[0]); i++) {
+		if (sweeps[i].over == mapping_over)
+			read_bindings(&view);
+		sweep_table(&view, &sweeps[i], now);
+	}
+	free(view.bindings);
 }
 
 /*
