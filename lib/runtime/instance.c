@@ -443,8 +443,8 @@ static int start_on_kept_state(struct instance *in)
 	       keep_tables_in_kernel(in) ? -1 : 0;
 }
 
-/* Workers whose state is kept leave the kept links to the kernel build of the NF, with their tables; hybrid's take
- * their sockets out of the program's way (it sends what they would) and finish what their rings hold. */
+/* Workers whose state is kept hand their tables to the kernel and take their sockets out of the program's way, which
+ * then runs the NF itself (afxdp) or sends what they would have (hybrid); they finish what their rings hold. */
 static void hand_over_to_kernel(struct instance *in)
 {
 	if (!in->state_kept || !in->afxdp)
@@ -453,13 +453,13 @@ static void hand_over_to_kernel(struct instance *in)
 		state_leave_sockets(&in->xdp, in->afxdp);
 		return;
 	}
-	if (state_hand_to_kernel(&in->xdp, in->afxdp, in->plan, in->opt->map_sizes, in->opt->nmap_sizes) == 0) {
-		printf("xnf: %s's tables handed to its kernel build, which forwards on them now\n", xnf_nf_name);
+	if (state_hand_to_kernel(&in->xdp, in->afxdp) == 0) {
+		printf("xnf: %s's tables handed to the kernel, where its program runs the NF on them now\n", xnf_nf_name);
 		return;
 	}
-	xnf_error("the kept links still send to this process's sockets, which close now: frames are dropped until "
-		  "the instance starts again with --state %s (or rm -r %s takes it off)", in->opt->state_dir,
-		  in->opt->state_dir);
+	xnf_error("the tables could not all be handed to the kernel: as after a kill, its program runs the NF on the copy "
+		  "kept in %s/maps, which may miss what changed in the last second; the next start with --state %s takes "
+		  "it back (or rm -r %s takes it off)", in->opt->state_dir, in->opt->state_dir, in->opt->state_dir);
 }
 
 static void tear_down(struct instance *in)

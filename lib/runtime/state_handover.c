@@ -7,8 +7,10 @@
  *   start: copy the kernel's tables into the native ones before any worker runs; start the workers; move the
  *          kept links to the redirect program (bpf_link_update, between two frames); copy again what the kernel
  *          build added in between (only entries the workers have not made themselves);
- *   stop:  make the kernel's tables equal the native ones; load the kernel build on them and move the links to
- *          it; let the workers finish what their rings hold; copy again what they added.
+ *   stop:  make the kernel's tables equal the native ones; take the sockets out of the redirect program's way, so
+ *          that it runs the NF itself on those tables (xnf_cfg.kernel_fallback, as after a kill); let the workers
+ *          finish what their rings hold; copy again what they added. No program is loaded at a stop: the one in
+ *          place has the NF in it, and loading the kernel build meant verifying it again (2 s for the acl).
  * Per-CPU arrays are scratch and counters, not state: they are not carried. A flow whose first frame meets the
  * two paths within the same few microseconds may get an entry from each: the one already there is kept.
  * A killed process hands nothing over: so once its rules are in force its tables are copied to the kernel's, while
@@ -309,10 +311,10 @@ static __u64 frames_left(struct xnf_afxdp *a)
 	return left;
 }
 
-/* Once the links have moved, what is already in the sockets' rings is still the workers' to forward: wait until
- * the replaced program can add no more and the workers have handed all of it to the kernel. A worker starved of its
- * core for a moment still has frames then, so a quiet spell alone is not the end; it is the stand-in only for the
- * first half, where the kernel cannot say when the replaced program has stopped. */
+/* Once the sockets are out of the program's map, what is already in their rings is still the workers' to forward:
+ * wait until no program run that found a socket can add more and the workers have handed all of it to the kernel.
+ * A worker starved of its core for a moment still has frames then, so a quiet spell alone is not the end; it is the
+ * stand-in only for the first half, where the kernel cannot say when the runs that found a socket have ended. */
 static void let_workers_drain(struct xnf_afxdp *a)
 {
 	struct timespec pause = { .tv_nsec = DRAIN_SAMPLE_MS * 1000000L };
@@ -353,28 +355,7 @@ int state_leave_sockets(const struct xnf_xdp_instance *x, struct xnf_afxdp *work
 	return 0;
 }
 
-int state_hand_to_kernel(struct xnf_xdp_instance *x, struct xnf_afxdp *workers, const struct xnf_xdp_plan *user_plan,
-			 const struct xnf_map_size *sizes, __u32 nsizes)
+int state_hand_to_kernel(struct xnf_xdp_instance *x, struct xnf_afxdp *workers)
 {
-	struct xnf_xdp_plan plan = *user_plan;
-	struct xnf_xdp_instance kernel;
-	int err;
-
-	plan.datapath = XNF_DATAPATH_KERNEL;
-	plan.held = false;
-	plan.local = NULL;
-	if (state_export(x, false))
-		return -1;
-	if (xnf_xdp_load(&kernel, x->ports, x->nports, false, &plan, sizes, nsizes)) {
-		xnf_xdp_destroy(&kernel);
-		return -1;
-	}
-	err = xnf_xdp_attach(&kernel);
-	if (!err && workers) {
-		let_workers_drain(workers);
-		err = state_export(x, true);
-	}
-	/* The links are pinned: closing this process's fds leaves the kernel build attached. */
-	xnf_xdp_destroy(&kernel);
-	return err;
+	return state_export(x, false) || state_leave_sockets(x, workers) || state_export(x, true) ? -1 : 0;
 }

@@ -20,9 +20,9 @@ int state_sync(const struct xnf_xdp_instance *x, __u32 budget);
 /* Hybrid at a stop: the sockets taken out of the XSKMAP, so that the program sends on what it would have handed
  * them (xnf_cfg.kernel_fallback), and the workers given the time to finish what their rings hold. */
 int state_leave_sockets(const struct xnf_xdp_instance *x, struct xnf_afxdp *workers);
-/* At a stop: the kernel build of the NF loaded on the kept tables, made equal to the native ones, takes the kept
- * links over; the workers finish what their rings hold, and what they add goes over too. 0, or -1 with a message. */
-int state_hand_to_kernel(struct xnf_xdp_instance *x, struct xnf_afxdp *workers, const struct xnf_xdp_plan *user_plan,
-			 const struct xnf_map_size *sizes, __u32 nsizes);
+/* At a stop: the kept tables made equal to the native ones, then the sockets taken out of the program's way, so that
+ * it runs the NF itself on them (xnf_cfg.kernel_fallback); the workers finish what their rings hold, and what they
+ * add goes over too. 0, or -1 with a message. */
+int state_hand_to_kernel(struct xnf_xdp_instance *x, struct xnf_afxdp *workers);
 
 #endif

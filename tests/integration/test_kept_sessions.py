@@ -92,7 +92,7 @@ def test_the_upfs_sessions_move_into_user_space_and_back(bpffs, rules_file, tmp_
 
 def test_a_route_deleted_in_user_space_stays_deleted_in_the_kernel(bpffs, rules_file):
     """The router in afxdp: a /32 route added at run time (copied on to the kernel's table while the workers run)
-    and deleted again; at the stop the kernel's table is made equal to the workers', so the kernel build that takes
+    and deleted again; at the stop the kernel's table is made equal to the workers', so the NF in the kernel that takes
     over routes by the /24 as the workers did. An LPM lookup would have found the /24 for the /32 and kept it."""
     state = bpffs / "edge-router"
     with HostsTopology(hosts=2) as t:

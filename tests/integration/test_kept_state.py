@@ -60,10 +60,12 @@ def test_the_kept_nat_forwards_through_a_stop_a_kill_and_two_starts(mode, bpffs,
         pings, pinged = in_background(lambda: apps.ping(h0.ns, h1.ip, PINGS, PING_INTERVAL_S))
         tcp, sent = in_background(lambda: apps.iperf3(t, h0.ns, h1.ns, h1.ip, seconds=6))
         time.sleep(1)
+        running = program_on(state)
         assert first.stop(signal.SIGTERM) == 0
         assert "stays attached" in first.process.stdout.read()
         assert attached(t, mode)                       # no process, and the NAT forwards on
         before, first_program = kept_state.nat_mappings(state), program_on(state)   # the workers' tables are kept once they stop
+        assert first_program == running                # a stop loads no program: the one in place runs the NF on
         assert before
         second = start()
         assert second.stop(kill) == (-kill if kill == signal.SIGKILL else 0)
@@ -118,11 +120,11 @@ def running_real_time_on(core: int) -> subprocess.Popen:
 
 @pytest.mark.parametrize("mode", ["afxdp", "hybrid"])
 def test_a_worker_starved_of_its_core_at_the_stop_still_forwards_what_its_rings_hold(mode, bpffs, rules_file):
-    """A stop moves the links to the kernel build, then lets the workers finish what their rings hold. A worker kept
-    off its core makes no progress for a while, with frames on its ring: a drain that took a quiet spell for the end
-    closed the sockets under them (afxdp: 1, 16 and 47 of 200 pings lost in three of six tries; hybrid, whose
-    program takes the sockets out of its way: 3 and 4 in two of three). Every ping answered, and the
-    stop says nothing of frames lost."""
+    """A stop takes the sockets out of the program's way (it runs the NF itself then), then lets the workers
+    finish what their rings hold. A worker kept off its core makes no progress for a while, with frames on its
+    ring: a drain that took a quiet spell for the end closed the sockets under them (afxdp: 1, 16 and 47 of 200
+    pings lost in three of six tries; hybrid: 3 and 4 in two of three). Every ping answered, and the stop says
+    nothing of frames lost."""
     state = bpffs / "edge-nat"
     with HostsTopology(hosts=2) as t:
         h0, h1 = t.host(0), t.host(1)
@@ -270,7 +272,7 @@ def test_move_carries_the_nat_through_tc_and_user_space_without_a_gap(bpffs, rul
     made in XDP, and a TCP connection and an inward UDP flow made in user space that live on into XDP: every ping answered, no
     datagram lost, neither connection reset (a mapping that changed would reset it), every mapping the same public
     port, the program at the hook it was moved to. Each move stops one process and starts the next: the kept
-    program, or the workers' tables handed to the kernel build, carry the frames in between."""
+    program, or the workers' tables handed to the kernel, carry the frames in between."""
     monkeypatch.setenv("XNF_RUN_DIR", str(tmp_path / "run"))
     state = bpffs / "edge-nat"
     with HostsTopology(hosts=2) as t:

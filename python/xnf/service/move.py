@@ -2,7 +2,7 @@
 
 The instance must keep its state (`--state DIR`: lib/xdp/state_keep.c, lib/runtime/state_handover.c): the running
 process is stopped (a kernel build's program stays attached and forwards, with its maps; AF_XDP workers hand their
-tables and the kept links to the kernel build of the same NF first), and the same command line with the other
+tables to the kernel first, where the program in place runs the NF on them), and the same command line with the other
 mode is started detached (its output in the run directory's NAME.log). The new process takes the kept maps over
 (workers copy them into their own tables before the links move to their sockets), attaches while the kept
 program still runs, and only then lets it go: one of the two carries every frame. Should the new start fail, the
