@@ -64,7 +64,8 @@ struct xnf_map_walk {
  * many came. 0: more may follow; -ENOENT: the walk reached the end (the next call starts over); another -errno:
  * nothing was read and the walk starts over. A kernel map is read in one syscall, not two per entry (a sweeper of a
  * full table would otherwise take a tenth of a core from the data path): bucket by bucket, so an entry added or
- * deleted meanwhile may be seen or not, and none twice.
+ * deleted meanwhile may be seen or not, and none twice. A native map is read key by key from the last key read,
+ * in-process; should the data path delete that key in between, the walk starts over, as get_next_key does.
  */
 int xnf_map_ref_read_batch(const struct xnf_map_ref *ref, struct xnf_map_walk *walk, void *keys, void *values,
 			   __u32 *count);

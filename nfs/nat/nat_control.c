@@ -24,6 +24,9 @@
 #include "nat.h"
 
 #define SWEEP_BUDGET 65536
+/* Bindings tables up to this size are read whole once a sweep (a few MB for a moment); a larger one would cost more
+ * than the budget's lookups it saves, and each mapping looks its own binding up. */
+#define SNAPSHOT_MAX_BINDINGS (4 * SWEEP_BUDGET)
 
 static void take_port_macs(const struct xnf_map_ref *port_mac)
 {
@@ -223,7 +226,7 @@ static void read_bindings(struct sweep_view *view)
 	__u32 n = 0;
 	int err = 0;
 
-	if (xnf_map_find(view->maps, "nat_bindings", &bindings))
+	if (xnf_map_find(view->maps, "nat_bindings", &bindings) || bindings.max_entries > SNAPSHOT_MAX_BINDINGS)
 		return;
 	keys = malloc((size_t)bindings.max_entries * sizeof(*keys));
 	values = malloc((size_t)bindings.max_entries * sizeof(*values));
