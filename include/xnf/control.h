@@ -70,6 +70,16 @@ struct xnf_map_walk {
 int xnf_map_ref_read_batch(const struct xnf_map_ref *ref, struct xnf_map_walk *walk, void *keys, void *values,
 			   __u32 *count);
 
+/* Whether an entry is over, to a sweep: live 0 judges the batch's copy, live 1 the entry as the table holds it now
+ * (what it depends on read afresh too). */
+typedef int (*xnf_map_entry_over)(void *ctx, const void *key, const void *value, int live);
+
+/* One step of a sweep: the next batch of up to budget entries from walk, and each that over() finds over in the
+ * batch's copy read again and deleted if it still is (the data path may have used it since). One call a batch, two
+ * per entry that goes. Returns how many went. */
+__u32 xnf_map_ref_sweep(const struct xnf_map_ref *ref, struct xnf_map_walk *walk, __u32 budget,
+			xnf_map_entry_over over, void *ctx);
+
 /* Finds map `name` on the side the instance runs on. 0, or -ENOENT. */
 typedef int (*xnf_map_resolver)(void *ctx, const char *name, struct xnf_map_ref *ref);
 

@@ -131,44 +131,28 @@ static void read_timeouts(const struct xnf_rules_target *maps, const char *timeo
 	}
 }
 
-/* Whether the connection of key, as the table holds it now, is over: read again, since the data path may have
- * refreshed it after the batch was read. */
-static int still_over(const struct xnf_map_ref *entries, const struct xnf_ct_key *key, const __u64 *timeout_ns,
-		      __u64 now)
-{
-	struct xnf_ct_entry e;
+struct sweep_clock {
+	__u64 timeout_ns[XNF_CT_NTIMEOUTS];
+	__u64 now;
+};
 
-	return xnf_map_ref_lookup(entries, key, &e) == 0 &&
-	       (__s64)(now - e.last_seen_ns) > (__s64)timeout_ns[xnf__ct_timeout_slot(key, &e)];
+static int connection_over(void *ctx, const void *key, const void *value, int live)
+{
+	const struct sweep_clock *clock = ctx;
+	const struct xnf_ct_entry *e = value;
+
+	(void)live;
+	return (__s64)(clock->now - e->last_seen_ns) > (__s64)clock->timeout_ns[xnf__ct_timeout_slot(key, e)];
 }
 
-/* The entries come in one batch (keys and values together), so that a table of live connections costs the control
- * thread one call a sweep; only those that look over are read again and deleted one by one. */
 __u32 xnf_ct_sweep(const struct xnf_rules_target *maps, const char *table, const char *timeouts_map,
 		   struct xnf_ct_sweeper *sweeper)
 {
-	struct xnf_ct_key *keys = malloc(SWEEP_BUDGET * sizeof(*keys));
-	struct xnf_ct_entry *values = malloc(SWEEP_BUDGET * sizeof(*values));
-	__u64 timeout_ns[XNF_CT_NTIMEOUTS], now = xnf_now_coarse_ns();
+	struct sweep_clock clock = { .now = xnf_now_coarse_ns() };
 	struct xnf_map_ref entries;
-	__u32 n = SWEEP_BUDGET, freed = 0;
-	int err;
 
-	if (!keys || !values || xnf_map_find(maps, table, &entries)) {
-		free(keys);
-		free(values);
+	if (xnf_map_find(maps, table, &entries))
 		return 0;
-	}
-	read_timeouts(maps, timeouts_map, timeout_ns);
-	err = xnf_map_ref_read_batch(&entries, &sweeper->walk, keys, values, &n);
-	for (__u32 i = 0; (err == 0 || err == -ENOENT) && i < n; i++) {
-		const struct xnf_ct_entry *e = &values[i];
-
-		if ((__s64)(now - e->last_seen_ns) > (__s64)timeout_ns[xnf__ct_timeout_slot(&keys[i], e)] &&
-		    still_over(&entries, &keys[i], timeout_ns, now) && xnf_map_ref_delete(&entries, &keys[i]) == 0)
-			freed++;
-	}
-	free(keys);
-	free(values);
-	return freed;
+	read_timeouts(maps, timeouts_map, clock.timeout_ns);
+	return xnf_map_ref_sweep(&entries, &sweeper->walk, SWEEP_BUDGET, connection_over, &clock);
 }

@@ -104,6 +104,27 @@ int xnf_map_ref_read_batch(const struct xnf_map_ref *ref, struct xnf_map_walk *w
 	return wanted && err == 0 && *count == 0 ? -ENOENT : err;
 }
 
+__u32 xnf_map_ref_sweep(const struct xnf_map_ref *ref, struct xnf_map_walk *walk, __u32 budget,
+			xnf_map_entry_over over, void *ctx)
+{
+	__u8 *keys = malloc((size_t)budget * ref->key_size), *values = malloc((size_t)budget * ref->value_size);
+	__u8 *now = malloc(ref->value_size);
+	__u32 n = budget, gone = 0;
+	int err = keys && values && now ? xnf_map_ref_read_batch(ref, walk, keys, values, &n) : -ENOMEM;
+
+	for (__u32 i = 0; (err == 0 || err == -ENOENT) && i < n; i++) {
+		const __u8 *key = keys + (size_t)i * ref->key_size;
+
+		if (over(ctx, key, values + (size_t)i * ref->value_size, 0) && xnf_map_ref_lookup(ref, key, now) == 0 &&
+		    over(ctx, key, now, 1) && xnf_map_ref_delete(ref, key) == 0)
+			gone++;
+	}
+	free(keys);
+	free(values);
+	free(now);
+	return gone;
+}
+
 long long xnf_map_ref_count(const struct xnf_map_ref *ref)
 {
 	void *key = calloc(2, ref->key_size ? ref->key_size : 1);

@@ -6,10 +6,7 @@
  * call (about one call a second) and goes on from there the next time, so a
  * large table never holds up the control socket for long.
  */
-#include <errno.h>
 #include <stdbool.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include <xnf/helpers.h>
 #include <xnf/control.h>
@@ -41,37 +38,27 @@ static bool twin_in_use(const struct xnf_map_ref *sessions, const struct xnf_5tu
 	return xnf_map_ref_lookup(sessions, &twin_key, &twin) == 0 && !lb_idle_for(now, &twin, timeout);
 }
 
-/* Whether the session of key is idle now and its twin too: read again before it goes, since the packet path may have
- * used it after the batch was read. */
-static bool over(const struct xnf_map_ref *sessions, const struct xnf_5tuple *key, const struct lb_session *session,
-		 __u64 now, __u64 timeout)
+struct sweep_clock {
+	const struct xnf_map_ref *sessions;
+	__u64 now, timeout;
+};
+
+/* Idle, and its twin too (read from the table each time). */
+static int session_over(void *ctx, const void *key, const void *value, int live)
 {
-	return lb_idle_for(now, session, timeout) && !twin_in_use(sessions, key, session, now, timeout);
+	const struct sweep_clock *c = ctx;
+
+	(void)live;
+	return lb_idle_for(c->now, value, c->timeout) && !twin_in_use(c->sessions, key, value, c->now, c->timeout);
 }
 
-/* The sessions come in one batch with their values (xnf_map_ref_read_batch): one call a sweep, not two per entry. */
 static void lb_sweep(const struct xnf_rules_target *maps)
 {
-	struct xnf_5tuple *keys = malloc(SWEEP_BUDGET * sizeof(*keys));
-	struct lb_session *values = malloc(SWEEP_BUDGET * sizeof(*values)), session;
-	__u64 now = xnf_now_ns(), timeout = timeout_ns(maps);
 	struct xnf_map_ref sessions;
-	__u32 n = SWEEP_BUDGET;
-	int err;
+	struct sweep_clock clock = { .sessions = &sessions, .now = xnf_now_ns(), .timeout = timeout_ns(maps) };
 
-	if (!keys || !values || xnf_map_find(maps, "lb_sessions", &sessions)) {
-		free(keys);
-		free(values);
-		return;
-	}
-	err = xnf_map_ref_read_batch(&sessions, &sweep_walk, keys, values, &n);
-	for (__u32 i = 0; (err == 0 || err == -ENOENT) && i < n; i++) {
-		if (over(&sessions, &keys[i], &values[i], now, timeout) &&
-		    xnf_map_ref_lookup(&sessions, &keys[i], &session) == 0 && over(&sessions, &keys[i], &session, now, timeout))
-			xnf_map_ref_delete(&sessions, &keys[i]);
-	}
-	free(keys);
-	free(values);
+	if (xnf_map_find(maps, "lb_sessions", &sessions) == 0)
+		xnf_map_ref_sweep(&sessions, &sweep_walk, SWEEP_BUDGET, session_over, &clock);
 }
 
 XNF_EXPORT_HOUSEKEEPING(lb, lb_sweep);

@@ -93,6 +93,7 @@ struct held_port {
  * mappings are checked against; `bindings` NULL where they could not be read (each mapping then reads its own). */
 struct sweep_view {
 	__u64 timeout_ns[NAT_NSETTINGS];
+	__u64 now;
 	const struct xnf_rules_target *maps;
 	struct held_port *bindings;
 	__u32 nbindings;
@@ -108,7 +109,7 @@ static __u64 timeout_ns(const struct sweep_view *view, __u8 proto, __u32 closing
  * what the entry depends on from the tables now, not from the view. */
 struct sweep {
 	const char *map;
-	bool (*over)(const struct sweep_view *view, const void *key, const void *value, __u64 now, bool live);
+	xnf_map_entry_over over;   /* ctx: the sweep's view */
 	struct xnf_map_walk walk;
 };
 
@@ -141,34 +142,37 @@ static int bound_inside(const struct sweep_view *view, const struct nat_public_k
 	return 0;
 }
 
-static bool mapping_over(const struct sweep_view *view, const void *key, const void *value, __u64 now, bool live)
+static int mapping_over(void *ctx, const void *key, const void *value, int live)
 {
+	const struct sweep_view *view = ctx;
 	const struct nat_endpoint *inside = key;
 	const struct nat_mapping *mapping = value;
 	struct nat_public_key public_key = { .port = mapping->public_port, .proto = inside->proto,
 					     .addr_index = mapping->addr_index };
 	struct nat_endpoint bound;
 
-	if (nat_idle_for(now, mapping->last_seen_ns, timeout_ns(view, inside->proto, 0)))
-		return true;
+	if (nat_idle_for(view->now, mapping->last_seen_ns, timeout_ns(view, inside->proto, 0)))
+		return 1;
 	return bound_inside(view, &public_key, live, &bound) || bound.addr != inside->addr || bound.port != inside->port;
 }
 
-static bool binding_over(const struct sweep_view *view, const void *key, const void *value, __u64 now, bool live)
+static int binding_over(void *ctx, const void *key, const void *value, int live)
 {
+	const struct sweep_view *view = ctx;
 	const struct nat_binding *b = value;
 
 	(void)live;
-	return nat_idle_for(now, b->last_seen_ns, timeout_ns(view, ((const struct nat_public_key *)key)->proto,
+	return nat_idle_for(view->now, b->last_seen_ns, timeout_ns(view, ((const struct nat_public_key *)key)->proto,
 							   b->closing));
 }
 
-static bool session_over(const struct sweep_view *view, const void *key, const void *value, __u64 now, bool live)
+static int session_over(void *ctx, const void *key, const void *value, int live)
 {
+	const struct sweep_view *view = ctx;
 	const struct nat_session *s = value;
 
 	(void)live;
-	return nat_idle_for(now, s->last_seen_ns, timeout_ns(view, ((const struct nat_session_key *)key)->inside.proto,
+	return nat_idle_for(view->now, s->last_seen_ns, timeout_ns(view, ((const struct nat_session_key *)key)->inside.proto,
 							   s->closing));
 }
 
@@ -178,33 +182,6 @@ static struct sweep sweeps[] = {
 	{ .map = "nat_bindings", .over = binding_over },
 	{ .map = "nat_mappings", .over = mapping_over },
 };
-
-/* The entries come in one batch with their values; those that look over are read again, with what they depend
- * on, before they go (the packet path may have refreshed them since). */
-static void sweep_table(const struct sweep_view *view, struct sweep *s, __u64 now)
-{
-	struct xnf_map_ref table;
-	__u8 *keys, *values, *value;
-	__u32 n = SWEEP_BUDGET;
-	int err;
-
-	if (xnf_map_find(view->maps, s->map, &table))
-		return;
-	keys = malloc((size_t)SWEEP_BUDGET * table.key_size);
-	values = malloc((size_t)SWEEP_BUDGET * table.value_size);
-	value = malloc(table.value_size);
-	err = keys && values && value ? xnf_map_ref_read_batch(&table, &s->walk, keys, values, &n) : -ENOMEM;
-	for (__u32 i = 0; (err == 0 || err == -ENOENT) && i < n; i++) {
-		const __u8 *key = keys + (size_t)i * table.key_size;
-
-		if (s->over(view, key, values + (size_t)i * table.value_size, now, false) &&
-		    xnf_map_ref_lookup(&table, key, value) == 0 && s->over(view, key, value, now, true))
-			xnf_map_ref_delete(&table, key);
-	}
-	free(keys);
-	free(values);
-	free(value);
-}
 
 static void read_timeouts(const struct xnf_map_ref *config, struct sweep_view *view)
 {
@@ -255,9 +232,8 @@ static void read_bindings(struct sweep_view *view)
 /* Bindings are read after the bindings' own sweep: one it removed no longer holds its mapping's port. */
 static void nat_sweep(const struct xnf_rules_target *maps)
 {
-	struct sweep_view view = { .maps = maps };
-	struct xnf_map_ref config;
-	__u64 now = xnf_now_ns();
+	struct sweep_view view = { .maps = maps, .now = xnf_now_ns() };
+	struct xnf_map_ref config, table;
 
 	if (xnf_map_find(maps, "nat_config", &config))
 		return;
@@ -265,7 +241,8 @@ static void nat_sweep(const struct xnf_rules_target *maps)
 	for (size_t i = 0; i < sizeof(sweeps) / sizeof(sweeps[0]); i++) {
 		if (sweeps[i].over == mapping_over)
 			read_bindings(&view);
-		sweep_table(&view, &sweeps[i], now);
+		if (xnf_map_find(maps, sweeps[i].map, &table) == 0)
+			xnf_map_ref_sweep(&table, &sweeps[i].walk, SWEEP_BUDGET, sweeps[i].over, &view);
 	}
 	free(view.bindings);
 }
