@@ -119,7 +119,8 @@ static int port_order(const void *a, const void *b)
 		      sizeof(struct nat_public_key));
 }
 
-/* The inside endpoint bound to port: as the view holds it, or from the bindings table. 0, or -1: none. */
+/* The inside endpoint bound to port: as the view holds it, or from the bindings table. 1: bound; 0: none; -1: the
+ * bindings table is not there (nothing to judge by). */
 static int bound_inside(const struct sweep_view *view, const struct nat_public_key *port, bool live,
 			struct nat_endpoint *inside)
 {
@@ -132,14 +133,16 @@ static int bound_inside(const struct sweep_view *view, const struct nat_public_k
 						       port_order);
 
 		if (!held)
-			return -1;
+			return 0;
 		*inside = held->inside;
-		return 0;
+		return 1;
 	}
-	if (xnf_map_find(view->maps, "nat_bindings", &bindings) || xnf_map_ref_lookup(&bindings, port, &binding))
+	if (xnf_map_find(view->maps, "nat_bindings", &bindings))
 		return -1;
+	if (xnf_map_ref_lookup(&bindings, port, &binding))
+		return 0;
 	*inside = binding.inside;
-	return 0;
+	return 1;
 }
 
 static int mapping_over(void *ctx, const void *key, const void *value, int live)
@@ -150,10 +153,12 @@ static int mapping_over(void *ctx, const void *key, const void *value, int live)
 	struct nat_public_key public_key = { .port = mapping->public_port, .proto = inside->proto,
 					     .addr_index = mapping->addr_index };
 	struct nat_endpoint bound;
+	int found;
 
 	if (nat_idle_for(view->now, mapping->last_seen_ns, timeout_ns(view, inside->proto, 0)))
 		return 1;
-	return bound_inside(view, &public_key, live, &bound) || bound.addr != inside->addr || bound.port != inside->port;
+	found = bound_inside(view, &public_key, live, &bound);
+	return found == 0 || (found > 0 && (bound.addr != inside->addr || bound.port != inside->port));
 }
 
 static int binding_over(void *ctx, const void *key, const void *value, int live)
