@@ -96,8 +96,8 @@ int xnf_ct_parse_timeout(const char *timeouts_map, char **words, int n, struct x
 			 "udp_stream, icmp, generic", words[1]);
 		return -1;
 	}
-	if (xnf_rules_parse_number(words[2], 1, XNF_CT_MAX_TIMEOUT_S, "the idle time in seconds", &seconds, err,
-				   errlen))
+	if (xnf_rules_parse_number(words[2], 1, XNF_CT_MAX_TIMEOUT_S, "timeout in seconds (1 up to a year)", &seconds,
+				   err, errlen))
 		return -1;
 	slot = (__u32)found;
 	entry->map = timeouts_map;

@@ -219,7 +219,7 @@ static int acl_parse(const char *text, struct xnf_rule_entry *entry, char *err, 
 		return xnf_ct_parse_timeout("acl_ct_timeouts", w, n, entry, err, errlen);
 	if (n < 2)
 		return fail(err, errlen, "a rule is a sequence number, an action and what it matches");
-	if (xnf_rules_parse_number(w[0], 1, (long)MAX_SEQ, "the sequence number", &seq, err, errlen) ||
+	if (xnf_rules_parse_number(w[0], 1, (long)MAX_SEQ, "sequence number", &seq, err, errlen) ||
 	    parse_action(w[1], &r.action, err, errlen) || parse_match(w + 2, n - 2, &r, err, errlen) ||
 	    check_match(&r, err, errlen))
 		return -1;

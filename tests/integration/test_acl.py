@@ -223,7 +223,7 @@ def test_rules_it_cannot_take_are_refused_with_the_line_and_why(tmp_path):
         "10 drop dport 22\n": "ports need the protocol tcp or udp",
         "10 drop udp flags syn\n": "flags need the protocol tcp",
         "10 drop tcp dport 30-20\n": "range LOW-HIGH",
-        "drop tcp dport 22\n": "sequence number",
+        "drop tcp dport 22\n": "'drop' is not a sequence number",
         "10 reject tcp\n": "use allow or drop",
         "10 drop vlan 4095\n": "not a VLAN id",
         "10 drop vlan 0\n": "not a VLAN id",
@@ -232,7 +232,7 @@ def test_rules_it_cannot_take_are_refused_with_the_line_and_why(tmp_path):
         "10 drop vlan 10 vlan 11\n": "'vlan' is given twice",
         "10 drop state new,bogus\n": "unknown connection state",
         "10 drop state new,new\n": "named twice",
-        "timeout udp 0\n": "idle time",
+        "timeout udp 0\n": "'0' is not a timeout in seconds (1 up to a year)",
         "timeout tcp_forever 30\n": "unknown idle time",
     }
     for text, reason in cases.items():
