@@ -433,6 +433,24 @@ static __always_inline void xnf__ct_icmp(void *table, void *timeouts, const stru
 }
 
 /*
+ * One answered frame in so many writes its connection's entry anew. The kernel's hash puts a written entry at the
+ * head of its chain, where new ones go too: a flood's entries, added after an established connection's, would
+ * otherwise stay in front of it until they expire, and each of its frames would pass them (a cache miss each).
+ * Random, so that the cost follows the frames (a write about every 256th) and not the number of connections.
+ */
+#ifndef XNF_CT_BRING_FORWARD_ONE_IN
+#define XNF_CT_BRING_FORWARD_ONE_IN 256
+#endif
+
+/* A write from another CPU to the entry in the moment between its copy and this write is lost (the old entry is
+ * recycled): a last-seen time, or a TCP transition (the connection's next segments go on from the state before). */
+static __always_inline void xnf__ct_bring_forward(void *table, const struct xnf_ct *ct)
+{
+	if (ct->in_table && ct->state == XNF_CT_ESTABLISHED && xnf_random_u32() % XNF_CT_BRING_FORWARD_ONE_IN == 0)
+		xnf_map_update(table, &ct->key, &ct->found, BPF_EXIST);
+}
+
+/*
  * The frame's state on its connection (enum xnf_ct_state), with h and t the frame's parsed headers and 5-tuple.
  * An existing connection moves now; a new one waits for xnf_ct_confirm.
  */
@@ -457,6 +475,7 @@ static __always_inline __u32 xnf__ct_track(void *table, void *timeouts, const st
 		xnf__ct_tcp(ct, xnf__ct_find(table, timeouts, &ct->key, now), sender, ((const __u8 *)h->tcp)[13], now);
 	else
 		xnf__ct_stateless(ct, xnf__ct_find(table, timeouts, &ct->key, now), sender, 1, now);
+	xnf__ct_bring_forward(table, ct);
 	return ct->state;
 }
 

@@ -260,7 +260,9 @@ def test_a_table_full_of_answered_connections_refuses_new_ones_until_the_sweeper
 
 def test_any_nf_tracks_connections_through_the_sdk(tmp_path):
     """tests/nfs/ctfw, docs/conntrack.md's example: frames that open, belong to or relate to a connection pass, an
-    invalid or untracked one is dropped, in the XDP, tc and native builds alike (tests/nf_fixtures.py)."""
+    invalid or untracked one is dropped, in the XDP, tc and native builds alike (tests/nf_fixtures.py). ctfw writes
+    each answered frame's entry anew (the tracker's bring-forward, every time): a SYN after the close passes only
+    if the close's transitions were kept through it (in ESTABLISHED it is ignored, invalid)."""
     from nf_fixtures import CLIENT_MAC, PORT_MAC, Fixture, check
     from conntrack_script import A6, B6, tcp, port_unreachable
     from scapy.layers.inet6 import ICMPv6ND_NS, IPv6
@@ -272,6 +274,12 @@ def test_any_nf_tracks_connections_through_the_sdk(tmp_path):
         Fixture("a SYN opens", frame(tcp(INSIDE, 40001, 80, "S", 1000)), "tx"),
         Fixture("its answer", frame(tcp(OUTSIDE, 80, 40001, "SA", 5000, 1001)), "tx"),
         Fixture("the last ACK", frame(tcp(INSIDE, 40001, 80, "A", 1001, 5001)), "tx"),
+        # ctfw writes every answered frame's entry anew: the close's transitions must survive it
+        Fixture("data from outside", frame(tcp(OUTSIDE, 80, 40001, "A", 5001, 1001)), "tx"),
+        Fixture("the inside's FIN", frame(tcp(INSIDE, 40001, 80, "FA", 1001, 5001)), "tx"),
+        Fixture("the outside's FIN", frame(tcp(OUTSIDE, 80, 40001, "FA", 5001, 1002)), "tx"),
+        Fixture("the close's last ACK", frame(tcp(INSIDE, 40001, 80, "A", 1002, 5002)), "tx"),
+        Fixture("a SYN after TIME_WAIT opens anew", frame(tcp(INSIDE, 40001, 80, "S", 9000)), "tx"),
         Fixture("a SYN/ACK of nothing", frame(tcp(OUTSIDE, 81, 40002, "SA", 1, 1)), "drop"),
         Fixture("SYN and FIN", frame(tcp(INSIDE, 40003, 80, "SF")), "drop"),
         Fixture("a UDP probe", frame(udp(INSIDE, 5354, 33434)), "tx"),

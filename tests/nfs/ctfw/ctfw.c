@@ -3,7 +3,11 @@
  * ctfw: the smallest stateful firewall, docs/conntrack.md's example built as a test NF: a frame that opens, belongs
  * to or is related to a connection passes; an invalid or untracked one is dropped, and so is a new connection's
  * when the table is full. It shows that any NF gets connection tracking from the SDK alone.
+ *
+ * Every answered frame writes its connection's entry anew here (one in 256 in an NF that keeps the default), so that
+ * the fixtures find the state kept through the rewrite.
  */
+#define XNF_CT_BRING_FORWARD_ONE_IN 1
 #include <xnf/nf.h>
 #include <xnf/conntrack.h>
 
