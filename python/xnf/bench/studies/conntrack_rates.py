@@ -12,7 +12,9 @@ table, every new connection enters it. A trial of flows flat out records the DUT
   xdp, afxdp, hybrid, tc   `xnf run acl` with the rules, between the ports
   and, on established flows, two bounds of what an XDP program can do here (--no-bounds leaves them out):
   xdp-redirect   bpf/hand_redirect.bpf.c: one header byte read, every frame redirected: veth's and the redirect's floor
-  xdp-stateless  the acl in XDP with one stateless rule of the same shape (STATELESS_RULES): no connection table
+  xdp-stateless  the acl in XDP with one stateless rule of the same shape (STATELESS_RULES): no connection table;
+                 also beside the SYN flood, where it drops the SYNs and keeps nothing of them: its after/before is
+                 what the host's own drift over the same seconds does to an XDP path
 Scenarios:
   established   1,000 UDP flows, each opened from inside and answered once from outside before the clock starts,
                 paced, every frame seen through (so each is established in both), then flat out from inside for
@@ -62,7 +64,9 @@ FIRST_SPORT = 2000
 RULES = cases.STATEFUL_ACL
 STATELESS_RULES = "10 allow udp\ndefault drop\n"   # one tuple, as RULES' three rules make one
 REDIRECT_FLOOR, STATELESS = "xdp-redirect", "xdp-stateless"
-BOUNDS = (REDIRECT_FLOOR, STATELESS)   # measured on established flows only
+BOUNDS = (REDIRECT_FLOOR, STATELESS)
+# The flood's bound keeps no table for the flood to fill: its after/before is the host's drift over the same span.
+BOUNDS_OF = {"established": BOUNDS, "syn-flood": (STATELESS,)}
 
 
 def _flows(count: int, out_ip: str) -> list[str]:
@@ -119,19 +123,27 @@ def _establish(t: Topology) -> int:
 
 def _subjects(args: argparse.Namespace) -> list[tuple[str, str]]:
     """Each scenario's subjects together; the bounds right after the established flows' paths, so that a slow
-    spell of the host moves them with the yardstick they are compared to."""
-    subjects = []
+    spell of the host moves them with the yardstick they are compared to, and the flood's right after xdp's flood
+    (where xdp is chosen), the trial whose drift it measures."""
+    chosen, subjects = SUBJECTS.chosen(args)[1], []
     for scenario, path in SUBJECTS.subjects(args):
         subjects.append((scenario, path))
-        if scenario == "established" and path == SUBJECTS.chosen(args)[1][-1] and args.bounds:
-            subjects += [(scenario, bound) for bound in BOUNDS]
+        anchor = "xdp" if scenario == "syn-flood" and "xdp" in chosen else chosen[-1]
+        if path == anchor and args.bounds:
+            subjects += [(scenario, bound) for bound in BOUNDS_OF.get(scenario, ())]
     return subjects
 
 
 def _options(parser: argparse.ArgumentParser) -> None:
     SUBJECTS.options(parser)
     parser.add_argument("--no-bounds", dest="bounds", action="store_false",
-                        help=f"leave out {' and '.join(BOUNDS)} (the bounds measured beside established flows)")
+                        help=f"leave out {' and '.join(BOUNDS)} (the bounds beside established flows; "
+                             f"{STATELESS} beside the flood too)")
+
+
+def _acl_path(path: str) -> str:
+    """The data path the acl runs on for a subject (the stateless bound's is XDP's)."""
+    return "xdp" if path == STATELESS else path
 
 
 def _dut(t: Topology, path: str, place: Place):
@@ -148,7 +160,7 @@ def _dut(t: Topology, path: str, place: Place):
         return attach(t, ("object", "hand_redirect"), ifaces=t.dut_ifaces[:2], redirect_to=t.links[1].dut_if)
     rules = place.folder / "acl.rules"
     rules.write_text(STATELESS_RULES if path == STATELESS else RULES)
-    mode, extra = PATHS["xdp" if path == STATELESS else path]
+    mode, extra = PATHS[_acl_path(path)]
     return NfInstance.start(t, "acl", mode, t.dut_ifaces, rules=str(rules), extra=extra)
 
 
@@ -160,9 +172,10 @@ def _table(t: Topology, nf: NfInstance | None, path: str) -> dict:
         read = lambda name: int(netns.run(t.dut_ns, ["cat", f"/proc/sys/net/netfilter/{name}"]).stdout)
         return {"entries": read("nf_conntrack_count"), "limit": read("nf_conntrack_max")}
     counters = control.request_json(nf.name, "stats")["counters"]
+    in_kernel = paths.find(_acl_path(path)).nf_in_kernel
     return {"entries_created": counters["ct_new"], "refused_full": counters["ct_full"],
             "early_drops": counters["ct_early_drop"],
-            "table_bytes": _maps_bytes(("acl_ct", "acl_ct_newest")) if paths.find(path).nf_in_kernel else None,
+            "table_bytes": _maps_bytes(("acl_ct", "acl_ct_newest")) if in_kernel else None,
             "dut_rss_kib": _rss_kib(nf)}
 
 
@@ -215,7 +228,10 @@ def trial(subject: tuple[str, str], args: argparse.Namespace, place: Place) -> d
             after = flood(t, args.seconds, GEN_CORE, _flows(ESTABLISHED_FLOWS, out.gen_ip), completed=arrived)
             sample.update({"syns_sent": sum(r.sent for r in syns), "syns_passed": sum(r.returned for r in syns),
                            **_table(t, nf, path),
-                           "mpps_after_flood": round(after.mpps(after.returned), 4)})
+                           "mpps_after_flood": round(after.mpps(after.returned), 4),
+                           "offered_mpps_after_flood": round(after.offered_mpps, 4),
+                           "core1_busy_share_after_flood": after.cpu[DUT_CORE]["busy_share"],
+                           "core1_ns_per_frame_after_flood": _ns_per_frame(after, scenario)})
         sample.update({"sent": run.sent, "passed": run.returned, "seconds": round(run.seconds, 4),
                        "mpps": round(run.mpps(run.returned), 4), "offered_mpps": round(run.offered_mpps, 4),
                        "core1_busy_share": run.cpu[DUT_CORE]["busy_share"],
