@@ -28,12 +28,21 @@ int xnf_ct_parse_timeout(const char *timeouts_map, char **words, int n, struct x
 /* The rule line of a timeouts slot; -1 for a slot at its default (zero). */
 int xnf_ct_format_timeout(const void *key, const void *value, char *out, size_t outlen);
 
-/* Where a sweep goes on from: the sweeper visits a budget of entries per call. */
+/* Where a sweep goes on from (the sweeper visits a budget of entries per call), and until when it may rest. */
 struct xnf_ct_sweeper {
 	struct xnf_map_walk walk;
+	__u64 pass_began_ns;            /* when the walk under way began */
+	__u64 soonest_over_ns;          /* the soonest an entry it has looked at can be over */
+	__u64 rest_until_ns;            /* no entry can be over before then: calls until then read nothing */
+	__u64 rested_on[XNF_CT_NTIMEOUTS]; /* the idle times (ns) the rest was reckoned with: a change ends it */
 };
 
-/* Frees up to a budget of entries of table that are over (idle past their state's time). Returns how many. */
+/*
+ * Frees up to a budget of entries of table that are over (idle past their state's time). Returns how many. After a
+ * whole pass over the table it rests until the soonest any entry can be over: what it saw plus its idle time, or,
+ * for an entry made or changed since the pass began, the pass's start plus the shortest idle time. A full table of
+ * connections not about to be over (a flood's, 120 s in SYN_SENT) is then read a pass every shortest idle time.
+ */
 __u32 xnf_ct_sweep(const struct xnf_rules_target *maps, const char *table, const char *timeouts_map,
 		   struct xnf_ct_sweeper *sweeper);
 

@@ -57,6 +57,7 @@ int xnf_map_ref_update_batch(const struct xnf_map_ref *ref, const void *keys, co
 struct xnf_map_walk {
 	__u8 at[XNF_MAP_WALK_AT_MAX];
 	int started;
+	__u32 ends;   /* how many times a walk reached the end (-ENOENT), every entry looked at since it began */
 };
 
 /*

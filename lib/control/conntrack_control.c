@@ -5,6 +5,7 @@
  * control thread; the data path already treats an entry that is over as absent, so a late sweep costs only room.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,25 +135,60 @@ static void read_timeouts(const struct xnf_rules_target *maps, const char *timeo
 struct sweep_clock {
 	__u64 timeout_ns[XNF_CT_NTIMEOUTS];
 	__u64 now;
+	__u64 soonest_over;   /* of the entries this call found not over */
 };
 
 static int connection_over(void *ctx, const void *key, const void *value, int live)
 {
-	const struct sweep_clock *clock = ctx;
+	struct sweep_clock *clock = ctx;
 	const struct xnf_ct_entry *e = value;
+	__u64 over_at = e->last_seen_ns + clock->timeout_ns[xnf__ct_timeout_slot(key, e)];
 
-	(void)live;
-	return (__s64)(clock->now - e->last_seen_ns) > (__s64)clock->timeout_ns[xnf__ct_timeout_slot(key, e)];
+	/* Signed: the data path may have stamped it a moment "after" this clock read. */
+	if ((__s64)(clock->now - over_at) > 0)
+		return 1;
+	if (!live && over_at < clock->soonest_over)
+		clock->soonest_over = over_at;
+	return 0;
+}
+
+static __u64 shortest(const __u64 *timeout_ns)
+{
+	__u64 least = UINT64_MAX;
+
+	for (__u32 slot = 0; slot < XNF_CT_NTIMEOUTS; slot++)
+		least = timeout_ns[slot] < least ? timeout_ns[slot] : least;
+	return least;
 }
 
 __u32 xnf_ct_sweep(const struct xnf_rules_target *maps, const char *table, const char *timeouts_map,
 		   struct xnf_ct_sweeper *sweeper)
 {
-	struct sweep_clock clock = { .now = xnf_now_coarse_ns() };
+	struct sweep_clock clock = { .now = xnf_now_coarse_ns(), .soonest_over = UINT64_MAX };
 	struct xnf_map_ref entries;
+	__u32 ends, gone;
 
 	if (xnf_map_find(maps, table, &entries))
 		return 0;
 	read_timeouts(maps, timeouts_map, clock.timeout_ns);
-	return xnf_map_ref_sweep(&entries, &sweeper->walk, SWEEP_BUDGET, connection_over, &clock);
+	if (memcmp(clock.timeout_ns, sweeper->rested_on, sizeof(clock.timeout_ns)) != 0) {
+		memcpy(sweeper->rested_on, clock.timeout_ns, sizeof(clock.timeout_ns));
+		sweeper->rest_until_ns = 0;
+	}
+	if ((__s64)(sweeper->rest_until_ns - clock.now) > 0)
+		return 0;
+	if (!sweeper->walk.started) {
+		sweeper->pass_began_ns = clock.now;
+		sweeper->soonest_over_ns = UINT64_MAX;
+	}
+	ends = sweeper->walk.ends;
+	gone = xnf_map_ref_sweep(&entries, &sweeper->walk, SWEEP_BUDGET, connection_over, &clock);
+	if (clock.soonest_over < sweeper->soonest_over_ns)
+		sweeper->soonest_over_ns = clock.soonest_over;
+	if (sweeper->walk.ends != ends) {
+		__u64 made_since = sweeper->pass_began_ns + shortest(clock.timeout_ns);
+
+		sweeper->rest_until_ns = sweeper->soonest_over_ns < made_since ? sweeper->soonest_over_ns : made_since;
+	}
+	return gone;
 }

@@ -98,7 +98,9 @@ int xnf_map_ref_read_batch(const struct xnf_map_ref *ref, struct xnf_map_walk *w
 
 	if (err) {
 		walk->started = 0;
-		if (err != -ENOENT)
+		if (err == -ENOENT)
+			walk->ends++;
+		else
 			*count = 0;
 	}
 	return wanted && err == 0 && *count == 0 ? -ENOENT : err;

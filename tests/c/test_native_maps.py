@@ -1,4 +1,4 @@
-"""Native maps against real kernel maps (tests/c/test_native_maps.c does the work)."""
+"""Native maps against real kernel maps, and what the sweepers build on them (tests/c/ does the work)."""
 
 import subprocess
 
@@ -26,5 +26,13 @@ def test_updates_are_safe_while_workers_read():
 def test_a_walk_in_batches_gives_every_entry_once_on_both_sides():
     """xnf_map_ref_read_batch, which the connection and NAT sweepers read their tables with (tests/c/test_map_walk.c)."""
     result = subprocess.run([str(BUILD_DIR / "tests" / "test-map-walk")], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines()[-3:] == ["kernel: ok", "native: ok", "2 passed, 0 failed"]
+
+
+def test_the_connection_sweeper_rests_until_an_entry_can_be_over():
+    """xnf_ct_sweep after a whole pass: no reads until the soonest an entry can be over, a change of the idle times
+    ends the rest, and the pass's start plus the shortest idle time bounds it (tests/c/test_ct_sweep.c)."""
+    result = subprocess.run([str(BUILD_DIR / "tests" / "test-ct-sweep")], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.splitlines()[-3:] == ["kernel: ok", "native: ok", "2 passed, 0 failed"]
