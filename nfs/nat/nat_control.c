@@ -167,8 +167,8 @@ static int binding_over(void *ctx, const void *key, const void *value, int live)
 	const struct nat_binding *b = value;
 
 	(void)live;
-	return nat_idle_for(view->now, b->last_seen_ns, timeout_ns(view, ((const struct nat_public_key *)key)->proto,
-							   b->closing));
+	return nat_idle_for(view->now, b->last_seen_ns,
+			    timeout_ns(view, ((const struct nat_public_key *)key)->proto, b->closing));
 }
 
 static int session_over(void *ctx, const void *key, const void *value, int live)
@@ -177,8 +177,8 @@ static int session_over(void *ctx, const void *key, const void *value, int live)
 	const struct nat_session *s = value;
 
 	(void)live;
-	return nat_idle_for(view->now, s->last_seen_ns, timeout_ns(view, ((const struct nat_session_key *)key)->inside.proto,
-							   s->closing));
+	return nat_idle_for(view->now, s->last_seen_ns,
+			    timeout_ns(view, ((const struct nat_session_key *)key)->inside.proto, s->closing));
 }
 
 /* Bindings before mappings: a mapping whose binding went in this pass goes with it. */

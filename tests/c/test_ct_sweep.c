@@ -125,8 +125,8 @@ int main(void)
 	struct xnf_map native_timeouts = { .name = "t_timeouts", .type = XNF_MAP_TYPE_ARRAY, .key_size = 4,
 					   .value_size = 4, .max_entries = XNF_CT_NTIMEOUTS };
 	struct sides kernel = {
-		.table = { .name = "t", .key_size = sizeof(struct xnf_ct_key), .value_size = sizeof(struct xnf_ct_entry),
-			   .max_entries = TABLE_SIZE },
+		.table = { .name = "t", .key_size = sizeof(struct xnf_ct_key),
+			   .value_size = sizeof(struct xnf_ct_entry), .max_entries = TABLE_SIZE },
 		.timeouts = { .name = "t_timeouts", .key_size = 4, .value_size = 4, .max_entries = XNF_CT_NTIMEOUTS },
 	};
 	struct sides native = kernel;
