@@ -70,24 +70,28 @@ enum xnf_ct_timeout {
 	XNF_CT_NTIMEOUTS,
 };
 
-/* netfilter's defaults, in seconds (nf_conntrack_*_timeout*). */
+/* netfilter's defaults, in seconds (nf_conntrack_*_timeout*), by slot. A table, not a switch: the data path reads it
+ * with one load, where a switch's every case was a path the verifier followed. */
+static const __u32 xnf__ct_default_timeouts_s[XNF_CT_NTIMEOUTS] = {
+	[XNF_TCP_NONE] = 600,
+	[XNF_TCP_SYN_SENT] = 120,
+	[XNF_TCP_SYN_RECV] = 60,
+	[XNF_TCP_ESTABLISHED] = 432000,
+	[XNF_TCP_FIN_WAIT] = 120,
+	[XNF_TCP_CLOSE_WAIT] = 60,
+	[XNF_TCP_LAST_ACK] = 30,
+	[XNF_TCP_TIME_WAIT] = 120,
+	[XNF_TCP_CLOSE] = 10,
+	[XNF_TCP_SYN_SENT2] = 120,
+	[XNF_CT_TIMEOUT_UDP] = 30,
+	[XNF_CT_TIMEOUT_UDP_STREAM] = 120,
+	[XNF_CT_TIMEOUT_ICMP] = 30,
+	[XNF_CT_TIMEOUT_GENERIC] = 600,
+};
+
 static __always_inline __u32 xnf_ct_default_timeout_s(__u32 slot)
 {
-	switch (slot) {
-	case XNF_TCP_SYN_SENT: return 120;
-	case XNF_TCP_SYN_RECV: return 60;
-	case XNF_TCP_ESTABLISHED: return 432000;
-	case XNF_TCP_FIN_WAIT: return 120;
-	case XNF_TCP_CLOSE_WAIT: return 60;
-	case XNF_TCP_LAST_ACK: return 30;
-	case XNF_TCP_TIME_WAIT: return 120;
-	case XNF_TCP_CLOSE: return 10;
-	case XNF_TCP_SYN_SENT2: return 120;
-	case XNF_CT_TIMEOUT_UDP: return 30;
-	case XNF_CT_TIMEOUT_UDP_STREAM: return 120;
-	case XNF_CT_TIMEOUT_ICMP: return 30;
-	default: return 600;
-	}
+	return slot < XNF_CT_NTIMEOUTS ? xnf__ct_default_timeouts_s[slot] : 600;
 }
 
 /* A connection: its endpoints, the lower (address, then port) first. ICMP echo's identifier stands for both ports. */
@@ -216,28 +220,33 @@ static __always_inline __u32 xnf__ct_tcp_index(__u8 flags)
 }
 
 /*
- * netfilter's TCP transitions: one row per direction and segment, one nibble per current state (NONE lowest, then
- * SYN_SENT, SYN_RECV, ESTABLISHED, FIN_WAIT, CLOSE_WAIT, LAST_ACK, TIME_WAIT, CLOSE, SYN_SENT2) holding the next
- * state, or 0xa invalid, 0xb ignore. The comments list them in that order.
+ * netfilter's TCP transitions: one row per direction and segment (reply * 6 + xnf__ct_tcp_index), one nibble per
+ * current state (NONE lowest, then SYN_SENT, SYN_RECV, ESTABLISHED, FIN_WAIT, CLOSE_WAIT, LAST_ACK, TIME_WAIT, CLOSE,
+ * SYN_SENT2) holding the next state, or 0xa invalid, 0xb ignore. The comments list them in that order. A table, not
+ * a switch, for the verifier (as the idle times above).
  */
+static const __u64 xnf__ct_tcp_rows[12] = {
+	0x911bbbbb11ull,  /* opener's syn:    SS SS IG IG IG IG IG SS SS S2 */
+	0x2aaaaaa2aaull,  /* opener's synack: IV IV SR IV IV IV IV IV IV SR */
+	0xa8766644aaull,  /* opener's fin:    IV IV FW FW LA LA LA TW CL IV */
+	0xa8775533a3ull,  /* opener's ack:    ES IV ES ES CW CW TW TW CL IV */
+	0x888888888aull,  /* opener's rst:    IV CL CL CL CL CL CL CL CL CL */
+	0xaaaaaaaaaaull,  /* none of these:   IV */
+	0x9a1aaaaa9aull,  /* answer's syn:    IV S2 IV IV IV IV IV SS IV S2 */
+	0x2bbbbbbb2aull,  /* answer's synack: IV SR IG IG IG IG IG IG IG SR */
+	0xa8766644aaull,  /* answer's fin:    IV IV FW FW LA LA LA TW CL IV */
+	0xb8775532baull,  /* answer's ack:    IV IG SR ES CW CW TW TW CL IG */
+	0x888888888aull,  /* answer's rst:    IV CL CL CL CL CL CL CL CL CL */
+	0xaaaaaaaaaaull,  /* none of these:   IV */
+};
+
 static __always_inline __u32 xnf__ct_tcp_next(__u32 reply, __u32 index, __u32 state)
 {
-	__u64 row;
+	__u32 row = reply * 6 + index;
 
-	switch (reply * 6 + index) {
-	case 0: row = 0x911bbbbb11ull; break;  /* opener's syn:    SS SS IG IG IG IG IG SS SS S2 */
-	case 1: row = 0x2aaaaaa2aaull; break;  /* opener's synack: IV IV SR IV IV IV IV IV IV SR */
-	case 3: row = 0xa8775533a3ull; break;  /* opener's ack:    ES IV ES ES CW CW TW TW CL IV */
-	case 6: row = 0x9a1aaaaa9aull; break;  /* answer's syn:    IV S2 IV IV IV IV IV SS IV S2 */
-	case 7: row = 0x2bbbbbbb2aull; break;  /* answer's synack: IV SR IG IG IG IG IG IG IG SR */
-	case 9: row = 0xb8775532baull; break;  /* answer's ack:    IV IG SR ES CW CW TW TW CL IG */
-	case 2:
-	case 8: row = 0xa8766644aaull; break;  /* fin:             IV IV FW FW LA LA LA TW CL IV */
-	case 4:
-	case 10: row = 0x888888888aull; break; /* rst:             IV CL CL CL CL CL CL CL CL CL */
-	default: row = 0xaaaaaaaaaaull; break; /* none of these:   IV */
-	}
-	return (__u32)(row >> (4 * state)) & 0xf;
+	if (row >= 12 || state >= XNF_TCP_NSTATES)
+		return XNF_TCP_INVALID;
+	return (__u32)(xnf__ct_tcp_rows[row] >> (4 * state)) & 0xf;
 }
 
 /* The flag combinations netfilter lets through (ECE and CWR aside): any other is invalid before any state. */
@@ -458,7 +467,8 @@ static __always_inline __u32 xnf__ct_track(void *table, void *timeouts, const st
 					   const struct xnf_5tuple *t, const struct xnf_pkt *pkt, struct xnf_ct *ct)
 {
 	__u64 now = xnf_now_coarse_ns();   /* idle times are seconds: the tick's time, without a clock read */
-	__u8 sender;
+	__u8 sender, tcp_flags;
+	int is_tcp;
 
 	__builtin_memset(ct, 0, sizeof(*ct));
 	if (h->is_fragment) {
@@ -469,10 +479,14 @@ static __always_inline __u32 xnf__ct_track(void *table, void *timeouts, const st
 		xnf__ct_icmp(table, timeouts, pkt, h, t, ct, now);
 		return ct->state;
 	}
+	/* The headers read now, into scalars: what follows then reads no packet pointer, so the verifier can take the
+	 * paths of the parse (tags, extension headers) for one from here on instead of following each. */
+	is_tcp = h->tcp != 0;
+	tcp_flags = is_tcp ? ((const __u8 *)h->tcp)[13] : 0;
 	sender = xnf__ct_make_key(&ct->key, t->family, t->proto, t->saddr, t->sport, t->daddr, t->dport);
 	ct->sender = sender;
-	if (h->tcp)
-		xnf__ct_tcp(ct, xnf__ct_find(table, timeouts, &ct->key, now), sender, ((const __u8 *)h->tcp)[13], now);
+	if (is_tcp)
+		xnf__ct_tcp(ct, xnf__ct_find(table, timeouts, &ct->key, now), sender, tcp_flags, now);
 	else
 		xnf__ct_stateless(ct, xnf__ct_find(table, timeouts, &ct->key, now), sender, 1, now);
 	xnf__ct_bring_forward(table, ct);
