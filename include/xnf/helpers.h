@@ -79,6 +79,18 @@ static inline __u32 xnf_random_u32(void)
 #endif
 
 /*
+ * A function the kernel's verifier checks once, on its own, rather than once for every path of the program that calls
+ * it (a BPF global function): for a search behind many branches, the difference between loading and not. Its
+ * arguments are scalars and pointers to the caller's stack (never to the packet or a map), and a pointer may be NULL
+ * to the verifier: check it. Natively a plain static function.
+ */
+#ifdef XNF_TARGET_BPF
+#define XNF_VERIFIED_APART __attribute__((noinline))
+#else
+#define XNF_VERIFIED_APART static
+#endif
+
+/*
  * Calls fn(i, ctx) for i = 0, 1, ... n-1 until fn returns non-zero; returns
  * the number of calls. fn is `static long fn(__u32 i, void *ctx)`. In the
  * kernel this is bpf_loop (fn is verified once, whatever n is, up to 8M);

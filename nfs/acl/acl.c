@@ -81,29 +81,31 @@ static long acl_try_tuple(__u32 i, void *ctx)
 	return 0;
 }
 
-static __always_inline void acl_packet_fields(const struct xnf_headers *h, const struct xnf_5tuple *t,
+static __always_inline void acl_packet_fields(const struct xnf_5tuple *t, __u8 tcp_flags, __u8 ct_state,
 					      struct acl_key *p)
 {
 	__builtin_memset(p, 0, sizeof(*p));
 	p->family = t->family;
 	p->proto = t->proto;
+	p->flags = tcp_flags;
+	p->ct_state = ct_state;
 	p->sport = bpf_ntohs(t->sport);
 	p->dport = bpf_ntohs(t->dport);
 	__builtin_memcpy(p->src, t->saddr, sizeof(p->src));
 	__builtin_memcpy(p->dst, t->daddr, sizeof(p->dst));
-	if (h->tcp)
-		p->flags = ((__u8 *)h->tcp)[13];   /* FIN .. CWR: the byte after the data offset */
 }
 
-/* As nftables' `vlan id`: an outermost 802.1Q tag; and QinQ as 802.1ad defines it, an S-tag, then a C-tag. */
-static __always_inline void acl_vlan_fields(const struct xnf_headers *h, struct acl_search *s)
+/* The VLAN ids a rule can match, packed for acl_search_rules: an outermost 802.1Q tag's, as nftables' `vlan id`
+ * (bits 0-15), and QinQ as 802.1ad defines it, an S-tag's then a C-tag's (bits 16-31, 32-47); 0 where no such tag. */
+static __always_inline __u64 acl_vlan_ids(const struct xnf_headers *h)
 {
+	__u64 ids = 0;
+
 	if (h->vlan_depth >= 1 && h->vlan_proto[0] == ETH_P_8021Q)
-		s->vlan_c = h->vlan_id[0];
-	if (h->vlan_depth >= 2 && h->vlan_proto[0] == ETH_P_8021AD && h->vlan_proto[1] == ETH_P_8021Q) {
-		s->qinq[0] = h->vlan_id[0];
-		s->qinq[1] = h->vlan_id[1];
-	}
+		ids = h->vlan_id[0];
+	if (h->vlan_depth >= 2 && h->vlan_proto[0] == ETH_P_8021AD && h->vlan_proto[1] == ETH_P_8021Q)
+		ids |= (__u64)h->vlan_id[0] << 16 | (__u64)h->vlan_id[1] << 32;
+	return ids;
 }
 
 _Static_assert(ACL_CNT_RULE_ALLOW == 0 && ACL_CNT_RULE_DROP == 1 && ACL_CNT_DEFAULT_ALLOW == 2 &&
@@ -113,6 +115,28 @@ _Static_assert(ACL_CNT_RULE_ALLOW == 0 && ACL_CNT_RULE_DROP == 1 && ACL_CNT_DEFA
 static __always_inline __u32 acl_outcome(__u32 by_rule, __u32 action)
 {
 	return (by_rule ? ACL_CNT_RULE_ALLOW : ACL_CNT_DEFAULT_ALLOW) + (action == ACL_DROP);
+}
+
+/* The rules' outcome for the frame (acl_outcome's): the tuples of the generation searched in turn. Verified apart:
+ * checked once on its own, its cost to the verifier no longer grows with the paths of the parse and the tracker. */
+XNF_VERIFIED_APART __u32 acl_search_rules(const struct xnf_5tuple *t, __u8 tcp_flags, __u8 ct_state, __u64 vlan_ids,
+					  __u32 generation)
+{
+	struct acl_search s;
+
+	if (!t)
+		return acl_outcome(0, ACL_DROP);   /* never: t is the caller's */
+	__builtin_memset(&s, 0, sizeof(s));
+	acl_packet_fields(t, tcp_flags, ct_state, &s.packet);
+	s.vlan_c = (__u16)vlan_ids;
+	s.qinq[0] = (__u16)(vlan_ids >> 16);
+	s.qinq[1] = (__u16)(vlan_ids >> 32);
+	s.base = generation * ACL_MAX_TUPLES;
+	s.tuples = acl_setting(ACL_SETTING_TUPLES_0 + generation);
+	xnf_loop(ACL_MAX_TUPLES, acl_try_tuple, &s);
+	if (!s.found)
+		s.action = acl_setting(ACL_SETTING_DEFAULT);
+	return acl_outcome(s.found, s.action);
 }
 
 /* The outcome kept in an established connection's entry for the frame's direction under these rules (epoch), or -1.
@@ -154,30 +178,24 @@ static __always_inline __u32 acl_action_for(const struct xnf_headers *h, const s
 	__u32 tracking = acl_setting(ACL_SETTING_TRACKS_0 + generation), outcome;
 	/* Both bits tested here, not ACL_STEADY alone: the verifier must see ct filled wherever it is read. */
 	__u32 steady = (tracking & ACL_TRACKS) && (tracking & ACL_STEADY);
-	struct acl_search s;
+	/* Read before the tracker, which then leaves no packet pointer live (for the verifier: <xnf/conntrack.h>). */
+	__u8 tcp_flags = h->tcp ? ((const __u8 *)h->tcp)[13] : 0, ct_state = 0;   /* [13]: FIN .. CWR */
+	__u64 vlan_ids = acl_vlan_ids(h);
 	int kept;
 
-	__builtin_memset(&s, 0, sizeof(s));
-	acl_packet_fields(h, t, &s.packet);
 	if (tracking & ACL_TRACKS) {
-		s.packet.ct_state = (__u8)xnf_ct_track(acl_ct, h, t, pkt, ct);
+		ct_state = (__u8)xnf_ct_track(acl_ct, h, t, pkt, ct);
 		kept = steady ? acl_kept_outcome(ct, epoch) : -1;
 		if (kept >= 0) {
 			xnf_count_event((__u32)kept);
 			return kept & 1 ? ACL_DROP : ACL_ALLOW;
 		}
 	}
-	acl_vlan_fields(h, &s);
-	s.base = generation * ACL_MAX_TUPLES;
-	s.tuples = acl_setting(ACL_SETTING_TUPLES_0 + generation);
-	xnf_loop(ACL_MAX_TUPLES, acl_try_tuple, &s);
-	if (!s.found)
-		s.action = acl_setting(ACL_SETTING_DEFAULT);
-	outcome = acl_outcome(s.found, s.action);
+	outcome = acl_search_rules(t, tcp_flags, ct_state, vlan_ids, generation);
 	if (steady)
 		acl_keep_outcome(ct, epoch, outcome);
 	xnf_count_event(outcome);
-	return s.action;
+	return outcome & 1 ? ACL_DROP : ACL_ALLOW;
 }
 
 static __always_inline xnf_verdict acl(struct xnf_pkt *pkt)
