@@ -132,18 +132,21 @@ struct xnf_ct_ring_ends {
 /* How many of the oldest remembered connections a full table looks at for one never answered, before it refuses. */
 #define XNF_CT_EARLY_DROP_TRIES 8
 
+/* The ring is the table's name and this (name##_newest below): --map-size gives it the table's size, and the data
+ * path reads its size from the map (xnf_map_capacity), so the two stay in step. */
+#define XNF_CT_RING_SUFFIX "_newest"
+
 #define XNF_CT_TABLE(name, max_entries)                                                   \
 	XNF_MAP_HASH(name, struct xnf_ct_key, struct xnf_ct_entry, max_entries);           \
 	XNF_MAP_ARRAY(name##_timeouts, __u32, XNF_CT_NTIMEOUTS);                           \
 	XNF_MAP_ARRAY(name##_newest, struct xnf_ct_key, max_entries);                      \
-	XNF_MAP_ARRAY(name##_newest_ends, struct xnf_ct_ring_ends, 1);                     \
-	enum { name##_ring_slots = max_entries }
+	XNF_MAP_ARRAY(name##_newest_ends, struct xnf_ct_ring_ends, 1)
 
 #define xnf_ct_track(table, h, t, pkt, ct) xnf__ct_track(&table, &table##_timeouts, h, t, pkt, ct)
 /* The table's entry of the frame's connection, to write the NF's own fields (nf_note, nf_epoch); NULL: none. */
 #define xnf_ct_entry(table, ct) ((struct xnf_ct_entry *)xnf_map_lookup(&table, &(ct)->key))
 #define xnf_ct_confirm(table, ct) \
-	xnf__ct_confirm(&table, &table##_newest, &table##_newest_ends, table##_ring_slots, ct)
+	xnf__ct_confirm(&table, &table##_newest, &table##_newest_ends, xnf_map_capacity(&table##_newest), ct)
 
 /* TCP flags as in the header's 14th byte. */
 #define XNF__CT_FIN 0x01

@@ -13,6 +13,7 @@
  *   xnf_map_lookup(&name, &key)            -> value pointer or NULL
  *   xnf_map_update(&name, &key, &value, f) -> 0 or -errno; f: BPF_ANY, BPF_NOEXIST, BPF_EXIST
  *   xnf_map_delete(&name, &key)            -> 0 or -errno
+ *   xnf_map_capacity(&name)                -> its entries as made (--map-size), not as declared
  */
 #ifndef XNF_MAPS_H
 #define XNF_MAPS_H
@@ -47,6 +48,14 @@
 #define xnf_map_lookup(map, key) bpf_map_lookup_elem(map, key)
 #define xnf_map_update(map, key, value, flags) bpf_map_update_elem(map, key, value, flags)
 #define xnf_map_delete(map, key) bpf_map_delete_elem(map, key)
+
+/* The kernel's struct bpf_map as far as xnf_map_capacity reads it; CO-RE finds the field in the running kernel. */
+struct bpf_map___xnf {
+	__u32 max_entries;
+} __attribute__((preserve_access_index));
+
+/* How many entries the map was made with: its size at load time (--map-size), not its declaration's. */
+#define xnf_map_capacity(map) (((const struct bpf_map___xnf *)(map))->max_entries)
 
 #else /* native */
 
@@ -88,6 +97,8 @@ struct xnf_map {
 #define XNF_MAP_PERCPU_ARRAY(name, V, N)                                      \
 	XNF__NATIVE_MAP(name, XNF_MAP_TYPE_PERCPU_ARRAY, __u32, V, N)
 #define XNF_MAP_LPM(name, K, V, N) XNF__NATIVE_MAP(name, XNF_MAP_TYPE_LPM, K, V, N)
+
+#define xnf_map_capacity(map) ((map)->max_entries)
 
 void *xnf_map_lookup(struct xnf_map *map, const void *key);
 int xnf_map_update(struct xnf_map *map, const void *key, const void *value, __u64 flags);

@@ -19,6 +19,7 @@
 #include <xnf/control.h>
 #include <xnf/internal/nf_entry.h>
 #include <xnf/runtime/log.h>
+#include <xnf/runtime/map_sizes.h>
 #include <xnf/runtime/ports.h>
 #include <xnf/runtime/rules_engine.h>
 #include <xnf/runtime/rules_generations.h>
@@ -300,28 +301,39 @@ static int run_start_step(struct instance *in)
 	return -1;
 }
 
-/* The second generation of a rules table (xnf/rules_tables.h), or NULL where name is not one. */
-static struct xnf_map *rules_second_generation(const char *name)
+/* A size for a map sized only through its table (xnf/runtime/map_sizes.h): refused, saying which to size. */
+static bool sized_through_its_table(const char *name)
 {
-	char second[128];
+	char table[128];
 
-	return xnf_rules_second_name(name, second, sizeof(second)) ? NULL : xnf_native_map_find(second);
+	if (!xnf_ct_ring_table(name, table, sizeof(table)) || !xnf_native_map_find(table))
+		return false;
+	xnf_error("--map-size: %s is the ring of %s's newest connections and has its size: give %s's size instead",
+		  name, table, table);
+	return true;
 }
 
 int xnf_size_native_maps(const struct run_options *opt)
 {
 	for (__u32 i = 0; i < opt->nmap_sizes; i++) {
-		struct xnf_map *map = xnf_native_map_find(opt->map_sizes[i].name);
+		const char *name = opt->map_sizes[i].name;
+		struct xnf_map *map;
+		bool found = false;
 
-		if (!map || xnf_map_is_glue(map->name)) {
+		if (sized_through_its_table(name))
+			return -1;
+
+		for (size_t at = 0; (map = xnf_native_map_at(at)); at++) {
+			if (xnf_map_sized_with(map->name, name) && !xnf_map_is_glue(map->name)) {
+				map->max_entries = opt->map_sizes[i].entries;
+				found = found || strcmp(map->name, name) == 0;
+			}
+		}
+		if (!found) {
 			xnf_error("--map-size: %s has no map called '%s' (see xnf-%s describe for its maps)",
-				  xnf_nf_name, opt->map_sizes[i].name, xnf_nf_name);
+				  xnf_nf_name, name, xnf_nf_name);
 			return -1;
 		}
-		map->max_entries = opt->map_sizes[i].entries;
-		map = rules_second_generation(opt->map_sizes[i].name);
-		if (map)
-			map->max_entries = opt->map_sizes[i].entries;
 	}
 	return 0;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <xnf/runtime/xdp_instance.h>
-#include <xnf/runtime/rules_generations.h>
+#include <xnf/runtime/map_sizes.h>
 #include <xnf/runtime/xdp_attach.h>
 #include <xnf/runtime/embedded.h>
 #include <xnf/runtime/log.h>
@@ -172,7 +172,7 @@ static int size_maps(struct bpf_object *obj, const struct xnf_xdp_plan *plan, co
 			continue; /* a rules table's two generations (xnf/rules_tables.h) */
 
 		for (__u32 i = 0; i < nsizes; i++) {
-			if (xnf_rules_same_table(bpf_map__name(map), sizes[i].name))
+			if (xnf_map_sized_with(bpf_map__name(map), sizes[i].name))
 				entries = sizes[i].entries;
 		}
 		if (runs_in_user_space(map, plan))

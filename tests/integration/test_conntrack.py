@@ -25,7 +25,7 @@ from xnf.lab.nf_process import NfInstance
 from xnf.lab.pktio import PacketPort
 from xnf.lab.topology import Topology
 from xnf.model import cases
-from lab_helpers import wait_until
+from lab_helpers import run_xnf, wait_until
 from test_real_traffic import MODES as EVERY_MODE
 
 MODES = paths.options_by_key("xdp", "afxdp", "hybrid", "tc")
@@ -253,6 +253,33 @@ def test_a_table_full_of_answered_connections_refuses_new_ones_until_the_sweeper
         assert counters["ct_full"] == 1 and counters["ct_early_drop"] == 0, counters
         later = [Step(INSIDE, udp(INSIDE, 7201, 53), True, "a new flow once the answered ones are over")]
         wait_until(lambda: wire.run(later) == [True], timeout_s=60, what="the sweeper freeing the over entries")
+    finally:
+        wire.close()
+    assert nf.stop() == 0
+
+
+@pytest.mark.parametrize("mode", paths.options_by_key("xdp", "afxdp", "tc"))
+def test_a_smaller_table_gives_its_ring_its_size_and_keeps_making_room(mode, rules_file, two_port):
+    """--map-size acl_ct=8 makes the ring of the table's newest connections 8 too, and the data path takes the
+    ring's size from the map, not from the NF's source: 20 new connections never answered each get in, the 12 past
+    the table's 8 by taking the oldest one's entry (netfilter's early drop), none refused. A size for the ring alone
+    is refused, naming the table to size."""
+    name, extra = MODES[mode]
+    refused = run_xnf(["run", "acl", "--mode", name, "--iface", two_port.dut_ifaces[0], *extra,
+                       "--map-size", f"acl_ct_newest={SMALL_TABLE}"], ns=two_port.dut_ns)
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert "acl_ct_newest is the ring of acl_ct's newest connections and has its size: give acl_ct's size" \
+        in refused.stderr, refused.stderr
+    nf = NfInstance.start(two_port, "acl", name, two_port.dut_ifaces, rules=rules_file(cases.STATEFUL_ACL),
+                          extra=[*extra, "--map-size", f"acl_ct={SMALL_TABLE}"])
+    wire = Wire(two_port)
+    try:
+        assert control.request_json(nf.name, "entries acl_ct_newest")["capacity"] == SMALL_TABLE
+        unanswered = [Step(INSIDE, udp(INSIDE, 7300 + i, 53), True, f"new connection {i + 1}, never answered")
+                      for i in range(20)]
+        assert differences(unanswered, wire.run(unanswered)) == []
+        counters = control.request_json(nf.name, "stats")["counters"]
+        assert (counters["ct_new"], counters["ct_early_drop"], counters["ct_full"]) == (20, 12, 0), counters
     finally:
         wire.close()
     assert nf.stop() == 0

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What a size given for one map (--map-size) says of others: a rules table's second generation
+ * (xnf/rules_tables.h) and a connection table's ring of its newest connections (xnf/conntrack.h) have the
+ * table's size, and are sized only through it.
+ */
+#ifndef XNF_RUNTIME_MAP_SIZES_H
+#define XNF_RUNTIME_MAP_SIZES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Whether a size given for the map called name is also map's (map being name itself or one sized with it). */
+bool xnf_map_sized_with(const char *map, const char *name);
+
+/* Where map is a connection table's ring (its name the table's and XNF_CT_RING_SUFFIX): the table's name in table,
+ * and true. The ring of a table the NF has no map for is not one: the caller checks. */
+bool xnf_ct_ring_table(const char *map, char *table, size_t len);
+
+#endif
