@@ -42,7 +42,7 @@ TOOLS     := $(BUILD)/bin/xnf-gen $(BUILD)/bin/xnf-xdp-load $(BUILD)/bin/xnf-afx
 NF_BINS   := $(foreach n,$(NFS),$(BUILD)/bin/xnf-$(n))
 DIFF_BINS := $(foreach n,$(NFS),$(BUILD)/tests/xnf-diff-$(n))
 TEST_BINS := $(BUILD)/tests/test-native-maps $(BUILD)/tests/test-maps-concurrent $(BUILD)/tests/test-rules-words \
-	     $(BUILD)/tests/test-map-walk $(BUILD)/tests/test-ct-sweep
+	     $(BUILD)/tests/test-map-walk $(BUILD)/tests/test-ct-sweep $(BUILD)/tests/test-lb-sweep
 # The lab's own XDP programs: the generator side's pass and sink, the hand-written baselines.
 LAB_BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(wildcard bpf/*.bpf.c))
 
@@ -218,6 +218,10 @@ $(BUILD)/tests/test-map-walk: $(BUILD)/tests/c/test_map_walk.o $(LIBXNF)
 	$(CC) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/test-ct-sweep: $(BUILD)/tests/c/test_ct_sweep.o $(LIBXNF)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/test-lb-sweep: $(BUILD)/tests/c/test_lb_sweep.o $(LIBXNF)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS)
 

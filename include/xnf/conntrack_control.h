@@ -14,6 +14,7 @@
 
 #include <xnf/control.h>
 #include <xnf/conntrack.h>
+#include <xnf/sweep_rest.h>
 
 #define XNF_CT_MAX_TIMEOUT_S 31536000  /* a year: a longer idle time is a typo */
 
@@ -31,9 +32,7 @@ int xnf_ct_format_timeout(const void *key, const void *value, char *out, size_t 
 /* Where a sweep goes on from (the sweeper visits a budget of entries per call), and until when it may rest. */
 struct xnf_ct_sweeper {
 	struct xnf_map_walk walk;
-	__u64 pass_began_ns;            /* when the walk under way began */
-	__u64 soonest_over_ns;          /* the soonest an entry it has looked at can be over */
-	__u64 rest_until_ns;            /* no entry can be over before then: calls until then read nothing */
+	struct xnf_sweep_rest rest;        /* calls until rest.until_ns read nothing (<xnf/sweep_rest.h>) */
 	__u64 rested_on[XNF_CT_NTIMEOUTS]; /* the idle times (ns) the rest was reckoned with: a change ends it */
 };
 

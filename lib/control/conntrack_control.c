@@ -173,22 +173,12 @@ __u32 xnf_ct_sweep(const struct xnf_rules_target *maps, const char *table, const
 	read_timeouts(maps, timeouts_map, clock.timeout_ns);
 	if (memcmp(clock.timeout_ns, sweeper->rested_on, sizeof(clock.timeout_ns)) != 0) {
 		memcpy(sweeper->rested_on, clock.timeout_ns, sizeof(clock.timeout_ns));
-		sweeper->rest_until_ns = 0;
+		xnf_sweep_rest_end(&sweeper->rest);
 	}
-	if ((__s64)(sweeper->rest_until_ns - clock.now) > 0)
+	if (xnf_sweep_resting(&sweeper->rest, &sweeper->walk, clock.now))
 		return 0;
-	if (!sweeper->walk.started) {
-		sweeper->pass_began_ns = clock.now;
-		sweeper->soonest_over_ns = UINT64_MAX;
-	}
 	ends = sweeper->walk.ends;
 	gone = xnf_map_ref_sweep(&entries, &sweeper->walk, SWEEP_BUDGET, connection_over, &clock);
-	if (clock.soonest_over < sweeper->soonest_over_ns)
-		sweeper->soonest_over_ns = clock.soonest_over;
-	if (sweeper->walk.ends != ends) {
-		__u64 made_since = sweeper->pass_began_ns + shortest(clock.timeout_ns);
-
-		sweeper->rest_until_ns = sweeper->soonest_over_ns < made_since ? sweeper->soonest_over_ns : made_since;
-	}
+	xnf_sweep_rest_after(&sweeper->rest, &sweeper->walk, ends, clock.soonest_over, shortest(clock.timeout_ns));
 	return gone;
 }

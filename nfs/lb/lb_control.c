@@ -4,18 +4,22 @@
  * session idle for longer than the timeout; this removes such entries so the
  * table does not fill with them. It visits at most SWEEP_BUDGET entries per
  * call (about one call a second) and goes on from there the next time, so a
- * large table never holds up the control socket for long.
+ * large table never holds up the control socket for long; after a whole pass it
+ * reads nothing until a session can be over.
  */
 #include <stdbool.h>
 
 #include <xnf/helpers.h>
 #include <xnf/control.h>
+#include <xnf/sweep_rest.h>
 #include <xnf/parse.h>
 #include "lb.h"
 
 #define SWEEP_BUDGET 65536
 
 static struct xnf_map_walk sweep_walk;
+static struct xnf_sweep_rest sweep_rest;
+static __u64 rested_on;   /* the idle time the rest was reckoned with: a change ends it */
 
 static __u64 timeout_ns(const struct xnf_rules_target *maps)
 {
@@ -27,38 +31,55 @@ static __u64 timeout_ns(const struct xnf_rules_target *maps)
 	return (__u64)(seconds ? seconds : LB_DEFAULT_TIMEOUT_S) * 1000000000ull;
 }
 
-/* A direction stays while the other direction of its session is in use (lb.h, lb_twin_key). */
-static bool twin_in_use(const struct xnf_map_ref *sessions, const struct xnf_5tuple *key,
-			const struct lb_session *session, __u64 now, __u64 timeout)
+struct sweep_clock {
+	const struct xnf_map_ref *sessions;
+	__u64 now, timeout;
+	__u64 soonest_over;   /* of the sessions this call kept */
+};
+
+/* When a direction last in use can be over: when it is idle and so is the other direction of its session (lb.h,
+ * lb_twin_key), read from the table only where the direction itself is idle. */
+static __u64 session_over_at(const struct sweep_clock *c, const struct xnf_5tuple *key, const struct lb_session *s)
 {
 	struct lb_session twin;
 	struct xnf_5tuple twin_key;
 
-	lb_twin_key(key, session, &twin_key);
-	return xnf_map_ref_lookup(sessions, &twin_key, &twin) == 0 && !lb_idle_for(now, &twin, timeout);
+	if (!lb_idle_for(c->now, s, c->timeout))
+		return s->last_seen_ns + c->timeout;
+	lb_twin_key(key, s, &twin_key);
+	if (xnf_map_ref_lookup(c->sessions, &twin_key, &twin) == 0 && !lb_idle_for(c->now, &twin, c->timeout))
+		return twin.last_seen_ns + c->timeout;
+	return 0;   /* over now */
 }
 
-struct sweep_clock {
-	const struct xnf_map_ref *sessions;
-	__u64 now, timeout;
-};
-
-/* Idle, and its twin too (read from the table each time). */
 static int session_over(void *ctx, const void *key, const void *value, int live)
 {
-	const struct sweep_clock *c = ctx;
+	struct sweep_clock *c = ctx;
+	__u64 over_at = session_over_at(c, key, value);
 
-	(void)live;
-	return lb_idle_for(c->now, value, c->timeout) && !twin_in_use(c->sessions, key, value, c->now, c->timeout);
+	if (!over_at)
+		return 1;
+	if (!live && over_at < c->soonest_over)
+		c->soonest_over = over_at;
+	return 0;
 }
 
+/* After a whole pass, it rests until a session can be over (<xnf/sweep_rest.h>). */
 static void lb_sweep(const struct xnf_rules_target *maps)
 {
 	struct xnf_map_ref sessions;
-	struct sweep_clock clock = { .sessions = &sessions, .now = xnf_now_ns(), .timeout = timeout_ns(maps) };
+	struct sweep_clock clock = { .sessions = &sessions, .now = xnf_now_ns(), .timeout = timeout_ns(maps),
+				     .soonest_over = UINT64_MAX };
+	__u32 ends = sweep_walk.ends;
 
-	if (xnf_map_find(maps, "lb_sessions", &sessions) == 0)
-		xnf_map_ref_sweep(&sessions, &sweep_walk, SWEEP_BUDGET, session_over, &clock);
+	if (clock.timeout != rested_on) {
+		rested_on = clock.timeout;
+		xnf_sweep_rest_end(&sweep_rest);
+	}
+	if (xnf_map_find(maps, "lb_sessions", &sessions) || xnf_sweep_resting(&sweep_rest, &sweep_walk, clock.now))
+		return;
+	xnf_map_ref_sweep(&sessions, &sweep_walk, SWEEP_BUDGET, session_over, &clock);
+	xnf_sweep_rest_after(&sweep_rest, &sweep_walk, ends, clock.soonest_over, clock.timeout);
 }
 
 XNF_EXPORT_HOUSEKEEPING(lb, lb_sweep);

@@ -36,3 +36,11 @@ def test_the_connection_sweeper_rests_until_an_entry_can_be_over():
     result = subprocess.run([str(BUILD_DIR / "tests" / "test-ct-sweep")], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.splitlines()[-3:] == ["kernel: ok", "native: ok", "2 passed, 0 failed"]
+
+
+def test_the_lb_sweeper_rests_until_a_session_can_be_over():
+    """The lb's sweeper after a whole pass: no reads until the soonest a session can be over, a direction whose other
+    direction is in use bounds the rest by that one, and a change of the idle time ends it (tests/c/test_lb_sweep.c)."""
+    result = subprocess.run([str(BUILD_DIR / "tests" / "test-lb-sweep")], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines()[-3:] == ["kernel: ok", "native: ok", "2 passed, 0 failed"]
