@@ -41,8 +41,9 @@ TOOLS     := $(BUILD)/bin/xnf-gen $(BUILD)/bin/xnf-xdp-load $(BUILD)/bin/xnf-afx
              $(BUILD)/bin/xnf-core-pair
 NF_BINS   := $(foreach n,$(NFS),$(BUILD)/bin/xnf-$(n))
 DIFF_BINS := $(foreach n,$(NFS),$(BUILD)/tests/xnf-diff-$(n))
-TEST_BINS := $(BUILD)/tests/test-native-maps $(BUILD)/tests/test-maps-concurrent $(BUILD)/tests/test-rules-words \
-	     $(BUILD)/tests/test-map-walk $(BUILD)/tests/test-ct-sweep $(BUILD)/tests/test-lb-sweep
+# C tests linked with libxnf: build/tests/test-NAME from tests/c/test_NAME.c (NAME's dashes as underscores).
+C_TESTS   := native-maps rules-words map-walk ct-sweep lb-sweep
+TEST_BINS := $(foreach t,$(C_TESTS),$(BUILD)/tests/test-$(t)) $(BUILD)/tests/test-maps-concurrent
 # The lab's own XDP programs: the generator side's pass and sink, the hand-written baselines.
 LAB_BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(wildcard bpf/*.bpf.c))
 
@@ -205,25 +206,12 @@ $(BUILD)/bin/xnf-afxdp-ref: $(BUILD)/tools/afxdp-ref/afxdp_ref.o $(drop_OBJS) $(
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/test-native-maps: $(BUILD)/tests/c/test_native_maps.o $(LIBXNF)
-	@mkdir -p $(@D)
-	$(CC) -o $@ $^ $(LDLIBS)
-
-$(BUILD)/tests/test-rules-words: $(BUILD)/tests/c/test_rules_words.o $(LIBXNF)
-	@mkdir -p $(@D)
-	$(CC) -o $@ $^ $(LDLIBS)
-
-$(BUILD)/tests/test-map-walk: $(BUILD)/tests/c/test_map_walk.o $(LIBXNF)
-	@mkdir -p $(@D)
-	$(CC) -o $@ $^ $(LDLIBS)
-
-$(BUILD)/tests/test-ct-sweep: $(BUILD)/tests/c/test_ct_sweep.o $(LIBXNF)
-	@mkdir -p $(@D)
-	$(CC) -o $@ $^ $(LDLIBS)
-
-$(BUILD)/tests/test-lb-sweep: $(BUILD)/tests/c/test_lb_sweep.o $(LIBXNF)
-	@mkdir -p $(@D)
-	$(CC) -o $@ $^ $(LDLIBS)
+define c_test
+$(BUILD)/tests/test-$(1): $(BUILD)/tests/c/test_$(subst -,_,$(1)).o $(LIBXNF)
+	@mkdir -p $$(@D)
+	$$(CC) -o $$@ $$^ $$(LDLIBS)
+endef
+$(foreach t,$(C_TESTS),$(eval $(call c_test,$(t))))
 
 # The concurrency test runs under AddressSanitizer, with its own build of the map code.
 ASAN_FLAGS := -fsanitize=address -fno-omit-frame-pointer
