@@ -132,9 +132,12 @@ struct xnf_ct_ring_ends {
 /* How many of the oldest remembered connections a full table looks at for one never answered, before it refuses. */
 #define XNF_CT_EARLY_DROP_TRIES 8
 
-/* The ring is the table's name and this (name##_newest below): --map-size gives it the table's size, and the data
- * path reads its size from the map (xnf_map_capacity), so the two stay in step. */
+/* The table's other maps are its name and these (name##_... below). --map-size gives the ring the table's size, and
+ * the data path reads the ring's size from the map (xnf_map_capacity), so the two stay in step; the idle times and
+ * the ring's ends have fixed sizes. */
 #define XNF_CT_RING_SUFFIX "_newest"
+#define XNF_CT_TIMEOUTS_SUFFIX "_timeouts"
+#define XNF_CT_RING_ENDS_SUFFIX "_newest_ends"
 
 #define XNF_CT_TABLE(name, max_entries)                                                   \
 	XNF_MAP_HASH(name, struct xnf_ct_key, struct xnf_ct_entry, max_entries);           \

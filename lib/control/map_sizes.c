@@ -6,22 +6,28 @@
 
 #include <string.h>
 
-bool xnf_ct_ring_table(const char *map, char *table, size_t len)
+static bool has_suffix(const char *map, const char *suffix, char *table, size_t len)
 {
-	size_t n = strlen(map), suffix = strlen(XNF_CT_RING_SUFFIX);
+	size_t n = strlen(map), tail = strlen(suffix);
 
-	if (n <= suffix || strcmp(map + n - suffix, XNF_CT_RING_SUFFIX) != 0 || n - suffix >= len)
+	if (n <= tail || strcmp(map + n - tail, suffix) != 0 || n - tail >= len)
 		return false;
-	memcpy(table, map, n - suffix);
-	table[n - suffix] = '\0';
+	memcpy(table, map, n - tail);
+	table[n - tail] = '\0';
 	return true;
+}
+
+enum xnf_ct_part xnf_ct_table_part(const char *map, char *table, size_t len)
+{
+	if (has_suffix(map, XNF_CT_RING_ENDS_SUFFIX, table, len) || has_suffix(map, XNF_CT_TIMEOUTS_SUFFIX, table, len))
+		return XNF_CT_PART_FIXED;
+	return has_suffix(map, XNF_CT_RING_SUFFIX, table, len) ? XNF_CT_PART_RING : XNF_CT_NOT_A_PART;
 }
 
 bool xnf_map_sized_with(const char *map, const char *name)
 {
 	char table[128];
 
-	if (xnf_rules_same_table(map, name))
-		return true;
-	return xnf_ct_ring_table(map, table, sizeof(table)) && strcmp(table, name) == 0;
+	return xnf_rules_same_table(map, name) ||
+	       (xnf_ct_table_part(map, table, sizeof(table)) == XNF_CT_PART_RING && strcmp(table, name) == 0);
 }

@@ -301,15 +301,20 @@ static int run_start_step(struct instance *in)
 	return -1;
 }
 
-/* A size for a map sized only through its table (xnf/runtime/map_sizes.h): refused, saying which to size. */
-static bool sized_through_its_table(const char *name)
+/* A size for a part of a connection table (xnf/runtime/map_sizes.h): refused, saying which map to size. */
+static bool part_of_a_table(const char *name)
 {
 	char table[128];
+	enum xnf_ct_part part = xnf_ct_table_part(name, table, sizeof(table));
 
-	if (!xnf_ct_ring_table(name, table, sizeof(table)) || !xnf_native_map_find(table))
+	if (part == XNF_CT_NOT_A_PART || !xnf_native_map_find(table))
 		return false;
-	xnf_error("--map-size: %s is the ring of %s's newest connections and has its size: give %s's size instead",
-		  name, table, table);
+	if (part == XNF_CT_PART_RING)
+		xnf_error("--map-size: %s is the ring of %s's newest connections and has its size: give %s's size "
+			  "instead", name, table, table);
+	else
+		xnf_error("--map-size: %s is a part of the connection table %s and has a fixed size: give %s's size "
+			  "instead", name, table, table);
 	return true;
 }
 
@@ -320,7 +325,7 @@ int xnf_size_native_maps(const struct run_options *opt)
 		struct xnf_map *map;
 		bool found = false;
 
-		if (sized_through_its_table(name))
+		if (part_of_a_table(name))
 			return -1;
 
 		for (size_t at = 0; (map = xnf_native_map_at(at)); at++) {

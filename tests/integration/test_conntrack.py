@@ -262,14 +262,15 @@ def test_a_table_full_of_answered_connections_refuses_new_ones_until_the_sweeper
 def test_a_smaller_table_gives_its_ring_its_size_and_keeps_making_room(mode, rules_file, two_port):
     """--map-size acl_ct=8 makes the ring of the table's newest connections 8 too, and the data path takes the
     ring's size from the map, not from the NF's source: 20 new connections never answered each get in, the 12 past
-    the table's 8 by taking the oldest one's entry (netfilter's early drop), none refused. A size for the ring alone
-    is refused, naming the table to size."""
+    the table's 8 by taking the oldest one's entry (netfilter's early drop), none refused. A size for the ring alone,
+    or for the table's idle times, is refused, naming the table to size."""
     name, extra = MODES[mode]
-    refused = run_xnf(["run", "acl", "--mode", name, "--iface", two_port.dut_ifaces[0], *extra,
-                       "--map-size", f"acl_ct_newest={SMALL_TABLE}"], ns=two_port.dut_ns)
-    assert refused.returncode == 1 and "Traceback" not in refused.stderr
-    assert "acl_ct_newest is the ring of acl_ct's newest connections and has its size: give acl_ct's size" \
-        in refused.stderr, refused.stderr
+    for part, why in [("acl_ct_newest", "is the ring of acl_ct's newest connections and has its size"),
+                      ("acl_ct_timeouts", "is a part of the connection table acl_ct and has a fixed size")]:
+        refused = run_xnf(["run", "acl", "--mode", name, "--iface", two_port.dut_ifaces[0], *extra,
+                           "--map-size", f"{part}={SMALL_TABLE}"], ns=two_port.dut_ns)
+        assert refused.returncode == 1 and "Traceback" not in refused.stderr
+        assert f"--map-size: {part} {why}: give acl_ct's size instead" in refused.stderr, refused.stderr
     nf = NfInstance.start(two_port, "acl", name, two_port.dut_ifaces, rules=rules_file(cases.STATEFUL_ACL),
                           extra=[*extra, "--map-size", f"acl_ct={SMALL_TABLE}"])
     wire = Wire(two_port)

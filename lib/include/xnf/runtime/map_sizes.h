@@ -13,8 +13,14 @@
 /* Whether a size given for the map called name is also map's (map being name itself or one sized with it). */
 bool xnf_map_sized_with(const char *map, const char *name);
 
-/* Where map is a connection table's ring (its name the table's and XNF_CT_RING_SUFFIX): the table's name in table,
- * and true. The ring of a table the NF has no map for is not one: the caller checks. */
-bool xnf_ct_ring_table(const char *map, char *table, size_t len);
+enum xnf_ct_part {
+	XNF_CT_NOT_A_PART,
+	XNF_CT_PART_RING,    /* sized with its table */
+	XNF_CT_PART_FIXED,   /* the idle times, the ring's ends: a size of their own */
+};
+
+/* Whether map is a part of a connection table (its name the table's and one of XNF_CT_TABLE's suffixes), with the
+ * table's name in table. A part of a table the NF has no map for is not one: the caller checks. */
+enum xnf_ct_part xnf_ct_table_part(const char *map, char *table, size_t len);
 
 #endif
