@@ -488,7 +488,7 @@ static __always_inline __u32 xnf__ct_track(void *table, void *timeouts, const st
 	/* The headers read now, into scalars: what follows then reads no packet pointer, so the verifier can take the
 	 * paths of the parse (tags, extension headers) for one from here on instead of following each. */
 	is_tcp = h->tcp != 0;
-	tcp_flags = is_tcp ? ((const __u8 *)h->tcp)[13] : 0;
+	tcp_flags = xnf_tcp_flags(h);
 	sender = xnf__ct_make_key(&ct->key, t->family, t->proto, t->saddr, t->sport, t->daddr, t->dport);
 	ct->sender = sender;
 	if (is_tcp)

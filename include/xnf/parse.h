@@ -293,6 +293,12 @@ static __always_inline int xnf_is_link_scope(const struct xnf_headers *h)
 }
 
 /* Fills t from parsed headers; returns -1 when the frame is not IP. */
+/* The TCP header's flags byte (FIN .. CWR, the byte after the data offset), 0 for a frame that is not TCP. */
+static __always_inline __u8 xnf_tcp_flags(const struct xnf_headers *h)
+{
+	return h->tcp ? ((const __u8 *)h->tcp)[13] : 0;
+}
+
 static __always_inline int xnf_headers_to_5tuple(const struct xnf_headers *h, struct xnf_5tuple *t)
 {
 	__builtin_memset(t, 0, sizeof(*t));

@@ -179,7 +179,7 @@ static __always_inline __u32 acl_action_for(const struct xnf_headers *h, const s
 	/* Both bits tested here, not ACL_STEADY alone: the verifier must see ct filled wherever it is read. */
 	__u32 steady = (tracking & ACL_TRACKS) && (tracking & ACL_STEADY);
 	/* Read before the tracker, which then leaves no packet pointer live (for the verifier: <xnf/conntrack.h>). */
-	__u8 tcp_flags = h->tcp ? ((const __u8 *)h->tcp)[13] : 0, ct_state = 0;   /* [13]: FIN .. CWR */
+	__u8 tcp_flags = xnf_tcp_flags(h), ct_state = 0;
 	__u64 vlan_ids = acl_vlan_ids(h);
 	int kept;
 
