@@ -104,7 +104,7 @@ struct xnf_ct_key {
 };
 
 struct xnf_ct_entry {
-	__u64 last_seen_ns;  /* CLOCK_MONOTONIC at the last tick (xnf_now_coarse_ns), on both paths */
+	__u64 last_seen_ns;  /* CLOCK_MONOTONIC at a recent tick (xnf_now_coarse_ns), on both paths */
 	__u8 tcp_state;      /* enum xnf_ct_tcp; XNF_TCP_NONE for other protocols */
 	__u8 opener;         /* the endpoint (index in the key) whose frame opened it: its frames go the original way */
 	__u8 seen_reply;     /* the other endpoint has sent */

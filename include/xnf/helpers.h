@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Time, randomness and small packet edits with the same meaning on both
- * targets. Time is CLOCK_MONOTONIC on both sides (bpf_ktime_get_ns reads it; the coarse one is its value at the
- * last tick on both).
+ * targets. Time is CLOCK_MONOTONIC on both sides (bpf_ktime_get_ns reads it; the coarse one is its value at a
+ * recent tick on both).
  */
 #ifndef XNF_HELPERS_H
 #define XNF_HELPERS_H
@@ -18,16 +18,65 @@ static __always_inline __u64 xnf_now_ns(void)
 	return bpf_ktime_get_ns();
 }
 
-/* CLOCK_MONOTONIC as of the kernel's last tick (1-10 ms behind): no clock read, where a frame's time is an idle
- * time's and need not be exact. Compare it only with times it gave. */
-static __always_inline __u64 xnf_now_coarse_ns(void)
+/*
+ * What the two helpers below keep on each CPU, so that a frame's coarse time and random number take no helper call:
+ * a call cost about 30 ns a frame each on the AMD host (every return goes through a thunk there), a third of what
+ * the stateful acl's established frames cost beyond the stateless acl's (research/lab-notebook.md, 2026-11-29).
+ */
+struct xnf__helper_state {
+	__u64 tick;      /* jiffies when tick_ns was read */
+	__u64 tick_ns;   /* the coarse clock then */
+	__u32 random;    /* xorshift32's state; 0: not seeded yet */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct xnf__helper_state);
+	__uint(max_entries, 1);
+} xnf_helper_state SEC(".maps");
+
+/* A per-CPU array's lookup is inlined by the verifier (Linux 6.10 on): no call. */
+static __always_inline struct xnf__helper_state *xnf__helper_state(void)
 {
-	return bpf_ktime_get_coarse_ns();
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&xnf_helper_state, &zero);
 }
 
+/* CLOCK_MONOTONIC as of a recent tick (the kernel's coarse clock, read once per tick on each CPU: at most two ticks,
+ * 2-20 ms, behind), where a frame's time is an idle time's and need not be exact. Compare it only with times it
+ * gave. bpf_jiffies64 is one load: the verifier inlines it. */
+static __always_inline __u64 xnf_now_coarse_ns(void)
+{
+	struct xnf__helper_state *s = xnf__helper_state();
+	__u64 tick = bpf_jiffies64();
+
+	if (!s)
+		return bpf_ktime_get_coarse_ns();
+	if (s->tick != tick || !s->tick_ns) {
+		s->tick_ns = bpf_ktime_get_coarse_ns();
+		s->tick = tick;
+	}
+	return s->tick_ns;
+}
+
+/* xorshift32 per CPU, seeded by the kernel's generator: fast, and good enough for load spreading and sampling (as
+ * the native build's, per thread). Not for anything an attacker must not guess. */
 static __always_inline __u32 xnf_random_u32(void)
 {
-	return bpf_get_prandom_u32();
+	struct xnf__helper_state *s = xnf__helper_state();
+	__u32 x;
+
+	if (!s)
+		return bpf_get_prandom_u32();
+	x = s->random ? s->random : bpf_get_prandom_u32() | 1u;
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	s->random = x;
+	return x;
 }
 
 /*
