@@ -8,6 +8,7 @@
 #define XNF_HELPERS_H
 
 #include <xnf/common.h>
+#include <xnf/maps.h>
 #include <xnf/pkt.h>
 #include <linux/if_ether.h>
 
@@ -30,12 +31,7 @@ struct xnf__helper_state {
 	__u32 pad;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
-	__type(value, struct xnf__helper_state);
-	__uint(max_entries, 1);
-} xnf_helper_state SEC(".maps");
+XNF_MAP_PERCPU_ARRAY(xnf_helper_state, struct xnf__helper_state, 1);
 
 /* A per-CPU array's lookup is inlined by the verifier (Linux 6.10 on): no call. */
 static __always_inline struct xnf__helper_state *xnf__helper_state(void)
