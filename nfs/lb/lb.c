@@ -216,7 +216,7 @@ static __always_inline int lb_session_for(const struct xnf_pkt *pkt, const struc
 {
 	struct lb_session *session;
 	struct lb_backend backend;
-	__u64 now = xnf_now_ns(), timeout_ns;
+	__u64 now = xnf_now_coarse_ns(), timeout_ns;   /* idle times are seconds */
 
 	session = xnf_map_lookup(&lb_sessions, t);
 	if (session) {

@@ -531,7 +531,7 @@ static __always_inline xnf_verdict nat_out(struct xnf_pkt *pkt, struct xnf_heade
 	in.addr = ip->saddr;
 	in.port = *port;
 	in.proto = h->l4_proto;
-	public_port = nat_source_port(h, &in, ip->daddr, nat_port_value(h, 0), xnf_now_ns(), &slot);
+	public_port = nat_source_port(h, &in, ip->daddr, nat_port_value(h, 0), xnf_now_coarse_ns(), &slot);
 	public_addr = nat_public_addr(slot);
 	if (!public_port || !public_addr)
 		return XNF_DROP;
@@ -661,7 +661,7 @@ static __always_inline xnf_verdict nat_in(struct xnf_pkt *pkt, struct xnf_header
 	struct iphdr *ip = h->ip4;
 	struct nat_binding *binding;
 	__be16 *port, remote_port;
-	__u64 now = xnf_now_ns();
+	__u64 now = xnf_now_coarse_ns();   /* idle times are seconds */
 
 	if (h->icmp && (h->icmp->type == ICMP_UNREACHABLE || h->icmp->type == ICMP_TIME_EXCEEDED))
 		return nat_icmp_error_in(pkt, h, now);
@@ -699,7 +699,7 @@ static __always_inline xnf_verdict nat_hairpin(struct xnf_pkt *pkt, struct xnf_h
 	struct nat_forward *forward;
 	struct nat_endpoint in, to;
 	__be16 *sport, *dport, public_port;
-	__u64 now = xnf_now_ns();
+	__u64 now = xnf_now_coarse_ns();   /* idle times are seconds */
 	__u8 mac[ETH_ALEN];
 
 	sport = nat_port_field(h, 1, ICMP_ECHO_REQUEST);
