@@ -10,11 +10,13 @@ table, every new connection enters it. A trial of flows flat out records the DUT
   nftables   Linux forwarding between the ports, the same rules as an inet forward chain with conntrack
              (python/xnf/lab/netfilter.py: sequence numbers unchecked, as the acl): the yardstick of each scenario
   xdp, afxdp, hybrid, tc   `xnf run acl` with the rules, between the ports
-  and, on established flows, two bounds of what an XDP program can do here (--no-bounds leaves them out):
+  and, on established flows, bounds of what a program can do on each kernel path here (--no-bounds leaves them
+  out):
   xdp-redirect   bpf/hand_redirect.bpf.c: one header byte read, every frame redirected: veth's and the redirect's floor
   xdp-stateless  the acl in XDP with one stateless rule of the same shape (STATELESS_RULES): no connection table;
                  also beside the SYN flood, where it drops the SYNs and keeps nothing of them: its after/before is
                  what the host's own drift over the same seconds does to an XDP path
+  tc-stateless   the same at tc, where tc is among the paths: what the skb's path costs without the table
 Scenarios:
   established   1,000 UDP flows, each opened from inside and answered once from outside before the clock starts,
                 paced, every frame seen through (so each is established in both), then flat out from inside for
@@ -63,8 +65,10 @@ FLOOD_PPS = 200000           # below every subject's rate of new connections: th
 FIRST_SPORT = 2000
 RULES = cases.STATEFUL_ACL
 STATELESS_RULES = "10 allow udp\ndefault drop\n"   # one tuple, as RULES' three rules make one
-REDIRECT_FLOOR, STATELESS = "xdp-redirect", "xdp-stateless"
-BOUNDS = (REDIRECT_FLOOR, STATELESS)
+REDIRECT_FLOOR, STATELESS, TC_STATELESS = "xdp-redirect", "xdp-stateless", "tc-stateless"
+BOUNDS = (REDIRECT_FLOOR, STATELESS, TC_STATELESS)
+# The acl with STATELESS_RULES, on the path each stateless bound names.
+STATELESS_PATH = {STATELESS: "xdp", TC_STATELESS: "tc"}
 # The flood's bound keeps no table for the flood to fill: its after/before is the host's drift over the same span.
 BOUNDS_OF = {"established": BOUNDS, "syn-flood": (STATELESS,)}
 
@@ -130,8 +134,13 @@ def _subjects(args: argparse.Namespace) -> list[tuple[str, str]]:
         subjects.append((scenario, path))
         anchor = "xdp" if scenario == "syn-flood" and "xdp" in chosen else chosen[-1]
         if path == anchor and args.bounds:
-            subjects += [(scenario, bound) for bound in BOUNDS_OF.get(scenario, ())]
+            subjects += [(scenario, bound) for bound in BOUNDS_OF.get(scenario, ()) if _bound_runs(bound, chosen)]
     return subjects
+
+
+def _bound_runs(bound: str, chosen: list[str]) -> bool:
+    """XDP's bounds always (the established flows' target is XDP's); tc's where tc is measured."""
+    return STATELESS_PATH.get(bound) != "tc" or "tc" in chosen
 
 
 def _options(parser: argparse.ArgumentParser) -> None:
@@ -142,8 +151,8 @@ def _options(parser: argparse.ArgumentParser) -> None:
 
 
 def _acl_path(path: str) -> str:
-    """The data path the acl runs on for a subject (the stateless bound's is XDP's)."""
-    return "xdp" if path == STATELESS else path
+    """The data path the acl runs on for a subject (a stateless bound's is the one it names)."""
+    return STATELESS_PATH.get(path, path)
 
 
 def _dut(t: Topology, path: str, place: Place):
@@ -159,7 +168,7 @@ def _dut(t: Topology, path: str, place: Place):
         # the answers, go back out of dut1
         return attach(t, ("object", "hand_redirect"), ifaces=t.dut_ifaces[:2], redirect_to=t.links[1].dut_if)
     rules = place.folder / "acl.rules"
-    rules.write_text(STATELESS_RULES if path == STATELESS else RULES)
+    rules.write_text(STATELESS_RULES if path in STATELESS_PATH else RULES)
     mode, extra = PATHS[_acl_path(path)]
     return NfInstance.start(t, "acl", mode, t.dut_ifaces, rules=str(rules), extra=extra)
 
