@@ -8,6 +8,7 @@
 #include <xnf/internal/native_maps.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -114,9 +115,32 @@ static int fill_port_map(struct xnf_xdp_instance *x)
 	return 0;
 }
 
+/* libbpf's answer when a program reads the kernel's own types (CO-RE: xnf_map_capacity reads a map's size so) and
+ * the kernel publishes none. */
+static bool kernel_btf_missing(int err)
+{
+	struct btf *btf;
+
+	if (err != -ESRCH)
+		return false;
+	btf = btf__load_vmlinux_btf();
+	if (!libbpf_get_error(btf)) {
+		btf__free(btf);
+		return false;
+	}
+	return true;
+}
+
 static void explain_load_failure(int err, enum xnf_kernel_hook hook)
 {
 	const char *what = hook == XNF_AT_TC ? "tc" : "XDP";
+
+	if (kernel_btf_missing(err)) {
+		xnf_error("cannot load the NF's %s program: it reads the kernel's own types (a connection table's size) "
+			  "and this kernel publishes none (/sys/kernel/btf/vmlinux): run it on a kernel built with "
+			  "CONFIG_DEBUG_INFO_BTF=y, as the major distributions' are", what);
+		return;
+	}
 
 	if (err == -EPERM || err == -EACCES) {
 		if (geteuid() != 0) {

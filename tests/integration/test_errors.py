@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from lab_helpers import run_xnf, xdp_attached
+from lab_helpers import run_xnf, tcx_link_programs, xdp_attached
 from xnf.build import BIN_DIR, REPO_ROOT
 from xnf.lab.nf_process import NfInstance
 
@@ -92,6 +92,22 @@ def test_verifier_rejection_shows_the_verifier(pair):
     assert "the verifier's last lines" in result.stderr
     assert "invalid access to packet" in result.stderr
     assert not xdp_attached(pair.dut_ns, "dut0")
+
+
+@pytest.mark.parametrize("mode", ["xdp", "tc"])
+def test_a_kernel_without_btf_is_named_as_the_reason(pair, rules_file, mode):
+    """A connection table reads its size through the kernel's BTF (xnf_map_capacity): with the kernel's hidden (an
+    empty file bound over it, in the run's own mount namespace), the stateful acl's load fails with that reason."""
+    rules = rules_file("10 allow state established,related\n30 allow state new\ndefault drop\n")
+    tc_before = tcx_link_programs()
+    hidden = (f"mount --bind /dev/null /sys/kernel/btf/vmlinux && exec {BIN_DIR / 'xnf-acl'} run --mode {mode} "
+              f"--iface dut0 --rules {rules}")
+    result = subprocess.run(["ip", "netns", "exec", pair.dut_ns, "unshare", "--mount", "sh", "-c", hidden],
+                            capture_output=True, text=True, timeout=30)
+    assert_one_clear_error(result, f"cannot load the NF's {'tc' if mode == 'tc' else 'XDP'} program",
+                           "/sys/kernel/btf/vmlinux", "CONFIG_DEBUG_INFO_BTF=y")
+    assert not xdp_attached(pair.dut_ns, "dut0")
+    assert tcx_link_programs() == tc_before
 
 
 def test_interface_already_has_xdp(pair):
