@@ -112,7 +112,7 @@ struct xnf_egress_watch *xnf_egress_watch_open(const struct xnf_port *ports, __u
 	int rc;
 
 	if (!w) {
-		snprintf(err, err_len, "out of memory");
+		snprintf(err, err_len, "ran out of memory");
 		return NULL;
 	}
 	if ((rc = xnf_netns_cookie_here(&cookie)) || (rc = bpf_obj_get_info_by_fd(ports_map_fd, &info, &len) ? -errno : 0)) {
@@ -135,9 +135,13 @@ struct xnf_egress_watch *xnf_egress_watch_open(const struct xnf_port *ports, __u
 	if (at_tc && watch_tc(w->skel, err, err_len))
 		goto fail;
 	if ((rc = egress_watch_bpf__load(w->skel)) || (rc = egress_watch_bpf__attach(w->skel))) {
-		snprintf(err, err_len, "this kernel does not let its tracepoint programs %s (%s)",
-			 w->skel->links.xnf_egress_redirect_err || w->skel->links.xnf_egress_skb_refused ? "attach" :
-			 "load", strerror(-rc));
+		if (rc == -ESRCH)   /* libbpf's answer where the kernel publishes no BTF, which tracepoints' types need */
+			snprintf(err, err_len, "cannot load its tracepoint programs: this kernel publishes no BTF "
+				 "(/sys/kernel/btf/vmlinux)");
+		else
+			snprintf(err, err_len, "is not allowed by this kernel to %s its tracepoint programs (%s)",
+				 w->skel->links.xnf_egress_redirect_err || w->skel->links.xnf_egress_skb_refused ?
+				 "attach" : "load", strerror(-rc));
 		goto fail;
 	}
 	return w;

@@ -110,6 +110,20 @@ def test_a_kernel_without_btf_is_named_as_the_reason(pair, rules_file, mode):
     assert tcx_link_programs() == tc_before
 
 
+def test_a_kernel_without_btf_is_said_to_leave_late_drops_uncounted(pair):
+    """An NF without a connection table runs there, and says that the egress watcher cannot, and why."""
+    hidden = f"mount --bind /dev/null /sys/kernel/btf/vmlinux && exec {BIN_DIR / 'xnf-drop'} run --mode xdp --iface dut0"
+    run = subprocess.Popen(["ip", "netns", "exec", pair.dut_ns, "unshare", "--mount", "sh", "-c", hidden],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    said = []
+    for line in run.stdout:
+        said.append(line)
+        if "running as" in line:
+            run.send_signal(signal.SIGINT)
+    assert run.wait(timeout=30) == 0, "".join(said)
+    assert any("will not be counted" in line and "publishes no BTF" in line for line in said), "".join(said)
+
+
 def test_interface_already_has_xdp(pair):
     NfInstance.start(pair, "drop", "xdp", pair.dut_ifaces, name=f"{pair.dut_ns}-first")
     result = run_xnf(["run", "macswap", "--mode", "xdp", "--iface", "dut0", "--name", f"{pair.dut_ns}-second"],
