@@ -112,7 +112,8 @@ def test_a_kernel_without_btf_is_named_as_the_reason(pair, rules_file, mode):
 
 def test_a_kernel_without_btf_is_said_to_leave_late_drops_uncounted(pair):
     """An NF without a connection table runs there, and says that the egress watcher cannot, and why."""
-    hidden = f"mount --bind /dev/null /sys/kernel/btf/vmlinux && exec {BIN_DIR / 'xnf-drop'} run --mode xdp --iface dut0"
+    hidden = (f"mount --bind /dev/null /sys/kernel/btf/vmlinux && exec {BIN_DIR / 'xnf-drop'} run --mode xdp "
+              "--iface dut0")
     run = subprocess.Popen(["ip", "netns", "exec", pair.dut_ns, "unshare", "--mount", "sh", "-c", hidden],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     said = []
