@@ -42,7 +42,7 @@ TOOLS     := $(BUILD)/bin/xnf-gen $(BUILD)/bin/xnf-xdp-load $(BUILD)/bin/xnf-afx
 NF_BINS   := $(foreach n,$(NFS),$(BUILD)/bin/xnf-$(n))
 DIFF_BINS := $(foreach n,$(NFS),$(BUILD)/tests/xnf-diff-$(n))
 # C tests linked with libxnf: build/tests/test-NAME from tests/c/test_NAME.c (NAME's dashes as underscores).
-C_TESTS   := native-maps rules-words map-walk ct-sweep lb-sweep
+C_TESTS   := native-maps rules-words map-walk ct-sweep lb-sweep nat-sweep
 TEST_BINS := $(foreach t,$(C_TESTS),$(BUILD)/tests/test-$(t)) $(BUILD)/tests/test-maps-concurrent
 # The lab's own XDP programs: the generator side's pass and sink, the hand-written baselines.
 LAB_BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(wildcard bpf/*.bpf.c))

@@ -51,10 +51,12 @@ static inline void xnf_sweep_rest_after(struct xnf_sweep_rest *rest, const struc
 		rest->until_ns = rest->soonest_over_ns < made_since ? rest->soonest_over_ns : made_since;
 }
 
-/* The idle times changed: what the rest was reckoned with no longer holds. */
+/* What the rest was reckoned with no longer holds (the idle times changed; an entry can be over for another reason):
+ * no rest now, and none after the pass under way, which read some entries before. */
 static inline void xnf_sweep_rest_end(struct xnf_sweep_rest *rest)
 {
 	rest->until_ns = 0;
+	rest->soonest_over_ns = 0;
 }
 
 #endif /* XNF_SWEEP_REST_H */

@@ -7,7 +7,9 @@
  * its public port.
  * Sweep (about once a second): removes mappings, bindings and sessions idle past their protocol's timeout. The
  * packet path already ignores them; this keeps the tables from filling. At most SWEEP_BUDGET entries of each
- * table per call, going on from there the next time.
+ * table per call, going on from there the next time. After a whole pass over a table its sweep rests until the
+ * soonest one of its entries can be over (<xnf/sweep_rest.h>); a binding that goes ends the mappings' rest (a mapping
+ * is over with its binding), a change of the timeouts every rest.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,6 +23,7 @@
 
 #include <xnf/control.h>
 #include <xnf/helpers.h>
+#include <xnf/sweep_rest.h>
 #include "nat.h"
 
 #define SWEEP_BUDGET 65536
@@ -94,6 +97,7 @@ struct held_port {
 struct sweep_view {
 	__u64 timeout_ns[NAT_NSETTINGS];
 	__u64 now;
+	__u64 soonest_over;   /* of the entries this call kept, in the batch's copy */
 	const struct xnf_rules_target *maps;
 	struct held_port *bindings;
 	__u32 nbindings;
@@ -111,7 +115,18 @@ struct sweep {
 	const char *map;
 	xnf_map_entry_over over;   /* ctx: the sweep's view */
 	struct xnf_map_walk walk;
+	struct xnf_sweep_rest rest;
 };
+
+/* An entry kept: the soonest the rest may end is when it can be over. Returns 0 (not over). */
+static int kept_until(struct sweep_view *view, __u64 last_seen_ns, __u64 timeout_ns, int live)
+{
+	__u64 over_at = last_seen_ns + timeout_ns;
+
+	if (!live && over_at < view->soonest_over)
+		view->soonest_over = over_at;
+	return 0;
+}
 
 static int port_order(const void *a, const void *b)
 {
@@ -147,7 +162,7 @@ static int bound_inside(const struct sweep_view *view, const struct nat_public_k
 
 static int mapping_over(void *ctx, const void *key, const void *value, int live)
 {
-	const struct sweep_view *view = ctx;
+	struct sweep_view *view = ctx;
 	const struct nat_endpoint *inside = key;
 	const struct nat_mapping *mapping = value;
 	struct nat_public_key public_key = { .port = mapping->public_port, .proto = inside->proto,
@@ -158,35 +173,37 @@ static int mapping_over(void *ctx, const void *key, const void *value, int live)
 	if (nat_idle_for(view->now, mapping->last_seen_ns, timeout_ns(view, inside->proto, 0)))
 		return 1;
 	found = bound_inside(view, &public_key, live, &bound);
-	return found == 0 || (found > 0 && (bound.addr != inside->addr || bound.port != inside->port));
+	if (found == 0 || (found > 0 && (bound.addr != inside->addr || bound.port != inside->port)))
+		return 1;
+	return kept_until(view, mapping->last_seen_ns, timeout_ns(view, inside->proto, 0), live);
 }
 
 static int binding_over(void *ctx, const void *key, const void *value, int live)
 {
-	const struct sweep_view *view = ctx;
+	struct sweep_view *view = ctx;
 	const struct nat_binding *b = value;
+	__u64 timeout = timeout_ns(view, ((const struct nat_public_key *)key)->proto, b->closing);
 
-	(void)live;
-	return nat_idle_for(view->now, b->last_seen_ns,
-			    timeout_ns(view, ((const struct nat_public_key *)key)->proto, b->closing));
+	return nat_idle_for(view->now, b->last_seen_ns, timeout) ? 1 : kept_until(view, b->last_seen_ns, timeout, live);
 }
 
 static int session_over(void *ctx, const void *key, const void *value, int live)
 {
-	const struct sweep_view *view = ctx;
+	struct sweep_view *view = ctx;
 	const struct nat_session *s = value;
+	__u64 timeout = timeout_ns(view, ((const struct nat_session_key *)key)->inside.proto, s->closing);
 
-	(void)live;
-	return nat_idle_for(view->now, s->last_seen_ns,
-			    timeout_ns(view, ((const struct nat_session_key *)key)->inside.proto, s->closing));
+	return nat_idle_for(view->now, s->last_seen_ns, timeout) ? 1 : kept_until(view, s->last_seen_ns, timeout, live);
 }
 
 /* Bindings before mappings: a mapping whose binding went in this pass goes with it. */
-static struct sweep sweeps[] = {
-	{ .map = "nat_sessions", .over = session_over },
-	{ .map = "nat_bindings", .over = binding_over },
-	{ .map = "nat_mappings", .over = mapping_over },
+enum { SWEEP_SESSIONS, SWEEP_BINDINGS, SWEEP_MAPPINGS, NSWEEPS };
+static struct sweep sweeps[NSWEEPS] = {
+	[SWEEP_SESSIONS] = { .map = "nat_sessions", .over = session_over },
+	[SWEEP_BINDINGS] = { .map = "nat_bindings", .over = binding_over },
+	[SWEEP_MAPPINGS] = { .map = "nat_mappings", .over = mapping_over },
 };
+static __u64 rested_on[NAT_NSETTINGS];   /* the timeouts the rests were reckoned with: a change ends them */
 
 static void read_timeouts(const struct xnf_map_ref *config, struct sweep_view *view)
 {
@@ -234,20 +251,52 @@ static void read_bindings(struct sweep_view *view)
 	free(values);
 }
 
+/* The shortest idle time any entry can have: that of one made or used since a pass began. */
+static __u64 shortest_timeout(const struct sweep_view *view)
+{
+	static const __u32 slots[] = { NAT_SETTING_TIMEOUT_TCP_S, NAT_SETTING_TIMEOUT_UDP_S, NAT_SETTING_TIMEOUT_ICMP_S,
+				       NAT_SETTING_TIMEOUT_TCP_CLOSING_S };
+	__u64 shortest = UINT64_MAX;
+
+	for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++)
+		if (view->timeout_ns[slots[i]] < shortest)
+			shortest = view->timeout_ns[slots[i]];
+	return shortest;
+}
+
+static void end_rests_if_timeouts_changed(const struct sweep_view *view)
+{
+	if (memcmp(rested_on, view->timeout_ns, sizeof(rested_on)) == 0)
+		return;
+	memcpy(rested_on, view->timeout_ns, sizeof(rested_on));
+	for (int i = 0; i < NSWEEPS; i++)
+		xnf_sweep_rest_end(&sweeps[i].rest);
+}
+
 /* Bindings are read after the bindings' own sweep: one it removed no longer holds its mapping's port. */
 static void nat_sweep(const struct xnf_rules_target *maps)
 {
 	struct sweep_view view = { .maps = maps, .now = xnf_now_ns() };
 	struct xnf_map_ref config, table;
+	__u32 ends, gone;
 
 	if (xnf_map_find(maps, "nat_config", &config))
 		return;
 	read_timeouts(&config, &view);
-	for (size_t i = 0; i < sizeof(sweeps) / sizeof(sweeps[0]); i++) {
-		if (sweeps[i].over == mapping_over)
+	end_rests_if_timeouts_changed(&view);
+	for (int i = 0; i < NSWEEPS; i++) {
+		struct sweep *sweep = &sweeps[i];
+
+		if (xnf_map_find(maps, sweep->map, &table) || xnf_sweep_resting(&sweep->rest, &sweep->walk, view.now))
+			continue;
+		if (i == SWEEP_MAPPINGS)
 			read_bindings(&view);
-		if (xnf_map_find(maps, sweeps[i].map, &table) == 0)
-			xnf_map_ref_sweep(&table, &sweeps[i].walk, SWEEP_BUDGET, sweeps[i].over, &view);
+		ends = sweep->walk.ends;
+		view.soonest_over = UINT64_MAX;
+		gone = xnf_map_ref_sweep(&table, &sweep->walk, SWEEP_BUDGET, sweep->over, &view);
+		xnf_sweep_rest_after(&sweep->rest, &sweep->walk, ends, view.soonest_over, shortest_timeout(&view));
+		if (i == SWEEP_BINDINGS && gone)
+			xnf_sweep_rest_end(&sweeps[SWEEP_MAPPINGS].rest);
 	}
 	free(view.bindings);
 }

@@ -2,6 +2,8 @@
 
 import subprocess
 
+import pytest
+
 from xnf.build import BUILD_DIR
 
 
@@ -23,24 +25,21 @@ def test_updates_are_safe_while_workers_read():
     assert result.stdout.splitlines()[-1] == "2 passed, 0 failed"
 
 
-def test_a_walk_in_batches_gives_every_entry_once_on_both_sides():
-    """xnf_map_ref_read_batch, which the connection and NAT sweepers read their tables with (tests/c/test_map_walk.c)."""
-    result = subprocess.run([str(BUILD_DIR / "tests" / "test-map-walk")], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.splitlines()[-3:] == ["kernel: ok", "native: ok", "2 passed, 0 failed"]
+# The tests of control-side code that run on kernel and native maps alike (tests/c/two_sides.h), by binary, and what
+# each shows.
+ON_BOTH_SIDES = {
+    "test-map-walk": "xnf_map_ref_read_batch, which the sweepers read their tables with, gives every entry once",
+    "test-ct-sweep": "xnf_ct_sweep after a whole pass: no reads until the soonest an entry can be over, a change of "
+                     "the idle times ends the rest, and the pass's start plus the shortest idle time bounds it",
+    "test-lb-sweep": "the lb's sweeper: the same rest, and a direction whose other direction is in use bounds it by "
+                     "that one",
+    "test-nat-sweep": "the NAT's sweeper: the same rest for each table, and a binding that goes ends the mappings' "
+                      "rest, so that its mapping goes with it",
+}
 
 
-def test_the_connection_sweeper_rests_until_an_entry_can_be_over():
-    """xnf_ct_sweep after a whole pass: no reads until the soonest an entry can be over, a change of the idle times
-    ends the rest, and the pass's start plus the shortest idle time bounds it (tests/c/test_ct_sweep.c)."""
-    result = subprocess.run([str(BUILD_DIR / "tests" / "test-ct-sweep")], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.splitlines()[-3:] == ["kernel: ok", "native: ok", "2 passed, 0 failed"]
-
-
-def test_the_lb_sweeper_rests_until_a_session_can_be_over():
-    """The lb's sweeper after a whole pass: no reads until the soonest a session can be over, a direction whose other
-    direction is in use bounds the rest by that one, and a change of the idle time ends it (tests/c/test_lb_sweep.c)."""
-    result = subprocess.run([str(BUILD_DIR / "tests" / "test-lb-sweep")], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stdout + result.stderr
+@pytest.mark.parametrize("binary", sorted(ON_BOTH_SIDES))
+def test_control_code_does_the_same_on_kernel_and_native_maps(binary):
+    result = subprocess.run([str(BUILD_DIR / "tests" / binary)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, f"{ON_BOTH_SIDES[binary]}: " + result.stdout + result.stderr
     assert result.stdout.splitlines()[-3:] == ["kernel: ok", "native: ok", "2 passed, 0 failed"]

@@ -15,7 +15,10 @@
 #include <xnf/control.h>
 #include <xnf/internal/native_maps.h>
 
+/* How many maps a test needs: 2 unless it says otherwise before including this. */
+#ifndef SIDE_MAPS
 #define SIDE_MAPS 2
+#endif
 
 /* One map the test needs, as each side makes it. */
 struct side_map {
