@@ -8,7 +8,7 @@
  *   if (xnf_sweep_resting(&rest, &walk, now))
  *           return;                                    read nothing
  *   ends = walk.ends;
- *   xnf_map_ref_sweep(...);                            its `over` keeps the soonest over-time of what it keeps
+ *   xnf_map_ref_sweep(...);                            its `over` calls xnf_sweep_kept for what it keeps
  *   xnf_sweep_rest_after(&rest, &walk, ends, soonest, shortest_idle_ns);
  *   xnf_sweep_rest_end(&rest);                         where the idle times change
  */
@@ -36,6 +36,15 @@ static inline bool xnf_sweep_resting(struct xnf_sweep_rest *rest, const struct x
 		rest->soonest_over_ns = UINT64_MAX;
 	}
 	return false;
+}
+
+/* In a sweep's `over`, for an entry it keeps, which can be over at over_at: the soonest the rest can end. Only the
+ * batch's copy counts (live 0): an entry read again live was used since the pass began, which the pass's start plus
+ * the shortest idle time bounds. */
+static inline void xnf_sweep_kept(__u64 *soonest_over, __u64 over_at, int live)
+{
+	if (!live && over_at < *soonest_over)
+		*soonest_over = over_at;
 }
 
 /* After a call's sweep: soonest_seen, the soonest over-time among the entries it kept; ends_before, the walk's ends

@@ -147,8 +147,7 @@ static int connection_over(void *ctx, const void *key, const void *value, int li
 	/* Signed: the data path may have stamped it a moment "after" this clock read. */
 	if ((__s64)(clock->now - over_at) > 0)
 		return 1;
-	if (!live && over_at < clock->soonest_over)
-		clock->soonest_over = over_at;
+	xnf_sweep_kept(&clock->soonest_over, over_at, live);
 	return 0;
 }
 

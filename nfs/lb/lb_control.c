@@ -59,8 +59,7 @@ static int session_over(void *ctx, const void *key, const void *value, int live)
 
 	if (!over_at)
 		return 1;
-	if (!live && over_at < c->soonest_over)
-		c->soonest_over = over_at;
+	xnf_sweep_kept(&c->soonest_over, over_at, live);
 	return 0;
 }
 

@@ -118,13 +118,10 @@ struct sweep {
 	struct xnf_sweep_rest rest;
 };
 
-/* An entry kept: the soonest the rest may end is when it can be over. Returns 0 (not over). */
+/* An entry kept, idle for timeout_ns after last_seen_ns (<xnf/sweep_rest.h>). Returns 0: not over. */
 static int kept_until(struct sweep_view *view, __u64 last_seen_ns, __u64 timeout_ns, int live)
 {
-	__u64 over_at = last_seen_ns + timeout_ns;
-
-	if (!live && over_at < view->soonest_over)
-		view->soonest_over = over_at;
+	xnf_sweep_kept(&view->soonest_over, last_seen_ns + timeout_ns, live);
 	return 0;
 }
 
