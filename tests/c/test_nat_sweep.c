@@ -45,28 +45,33 @@ static int put(const struct xnf_map_ref *m, __u32 n, __u64 session_seen, __u64 b
 	       (mapping_seen && xnf_map_ref_update(&m[2], &in, &mapping, BPF_ANY));
 }
 
+/* Whether map holds key (values up to 64 bytes: the NAT's are). */
+static bool there(const struct xnf_map_ref *map, const void *key)
+{
+	__u8 value[64];
+
+	return map->value_size <= sizeof(value) && xnf_map_ref_lookup(map, key, value) == 0;
+}
+
 static bool has_session(const struct xnf_map_ref *m, __u32 n)
 {
 	struct nat_session_key k = session_key(n);
-	struct nat_session v;
 
-	return xnf_map_ref_lookup(&m[0], &k, &v) == 0;
+	return there(&m[0], &k);
 }
 
 static bool has_binding(const struct xnf_map_ref *m, __u32 n)
 {
 	struct nat_public_key k = public_port(n);
-	struct nat_binding v;
 
-	return xnf_map_ref_lookup(&m[1], &k, &v) == 0;
+	return there(&m[1], &k);
 }
 
 static bool has_mapping(const struct xnf_map_ref *m, __u32 n)
 {
 	struct nat_endpoint k = inside(n);
-	struct nat_mapping v;
 
-	return xnf_map_ref_lookup(&m[2], &k, &v) == 0;
+	return there(&m[2], &k);
 }
 
 static void set_udp_timeout(const struct xnf_map_ref *config, __u32 seconds)
