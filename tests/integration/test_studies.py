@@ -10,7 +10,9 @@ import json
 import pytest
 
 from lab_helpers import run_xnf
+from xnf.bench.studies import continuity
 from xnf.lab import bpf_maps
+from xnf.service import apply as applying
 
 CASES = {  # study: (its smallest options, the subjects it must measure, the sample field that says it did)
     "xdp-overhead": (["--rounds", "1", "--seconds", "0.3"], {"xnf-drop", "hand-drop", "xnf-macswap", "hand-macswap"}),
@@ -147,6 +149,7 @@ def test_continuity_counts_every_datagram_through_every_event(tmp_path):
         if name != "afxdp-kill":
             assert row["lost"] - row["lost_at_receiver"] == 0 and row["gen_lost"] == 0, row
     assert not doc["tcp_reset"] and doc["mappings_kept"] and doc["mappings_before"] >= 1, doc
+    assert not applying.log_path(continuity.INSTANCE).exists(), "a run that went well leaves no service log"
 
 
 def _answered_entries(map_name: str) -> tuple[int, int]:

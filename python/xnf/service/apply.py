@@ -151,23 +151,38 @@ def start(spec: InstanceSpec) -> subprocess.Popen:
     return spawn(spec.name, [str(binary), "run", *spec.run_options(_rules_file(spec))])
 
 
+def _rotated(path: Path) -> Path:
+    return path.with_name(path.name + ".1")
+
+
 def rotate_log(path: Path, max_bytes: int = LOG_MAX_BYTES) -> None:
     """A log grown past max_bytes moved to PATH.1 (the one before it dropped): restarts, reloads and moves append to
     an instance's log for as long as the service runs."""
     try:
         if path.stat().st_size > max_bytes:
-            path.replace(path.with_name(path.name + ".1"))
+            path.replace(_rotated(path))
     except FileNotFoundError:
         pass
 
 
+def log_path(name: str) -> Path:
+    """Where an instance started by spawn writes its output."""
+    return control.run_dir() / f"{name}.log"
+
+
+def remove_logs(name: str) -> None:
+    """An instance's log and the one rotate_log moved aside, for a caller done with the instance."""
+    for log in (log_path(name), _rotated(log_path(name))):
+        log.unlink(missing_ok=True)
+
+
 def spawn(name: str, argv: list[str]) -> subprocess.Popen:
-    """An NF binary's `run` started detached, its output in the run directory's NAME.log; returned once its
-    control socket answers, or an XnfError with what it said."""
-    log_path = control.run_dir() / f"{name}.log"
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    rotate_log(log_path)
-    with open(log_path, "ab") as log:
+    """An NF binary's `run` started detached, its output in log_path(name); returned once its control socket
+    answers, or an XnfError with what it said."""
+    log_file = log_path(name)
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    rotate_log(log_file)
+    with open(log_file, "ab") as log:
         log.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} {' '.join(argv)}\n".encode())
         log.flush()
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
@@ -175,7 +190,7 @@ def spawn(name: str, argv: list[str]) -> subprocess.Popen:
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise XnfError(f"{name} did not start (exit {process.returncode}): {_log_tail(log_path)}")
+            raise XnfError(f"{name} did not start (exit {process.returncode}): {_log_tail(log_file)}")
         try:
             control.request(name, "info", timeout_s=1.0)
             return process
@@ -184,7 +199,7 @@ def spawn(name: str, argv: list[str]) -> subprocess.Popen:
     process.kill()
     process.wait()
     raise XnfError(f"{name} did not answer on its control socket within {READY_TIMEOUT_S:.0f} s: "
-                   f"{_log_tail(log_path)}")
+                   f"{_log_tail(log_file)}")
 
 
 def alive(pid: int, process: subprocess.Popen | None) -> bool:

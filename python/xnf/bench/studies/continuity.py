@@ -142,6 +142,7 @@ def _lab(args: argparse.Namespace, folder: Path):
             finally:
                 with contextlib.suppress(XnfError):
                     service.stop(signal.SIGTERM)
+            applying.remove_logs(INSTANCE)   # after a run that went well: a failed one's log stays for the user to read
     finally:
         subprocess.run(["umount", "-l", str(bpffs)], check=False)
 
