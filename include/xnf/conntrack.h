@@ -179,8 +179,7 @@ static __always_inline __u32 xnf__ct_timeout_slot(const struct xnf_ct_key *k, co
 static __always_inline int xnf__ct_over(void *timeouts, const struct xnf_ct_key *k, const struct xnf_ct_entry *e,
 					__u64 now)
 {
-	/* Signed: another CPU may have stamped it a moment "after" this one's clock read. */
-	return (__s64)(now - e->last_seen_ns) > (__s64)xnf__ct_timeout_ns(timeouts, xnf__ct_timeout_slot(k, e));
+	return xnf_idle_past(now, e->last_seen_ns, xnf__ct_timeout_ns(timeouts, xnf__ct_timeout_slot(k, e)));
 }
 
 /* Whether endpoint (a, pa) sorts before or with (b, pb). */

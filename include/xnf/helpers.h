@@ -123,6 +123,13 @@ static inline __u32 xnf_random_u32(void)
 
 #endif
 
+/* Whether an entry last used at last_seen_ns has been idle longer than timeout_ns at now: the rule of every idle time,
+ * on the data path and in the sweepers. Signed: another CPU may have stamped it a moment "after" this one's clock. */
+static __always_inline int xnf_idle_past(__u64 now, __u64 last_seen_ns, __u64 timeout_ns)
+{
+	return (__s64)(now - last_seen_ns) > (__s64)timeout_ns;
+}
+
 /*
  * A function the kernel's verifier checks once, on its own, rather than once for every path of the program that calls
  * it (a BPF global function): for a search behind many branches, the difference between loading and not. Its

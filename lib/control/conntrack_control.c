@@ -142,12 +142,11 @@ static int connection_over(void *ctx, const void *key, const void *value, int li
 {
 	struct sweep_clock *clock = ctx;
 	const struct xnf_ct_entry *e = value;
-	__u64 over_at = e->last_seen_ns + clock->timeout_ns[xnf__ct_timeout_slot(key, e)];
+	__u64 timeout = clock->timeout_ns[xnf__ct_timeout_slot(key, e)];
 
-	/* Signed: the data path may have stamped it a moment "after" this clock read. */
-	if ((__s64)(clock->now - over_at) > 0)
+	if (xnf_idle_past(clock->now, e->last_seen_ns, timeout))
 		return 1;
-	xnf_sweep_kept(&clock->soonest_over, over_at, live);
+	xnf_sweep_kept(&clock->soonest_over, e->last_seen_ns + timeout, live);
 	return 0;
 }
 

@@ -207,7 +207,7 @@ static __always_inline int lb_twin_alive(const struct xnf_5tuple *t, const struc
 
 	lb_twin_key(t, s, &key);
 	twin = xnf_map_lookup(&lb_sessions, &key);
-	return twin && !lb_idle_for(now, twin, timeout_ns);
+	return twin && !xnf_idle_past(now, twin->last_seen_ns, timeout_ns);
 }
 
 /* The session the packet belongs to, opening one if it is a service's; 0 when it belongs to none. */
@@ -221,7 +221,7 @@ static __always_inline int lb_session_for(const struct xnf_pkt *pkt, const struc
 	session = xnf_map_lookup(&lb_sessions, t);
 	if (session) {
 		timeout_ns = lb_timeout_ns();
-		if (!lb_idle_for(now, session, timeout_ns) || lb_twin_alive(t, session, now, timeout_ns)) {
+		if (!xnf_idle_past(now, session->last_seen_ns, timeout_ns) || lb_twin_alive(t, session, now, timeout_ns)) {
 			session->last_seen_ns = now;
 			xnf_count_event(LB_CNT_HIT);
 			*out = *session;

@@ -82,12 +82,6 @@ static inline __attribute__((always_inline)) void lb_twin_key(const struct xnf_5
 	}
 }
 
-static inline __attribute__((always_inline)) int lb_idle_for(__u64 now, const struct lb_session *s, __u64 timeout_ns)
-{
-	/* Signed: another worker may have stamped it a moment "after" this one's clock read. */
-	return (__s64)(now - s->last_seen_ns) > (__s64)timeout_ns;
-}
-
 enum lb_setting {
 	LB_SETTING_TIMEOUT_S = 0, /* idle time after which a session is over; 0: the default */
 	LB_NSETTINGS,

@@ -44,10 +44,11 @@ static __u64 session_over_at(const struct sweep_clock *c, const struct xnf_5tupl
 	struct lb_session twin;
 	struct xnf_5tuple twin_key;
 
-	if (!lb_idle_for(c->now, s, c->timeout))
+	if (!xnf_idle_past(c->now, s->last_seen_ns, c->timeout))
 		return s->last_seen_ns + c->timeout;
 	lb_twin_key(key, s, &twin_key);
-	if (xnf_map_ref_lookup(c->sessions, &twin_key, &twin) == 0 && !lb_idle_for(c->now, &twin, c->timeout))
+	if (xnf_map_ref_lookup(c->sessions, &twin_key, &twin) == 0 &&
+	    !xnf_idle_past(c->now, twin.last_seen_ns, c->timeout))
 		return twin.last_seen_ns + c->timeout;
 	return 0;   /* over now */
 }

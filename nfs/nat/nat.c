@@ -184,7 +184,7 @@ static long nat_try_port(__u32 i, void *ctx)
 		c->found = 1;
 		return 1;
 	}
-	if (held && nat_idle_for(c->binding.last_seen_ns, held->last_seen_ns,
+	if (held && xnf_idle_past(c->binding.last_seen_ns, held->last_seen_ns,
 				 held->closing ? c->closing_timeout_ns : c->timeout_ns)) {
 		/* A binding over: taken over, as the sweeper would have freed it. */
 		xnf_map_delete(&nat_bindings, &c->key);
@@ -546,7 +546,7 @@ static __always_inline struct nat_binding *nat_binding_for(__be16 public_port, _
 	struct nat_public_key key = { .port = public_port, .proto = proto, .addr_index = (__u8)slot };
 	struct nat_binding *binding = xnf_map_lookup(&nat_bindings, &key);
 
-	if (!binding || nat_idle_for(now, binding->last_seen_ns, nat_timeout_ns(proto, binding->closing)))
+	if (!binding || xnf_idle_past(now, binding->last_seen_ns, nat_timeout_ns(proto, binding->closing)))
 		return 0;
 	return binding;
 }
@@ -563,7 +563,7 @@ static __always_inline int nat_session_open(const struct nat_endpoint *in, __be3
 	key.remote_addr = remote_addr;
 	key.remote_port = remote_port;
 	session = xnf_map_lookup(&nat_sessions, &key);
-	if (!session || nat_idle_for(now, session->last_seen_ns, nat_timeout_ns(in->proto, session->closing)))
+	if (!session || xnf_idle_past(now, session->last_seen_ns, nat_timeout_ns(in->proto, session->closing)))
 		return 0;
 	session->last_seen_ns = now;
 	return 1;

@@ -202,10 +202,4 @@ static inline __attribute__((always_inline)) __u32 nat_default_timeout_s(__u32 s
 	}
 }
 
-static inline __attribute__((always_inline)) int nat_idle_for(__u64 now, __u64 last_seen_ns, __u64 timeout_ns)
-{
-	/* Signed: another worker may have stamped it a moment "after" this one's clock read. */
-	return (__s64)(now - last_seen_ns) > (__s64)timeout_ns;
-}
-
 #endif

@@ -167,7 +167,7 @@ static int mapping_over(void *ctx, const void *key, const void *value, int live)
 	struct nat_endpoint bound;
 	int found;
 
-	if (nat_idle_for(view->now, mapping->last_seen_ns, timeout_ns(view, inside->proto, 0)))
+	if (xnf_idle_past(view->now, mapping->last_seen_ns, timeout_ns(view, inside->proto, 0)))
 		return 1;
 	found = bound_inside(view, &public_key, live, &bound);
 	if (found == 0 || (found > 0 && (bound.addr != inside->addr || bound.port != inside->port)))
@@ -181,7 +181,7 @@ static int binding_over(void *ctx, const void *key, const void *value, int live)
 	const struct nat_binding *b = value;
 	__u64 timeout = timeout_ns(view, ((const struct nat_public_key *)key)->proto, b->closing);
 
-	return nat_idle_for(view->now, b->last_seen_ns, timeout) ? 1 : kept_until(view, b->last_seen_ns, timeout, live);
+	return xnf_idle_past(view->now, b->last_seen_ns, timeout) ? 1 : kept_until(view, b->last_seen_ns, timeout, live);
 }
 
 static int session_over(void *ctx, const void *key, const void *value, int live)
@@ -190,7 +190,7 @@ static int session_over(void *ctx, const void *key, const void *value, int live)
 	const struct nat_session *s = value;
 	__u64 timeout = timeout_ns(view, ((const struct nat_session_key *)key)->inside.proto, s->closing);
 
-	return nat_idle_for(view->now, s->last_seen_ns, timeout) ? 1 : kept_until(view, s->last_seen_ns, timeout, live);
+	return xnf_idle_past(view->now, s->last_seen_ns, timeout) ? 1 : kept_until(view, s->last_seen_ns, timeout, live);
 }
 
 /* Bindings before mappings: a mapping whose binding went in this pass goes with it. */
