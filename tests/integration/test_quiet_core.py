@@ -1,5 +1,6 @@
 """A measurement keeps the DUT's core to the DUT: every thread that may run elsewhere leaves it for the run and gets
-its own cores back after; per-CPU kernel threads and the lab's own processes stay where they are."""
+its own cores back after, the lab's own among them; per-CPU kernel threads and what the lab pinned there stay, and
+what the lab starts meanwhile can still be pinned there."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from lab_helpers import wait_until
 from xnf.lab import quiet_core
 
 CORE = 1
@@ -40,16 +42,24 @@ def test_other_threads_leave_the_dut_core_and_come_back(tmp_path):
     if (os.cpu_count() or 1) < 2:
         pytest.skip("needs two cores")
     outsider = _outsider(tmp_path)
+    pinned = subprocess.Popen(["taskset", "-c", str(CORE), "sleep", "60"])
     try:
         before, mine = os.sched_getaffinity(outsider), os.sched_getaffinity(0)
-        assert CORE in before
+        assert CORE in before and CORE in mine
         ksoftirqd = _per_cpu_kthread(CORE)
+        wait_until(lambda: os.sched_getaffinity(pinned.pid) == {CORE}, what="taskset's pin")
         with quiet_core.quiet({CORE}) as moved:
-            assert moved >= 1 and CORE not in os.sched_getaffinity(outsider)
-            assert os.sched_getaffinity(0) == mine                      # the lab places its own
+            assert moved >= 2 and CORE not in os.sched_getaffinity(outsider)
+            assert os.sched_getaffinity(0) == mine - {CORE}             # the lab's own leave too
             assert os.sched_getaffinity(ksoftirqd) == {CORE}            # cannot move: stays
+            assert os.sched_getaffinity(pinned.pid) == {CORE}           # pinned there by the lab: stays
+            placed = subprocess.run(["taskset", "-c", str(CORE), "cat", "/proc/self/status"], capture_output=True,
+                                    text=True, check=True).stdout
+            assert f"Cpus_allowed_list:\t{CORE}\n" in placed              # started now and pinned there: runs there
             assert quiet_core.state() == {"cores": [CORE], "threads_moved": moved}
-        assert os.sched_getaffinity(outsider) == before
+        assert os.sched_getaffinity(outsider) == before and os.sched_getaffinity(0) == mine
         assert quiet_core.state()["threads_moved"] == 0
     finally:
         os.kill(outsider, 9)
+        pinned.kill()
+        pinned.wait()

@@ -8,9 +8,12 @@ kernel path runs in softirq, which no thread preempts: the two paths were not me
 
 quiet(cores) moves every thread that may run elsewhere (its allowed cores are more than the quiet ones: kernel
 threads that are not per-CPU, other processes) off those cores for the measurement and gives each its own mask back
-after; per-CPU kernel threads (ksoftirqd, kworker/N) stay, they cannot move. This process and its children are left
-alone: the lab places them itself. What an operator does for good (isolcpus, nohz_full, tuned's cpu-partitioning),
-for the length of a measurement.
+after; per-CPU kernel threads (ksoftirqd, kworker/N) stay, they cannot move. The lab's own threads move too: this
+process, and with it what it starts during the measurement (an NF's control thread, xnf-gen's main thread), which
+would otherwise take the DUT's core now and then and be counted in its busy time. What the lab puts on those cores
+it puts there explicitly (an AF_XDP worker's --cores, taskset, a pinned NAPI thread), which an inherited mask does
+not prevent, and a thread allowed only those cores stays. What an operator does for good (isolcpus, nohz_full,
+tuned's cpu-partitioning), for the length of a measurement.
 """
 
 from __future__ import annotations
@@ -29,31 +32,11 @@ def state() -> dict:
     return dict(_current) if _current else {"cores": [], "threads_moved": 0}
 
 
-def _own_tree() -> set[int]:
-    """This process and its descendants (the NF, the generator): the lab pins those."""
-    parents: dict[int, int] = {}
-    for stat in PROC.glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            parents[int(stat.parent.name)] = int(fields[1])
-        except (OSError, IndexError, ValueError):
-            continue
-    tree, grew = {os.getpid()}, True
-    while grew:
-        grew = False
-        for pid, parent in parents.items():
-            if parent in tree and pid not in tree:
-                tree.add(pid)
-                grew = True
-    return tree
-
-
-def _threads_outside(tree: set[int]) -> list[int]:
+def _threads() -> list[int]:
     tids = []
     for task_dir in PROC.glob("[0-9]*/task"):
-        if int(task_dir.parent.name) in tree:
-            continue
-        tids += [int(t.name) for t in task_dir.iterdir() if t.name.isdigit()]
+        with contextlib.suppress(OSError):   # a process that ended meanwhile
+            tids += [int(t.name) for t in task_dir.iterdir() if t.name.isdigit()]
     return tids
 
 
@@ -61,7 +44,7 @@ def _threads_outside(tree: set[int]) -> list[int]:
 def quiet(cores: set[int]):
     """Every movable thread off `cores` until the block ends; yields how many were moved."""
     moved: dict[int, set[int]] = {}
-    for tid in _threads_outside(_own_tree()):
+    for tid in _threads():
         try:
             allowed = os.sched_getaffinity(tid)
             if not allowed & cores or not allowed - cores:
