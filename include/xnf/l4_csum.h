@@ -21,6 +21,7 @@
 #include <xnf/pkt.h>
 #include <xnf/parse.h>
 #include <xnf/csum.h>
+#include <xnf/helpers.h>   /* XNF_VERIFIED_APART */
 
 #ifdef XNF_HOOK_TC
 #ifndef BPF_F_IPV6
@@ -98,7 +99,7 @@ static __always_inline long xnf__l4_csum_apply_sum(xnf_ctx *ctx, __u32 offset, _
 
 /* The sum of the frame's readable bytes after its Ethernet header, folded to 16 bits (not complemented). A global
  * function: the verifier checks its loop once, not once per way the NF reached it. */
-__attribute__((noinline)) int xnf__readable_sum(xnf_ctx *ctx)
+XNF_VERIFIED_APART int xnf__readable_sum(xnf_ctx *ctx)
 {
 	void *data, *end;
 	__u32 sum;

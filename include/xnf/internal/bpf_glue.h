@@ -147,7 +147,7 @@ static __always_inline int xnf__capture_short(xnf_ctx *ctx, struct xnf_capture_c
  * XNF_CAPTURE_SLOT_ENTRY). A global function, checked once by the verifier: its copy of a frame of any length
  * must not multiply the NF's states. Returns 0.
  */
-__attribute__((noinline)) int xnf__capture(xnf_ctx *ctx, __u32 slot)
+XNF_VERIFIED_APART int xnf__capture(xnf_ctx *ctx, __u32 slot)
 {
 	struct xnf_capture_control *ctl = xnf_capture_control();
 	struct xnf_capture_record *r;

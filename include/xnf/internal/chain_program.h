@@ -20,7 +20,7 @@
 #ifdef XNF_TARGET_BPF
 /* At tc a member's checksum changes are applied as it returns: the next member parses the frame afresh. */
 #define XNF_CHAIN_STEP(fn)                                                     \
-	__attribute__((noinline)) int xnf_chain_step_##fn(xnf_ctx *ctx)        \
+	XNF_VERIFIED_APART int xnf_chain_step_##fn(xnf_ctx *ctx)               \
 	{                                                                      \
 		struct xnf_pkt pkt;                                            \
 		xnf_verdict verdict;                                           \

@@ -106,7 +106,7 @@ static __always_inline int xnf__finish_csum_on(void)
  * functions once on its own: inlined, the header layouts the parser can meet times the summing loop's ways
  * out would multiply the NF's states past the verifier's limit.
  */
-__attribute__((noinline)) int xnf__unfinished_segment(struct xdp_md *ctx)
+XNF_VERIFIED_APART int xnf__unfinished_segment(struct xdp_md *ctx)
 {
 	struct xnf_pkt pkt;
 	struct xnf__l4_csum c;
@@ -125,7 +125,7 @@ __attribute__((noinline)) int xnf__unfinished_segment(struct xdp_md *ctx)
  * checked once. A UDP checksum that computes to zero is sent as all ones (RFC 768); arithmetic, not a branch
  * on the sum, which would make the verifier follow every partial sum.
  */
-__attribute__((noinline)) int xnf__finish_segment(struct xdp_md *ctx, __u32 segment)
+XNF_VERIFIED_APART int xnf__finish_segment(struct xdp_md *ctx, __u32 segment)
 {
 	__u32 offset = segment & (XNF_CSUM_MAX_BYTES - 1);
 	__u32 len = (segment >> XNF__SEG_OFFSET_BITS) & XNF__SEG_MAX_LEN, udp = !!(segment & XNF__SEG_UDP), sum;
@@ -154,7 +154,7 @@ __attribute__((noinline)) int xnf__finish_segment(struct xdp_md *ctx, __u32 segm
 
 /* The skb of a frame that was unfinished goes on with its CHECKSUM_PARTIAL flag: give the field back the
  * pseudo-header's sum of the headers as they are now. Global, as above. */
-__attribute__((noinline)) int xnf__unfinish_csum(struct xdp_md *ctx)
+XNF_VERIFIED_APART int xnf__unfinish_csum(struct xdp_md *ctx)
 {
 	struct xnf_pkt pkt;
 	struct xnf__l4_csum c;
