@@ -265,6 +265,23 @@ static __always_inline int xnf__ct_tcp_flags_valid(__u8 flags)
 	return (valid >> (flags & 0x3f)) & 1;
 }
 
+/*
+ * A frame of the connection in the table: its last use and its answer noted, and the frame's state. Only what changes
+ * is written: the two directions of a connection often run on two CPUs (RSS hashes each its own way), and a write
+ * to the entry on every frame moves its cache line from one to the other and back (research/lab-notebook.md,
+ * 2026-11-30). The tick's time changes once a tick.
+ */
+static __always_inline void xnf__ct_touch(struct xnf_ct *ct, struct xnf_ct_entry *e, __u8 sender, __u64 now)
+{
+	if (e->last_seen_ns != now)
+		e->last_seen_ns = now;
+	if (sender != e->opener && !e->seen_reply)
+		e->seen_reply = 1;
+	ct->state = e->seen_reply ? XNF_CT_ESTABLISHED : XNF_CT_NEW;
+	ct->found = *e;
+	ct->in_table = 1;
+}
+
 /* A TCP segment on its connection's entry (NULL: none). Sets ct->state, and what confirm writes. */
 static __always_inline void xnf__ct_tcp(struct xnf_ct *ct, struct xnf_ct_entry *e, __u8 sender, __u8 flags, __u64 now)
 {
@@ -302,13 +319,9 @@ static __always_inline void xnf__ct_tcp(struct xnf_ct *ct, struct xnf_ct_entry *
 		ct->state = XNF_CT_INVALID;  /* netfilter lets an ignored segment through untracked: invalid to rules */
 		return;
 	}
-	e->tcp_state = (__u8)next;
-	e->last_seen_ns = now;
-	if (sender != e->opener)
-		e->seen_reply = 1;
-	ct->state = e->seen_reply ? XNF_CT_ESTABLISHED : XNF_CT_NEW;
-	ct->found = *e;
-	ct->in_table = 1;
+	if (e->tcp_state != next)
+		e->tcp_state = (__u8)next;
+	xnf__ct_touch(ct, e, sender, now);
 }
 
 /* A frame of a protocol without states: new until answered. Only `opens` frames may start one. */
@@ -326,12 +339,7 @@ static __always_inline void xnf__ct_stateless(struct xnf_ct *ct, struct xnf_ct_e
 		ct->entry.last_seen_ns = now;
 		return;
 	}
-	e->last_seen_ns = now;
-	if (sender != e->opener)
-		e->seen_reply = 1;
-	ct->state = e->seen_reply ? XNF_CT_ESTABLISHED : XNF_CT_NEW;
-	ct->found = *e;
-	ct->in_table = 1;
+	xnf__ct_touch(ct, e, sender, now);
 }
 
 /* The entry of key in force now, or NULL. */
