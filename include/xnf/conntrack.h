@@ -265,16 +265,11 @@ static __always_inline int xnf__ct_tcp_flags_valid(__u8 flags)
 	return (valid >> (flags & 0x3f)) & 1;
 }
 
-/*
- * A frame of the connection in the table: its last use and its answer noted, and the frame's state. Only what changes
- * is written: the two directions of a connection often run on two CPUs (RSS hashes each its own way), and a write
- * to the entry on every frame moves its cache line from one to the other and back (research/lab-notebook.md,
- * 2026-11-30). The tick's time changes once a tick.
- */
+/* A frame of the connection in the table: its last use and its answer noted, and the frame's state. Only what changes
+ * is written, as xnf_stamp does: the two directions of a connection often run on two CPUs. */
 static __always_inline void xnf__ct_touch(struct xnf_ct *ct, struct xnf_ct_entry *e, __u8 sender, __u64 now)
 {
-	if (e->last_seen_ns != now)
-		e->last_seen_ns = now;
+	xnf_stamp(&e->last_seen_ns, now);
 	if (sender != e->opener && !e->seen_reply)
 		e->seen_reply = 1;
 	ct->state = e->seen_reply ? XNF_CT_ESTABLISHED : XNF_CT_NEW;

@@ -130,6 +130,15 @@ static __always_inline int xnf_idle_past(__u64 now, __u64 last_seen_ns, __u64 ti
 	return (__s64)(now - last_seen_ns) > (__s64)timeout_ns;
 }
 
+/* Notes an entry's use at now (xnf_now_coarse_ns: a tick's time), written only when it changes. An entry both
+ * directions of a flow use is often used on two CPUs (RSS hashes each direction its own way): written on every
+ * frame, its cache line would go from one to the other and back (research/lab-notebook.md, 2026-11-30). */
+static __always_inline void xnf_stamp(__u64 *last_seen_ns, __u64 now)
+{
+	if (*last_seen_ns != now)
+		*last_seen_ns = now;
+}
+
 /*
  * A function the kernel's verifier checks once, on its own, rather than once for every path of the program that calls
  * it (a BPF global function): for a search behind many branches, the difference between loading and not. Its

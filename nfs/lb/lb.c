@@ -222,7 +222,7 @@ static __always_inline int lb_session_for(const struct xnf_pkt *pkt, const struc
 	if (session) {
 		timeout_ns = lb_timeout_ns();
 		if (!xnf_idle_past(now, session->last_seen_ns, timeout_ns) || lb_twin_alive(t, session, now, timeout_ns)) {
-			session->last_seen_ns = now;
+			xnf_stamp(&session->last_seen_ns, now);
 			xnf_count_event(LB_CNT_HIT);
 			*out = *session;
 			return 1;

@@ -271,8 +271,8 @@ static __always_inline __be16 nat_public_port(const struct nat_endpoint *in, con
 
 	mapping = nat_mapping_held(in, &binding);
 	if (mapping) {
-		mapping->last_seen_ns = now;
-		binding->last_seen_ns = now;
+		xnf_stamp(&mapping->last_seen_ns, now);
+		xnf_stamp(&binding->last_seen_ns, now);
 		*slot = mapping->addr_index;
 		return mapping->public_port;
 	}
@@ -308,7 +308,7 @@ static __always_inline int nat_touch_session(const struct nat_endpoint *in, __be
 	key.remote_port = remote_port;
 	session = xnf_map_lookup(&nat_sessions, &key);
 	if (session) {
-		session->last_seen_ns = now;
+		xnf_stamp(&session->last_seen_ns, now);
 		return 0;
 	}
 	if (xnf_map_update(&nat_sessions, &key, &fresh, BPF_ANY)) {
@@ -565,7 +565,7 @@ static __always_inline int nat_session_open(const struct nat_endpoint *in, __be3
 	session = xnf_map_lookup(&nat_sessions, &key);
 	if (!session || xnf_idle_past(now, session->last_seen_ns, nat_timeout_ns(in->proto, session->closing)))
 		return 0;
-	session->last_seen_ns = now;
+	xnf_stamp(&session->last_seen_ns, now);
 	return 1;
 }
 
@@ -678,7 +678,7 @@ static __always_inline xnf_verdict nat_in(struct xnf_pkt *pkt, struct xnf_header
 		xnf_count_event(NAT_CNT_FILTERED);
 		return XNF_DROP;
 	}
-	binding->last_seen_ns = now;
+	xnf_stamp(&binding->last_seen_ns, now);
 	nat_track_tcp(h, &binding->inside, ip->saddr, remote_port, *port, slot);
 	xnf_count_event(NAT_CNT_IN);
 	return nat_rewrite_in(pkt, h, port, &binding->inside, binding->mac);
@@ -728,7 +728,7 @@ static __always_inline xnf_verdict nat_hairpin(struct xnf_pkt *pkt, struct xnf_h
 			xnf_count_event(NAT_CNT_FILTERED);
 			return XNF_DROP;
 		}
-		binding->last_seen_ns = now;
+		xnf_stamp(&binding->last_seen_ns, now);
 		to = binding->inside;
 		__builtin_memcpy(mac, binding->mac, ETH_ALEN);
 	} else {
