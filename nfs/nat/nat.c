@@ -185,7 +185,7 @@ static long nat_try_port(__u32 i, void *ctx)
 		return 1;
 	}
 	if (held && xnf_idle_past(c->binding.last_seen_ns, held->last_seen_ns,
-				 held->closing ? c->closing_timeout_ns : c->timeout_ns)) {
+				  held->closing ? c->closing_timeout_ns : c->timeout_ns)) {
 		/* A binding over: taken over, as the sweeper would have freed it. */
 		xnf_map_delete(&nat_bindings, &c->key);
 		if (!xnf_map_update(&nat_bindings, &c->key, &c->binding, BPF_NOEXIST)) {
