@@ -208,9 +208,8 @@ def _rss_kib(nf: NfInstance) -> int | None:
 
 def _ns_per_frame(run, scenario: str) -> float | None:
     """The DUT core's busy time per frame passed, where the frames fill the trial: flows flat out for --seconds. Not
-    for the burst of new connections (tens of milliseconds), whose window the lab's own process starts on the core
-    would fill (quiet_core leaves the lab's own processes where they are; in a trial of seconds they add a few per
-    cent)."""
+    for the burst of new connections (tens of milliseconds): over so short a window the core's busy time is mostly
+    what surrounds the burst (the trial's start and end, the kernel's own work on the core), not its frames."""
     if scenario == "new":
         return None
     cost = run.core_ns_per_frame(DUT_CORE, run.returned)
