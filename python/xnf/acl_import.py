@@ -6,9 +6,10 @@ An imported rule matches exactly what its source matched, never more: every matc
 (its table's family, `ip protocol`, `tcp dport`, an address of one family each say which frames it can be), and a
 rule whose matches the acl cannot AND exactly (two concatenations, two lists of one field, connection status,
 interfaces, negation, jumps, address ranges, marks...) is left out and named. Connection states (nftables'
-`ct state`, iptables' `-m conntrack --ctstate` and `-m state --state`) become the acl's `state` lists; a frame has
-one state, so a negated list is the exact complement and two lists are their intersection. nftables' `vlan id`
-(an outermost 802.1Q tag) becomes the acl's `vlan`; other VLAN fields (the type, priority, an inner tag) are named.
+`ct state`, iptables' `-m conntrack [!] --ctstate` and `-m state [!] --state`) become the acl's `state` lists, each
+state tested as nftables tests the bit it has in the value (_nft_states); a frame has one state, so a negated list is
+the exact complement and two lists are their intersection. nftables' `vlan id` (an outermost 802.1Q tag) becomes the
+acl's `vlan`; other VLAN fields (priority, a second tag behind the first) are named.
 A rule whose matches contradict each other (`tcp dport 22 udp dport 53`) matches no frame in its source either,
 and is left out, named. A chain of one family (an `ip6` table, ip6tables-save) keeps the other family's frames out
 of its rules and its policy.
@@ -58,7 +59,8 @@ class Conversion:
     lines: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)   # (the rule, why it was left out)
     default: str | None = None
-    notes: list[str] = field(default_factory=list)   # where the rules taken match otherwise than their source
+    # Where the rules taken match otherwise than their source, or as their source did but seldom as meant.
+    notes: list[str] = field(default_factory=list)
 
     def add(self, bodies: list[str]) -> None:
         self.lines += bodies
@@ -77,6 +79,7 @@ class Match:
     states: list[str] | None = None
     vlan: list[str] | None = None
     tagged: bool = False   # a match on the type after a VLAN tag: only tagged frames
+    remarks: list[str] = field(default_factory=list)   # what its user should know though it is taken exactly
 
     def narrow_states(self, states: list[str], what: str) -> None:
         """A frame has one connection state: two state matches are the states in both."""
@@ -84,8 +87,10 @@ class Match:
         if unknown:
             raise CannotConvert(f"the connection state '{unknown[0]}' ({what})")
         both = [st for st in STATES if st in states and (self.states is None or st in self.states)]
+        if not both and (not states or self.states is None):
+            raise MatchesNothing(f"matches no frame: {what} leaves no connection state")
         if not both:
-            raise MatchesNothing(f"matches no frame: {what} and state {','.join(self.states or [])} at once")
+            raise MatchesNothing(f"matches no frame: {what} and state {','.join(self.states)} at once")
         self.states = both
 
     def narrow_family(self, family: int, what: str) -> None:
@@ -327,9 +332,15 @@ def _nft_field(left) -> tuple[str, int | None]:
 TAG_TYPES = {"8021q": "802.1Q", 0x8100: "802.1Q", "8021ad": "802.1ad", 0x88A8: "802.1ad"}
 
 
+def _tag_type(value) -> str | None:
+    """The VLAN tag an ether type names (802.1Q, 802.1ad), or None."""
+    if isinstance(value, (bool, dict, list)):
+        return None
+    return TAG_TYPES.get(value.lower() if isinstance(value, str) else value)
+
+
 def _take_family(values: list, match: Match) -> None:
-    tags = {TAG_TYPES.get(v.lower() if isinstance(v, str) else v) for v in values
-            if not isinstance(v, (bool, dict, list))}
+    tags = {_tag_type(v) for v in values}
     if tags == {"802.1Q"}:
         match.tagged = True   # an outermost 802.1Q tag: what the acl's vlan ID says, with its id
         return
@@ -350,6 +361,9 @@ def _take_family(values: list, match: Match) -> None:
 
 
 def _take(name: str, family: int | None, values: list, match: Match) -> None:
+    if name == "vlan type" and any(_tag_type(v) for v in values):
+        raise CannotConvert("a second VLAN tag behind the first (vlan type 8021q or 8021ad): the acl's vlan ID "
+                            "matches the outermost 802.1Q tag whatever follows it")
     if name in ("family", "vlan type"):
         _take_family(values, match)
         match.tagged |= name == "vlan type"
@@ -401,29 +415,92 @@ def _nft_concat(left: dict, right) -> tuple[list, list]:
     return fields, rows
 
 
-def _nft_states(op, right, match: Match) -> None:
-    """ct state [!=] LIST: the states, or (negated) every other one, exactly: a frame has one state."""
-    if op not in ("==", "in", "!="):
-        raise CannotConvert(f"a connection state match with '{op}'")
-    values = right if isinstance(right, list) else _nft_values(right)
-    if not values or not all(isinstance(v, str) for v in values):
-        raise CannotConvert(f"a connection state match of {json.dumps(right)[:80]}")
-    unknown = [v for v in values if v not in STATES]
-    if unknown:
-        raise CannotConvert(f"the connection state '{unknown[0]}'")
-    states = [st for st in STATES if (st in values) != (op == "!=")]
-    match.narrow_states(states, "ct state " + ("!= " if op == "!=" else "") + ",".join(values))
+# The bit each connection state is in the value nftables' `ct state` loads (the kernel's NF_CT_STATE_*_BIT).
+STATE_BITS = {"invalid": 1, "established": 2, "related": 4, "new": 8, "untracked": 64}
+
+
+def _state_value(value) -> int:
+    """A `ct state` operand as the bits nftables compares: a state, a number, or an OR of them (`a | b`)."""
+    if isinstance(value, str) and value in STATE_BITS:
+        return STATE_BITS[value]
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1 << 32:
+        return value
+    if isinstance(value, dict) and set(value) == {"|"} and isinstance(value["|"], list) and value["|"]:
+        bits = 0
+        for part in value["|"]:
+            bits |= _state_value(part)
+        return bits
+    if isinstance(value, str):
+        raise CannotConvert(f"the connection state '{value[:40]}'")
+    raise CannotConvert(f"a connection state operand of {json.dumps(value)[:80]}")
+
+
+def _state_text(value) -> str:
+    """An operand as nft writes it, for messages (taken apart by _state_value, which refuses what is not one)."""
+    if isinstance(value, dict) and isinstance(value.get("|"), list):
+        return " | ".join(_state_text(v) for v in value["|"])
+    if isinstance(value, dict) and "set" in value:
+        return "{ " + ", ".join(_state_text(v) for v in _nft_values(value)) + " }"
+    if isinstance(value, list):
+        return ",".join(_state_text(v) for v in value)
+    return str(value)[:40] if isinstance(value, (str, int)) else json.dumps(value)[:60]
+
+
+def _state_test(op, right):
+    """What nftables' match does with a frame's state value v: `in` any of the bits (a list: `ct state a,b`), `!`
+    none of them, `==`/`!=` the whole value (a set: one of its members)."""
+    if op in ("in", "!"):
+        bits = 0
+        for part in (right if isinstance(right, list) else [right]):
+            bits |= _state_value(part)
+        return (lambda v: v & bits != 0) if op == "in" else (lambda v: v & bits == 0)
+    if op in ("==", "!="):
+        if isinstance(right, dict) and "set" in right:
+            members = {_state_value(v) for v in _nft_values(right)}
+            return (lambda v: v in members) if op == "==" else (lambda v: v not in members)
+        value = _state_value(right)
+        return (lambda v: v == value) if op == "==" else (lambda v: v != value)
+    raise CannotConvert(f"a connection state match with '{op}'")
+
+
+def _nft_states(op, left: dict, right, match: Match) -> None:
+    """ct state [& MASK] OP VALUE: the states whose bit passes the test as nftables makes it. A frame has one state, so
+    the test is taken exactly as a list of states, whatever its form: `ct state != established | related` (nft's
+    form of `ct state != established,related`) compares the value with both bits at once, which no state is, and so
+    matches every frame there, as its rule does here (said in a remark, since it is seldom what was meant)."""
+    mask = _state_value(left["&"][1]) if "&" in left else None
+    test = _state_test(op, right)
+    states = [st for st in STATES if test(STATE_BITS[st] & mask if mask is not None else STATE_BITS[st])]
+    written = f"ct state {'& ' + _state_text(left['&'][1]) + ' ' if mask is not None else ''}{op} {_state_text(right)}"
+    several = isinstance(right, dict) and "|" in right and bin(_state_value(right)).count("1") > 1
+    if not states:
+        raise MatchesNothing(f"matches no frame: {written}" + (", a value with several states' bits, and a "
+                             "frame has one state" if several else ""))
+    if several and mask is None and op == "!=":
+        match.remarks = match.remarks + [f"{written} compares the state with several states' bits at once, which no "
+                                         "frame's state is: it matches every frame in nftables, and so it does here "
+                                         "(for 'none of these states' nftables takes `ct state != { a, b }`)"]
+    match.narrow_states(states, written)
+
+
+def _ct_state_operand(left: dict) -> bool:
+    """Whether left is `ct state`, or `ct state & MASK`; another ct key is refused, named."""
+    if isinstance(left.get("&"), list) and len(left["&"]) == 2 and isinstance(left["&"][0], dict):
+        left = left["&"][0]
+    ct = left.get("ct") if isinstance(left.get("ct"), dict) else None
+    if ct is None:
+        return False
+    if ct.get("key") != "state" or set(ct) != {"key"}:
+        raise CannotConvert(f"a match on conntrack's {json.dumps(ct)[:60]} (the acl matches ct state only)")
+    return True
 
 
 def _nft_match(m: dict, match: Match, concats: list) -> None:
     left, right = m["left"], m["right"]
     if not isinstance(left, dict):
         raise CannotConvert(f"a match on {json.dumps(left)[:80]}")
-    ct = left.get("ct") if isinstance(left.get("ct"), dict) else None
-    if ct is not None:
-        if ct.get("key") != "state" or set(ct) != {"key"}:
-            raise CannotConvert(f"a match on conntrack's {json.dumps(ct)[:60]} (the acl matches ct state only)")
-        _nft_states(m.get("op"), right, match)
+    if _ct_state_operand(left):
+        _nft_states(m.get("op"), left, right, match)
         return
     if m.get("op") not in ("==", "in"):
         if "payload" in left and _nft_field(left)[0] == "family":
@@ -522,6 +599,7 @@ def from_nft_json(text: str, chain: str | None = None) -> Conversion:
         try:
             action, matches = _nft_rule(rule["expr"], family)
             out.add(budget.take(matches, action))
+            out.notes += [f"{described}: {remark}" for remark in dict.fromkeys(matches[0].remarks)]
         except NonIp as why:
             if _accepts(rule):
                 continue   # what the acl does with non-IP frames anyway
@@ -556,8 +634,10 @@ def _ipt_list(text: str, convert) -> list[str]:
     return [convert(v) for v in text.split(",")]
 
 
-def _ipt_option(word: str, args: list[str], match: Match) -> str | None:
-    """Takes one option with its arguments into match; the action for -j."""
+def _ipt_option(word: str, args: list[str], match: Match, negated: bool = False) -> str | None:
+    """Takes one option with its arguments into match (negated: it followed a '!'); the action for -j."""
+    if negated and word not in ("--ctstate", "--state"):
+        raise CannotConvert(f"a negation ('! {word}')")
     if word in ("-s", "--source", "--src", "-d", "--destination", "--dst"):
         name = "saddr" if word in ("-s", "--source", "--src") else "daddr"
         addresses = _ipt_list(args[0], _prefix)
@@ -582,7 +662,12 @@ def _ipt_option(word: str, args: list[str], match: Match) -> str | None:
         match.flags = _flags(["syn", "rst", "ack", "fin"], ["syn"])
     elif word in ("--ctstate", "--state"):
         states = args[0].lower().split(",")
-        match.narrow_states(states, f"{word} {args[0]}")
+        unknown = [st for st in states if st not in STATES]
+        if unknown:
+            raise CannotConvert(f"the connection state '{unknown[0]}' ({word} {args[0]})")
+        if negated:   # a frame has one state: the others, exactly
+            states = [st for st in STATES if st not in states]
+        match.narrow_states(states, f"{'! ' if negated else ''}{word} {args[0]}")
     elif word in ("-m", "--match"):
         if args[0] not in ("tcp", "udp", "multiport", "comment", "icmp", "icmp6", "conntrack", "state"):
             raise CannotConvert(f"the match module '{args[0]}'")
@@ -592,25 +677,27 @@ def _ipt_option(word: str, args: list[str], match: Match) -> str | None:
         return "allow" if args[0] == "ACCEPT" else "drop"
     elif word in ("-i", "-o", "--in-interface", "--out-interface"):
         raise CannotConvert("an interface match (run the acl on the ports it is for)")
-    elif word == "!":
-        raise CannotConvert("a negation ('!')")
     elif word not in ("--comment", "--reject-with"):
         raise CannotConvert(f"'{word}'")
     return None
 
 
 # How many words each option takes after it.
-IPT_ARGS = {"--tcp-flags": 2, "--syn": 0, "!": 0}
+IPT_ARGS = {"--tcp-flags": 2, "--syn": 0}
 
 
 def _ipt_rule(words: list[str], family: int) -> tuple[str, Match]:
     match, action, i = Match(family=family), None, 0
     while i < len(words):
+        negated = words[i] == "!"
+        i += negated
+        if i == len(words) or words[i] == "!":
+            raise CannotConvert("a '!' before no option")
         take = IPT_ARGS.get(words[i], 1)
         args = words[i + 1:i + 1 + take]
         if len(args) < take:
             raise CannotConvert(f"'{words[i]}' without its value")
-        action = _ipt_option(words[i], args, match) or action
+        action = _ipt_option(words[i], args, match, negated) or action
         i += 1 + take
     if action is None:
         raise CannotConvert("no -j ACCEPT, DROP or REJECT")
@@ -704,9 +791,9 @@ def run(source: str, kind: str, chain: str | None, step: int, out: str | None, f
     if "\0" in text:
         raise XnfError("the ruleset holds a NUL byte: is it a ruleset?")
     conversion = convert(text, kind, chain, family)
-    if not conversion.lines:
-        raise XnfError("no rule of the chain could be taken: " + ("; ".join(f"{w}: {y}" for w, y in
-                       conversion.skipped[:3]) or "it has none"))
+    if not conversion.lines and conversion.skipped:
+        raise XnfError("no rule of the chain could be taken: " + "; ".join(f"{w}: {y}" for w, y in
+                       conversion.skipped[:3]))
     if step * len(conversion.lines) > 4000000000:
         raise XnfError(f"--step {step} numbers {len(conversion.lines)} rules past the acl's highest sequence "
                        "number (4,000,000,000): give a smaller step")

@@ -93,6 +93,7 @@ IPTABLES = """*filter
 -A FORWARD -m conntrack --ctstate DNAT -j ACCEPT
 -A FORWARD -i eth0 -j DROP
 -A FORWARD ! -s 10.0.0.0/8 -j DROP
+-A FORWARD -p udp -m conntrack ! --ctstate NEW,ESTABLISHED -j DROP
 COMMIT
 """
 
@@ -114,12 +115,13 @@ def test_iptables_rules_that_fit_are_taken_and_the_others_named(tmp_path):
         50 drop udp from 0.0.0.0/0 dport 53
         60 allow from 0.0.0.0/0 state established,related
         70 allow tcp from 0.0.0.0/0 dport 443 state new
-        80 drop from 0.0.0.0/0
+        80 drop udp from 0.0.0.0/0 state related,invalid,untracked
+        90 drop from 0.0.0.0/0
         default allow""")
     left_out = [ln for ln in done.stdout.splitlines() if ln.startswith("# left out")]
     assert len(left_out) == 3 and "'dnat'" in left_out[0] and "interface" in left_out[1] \
         and "negation" in left_out[2], left_out
-    assert "8 acl rules; 3 left out" in done.stderr
+    assert "9 acl rules; 3 left out" in done.stderr
     checked = subprocess.run([str(build.nf_binary("acl")), "check-rules", str(tmp_path / "out")], capture_output=True,
                              text=True) if (tmp_path / "out").write_text(done.stdout) else None
     assert checked.returncode == 0, checked.stderr
@@ -131,11 +133,12 @@ HOSTILE_NFT = [
     "ether type ip6 drop", "ip protocol tcp drop", "ip saddr . tcp dport { 10.0.0.1 . 22, 10.0.0.2 . 80-81 } drop",
     "meta l4proto { tcp, udp } th dport 53 accept", "tcp flags & (syn | ack) == syn drop",
     "ct state != established drop", "ct state { new, untracked } ct state new,invalid accept",
-    "ct status dnat accept",
+    "ct status dnat accept", "ct state != established,related drop", "ct state & established == established accept",
 ]
 # In a bridge table: VLAN matches.
 HOSTILE_BRIDGE = ["vlan id { 5, 6 } ip saddr 10.0.0.0/8 drop", "vlan type ip drop", "vlan id 7 vlan pcp 3 drop",
-                  "ether type 8021ad vlan id 8 drop", "ether type 8021q vlan id 9 drop"]
+                  "ether type 8021ad vlan id 8 drop", "ether type 8021q vlan id 9 drop",
+                  "vlan id 10 vlan type 8021q drop"]
 
 
 def test_what_it_writes_is_what_nftables_matched_and_loads(tmp_path):
@@ -157,7 +160,8 @@ def test_what_it_writes_is_what_nftables_matched_and_loads(tmp_path):
     assert rules == ["drop from ::/0", "drop tcp from 0.0.0.0/0", "drop tcp from 10.0.0.1 dport 22",
                      "drop tcp from 10.0.0.2 dport 80-81", "allow tcp dport 53", "allow udp dport 53",
                      "drop tcp flags syn,!ack", "drop state new,related,invalid,untracked",
-                     "allow state new"], inet.stdout
+                     "allow state new", "drop state new,established,related,invalid,untracked",
+                     "allow state established"], inet.stdout
     left_out = [ln for ln in inet.stdout.splitlines() if ln.startswith("# left out")]
     assert len(left_out) == 1 and "status" in left_out[0], inet.stdout
     assert [ln.split(" ", 1)[1] for ln in six.stdout.splitlines() if ln[:1].isdigit()] == \
@@ -166,10 +170,14 @@ def test_what_it_writes_is_what_nftables_matched_and_loads(tmp_path):
     assert [ln.split(" ", 1)[1] for ln in bridge.stdout.splitlines() if ln[:1].isdigit()] == \
         ["drop from 10.0.0.0/8 vlan 5", "drop from 10.0.0.0/8 vlan 6", "drop vlan 9"], bridge.stdout
     left_out = [ln for ln in bridge.stdout.splitlines() if ln.startswith("# left out")]
-    assert len(left_out) == 3 and "without a VLAN id" in left_out[0] and "pcp" in left_out[1] \
-        and "802.1ad" in left_out[2], bridge.stdout
+    assert len(left_out) == 4 and "without a VLAN id" in left_out[0] and "pcp" in left_out[1] \
+        and "802.1ad" in left_out[2] and "second VLAN tag" in left_out[3], bridge.stdout
     assert "two VLAN tags" in bridge.stderr and "# note: in a bridge chain" in bridge.stdout, bridge.stderr
-    assert "note" not in inet.stdout + inet.stderr + six.stdout + six.stderr
+    # nft compares `ct state != established,related` with the value 6, which no frame's state is (a remark)
+    assert [ln for ln in inet.stdout.splitlines() if ln.startswith("# note")] == \
+        [ln for ln in inet.stdout.splitlines() if "matches every frame in nftables" in ln] and \
+        inet.stdout.count("# note") == 1 and "matches every frame" in inet.stderr, inet.stdout
+    assert "note" not in six.stdout + six.stderr
     for name, done in (("inet", inet), ("six", six), ("bridge", bridge)):
         (tmp_path / name).write_text(done.stdout)
         checked = subprocess.run([str(build.nf_binary("acl")), "check-rules", str(tmp_path / name)],

@@ -124,6 +124,80 @@ def test_a_rule_it_cannot_take_exactly_is_left_out_and_named(exprs, why):
         conversion.skipped
 
 
+def ct_state(right, op: str = "==", mask=None) -> dict:
+    left = {"ct": {"key": "state"}}
+    return {"match": {"op": op, "left": {"&": [left, mask]} if mask is not None else left, "right": right}}
+
+
+EVERY_STATE = "state new,established,related,invalid,untracked"
+
+
+@pytest.mark.parametrize("exprs, lines, note", [
+    # `ct state established,related`: any of the bits (nft's implicit flag match)
+    ([ct_state(["established", "related"], "in"), ACCEPT], ["allow state established,related"], None),
+    # `ct state & (established|related) == 0`: none of them
+    ([ct_state(["established", "related"], "!"), ACCEPT], ["allow state new,invalid,untracked"], None),
+    # `ct state != { established, related }`: not a member of the set
+    ([ct_state({"set": ["established", "related"]}, "!="), DROP], ["drop state new,invalid,untracked"], None),
+    # `ct state != established,related`, which nft 1.0.6 compiles to `cmp neq 0x6`: no frame's state is 6
+    ([ct_state({"|": ["established", "related"]}, "!="), DROP], [f"drop {EVERY_STATE}"], "matches every frame"),
+    # `ct state & established == established`
+    ([ct_state("established", mask="established"), ACCEPT], ["allow state established"], None),
+    ([ct_state(0, mask={"|": ["new", "invalid"]}), ACCEPT], ["allow state established,related,untracked"], None),
+])
+def test_a_state_match_is_taken_as_nftables_compares_it(exprs, lines, note):
+    conversion = acl_import.convert(nft(exprs))
+    assert (conversion.lines, conversion.skipped) == (lines, []), conversion.skipped
+    assert [n for n in conversion.notes if note and note in n] == conversion.notes and len(conversion.notes) == \
+        (note is not None), conversion.notes
+
+
+@pytest.mark.parametrize("exprs, why", [
+    # `ct state == established|related`: the whole value, which no frame's state is
+    ([ct_state({"|": ["established", "related"]}), ACCEPT], "matches no frame"),
+    ([ct_state("established", mask="new"), ACCEPT], "matches no frame"),
+    ([ct_state("snat"), ACCEPT], "the connection state 'snat'"),
+    ([ct_state(True), ACCEPT], "operand of true"),
+    ([ct_state({"|": []}), ACCEPT], "operand of"),
+    ([ct_state("new", op="<"), ACCEPT], "with '<'"),
+    ([{"match": {"op": "==", "left": {"&": [{"ct": {"key": "status"}}, "dnat"]}, "right": "dnat"}}, ACCEPT],
+     "conntrack's"),
+    # `vlan id 5 vlan type 8021q`: a second tag behind the first, which the acl's vlan does not look at
+    ([match("vlan", "id", 5), match("vlan", "type", "8021q"), ACCEPT], "second VLAN tag"),
+    ([match("vlan", "id", 5), match("vlan", "type", {"set": ["ip", 0x88A8]}), ACCEPT], "second VLAN tag"),
+])
+def test_a_state_or_tag_match_it_cannot_take_exactly_is_named(exprs, why):
+    conversion = acl_import.convert(nft(exprs))
+    assert conversion.lines == [] and len(conversion.skipped) == 1 and why in conversion.skipped[0][1], \
+        conversion.skipped
+
+
+@pytest.mark.parametrize("line, lines, why", [
+    ("-A FORWARD -m conntrack ! --ctstate ESTABLISHED,RELATED -j DROP",
+     ["drop from 0.0.0.0/0 state new,invalid,untracked"], None),
+    ("-A FORWARD -p tcp -m state ! --state INVALID --dport 22 -j ACCEPT",
+     ["allow tcp from 0.0.0.0/0 dport 22 state new,established,related,untracked"], None),
+    ("-A FORWARD -m conntrack --ctstate NEW,INVALID -m state ! --state NEW -j DROP",
+     ["drop from 0.0.0.0/0 state invalid"], None),
+    ("-A FORWARD -m conntrack ! --ctstate NEW,ESTABLISHED,RELATED,INVALID,UNTRACKED -j DROP", [], "leaves no"),
+    ("-A FORWARD -m conntrack ! --ctstate DNAT -j DROP", [], "'dnat'"),
+    ("-A FORWARD ! -s 10.0.0.0/8 -j DROP", [], "negation ('! -s')"),
+    ("-A FORWARD -p tcp ! ! --dport 5 -j DROP", [], "before no option"),
+    ("-A FORWARD -j DROP !", [], "before no option"),
+])
+def test_iptables_negated_states_are_the_other_states(line, lines, why):
+    conversion = acl_import.convert(f"{SAVED_BY}*filter\n:FORWARD ACCEPT [0:0]\n{line}\nCOMMIT\n")
+    assert conversion.lines == lines and len(conversion.skipped) == (why is not None), conversion.skipped
+    assert why is None or why in conversion.skipped[0][1], conversion.skipped
+
+
+def test_a_chain_without_rules_is_its_policy(tmp_path):
+    (tmp_path / "empty.json").write_text(nft([match("ether", "type", "arp"), ACCEPT], policy="drop"))
+    done = subprocess.run([sys.executable, "-m", "xnf", "acl", "import", str(tmp_path / "empty.json")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout == "default drop\n" and "0 acl rules" in done.stderr, done.stderr
+
+
 def test_accepting_non_ip_frames_is_what_the_acl_does_anyway():
     conversion = acl_import.convert(nft([match("ether", "type", "arp"), ACCEPT]))
     assert conversion.lines == [] and conversion.skipped == []
