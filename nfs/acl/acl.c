@@ -117,8 +117,21 @@ static __always_inline __u32 acl_outcome(__u32 by_rule, __u32 action)
 	return (by_rule ? ACL_CNT_RULE_ALLOW : ACL_CNT_DEFAULT_ALLOW) + (action == ACL_DROP);
 }
 
-/* The rules' outcome for the frame (acl_outcome's): the tuples of the generation searched in turn. Verified apart:
- * checked once on its own, its cost to the verifier no longer grows with the paths of the parse and the tracker. */
+/* Beside the outcome in acl_search_rules' answer: the decision holds for the direction's later established frames
+ * (ACL_SETTING_STEADY_BELOW_0's). */
+#define ACL_DECISION_STEADY 4
+#define ACL_OUTCOME_BITS 3
+
+static __always_inline __u32 acl_steady(const struct acl_search *s, __u32 generation)
+{
+	__u32 below = acl_setting(ACL_SETTING_STEADY_BELOW_0 + generation);
+
+	return s->found ? s->best_seq < below : below == ACL_NO_VARYING_RULE;
+}
+
+/* The rules' outcome for the frame (acl_outcome's), with ACL_DECISION_STEADY where it holds for the connection's
+ * direction: the tuples of the generation searched in turn. Verified apart: checked once on its own, its cost to the
+ * verifier no longer grows with the paths of the parse and the tracker. */
 XNF_VERIFIED_APART __u32 acl_search_rules(const struct xnf_5tuple *t, __u8 tcp_flags, __u8 ct_state, __u64 vlan_ids,
 					  __u32 generation)
 {
@@ -136,7 +149,7 @@ XNF_VERIFIED_APART __u32 acl_search_rules(const struct xnf_5tuple *t, __u8 tcp_f
 	xnf_loop(ACL_MAX_TUPLES, acl_try_tuple, &s);
 	if (!s.found)
 		s.action = acl_setting(ACL_SETTING_DEFAULT);
-	return acl_outcome(s.found, s.action);
+	return acl_outcome(s.found, s.action) | (acl_steady(&s, generation) ? ACL_DECISION_STEADY : 0);
 }
 
 /* The outcome kept in an established connection's entry for the frame's direction under these rules (epoch), or -1.
@@ -175,24 +188,24 @@ static __always_inline __u32 acl_action_for(const struct xnf_headers *h, const s
 					     const struct xnf_pkt *pkt, struct xnf_ct *ct)
 {
 	__u32 epoch = acl_setting(ACL_SETTING_ACTIVE), generation = epoch & 1;
-	__u32 tracking = acl_setting(ACL_SETTING_TRACKS_0 + generation), outcome;
-	/* Both bits tested here, not ACL_STEADY alone: the verifier must see ct filled wherever it is read. */
-	__u32 steady = (tracking & ACL_TRACKS) && (tracking & ACL_STEADY);
+	__u32 tracks = acl_setting(ACL_SETTING_TRACKS_0 + generation) & ACL_TRACKS, decision, outcome;
 	/* Read before the tracker, which then leaves no packet pointer live (for the verifier: <xnf/conntrack.h>). */
 	__u8 tcp_flags = xnf_tcp_flags(h), ct_state = 0;
 	__u64 vlan_ids = acl_vlan_ids(h);
 	int kept;
 
-	if (tracking & ACL_TRACKS) {
+	if (tracks) {
 		ct_state = (__u8)xnf_ct_track(acl_ct, h, t, pkt, ct);
-		kept = steady ? acl_kept_outcome(ct, epoch) : -1;
+		kept = acl_kept_outcome(ct, epoch);
 		if (kept >= 0) {
 			xnf_count_event((__u32)kept);
 			return kept & 1 ? ACL_DROP : ACL_ALLOW;
 		}
 	}
-	outcome = acl_search_rules(t, tcp_flags, ct_state, vlan_ids, generation);
-	if (steady)
+	decision = acl_search_rules(t, tcp_flags, ct_state, vlan_ids, generation);
+	outcome = decision & ACL_OUTCOME_BITS;
+	/* tracks tested again, not the decision alone: the verifier must see ct filled wherever it is read. */
+	if (tracks && (decision & ACL_DECISION_STEADY))
 		acl_keep_outcome(ct, epoch, outcome);
 	xnf_count_event(outcome);
 	return outcome & 1 ? ACL_DROP : ACL_ALLOW;

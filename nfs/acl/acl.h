@@ -95,13 +95,17 @@ enum acl_setting {
 	ACL_SETTING_TUPLES_1,
 	ACL_SETTING_TRACKS_0,     /* each generation's enum acl_tracking bits */
 	ACL_SETTING_TRACKS_1,
+	/* Each generation's lowest sequence number of a rule that reads what differs between the frames of one direction
+	 * of a connection (TCP flags, VLAN tags; ACL_NO_VARYING_RULE: none). A decision by a rule below it holds for the
+	 * direction's later established frames: they match that rule, and no rule before it, as this one did. */
+	ACL_SETTING_STEADY_BELOW_0,
+	ACL_SETTING_STEADY_BELOW_1,
 	ACL_NSETTINGS,
 };
+#define ACL_NO_VARYING_RULE 0xffffffffu
 
 enum acl_tracking {
 	ACL_TRACKS = 1,           /* some rule names a connection state: frames are tracked */
-	ACL_STEADY = 2,           /* and no rule reads what differs between the frames of one direction of a connection
-				   * (TCP flags, VLAN tags): the decision for its established frames is kept in it */
 };
 
 enum acl_counter {

@@ -38,7 +38,7 @@ struct compiled {
 	__u32 ntuples;
 	__u32 generation;
 	__u32 tracks;   /* some rule names a connection state */
-	__u32 varies;   /* some rule reads TCP flags or VLAN tags */
+	__u32 steady_below;   /* the first rule that reads TCP flags or VLAN tags (ACL_SETTING_STEADY_BELOW_0's) */
 };
 
 struct acl_maps {
@@ -362,8 +362,8 @@ static int write_tuples(const struct acl_maps *m, const struct compiled *c)
 		if (xnf_map_ref_update(&m->tuples, &slot, &c->tuples[i], BPF_ANY))
 			return -1;
 	}
-	if (set(m, ACL_SETTING_TRACKS_0 + c->generation,
-		c->tracks ? ACL_TRACKS | (c->varies ? 0 : ACL_STEADY) : 0))
+	if (set(m, ACL_SETTING_TRACKS_0 + c->generation, c->tracks ? ACL_TRACKS : 0) ||
+	    set(m, ACL_SETTING_STEADY_BELOW_0 + c->generation, c->steady_below))
 		return -1;
 	return set(m, ACL_SETTING_TUPLES_0 + c->generation, c->ntuples);
 }
@@ -372,7 +372,7 @@ int acl_compile(const struct xnf_rules_target *maps, char *err, size_t errlen);
 
 int acl_compile(const struct xnf_rules_target *maps, char *err, size_t errlen)
 {
-	struct compiled c = { 0 };
+	struct compiled c = { .steady_below = ACL_NO_VARYING_RULE };
 	struct numbered_rule *rules;
 	struct acl_maps m;
 	__u32 epoch;
@@ -388,7 +388,8 @@ int acl_compile(const struct xnf_rules_target *maps, char *err, size_t errlen)
 		if (compile_rule(&c, rules[i].seq, &rules[i].rule, err, errlen))
 			goto out;
 		c.tracks |= rules[i].rule.ct_states != 0;
-		c.varies |= rules[i].rule.flags_mask || rules[i].rule.vlan[0];
+		if ((rules[i].rule.flags_mask || rules[i].rule.vlan[0]) && rules[i].seq < c.steady_below)
+			c.steady_below = rules[i].seq;
 	}
 	order_tuples(&c);
 	if (write_entries(&m, &c, err, errlen))

@@ -18,7 +18,7 @@ from scapy.layers.l2 import Dot1Q, Ether
 from conntrack_script import INSIDE, OUTSIDE, STATEFUL_RULES, Step, script, udp
 from xnf import contract, control
 from xnf.errors import XnfError
-from xnf.lab import apps, netfilter, paths
+from xnf.lab import apps, bpf_maps, netfilter, paths
 from xnf.lab.generator import Generator
 from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
@@ -128,6 +128,15 @@ def test_an_idle_flow_is_over_in_the_acl(mode, rules_file, two_port):
     assert nf.stop() == 0
 
 
+def established_udp(wire: Wire, sport: int) -> tuple:
+    """A UDP connection from the inside to port 53 opened, answered and used both ways: its two directions' frames."""
+    outward, inward = udp(INSIDE, sport, 53), udp(OUTSIDE, 53, sport)
+    steps = [Step(INSIDE, outward, True, "opens"), Step(OUTSIDE, inward, True, "answered"),
+             Step(INSIDE, outward, True, "established"), Step(OUTSIDE, inward, True, "established the other way")]
+    assert differences(steps, wire.run(steps)) == []
+    return outward, inward
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_a_rule_change_holds_for_connections_already_established(mode, rules_file, two_port):
     """The acl keeps its decision for an established connection's frames in the connection (docs/conntrack.md):
@@ -137,11 +146,8 @@ def test_a_rule_change_holds_for_connections_already_established(mode, rules_fil
     nf = NfInstance.start(two_port, "acl", name, two_port.dut_ifaces, rules=rules_file(cases.STATEFUL_ACL),
                           extra=extra)
     wire = Wire(two_port)
-    outward, inward = udp(INSIDE, 7100, 53), udp(OUTSIDE, 53, 7100)
     try:
-        opened = [Step(INSIDE, outward, True, "opens"), Step(OUTSIDE, inward, True, "answered"),
-                  Step(INSIDE, outward, True, "established"), Step(INSIDE, outward, True, "established again")]
-        assert differences(opened, wire.run(opened)) == []
+        outward, inward = established_udp(wire, 7100)
         nf.request("rules add 5 drop udp dport 53")
         dropped = [Step(INSIDE, outward, False, "a rule added now drops it"),
                    Step(OUTSIDE, inward, True, "the other direction, which the rule does not name")]
@@ -153,6 +159,38 @@ def test_a_rule_change_holds_for_connections_already_established(mode, rules_fil
                  Step(OUTSIDE, Dot1Q(vlan=7) / inward, False, "the same connection tagged 7: the rule drops it"),
                  Step(OUTSIDE, inward, True, "untagged again")]
         assert differences(again, wire.run(again)) == []
+    finally:
+        wire.close()
+    assert nf.stop() == 0
+
+
+# Rule 30 reads TCP flags: what rule 10 decides for an established connection holds for its later frames (no rule
+# before 10 reads what differs between them), what rule 30 or the default decides does not.
+FLAGS_LATER = ("10 allow state established,related\n20 drop state invalid\n30 drop tcp flags fin,syn\n"
+               "40 allow state new\ndefault drop\n")
+KEPT_ALLOW_BOTH_WAYS = 0x44   # per direction (a nibble each): the kept bit 4, the outcome 0 (a rule allowed it)
+
+
+@pytest.mark.parametrize("mode", ["xdp", "tc"])
+def test_a_decision_before_the_first_rule_that_reads_flags_is_kept(mode, rules_file, two_port, bpffs):
+    """A rule that reads TCP flags or a VLAN tag stops the acl keeping the decisions of the rules after it, not of
+    those before it (docs/conntrack.md): the connection's entry holds both directions' decisions, read through
+    bpftool. The frames' fate is tests above's; this is about the search being skipped."""
+    pins = bpffs / "acl"
+    nf = NfInstance.start(two_port, "acl", mode, two_port.dut_ifaces, rules=rules_file(FLAGS_LATER),
+                          extra=["--pin", str(pins)])
+    wire = Wire(two_port)
+    try:
+        outward, inward = established_udp(wire, 7200)
+        [entry] = bpf_maps.pinned_entries(pins / "acl_ct")
+        assert entry["value"]["nf_note"] == KEPT_ALLOW_BOTH_WAYS, entry
+        kept_under = entry["value"]["nf_epoch"]
+        nf.request("rules add 5 drop udp sport 53 vlan 7")   # reads a tag before rule 10: nothing is kept now
+        steps = [Step(INSIDE, outward, True, "established, searched"),
+                 Step(OUTSIDE, Dot1Q(vlan=7) / inward, False, "tagged 7: rule 5 drops it")]
+        assert differences(steps, wire.run(steps)) == []
+        [entry] = bpf_maps.pinned_entries(pins / "acl_ct")
+        assert entry["value"]["nf_epoch"] == kept_under, entry   # no decision kept under the new rules
     finally:
         wire.close()
     assert nf.stop() == 0
