@@ -15,7 +15,8 @@ and is left out, named. A chain of one family (an `ip6` table, ip6tables-save) k
 of its rules and its policy.
 Non-IP frames are always forwarded by the acl: an accepting rule about them changes nothing and is left out
 silently, a dropping one is named. A bridge or netdev chain's rules are taken with a note: frames with two VLAN tags
-meet them in the acl but not in nftables (TWO_TAGS_NOTE)."""
+meet them in the acl but not in nftables (TWO_TAGS_NOTE); an inet, ip or ip6 chain's rules about tags with another:
+nftables sees tags there only on bridged frames (ROUTED_TAGS_NOTE)."""
 
 from __future__ import annotations
 
@@ -590,7 +591,7 @@ def from_nft_json(text: str, chain: str | None = None) -> Conversion:
             from None
     table_family = picked.get("family")
     family = TABLE_FAMILY.get(table_family) if isinstance(table_family, str) else None
-    out, budget = Conversion(), Budget()
+    out, budget, tags_matched = Conversion(), Budget(), False
     for o in objects:
         rule = o.get("rule")
         if not isinstance(rule, dict) or (rule.get("table"), rule.get("chain"), rule.get("family")) != where:
@@ -600,6 +601,7 @@ def from_nft_json(text: str, chain: str | None = None) -> Conversion:
             action, matches = _nft_rule(rule["expr"], family)
             out.add(budget.take(matches, action))
             out.notes += [f"{described}: {remark}" for remark in dict.fromkeys(matches[0].remarks)]
+            tags_matched |= any(m.vlan for m in matches)
         except NonIp as why:
             if _accepts(rule):
                 continue   # what the acl does with non-IP frames anyway
@@ -612,6 +614,8 @@ def from_nft_json(text: str, chain: str | None = None) -> Conversion:
     _policy(out, policy if isinstance(policy, str) else None, family, budget)
     if table_family in LINK_FAMILIES:
         out.notes.append(TWO_TAGS_NOTE.format(family=table_family))
+    elif tags_matched:
+        out.notes.append(ROUTED_TAGS_NOTE.format(family=table_family))
     return out
 
 
@@ -622,6 +626,12 @@ TWO_TAGS_NOTE = ("in a {family} chain nftables' IP matches skip frames with two 
                  "match the IP header behind them: such frames meet these rules in the acl and only the policy in "
                  "nftables")
 LINK_FAMILIES = ("bridge", "netdev")
+# Linux takes a routed frame's VLAN tag off (its VLAN device, or its drop with no such device) before an inet, ip or
+# ip6 chain sees it: there `vlan id` matches only bridged frames that br_netfilter hands over with their tag
+# (bridge-nf-filter-vlan-tagged). The acl's `vlan` matches the tag of every frame that has one.
+ROUTED_TAGS_NOTE = ("in an {family} chain nftables' vlan id sees a tag only on bridged frames that br_netfilter "
+                    "hands over with it (bridge-nf-filter-vlan-tagged=1); routed frames have lost theirs there, "
+                    "where the acl's vlan rules match the tag of every frame that has one")
 
 
 def _accepts(rule: dict) -> bool:

@@ -191,6 +191,15 @@ def test_iptables_negated_states_are_the_other_states(line, lines, why):
     assert why is None or why in conversion.skipped[0][1], conversion.skipped
 
 
+@pytest.mark.parametrize("family, note", [("inet", "br_netfilter"), ("ip", "br_netfilter"), ("bridge", "two VLAN tags")])
+def test_where_nftables_sees_tags_is_said(family, note):
+    """Linux has taken a routed frame's tag off before an inet or ip chain: the difference is named in a note."""
+    conversion = acl_import.convert(nft([match("vlan", "id", 5), DROP], family))
+    assert conversion.lines == ["drop from 0.0.0.0/0 vlan 5" if family == "ip" else "drop vlan 5"]
+    assert len(conversion.notes) == 1 and note in conversion.notes[0], conversion.notes
+    assert acl_import.convert(nft([match("tcp", "dport", 22), DROP], "inet")).notes == []
+
+
 def test_a_chain_without_rules_is_its_policy(tmp_path):
     (tmp_path / "empty.json").write_text(nft([match("ether", "type", "arp"), ACCEPT], policy="drop"))
     done = subprocess.run([sys.executable, "-m", "xnf", "acl", "import", str(tmp_path / "empty.json")],
