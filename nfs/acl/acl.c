@@ -15,6 +15,7 @@ XNF_MAP_HASH_GROWING(acl_rules, struct acl_rule_key, struct acl_rule, ACL_MAX_RU
 XNF_MAP_HASH_GROWING(acl_entries, struct acl_key, struct acl_entry, ACL_MAX_ENTRIES);
 XNF_MAP_ARRAY(acl_tuples, struct acl_tuple, ACL_GENERATIONS * ACL_MAX_TUPLES);
 XNF_MAP_ARRAY(acl_config, __u32, ACL_NSETTINGS);
+XNF_MAP_ARRAY(acl_steady_below, __u32, ACL_GENERATIONS);
 XNF_CT_TABLE(acl_ct, ACL_CT_ENTRIES);
 XNF_COUNTER_NAMES("rule_allow", "rule_drop", "default_allow", "default_drop", "non_ip", "ct_new", "ct_full",
 		  "ct_early_drop");
@@ -118,15 +119,17 @@ static __always_inline __u32 acl_outcome(__u32 by_rule, __u32 action)
 }
 
 /* Beside the outcome in acl_search_rules' answer: the decision holds for the direction's later established frames
- * (ACL_SETTING_STEADY_BELOW_0's). */
+ * (acl_steady_below's, acl.h). */
 #define ACL_DECISION_STEADY 4
 #define ACL_OUTCOME_BITS 3
 
 static __always_inline __u32 acl_steady(const struct acl_search *s, __u32 generation)
 {
-	__u32 below = acl_setting(ACL_SETTING_STEADY_BELOW_0 + generation);
+	__u32 *below = xnf_map_lookup(&acl_steady_below, &generation);
 
-	return s->found ? s->best_seq < below : below == ACL_NO_VARYING_RULE;
+	if (!below)
+		return 0;
+	return s->found ? s->best_seq < *below : *below == ACL_NO_VARYING_RULE;
 }
 
 /* The rules' outcome for the frame (acl_outcome's), with ACL_DECISION_STEADY where it holds for the connection's

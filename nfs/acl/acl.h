@@ -95,13 +95,14 @@ enum acl_setting {
 	ACL_SETTING_TUPLES_1,
 	ACL_SETTING_TRACKS_0,     /* each generation's enum acl_tracking bits */
 	ACL_SETTING_TRACKS_1,
-	/* Each generation's lowest sequence number of a rule that reads what differs between the frames of one direction
-	 * of a connection (TCP flags, VLAN tags; ACL_NO_VARYING_RULE: none). A decision by a rule below it holds for the
-	 * direction's later established frames: they match that rule, and no rule before it, as this one did. */
-	ACL_SETTING_STEADY_BELOW_0,
-	ACL_SETTING_STEADY_BELOW_1,
 	ACL_NSETTINGS,
 };
+
+/* In acl_steady_below, per generation: the lowest sequence number of a rule that reads what differs between the
+ * frames of one direction of a connection (TCP flags, VLAN tags; ACL_NO_VARYING_RULE: none). A decision by a rule
+ * below it holds for the direction's later established frames: they match that rule, and no rule before it, as this
+ * one did. A map of its own, not a setting, so that a state kept by a build without it (--state) is still adopted:
+ * the new map starts at 0, where no decision is kept, until the rules are compiled. */
 #define ACL_NO_VARYING_RULE 0xffffffffu
 
 enum acl_tracking {

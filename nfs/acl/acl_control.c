@@ -38,11 +38,11 @@ struct compiled {
 	__u32 ntuples;
 	__u32 generation;
 	__u32 tracks;   /* some rule names a connection state */
-	__u32 steady_below;   /* the first rule that reads TCP flags or VLAN tags (ACL_SETTING_STEADY_BELOW_0's) */
+	__u32 steady_below;   /* the first rule that reads TCP flags or VLAN tags (acl_steady_below's, acl.h) */
 };
 
 struct acl_maps {
-	struct xnf_map_ref rules, entries, tuples, config;
+	struct xnf_map_ref rules, entries, tuples, config, steady_below;
 };
 
 /* [lo, hi] as the fewest aligned blocks (a trie's cover of the range). */
@@ -254,7 +254,8 @@ static void order_tuples(struct compiled *c)
 static int find_maps(const struct xnf_rules_target *maps, struct acl_maps *m, char *err, size_t errlen)
 {
 	if (xnf_map_find(maps, "acl_rules", &m->rules) || xnf_map_find(maps, "acl_entries", &m->entries) ||
-	    xnf_map_find(maps, "acl_tuples", &m->tuples) || xnf_map_find(maps, "acl_config", &m->config)) {
+	    xnf_map_find(maps, "acl_tuples", &m->tuples) || xnf_map_find(maps, "acl_config", &m->config) ||
+	    xnf_map_find(maps, "acl_steady_below", &m->steady_below)) {
 		snprintf(err, errlen, "the acl's maps are missing");
 		return -1;
 	}
@@ -363,7 +364,7 @@ static int write_tuples(const struct acl_maps *m, const struct compiled *c)
 			return -1;
 	}
 	if (set(m, ACL_SETTING_TRACKS_0 + c->generation, c->tracks ? ACL_TRACKS : 0) ||
-	    set(m, ACL_SETTING_STEADY_BELOW_0 + c->generation, c->steady_below))
+	    xnf_map_ref_update(&m->steady_below, &c->generation, &c->steady_below, BPF_ANY))
 		return -1;
 	return set(m, ACL_SETTING_TUPLES_0 + c->generation, c->ntuples);
 }

@@ -1,7 +1,8 @@
 """--state DIR: the kernel path kept in bpffs across the process's life. The NAT between two hosts, a ping every
 10 ms and a TCP connection through it while the instance is stopped, started again, killed and started again:
 every ping answered, the connection never reset, every mapping the same public port before and after; a build
-whose maps differ refused with the difference; removing DIR takes the program off."""
+whose maps differ refused with the difference, a later build with one more map taking the state over; removing DIR
+takes the program off."""
 
 from __future__ import annotations
 
@@ -17,7 +18,10 @@ from pathlib import Path
 import pytest
 
 from lab_helpers import in_background, run_xnf, tcx_link_programs, wait_until, xdp_attached
+from packets import udp4
+from test_xdp_nfs import exchange
 from xnf import contract, control
+from xnf.build import REPO_ROOT
 from xnf.lab import apps, container_nf, kept_state, netns, paths
 from xnf.lab.cores import DUT_CORE
 from xnf.lab.generator import Generator
@@ -231,6 +235,43 @@ def test_state_is_for_the_modes_that_keep_it(bpffs, pair):
     both = run_xnf(["run", "nat", "--mode", "xdp", "--iface", "dut0", "--state", str(bpffs / "x"), "--pin",
                     str(bpffs / "y")], ns=pair.dut_ns)
     assert both.returncode == 2 and "leave out --attach, --pin and --split" in both.stderr
+
+
+def portblock_build(folder: Path, more_source: str = "") -> Path:
+    """examples/portblock built into folder/bin, with more_source added to its NF (a later version's change)."""
+    source = folder / "portblock"
+    shutil.copytree(REPO_ROOT / "examples" / "portblock", source, ignore=shutil.ignore_patterns("build"))
+    with open(source / "portblock.c", "a") as nf:
+        nf.write(more_source)
+    built = run_xnf(["build", str(source), "--out", str(folder / "bin")])
+    assert built.returncode == 0, built.stderr
+    return folder / "bin" / "xnf-portblock"
+
+
+def test_a_later_build_with_a_new_map_takes_the_state_over(bpffs, pair, tmp_path, rules_file):
+    """An upgrade that adds a map to the NF (as the acl's acl_steady_below did): the kept maps are taken over, the
+    rules the first build was given still decide, and the new map starts empty, said; the program is the new one."""
+    state, link = bpffs / "portblock", pair.links[0]
+    first = portblock_build(tmp_path / "v1")
+    later = portblock_build(tmp_path / "v2", "XNF_MAP_ARRAY(portblock_since_v2, __u32, 4);\n")
+    blocked, passing = [udp4(link, 1000 + i, 53, seq=i) for i in range(10)], [udp4(link, 1000, 54)]
+
+    def start(binary: Path, **rules) -> NfInstance:
+        return NfInstance.start(pair, "portblock", "xdp", pair.dut_ifaces, extra=["--state", str(state)],
+                                binary=binary, **rules)
+
+    nf = start(first, rules=rules_file("block udp 53\n"))
+    assert len(exchange(pair, blocked + passing, expect=1)) == 1
+    running = program_on(state)
+    assert nf.stop() == 0
+    nf = start(later)
+    assert len(exchange(pair, blocked + passing, expect=1)) == 1   # the kept rule, from the kept map
+    assert nf.stop() == 0
+    said = nf.process.stdout.read() + nf.process.stderr.read()
+    assert "holds no map portblock_since_v2: it starts empty" in said, said
+    assert program_on(state) != running and xdp_attached(pair.dut_ns, "dut0")
+    shutil.rmtree(state)
+    assert not xdp_attached(pair.dut_ns, "dut0")
 
 
 def test_apply_restarts_an_instance_with_state_without_a_gap(bpffs, tmp_path, monkeypatch):
