@@ -4,13 +4,17 @@
  * a call (about one a second) and goes on from there the next time, so a table of millions never holds up the
  * control thread; the data path already treats an entry that is over as absent, so a late sweep costs only room.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <xnf/conntrack_control.h>
+#include <xnf/internal/native_maps.h>
+#include <xnf/runtime/conntrack_list.h>
 
 #define SWEEP_BUDGET 65536
 
@@ -179,4 +183,104 @@ __u32 xnf_ct_sweep(const struct xnf_rules_target *maps, const char *table, const
 	gone = xnf_map_ref_sweep(&entries, &sweeper->walk, SWEEP_BUDGET, connection_over, &clock);
 	xnf_sweep_rest_after(&sweeper->rest, &sweeper->walk, ends, clock.soonest_over, shortest(clock.timeout_ns));
 	return gone;
+}
+
+/* ---------------------------------------------------------------------------------------------- the listing */
+
+#define LIST_BATCH 256
+
+static void print_endpoint(FILE *out, const struct xnf_ct_key *k, int side)
+{
+	char addr[INET6_ADDRSTRLEN] = "?";
+
+	inet_ntop(k->family == 4 ? AF_INET : AF_INET6, k->addr[side], addr, sizeof(addr));
+	fprintf(out, "{\"addr\": \"%s\", \"port\": %u}", addr, ntohs(k->port[side]));
+}
+
+static void print_connection(FILE *out, const struct xnf_ct_key *k, const struct xnf_ct_entry *e, __u64 timeout_ns,
+			     __u64 now)
+{
+	int opener = e->opener & 1, tcp = k->proto == IPPROTO_TCP && e->tcp_state < XNF_TCP_NSTATES &&
+						timeout_names[e->tcp_state];
+	__u64 idle = now > e->last_seen_ns ? now - e->last_seen_ns : 0;
+
+	fprintf(out, "{\"family\": %u, \"proto\": %u, \"opener\": ", k->family, k->proto);
+	print_endpoint(out, k, opener);
+	fprintf(out, ", \"answerer\": ");
+	print_endpoint(out, k, !opener);
+	/* TCP's state by its idle time's name less "tcp_": netfilter's names, written once above. */
+	if (tcp)
+		fprintf(out, ", \"tcp_state\": \"%s\"", timeout_names[e->tcp_state] + 4);
+	else
+		fputs(", \"tcp_state\": null", out);
+	fprintf(out, ", \"answered\": %s, \"idle_s\": %.1f, \"left_s\": %.1f}\n", e->seen_reply ? "true" : "false",
+		idle / 1e9, (timeout_ns - idle) / 1e9);
+}
+
+int xnf_ct_list(const struct xnf_rules_target *maps, const char *table, FILE *out, char *err, size_t errlen)
+{
+	struct xnf_ct_key keys[LIST_BATCH];
+	struct xnf_ct_entry values[LIST_BATCH];
+	struct xnf_map_walk walk = { 0 };
+	__u64 timeout_ns[XNF_CT_NTIMEOUTS], now = xnf_now_coarse_ns(), shown = 0, over = 0;
+	char timeouts_map[128];
+	struct xnf_map_ref ref;
+	int rc;
+
+	if (xnf_map_find(maps, table, &ref) || ref.key_size != sizeof(keys[0]) || ref.value_size != sizeof(values[0])) {
+		snprintf(err, errlen, "no connection table '%s' in this NF (an XNF_CT_TABLE of its source)", table);
+		return -1;
+	}
+	snprintf(timeouts_map, sizeof(timeouts_map), "%s%s", table, XNF_CT_TIMEOUTS_SUFFIX);
+	read_timeouts(maps, timeouts_map, timeout_ns);
+	do {
+		__u32 count = LIST_BATCH;
+
+		rc = xnf_map_ref_read_batch(&ref, &walk, keys, values, &count);
+		if (rc && rc != -ENOENT) {
+			snprintf(err, errlen, "cannot read the table '%s': %s", table, strerror(-rc));
+			return -1;
+		}
+		for (__u32 i = 0; i < count; i++) {
+			__u64 timeout = timeout_ns[xnf__ct_timeout_slot(&keys[i], &values[i])];
+
+			if (xnf_idle_past(now, values[i].last_seen_ns, timeout)) {
+				over++;
+				continue;
+			}
+			print_connection(out, &keys[i], &values[i], timeout, now);
+			shown++;
+		}
+	} while (rc == 0);
+	fprintf(out, "{\"table\": \"%s\", \"in_force\": %llu, \"over_not_swept\": %llu, \"capacity\": %u}\n",
+		ref.name, (unsigned long long)shown, (unsigned long long)over, ref.max_entries);
+	return 0;
+}
+
+static bool native_map_named(const char *name)
+{
+	for (size_t i = 0; xnf_native_map_at(i); i++) {
+		if (strcmp(xnf_native_map_at(i)->name, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Every side of the NF has its maps natively too (the native build is in every binary): they say which it has. */
+void xnf_ct_tables_json(FILE *out)
+{
+	char twin[256];
+
+	fputc('[', out);
+	for (size_t i = 0, shown = 0; xnf_native_map_at(i); i++) {
+		const char *name = xnf_native_map_at(i)->name;
+		bool table;
+
+		snprintf(twin, sizeof(twin), "%s%s", name, XNF_CT_TIMEOUTS_SUFFIX);
+		table = native_map_named(twin);
+		snprintf(twin, sizeof(twin), "%s%s", name, XNF_CT_RING_SUFFIX);
+		if (table && native_map_named(twin))
+			fprintf(out, "%s\"%s\"", shown++ ? ", " : "", name);
+	}
+	fputc(']', out);
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <xnf/runtime/clock.h>
+#include <xnf/runtime/conntrack_list.h>
 #include <xnf/runtime/control.h>
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/map_ref.h>
@@ -226,13 +227,16 @@ int xnf_control_dispatch(const char *request, const struct xnf_control_handlers 
 		return dispatch_rules(request + 6, h, body, err, errlen);
 	if (strncmp(request, "entries ", 8) == 0)
 		return report_entries(request + 8, h, body, err, errlen);
+	if (strncmp(request, "connections ", 12) == 0 && h->rules.resolve)
+		return xnf_ct_list(&h->rules, request + 12, body, err, errlen);
 	if (strcmp(request, "reload") == 0) {
 		if (h->reload)
 			return h->reload(h->ctx, body, err, errlen);
 		snprintf(err, errlen, "this instance cannot reload its rules");
 		return -1;
 	}
-	snprintf(err, errlen, "unknown request '%s': use info, stats, frames, entries MAP, rules or reload", request);
+	snprintf(err, errlen, "unknown request '%s': use info, stats, frames, entries MAP, connections TABLE, rules or "
+		 "reload", request);
 	return -1;
 }
 

@@ -11,6 +11,7 @@
 #include <xnf/internal/nf_entry.h>
 #include <xnf/rules.h>
 #include <xnf/runtime/clock.h>
+#include <xnf/runtime/conntrack_list.h>
 #include <xnf/runtime/json.h>
 #include <xnf/runtime/stats.h>
 
@@ -81,7 +82,9 @@ int xnf_report_info(void *ctx, FILE *out)
 			write_tc_ingress(out, in->xdp.ports[i].ifindex, program_id(in->xdp.prog_fd));
 		fprintf(out, "}");
 	}
-	fprintf(out, "]}\n");
+	fprintf(out, "], \"conntrack_tables\": ");
+	xnf_ct_tables_json(out);
+	fprintf(out, "}\n");
 	return 0;
 }
 

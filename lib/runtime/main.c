@@ -23,6 +23,7 @@
 #include <xnf/control.h>
 #include <xnf/internal/native_maps.h>
 #include <xnf/internal/nf_entry.h>
+#include <xnf/runtime/conntrack_list.h>
 #include <xnf/runtime/json.h>
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/options.h>
@@ -754,6 +755,8 @@ static int cmd_describe(int argc, char **argv)
 	describe_strings(xnf_nf_counter_names, (size_t)-1);
 	printf(", \"maps\": ");
 	describe_maps();
+	printf(", \"conntrack_tables\": ");
+	xnf_ct_tables_json(stdout);
 	/* How a rules table's generation in force is found among kept maps (xnf/rules_tables.h). */
 	printf(", \"rules_generations\": {\"in_force\": \"%s\", \"second_suffix\": \"%s\"}",
 	       XNF_RULES_GENERATION_MAP_NAME, XNF_RULES_SECOND_GENERATION_SUFFIX);

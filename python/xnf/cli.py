@@ -210,6 +210,12 @@ def cmd_exporter(args: argparse.Namespace) -> int:
     return exporter.serve(args.listen, args.run_dir)
 
 
+def cmd_conntrack(args: argparse.Namespace) -> int:
+    from xnf import conntrack_list
+
+    return conntrack_list.run(args.name, args.table, args.json)
+
+
 def cmd_entries(args: argparse.Namespace) -> int:
     name = control.pick_instance(args.name)
     rows = [control.request_json(name, f"entries {m}") for m in args.maps]
@@ -692,6 +698,12 @@ def make_parser() -> argparse.ArgumentParser:
     exporter.add_argument("--run-dir", help="the instances' run directory (default $XNF_RUN_DIR, else /run/xnf)")
     exporter.set_defaults(func=cmd_exporter)
 
+    conntrack = sub.add_parser("conntrack", help="the connections a running NF tracks (as conntrack -L lists "
+                               "netfilter's): state, who opened and who answered, idle and left seconds")
+    conntrack.add_argument("--name", "-n", help="instance (default: the only running one)")
+    conntrack.add_argument("--table", help="its connection table (default: its only one, acl_ct for the acl)")
+    conntrack.add_argument("--json", action="store_true", help="machine-readable output")
+    conntrack.set_defaults(func=cmd_conntrack)
     entries = sub.add_parser("entries", help="how full the NF's maps are (entries held, capacity)")
     entries.add_argument("maps", nargs="+", metavar="MAP", help="a map of the NF (lb_sessions, fw_acl ...)")
     entries.add_argument("--name", "-n", help="instance (default: the only running one)")

@@ -9,13 +9,14 @@ came out before the fence is what passed. Both must pass exactly what the script
 
 from __future__ import annotations
 
+import json
 import struct
 import time
 
 import pytest
 from scapy.layers.l2 import Dot1Q, Ether
 
-from conntrack_script import INSIDE, OUTSIDE, STATEFUL_RULES, Step, script, udp
+from conntrack_script import A, A6, B, B6, INSIDE, OUTSIDE, STATEFUL_RULES, Step, handshake, script, tcp, udp
 from xnf import contract, control
 from xnf.errors import XnfError
 from xnf.lab import apps, bpf_maps, netfilter, paths
@@ -194,6 +195,40 @@ def test_a_decision_before_the_first_rule_that_reads_flags_is_kept(mode, rules_f
     finally:
         wire.close()
     assert nf.stop() == 0
+
+
+@pytest.mark.parametrize("mode", paths.options_by_key("xdp", "afxdp"))
+def test_conntrack_lists_the_connections_as_the_frames_left_them(mode, rules_file, two_port):
+    """`xnf conntrack`: a TCP connection through its handshake (established), one whose SYN was never answered
+    (syn_sent), a UDP flow and an IPv6 one; who opened each and whether the other side answered, as conntrack -L
+    says it; and an instance with no table says so."""
+    name, extra = MODES[mode]
+    nf = NfInstance.start(two_port, "acl", name, two_port.dut_ifaces, rules=rules_file(STATEFUL_RULES), extra=extra)
+    wire = Wire(two_port)
+    try:
+        steps = handshake(41001, 80) + handshake(41002, 443, v6=True) + [
+            Step(INSIDE, tcp(INSIDE, 41003, 22, "S", 7000), True, "a SYN never answered"),
+            Step(INSIDE, udp(INSIDE, 41004, 53), True, "a UDP flow opened"),
+            Step(OUTSIDE, udp(OUTSIDE, 53, 41004), True, "and answered")]
+        assert differences(steps, wire.run(steps)) == []
+    finally:
+        wire.close()
+    listed = run_xnf(["conntrack", "--name", nf.name, "--json"])
+    assert listed.returncode == 0, listed.stderr
+    answer = json.loads(listed.stdout)
+    seen = {(c["proto"], c["opener"]["addr"], c["opener"]["port"], c["answerer"]["addr"], c["answerer"]["port"]):
+            (c["tcp_state"], c["answered"]) for c in answer["connections"]}
+    assert seen == {(6, A, 41001, B, 80): ("established", True), (6, A6, 41002, B6, 443): ("established", True),
+                    (6, A, 41003, B, 22): ("syn_sent", False), (17, A, 41004, B, 53): (None, True)}, seen
+    assert (answer["table"], answer["in_force"], answer["over_not_swept"]) == ("acl_ct", 4, 0)
+    assert all(0 <= c["idle_s"] <= c["idle_s"] + c["left_s"] for c in answer["connections"])
+    text = run_xnf(["conntrack", "--name", nf.name]).stdout
+    assert f"tcp     syn_sent     {A}:41003 -> {B}:22  unanswered" in text and f"[{A6}]:41002" in text, text
+    assert nf.stop() == 0
+    fwd = NfInstance.start(two_port, "fwd", name, two_port.dut_ifaces, extra=extra)
+    refused = run_xnf(["conntrack", "--name", fwd.name])
+    assert refused.returncode == 1 and "tracks no connections" in refused.stderr and "Traceback" not in refused.stderr
+    assert fwd.stop() == 0
 
 
 def inside_only(inside) -> str:

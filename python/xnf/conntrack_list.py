@@ -1,0 +1,71 @@
+"""`xnf conntrack`: the connections a running NF tracks in its connection table (XNF_CT_TABLE), as `conntrack -L`
+lists netfilter's: the protocol, TCP's state, the endpoint that opened the connection and the one that answered (or
+not yet), how long it has been idle and how long it has left. Connections idle past their state's time that the
+sweeper has not freed yet are left out (the data path treats them as absent) and counted."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+from xnf import control
+from xnf.errors import XnfError
+
+ECHO_PROTOCOLS = (socket.IPPROTO_ICMP, socket.IPPROTO_ICMPV6)   # the "port" is the echo's identifier
+PORTED = (socket.IPPROTO_TCP, socket.IPPROTO_UDP)
+PROTOCOL_NAMES = {socket.IPPROTO_TCP: "tcp", socket.IPPROTO_UDP: "udp", socket.IPPROTO_ICMP: "icmp",
+                  socket.IPPROTO_ICMPV6: "icmpv6"}
+
+
+def table_of(name: str, table: str | None) -> str:
+    """The table asked for, or the instance's only one."""
+    info = control.request_json(name, "info")
+    tables = info.get("conntrack_tables", [])
+    if table and table not in tables:
+        raise XnfError(f"instance '{name}' ({info['nf']}) has no connection table '{table}'"
+                       + (f": its tables are {', '.join(tables)}" if tables else ": it tracks no connections"))
+    if table:
+        return table
+    if len(tables) == 1:
+        return tables[0]
+    if not tables:
+        raise XnfError(f"instance '{name}' ({info['nf']}) tracks no connections: its rules or its source keep no "
+                       "connection table (the acl keeps one where a rule names a state)")
+    raise XnfError(f"instance '{name}' has several connection tables ({', '.join(tables)}): choose one with --table")
+
+
+def connections(name: str, table: str) -> tuple[list[dict], dict]:
+    """The table's connections in force, and its count line."""
+    rows = [json.loads(line) for line in control.request(name, f"connections {table}").splitlines() if line]
+    return rows[:-1], rows[-1]
+
+
+def _endpoint(connection: dict, side: str) -> str:
+    end = connection[side]
+    if connection["proto"] not in PORTED:
+        return end["addr"]
+    return f"[{end['addr']}]:{end['port']}" if connection["family"] == 6 else f"{end['addr']}:{end['port']}"
+
+
+def line(connection: dict) -> str:
+    """One connection as a line of text."""
+    proto = PROTOCOL_NAMES.get(connection["proto"], f"proto {connection['proto']}")
+    echo = f" id {connection['opener']['port']}" if connection["proto"] in ECHO_PROTOCOLS else ""
+    answered = "answered" if connection["answered"] else "unanswered"
+    return (f"{proto:<7} {connection['tcp_state'] or '-':<12} {_endpoint(connection, 'opener')} -> "
+            f"{_endpoint(connection, 'answerer')}{echo}  {answered}  idle {connection['idle_s']:.0f} s, "
+            f"over in {connection['left_s']:.0f} s")
+
+
+def run(name: str | None, table: str | None, as_json: bool) -> int:
+    name = control.pick_instance(name)
+    table = table_of(name, table)
+    rows, count = connections(name, table)
+    if as_json:
+        print(json.dumps(count | {"connections": rows}, indent=2))
+        return 0
+    for row in rows:
+        print(line(row))
+    over = f"; {count['over_not_swept']} over, not freed yet" if count["over_not_swept"] else ""
+    print(f"{count['in_force']} connections in {count['table']} (of {count['capacity']} entries){over}")
+    return 0
