@@ -217,16 +217,43 @@ static void print_connection(FILE *out, const struct xnf_ct_key *k, const struct
 		idle / 1e9, (timeout_ns - idle) / 1e9);
 }
 
-int xnf_ct_list(const struct xnf_rules_target *maps, const char *table, FILE *out, char *err, size_t errlen)
+/* "TABLE [LIMIT]": the table's name into name (of size len) and the limit; 0, or -1 with why. */
+static int list_request(const char *request, char *name, size_t len, __u64 *limit, char *err, size_t errlen)
+{
+	size_t name_len = strcspn(request, " ");
+	const char *rest = request + name_len;
+	char *end;
+
+	if (!name_len || name_len >= len) {
+		snprintf(err, errlen, "connections takes a table's name and, if you like, how many to list at most");
+		return -1;
+	}
+	memcpy(name, request, name_len);
+	name[name_len] = '\0';
+	*limit = UINT64_MAX;
+	if (!*rest)
+		return 0;
+	errno = 0;
+	*limit = strtoull(rest + 1, &end, 10);
+	if (rest[1] < '0' || rest[1] > '9' || *end || errno || !*limit) {
+		snprintf(err, errlen, "'%s' is not how many connections to list (a whole number, 1 or more)", rest + 1);
+		return -1;
+	}
+	return 0;
+}
+
+int xnf_ct_list(const struct xnf_rules_target *maps, const char *request, FILE *out, char *err, size_t errlen)
 {
 	struct xnf_ct_key keys[LIST_BATCH];
 	struct xnf_ct_entry values[LIST_BATCH];
 	struct xnf_map_walk walk = { 0 };
-	__u64 timeout_ns[XNF_CT_NTIMEOUTS], now = xnf_now_coarse_ns(), shown = 0, over = 0;
-	char timeouts_map[128];
+	__u64 timeout_ns[XNF_CT_NTIMEOUTS], now = xnf_now_coarse_ns(), in_force = 0, over = 0, limit;
+	char timeouts_map[160], table[128];
 	struct xnf_map_ref ref;
 	int rc;
 
+	if (list_request(request, table, sizeof(table), &limit, err, errlen))
+		return -1;
 	if (xnf_map_find(maps, table, &ref) || ref.key_size != sizeof(keys[0]) || ref.value_size != sizeof(values[0])) {
 		snprintf(err, errlen, "no connection table '%s' in this NF (an XNF_CT_TABLE of its source)", table);
 		return -1;
@@ -248,12 +275,13 @@ int xnf_ct_list(const struct xnf_rules_target *maps, const char *table, FILE *ou
 				over++;
 				continue;
 			}
-			print_connection(out, &keys[i], &values[i], timeout, now);
-			shown++;
+			if (in_force++ < limit)
+				print_connection(out, &keys[i], &values[i], timeout, now);
 		}
 	} while (rc == 0);
-	fprintf(out, "{\"table\": \"%s\", \"in_force\": %llu, \"over_not_swept\": %llu, \"capacity\": %u}\n",
-		ref.name, (unsigned long long)shown, (unsigned long long)over, ref.max_entries);
+	fprintf(out, "{\"table\": \"%s\", \"in_force\": %llu, \"listed\": %llu, \"over_not_swept\": %llu, "
+		"\"capacity\": %u}\n", ref.name, (unsigned long long)in_force,
+		(unsigned long long)(in_force < limit ? in_force : limit), (unsigned long long)over, ref.max_entries);
 	return 0;
 }
 

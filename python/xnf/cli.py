@@ -213,7 +213,7 @@ def cmd_exporter(args: argparse.Namespace) -> int:
 def cmd_conntrack(args: argparse.Namespace) -> int:
     from xnf import conntrack_list
 
-    return conntrack_list.run(args.name, args.table, args.json)
+    return conntrack_list.run(args.name, args.table, args.json, args.limit)
 
 
 def cmd_entries(args: argparse.Namespace) -> int:
@@ -703,6 +703,7 @@ def make_parser() -> argparse.ArgumentParser:
     conntrack.add_argument("--name", "-n", help="instance (default: the only running one)")
     conntrack.add_argument("--table", help="its connection table (default: its only one, acl_ct for the acl)")
     conntrack.add_argument("--json", action="store_true", help="machine-readable output")
+    conntrack.add_argument("--limit", type=int, help="list at most this many, all counted (default 100,000)")
     conntrack.set_defaults(func=cmd_conntrack)
     entries = sub.add_parser("entries", help="how full the NF's maps are (entries held, capacity)")
     entries.add_argument("maps", nargs="+", metavar="MAP", help="a map of the NF (lb_sessions, fw_acl ...)")

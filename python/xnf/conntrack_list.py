@@ -13,6 +13,8 @@ from xnf.errors import XnfError
 
 ECHO_PROTOCOLS = (socket.IPPROTO_ICMP, socket.IPPROTO_ICMPV6)   # the "port" is the echo's identifier
 PORTED = (socket.IPPROTO_TCP, socket.IPPROTO_UDP)
+# The answer is built in the instance's memory before it is sent: a table of millions is listed a part at a time.
+DEFAULT_LIMIT = 100_000
 PROTOCOL_NAMES = {socket.IPPROTO_TCP: "tcp", socket.IPPROTO_UDP: "udp", socket.IPPROTO_ICMP: "icmp",
                   socket.IPPROTO_ICMPV6: "icmpv6"}
 
@@ -34,9 +36,9 @@ def table_of(name: str, table: str | None) -> str:
     raise XnfError(f"instance '{name}' has several connection tables ({', '.join(tables)}): choose one with --table")
 
 
-def connections(name: str, table: str) -> tuple[list[dict], dict]:
-    """The table's connections in force, and its count line."""
-    rows = [json.loads(line) for line in control.request(name, f"connections {table}").splitlines() if line]
+def connections(name: str, table: str, limit: int) -> tuple[list[dict], dict]:
+    """Up to limit of the table's connections in force, and its count line."""
+    rows = [json.loads(line) for line in control.request(name, f"connections {table} {limit}").splitlines() if line]
     return rows[:-1], rows[-1]
 
 
@@ -57,15 +59,19 @@ def line(connection: dict) -> str:
             f"over in {connection['left_s']:.0f} s")
 
 
-def run(name: str | None, table: str | None, as_json: bool) -> int:
+def run(name: str | None, table: str | None, as_json: bool, limit: int | None = None) -> int:
+    limit = DEFAULT_LIMIT if limit is None else limit
+    if limit < 1:
+        raise XnfError(f"--limit {limit}: give 1 or more (how many connections to list at most)")
     name = control.pick_instance(name)
     table = table_of(name, table)
-    rows, count = connections(name, table)
+    rows, count = connections(name, table, limit)
     if as_json:
         print(json.dumps(count | {"connections": rows}, indent=2))
         return 0
     for row in rows:
         print(line(row))
     over = f"; {count['over_not_swept']} over, not freed yet" if count["over_not_swept"] else ""
-    print(f"{count['in_force']} connections in {count['table']} (of {count['capacity']} entries){over}")
+    shown = f", the first {count['listed']} listed (--limit)" if count["listed"] < count["in_force"] else ""
+    print(f"{count['in_force']} connections in {count['table']} (of {count['capacity']} entries){shown}{over}")
     return 0

@@ -224,6 +224,14 @@ def test_conntrack_lists_the_connections_as_the_frames_left_them(mode, rules_fil
     assert all(0 <= c["idle_s"] <= c["idle_s"] + c["left_s"] for c in answer["connections"])
     text = run_xnf(["conntrack", "--name", nf.name]).stdout
     assert f"tcp     syn_sent     {A}:41003 -> {B}:22  unanswered" in text and f"[{A6}]:41002" in text, text
+    two = json.loads(run_xnf(["conntrack", "--name", nf.name, "--json", "--limit", "2"]).stdout)
+    assert (len(two["connections"]), two["listed"], two["in_force"]) == (2, 2, 4), two
+    for wrong in (["--limit", "0"], ["--table", "acl_rules"]):
+        refused = run_xnf(["conntrack", "--name", nf.name, *wrong])
+        assert refused.returncode == 1 and "Traceback" not in refused.stderr, refused.stderr
+    for request in ("connections acl_ct 0", "connections acl_ct 2x", "connections acl_rules", "connections "):
+        with pytest.raises(XnfError):
+            nf.request(request)
     assert nf.stop() == 0
     fwd = NfInstance.start(two_port, "fwd", name, two_port.dut_ifaces, extra=extra)
     refused = run_xnf(["conntrack", "--name", fwd.name])

@@ -12,10 +12,10 @@
 void xnf_ct_tables_json(FILE *out);
 
 /*
- * The connections of table in force now (those idle past their state's time, not swept yet, left out: the data path
- * treats them as absent), one JSON object a line, and last a line that counts them: the control request
- * `connections TABLE`. 0, or -1 with why.
+ * The control request `connections TABLE [LIMIT]`: the connections of the table in force now (those idle past their
+ * state's time, not swept yet, left out: the data path treats them as absent), up to LIMIT of them, one JSON object
+ * a line, and last a line that counts them all. 0, or -1 with why.
  */
-int xnf_ct_list(const struct xnf_rules_target *maps, const char *table, FILE *out, char *err, size_t errlen);
+int xnf_ct_list(const struct xnf_rules_target *maps, const char *request, FILE *out, char *err, size_t errlen);
 
 #endif
