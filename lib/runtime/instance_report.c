@@ -19,7 +19,7 @@
 
 #define ACCOUNTING_TIMEOUT_MS 2000
 
-/* Opens a JSON object with the fields every answer starts with. */
+/* Opens a JSON object with the fields every answer starts with (the exporter reads the tables from stats). */
 static void write_identity(FILE *out, const struct instance *in)
 {
 	fprintf(out, "{\"name\": ");
@@ -30,6 +30,8 @@ static void write_identity(FILE *out, const struct instance *in)
 	xnf_json_string(out, in->mode->name);
 	if (in->opt->chain_split)
 		fprintf(out, ", \"split\": %u", in->opt->chain_split);
+	fprintf(out, ", \"conntrack_tables\": ");
+	xnf_ct_tables_json(out);
 }
 
 #define LISTED_TC_PROGRAMS 64
@@ -82,9 +84,7 @@ int xnf_report_info(void *ctx, FILE *out)
 			write_tc_ingress(out, in->xdp.ports[i].ifindex, program_id(in->xdp.prog_fd));
 		fprintf(out, "}");
 	}
-	fprintf(out, "], \"conntrack_tables\": ");
-	xnf_ct_tables_json(out);
-	fprintf(out, "}\n");
+	fprintf(out, "]}\n");
 	return 0;
 }
 

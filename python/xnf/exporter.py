@@ -45,7 +45,11 @@ COUNTERS = {
 GAUGES = {"xnf_uptime_seconds": ("seconds since the instance started", []),
           "xnf_offloaded_rules": ("pure-drop rules in XDP now (--offload-drops)", []),
           "xnf_up": ("1 when the instance answered this scrape; 0 when it did not (stopped, hung, or busy past the "
-                     "scrape's wait): its other series are missing from this scrape", [])}
+                     "scrape's wait): its other series are missing from this scrape", []),
+          "xnf_conntrack_entries": ("entries in a connection table now (xnf entries TABLE; netfilter's "
+                                    "nf_conntrack_count)", ["table"]),
+          "xnf_conntrack_entries_limit": ("the most entries a connection table holds (as nf_conntrack_max)",
+                                          ["table"])}
 
 
 def _families():
@@ -74,6 +78,9 @@ def add_instance(families: dict, stats: dict) -> None:
                 families["xnf_egress_packets"].add_metric(who + [port["iface"], outcome], value)
     if "offload" in stats:
         add_offload(families, who, stats["offload"])
+    for table in stats.get("conntrack", []):
+        families["xnf_conntrack_entries"].add_metric(who + [table["map"]], table["entries"])
+        families["xnf_conntrack_entries_limit"].add_metric(who + [table["map"]], table["capacity"])
     for w in stats.get("workers", []):
         worker = str(w["worker"])
         for verdict, value in w["verdicts"].items():
@@ -129,7 +136,10 @@ class InstancesCollector:
 
     def _ask(self, item: control.Listed):
         try:
-            return control.request_json(item.name, "stats", self.run_dir, timeout_s=ASK_TIMEOUT_S)
+            stats = control.request_json(item.name, "stats", self.run_dir, timeout_s=ASK_TIMEOUT_S)
+            return stats | {"conntrack": [control.request_json(item.name, f"entries {table}", self.run_dir,
+                                                               timeout_s=ASK_TIMEOUT_S)
+                                          for table in stats.get("conntrack_tables", [])]}
         except XnfError:
             return None
 

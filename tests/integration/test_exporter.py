@@ -17,12 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from lab_helpers import run_xnf, stopped
-from xnf import control
+from lab_helpers import run_xnf, stopped, wait_until
+from packets import udp4
+from xnf import contract, control
 from xnf.build import REPO_ROOT
 from xnf.lab.generator import Generator
 from xnf.lab.nf_setup import lb_sessions
 from xnf.lab.nf_process import NfInstance
+from xnf.lab.pktio import PacketPort
 from xnf.lab.topology import Topology
 from xnf.lab.cores import DUT_CORE
 
@@ -160,6 +162,24 @@ def test_an_instance_that_does_not_answer_is_exported_as_down(two_port):
     assert f'xnf_uptime_seconds{{instance="{down.name}"' not in metrics
     assert waiting == 0
     assert up.stop() == 0 and down.stop() == 0
+
+
+def test_a_connection_table_is_exported_with_its_limit(two_port, rules_file):
+    """The stateful acl's table: its entries (as `xnf entries acl_ct` counts them) and its size, per instance."""
+    nf = NfInstance.start(two_port, "acl", "xdp", two_port.dut_ifaces,
+                          rules=rules_file("10 allow state established,related\n20 allow state new\ndefault drop\n"))
+    link = two_port.links[0]
+    with PacketPort(two_port.gen_ns, link.gen_if) as port:
+        port.send([udp4(link, 3000 + i, 53) for i in range(5)])
+    wait_until(lambda: control.request_json(nf.name, "entries acl_ct")["entries"] == 5, timeout_s=10,
+               what="five connections in the table")
+    port_number = free_port()
+    with Server([sys.executable, "-m", "xnf", "exporter", "--listen", f"127.0.0.1:{port_number}"]):
+        metrics = wait_http(f"http://127.0.0.1:{port_number}/metrics")
+    who = f'instance="{nf.name}",mode="xdp",nf="acl",table="acl_ct"'
+    assert f"xnf_conntrack_entries{{{who}}} 5.0" in metrics, metrics
+    assert f"xnf_conntrack_entries_limit{{{who}}} {contract.describe('acl')['maps']['acl_ct']}.0" in metrics
+    assert nf.stop() == 0
 
 
 def pending_connections(ns: str, socket: Path) -> int:
