@@ -9,6 +9,7 @@ or it renames it to exported_instance beside its own target label."""
 
 from __future__ import annotations
 
+import json
 import signal
 import sys
 import threading
@@ -46,8 +47,8 @@ GAUGES = {"xnf_uptime_seconds": ("seconds since the instance started", []),
           "xnf_offloaded_rules": ("pure-drop rules in XDP now (--offload-drops)", []),
           "xnf_up": ("1 when the instance answered this scrape; 0 when it did not (stopped, hung, or busy past the "
                      "scrape's wait): its other series are missing from this scrape", []),
-          "xnf_conntrack_entries": ("entries in a connection table now (xnf entries TABLE; netfilter's "
-                                    "nf_conntrack_count)", ["table"]),
+          "xnf_conntrack_entries": ("entries in a connection table now, those over but not freed yet too (as "
+                                    "netfilter's nf_conntrack_count)", ["table"]),
           "xnf_conntrack_entries_limit": ("the most entries a connection table holds (as nf_conntrack_max)",
                                           ["table"])}
 
@@ -79,8 +80,9 @@ def add_instance(families: dict, stats: dict) -> None:
     if "offload" in stats:
         add_offload(families, who, stats["offload"])
     for table in stats.get("conntrack", []):
-        families["xnf_conntrack_entries"].add_metric(who + [table["map"]], table["entries"])
-        families["xnf_conntrack_entries_limit"].add_metric(who + [table["map"]], table["capacity"])
+        held = table["in_force"] + table["over_not_swept"]
+        families["xnf_conntrack_entries"].add_metric(who + [table["table"]], held)
+        families["xnf_conntrack_entries_limit"].add_metric(who + [table["table"]], table["capacity"])
     for w in stats.get("workers", []):
         worker = str(w["worker"])
         for verdict, value in w["verdicts"].items():
@@ -137,11 +139,15 @@ class InstancesCollector:
     def _ask(self, item: control.Listed):
         try:
             stats = control.request_json(item.name, "stats", self.run_dir, timeout_s=ASK_TIMEOUT_S)
-            return stats | {"conntrack": [control.request_json(item.name, f"entries {table}", self.run_dir,
-                                                               timeout_s=ASK_TIMEOUT_S)
-                                          for table in stats.get("conntrack_tables", [])]}
+            return stats | {"conntrack": [self._count(item, table) for table in stats.get("conntrack_tables", [])]}
         except XnfError:
             return None
+
+    def _count(self, item: control.Listed, table: str) -> dict:
+        """A connection table's count line (xnf conntrack's, one connection listed: it reads the table in batches,
+        where `entries` takes a system call an entry)."""
+        answer = control.request(item.name, f"connections {table} 1", self.run_dir, timeout_s=ASK_TIMEOUT_S)
+        return json.loads(answer.splitlines()[-1])
 
     def collect(self):
         families = _families()
