@@ -247,7 +247,7 @@ int xnf_ct_list(const struct xnf_rules_target *maps, const char *request, FILE *
 	struct xnf_ct_key keys[LIST_BATCH];
 	struct xnf_ct_entry values[LIST_BATCH];
 	struct xnf_map_walk walk = { 0 };
-	__u64 timeout_ns[XNF_CT_NTIMEOUTS], now = xnf_now_coarse_ns(), in_force = 0, over = 0, limit;
+	__u64 timeout_ns[XNF_CT_NTIMEOUTS], now = xnf_now_coarse_ns(), in_force = 0, over = 0, limit, read = 0;
 	char timeouts_map[160], table[128];
 	struct xnf_map_ref ref;
 	int rc;
@@ -260,6 +260,7 @@ int xnf_ct_list(const struct xnf_rules_target *maps, const char *request, FILE *
 	}
 	snprintf(timeouts_map, sizeof(timeouts_map), "%s%s", table, XNF_CT_TIMEOUTS_SUFFIX);
 	read_timeouts(maps, timeouts_map, timeout_ns);
+	/* Bounded: a native walk whose last key the data path deleted starts over, should that keep happening. */
 	do {
 		__u32 count = LIST_BATCH;
 
@@ -268,6 +269,7 @@ int xnf_ct_list(const struct xnf_rules_target *maps, const char *request, FILE *
 			snprintf(err, errlen, "cannot read the table '%s': %s", table, strerror(-rc));
 			return -1;
 		}
+		read += count;
 		for (__u32 i = 0; i < count; i++) {
 			__u64 timeout = timeout_ns[xnf__ct_timeout_slot(&keys[i], &values[i])];
 
@@ -278,7 +280,7 @@ int xnf_ct_list(const struct xnf_rules_target *maps, const char *request, FILE *
 			if (in_force++ < limit)
 				print_connection(out, &keys[i], &values[i], timeout, now);
 		}
-	} while (rc == 0);
+	} while (rc == 0 && read <= 2ull * ref.max_entries);
 	fprintf(out, "{\"table\": \"%s\", \"in_force\": %llu, \"listed\": %llu, \"over_not_swept\": %llu, "
 		"\"capacity\": %u}\n", ref.name, (unsigned long long)in_force,
 		(unsigned long long)(in_force < limit ? in_force : limit), (unsigned long long)over, ref.max_entries);
