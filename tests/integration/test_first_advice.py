@@ -48,7 +48,8 @@ def test_the_fit_sees_another_program_on_a_core():
         spinner.wait()
     assert busy[1] > quick_fit.BUSY_SHARE, busy
     host = quick_fit.Steadiness([2.7, 2.7, 2.7], 0.0, busy)
-    assert not host.steady and "other programs took core 1" in host.why_not()
+    said = host.why_not()   # core 0 too, where something else of the host's ran meanwhile
+    assert not host.steady and "other programs took" in said and "core 1 " in said, said
 
 
 def test_an_error_under_json_is_json(tmp_path, monkeypatch):
