@@ -31,8 +31,8 @@ def table_of(name: str, table: str | None) -> str:
     if len(tables) == 1:
         return tables[0]
     if not tables:
-        raise XnfError(f"instance '{name}' ({info['nf']}) tracks no connections: its rules or its source keep no "
-                       "connection table (the acl keeps one where a rule names a state)")
+        raise XnfError(f"instance '{name}' ({info['nf']}) tracks no connections: its source has no connection "
+                       "table (XNF_CT_TABLE, docs/conntrack.md)")
     raise XnfError(f"instance '{name}' has several connection tables ({', '.join(tables)}): choose one with --table")
 
 
