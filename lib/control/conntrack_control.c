@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include <xnf/conntrack_control.h>
+#include <xnf/rules_text.h>
 #include <xnf/internal/native_maps.h>
 #include <xnf/runtime/conntrack_list.h>
 
@@ -218,11 +219,10 @@ static void print_connection(FILE *out, const struct xnf_ct_key *k, const struct
 }
 
 /* "TABLE [LIMIT]": the table's name into name (of size len) and the limit; 0, or -1 with why. */
-static int list_request(const char *request, char *name, size_t len, __u64 *limit, char *err, size_t errlen)
+static int list_request(const char *request, char *name, size_t len, __u32 *limit, char *err, size_t errlen)
 {
 	size_t name_len = strcspn(request, " ");
 	const char *rest = request + name_len;
-	char *end;
 
 	if (!name_len || name_len >= len) {
 		snprintf(err, errlen, "connections takes a table's name and, if you like, how many to list at most");
@@ -230,16 +230,9 @@ static int list_request(const char *request, char *name, size_t len, __u64 *limi
 	}
 	memcpy(name, request, name_len);
 	name[name_len] = '\0';
-	*limit = UINT64_MAX;
-	if (!*rest)
-		return 0;
-	errno = 0;
-	*limit = strtoull(rest + 1, &end, 10);
-	if (rest[1] < '0' || rest[1] > '9' || *end || errno || !*limit) {
-		snprintf(err, errlen, "'%s' is not how many connections to list (a whole number, 1 or more)", rest + 1);
-		return -1;
-	}
-	return 0;
+	*limit = UINT32_MAX;
+	return *rest ? xnf_rules_parse_number(rest + 1, 1, UINT32_MAX, "how many connections to list", limit, err,
+					      errlen) : 0;
 }
 
 int xnf_ct_list(const struct xnf_rules_target *maps, const char *request, FILE *out, char *err, size_t errlen)
@@ -247,7 +240,8 @@ int xnf_ct_list(const struct xnf_rules_target *maps, const char *request, FILE *
 	struct xnf_ct_key keys[LIST_BATCH];
 	struct xnf_ct_entry values[LIST_BATCH];
 	struct xnf_map_walk walk = { 0 };
-	__u64 timeout_ns[XNF_CT_NTIMEOUTS], now = xnf_now_coarse_ns(), in_force = 0, over = 0, limit, read = 0;
+	__u64 timeout_ns[XNF_CT_NTIMEOUTS], now = xnf_now_coarse_ns(), in_force = 0, over = 0, read = 0;
+	__u32 limit;
 	char timeouts_map[160], table[128];
 	struct xnf_map_ref ref;
 	int rc;
@@ -287,15 +281,6 @@ int xnf_ct_list(const struct xnf_rules_target *maps, const char *request, FILE *
 	return 0;
 }
 
-static bool native_map_named(const char *name)
-{
-	for (size_t i = 0; xnf_native_map_at(i); i++) {
-		if (strcmp(xnf_native_map_at(i)->name, name) == 0)
-			return true;
-	}
-	return false;
-}
-
 /* Every side of the NF has its maps natively too (the native build is in every binary): they say which it has. */
 void xnf_ct_tables_json(FILE *out)
 {
@@ -307,9 +292,9 @@ void xnf_ct_tables_json(FILE *out)
 		bool table;
 
 		snprintf(twin, sizeof(twin), "%s%s", name, XNF_CT_TIMEOUTS_SUFFIX);
-		table = native_map_named(twin);
+		table = xnf_native_map_find(twin) != NULL;
 		snprintf(twin, sizeof(twin), "%s%s", name, XNF_CT_RING_SUFFIX);
-		if (table && native_map_named(twin))
+		if (table && xnf_native_map_find(twin))
 			fprintf(out, "%s\"%s\"", shown++ ? ", " : "", name);
 	}
 	fputc(']', out);

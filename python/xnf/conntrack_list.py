@@ -36,9 +36,11 @@ def table_of(name: str, table: str | None) -> str:
     raise XnfError(f"instance '{name}' has several connection tables ({', '.join(tables)}): choose one with --table")
 
 
-def connections(name: str, table: str, limit: int) -> tuple[list[dict], dict]:
+def connections(name: str, table: str, limit: int, directory: str | None = None,
+                timeout_s: float = control.TIMEOUT_S) -> tuple[list[dict], dict]:
     """Up to limit of the table's connections in force, and its count line."""
-    rows = [json.loads(line) for line in control.request(name, f"connections {table} {limit}").splitlines() if line]
+    answer = control.request(name, f"connections {table} {limit}", directory, timeout_s)
+    rows = [json.loads(line) for line in answer.splitlines() if line]
     return rows[:-1], rows[-1]
 
 

@@ -9,13 +9,12 @@ or it renames it to exported_instance beside its own target label."""
 
 from __future__ import annotations
 
-import json
 import signal
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from xnf import control
+from xnf import conntrack_list, control
 from xnf.errors import XnfError
 
 # How long one scrape waits for an instance: Prometheus's own scrape timeout is 10 s by default, and every
@@ -146,8 +145,7 @@ class InstancesCollector:
     def _count(self, item: control.Listed, table: str) -> dict:
         """A connection table's count line (xnf conntrack's, one connection listed: it reads the table in batches,
         where `entries` takes a system call an entry)."""
-        answer = control.request(item.name, f"connections {table} 1", self.run_dir, timeout_s=ASK_TIMEOUT_S)
-        return json.loads(answer.splitlines()[-1])
+        return conntrack_list.connections(item.name, table, 1, self.run_dir, ASK_TIMEOUT_S)[1]
 
     def collect(self):
         families = _families()
