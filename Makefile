@@ -38,7 +38,7 @@ LIBXNF    := $(BUILD)/libxnf.a
 
 TOOLS     := $(BUILD)/bin/xnf-gen $(BUILD)/bin/xnf-xdp-load $(BUILD)/bin/xnf-afxdp-ref $(BUILD)/bin/xnf-gen-ref \
              $(BUILD)/bin/xnf-live-tx-cost $(BUILD)/bin/xnf-xdp-cost $(BUILD)/bin/xnf-afpacket-ref \
-             $(BUILD)/bin/xnf-core-pair
+             $(BUILD)/bin/xnf-core-pair $(BUILD)/bin/xnf-kernel
 NF_BINS   := $(foreach n,$(NFS),$(BUILD)/bin/xnf-$(n))
 DIFF_BINS := $(foreach n,$(NFS),$(BUILD)/tests/xnf-diff-$(n))
 # C tests linked with libxnf: build/tests/test-NAME from tests/c/test_NAME.c (NAME's dashes as underscores).
@@ -66,6 +66,24 @@ $(BUILD)/lib/afxdp/live_tx.skel.h: $(BUILD)/lib/afxdp/live_tx.bpf.o
 	$(BPFTOOL) gen skeleton $< name live_tx_bpf > $@.tmp && mv $@.tmp $@
 $(BUILD)/lib/afxdp/live_tx.o: RT_CFLAGS += -I$(BUILD)/lib/afxdp
 $(BUILD)/lib/afxdp/live_tx.o: $(BUILD)/lib/afxdp/live_tx.skel.h
+
+# The kernel probes' compiled programs (freplace, tp_btf), embedded in libxnf as a skeleton.
+$(BUILD)/lib/util/kernel_probe.bpf.o: lib/util/kernel_probe.bpf.c
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(BUILD)/lib/util/kernel_probe.skel.h: $(BUILD)/lib/util/kernel_probe.bpf.o
+	$(BPFTOOL) gen skeleton $< name kernel_probe_bpf > $@.tmp && mv $@.tmp $@
+$(BUILD)/lib/util/kernel_probes.o: RT_CFLAGS += -I$(BUILD)/lib/util
+$(BUILD)/lib/util/kernel_probes.o: $(BUILD)/lib/util/kernel_probe.skel.h
+
+# The AF_XDP runtime's pass-to-stack program (a TAP's frames on into its port), embedded as a skeleton.
+$(BUILD)/lib/afxdp/pass_redirect.bpf.o: lib/afxdp/pass_redirect.bpf.c
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(BUILD)/lib/afxdp/pass_redirect.skel.h: $(BUILD)/lib/afxdp/pass_redirect.bpf.o
+	$(BPFTOOL) gen skeleton $< name pass_redirect_bpf > $@.tmp && mv $@.tmp $@
+$(BUILD)/lib/afxdp/pass_tap.o: RT_CFLAGS += -I$(BUILD)/lib/afxdp
+$(BUILD)/lib/afxdp/pass_tap.o: $(BUILD)/lib/afxdp/pass_redirect.skel.h
 
 # The egress watcher's tracepoint programs, embedded in libxnf as a skeleton.
 $(BUILD)/lib/xdp/egress_watch.bpf.o: lib/xdp/egress_watch.bpf.c lib/xdp/egress_watch_abi.h
@@ -194,6 +212,11 @@ $(BUILD)/bin/xnf-afpacket-ref: $(BUILD)/tools/afpacket-ref/afpacket_ref.o $(LIBX
 
 # What a thread spinning on one vCPU costs the other (the host's placement of the pair), for the lab's notes.
 $(BUILD)/bin/xnf-core-pair: $(BUILD)/tools/core-pair/core_pair.o $(LIBXNF)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDLIBS)
+
+# What this kernel gives xnf: the facility table (lib/util/kernel_facilities.c), for xnf doctor and scripts.
+$(BUILD)/bin/xnf-kernel: $(BUILD)/tools/kernel/xnf_kernel.o $(LIBXNF)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS)
 
