@@ -110,6 +110,8 @@ struct xnf_afxdp {
 	struct saved_setting settings[XNF_MAX_PORTS * 2];
 	__u32 nsettings;
 	int pass_fds[XNF_MAX_PORTS]; /* TAP devices for XNF_PASS, per port; -1 when none */
+	int pass_links[XNF_MAX_PORTS]; /* the TCX links of the program that hands their frames on; -1 when none */
+	struct pass_redirect_bpf *pass_skel; /* that program (pass_tap.c), or NULL */
 	atomic_uint capture_slots;   /* xnf dump: the verdict slots the workers copy out (0: no capture) */
 };
 
@@ -131,7 +133,7 @@ bool xnf_tx_path_wants_live(const struct xnf_afxdp *a);
  * failure means the xsk ring and a warning. -1 when --tx-path live cannot be had. */
 int xnf_tx_path_choose(struct xnf_afxdp *a, bool live);
 
-/* pass_tap.c */
+/* pass_tap.c: a port's TAP device for XNF_PASS, whose frames go on into the port's receive. */
 int xnf_pass_tap_open(struct xnf_afxdp *a, __u32 port);
 void xnf_pass_tap_close_all(struct xnf_afxdp *a);
 

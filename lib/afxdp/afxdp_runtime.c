@@ -366,7 +366,7 @@ struct xnf_afxdp *xnf_afxdp_create(const struct xnf_afxdp_config *cfg, const str
 	a->nports = nports;
 	a->xsks_fd = xsks_fd;
 	for (__u32 p = 0; p < XNF_MAX_PORTS; p++)
-		a->pass_fds[p] = -1;
+		a->pass_fds[p] = a->pass_links[p] = -1;
 	a->zerocopy = cfg->zerocopy;
 	a->nworkers = cfg->workers;
 	a->workers = aligned_alloc(CACHE_LINE, sizeof(*a->workers) * a->nworkers);

@@ -44,8 +44,8 @@ int xnf_busy_poll_apply_socket(int fd, const struct xnf_afxdp_config *cfg)
 	if (setsockopt(fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one, sizeof(one)) ||
 	    setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &usec, sizeof(usec)) ||
 	    setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget, sizeof(budget))) {
-		xnf_error("this kernel refuses preferred busy polling on AF_XDP sockets (%s): it needs Linux "
-			  "5.11 or newer; use --mode afxdp or afxdp-poll", strerror(errno));
+		xnf_error("cannot set preferred busy polling on an AF_XDP socket: %s (use --mode afxdp or afxdp-poll)",
+			  strerror(errno));
 		return -1;
 	}
 	return 0;

@@ -29,6 +29,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <xnf/runtime/kernel.h>
+
 #include "live_tx.skel.h"
 
 /* The kernel's own batch inside a call: 64 (its default); larger was slower where measured. */
@@ -229,22 +231,23 @@ static int run_program(const struct xnf_live_tx *t, __u32 worker, __u32 repeat, 
 	return bpf_prog_test_run_opts(t->prog_fd, &opts) ? -errno : 0;
 }
 
-/* A call with no descriptors (the program refuses its one frame): does this kernel run live frames? */
+/* A call with no descriptors (the program refuses its one frame): does this program run on live frames here? The
+ * kernel's own answer is the facility table's (kernel.h); this one is the program's and its ports'. */
 static int probe_live_frames(struct xnf_live_tx *t, char *err, size_t err_len)
 {
 	struct xnf_live_cursor *c = &t->cursors[0];
 	int rc;
 
+	if (!xnf_kernel_has(XNF_KF_LIVE_FRAMES)) {
+		xnf_kernel_refusal(XNF_KF_LIVE_FRAMES, err, err_len);
+		return -1;
+	}
 	c->next = c->count = 0;
 	rc = run_program(t, 0, 1, 0);
 	memset(c, 0, sizeof(*c));
 	if (rc == 0)
 		return 0;
-	if (rc == -EINVAL || rc == -EOPNOTSUPP)
-		say(err, err_len, "this kernel does not run XDP programs on live frames (BPF_PROG_RUN with "
-		    "BPF_F_TEST_XDP_LIVE_FRAMES, Linux 5.18 and later)");
-	else
-		say(err, err_len, "a live-frames call fails here: %s", strerror(-rc));
+	say(err, err_len, "a live-frames call fails here: %s", strerror(-rc));
 	return -1;
 }
 

@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <xnf/runtime/kernel.h>
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/modes.h>
 #include <xnf/runtime/link_facts.h>
@@ -154,7 +155,7 @@ static bool workers_pass(const struct xnf_afxdp *a)
 
 bool xnf_tx_path_wants_live(const struct xnf_afxdp *a)
 {
-	return sends_live(a) || (workers_pass(a) && !a->zerocopy);
+	return xnf_kernel_has(XNF_KF_LIVE_FRAMES) && (sends_live(a) || (workers_pass(a) && !a->zerocopy));
 }
 
 /* Copy mode on veth: the live path; on a kernel or port that cannot, auto falls back to the xsk ring. Opened for
@@ -165,6 +166,9 @@ int xnf_tx_path_choose(struct xnf_afxdp *a, bool live)
 	char why[512];
 
 	a->tx_path = XNF_TX_XSK;
+	if (!live && sends_live(a))
+		xnf_info("--tx-path auto: the workers send on the xsk ring, slower in copy mode: %s",
+			 xnf_kernel_refusal(XNF_KF_LIVE_FRAMES, why, sizeof(why)));
 	if (!live)
 		return 0;
 	for (__u32 i = 0; i < a->nworkers; i++)
@@ -185,9 +189,6 @@ int xnf_tx_path_choose(struct xnf_afxdp *a, bool live)
 	}
 	if (sends_live(a))
 		xnf_warn("--tx-path auto: sending on the xsk ring (slower in copy mode), because %s", why);
-	if (workers_pass(a))
-		xnf_warn("frames the NF passes reach the stack through a TAP device, where ARP and neighbour replies do "
-			 "not resolve the port's neighbours (use static neighbours, or hybrid mode), because %s", why);
 	return 0;
 }
 

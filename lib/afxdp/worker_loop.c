@@ -109,6 +109,39 @@ static void free_frags(struct afxdp_worker *w, const struct xnf_frags *frags)
 		free_frame(w, addr_of(w, frags->frag[k].data));
 }
 
+/* Hybrid: the verdict the NF left in XDP, in the 4 bytes of metadata before the frame, or (verdict_behind: a kernel
+ * without XDP metadata) in its last 4 bytes, which are taken off it here; a last buffer left empty is freed. */
+static xnf_verdict take_verdict(struct afxdp_worker *w, struct xnf_pkt *pkt, struct xnf_frags *frags)
+{
+	__u8 bytes[sizeof(xnf_verdict)];
+	xnf_verdict verdict;
+
+	if (!w->owner->cfg.verdict_behind) {
+		memcpy(&verdict, (char *)pkt->data - sizeof(verdict), sizeof(verdict));
+		return verdict;
+	}
+	for (size_t k = sizeof(bytes); k-- > 0;) {
+		struct xnf_frag *last = frags && frags->n ? &frags->frag[frags->n - 1] : NULL;
+
+		if (!last) {
+			pkt->data_end = (char *)pkt->data_end - 1;
+			bytes[k] = *(__u8 *)pkt->data_end;
+			continue;
+		}
+		bytes[k] = ((__u8 *)last->data)[--last->len];
+		pkt->beyond--;
+		if (!last->len) {
+			free_frame(w, addr_of(w, last->data));
+			frags->n--;
+		}
+	}
+	if (frags && !frags->n)
+		pkt->frags = NULL;
+	w->stats.rx_bytes -= sizeof(bytes);
+	memcpy(&verdict, bytes, sizeof(verdict));
+	return verdict;
+}
+
 /* ---------------------------------------------------------------- the live-frames path */
 
 static const char *live_error_advice(int err)
@@ -402,9 +435,9 @@ static __u32 receive_batch(struct afxdp_worker *w, struct xsk_port_socket *s)
 	xsk_ring_cons__release(&s->rx, taken);
 	w->stats.rx_packets += frames;
 	if (w->owner->cfg.forward_only) {
-		/* hybrid: the NF already ran in XDP and left its verdict just before the frame */
+		/* hybrid: the NF already ran in XDP and left its verdict with the frame */
 		for (__u32 i = 0; i < frames; i++)
-			memcpy(&verdicts[i], (char *)pkts[i].data - sizeof(__u32), sizeof(__u32));
+			verdicts[i] = take_verdict(w, &pkts[i], pkts[i].frags ? &w->frags[i] : NULL);
 	} else {
 		xnf_nf_run_batch(pkts, verdicts, frames);
 	}

@@ -18,6 +18,7 @@
 #include <xnf/internal/native_maps.h>
 #include <xnf/control.h>
 #include <xnf/internal/nf_entry.h>
+#include <xnf/runtime/kernel.h>
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/map_sizes.h>
 #include <xnf/runtime/ports.h>
@@ -388,8 +389,7 @@ static void watch_egress(struct instance *in)
 					   bpf_object__find_map_fd_by_name(in->xdp.obj, "xnf_ports"),
 					   in->mode->hook == XNF_AT_TC, why, sizeof(why));
 	if (!in->egress)
-		xnf_warn("frames the kernel drops after the NF's verdict will not be counted: the egress watcher %s",
-			 why);
+		xnf_warn("frames the kernel drops after the NF's verdict will not be counted (the egress watch): %s", why);
 }
 
 static int start_sockets(struct instance *in)
@@ -400,6 +400,7 @@ static int start_sockets(struct instance *in)
 		return 0;
 	/* Where the program takes frames of several buffers, so do the sockets. */
 	cfg.multi_buffer = in->plan->frags;
+	cfg.verdict_behind = in->plan->verdict_behind;
 	in->afxdp = xnf_afxdp_create(&cfg, in->xdp.ports, in->xdp.nports, xnf_xdp_socket_map_fd(&in->xdp));
 	if (!in->afxdp || xnf_afxdp_start(in->afxdp))
 		return -1;
@@ -506,6 +507,34 @@ static void tear_down(struct instance *in)
 	port_guard_stop(&in->ports);
 }
 
+/* --tc-send peer: the ports whose peer is in another namespace, where the kernel lets tc call bpf_redirect_peer;
+ * else none, said once: the frames go out of the port instead (bpf_redirect), a trip through the backlog more. */
+static __u32 sending_to_peers(struct instance *in)
+{
+	__u32 ports = port_guard_peer_ports(&in->ports);
+	char why[512];
+
+	if (!ports || xnf_kernel_has_helper(BPF_FUNC_redirect_peer))
+		return ports;
+	xnf_info("sending out of the ports (--tc-send device), not to their peers: %s",
+		 xnf_kernel_helper_refusal(BPF_FUNC_redirect_peer, why, sizeof(why)));
+	return 0;
+}
+
+/* A port whose MTU brings frames longer than a page: XDP takes them as several buffers, and the sockets as several
+ * descriptors, where the kernel has both. 0, or -1 after one message. */
+static int check_kernel_takes_jumbo_frames(const struct mode_info *mode)
+{
+	enum xnf_facility missing = !xnf_kernel_has(XNF_KF_XDP_FRAGS) ? XNF_KF_XDP_FRAGS : XNF_KF_AFXDP_SG;
+	char why[512];
+
+	if (xnf_kernel_has(XNF_KF_XDP_FRAGS) && (!mode->sockets || xnf_kernel_has(XNF_KF_AFXDP_SG)))
+		return 0;
+	xnf_error("a port's MTU brings frames longer than a page, and %s: lower the ports' MTU to what a page holds, or "
+		  "run --mode tc", xnf_kernel_refusal(missing, why, sizeof(why)));
+	return -1;
+}
+
 int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode)
 {
 	struct instance in = { .opt = opt, .mode = mode, .control = { .listen_fd = -1 } };
@@ -541,10 +570,15 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 		rc = 2;
 		goto out;
 	}
-	plan.peer_ports = opt->tc_send == XNF_TC_SEND_PEER ? port_guard_peer_ports(&in.ports) : 0;
+	plan.peer_ports = opt->tc_send == XNF_TC_SEND_PEER ? sending_to_peers(&in) : 0;
 	/* XDP takes frames of several buffers (and the sockets, descriptors) only where a port brings them: the whole
 	 * length costs a helper call a frame (research/nfs-notebook.md). */
 	plan.frags = mode->hook == XNF_AT_XDP && port_guard_brings_jumbo_frames(&in.ports);
+	if (plan.frags && check_kernel_takes_jumbo_frames(mode))
+		goto out;
+	plan.verdict_behind = mode->datapath == XNF_DATAPATH_HYBRID && !xnf_kernel_has(XNF_KF_XDP_META);
+	if (plan.verdict_behind)
+		xnf_kernel_say_fallback(XNF_KF_XDP_META);
 	for (__u32 i = 0; i < opt->nifaces; i++) {
 		xnf_busy_poll_recover(run_dir, ports[i].name);
 		xnf_libxdp_recover(run_dir, &ports[i]);

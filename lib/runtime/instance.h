@@ -25,12 +25,19 @@ struct mode_info {
 	enum xnf_afxdp_wait wait;
 	const char *summary;
 	enum xnf_kernel_hook hook;   /* where the kernel build runs: XDP, or tc ingress (the skb layer) */
+	unsigned needs;              /* the kernel facilities it cannot run without: XNF_NEEDS(XNF_KF_...) bits */
 };
+
+#define XNF_NEEDS(facility) (1u << (facility))
 
 extern const struct mode_info xnf_modes[];
 extern const size_t xnf_nmodes;
 const struct mode_info *xnf_find_mode(const char *name);
 bool xnf_mode_keeps_state(const struct mode_info *mode);
+/* The first facility mode needs that this kernel refuses, or -1; the tc hook takes TCX or, without it, clsact. */
+int xnf_mode_missing_facility(const struct mode_info *mode);
+/* Refuses a mode this kernel cannot run, naming the facility: 0, or -1 after one message. */
+int xnf_mode_check_kernel(const struct mode_info *mode);
 /* The table's modes as "a, b, c", for messages: those whose NF runs in user space, those with AF_XDP sockets,
  * those whose workers send (lib/include/xnf/runtime/modes.h declares them for the rest of libxnf). */
 #include <xnf/runtime/modes.h>

@@ -25,6 +25,7 @@
 #include <xnf/internal/nf_entry.h>
 #include <xnf/runtime/conntrack_list.h>
 #include <xnf/runtime/json.h>
+#include <xnf/runtime/kernel.h>
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/options.h>
 #include <xnf/runtime/port_checks.h>
@@ -507,6 +508,33 @@ static int check_run_options(struct run_options *opt, const struct xnf_option *t
 	return 0;
 }
 
+/* An option that needs a facility this kernel refuses: refused by name, before anything is set up. */
+static int refuse_without(enum xnf_facility facility, const char *asked)
+{
+	char why[512];
+
+	if (xnf_kernel_has(facility))
+		return 0;
+	xnf_error("%s: %s", asked, xnf_kernel_refusal(facility, why, sizeof(why)));
+	return -1;
+}
+
+/* What the mode and options ask of the kernel (the facility table, kernel.h): 0, or -1 after one message. */
+static int check_kernel(const struct run_options *opt)
+{
+	if (xnf_mode_check_kernel(opt->mode))
+		return -1;
+	if (opt->attach == XNF_ATTACH_LIBXDP && refuse_without(XNF_KF_FREPLACE, "--attach libxdp"))
+		return -1;
+	if (!opt->mode->sockets)
+		return 0;
+	if (opt->afxdp.tx_path == XNF_TX_LIVE && refuse_without(XNF_KF_LIVE_FRAMES, "--tx-path live (use xsk or auto)"))
+		return -1;
+	if (opt->afxdp.tx_budget && refuse_without(XNF_KF_XSK_TX_BUDGET, "--tx-budget"))
+		return -1;
+	return opt->afxdp.xmit_batch && refuse_without(XNF_KF_XSK_XMIT_BATCH, "--xmit-batch") ? -1 : 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	const struct xnf_option *table = option_table();
@@ -524,6 +552,8 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (rc < 0 || check_run_options(&opt, table, given))
 		return EXIT_USAGE;
+	if (check_kernel(&opt))
+		return 1;
 	return xnf_instance_run(&opt, opt.mode);
 }
 
@@ -563,8 +593,18 @@ static int doctor_ports(const struct run_options *opt, bool json)
 
 	if (xnf_ports_resolve(opt->ifaces, opt->nifaces, ports))
 		return 1;
-	if (json)
-		printf("{\"mode\": \"%s\", \"ports\": [", opt->mode->name);
+	if (xnf_mode_missing_facility(opt->mode) >= 0)
+		worst = XNF_LEVEL_ERROR;
+	if (json) {
+		printf("{\"kernel\": ");
+		xnf_kernel_table_json(stdout);
+		printf(", \"mode\": \"%s\", \"mode_runs_here\": %s, \"ports\": [", opt->mode->name,
+		       worst == XNF_LEVEL_ERROR ? "false" : "true");
+	} else {
+		xnf_kernel_table_print(stdout);
+		if (worst == XNF_LEVEL_ERROR)
+			xnf_mode_check_kernel(opt->mode);
+	}
 	for (__u32 i = 0; i < opt->nifaces; i++) {
 		struct xnf_port_facts f;
 		int err = xnf_port_inspect(&ports[i], &f);
@@ -679,6 +719,20 @@ static void describe_fields(const struct xnf_stat_field *first, const struct xnf
 	putchar(']');
 }
 
+/* The kernel facilities a mode or transmit path cannot run without, by the table's names (the tc hook: clsact,
+ * which it takes where TCX is refused). */
+static void describe_needs(unsigned needs)
+{
+	size_t n = 0;
+
+	putchar('[');
+	for (int f = 0; f < XNF_NFACILITIES; f++) {
+		if (needs & XNF_NEEDS(f))
+			printf("%s\"%s\"", n++ ? ", " : "", xnf_facility((enum xnf_facility)f)->name);
+	}
+	putchar(']');
+}
+
 static void describe_modes(void)
 {
 	printf("[");
@@ -699,7 +753,9 @@ static void describe_modes(void)
 		printf(", \"hook\": \"%s\", \"generic\": %s", hook_name(m->hook),
 		       m->generic ? "true" : "false");
 		printf(", \"available\": %s", m->available ? "true" : "false");
-		printf(", \"keeps_state\": %s}", xnf_mode_keeps_state(m) ? "true" : "false");
+		printf(", \"keeps_state\": %s, \"needs\": ", xnf_mode_keeps_state(m) ? "true" : "false");
+		describe_needs(m->needs | (m->hook == XNF_AT_TC ? XNF_NEEDS(XNF_KF_CLSACT) : 0));
+		putchar('}');
 	}
 	printf("]");
 }
@@ -777,6 +833,9 @@ static int cmd_describe(int argc, char **argv)
 	describe_fields(xnf_worker_stat_fields, xnf_socket_stat_fields);
 	printf("}, \"tx_paths\": ");
 	describe_strings(xnf_tx_path_names, (size_t)-1);
+	printf(", \"tx_path_needs\": {\"%s\": ", xnf_tx_path_name(XNF_TX_LIVE));
+	describe_needs(XNF_NEEDS(XNF_KF_LIVE_FRAMES));
+	putchar('}');
 	printf(", \"capture_sides\": ");
 	describe_strings(capture_side_names, (size_t)-1);
 	printf(", \"limits\": {\"ports\": %d, \"queues\": %d, \"workers\": %d, \"nf_counters\": %d, "

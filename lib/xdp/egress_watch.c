@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <xnf/runtime/json.h>
+#include <xnf/runtime/kernel.h>
 #include <xnf/runtime/link_facts.h>
 
 #include "egress_watch_abi.h"
@@ -112,16 +113,20 @@ struct xnf_egress_watch *xnf_egress_watch_open(const struct xnf_port *ports, __u
 	int rc;
 
 	if (!w) {
-		snprintf(err, err_len, "ran out of memory");
+		snprintf(err, err_len, "out of memory");
 		return NULL;
 	}
+	if (!xnf_kernel_has(XNF_KF_TP_BTF) || !xnf_kernel_has(XNF_KF_BTF)) {
+		xnf_kernel_refusal(xnf_kernel_has(XNF_KF_BTF) ? XNF_KF_TP_BTF : XNF_KF_BTF, err, err_len);
+		goto fail;
+	}
 	if ((rc = xnf_netns_cookie_here(&cookie)) || (rc = bpf_obj_get_info_by_fd(ports_map_fd, &info, &len) ? -errno : 0)) {
-		snprintf(err, err_len, "cannot identify the ports (%s)", strerror(-rc));
+		snprintf(err, err_len, "cannot identify the ports: %s", strerror(-rc));
 		goto fail;
 	}
 	w->skel = egress_watch_bpf__open();
 	if (!w->skel) {
-		snprintf(err, err_len, "cannot open its programs (%s)", strerror(errno));
+		snprintf(err, err_len, "cannot open its programs: %s", strerror(errno));
 		goto fail;
 	}
 	w->nports = nports;
@@ -135,13 +140,9 @@ struct xnf_egress_watch *xnf_egress_watch_open(const struct xnf_port *ports, __u
 	if (at_tc && watch_tc(w->skel, err, err_len))
 		goto fail;
 	if ((rc = egress_watch_bpf__load(w->skel)) || (rc = egress_watch_bpf__attach(w->skel))) {
-		if (rc == -ESRCH)   /* libbpf's answer where the kernel publishes no BTF, which tracepoints' types need */
-			snprintf(err, err_len, "cannot load its tracepoint programs: this kernel publishes no BTF "
-				 "(/sys/kernel/btf/vmlinux)");
-		else
-			snprintf(err, err_len, "is not allowed by this kernel to %s its tracepoint programs (%s)",
-				 w->skel->links.xnf_egress_redirect_err || w->skel->links.xnf_egress_skb_refused ?
-				 "attach" : "load", strerror(-rc));
+		snprintf(err, err_len, "this kernel does not let it %s its tracepoint programs: %s",
+			 w->skel->links.xnf_egress_redirect_err || w->skel->links.xnf_egress_skb_refused ?
+			 "attach" : "load", strerror(-rc));
 		goto fail;
 	}
 	return w;

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The tc build at each port's ingress. TCX (Linux 6.6) attaches it through a bpf_link, which goes away with the
- * process however it ends, beside whatever other programs the port runs there. A kernel without TCX, or
- * --attach clsact (where tc filter show must list it: iproute2 before 6.6 does not show TCX), gets a clsact qdisc
- * filter instead: that one outlives the process, so it is taken off here, and a killed instance leaves it behind
- * (tc filter del dev PORT ingress removes it).
+ * The tc build at each port's ingress. TCX attaches it through a bpf_link, which goes away with the process
+ * however it ends, beside whatever other programs the port runs there. A kernel that refuses TCX (the facility
+ * table, kernel.h), or --attach clsact (where tc filter show must list it: iproute2 before 6.6 does not show TCX),
+ * gets a clsact qdisc filter instead: that one outlives the process, so it is taken off here, and a killed instance
+ * leaves it behind (tc filter del dev PORT ingress removes it).
  */
 #include <xnf/runtime/xdp_instance.h>
 #include <xnf/runtime/xdp_attach.h>
+#include <xnf/runtime/kernel.h>
 #include <xnf/runtime/log.h>
 
 #include <bpf/bpf.h>
@@ -16,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* libbpf 1.1 and Linux 6.1's headers predate TCX; the kernel's value. */
+/* libbpf 1.1 and bookworm's headers predate TCX; the kernel's value. */
 #ifndef XNF_BPF_TCX_INGRESS
 #define XNF_BPF_TCX_INGRESS 46
 #endif
@@ -45,31 +46,50 @@ static void detach_clsact(const struct xnf_port *port)
 
 static void explain_tc_failure(const struct xnf_port *port, int err)
 {
+	char why[512];
+
 	if (err == -EPERM)
 		xnf_error("attaching the tc program to %s needs root (CAP_NET_ADMIN): run xnf with sudo", port->name);
 	else if (err == -EEXIST)
 		xnf_error("%s already has a clsact filter at xnf's place (handle 0x%x, priority 0x%x): a killed xnf left "
 			  "it; remove it with 'tc filter del dev %s ingress'", port->name, XNF_TC_HANDLE,
 			  XNF_TC_PRIORITY, port->name);
+	else if (!xnf_kernel_has(XNF_KF_TCX) && !xnf_kernel_has(XNF_KF_CLSACT))
+		xnf_error("cannot attach the tc program to %s's ingress: %s", port->name,
+			  xnf_kernel_refusal(XNF_KF_CLSACT, why, sizeof(why)));
 	else
-		xnf_error("cannot attach the tc program to %s's ingress: %s (tc needs TCX, Linux 6.6, or a "
-			  "clsact qdisc)", port->name, strerror(-err));
+		xnf_error("cannot attach the tc program to %s's ingress: %s", port->name, strerror(-err));
+}
+
+int xnf_tc_attach_ingress(int prog_fd, const struct xnf_port *port, bool want_clsact, bool *in_clsact)
+{
+	int fd;
+
+	*in_clsact = want_clsact || !xnf_kernel_has(XNF_KF_TCX);
+	if (!*in_clsact)
+		return bpf_link_create(prog_fd, port->ifindex, XNF_BPF_TCX_INGRESS, NULL);
+	if (!want_clsact)
+		xnf_kernel_say_fallback(XNF_KF_TCX);
+	fd = attach_clsact(prog_fd, port);
+	return fd ? fd : XNF_TC_NO_LINK;
+}
+
+void xnf_tc_detach_ingress(const struct xnf_port *port, int fd, bool in_clsact)
+{
+	if (in_clsact)
+		detach_clsact(port);
+	else if (fd >= 0)
+		close(fd);
 }
 
 int xnf_tc_attach_ports(struct xnf_xdp_instance *x)
 {
 	for (__u32 i = 0; i < x->nports; i++) {
 		const struct xnf_port *port = &x->ports[i];
-		int fd = x->attach_clsact ? -EOPNOTSUPP : bpf_link_create(x->prog_fd, port->ifindex, XNF_BPF_TCX_INGRESS,
-									 NULL);
+		int fd = xnf_tc_attach_ingress(x->prog_fd, port, x->attach_clsact, &x->tc_clsact[i]);
 
-		if (fd >= 0) {
-			x->link_fds[i] = fd;
-			continue;
-		}
-		/* A kernel without TCX refuses the attach type itself; --attach clsact asks for the filter. */
-		if ((fd == -EINVAL || fd == -EOPNOTSUPP) && (fd = attach_clsact(x->prog_fd, port)) == 0) {
-			x->tc_clsact[i] = true;
+		if (fd >= 0 || fd == XNF_TC_NO_LINK) {
+			x->link_fds[i] = fd >= 0 ? fd : -1;
 			continue;
 		}
 		explain_tc_failure(port, fd);

@@ -3,12 +3,12 @@
 #include <xnf/runtime/map_sizes.h>
 #include <xnf/runtime/xdp_attach.h>
 #include <xnf/runtime/embedded.h>
+#include <xnf/runtime/kernel.h>
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/verifier_stats.h>
 #include <xnf/internal/native_maps.h>
 
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -119,29 +119,52 @@ static int fill_port_map(struct xnf_xdp_instance *x)
  * the kernel publishes none. */
 static bool kernel_btf_missing(int err)
 {
-	struct btf *btf;
+	return err == -ESRCH && !xnf_kernel_has(XNF_KF_BTF);
+}
 
-	if (err != -ESRCH)
-		return false;
-	btf = btf__load_vmlinux_btf();
-	if (!libbpf_get_error(btf)) {
-		btf__free(btf);
-		return false;
+/* The helper the verifier refused the program for, from its log ("unknown func bpf_x#N" before 6.2, "program of
+ * this type cannot use helper bpf_x#N" after, "invalid func unknown#N" for an id it does not know); -1 if none. */
+static int refused_helper(void)
+{
+	static const char *const markers[] = { "unknown func ", "cannot use helper ", "invalid func " };
+	const char *at, *hash;
+
+	for (size_t i = 0; libbpf_log && i < sizeof(markers) / sizeof(markers[0]); i++) {
+		at = strstr(libbpf_log, markers[i]);
+		hash = at ? strchr(at, '#') : NULL;
+		if (hash)
+			return (int)strtol(hash + 1, NULL, 10);
 	}
-	return true;
+	return -1;
+}
+
+static void explain_refused_helper(int id, const char *what)
+{
+	const struct xnf_helper_info *helper = xnf_helper_by_id(id);
+
+	if (helper)
+		xnf_error("cannot load the NF's %s program: this kernel refuses the helper %s in %s programs (%s has "
+			  "it; a build can leave it out)", what, helper->name, what, helper->since);
+	else
+		xnf_error("cannot load the NF's %s program: this kernel refuses BPF helper %d in %s programs", what, id,
+			  what);
 }
 
 static void explain_load_failure(int err, enum xnf_kernel_hook hook)
 {
 	const char *what = hook == XNF_AT_TC ? "tc" : "XDP";
+	char why[512];
+	int helper = refused_helper();
 
 	if (kernel_btf_missing(err)) {
-		xnf_error("cannot load the NF's %s program: it reads the kernel's own types (a connection table's size) "
-			  "and this kernel publishes none (/sys/kernel/btf/vmlinux): run it on a kernel built with "
-			  "CONFIG_DEBUG_INFO_BTF=y, as the major distributions' are", what);
+		xnf_error("cannot load the NF's %s program: it reads the kernel's own types (a connection table's size), "
+			  "and %s", what, xnf_kernel_refusal(XNF_KF_BTF, why, sizeof(why)));
 		return;
 	}
-
+	if (helper >= 0) {
+		explain_refused_helper(helper, what);
+		return;
+	}
 	if (err == -EPERM || err == -EACCES) {
 		if (geteuid() != 0) {
 			xnf_error("loading the %s program needs root (CAP_BPF and CAP_NET_ADMIN): run xnf with sudo", what);
@@ -236,6 +259,7 @@ int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32
 				  .offload_drops = plan->offload_table != 0,
 				  .local_queues = local ? local->queues : 0, .local_ports = local ? local->nports : 0,
 				  .skb_mode = generic, .peer_ports = plan->peer_ports, .frags = plan->frags,
+				  .verdict_behind = plan->verdict_behind,
 				  .kernel_fallback = plan->state_dir && (plan->datapath == XNF_DATAPATH_USER ||
 									 plan->datapath == XNF_DATAPATH_HYBRID) };
 	struct bpf_program *prog;

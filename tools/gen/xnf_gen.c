@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * xnf-gen: a traffic generator built on BPF_PROG_RUN with live frames
- * (kernel >= 5.18): the kernel builds and transmits the frames itself, so one
- * core puts out millions of packets per second. Frames longer than a live
- * frame (a page) go out through a packet socket instead, their headers built
- * by the same program (socket_sender.h). One pinned thread per core
+ * xnf-gen: a traffic generator built on BPF_PROG_RUN with live frames: the
+ * kernel builds and transmits the frames itself, so one core puts out millions
+ * of packets per second. Frames longer than a live frame (a page), and every
+ * frame on a kernel that refuses live frames, go out through a packet socket
+ * instead, their headers built by the same program (socket_sender.h). One pinned thread per core
  * asked for; every frame carries a probe (flow, sequence number, send time)
  * that the receiver, attached with --rx-iface where the traffic comes back,
  * turns into loss, reordering and one-way latency.
@@ -30,6 +30,7 @@
 
 #include <xnf/helpers.h>
 #include <xnf/rules_text.h>
+#include <xnf/runtime/kernel.h>
 #include <xnf/runtime/link_facts.h>
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/options.h>
@@ -683,20 +684,28 @@ static bool lengths_differ(const struct gen_options *opt)
 	return false;
 }
 
-/* Live frames where they can carry the run, a packet socket where not (or where asked). A payload check of live
- * frames needs every class's payload where the longest's lies: live frames take it from the longest class's frame. */
+/* Live frames where they can carry the run and the kernel runs them (the facility table, kernel.h), a packet socket
+ * where not (or where asked). A payload check of live frames needs every class's payload where the longest's lies:
+ * live frames take it from the longest class's frame. */
 static int choose_sender(struct gen_options *opt)
 {
 	__u32 longest = longest_frame(opt), header = frame_header_len(&opt->classes[0].frame);
-	bool fits = fits_live_frames(opt);
+	bool fits = fits_live_frames(opt), live = xnf_kernel_has(XNF_KF_LIVE_FRAMES);
+	char why[512];
 
+	if (opt->sender == SENDER_LIVE && !live) {
+		xnf_error("--sender live: %s: use --sender auto", xnf_kernel_refusal(XNF_KF_LIVE_FRAMES, why, sizeof(why)));
+		return -1;
+	}
 	if (opt->sender == SENDER_LIVE && !fits) {
 		xnf_error("frames of %u bytes are longer than a live frame (%d bytes with FCS): use --sender socket or "
 			  "auto", longest, XNF_LIVE_MAX_FRAME + FCS_LEN);
 		return -1;
 	}
+	if (opt->sender == SENDER_AUTO && fits && !live && !opt->write_pcap)
+		xnf_kernel_say_fallback(XNF_KF_LIVE_FRAMES);
 	if (opt->sender == SENDER_AUTO)
-		opt->sender = fits ? SENDER_LIVE : SENDER_SOCKET;
+		opt->sender = fits && live ? SENDER_LIVE : SENDER_SOCKET;
 	for (__u32 i = 1; opt->check_payload && opt->sender == SENDER_LIVE && i < opt->nclasses; i++) {
 		if (frame_header_len(&opt->classes[i].frame) != header) {
 			xnf_error("--check-payload with live frames needs classes whose headers are as long: class %s's "
@@ -820,8 +829,8 @@ static void explain_run_error(int err, const struct gen_options *opt)
 	else if (opt->sender == SENDER_SOCKET)
 		xnf_error("sending on %s through a packet socket failed: %s", iface, strerror(err));
 	else if (err == 524 /* ENOTSUPP */ || err == EOPNOTSUPP || err == EINVAL)
-		xnf_error("the kernel refused live-frame BPF_PROG_RUN on %s (%s): it needs Linux 5.18 or "
-			  "newer, and on veth an XDP program or GRO on the peer interface", iface, strerror(err));
+		xnf_error("the kernel refused to send live frames on %s (%s): on veth the peer interface needs an XDP "
+			  "program or GRO", iface, strerror(err));
 	else
 		xnf_error("sending on %s failed: %s", iface, strerror(err));
 }

@@ -143,14 +143,39 @@ static __always_inline int xnf_xdp_to_user(struct xnf_pkt *pkt)
 }
 
 /*
- * Hybrid: a frame the NF sends on (TX, REDIRECT) goes to user space with its
- * verdict in 4 bytes of XDP metadata, for a worker to transmit; the rest is
- * handled here. If the metadata cannot be added, the kernel sends it itself.
+ * Hybrid's hand-over of the verdict to the worker that sends the frame: 4 bytes of XDP metadata just before the
+ * frame, or, on a kernel that refuses XDP metadata (xnf_cfg.verdict_behind), 4 bytes grown behind its end, which
+ * the worker takes off again. 0, or -1 where the frame has no room for them.
+ */
+static __always_inline int xnf_xdp_hand_verdict(struct xdp_md *ctx, xnf_verdict verdict)
+{
+	void *data, *meta;
+
+	if (xnf_cfg.verdict_behind) {
+		if (bpf_xdp_adjust_tail(ctx, (int)sizeof(__u32)))
+			return -1;
+		if (!bpf_xdp_store_bytes(ctx, bpf_xdp_get_buff_len(ctx) - sizeof(__u32), &verdict, sizeof(__u32)))
+			return 0;
+		bpf_xdp_adjust_tail(ctx, -(int)sizeof(__u32));
+		return -1;
+	}
+	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(__u32)))
+		return -1;
+	data = (void *)(long)ctx->data;
+	meta = (void *)(long)ctx->data_meta;
+	if (meta + sizeof(__u32) > data)
+		return -1;
+	*(__u32 *)meta = verdict;
+	return 0;
+}
+
+/*
+ * Hybrid: a frame the NF sends on (TX, REDIRECT) goes to user space with its verdict (above), for a worker to
+ * transmit; the rest is handled here. If the verdict cannot go with it, the kernel sends it itself.
  */
 static __always_inline int xnf_xdp_hybrid(struct xdp_md *ctx, struct xnf_pkt *pkt, xnf_verdict verdict)
 {
 	__u32 action = XNF_VERDICT_ACTION(verdict), key;
-	void *data, *meta;
 	int redirect;
 
 	if (action != XNF_TX && action != XNF_REDIRECT_ACTION)
@@ -158,13 +183,8 @@ static __always_inline int xnf_xdp_hybrid(struct xdp_md *ctx, struct xnf_pkt *pk
 	if (xnf_cfg.kernel_fallback && !xnf_xdp_has_socket(pkt))
 		return xnf_xdp_action(pkt, verdict); /* the workers are gone: the kernel sends it */
 	key = xnf_xdp_socket_key(pkt);
-	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(__u32)))
+	if (xnf_xdp_hand_verdict(ctx, verdict))
 		return xnf_xdp_action(pkt, verdict);
-	data = (void *)(long)ctx->data;
-	meta = (void *)(long)ctx->data_meta;
-	if (meta + sizeof(__u32) > data)
-		return xnf_xdp_action(pkt, verdict);
-	*(__u32 *)meta = verdict;
 	redirect = bpf_redirect_map(&xnf_xsks, key, 0);
 	if (redirect == XDP_REDIRECT)
 		return redirect;

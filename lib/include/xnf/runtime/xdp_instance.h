@@ -70,6 +70,7 @@ struct xnf_xdp_plan {
 	__u32 peer_ports;                         /* tc: veth ports whose peer is in another namespace */
 	bool verifier_stats;                      /* --verifier-stats: say what the verifier's pass took */
 	bool frags;                               /* XDP taking multi-buffer frames (BPF_F_XDP_HAS_FRAGS) */
+	bool verdict_behind;                      /* hybrid: the verdict behind the frame, not in its metadata */
 };
 
 int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32 nports, bool generic,
@@ -80,6 +81,11 @@ int xnf_xdp_put_in_force(struct xnf_xdp_instance *x);
  * TCX), or at none; and taking it off. */
 int xnf_tc_attach_ports(struct xnf_xdp_instance *x);
 void xnf_tc_detach_ports(struct xnf_xdp_instance *x);
+/* Any tc program at port's ingress: through a TCX link where the kernel has TCX (returns its fd), else (or with
+ * want_clsact) as a clsact filter (returns XNF_TC_NO_LINK, *in_clsact set); a negative errno where neither took it. */
+#define XNF_TC_NO_LINK (-4096)
+int xnf_tc_attach_ingress(int prog_fd, const struct xnf_port *port, bool want_clsact, bool *in_clsact);
+void xnf_tc_detach_ingress(const struct xnf_port *port, int fd, bool in_clsact);
 /* The programs at ifindex's TCX ingress, first to last: up to max ids, their number in *count (0 without TCX). */
 int xnf_tc_ingress_programs(int ifindex, __u32 *ids, __u32 max, __u32 *count);
 /* state_keep.c: --state DIR, the maps and links kept in bpffs so that the program forwards on when the process
