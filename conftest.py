@@ -28,6 +28,34 @@ def pytest_collection_finish(session):
     signal.signal(signal.SIGTERM, signal.default_int_handler)
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "kernel(*facilities): the test cannot run without these kernel facilities "
+                            "(python/xnf/kernel.py); skipped, naming them, on a kernel that refuses one")
+
+
+def _kernel_needs(item) -> list[str]:
+    """The facilities a test names (@pytest.mark.kernel), and those of the data paths or modes it is parametrized
+    over ("afxdp/live", "hybrid"): read from the runtime's mode table, never written in the test."""
+    from xnf.lab import paths
+
+    needs = [name for marker in item.iter_markers("kernel") for name in marker.args]
+    params = getattr(item, "callspec", None)
+    for value in (params.params.values() if params else []):
+        if isinstance(value, str):
+            needs += paths.needs_of(value)
+    return list(dict.fromkeys(needs))
+
+
+def pytest_runtest_setup(item):
+    if Path(item.path).resolve().is_relative_to(PURE):
+        return
+    from xnf import kernel
+
+    missing = kernel.missing(_kernel_needs(item))
+    if missing:
+        pytest.skip("; ".join(kernel.refusal(name) for name in missing))
+
+
 _left_behind: list[str] = []
 
 

@@ -16,13 +16,21 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-from xnf import chain, contract
+from xnf import chain, contract, kernel
 from xnf.errors import XnfError
 from xnf.lab.cores import DUT_CORE
 
-# The transmit path a sending mode runs when none is named, and the ones the lab measures of the first user-space
-# mode (the others take the default): the choices are the runtime's (describe's tx_paths) without "auto".
-DEFAULT_TX_PATH = "live"
+# The transmit path a sending mode runs when none is named, where the kernel gives what it needs (the runtime's
+# tx_path_needs), else the one that needs nothing; the first user-space mode is measured on each of the runtime's
+# transmit paths (describe's tx_paths) but "auto".
+PREFERRED_TX_PATH = "live"
+FALLBACK_TX_PATH = "xsk"
+
+
+@lru_cache(maxsize=None)
+def default_tx_path() -> str:
+    needs = contract.runtime().get("tx_path_needs", {}).get(PREFERRED_TX_PATH, [])
+    return FALLBACK_TX_PATH if kernel.missing(needs) else PREFERRED_TX_PATH
 
 
 @dataclass(frozen=True)
@@ -47,6 +55,13 @@ class Path:
     @property
     def has_workers(self) -> bool:
         return self.described["sockets"]
+
+    @property
+    def needs(self) -> list[str]:
+        """The kernel facilities the path cannot run without (python/xnf/kernel.py names them): its mode's, and its
+        transmit path's."""
+        tx_needs = contract.runtime().get("tx_path_needs", {})
+        return list(dict.fromkeys(self.described.get("needs", []) + tx_needs.get(self.tx_path or "", [])))
 
     def lab_options(self) -> list[str]:
         """The options of `xnf run` besides --mode that make the path on the lab: its transmit path, and its
@@ -80,9 +95,14 @@ def carrying() -> dict[str, Path]:
         if not _sends(mode):
             found.append(Path(mode["name"], mode["name"]))
             continue
-        for tx in (tx_paths if mode["name"] == first_user else [DEFAULT_TX_PATH]):
+        for tx in (tx_paths if mode["name"] == first_user else [default_tx_path()]):
             found.append(Path(f"{mode['name']}/{tx}", mode["name"], tx))
     return {p.key: p for p in found}
+
+
+def runnable() -> dict[str, Path]:
+    """The carrying paths this kernel runs: what the benchmarks measure and the advisor weighs."""
+    return {key: path for key, path in carrying().items() if not kernel.missing(path.needs)}
 
 
 def runs_workers(nf: str, mode: str | None) -> bool:
@@ -97,18 +117,23 @@ def worker_options(mode: str | None, nf: str = "") -> list[str]:
     return ["--cores", str(DUT_CORE)] if runs_workers(nf, mode) else []
 
 
+def needs_of(key: str) -> list[str]:
+    """The kernel facilities a path key ("afxdp/live") or a mode name ("hybrid") cannot run without; none for a word
+    that is neither."""
+    if key in carrying():
+        return carrying()[key].needs
+    if key in contract.mode_names():
+        return Path(key, key).needs
+    return []
+
+
 def find(key: str) -> Path:
     """A path by key; a bare sending mode ("hybrid") is its default transmit path's."""
     every = carrying()
-    key = key if key in every else f"{key}/{DEFAULT_TX_PATH}"
+    key = key if key in every else f"{key}/{default_tx_path()}"
     if key not in every:
         raise XnfError(f"unknown data path '{key}': choose from {', '.join(every)}")
     return every[key]
-
-
-def kernel() -> list[str]:
-    """The keys of the paths whose NF runs in the kernel alone (no workers)."""
-    return [k for k, p in carrying().items() if p.nf_in_kernel and not p.has_workers]
 
 
 def with_auto_tx() -> dict[str, tuple[str, list[str]]]:
