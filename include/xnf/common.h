@@ -8,11 +8,33 @@
 
 #include <linux/types.h>
 
+/*
+ * Makes the compiler forget what it knows about var, so that a bounds check
+ * that follows is emitted as written (the BPF verifier needs to see it).
+ */
+#define xnf_barrier_var(var) __asm__ volatile("" : "+r"(var))
+
 #ifdef __BPF__
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #define XNF_TARGET_BPF 1
+
+/*
+ * A 16-bit field read from a frame, in host order, as a value the verifier can bound. Older verifiers (Debian 12's
+ * 6.1) follow no bounds through a byte swap, and refuse a length read from a header and added to a packet pointer
+ * ("math between pkt pointer and register with unbounded min value"). The mask says 0..65535; the barrier keeps the
+ * compiler from dropping it as redundant. Newer verifiers need neither: one instruction a swap.
+ */
+static __always_inline __u16 xnf__ntohs(__u16 raw)
+{
+	__u32 value = __bpf_ntohs(raw);
+
+	xnf_barrier_var(value);
+	return (__u16)(value & 0xffff);
+}
+#undef bpf_ntohs
+#define bpf_ntohs(x) (__builtin_constant_p(x) ? __bpf_constant_ntohs(x) : xnf__ntohs(x))
 #else
 #include <stddef.h>
 #include <string.h>
@@ -26,12 +48,6 @@
 #define bpf_htonl(x) htonl(x)
 #define bpf_ntohl(x) ntohl(x)
 #endif
-
-/*
- * Makes the compiler forget what it knows about var, so that a bounds check
- * that follows is emitted as written (the BPF verifier needs to see it).
- */
-#define xnf_barrier_var(var) __asm__ volatile("" : "+r"(var))
 
 #define XNF_LIKELY(x) __builtin_expect(!!(x), 1)
 #define XNF_UNLIKELY(x) __builtin_expect(!!(x), 0)

@@ -110,6 +110,23 @@ static __always_inline struct xnf_capture_control *xnf_capture_control(void)
 #define XNF__CAPTURE_SIDE XNF_CAPTURE_KERNEL
 #endif
 
+/*
+ * len - 1 checked below max, then 1 added back, in the register the helper gets: the verifier knows it is 1 to max.
+ * Written so because older verifiers (Linux 6.1's, 6.12's) lose a bound the compiler checks on a copy (it turns
+ * "len < 1 || len > max" into one compare of len - 1) and refuse a size that might be 0. The barriers keep the
+ * compiler from folding the steps back into len.
+ */
+static __always_inline int xnf__load_frame_bytes(xnf_ctx *ctx, void *data, __u64 len, __u64 max)
+{
+	__u64 less = len - 1;
+
+	asm volatile("" : "+r"(less));
+	if (less >= max)
+		return -1;
+	asm volatile("" : "+r"(less));
+	return XNF__LOAD_BYTES(ctx, 0, data, less + 1);
+}
+
 static __always_inline __u64 xnf__capture_fill(struct xnf_capture_header *h, void *data, xnf_ctx *ctx,
 					       __u32 slot, __u64 bytes, __u64 len, __u64 max)
 {
@@ -119,9 +136,7 @@ static __always_inline __u64 xnf__capture_fill(struct xnf_capture_header *h, voi
 	h->queue = (__u16)XNF__RX_QUEUE(ctx);
 	h->slot = (__u8)slot;
 	h->side = XNF__CAPTURE_SIDE;
-	/* The verifier must see the bound on the register the helper gets: no copy of len in between. */
-	asm volatile("" : "+r"(len));
-	if (len < 1 || len > max || XNF__LOAD_BYTES(ctx, 0, data, len))
+	if (xnf__load_frame_bytes(ctx, data, len, max))
 		len = 0;
 	h->cap_len = (__u32)len;
 	return len;
