@@ -80,7 +80,7 @@ static int hand_on_into_port(struct xnf_afxdp *a, __u32 port, const char *tap)
 		xnf_error("cannot map %s to port %s: %s", tap, a->ports[port].name, strerror(errno));
 		return -1;
 	}
-	fd = xnf_tc_attach_ingress(bpf_program__fd(a->pass_skel->progs.xnf_pass_redirect), &at, false, &in_clsact);
+	fd = xnf_tc_attach(bpf_program__fd(a->pass_skel->progs.xnf_pass_redirect), &at, false, false, &in_clsact);
 	if (fd < 0 && fd != XNF_TC_NO_LINK) {
 		xnf_error("cannot attach the pass-to-stack program at %s's ingress: %s", tap, strerror(-fd));
 		return -1;

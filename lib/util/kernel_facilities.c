@@ -43,9 +43,9 @@ static const struct facility_row facilities[XNF_NFACILITIES] = {
 			   "egress watch does not run" }, xnf_probe_btf, true },
 	[XNF_KF_LIVE_FRAMES] = { { "live_frames", "XDP programs run on live frames (BPF_PROG_RUN with "
 				   "BPF_F_TEST_XDP_LIVE_FRAMES)", "Linux 5.18",
-				   "xnf-gen sends through a packet socket instead; AF_XDP workers send on the xsk ring "
-				   "and hand passed frames to the stack through a TAP device; --sender live and "
-				   "--tx-path live are refused" }, xnf_probe_live_frames },
+				   "xnf-gen sends from its tc program instead (--sender tc, slower: its results say "
+				   "so); AF_XDP workers send on the xsk ring and hand passed frames to the stack "
+				   "through a TAP device; --sender live and --tx-path live are refused" }, xnf_probe_live_frames },
 	[XNF_KF_XDP_META] = { { "xdp_meta", "XDP metadata (bpf_xdp_adjust_meta)", "Linux 4.15",
 				"hybrid hands the NF's verdict to the workers behind the frame (bpf_xdp_adjust_tail) "
 				"instead of before it" }, NULL },
@@ -54,7 +54,7 @@ static const struct facility_row facilities[XNF_NFACILITIES] = {
 			       xnf_probe_xdp_frags },
 	[XNF_KF_TCX] = { { "tcx", "tc programs through a bpf_link (TCX)", "Linux 6.6",
 			   "--mode tc attaches a clsact filter instead, which stays when the process is killed (tc "
-			   "filter del dev PORT ingress takes it off)" }, xnf_probe_tcx },
+			   "filter del dev PORT ingress takes it off); --state at tc is refused" }, xnf_probe_tcx },
 	[XNF_KF_CLSACT] = { { "clsact", "BPF filters in a clsact qdisc", "Linux 4.5",
 			      "--mode tc is refused where TCX is refused too, and AF_XDP workers without live frames "
 			      "cannot hand passed frames to the stack" }, xnf_probe_clsact },
@@ -90,10 +90,10 @@ static const struct xnf_helper_info helpers[] = {
 	HELPER(map_delete_elem, "3.19", XDP | TC), HELPER(ktime_get_ns, "4.1", XDP | TC),
 	HELPER(get_prandom_u32, "4.1", XDP | TC), HELPER(skb_store_bytes, "4.1", TC),
 	HELPER(l4_csum_replace, "4.1", TC), HELPER(skb_vlan_push, "4.3", TC), HELPER(skb_vlan_pop, "4.3", TC),
-	HELPER(redirect, "4.4", TC), HELPER(skb_load_bytes, "4.5", TC), HELPER(csum_diff, "4.6", XDP | TC),
+	HELPER(clone_redirect, "4.2", TC), HELPER(redirect, "4.4", TC), HELPER(skb_load_bytes, "4.5", TC), HELPER(csum_diff, "4.6", XDP | TC),
 	HELPER(skb_pull_data, "4.9", TC), HELPER(csum_update, "4.9", TC), HELPER(skb_change_head, "4.10", TC),
 	HELPER(xdp_adjust_head, "4.10", XDP), HELPER(skb_adjust_room, "4.13", TC), HELPER(redirect_map, "4.14", XDP),
-	HELPER(xdp_adjust_meta, "4.15", XDP), HELPER(xdp_adjust_tail, "4.18", XDP), HELPER(fib_lookup, "4.18", TC),
+	HELPER(xdp_adjust_meta, "4.15", XDP), HELPER(xdp_adjust_tail, "4.18", XDP), HELPER(fib_lookup, "4.18", XDP | TC),
 	HELPER(jiffies64, "5.5", XDP | TC), HELPER(ringbuf_output, "5.8", XDP | TC),
 	HELPER(ringbuf_reserve, "5.8", XDP | TC), HELPER(ringbuf_submit, "5.8", XDP | TC),
 	HELPER(redirect_peer, "5.10", TC), HELPER(ktime_get_coarse_ns, "5.11", XDP | TC),

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The tc build at each port's ingress. TCX attaches it through a bpf_link, which goes away with the process
+ * The tc build at each port's ingress (and any tc program where xnf puts one). TCX attaches it through a bpf_link, which goes away with the process
  * however it ends, beside whatever other programs the port runs there. A kernel that refuses TCX (the facility
  * table, kernel.h), or --attach clsact (where tc filter show must list it: iproute2 before 6.6 does not show TCX),
  * gets a clsact qdisc filter instead: that one outlives the process, so it is taken off here, and a killed instance
@@ -17,17 +17,18 @@
 #include <string.h>
 #include <unistd.h>
 
-/* libbpf 1.1 and bookworm's headers predate TCX; the kernel's value. */
+/* libbpf 1.1 and bookworm's headers predate TCX; the kernel's values. */
 #ifndef XNF_BPF_TCX_INGRESS
 #define XNF_BPF_TCX_INGRESS 46
 #endif
+#define XNF_BPF_TCX_EGRESS 47
 /* The clsact filter's place, when there is no TCX: handle and priority of xnf's own. */
 #define XNF_TC_HANDLE 0x786e
 #define XNF_TC_PRIORITY 0x786e
 
-static int attach_clsact(int prog_fd, const struct xnf_port *port)
+static int attach_clsact(int prog_fd, const struct xnf_port *port, bool egress)
 {
-	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = port->ifindex, .attach_point = BPF_TC_INGRESS);
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = port->ifindex, .attach_point = egress ? BPF_TC_EGRESS : BPF_TC_INGRESS);
 	LIBBPF_OPTS(bpf_tc_opts, opts, .prog_fd = prog_fd, .handle = XNF_TC_HANDLE, .priority = XNF_TC_PRIORITY);
 	int err = bpf_tc_hook_create(&hook);
 
@@ -36,9 +37,9 @@ static int attach_clsact(int prog_fd, const struct xnf_port *port)
 	return bpf_tc_attach(&hook, &opts);
 }
 
-static void detach_clsact(const struct xnf_port *port)
+static void detach_clsact(const struct xnf_port *port, bool egress)
 {
-	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = port->ifindex, .attach_point = BPF_TC_INGRESS);
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = port->ifindex, .attach_point = egress ? BPF_TC_EGRESS : BPF_TC_INGRESS);
 	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = XNF_TC_HANDLE, .priority = XNF_TC_PRIORITY);
 
 	bpf_tc_detach(&hook, &opts);
@@ -61,23 +62,23 @@ static void explain_tc_failure(const struct xnf_port *port, int err)
 		xnf_error("cannot attach the tc program to %s's ingress: %s", port->name, strerror(-err));
 }
 
-int xnf_tc_attach_ingress(int prog_fd, const struct xnf_port *port, bool want_clsact, bool *in_clsact)
+int xnf_tc_attach(int prog_fd, const struct xnf_port *port, bool egress, bool want_clsact, bool *in_clsact)
 {
 	int fd;
 
 	*in_clsact = want_clsact || !xnf_kernel_has(XNF_KF_TCX);
 	if (!*in_clsact)
-		return bpf_link_create(prog_fd, port->ifindex, XNF_BPF_TCX_INGRESS, NULL);
+		return bpf_link_create(prog_fd, port->ifindex, egress ? XNF_BPF_TCX_EGRESS : XNF_BPF_TCX_INGRESS, NULL);
 	if (!want_clsact)
 		xnf_kernel_say_fallback(XNF_KF_TCX);
-	fd = attach_clsact(prog_fd, port);
+	fd = attach_clsact(prog_fd, port, egress);
 	return fd ? fd : XNF_TC_NO_LINK;
 }
 
-void xnf_tc_detach_ingress(const struct xnf_port *port, int fd, bool in_clsact)
+void xnf_tc_detach(const struct xnf_port *port, bool egress, int fd, bool in_clsact)
 {
 	if (in_clsact)
-		detach_clsact(port);
+		detach_clsact(port, egress);
 	else if (fd >= 0)
 		close(fd);
 }
@@ -86,7 +87,7 @@ int xnf_tc_attach_ports(struct xnf_xdp_instance *x)
 {
 	for (__u32 i = 0; i < x->nports; i++) {
 		const struct xnf_port *port = &x->ports[i];
-		int fd = xnf_tc_attach_ingress(x->prog_fd, port, x->attach_clsact, &x->tc_clsact[i]);
+		int fd = xnf_tc_attach(x->prog_fd, port, false, x->attach_clsact, &x->tc_clsact[i]);
 
 		if (fd >= 0 || fd == XNF_TC_NO_LINK) {
 			x->link_fds[i] = fd >= 0 ? fd : -1;
@@ -104,7 +105,7 @@ void xnf_tc_detach_ports(struct xnf_xdp_instance *x)
 {
 	for (__u32 i = 0; i < x->nports; i++) {
 		if (x->tc_clsact[i])
-			detach_clsact(&x->ports[i]);
+			detach_clsact(&x->ports[i], false);
 		x->tc_clsact[i] = false;
 	}
 }

@@ -18,6 +18,7 @@
  * loopback are not the generator's: they pass untouched.
  */
 #include <xnf/csum.h>
+#include <linux/pkt_cls.h>
 
 #include "probe.h"
 
@@ -217,6 +218,72 @@ int xnf_gen(struct xdp_md *ctx)
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
 	return build_frame(data, end, c, cls);
+}
+
+/*
+ * The tc sender, for kernels that refuse live frames: user space sends seed frames through a packet socket, each
+ * marked and holding how many frames it is to become; this program, at the sending interface's tc egress, builds
+ * each of them in the seed with build_frame above and sends it on as a clone (bpf_clone_redirect, which copies the
+ * seed's head before the next frame is written into it), the last as the seed itself. One system call becomes up to
+ * XNF_GEN_FANOUT_MAX frames; the clones pass this program again, marked as frames, untouched.
+ */
+struct fanout {
+	struct __sk_buff *skb;
+	struct xnf_gen_cpu *c;
+	__u32 count;
+	__u32 failed;
+};
+
+static __always_inline __u32 class_of_next(const struct xnf_gen_cpu *c)
+{
+	return cfg.nclasses <= 1 ? 0 : cfg.schedule[c->next & (XNF_GEN_SCHEDULE - 1)];
+}
+
+static long fan_out_one(__u32 i, struct fanout *f)
+{
+	struct __sk_buff *skb = f->skb;
+	__u8 *data = (void *)(long)skb->data, *end = (void *)(long)skb->data_end;
+	__u32 cls = class_of_next(f->c);
+	long sent;
+
+	if (cls >= XNF_GEN_MAX_CLASSES || build_frame(data, end, f->c, cls) != XDP_TX) {
+		f->failed = 1;
+		return 1;
+	}
+	if (i + 1 >= f->count)
+		return 1; /* the last frame is the seed itself */
+	sent = bpf_clone_redirect(skb, cfg.ifindex, 0);
+	if (sent < 0) {
+		f->failed = 1;
+		return 1;
+	}
+	f->c->refused += sent != 0; /* NET_XMIT_DROP: the peer's ring was full */
+	return 0;
+}
+
+SEC("tc")
+int xnf_gen_tc(struct __sk_buff *skb)
+{
+	struct fanout f = { .skb = skb };
+	__u32 zero = 0, *count;
+	__u8 *data, *end;
+
+	if (skb->mark != cfg.seed_mark || skb->ifindex != cfg.ifindex)
+		return TC_ACT_UNSPEC; /* a frame the seeds became, or not the generator's: on to whatever runs next */
+	if (bpf_skb_pull_data(skb, skb->len))
+		return TC_ACT_SHOT;
+	data = (void *)(long)skb->data;
+	end = (void *)(long)skb->data_end;
+	count = (__u32 *)(data + (cfg.seed_count_offset & 0xff));
+	if ((void *)(count + 1) > (void *)end)
+		return TC_ACT_SHOT;
+	f.count = *count < XNF_GEN_FANOUT_MAX ? *count : XNF_GEN_FANOUT_MAX;
+	f.c = bpf_map_lookup_elem(&gen_cpu, &zero);
+	if (!f.c || !f.count)
+		return TC_ACT_SHOT;
+	skb->mark = cfg.frame_mark;
+	bpf_loop(f.count, fan_out_one, &f, 0);
+	return f.failed ? TC_ACT_SHOT : TC_ACT_OK;
 }
 
 char _license[] SEC("license") = "Dual BSD/GPL";

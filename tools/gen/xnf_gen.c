@@ -44,6 +44,7 @@
 #include "probe.h"
 #include "receiver.h"
 #include "socket_sender.h"
+#include "tc_sender.h"
 
 #define FCS_LEN 4
 /* The simple IMIX: 7 frames of 64 bytes, 4 of 594 (a 576-byte IP packet), 1 of 1,518, on the wire with FCS. */
@@ -65,8 +66,9 @@ static const __u32 imix_weight[IMIX_SIZES] = { 7, 4, 1 };
 #define PACING_MAX_LAG_NS 5000000ull
 #define FIRST_CALL_REPEAT 65536u
 
-enum { SENDER_AUTO, SENDER_LIVE, SENDER_SOCKET };
-static const char *const senders[] = { [SENDER_AUTO] = "auto", [SENDER_LIVE] = "live", [SENDER_SOCKET] = "socket",
+enum { SENDER_AUTO, SENDER_LIVE, SENDER_TC, SENDER_SOCKET };
+static const char *const senders[] = { [SENDER_AUTO] = "auto", [SENDER_LIVE] = "live", [SENDER_TC] = "tc",
+				       [SENDER_SOCKET] = "socket",
 				       NULL };
 
 struct gen_options {
@@ -104,7 +106,8 @@ struct gen_thread {
 	const struct gen_options *opt;
 	const __u8 *frame;        /* live frames: every frame starts as this one */
 	__u32 frame_len;
-	const struct socket_sender_class *socket_classes; /* the socket sender's (NULL: live frames) */
+	const struct socket_sender_class *socket_classes; /* the socket sender's */
+	__u32 seed_count_offset;  /* the tc sender's: where in a seed its count goes */
 	unsigned long long quota; /* frames to send, 0 for the duration */
 	double rate;              /* this thread's share, 0 for unlimited */
 	unsigned long long sent;
@@ -242,6 +245,26 @@ static void send_by_socket(struct gen_thread *t)
 	free(s);
 }
 
+/* Seeds through a packet socket, which the tc program turns into frames. */
+static void send_by_tc(struct gen_thread *t)
+{
+	struct tc_sender *s = malloc(sizeof(*s));
+	struct send_clock clock = start_clock(t);
+	__u32 repeat;
+
+	t->error = s ? tc_sender_open(s, t->opt->ifindex, t->frame, t->frame_len, t->seed_count_offset) : ENOMEM;
+	while (!t->error && (repeat = next_turn(t, &clock))) {
+		__u64 begin = xnf_now_ns();
+
+		t->error = tc_sender_send(s, repeat, &t->refused);
+		t->sent += t->error ? 0 : repeat;
+		clock.took = xnf_now_ns() - begin;
+	}
+	if (s)
+		tc_sender_close(s);
+	free(s);
+}
+
 static void *send_loop(void *arg)
 {
 	struct gen_thread *t = arg;
@@ -250,8 +273,10 @@ static void *send_loop(void *arg)
 		t->error = EINVAL;
 		return NULL;
 	}
-	if (t->socket_classes)
+	if (t->opt->sender == SENDER_SOCKET)
 		send_by_socket(t);
+	else if (t->opt->sender == SENDER_TC)
+		send_by_tc(t);
 	else
 		send_live(t);
 	return NULL;
@@ -533,8 +558,11 @@ static const struct xnf_option gen_table[] = {
 	  .default_text = "the smallest that carries the probe, 64 for IPv4/UDP" },
 	{ .name = "sender", .kind = XNF_OPT_CHOICE, .value = "HOW", .choices = senders, .offset = GEN(sender),
 	  .help = "live: BPF_PROG_RUN live frames (frames up to a page);\n"
+		  "tc: seeds through a packet socket, each made into up to " XNF_STR(XNF_GEN_FANOUT_MAX) " frames by the same\n"
+		  "program at the interface's tc egress (frames of one length up to a page);\n"
 		  "socket: a packet socket, the headers built by the same program (any size, slower);\n"
-		  "auto: live where every frame fits one" },
+		  "auto: live where the kernel runs live frames and every frame fits one, else tc\n"
+		  "where it carries the run, else socket (each run's summary names its sender)" },
 	{ .name = "check-payload", .kind = XNF_OPT_FLAG, .offset = GEN(check_payload),
 	  .help = "the receiver compares every byte after the probe with what was sent and checks\n"
 		  "the frame is as long as its IP header says (payload_checked, payload_wrong)" },
@@ -684,36 +712,68 @@ static bool lengths_differ(const struct gen_options *opt)
 	return false;
 }
 
-/* Live frames where they can carry the run and the kernel runs them (the facility table, kernel.h), a packet socket
- * where not (or where asked). A payload check of live frames needs every class's payload where the longest's lies:
- * live frames take it from the longest class's frame. */
-static int choose_sender(struct gen_options *opt)
+/* Whether the tc sender can carry the run: frames of one length that fit a page (a seed becomes each of them in turn),
+ * and a kernel that lets its program run at the interface's egress. */
+static bool tc_sender_carries(const struct gen_options *opt)
 {
-	__u32 longest = longest_frame(opt), header = frame_header_len(&opt->classes[0].frame);
-	bool fits = fits_live_frames(opt), live = xnf_kernel_has(XNF_KF_LIVE_FRAMES);
-	char why[512];
+	return !lengths_differ(opt) && fits_live_frames(opt) &&
+	       (xnf_kernel_has(XNF_KF_TCX) || xnf_kernel_has(XNF_KF_CLSACT)) &&
+	       xnf_kernel_has_helper(BPF_FUNC_clone_redirect) && xnf_kernel_has_helper(BPF_FUNC_loop);
+}
 
-	if (opt->sender == SENDER_LIVE && !live) {
-		xnf_error("--sender live: %s: use --sender auto", xnf_kernel_refusal(XNF_KF_LIVE_FRAMES, why, sizeof(why)));
-		return -1;
-	}
-	if (opt->sender == SENDER_LIVE && !fits) {
-		xnf_error("frames of %u bytes are longer than a live frame (%d bytes with FCS): use --sender socket or "
-			  "auto", longest, XNF_LIVE_MAX_FRAME + FCS_LEN);
-		return -1;
-	}
-	if (opt->sender == SENDER_AUTO && fits && !live && !opt->write_pcap)
+/* The sender auto takes: live frames where they carry the run and the kernel runs them (the facility table,
+ * kernel.h), the tc sender where it carries the run, a packet socket otherwise. */
+static int auto_sender(const struct gen_options *opt)
+{
+	bool live = xnf_kernel_has(XNF_KF_LIVE_FRAMES);
+
+	if (fits_live_frames(opt) && live)
+		return SENDER_LIVE;
+	if (fits_live_frames(opt) && !opt->write_pcap)
 		xnf_kernel_say_fallback(XNF_KF_LIVE_FRAMES);
-	if (opt->sender == SENDER_AUTO)
-		opt->sender = fits && live ? SENDER_LIVE : SENDER_SOCKET;
-	for (__u32 i = 1; opt->check_payload && opt->sender == SENDER_LIVE && i < opt->nclasses; i++) {
+	return tc_sender_carries(opt) ? SENDER_TC : SENDER_SOCKET;
+}
+
+/* A payload check needs every class's payload where the seed's lies, for live frames and the tc sender alike: both
+ * start each frame from the longest class's. */
+static int check_payload_sender(const struct gen_options *opt)
+{
+	__u32 header = frame_header_len(&opt->classes[0].frame);
+
+	for (__u32 i = 1; opt->check_payload && opt->sender != SENDER_SOCKET && i < opt->nclasses; i++) {
 		if (frame_header_len(&opt->classes[i].frame) != header) {
-			xnf_error("--check-payload with live frames needs classes whose headers are as long: class %s's "
-				  "are not class %s's; give --sender socket", opt->classes[i].name, opt->classes[0].name);
+			xnf_error("--check-payload with --sender %s needs classes whose headers are as long: class %s's "
+				  "are not class %s's; give --sender socket", senders[opt->sender], opt->classes[i].name,
+				  opt->classes[0].name);
 			return -1;
 		}
 	}
 	return 0;
+}
+
+static int choose_sender(struct gen_options *opt)
+{
+	__u32 longest = longest_frame(opt);
+	char why[512];
+
+	if (opt->sender == SENDER_LIVE && !xnf_kernel_has(XNF_KF_LIVE_FRAMES)) {
+		xnf_error("--sender live: %s: use --sender auto", xnf_kernel_refusal(XNF_KF_LIVE_FRAMES, why, sizeof(why)));
+		return -1;
+	}
+	if ((opt->sender == SENDER_LIVE || opt->sender == SENDER_TC) && !fits_live_frames(opt)) {
+		xnf_error("frames of %u bytes are longer than --sender %s sends (%d bytes with FCS): use --sender socket "
+			  "or auto", longest, senders[opt->sender], XNF_LIVE_MAX_FRAME + FCS_LEN);
+		return -1;
+	}
+	if (opt->sender == SENDER_TC && !tc_sender_carries(opt)) {
+		xnf_error("--sender tc sends frames of one length from a tc program calling bpf_clone_redirect and "
+			  "bpf_loop: %s; use --sender socket or auto", lengths_differ(opt) ? "the classes' lengths differ" :
+			  "this kernel refuses one of them (xnf doctor lists what it gives)");
+		return -1;
+	}
+	if (opt->sender == SENDER_AUTO)
+		opt->sender = auto_sender(opt);
+	return check_payload_sender(opt);
 }
 
 static bool was_given(const bool *given, const char *name)
@@ -788,6 +848,12 @@ struct templates {
 	__u32 longest;                   /* the class whose frame every live frame starts as */
 };
 
+/* Where a seed holds its count: the probe of the class whose frame it is, which every frame's build writes anew. */
+static __u32 seed_count_offset(const struct gen_options *opt, const struct templates *templates)
+{
+	return frame_header_len(&opt->classes[templates->longest].frame);
+}
+
 static struct gen_bpf *load_generator(const struct gen_options *opt, const struct templates *templates)
 {
 	struct gen_bpf *skel = gen_bpf__open();
@@ -809,6 +875,11 @@ static struct gen_bpf *load_generator(const struct gen_options *opt, const struc
 		memcpy((void *)skel->rodata->template_words[i], templates->frame[i], len < keep ? len : keep);
 	}
 	skel->rodata->cfg.multi_buffer = opt->write_pcap && !fits_live_frames(opt);
+	skel->rodata->cfg.seed_mark = TC_SENDER_SEED_MARK;
+	skel->rodata->cfg.frame_mark = TC_SENDER_FRAME_MARK;
+	skel->rodata->cfg.seed_count_offset = seed_count_offset(opt, templates);
+	/* The tc program only where it sends: a kernel without what it calls still runs the other senders. */
+	bpf_program__set_autoload(skel->progs.xnf_gen_tc, opt->sender == SENDER_TC);
 	if (skel->rodata->cfg.multi_buffer)
 		bpf_program__set_flags(skel->progs.xnf_gen, bpf_program__flags(skel->progs.xnf_gen) | BPF_F_XDP_HAS_FRAGS);
 	if (gen_bpf__load(skel) || assign_cpus(skel, opt)) {
@@ -826,7 +897,7 @@ static void explain_run_error(int err, const struct gen_options *opt)
 		xnf_error("%s's MTU does not carry frames of %u bytes: raise it to what they hold past the Ethernet "
 			  "header, e.g. ip link set %s mtu %u", iface, longest_frame(opt), iface,
 			  longest_frame(opt) - FCS_LEN - ETH_HLEN);
-	else if (opt->sender == SENDER_SOCKET)
+	else if (opt->sender == SENDER_SOCKET || opt->sender == SENDER_TC)
 		xnf_error("sending on %s through a packet socket failed: %s", iface, strerror(err));
 	else if (err == 524 /* ENOTSUPP */ || err == EOPNOTSUPP || err == EINVAL)
 		xnf_error("the kernel refused to send live frames on %s (%s): on veth the peer interface needs an XDP "
@@ -895,7 +966,8 @@ static int run_threads(const struct gen_options *opt, struct gen_bpf *skel, cons
 		t->opt = opt;
 		t->frame = templates->frame[templates->longest];
 		t->frame_len = templates->len[templates->longest];
-		t->socket_classes = opt->sender == SENDER_SOCKET ? socket_classes : NULL;
+		t->socket_classes = socket_classes;
+		t->seed_count_offset = seed_count_offset(opt, templates);
 		t->quota = split(total_frames(opt), opt->cores.count, i);
 		t->rate = opt->rate / opt->cores.count;
 		pthread_create(&t->tid, NULL, send_loop, t);
@@ -938,17 +1010,18 @@ static void wait_for_returns(const struct gen_options *opt)
 }
 
 /* Frames the program really built on a core: a call may run it fewer times than it asked for. */
-static unsigned long long built_on(struct gen_bpf *skel, int core)
+/* What the program did on a core: the frames it really built (a call may run it fewer times than it asked for), and
+ * of them the tc sender's clones the interface refused. */
+static struct xnf_gen_cpu done_on(struct gen_bpf *skel, int core)
 {
 	int ncpus = libbpf_num_possible_cpus();
-	struct xnf_gen_cpu *values = calloc(ncpus, sizeof(*values));
-	unsigned long long built = 0;
+	struct xnf_gen_cpu *values = calloc(ncpus, sizeof(*values)), done = { 0 };
 	__u32 zero = 0;
 
 	if (values && bpf_map_lookup_elem(bpf_map__fd(skel->maps.gen_cpu), &zero, values) == 0)
-		built = values[core].next;
+		done = values[core];
 	free(values);
-	return built;
+	return done;
 }
 
 static __u32 total_flows(const struct gen_options *opt)
@@ -1008,7 +1081,7 @@ static void report(const struct gen_options *opt, const struct gen_thread *threa
 	       opt->iface, opt->frame.size, opt->frame.tcp ? "tcp" : "udp", opt->frame.ipv6 ? "true" : "false",
 	       total_flows(opt), senders[opt->sender], opt->rate, seconds);
 	for (__u32 i = 0; i < opt->cores.count; i++) {
-		unsigned long long built = built_on(skel, threads[i].core);
+		unsigned long long built = done_on(skel, threads[i].core).next;
 
 		printf("%s{\"core\": %d, \"requested\": %llu, \"built\": %llu}", i ? ", " : "", threads[i].core,
 		       threads[i].sent, built);
@@ -1039,6 +1112,7 @@ int main(int argc, char **argv)
 	static struct templates templates;
 	struct receiver_class rx_classes[XNF_GEN_MAX_CLASSES];
 	struct receiver rx = { .link_fd = -1 };
+	struct tc_sender_hook hook;
 	struct gen_bpf *skel;
 	__u64 start;
 	int rc, hold_fd;
@@ -1073,6 +1147,12 @@ int main(int argc, char **argv)
 		gen_bpf__destroy(skel);
 		return 1;
 	}
+	if (opt.sender == SENDER_TC && (rc = tc_sender_hook(&hook, bpf_program__fd(skel->progs.xnf_gen_tc), opt.ifindex))) {
+		xnf_error("cannot put the tc sender's program at %s's egress: %s", opt.iface, strerror(rc));
+		receiver_detach(&rx);
+		gen_bpf__destroy(skel);
+		return 1;
+	}
 	hold_fd = hold_in_dispatcher(bpf_program__fd(skel->progs.xnf_gen));
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -1087,9 +1167,11 @@ int main(int argc, char **argv)
 	long long errors_after = send_errors(opt.iface), refused = 0;
 
 	for (__u32 i = 0; i < opt.cores.count; i++)
-		refused += (long long)threads[i].refused;
+		refused += (long long)(threads[i].refused + done_on(skel, threads[i].core).refused);
 	report(&opt, threads, seconds, skel, &rx, rx_classes,
 	       (errors_before >= 0 && errors_after >= 0 ? errors_after - errors_before : 0) + refused);
+	if (opt.sender == SENDER_TC)
+		tc_sender_unhook(&hook);
 	receiver_detach(&rx);
 	if (hold_fd >= 0)
 		close(hold_fd);

@@ -81,11 +81,12 @@ int xnf_xdp_put_in_force(struct xnf_xdp_instance *x);
  * TCX), or at none; and taking it off. */
 int xnf_tc_attach_ports(struct xnf_xdp_instance *x);
 void xnf_tc_detach_ports(struct xnf_xdp_instance *x);
-/* Any tc program at port's ingress: through a TCX link where the kernel has TCX (returns its fd), else (or with
- * want_clsact) as a clsact filter (returns XNF_TC_NO_LINK, *in_clsact set); a negative errno where neither took it. */
+/* Any tc program at port's ingress or egress: through a TCX link where the kernel has TCX (returns its fd), else
+ * (or with want_clsact) as a clsact filter (returns XNF_TC_NO_LINK, *in_clsact set); a negative errno where neither
+ * took it. Taken off by closing the link, or by xnf_tc_detach for a filter. */
 #define XNF_TC_NO_LINK (-4096)
-int xnf_tc_attach_ingress(int prog_fd, const struct xnf_port *port, bool want_clsact, bool *in_clsact);
-void xnf_tc_detach_ingress(const struct xnf_port *port, int fd, bool in_clsact);
+int xnf_tc_attach(int prog_fd, const struct xnf_port *port, bool egress, bool want_clsact, bool *in_clsact);
+void xnf_tc_detach(const struct xnf_port *port, bool egress, int fd, bool in_clsact);
 /* The programs at ifindex's TCX ingress, first to last: up to max ids, their number in *count (0 without TCX). */
 int xnf_tc_ingress_programs(int ifindex, __u32 *ids, __u32 max, __u32 *count);
 /* state_keep.c: --state DIR, the maps and links kept in bpffs so that the program forwards on when the process
