@@ -135,10 +135,12 @@ static const struct xnf_option runtime_options[] = {
 	  .help = "the -sysc modes: SO_BUSY_POLL_BUDGET" },
 	{ .name = "tx-budget", .kind = XNF_OPT_UINT, .value = "N", .section = AFXDP_SECTION, .id = TAG_AFXDP,
 	  .offset = AFXDP(tx_budget), .min = 1, .max = 1 << 20, .default_text = "the kernel's, 32",
-	  .help = "the xsk ring in copy mode: descriptors one sendto() may send (Linux 6.17+; 32..ring)" },
+	  .help = "the xsk ring in copy mode: descriptors one sendto() may send (32..ring; kernels\n"
+		  "that have it: xnf doctor, xsk_tx_budget)" },
 	{ .name = "xmit-batch", .kind = XNF_OPT_UINT, .value = "N", .section = AFXDP_SECTION, .id = TAG_AFXDP,
 	  .offset = AFXDP(xmit_batch), .min = 1, .max = 1 << 20, .default_text = "not set",
-	  .help = "the xsk ring in copy mode: skbs given to the driver at once (kernels that have it)" },
+	  .help = "the xsk ring in copy mode: skbs given to the driver at once (kernels that have\n"
+		  "it: xnf doctor, xsk_xmit_batch)" },
 	{ .name = "tx-path", .kind = XNF_OPT_CHOICE, .value = "PATH", .section = AFXDP_SECTION, .id = TAG_AFXDP,
 	  .offset = AFXDP(tx_path), .choices = xnf_tx_path_names,
 	  .help = "how workers send: live (XDP's own transmit, one BPF_PROG_RUN call per batch),\n"
@@ -524,7 +526,10 @@ static int check_kernel(const struct run_options *opt)
 {
 	if (xnf_mode_check_kernel(opt->mode))
 		return -1;
-	if (opt->attach == XNF_ATTACH_LIBXDP && refuse_without(XNF_KF_FREPLACE, "--attach libxdp"))
+	if (opt->attach == XNF_ATTACH_LIBXDP && refuse_without(XNF_KF_FREPLACE, "--attach libxdp (use --attach link)"))
+		return -1;
+	if (opt->state_dir && opt->mode->hook == XNF_AT_TC &&
+	    refuse_without(XNF_KF_TCX, "--state at --mode tc (it keeps the program through a TCX link)"))
 		return -1;
 	if (!opt->mode->sockets)
 		return 0;

@@ -4,6 +4,7 @@
  * (port_checks.h). The veth facts behind each problem are in docs/containers.md.
  */
 #include <xnf/runtime/port_checks.h>
+#include <xnf/runtime/kernel.h>
 
 #include <errno.h>
 #include <stdarg.h>
@@ -302,8 +303,8 @@ static void judge_skb_hook(struct xnf_port_facts *f, const struct xnf_port_use *
 	if (!use->skb_hook)
 		return;
 	p = add(f, XNF_LEVEL_NOTE, "tc-ingress");
-	text(p->what, "%s takes the NF at its tc ingress (a TCX link; a clsact qdisc filter where the kernel has no "
-	     "TCX, before Linux 6.6)", f->port.name);
+	text(p->what, "%s takes the NF at its tc ingress (%s)", f->port.name, xnf_kernel_has(XNF_KF_TCX) ?
+	     "a TCX link" : "a clsact qdisc filter: this kernel refuses TCX");
 	text(p->why, "nothing of a veth peer's matters there (its GRO, offloads, MTU and queues are left as they are) "
 	     "and frames keep their skb: GSO segments whole, checksum state kept");
 }
