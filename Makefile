@@ -38,7 +38,7 @@ LIBXNF    := $(BUILD)/libxnf.a
 
 TOOLS     := $(BUILD)/bin/xnf-gen $(BUILD)/bin/xnf-xdp-load $(BUILD)/bin/xnf-afxdp-ref $(BUILD)/bin/xnf-gen-ref \
              $(BUILD)/bin/xnf-live-tx-cost $(BUILD)/bin/xnf-xdp-cost $(BUILD)/bin/xnf-afpacket-ref \
-             $(BUILD)/bin/xnf-core-pair $(BUILD)/bin/xnf-kernel
+             $(BUILD)/bin/xnf-core-pair $(BUILD)/bin/xnf-kernel $(BUILD)/bin/xnf-sender-ref
 NF_BINS   := $(foreach n,$(NFS),$(BUILD)/bin/xnf-$(n))
 DIFF_BINS := $(foreach n,$(NFS),$(BUILD)/tests/xnf-diff-$(n))
 # C tests linked with libxnf: build/tests/test-NAME from tests/c/test_NAME.c (NAME's dashes as underscores).
@@ -47,8 +47,12 @@ TEST_BINS := $(foreach t,$(C_TESTS),$(BUILD)/tests/test-$(t)) $(BUILD)/tests/tes
 # The lab's own XDP programs: the generator side's pass and sink, the hand-written baselines.
 LAB_BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(wildcard bpf/*.bpf.c))
 
-.PHONY: all clean install install-files man mode-table
+.PHONY: all clean install install-files man mode-table test-quick
 all: $(NF_BINS) $(DIFF_BINS) $(TOOLS) $(TEST_BINS) $(LAB_BPF_OBJS) mode-table
+
+# The functional tier (tests/tiers.py, docs/testing.md): what must hold on every kernel, in a few minutes.
+test-quick: all
+	python3 -m pytest -q -p no:cacheprovider -m functional
 
 # The runtime's mode table as Python reads it without a binary (scripts/write-mode-table): rewritten when it changed.
 mode-table: $(BUILD)/bin/xnf-drop
@@ -176,6 +180,7 @@ $(BUILD)/tools/gen/receiver.o: tools/gen/receiver.c $(BUILD)/tools/gen/recv.skel
 	$(CC) $(RT_CFLAGS) -I$(BUILD)/tools/gen -c $< -o $@
 $(BUILD)/bin/xnf-gen: $(BUILD)/tools/gen/xnf_gen.o $(BUILD)/tools/gen/frame.o $(BUILD)/tools/gen/receiver.o \
 		$(BUILD)/tools/gen/classes.o $(BUILD)/tools/gen/pcap_out.o $(BUILD)/tools/gen/socket_sender.o \
+		$(BUILD)/tools/gen/tc_sender.o \
 		$(BUILD)/tools/gen/iface_stats.o $(LIBXNF)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS)
@@ -212,6 +217,12 @@ $(BUILD)/bin/xnf-afpacket-ref: $(BUILD)/tools/afpacket-ref/afpacket_ref.o $(LIBX
 
 # What a thread spinning on one vCPU costs the other (the host's placement of the pair), for the lab's notes.
 $(BUILD)/bin/xnf-core-pair: $(BUILD)/tools/core-pair/core_pair.o $(LIBXNF)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDLIBS)
+
+# The other ways to send without live frames, at their best, measured beside xnf-gen's senders (xnf bench run senders).
+$(BUILD)/tools/sender-ref/sender_ref.o: RT_CFLAGS += -Itools/gen
+$(BUILD)/bin/xnf-sender-ref: $(BUILD)/tools/sender-ref/sender_ref.o $(BUILD)/tools/gen/frame.o $(LIBXNF)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS)
 

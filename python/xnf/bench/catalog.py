@@ -12,8 +12,8 @@ from xnf.bench.grid import Benchmark
 from xnf.bench.studies import (acl_rules, advisor_check, af_packet, afxdp_modes, capture_cost, conntrack_rates,
                                continuity, core_pair, dispatch_cost, frame_prefetch, generator_reference, goodput,
                                live_placement, live_tx, local_app_load, mixed_traffic, model_check, model_fit,
-                               nat_rates, new_sessions, nf_cost, nodes_scaling, soak, stack_forwarding, upf_paths,
-                               xdp_overhead)
+                               nat_rates, new_sessions, nf_cost, nodes_scaling, senders, soak, stack_forwarding,
+                               upf_paths, xdp_overhead)
 from xnf.errors import XnfError
 
 def _cost_model(name: str, nf: str, what: str, param: str, values: list[int]) -> Benchmark:
@@ -117,8 +117,9 @@ BENCHMARKS = [
 
 
 # Each study module has NAME, DESCRIPTION, add_arguments(parser) and run(args, out_dir) -> results path.
-STUDIES: list[ModuleType] = [xdp_overhead, afxdp_modes, generator_reference, live_tx, mixed_traffic, local_app_load,
-                             dispatch_cost, capture_cost, soak, nf_cost, model_fit, model_check, advisor_check,
+STUDIES: list[ModuleType] = [xdp_overhead, afxdp_modes, generator_reference, senders, live_tx, mixed_traffic,
+                             local_app_load, dispatch_cost, capture_cost, soak, nf_cost, model_fit, model_check,
+                             advisor_check,
                              af_packet, stack_forwarding, nodes_scaling, core_pair, live_placement, frame_prefetch,
                              goodput, acl_rules, nat_rates, new_sessions, upf_paths, continuity, conntrack_rates]
 

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from xnf import build
+from xnf import build, kernel
 from xnf.lab import quiet_core
 
 
@@ -75,9 +75,17 @@ def _version() -> str:
         return "unknown"
 
 
+def kernel_facilities() -> dict:
+    """What this kernel gave xnf for the run (the facility table): each facility's state, and the override in force
+    (XNF_KERNEL_WITHOUT), so that a result taken without live frames says so."""
+    table = kernel.table()
+    return {"override": table["override"], **{f["name"]: f["state"] for f in table["facilities"]}}
+
+
 def describe() -> dict:
     return {
         "kernel": platform.release(),
+        "kernel_facilities": kernel_facilities(),
         "cpu_model": _cpu_model(),
         "cpu_mitigations": cpu_mitigations(),
         "cores": os.cpu_count(),

@@ -19,6 +19,7 @@ class Flood:
     seconds: float
     returned: int           # frames back at gen0
     cpu: dict               # per core, cpu.split()
+    sender: str = "live"    # how xnf-gen sent (live, tc, socket: its summary's), which the results must say
 
     @property
     def offered_mpps(self) -> float:
@@ -50,4 +51,5 @@ def flood(t: Topology, seconds: float, core: int, gen_args: list[str],
     done_before, cpu_before = completed(), cpu.snapshot()
     out = Generator(t).run(*how, *gen_args).summary
     cpu_after, done_after = cpu.snapshot(), completed()
-    return Flood(out["sent"], out["seconds"], done_after - done_before, cpu.split(cpu_before, cpu_after))
+    return Flood(out["sent"], out["seconds"], done_after - done_before, cpu.split(cpu_before, cpu_after),
+                 out.get("sender", "live"))

@@ -64,6 +64,8 @@ class Trial:
     dut_ns_per_packet: float | None
     dut_cycles_per_packet: float | None
     generator_ns_per_packet: float | None
+    sender: str = "live"      # how xnf-gen sent (its summary's sender: live, tc or socket): a DUT's cost includes
+                              # veth's copy of every frame that arrives as an skb (tc, socket), not a live frame
 
     @property
     def achieved_gbps(self) -> float | None:
@@ -133,4 +135,4 @@ def run_trial(topology: Topology, rate: float, seconds: float, traffic: TrafficS
                  loss_ratio=out["loss_ratio"], reordered=out["reordered"], achieved_pps=out["pps"],
                  frame_bytes=out["bps"] / 8 / out["pps"] if out.get("pps") else None,
                  seconds=out["seconds"], latency_ns=latency, cpu=usage, dut_ns_per_packet=dut_ns,
-                 dut_cycles_per_packet=dut_cycles, generator_ns_per_packet=gen_ns)
+                 dut_cycles_per_packet=dut_cycles, generator_ns_per_packet=gen_ns, sender=out.get("sender", "live"))
