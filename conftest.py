@@ -13,17 +13,26 @@ import pytest
 PURE = Path(__file__).resolve().parent / "tests" / "unit"
 
 
-def pytest_collection_finish(session):
-    if all(Path(item.path).resolve().is_relative_to(PURE) for item in session.items):
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Root and a built tree for anything but tests/unit, checked once; then the tiers' markers (tests/tiers.py),
+    before -m selects by them."""
+    if all(Path(item.path).resolve().is_relative_to(PURE) for item in items):
         return
     from xnf.build import ensure_built
-    from xnf.lab import topology
+    from xnf.lab import paths, topology
 
     if os.geteuid() != 0:
         pytest.exit("these xnf tests need root (namespaces, XDP): run them with sudo ./scripts/test.sh "
                     "(tests/unit alone runs without)", returncode=2)
     ensure_built()
     topology.remove_stale()
+    import tiers
+
+    representative = set(paths.representative()) | {p.mode for p in paths.representative().values()}
+    for item in items:
+        if tiers.functional(item.nodeid, _path_params(item), representative):
+            item.add_marker(pytest.mark.functional)
     # SIGTERM (a CI timeout, kill) becomes KeyboardInterrupt, so fixtures still tear down.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
 
@@ -31,18 +40,26 @@ def pytest_collection_finish(session):
 def pytest_configure(config):
     config.addinivalue_line("markers", "kernel(*facilities): the test cannot run without these kernel facilities "
                             "(python/xnf/kernel.py); skipped, naming them, on a kernel that refuses one")
+    config.addinivalue_line("markers", "functional: the functional tier (tests/tiers.py): -m functional runs it")
+
+
+def _path_params(item) -> list[str]:
+    """The data paths ("afxdp/live") and modes ("hybrid") a test is parametrized over."""
+    from xnf import contract
+    from xnf.lab import paths
+
+    params = getattr(item, "callspec", None)
+    words = [v for v in (params.params.values() if params else []) if isinstance(v, str)]
+    return [w for w in words if w in paths.carrying() or w in contract.mode_names()]
 
 
 def _kernel_needs(item) -> list[str]:
     """The facilities a test names (@pytest.mark.kernel), and those of the data paths or modes it is parametrized
-    over ("afxdp/live", "hybrid"): read from the runtime's mode table, never written in the test."""
+    over: read from the runtime's mode table, never written in the test."""
     from xnf.lab import paths
 
     needs = [name for marker in item.iter_markers("kernel") for name in marker.args]
-    params = getattr(item, "callspec", None)
-    for value in (params.params.values() if params else []):
-        if isinstance(value, str):
-            needs += paths.needs_of(value)
+    needs += [n for p in _path_params(item) for n in paths.needs_of(p)]
     return list(dict.fromkeys(needs))
 
 

@@ -1,0 +1,37 @@
+"""The suite's tiers (docs/testing.md). The full suite is what README's test command runs. The functional tier is
+what must hold on every kernel xnf supports, and what a developer runs first (`make test-quick`, a few minutes here;
+`scripts/vmtest KERNEL` runs it on Debian's kernels in a VM): the kernel facility table, every NF's packet fixtures
+and the differential test (each kernel build against the native one), the native maps, and each NF carrying frames
+and real applications on its representative paths (python/xnf/lab/paths.py's representative(): one of each kind of
+data path, so tc runs through TCX where the kernel has it and a clsact filter where not)."""
+
+from __future__ import annotations
+
+# Whole files, or single tests (node ids up to "::NAME"); a test parametrized over data paths or modes is in the tier
+# on the representative ones only.
+FUNCTIONAL = (
+    "nfs/",
+    "tests/c/",
+    "tests/integration/test_kernel.py",
+    "tests/integration/test_differential.py",
+    "tests/integration/test_xdp_nfs.py",
+    "tests/integration/test_real_traffic.py::test_router_carries_real_applications",
+    "tests/integration/test_real_traffic.py::test_firewall_as_a_bump_in_the_wire_carries_real_applications",
+    "tests/integration/test_router.py::test_router_forwards_by_longest_prefix",
+    "tests/integration/test_lb.py::test_sessions_stick_and_return_traffic_is_rewritten_back",
+    "tests/integration/test_fwd.py::test_clients_reach_their_container_and_get_answers",
+    "tests/integration/test_synthetic_nfs.py::test_checksum_rewrites_correct_checksums_and_swaps_macs",
+    "tests/integration/test_acl.py::test_the_acl_passes_what_nftables_passes",
+    "tests/integration/test_nat.py::test_the_nat_translates_as_linux_does",
+    "tests/integration/test_nat.py::test_ipv6_prefixes_translated_as_linux_does",
+    "tests/integration/test_upf.py::test_a_ue_reaches_the_data_network_through_the_tunnels",
+    "tests/integration/test_generator.py",
+)
+
+
+def functional(nodeid: str, path_params: list[str], representative: set[str]) -> bool:
+    """Whether a test is in the functional tier: named above, and (if it walks data paths or modes) on a
+    representative one."""
+    named = any(nodeid == entry or nodeid.startswith(entry if entry.endswith("/") else entry + ("::" if
+                entry.endswith(".py") else "[")) for entry in FUNCTIONAL)
+    return named and all(p in representative for p in path_params)
