@@ -22,7 +22,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from xnf import build, control, output
+from xnf import build, control, kernel, output
 from xnf.lab import paths, veth_stats
 from xnf.lab.cores import GEN_CORE
 from xnf.lab.flood import flood
@@ -141,13 +141,27 @@ def _measure(t: Topology, nf: str, mode: str, tx_path: str | None, seconds: floa
     finally:
         instance.stop()
     return {"nf": nf, "mode": mode, "tx_path": tx_path or "", "sent": run.sent, "mpps": run.mpps(run.returned),
-            "cpu": run.cpu}
+            "cpu": run.cpu, "sender": run.sender}
 
 
-# Per NF: XDP, then AF_XDP on each transmit path (drop sends nothing, so it has one AF_XDP line).
-RATE_RUNS = [("drop", "xdp", None), ("drop", "afxdp", None)] + [
-    (nf, mode, path) for nf in ("macswap", "firewall")
-    for mode, path in (("xdp", None), ("afxdp", "live"), ("afxdp", "xsk"))]
+def rate_runs() -> list[tuple[str, str, str | None]]:
+    """Per NF: XDP, then the first user-space mode on each transmit path this kernel runs (drop sends nothing, so it
+    has one AF_XDP line)."""
+    kernel_path = next(iter(paths.representative()))
+    user_mode = next(p.mode for p in paths.representative().values() if p.described["datapath"] == "user")
+    user = [p for p in paths.runnable().values() if p.mode == user_mode]
+    return [("drop", kernel_path, None), ("drop", user[0].mode, None)] + [
+        (nf, mode, tx) for nf in ("macswap", "firewall") for mode, tx in [(kernel_path, None)] +
+        [(p.mode, p.tx_path) for p in user]]
+
+
+def _said_of_the_sender(sender: str) -> str:
+    """What the rates mean, given how xnf-gen sent."""
+    if sender == "live":
+        return ""
+    return (f" xnf-gen sent with its {sender} sender: {kernel.refusal('live_frames')}. Where the generator, not "
+            "the NF, is the limit, the rates are the generator's; each frame reaches the DUT as an skb, which veth "
+            "copies into a page before XDP sees it (docs/results.md, 'Sending without live frames').")
 
 
 def rates(seconds: float) -> None:
@@ -157,7 +171,7 @@ def rates(seconds: float) -> None:
         rules = Path(tmp) / "acl.txt"
         rules.write_text("".join(f"drop udp 198.18.1.{i % 250} {i} {link.dut_ip} 53\n" for i in range(1000)))
         runs = [_measure(t, nf, mode, path, seconds, rules=str(rules) if nf == "firewall" else None)
-                for nf, mode, path in RATE_RUNS]
+                for nf, mode, path in rate_runs()]
     table = Table(title="The same NFs in the kernel (xdp) and in user space (afxdp), on veth; the firewall has 1,000 rules")
     for column in ("NF", "mode", "transmit", "Mpps", "core0 sys s", "core0 softirq s", "core1 busy", "of xdp"):
         table.add_column(column, justify="right")
@@ -171,7 +185,8 @@ def rates(seconds: float) -> None:
     console.print("  On veth the receiver's XDP (and the copy into AF_XDP memory) runs on the sender's core: core 0's "
                   "system time is mostly the generator, its softirq the NF's kernel part. An afxdp worker spins, so "
                   "core 1 is busy whatever the load. The socket's own ring (xsk) sends through an skb per frame in "
-                  "copy mode; the live path sends the way XDP does (docs/afxdp.md, docs/results.md).")
+                  "copy mode; the live path sends the way XDP does (docs/afxdp.md, docs/results.md)."
+                  + _said_of_the_sender(runs[0]["sender"]))
 
 
 def _xnf(*args: str) -> subprocess.CompletedProcess:

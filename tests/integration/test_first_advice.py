@@ -22,7 +22,7 @@ def test_the_first_advice_fits_a_quick_profile_then_reuses_it(tmp_path, monkeypa
     answer = json.loads(first.stdout)
     assert answer["profile"]["quick"] is True
     assert answer["recommendation"]["confidence"] in ("medium", "low")
-    assert {row["path"] for row in answer["candidates"]} <= set(lab_paths.QUICK_PATHS)
+    assert {row["path"] for row in answer["candidates"]} <= set(lab_paths.quick_paths())
     assert "fitting a quick one" in first.stderr and not (tmp_path / "profile.json").exists()
     host = answer["profile"]["host"]
     assert len(host["yardstick_mpps"]) == quick_fit.ROUNDS and 1 <= host["attempts"] <= quick_fit.ATTEMPTS

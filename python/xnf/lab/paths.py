@@ -100,6 +100,17 @@ def carrying() -> dict[str, Path]:
     return {p.key: p for p in found}
 
 
+def representative() -> dict[str, Path]:
+    """One path of each kind, the first of it in the table's order (workers on the default transmit path): the NF in
+    the kernel at XDP, at tc, in user space, and split between XDP and the workers (hybrid). What a quick fit measures
+    and the functional tests walk."""
+    found: dict[tuple[str, str], Path] = {}
+    for path in carrying().values():
+        if path.tx_path in (None, default_tx_path()):
+            found.setdefault((path.described["datapath"], path.hook), path)
+    return {p.key: p for p in found.values()}
+
+
 def runnable() -> dict[str, Path]:
     """The carrying paths this kernel runs: what the benchmarks measure and the advisor weighs."""
     return {key: path for key, path in carrying().items() if not kernel.missing(path.needs)}

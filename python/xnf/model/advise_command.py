@@ -160,7 +160,7 @@ def print_text(answer: dict, rules: str | None) -> None:
 def quick_fit(env: dict, tsc_hz: float | None, why: str) -> Profile:
     """Fits the quick profile here (python/xnf/model/quick_fit.py) and installs it, marked when the host was
     unsteady; its progress on stderr under --json, so that stdout stays the answer alone."""
-    say.info(f"{why}: fitting a quick one ({', '.join(lab_paths.QUICK_PATHS)}; {quick_fit_of.ROUNDS} rounds, "
+    say.info(f"{why}: fitting a quick one ({', '.join(lab_paths.quick_paths())}; {quick_fit_of.ROUNDS} rounds, "
              "about two and a half minutes; its confidence is lower). 'xnf bench run model-fit' (about 40 minutes) "
              "refines it.")
     started = time.monotonic()

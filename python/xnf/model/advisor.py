@@ -10,7 +10,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from xnf import chain
+from xnf import chain, kernel
 from xnf.errors import XnfError
 from xnf.lab import placement
 from xnf.model import lab_paths
@@ -184,10 +184,24 @@ OFFLOAD_UNWEIGHED = ("the quick profile measures no drop mix, so it cannot price
                      "(a full fit, 'xnf bench run model-fit', weighs them)")
 
 
+def refused_here(key: str) -> str | None:
+    """Why this kernel cannot run the profile's path key (a profile fitted on a machine whose kernel gave more), or
+    None where it can."""
+    missing = kernel.missing(lab_paths.find(key).needs) if key in lab_paths.PATHS else []
+    return "; ".join(kernel.refusal(name) for name in missing) or None
+
+
+def unrunnable_paths(profile: Profile) -> list[dict]:
+    """The profile's paths this kernel cannot run, each with why: never recommended here."""
+    return [{"label": key, "why": why} for key in profile.paths if (why := refused_here(key))]
+
+
 def candidates(profile: Profile, nf: str, task: TaskCost, drop_rules: bool) -> list[Candidate]:
     out = []
     kernel_scale = _kernel_scale(profile)
     for key, path in profile.paths.items():
+        if refused_here(key):
+            continue
         out.append(whole_nf(key, path, nf, task.whole))
         user_space = path.task_side == USER_SIDE and len(path.roles) > 1
         if user_space:
@@ -382,7 +396,11 @@ def advice(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: i
            segments: SegmentMix | None = None) -> dict:
     """The whole answer, as JSON-ready data: every candidate's prediction, the pick, the reasons, the confidence.
     segments: the mix is bulk TCP from a local stack (python/xnf/model/segments.py)."""
-    skipped: list[dict] = unweighed_paths(profile)
+    skipped: list[dict] = unweighed_paths(profile) + unrunnable_paths(profile)
+    if segments and not any(lab_paths.find(k).hook == "tc" for k in profile.paths if k in lab_paths.PATHS):
+        raise XnfError(f"the mix is bulk TCP in segments of {segments.payload} bytes, whose best path is likely the "
+                       "skb path (tc), and the profile never weighed tc: fit it in ('xnf bench run model-fit --paths "
+                       "tc', or a quick fit: 'xnf bench run model-fit --quick'), then ask again")
     if drop_rules and task.whole.drop_share > 0 and not weighs_offload(profile):
         skipped.append({"label": "offload (--offload-drops)", "why": OFFLOAD_UNWEIGHED})
     ranked = rank(profile, nf, task, drop_rules, cores, skipped, segments)

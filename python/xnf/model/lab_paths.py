@@ -24,9 +24,11 @@ SENDER_WHAT = f"core {GEN_CORE}: the generator, and the DUT's receive of what it
 WORKER_WHAT = f"core {DUT_CORE}: the AF_XDP workers, and the receive of what they send"
 
 
-# The paths a quick fit measures (model-fit --quick, what `xnf advise` makes on first use): the kernel path, the
-# user-space path and the split that wins most cases of docs/cost-model.md, and the skb path (tc).
-QUICK_PATHS = ("xdp", "afxdp/live", "hybrid/live", "tc")
+def quick_paths() -> list[str]:
+    """The paths a quick fit measures (model-fit --quick, what `xnf advise` makes on first use): one of each kind
+    (python/xnf/lab/paths.py's representative(): the kernel path, the user-space path and the split that win most
+    cases of docs/cost-model.md, and the skb path, tc), each on the transmit path this kernel runs."""
+    return list(paths.representative())
 
 
 @dataclass(frozen=True)
@@ -82,8 +84,15 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-# The path whose kernel-side drop (an XDP program dropping while AF_XDP sockets are open) the composed paths use.
-KERNEL_DROP_WITH_SOCKETS = "hybrid/live"
+def runnable() -> dict[str, LabPath]:
+    """The priced paths this kernel runs (what a fit can measure here)."""
+    return {k: p for k, p in _priced_paths().items() if k in paths.runnable()}
+
+
+def kernel_drop_with_sockets(keys) -> str | None:
+    """Of the paths keys, the one whose kernel-side drop (an XDP program dropping while AF_XDP sockets are open) the
+    composed paths use: the split's (hybrid), on whichever transmit path it was fitted."""
+    return next((k for k in keys if k in _priced_paths() and find(k).described["datapath"] == "hybrid"), None)
 
 
 def find(key: str) -> LabPath:

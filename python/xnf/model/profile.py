@@ -15,7 +15,7 @@ from published figures (python/xnf/model/profiles/), and says which. It is JSON,
              the day (machines differ by up to 2.6x between sessions here): `Profile.scaled`.
   statistic  which of each point's rounds the fit took as its rate: "best" or "median"
              (python/xnf/model/rate_statistic.py); the profile's checks take the same of theirs.
-  quick      true for a quick fit (python/xnf/model/quick_fit.py: lab_paths.QUICK_PATHS, three points, three rounds), which
+  quick      true for a quick fit (python/xnf/model/quick_fit.py: lab_paths.quick_paths(), three points, three rounds), which
              `xnf advise` makes on first use; a full fit refines it.
   host       a quick fit's steadiness: whether the host was steady, the yardstick's rounds and spread, the share of
              each core other programs took while the lab was idle, the attempts made. An unsteady one is never

@@ -129,7 +129,7 @@ def fit_profile(samples: list[dict], keys: list[str], env: dict, placement_kept:
         paths[key] = fit.fit_path(lab_paths.find(key), task_points, drop, load_ns=load, drop_mix=mix)
         if left_out:
             paths[key].fit["points_left_out"] = left_out
-    kernel_drop = paths.get(lab_paths.KERNEL_DROP_WITH_SOCKETS)
+    kernel_drop = paths.get(lab_paths.kernel_drop_with_sockets(paths))
     for key, path in paths.items():
         if kernel_drop and path.task_side == "native":
             fit.add_kernel_drop(path, kernel_drop)

@@ -1,5 +1,5 @@
 """The quick profile: what `xnf advise` fits on first use and `xnf bench run model-fit
---quick` fits alone. The paths that win most cases and the skb path (lab_paths.QUICK_PATHS), the baseline, one dear point and
+--quick` fits alone. The paths that win most cases and the skb path (lab_paths.quick_paths()), the baseline, one dear point and
 drop, measured in ROUNDS interleaved rounds with the yardstick in each (python/xnf/model/profile_fit.py): about three
 and a half minutes here, twice that when it must fit again.
 
@@ -82,7 +82,7 @@ def measure(tsc_hz: float | None, say: Callable[[str], None]) -> tuple[list[dict
     with tempfile.TemporaryDirectory() as folder:
         # c_task depends on the point alone: measured once for each (the full fit measures it in every round).
         costs = {label: profile_fit.c_task(profile_fit.points()[label][1], Path(folder)) for label in POINTS}
-        for round_no, subject in interleaved(profile_fit.subjects(list(lab_paths.QUICK_PATHS), list(POINTS)),
+        for round_no, subject in interleaved(profile_fit.subjects(list(lab_paths.quick_paths()), list(POINTS)),
                                              ROUNDS):
             sample = profile_fit.measure(subject, SECONDS, tsc_hz, Path(folder), cost=costs.get(subject[0]))
             sample["round"] = round_no

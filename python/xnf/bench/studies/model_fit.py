@@ -52,14 +52,15 @@ DESCRIPTION = "the cost model's machine profile: c_IO of every data path, fitted
 
 
 def options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--paths", default=",".join(lab_paths.PATHS), help="a subset of " + ", ".join(lab_paths.PATHS))
+    parser.add_argument("--paths", default=",".join(lab_paths.runnable()),
+                        help="a subset of " + ", ".join(lab_paths.runnable()) + " (the paths this kernel runs)")
     parser.add_argument("--points", default=",".join(points()), help="a subset of " + ", ".join(points()) +
                         f" ({BASELINE_LABEL}, the baseline, and drop always among them)")
     parser.add_argument("--frames", type=int, help="frames of xnf cost's mix (default: every flow once)")
     parser.add_argument("--repeat", type=int, help="xnf cost's timed passes (default: xnf cost's)")
     parser.add_argument("--no-install", action="store_true", help=f"do not install the profile as {default_path()}")
     parser.add_argument("--quick", action="store_true",
-                        help=f"about two and a half minutes: {', '.join(lab_paths.QUICK_PATHS)}, points "
+                        help=f"about two and a half minutes: {', '.join(lab_paths.quick_paths())}, points "
                              f"{', '.join(quick_fit.POINTS)}, {quick_fit.ROUNDS} rounds of {quick_fit.SECONDS} s "
                              f"trials, installed as {quick_path()}, marked when the host was unsteady (what xnf "
                              "advise makes on first use; its confidence is lower)")
@@ -76,7 +77,7 @@ def prepare(args: argparse.Namespace) -> None:
     if args.quick:
         if args.refit:
             raise SystemExit("model-fit: --quick measures; --refit does not: one or the other")
-        args.paths, args.points = ",".join(lab_paths.QUICK_PATHS), ",".join(quick_fit.POINTS)
+        args.paths, args.points = ",".join(lab_paths.quick_paths()), ",".join(quick_fit.POINTS)
         args.rounds, args.seconds = quick_fit.ROUNDS, quick_fit.SECONDS
         args.idle_before = quick_fit.others_busy()
 
@@ -95,10 +96,10 @@ def _labels(args: argparse.Namespace) -> list[str]:
 
 def wrong(args: argparse.Namespace) -> str | None:
     keys, labels = _keys(args), _labels(args)
-    if any(k not in lab_paths.PATHS for k in keys) or not keys or any(p not in points() for p in labels) or \
+    if any(k not in lab_paths.runnable() for k in keys) or not keys or any(p not in points() for p in labels) or \
             not {BASELINE_LABEL, DROP_LABEL} <= set(labels) or len([p for p in labels if p != DROP_LABEL]) < 2:
-        return (f"paths are {', '.join(lab_paths.PATHS)}; points {', '.join(points())} ({BASELINE_LABEL}, drop and "
-                "one more at least)")
+        return (f"paths this kernel runs are {', '.join(lab_paths.runnable())}; points {', '.join(points())} "
+                f"({BASELINE_LABEL}, drop and one more at least)")
     return None
 
 
