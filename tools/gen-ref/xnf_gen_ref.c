@@ -160,8 +160,8 @@ static int report_failures(const struct sender *threads, int n, const char *ifac
 			return 2;
 		}
 		if (threads[i].error) {
-			xnf_error("BPF_PROG_RUN live frames on %s failed (%s): the kernel needs 5.18 or later, and a "
-				  "veth's peer needs an XDP program or GRO", iface, strerror(threads[i].error));
+			xnf_error("BPF_PROG_RUN live frames on %s failed (%s): a veth's peer needs an XDP program or GRO",
+				  iface, strerror(threads[i].error));
 			return 1;
 		}
 	}
