@@ -221,11 +221,12 @@ int xnf_gen(struct xdp_md *ctx)
 }
 
 /*
- * The tc sender, for kernels that refuse live frames: user space sends seed frames through a packet socket, each
- * marked and holding how many frames it is to become; this program, at the sending interface's tc egress, builds
- * each of them in the seed with build_frame above and sends it on as a clone (bpf_clone_redirect, which copies the
- * seed's head before the next frame is written into it), the last as the seed itself. One system call becomes up to
- * XNF_GEN_FANOUT_MAX frames; the clones pass this program again, marked as frames, untouched.
+ * The tc sender, for kernels that refuse live frames: user space sends seed frames through a packet socket on the
+ * namespace's loopback, each marked and holding how many frames it is to become; this program, at the loopback's tc
+ * egress, builds each of them in the seed with build_frame above and sends it out of the generator's interface as a
+ * clone (bpf_clone_redirect, which copies the seed's head before the next frame is written into it), then keeps the
+ * seed. One system call becomes up to XNF_GEN_FANOUT_MAX frames; nothing runs at the interface's own egress, so the
+ * clones leave it as any skb does.
  */
 struct fanout {
 	struct __sk_buff *skb;
@@ -250,8 +251,6 @@ static long fan_out_one(__u32 i, struct fanout *f)
 		f->failed = 1;
 		return 1;
 	}
-	if (i + 1 >= f->count)
-		return 1; /* the last frame is the seed itself */
 	sent = bpf_clone_redirect(skb, cfg.ifindex, 0);
 	if (sent < 0) {
 		f->failed = 1;
@@ -268,8 +267,8 @@ int xnf_gen_tc(struct __sk_buff *skb)
 	__u32 zero = 0, *count;
 	__u8 *data, *end;
 
-	if (skb->mark != cfg.seed_mark || skb->ifindex != cfg.ifindex)
-		return TC_ACT_UNSPEC; /* a frame the seeds became, or not the generator's: on to whatever runs next */
+	if (skb->mark != cfg.seed_mark || skb->ifindex != cfg.seed_ifindex)
+		return TC_ACT_UNSPEC; /* not one of this run's seeds: on to whatever runs next */
 	if (bpf_skb_pull_data(skb, skb->len))
 		return TC_ACT_SHOT;
 	data = (void *)(long)skb->data;
@@ -281,9 +280,8 @@ int xnf_gen_tc(struct __sk_buff *skb)
 	f.c = bpf_map_lookup_elem(&gen_cpu, &zero);
 	if (!f.c || !f.count)
 		return TC_ACT_SHOT;
-	skb->mark = cfg.frame_mark;
 	bpf_loop(f.count, fan_out_one, &f, 0);
-	return f.failed ? TC_ACT_SHOT : TC_ACT_OK;
+	return f.failed ? TC_ACT_SHOT : TC_ACT_STOLEN; /* stolen: the seed is ours, its sender told it went */
 }
 
 char _license[] SEC("license") = "Dual BSD/GPL";

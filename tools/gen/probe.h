@@ -74,8 +74,8 @@ struct xnf_gen_config {
 	__u32 nclasses;
 	__u32 fit_length;   /* live frames of classes of several lengths: each frame cut to its class's */
 	__u32 multi_buffer; /* loaded to take frames of several buffers (--write-pcap past a page) */
-	__u32 seed_mark;    /* the tc sender: a seed frame carries this mark; the frames it becomes carry frame_mark */
-	__u32 frame_mark;
+	__u32 seed_mark;    /* the tc sender: a seed of this run carries this mark, on this interface (the loopback) */
+	__u32 seed_ifindex;
 	__u32 seed_count_offset; /* where in a seed user space wrote how many frames it becomes (a __u32) */
 	struct xnf_gen_class classes[XNF_GEN_MAX_CLASSES];
 	__u8 schedule[XNF_GEN_SCHEDULE];
@@ -94,7 +94,7 @@ struct xnf_gen_cpu {
 };
 
 /* The tc sender: the most frames one seed becomes (a veth's receive ring holds 256 before its peer's receive runs,
- * which it does when the seed's transmit ends). */
+ * which it does when the seed's send ends). */
 #define XNF_GEN_FANOUT_MAX 128
 
 /* Log-linear latency histogram: 8 sub-buckets per power of two of nanoseconds. */

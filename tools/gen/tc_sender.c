@@ -4,18 +4,25 @@
 #include <errno.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <xnf/runtime/xdp_instance.h>
 
-int tc_sender_hook(struct tc_sender_hook *h, int prog_fd, int ifindex)
+__u32 tc_sender_mark(void)
+{
+	return 0x78000000u | ((__u32)getpid() & 0xffffffu);
+}
+
+int tc_sender_hook(struct tc_sender_hook *h, int prog_fd)
 {
 	int fd;
 
 	memset(h, 0, sizeof(*h));
-	h->port.ifindex = ifindex;
-	if (!if_indextoname((unsigned)ifindex, h->port.name))
+	snprintf(h->port.name, sizeof(h->port.name), "%s", TC_SENDER_SEED_IFACE);
+	h->port.ifindex = (int)if_nametoindex(TC_SENDER_SEED_IFACE);
+	if (!h->port.ifindex)
 		return errno;
 	fd = xnf_tc_attach(prog_fd, &h->port, true, false, &h->in_clsact);
 	if (fd < 0 && fd != XNF_TC_NO_LINK)
@@ -31,16 +38,17 @@ void tc_sender_unhook(struct tc_sender_hook *h)
 	h->in_clsact = false;
 }
 
-int tc_sender_open(struct tc_sender *s, int ifindex, const __u8 *seed, __u32 seed_len, __u32 count_offset)
+int tc_sender_open(struct tc_sender *s, const __u8 *seed, __u32 seed_len, __u32 count_offset)
 {
-	struct sockaddr_ll at = { .sll_family = AF_PACKET, .sll_ifindex = ifindex };
-	__u32 mark = TC_SENDER_SEED_MARK;
+	struct sockaddr_ll at = { .sll_family = AF_PACKET, .sll_ifindex = (int)if_nametoindex(TC_SENDER_SEED_IFACE) };
+	__u32 mark = tc_sender_mark();
 
 	memset(s, 0, sizeof(*s));
 	s->seed = seed;
 	s->seed_len = seed_len;
 	s->count_offset = count_offset;
 	/* Protocol 0: the socket only sends. Not past the qdisc: the program waits at the egress hook. */
+	s->mark = mark;
 	s->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
 	if (s->fd < 0)
 		return errno;
@@ -75,7 +83,7 @@ static __u32 plan_seeds(struct tc_sender *s, __u64 n)
 	return seeds;
 }
 
-int tc_sender_send(struct tc_sender *s, __u64 n, __u64 *refused)
+int tc_sender_send(struct tc_sender *s, __u64 n)
 {
 	while (n) {
 		__u32 seeds = plan_seeds(s, n), done = 0;
@@ -83,17 +91,10 @@ int tc_sender_send(struct tc_sender *s, __u64 n, __u64 *refused)
 		while (done < seeds) {
 			int sent = sendmmsg(s->fd, s->msgs + done, seeds - done, 0);
 
-			if (sent > 0) {
+			if (sent > 0)
 				done += (__u32)sent;
-				continue;
-			}
-			if (sent < 0 && errno == EINTR)
-				continue;
-			/* ENOBUFS: the seed's own frame, the last it became, found its peer's ring full. */
-			if (sent < 0 && errno != ENOBUFS)
-				return errno;
-			(*refused)++;
-			done++;
+			else if (errno != EINTR)
+				return errno; /* the program refused a seed: a run it cannot build */
 		}
 		for (__u32 i = 0; i < seeds; i++)
 			n -= s->counts[i];

@@ -78,7 +78,8 @@ struct gen_options {
 	struct frame_spec frame;
 	bool have_src_ip, have_dst_ip;
 	bool imix;            /* --size imix: each class in the IMIX's three sizes */
-	int sender;           /* index in senders; after planning, live or socket */
+	int sender;           /* index in senders; after planning, live, tc or socket */
+	bool live_refused;    /* auto would have taken live frames, which the kernel refuses: said once the run starts */
 	bool check_payload;   /* the receiver compares every payload byte */
 	double duration_s;
 	__u64 count;
@@ -252,11 +253,11 @@ static void send_by_tc(struct gen_thread *t)
 	struct send_clock clock = start_clock(t);
 	__u32 repeat;
 
-	t->error = s ? tc_sender_open(s, t->opt->ifindex, t->frame, t->frame_len, t->seed_count_offset) : ENOMEM;
+	t->error = s ? tc_sender_open(s, t->frame, t->frame_len, t->seed_count_offset) : ENOMEM;
 	while (!t->error && (repeat = next_turn(t, &clock))) {
 		__u64 begin = xnf_now_ns();
 
-		t->error = tc_sender_send(s, repeat, &t->refused);
+		t->error = tc_sender_send(s, repeat);
 		t->sent += t->error ? 0 : repeat;
 		clock.took = xnf_now_ns() - begin;
 	}
@@ -729,8 +730,6 @@ static int auto_sender(const struct gen_options *opt)
 
 	if (fits_live_frames(opt) && live)
 		return SENDER_LIVE;
-	if (fits_live_frames(opt) && !opt->write_pcap)
-		xnf_kernel_say_fallback(XNF_KF_LIVE_FRAMES);
 	return tc_sender_carries(opt) ? SENDER_TC : SENDER_SOCKET;
 }
 
@@ -756,13 +755,14 @@ static int choose_sender(struct gen_options *opt)
 	__u32 longest = longest_frame(opt);
 	char why[512];
 
-	if (opt->sender == SENDER_LIVE && !xnf_kernel_has(XNF_KF_LIVE_FRAMES)) {
-		xnf_error("--sender live: %s: use --sender auto", xnf_kernel_refusal(XNF_KF_LIVE_FRAMES, why, sizeof(why)));
+	if ((opt->sender == SENDER_LIVE || opt->sender == SENDER_TC) && !fits_live_frames(opt)) {
+		xnf_error("frames of %u bytes are longer than %s (%d bytes with FCS): use --sender socket or auto",
+			  longest, opt->sender == SENDER_LIVE ? "a live frame" : "--sender tc sends",
+			  XNF_LIVE_MAX_FRAME + FCS_LEN);
 		return -1;
 	}
-	if ((opt->sender == SENDER_LIVE || opt->sender == SENDER_TC) && !fits_live_frames(opt)) {
-		xnf_error("frames of %u bytes are longer than --sender %s sends (%d bytes with FCS): use --sender socket "
-			  "or auto", longest, senders[opt->sender], XNF_LIVE_MAX_FRAME + FCS_LEN);
+	if (opt->sender == SENDER_LIVE && !xnf_kernel_has(XNF_KF_LIVE_FRAMES)) {
+		xnf_error("--sender live: %s: use --sender auto", xnf_kernel_refusal(XNF_KF_LIVE_FRAMES, why, sizeof(why)));
 		return -1;
 	}
 	if (opt->sender == SENDER_TC && !tc_sender_carries(opt)) {
@@ -771,6 +771,8 @@ static int choose_sender(struct gen_options *opt)
 			  "this kernel refuses one of them (xnf doctor lists what it gives)");
 		return -1;
 	}
+	opt->live_refused = opt->sender == SENDER_AUTO && fits_live_frames(opt) && !opt->write_pcap &&
+			    !xnf_kernel_has(XNF_KF_LIVE_FRAMES);
 	if (opt->sender == SENDER_AUTO)
 		opt->sender = auto_sender(opt);
 	return check_payload_sender(opt);
@@ -875,8 +877,8 @@ static struct gen_bpf *load_generator(const struct gen_options *opt, const struc
 		memcpy((void *)skel->rodata->template_words[i], templates->frame[i], len < keep ? len : keep);
 	}
 	skel->rodata->cfg.multi_buffer = opt->write_pcap && !fits_live_frames(opt);
-	skel->rodata->cfg.seed_mark = TC_SENDER_SEED_MARK;
-	skel->rodata->cfg.frame_mark = TC_SENDER_FRAME_MARK;
+	skel->rodata->cfg.seed_mark = tc_sender_mark();
+	skel->rodata->cfg.seed_ifindex = if_nametoindex(TC_SENDER_SEED_IFACE);
 	skel->rodata->cfg.seed_count_offset = seed_count_offset(opt, templates);
 	/* The tc program only where it sends: a kernel without what it calls still runs the other senders. */
 	bpf_program__set_autoload(skel->progs.xnf_gen_tc, opt->sender == SENDER_TC);
@@ -1120,6 +1122,8 @@ int main(int argc, char **argv)
 	rc = parse_args(argc, argv, &opt);
 	if (rc)
 		return rc > 0 ? 0 : 2;
+	if (opt.live_refused)
+		xnf_kernel_say_fallback(XNF_KF_LIVE_FRAMES);
 	for (__u32 i = 0; i < opt.nclasses; i++) {
 		templates.len[i] = frame_build(&opt.classes[i].frame, templates.frame[i]);
 		if (templates.len[i] > templates.len[templates.longest])
@@ -1147,8 +1151,8 @@ int main(int argc, char **argv)
 		gen_bpf__destroy(skel);
 		return 1;
 	}
-	if (opt.sender == SENDER_TC && (rc = tc_sender_hook(&hook, bpf_program__fd(skel->progs.xnf_gen_tc), opt.ifindex))) {
-		xnf_error("cannot put the tc sender's program at %s's egress: %s", opt.iface, strerror(rc));
+	if (opt.sender == SENDER_TC && (rc = tc_sender_hook(&hook, bpf_program__fd(skel->progs.xnf_gen_tc)))) {
+		xnf_error("cannot put the tc sender's program at %s's egress: %s", TC_SENDER_SEED_IFACE, strerror(rc));
 		receiver_detach(&rx);
 		gen_bpf__destroy(skel);
 		return 1;
