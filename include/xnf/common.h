@@ -100,9 +100,9 @@ struct xnf_config {
 	/* XDP loaded with BPF_F_XDP_HAS_FRAGS (the modes that take jumbo frames): a frame may go on past data_end in
 	 * further buffers. */
 	__u32 frags;
-	/* Hybrid on a kernel that refuses XDP metadata: the verdict goes to the workers in 4 bytes behind the frame
-	 * (bpf_xdp_adjust_tail), not before it (bpf_xdp_adjust_meta). */
-	__u32 verdict_behind;
+	/* Hybrid on a kernel that refuses XDP metadata: the verdict goes to the workers in 4 bytes pushed in front of the
+	 * frame (bpf_xdp_adjust_head), not in its metadata (bpf_xdp_adjust_meta). */
+	__u32 verdict_in_frame;
 };
 
 /* A key of xnf_local_ports: a local service by protocol and destination port. */

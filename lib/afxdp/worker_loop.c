@@ -109,36 +109,19 @@ static void free_frags(struct afxdp_worker *w, const struct xnf_frags *frags)
 		free_frame(w, addr_of(w, frags->frag[k].data));
 }
 
-/* Hybrid: the verdict the NF left in XDP, in the 4 bytes of metadata before the frame, or (verdict_behind: a kernel
- * without XDP metadata) in its last 4 bytes, which are taken off it here; a last buffer left empty is freed. */
-static xnf_verdict take_verdict(struct afxdp_worker *w, struct xnf_pkt *pkt, struct xnf_frags *frags)
+/* Hybrid: the verdict the NF left in XDP, in the 4 bytes of metadata before the frame, or (verdict_in_frame: a kernel
+ * without XDP metadata) in the frame's own first 4 bytes, which are taken off it here. */
+static inline xnf_verdict take_verdict(struct afxdp_worker *w, struct xnf_pkt *pkt)
 {
-	__u8 bytes[sizeof(xnf_verdict)];
 	xnf_verdict verdict;
 
-	if (!w->owner->cfg.verdict_behind) {
+	if (!w->owner->cfg.verdict_in_frame) {
 		memcpy(&verdict, (char *)pkt->data - sizeof(verdict), sizeof(verdict));
 		return verdict;
 	}
-	for (size_t k = sizeof(bytes); k-- > 0;) {
-		struct xnf_frag *last = frags && frags->n ? &frags->frag[frags->n - 1] : NULL;
-
-		if (!last) {
-			pkt->data_end = (char *)pkt->data_end - 1;
-			bytes[k] = *(__u8 *)pkt->data_end;
-			continue;
-		}
-		bytes[k] = ((__u8 *)last->data)[--last->len];
-		pkt->beyond--;
-		if (!last->len) {
-			free_frame(w, addr_of(w, last->data));
-			frags->n--;
-		}
-	}
-	if (frags && !frags->n)
-		pkt->frags = NULL;
-	w->stats.rx_bytes -= sizeof(bytes);
-	memcpy(&verdict, bytes, sizeof(verdict));
+	memcpy(&verdict, pkt->data, sizeof(verdict));
+	pkt->data = (char *)pkt->data + sizeof(verdict);
+	w->stats.rx_bytes -= sizeof(verdict);
 	return verdict;
 }
 
@@ -437,7 +420,7 @@ static __u32 receive_batch(struct afxdp_worker *w, struct xsk_port_socket *s)
 	if (w->owner->cfg.forward_only) {
 		/* hybrid: the NF already ran in XDP and left its verdict with the frame */
 		for (__u32 i = 0; i < frames; i++)
-			verdicts[i] = take_verdict(w, &pkts[i], pkts[i].frags ? &w->frags[i] : NULL);
+			verdicts[i] = take_verdict(w, &pkts[i]);
 	} else {
 		xnf_nf_run_batch(pkts, verdicts, frames);
 	}

@@ -400,7 +400,7 @@ static int start_sockets(struct instance *in)
 		return 0;
 	/* Where the program takes frames of several buffers, so do the sockets. */
 	cfg.multi_buffer = in->plan->frags;
-	cfg.verdict_behind = in->plan->verdict_behind;
+	cfg.verdict_in_frame = in->plan->verdict_in_frame;
 	in->afxdp = xnf_afxdp_create(&cfg, in->xdp.ports, in->xdp.nports, xnf_xdp_socket_map_fd(&in->xdp));
 	if (!in->afxdp || xnf_afxdp_start(in->afxdp))
 		return -1;
@@ -576,8 +576,8 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 	plan.frags = mode->hook == XNF_AT_XDP && port_guard_brings_jumbo_frames(&in.ports);
 	if (plan.frags && check_kernel_takes_jumbo_frames(mode))
 		goto out;
-	plan.verdict_behind = mode->datapath == XNF_DATAPATH_HYBRID && !xnf_kernel_has(XNF_KF_XDP_META);
-	if (plan.verdict_behind)
+	plan.verdict_in_frame = mode->datapath == XNF_DATAPATH_HYBRID && !xnf_kernel_has(XNF_KF_XDP_META);
+	if (plan.verdict_in_frame)
 		xnf_kernel_say_fallback(XNF_KF_XDP_META);
 	for (__u32 i = 0; i < opt->nifaces; i++) {
 		xnf_busy_poll_recover(run_dir, ports[i].name);

@@ -47,8 +47,8 @@ static const struct facility_row facilities[XNF_NFACILITIES] = {
 				   "so); AF_XDP workers send on the xsk ring and hand passed frames to the stack "
 				   "through a TAP device; --sender live and --tx-path live are refused" }, xnf_probe_live_frames },
 	[XNF_KF_XDP_META] = { { "xdp_meta", "XDP metadata (bpf_xdp_adjust_meta)", "Linux 4.15",
-				"hybrid hands the NF's verdict to the workers behind the frame (bpf_xdp_adjust_tail) "
-				"instead of before it" }, NULL },
+				"hybrid hands the NF's verdict to the workers in 4 bytes pushed in front of the frame "
+				"(bpf_xdp_adjust_head) instead of in its metadata" }, NULL },
 	[XNF_KF_XDP_FRAGS] = { { "xdp_frags", "XDP on multi-buffer frames (BPF_F_XDP_HAS_FRAGS)", "Linux 5.18",
 				 "the XDP modes refuse a port whose MTU needs more than a page per frame" },
 			       xnf_probe_xdp_frags },

@@ -259,7 +259,7 @@ int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32
 				  .offload_drops = plan->offload_table != 0,
 				  .local_queues = local ? local->queues : 0, .local_ports = local ? local->nports : 0,
 				  .skb_mode = generic, .peer_ports = plan->peer_ports, .frags = plan->frags,
-				  .verdict_behind = plan->verdict_behind,
+				  .verdict_in_frame = plan->verdict_in_frame,
 				  .kernel_fallback = plan->state_dir && (plan->datapath == XNF_DATAPATH_USER ||
 									 plan->datapath == XNF_DATAPATH_HYBRID) };
 	struct bpf_program *prog;

@@ -9,6 +9,7 @@ from lab_helpers import wait_until
 from packets import arp_request, swap_macs, udp4
 from test_xdp_nfs import FW_RULES, exchange, firewall_traffic
 from xnf import control
+from xnf.lab import paths
 from xnf.lab.cores import DUT_CORE
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
@@ -33,10 +34,12 @@ def flows(link, count: int) -> list[bytes]:
     return [udp4(link, 1000 + i, 2000 + i % 7, seq=i) for i in range(count)]
 
 
-def assert_workers_shared_the_load(instance: NfInstance, mode: str, queues: int, tx_path: str = "live") -> None:
-    """In user space: every worker had frames, and sent on tx_path (auto picks live on veth)."""
+def assert_workers_shared_the_load(instance: NfInstance, mode: str, queues: int, tx_path: str | None = None) -> None:
+    """In user space: every worker had frames, and sent on tx_path (by default what auto picks on veth: live frames
+    where the kernel runs them, else the xsk ring)."""
     if mode not in USER_SPACE:
         return
+    tx_path = tx_path or paths.default_tx_path()
     workers = control.request_json(instance.name, "stats")["workers"]
     assert len(workers) == queues
     assert all(w["rx_packets"] > 0 for w in workers), workers

@@ -131,3 +131,109 @@ def test_a_kernel_without_extensions_gets_a_clear_refusal(bpffs, pair, monkeypat
     assert out.stderr.count("xnf: error:") == 1
     assert "Traceback" not in out.stderr and "libxdp:" not in out.stderr
     assert hook_holder(pair) == ""           # nothing on the interface
+
+
+@pytest.mark.kernel("freplace")   # without it, the kernel's refusal comes first (above)
+def test_a_dispatcher_without_bpffs_is_refused_clearly(pair):
+    without_bpffs = run_xnf(["run", "firewall", "--mode", "xdp", "--iface", pair.links[0].dut_if,
+                             "--attach", "libxdp"], ns=pair.dut_ns)
+    assert without_bpffs.returncode == 1
+    assert "--attach libxdp needs bpffs" in without_bpffs.stderr and "LIBXDP_BPFFS" in without_bpffs.stderr
+
+
+def test_a_priority_without_the_dispatcher_is_refused(pair):
+    priority_alone = run_xnf(["run", "firewall", "--mode", "xdp", "--iface", pair.links[0].dut_if,
+                              "--priority", "5"], ns=pair.dut_ns)
+    assert priority_alone.returncode != 0 and "it needs --attach libxdp" in priority_alone.stderr
+
+
+@pytest.mark.parametrize("mode", ["xdp", "tc"])
+def test_pinned_maps_are_readable_by_bpftool_while_it_runs(mode, bpffs, pair):
+    pins = bpffs / "edge-fw"
+    nf = NfInstance.start(pair, "firewall", mode, pair.dut_ifaces, extra=["--pin", str(pins)])
+    nf.request(f"rules add drop udp 198.18.0.1 9 198.18.0.2 {DROPPED_DPORT}")
+    send(pair)
+    acl = bpf_maps.pinned_entries(pins / "fw_acl")
+    assert len(acl) == 1 and acl[0]["key"]["dport"] != 0
+    stats = bpf_maps.pinned_entries(pins / "xnf_stats")
+    drop_slot = contract.runtime()["stats"]["verdicts"].index("drop")
+    drops = sum(cpu["value"]["packets"] for entry in stats if entry["key"] == drop_slot
+                for cpu in entry["values"])   # bpftool's view through the map's BTF
+    assert drops == FRAMES // 5
+    assert nf.stop() == 0
+    assert not any(pins.iterdir())   # unpinned at the stop
+    refused = run_xnf(["run", "firewall", "--mode", "xdp", "--iface", pair.links[0].dut_if, "--pin",
+                       "/tmp/not-bpffs-here"], ns=pair.dut_ns)
+    assert refused.returncode == 1 and "is not in bpffs" in refused.stderr
+
+
+@pytest.mark.parametrize("mode, hook_mode", [("xdp", "native"), ("xdp-generic", "generic")])
+def test_ps_reads_each_instances_hook_from_its_namespace(mode, hook_mode, pair):
+    nf = NfInstance.start(pair, "firewall", mode, pair.dut_ifaces)
+    info = control.request_json(nf.name, "info")
+    [mine] = attached.programs_on(info["pid"], pair.links[0].dut_if)
+    assert (mine["name"], mine["mode"]) == (attached.XNF_PROGRAM, hook_mode)
+    [listed] = [i for i in json.loads(run_xnf(["ps", "--json"]).stdout) if i["name"] == nf.name]
+    assert listed["others_attached"] == {}      # a bpf_link holds the hook alone
+    assert nf.stop() == 0
+    assert hook_holder(pair) == ""
+
+
+def test_ps_lists_the_other_programs_at_a_tc_instances_ingress(pair):
+    """TCX runs several programs at one ingress, one after the other; iproute2 6.1 does not show them, so each tc
+    instance lists its ports' (`tc_ingress`), and `xnf ps` names the ones that are not its own."""
+    port = pair.links[0].dut_if
+    first = NfInstance.start(pair, "firewall", "tc", [port], name="first")
+    second = NfInstance.start(pair, "macswap", "tc", [port], name="second")
+    ids = {nf.name: next(p["id"] for p in control.request_json(nf.name, "info")["ports"][0]["tc_ingress"]
+                         if p["own"]) for nf in (first, second)}
+    listed = {i["name"]: i for i in json.loads(run_xnf(["ps", "--json"]).stdout)}
+    assert listed["first"]["others_attached"] == {port: [{"name": "xnf_tc_main", "id": ids["second"],
+                                                          "mode": "tcx"}]}
+    assert listed["second"]["others_attached"][port][0]["id"] == ids["first"]
+    assert second.stop() == 0
+    assert [i["others_attached"] for i in json.loads(run_xnf(["ps", "--json"]).stdout)
+            if i["name"] == "first"] == [{}]
+    assert first.stop() == 0
+
+
+def test_a_tc_instance_as_a_clsact_filter_carries_frames_and_goes_with_its_stop(pair):
+    """--attach clsact: where tc filter show must list the program (iproute2 6.1 shows no TCX), a clsact filter
+    instead of a TCX link; taken off at the stop; a killed instance's is named, with its fix, by the next start."""
+    port = pair.links[0].dut_if
+
+    def filters() -> str:
+        return subprocess.run(["ip", "netns", "exec", pair.dut_ns, "tc", "filter", "show", "dev", port, "ingress"],
+                              capture_output=True, text=True).stdout
+
+    nf = NfInstance.start(pair, "macswap", "tc", [port], extra=["--attach", "clsact"])
+    assert "xnf_tc_main" in filters()
+    [own] = control.request_json(nf.name, "info")["ports"][0]["tc_ingress"] or [None]    # no TCX link
+    assert own is None
+    send(pair)
+    assert nf.stats()["tx"]["packets"] == FRAMES                        # every frame swapped and sent back
+    assert nf.stop() == 0 and "xnf_tc_main" not in filters()
+    killed = NfInstance.start(pair, "macswap", "tc", [port], extra=["--attach", "clsact"])
+    killed.stop(signal.SIGKILL)
+    again = run_xnf(["run", "macswap", "--mode", "tc", "--iface", port, "--attach", "clsact"], ns=pair.dut_ns)
+    assert again.returncode != 0 and f"tc filter del dev {port} ingress" in again.stderr
+    subprocess.run(["ip", "netns", "exec", pair.dut_ns, "tc", "filter", "del", "dev", port, "ingress"], check=True)
+    wrong = run_xnf(["run", "macswap", "--mode", "xdp", "--iface", port, "--attach", "clsact"], ns=pair.dut_ns)
+    assert wrong.returncode != 0 and "--attach clsact puts the program in a tc filter" in wrong.stderr
+
+
+def test_pins_a_killed_instance_left_are_cleared_by_the_next_and_a_live_ones_kept(bpffs, two_port):
+    pins = bpffs / "edge-fw"
+    first = NfInstance.start(two_port, "firewall", "xdp", ["dut0"], extra=["--pin", str(pins)])
+    second = run_xnf(["run", "firewall", "--mode", "xdp", "--iface", "dut1", "--pin", str(pins), "--name",
+                      "second"], ns=two_port.dut_ns)
+    assert second.returncode == 1 and "pins its maps there and runs" in second.stderr
+    first.stop(signal.SIGKILL)
+    left = sorted(p.name for p in pins.iterdir())
+    assert "fw_acl" in left   # nobody could remove them
+    again = NfInstance.start(two_port, "firewall", "xdp", ["dut1"], extra=["--pin", str(pins)], name="again")
+    _ = again.request("info")
+    assert sorted(p.name for p in pins.iterdir()) == left   # the new instance's own pins, same names
+    assert again.stop() == 0
+    assert not any(pins.iterdir())
+    assert not list(control.run_dir().glob(".pin-*.owner"))

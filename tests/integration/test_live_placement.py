@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from lab_helpers import run_xnf
 
 
+@pytest.mark.kernel("live_frames")
 def test_every_burst_is_bracketed_by_two_probes(tmp_path):
     ran = run_xnf(["bench", "run", "live-placement", "--seconds", "3", "--burst", "0.2", "--out", str(tmp_path)],
                   timeout=600)

@@ -23,6 +23,9 @@ from xnf.lab.cores import DUT_CORE
 
 SENDING_MODES = ["afxdp", "afxdp-sysc", "afxdp-poll", "hybrid"]
 LIVE = ["--tx-path", "live"]
+# Every test here is about the live path: on a kernel without live frames, --tx-path live is refused by name
+# (test_kernel.py), and these are skipped saying so.
+pytestmark = pytest.mark.kernel("live_frames")
 
 
 def lb_traffic(link) -> list[bytes]:

@@ -11,9 +11,12 @@ import pytest
 
 from lab_helpers import run_xnf
 from xnf.bench.studies import continuity
-from xnf.lab import bpf_maps
+from xnf.lab import bpf_maps, paths
 from xnf.service import apply as applying
 
+USER = paths.find("afxdp").key   # the user-space path on this kernel's default transmit path
+# Studies of live frames themselves: what they measure this kernel must run.
+NEEDS = {"generator-reference": ("live_frames",), "live-tx": ("live_frames",)}
 CASES = {  # study: (its smallest options, the subjects it must measure, the sample field that says it did)
     "xdp-overhead": (["--rounds", "1", "--seconds", "0.3"], {"xnf-drop", "hand-drop", "xnf-macswap", "hand-macswap"}),
     "generator-reference": (["--rounds", "1", "--seconds", "0.3", "--placements", "shared"],
@@ -30,14 +33,14 @@ CASES = {  # study: (its smallest options, the subjects it must measure, the sam
     "capture-cost": (["--rounds", "1", "--seconds", "0.3"],
                      {f"{m} {s}" for m in ("xdp", "afxdp") for s in ("not-compiled", "off", "on")}),
     "frame-prefetch": (["--rounds", "1", "--seconds", "0.3", "--cases", "macswap", "--measure", "rate"],
-                       {"yardstick", "macswap afxdp/live prefetch rate", "macswap afxdp/live no-prefetch rate"}),
+                       {"yardstick", f"macswap {USER} prefetch rate", f"macswap {USER} no-prefetch rate"}),
     "nf-cost": (["--rounds", "1", "--frames", "64", "--repeat", "5"],
                 {"macswap", "firewall", "firewall-10k", "lb", "router", "checksum-16", "memload-16M", "chain"},
                 "native_ns"),
     "af-packet": (["--rounds", "1", "--seconds", "0.3"], {"af_packet-v2", "af_packet-v3", "af_xdp", "xdp"}),
     "stack-forwarding": (["--rounds", "1", "--seconds", "0.3"], {"linux", "xdp", "tc", "afxdp-poll"}),
     "goodput": (["--rounds", "1", "--seconds", "1", "--only", "router/tc,lb/afxdp,nat/tc"],
-                {"linux", "nftables", "router/tc", "lb/afxdp/live", "nat/tc"}, "http_rps"),
+                {"linux", "nftables", "router/tc", f"lb/{USER}", "nat/tc"}, "http_rps"),
     "nodes": (["--rounds", "1", "--seconds", "0.3", "--nodes", "1,2"], {"1 node", "2 nodes"}),
     "soak": (["--minutes", "0.05", "--sample-seconds", "1", "--churn-per-s", "20"],
              {"firewall-xdp", "firewall-afxdp", "lb-xdp", "lb-afxdp"}),
@@ -52,10 +55,11 @@ CASES = {  # study: (its smallest options, the subjects it must measure, the sam
     "upf-paths": (["--rounds", "1", "--seconds", "0.3", "--sessions", "10", "--paths", "xdp,afxdp-poll,chain-split",
                    "--no-advice"],
                   {f"{d} 10 {p}" for d in ("uplink", "downlink") for p in ("xdp", "afxdp-poll", "chain-split")}),
+    "senders": (["--rounds", "1", "--seconds", "0.3"], {"tc", "socket", "ref-mmsg", "ref-tpacket", "ref-afxdp"}),
 }
 
 
-@pytest.mark.parametrize("study", sorted(CASES))
+@pytest.mark.parametrize("study", [pytest.param(s, marks=pytest.mark.kernel(*NEEDS.get(s, ()))) for s in sorted(CASES)])
 def test_a_study_runs_and_writes_its_results(study, tmp_path):
     options, subjects, *metric = CASES[study]
     ran = run_xnf(["bench", "run", study, "--out", str(tmp_path), *options], timeout=300)
@@ -113,7 +117,7 @@ def test_the_worker_settings_and_queue_counts_of_the_reproduction_grids_reach_th
 
 
 def test_frame_prefetch_measures_what_the_frames_cost_the_worker_in_both_builds(tmp_path):
-    """The cost measurement: both builds forward the offered frames on afxdp-poll/live, and the worker core's busy
+    """The cost measurement: both builds forward the offered frames on afxdp-poll, and the worker core's busy
     time per frame is read for each (a variant that did not run, or a worker that did no work, would show none)."""
     ran = run_xnf(["bench", "run", "frame-prefetch", "--out", str(tmp_path), "--rounds", "1", "--cases", "macswap",
                    "--measure", "cost", "--cost-mpps", "0.2", "--cost-seconds", "1"], timeout=300)
@@ -123,7 +127,7 @@ def test_frame_prefetch_measures_what_the_frames_cost_the_worker_in_both_builds(
     costs = {s["build"]: s for s in doc["samples"] if s.get("kind") == "cost"}
     assert set(costs) == {"prefetch", "no-prefetch"}
     for sample in costs.values():
-        assert sample["path"] == "afxdp-poll/live" and sample["sent"] >= 150000
+        assert sample["path"] == paths.find("afxdp-poll").key and sample["sent"] >= 150000
         assert sample["loss_ratio"] < 0.01 and sample["worker_ns_per_frame"] > 0
     [gain] = doc["summary"]["gains"]
     assert gain["measured"] == "cost" and gain["prefetch_over_without"] > 0

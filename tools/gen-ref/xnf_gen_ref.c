@@ -181,16 +181,16 @@ int main(int argc, char **argv)
 	if (err)
 		return err > 0 ? 0 : 2;
 	err = 1;
+	ifindex = (int)if_nametoindex(opt.iface);
+	if (!ifindex) {
+		xnf_error("no interface '%s' here: check the name (ip link) and the namespace", opt.iface);
+		return 2;
+	}
 	if (!xnf_kernel_has(XNF_KF_LIVE_FRAMES)) {
 		char why[512];
 
 		xnf_error("xnf-gen-ref sends live frames only: %s", xnf_kernel_refusal(XNF_KF_LIVE_FRAMES, why, sizeof(why)));
 		return 1;
-	}
-	ifindex = (int)if_nametoindex(opt.iface);
-	if (!ifindex) {
-		xnf_error("no interface '%s' here: check the name (ip link) and the namespace", opt.iface);
-		return 2;
 	}
 	skel = gen_ref_bpf__open_and_load();
 	if (!skel) {

@@ -144,20 +144,22 @@ static __always_inline int xnf_xdp_to_user(struct xnf_pkt *pkt)
 
 /*
  * Hybrid's hand-over of the verdict to the worker that sends the frame: 4 bytes of XDP metadata just before the
- * frame, or, on a kernel that refuses XDP metadata (xnf_cfg.verdict_behind), 4 bytes grown behind its end, which
- * the worker takes off again. 0, or -1 where the frame has no room for them.
+ * frame, or, on a kernel that refuses XDP metadata (xnf_cfg.verdict_in_frame), 4 bytes pushed in front of the frame
+ * itself (bpf_xdp_adjust_head), which the worker takes off again. 0, or -1 where the frame has no room for them.
  */
 static __always_inline int xnf_xdp_hand_verdict(struct xdp_md *ctx, xnf_verdict verdict)
 {
-	void *data, *meta;
+	void *data, *end, *meta;
 
-	if (xnf_cfg.verdict_behind) {
-		if (bpf_xdp_adjust_tail(ctx, (int)sizeof(__u32)))
+	if (xnf_cfg.verdict_in_frame) {
+		if (bpf_xdp_adjust_head(ctx, -(int)sizeof(__u32)))
 			return -1;
-		if (!bpf_xdp_store_bytes(ctx, bpf_xdp_get_buff_len(ctx) - sizeof(__u32), &verdict, sizeof(__u32)))
-			return 0;
-		bpf_xdp_adjust_tail(ctx, -(int)sizeof(__u32));
-		return -1;
+		data = (void *)(long)ctx->data;
+		end = (void *)(long)ctx->data_end;
+		if (data + sizeof(__u32) > end)
+			return -1;
+		*(__u32 *)data = verdict;
+		return 0;
 	}
 	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(__u32)))
 		return -1;

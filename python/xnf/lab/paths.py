@@ -138,6 +138,11 @@ def needs_of(key: str) -> list[str]:
     return []
 
 
+def keys(*names: str) -> list[str]:
+    """The path keys of names, each a key already or a mode (taken on this kernel's default transmit path)."""
+    return [find(name).key for name in names]
+
+
 def find(key: str) -> Path:
     """A path by key; a bare sending mode ("hybrid") is its default transmit path's."""
     every = carrying()

@@ -34,7 +34,7 @@ struct xnf_afxdp_config {
 	enum xnf_afxdp_wait wait;
 	bool nf_in_kernel;  /* xdp-sk modes: the NF runs in XDP; the sockets are open but idle */
 	bool forward_only;  /* hybrid: the NF ran in XDP; each frame's verdict came with it */
-	bool verdict_behind; /* hybrid: the verdict is the frame's last 4 bytes, not its metadata (no XDP metadata) */
+	bool verdict_in_frame; /* hybrid: the verdict is the frame's first 4 bytes, not its metadata (no XDP metadata) */
 	__u32 queues;       /* queues 0..queues-1 of every port */
 	__u32 workers;      /* queue q is served by worker q % workers */
 	struct xnf_core_list cores; /* worker i on cores.cores[i]; none given: from the last core down */

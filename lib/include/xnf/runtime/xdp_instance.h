@@ -70,7 +70,7 @@ struct xnf_xdp_plan {
 	__u32 peer_ports;                         /* tc: veth ports whose peer is in another namespace */
 	bool verifier_stats;                      /* --verifier-stats: say what the verifier's pass took */
 	bool frags;                               /* XDP taking multi-buffer frames (BPF_F_XDP_HAS_FRAGS) */
-	bool verdict_behind;                      /* hybrid: the verdict behind the frame, not in its metadata */
+	bool verdict_in_frame;                    /* hybrid: the verdict in front of the frame, not in its metadata */
 };
 
 int xnf_xdp_load(struct xnf_xdp_instance *x, const struct xnf_port *ports, __u32 nports, bool generic,

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from xnf import chain, contract
 from xnf.bench.study import Place, RoundsStudy
-from xnf.lab import placement
+from xnf.lab import paths, placement
 from xnf.model import advisor, calibration, cases, check_rounds, lab_rate, rate_statistic, task
 from xnf.model.check_rounds import YARDSTICK_SUBJECT
 from xnf.model.predict import predict
@@ -50,7 +50,8 @@ DESCRIPTION = "the advisor's pick against every candidate it weighed, measured, 
               "fitted on"
 # afxdp/xsk is the profile's too, but forwards a fifth of what the others do on veth: measuring it ten times over
 # says nothing new (--paths takes it).
-DEFAULT_PATHS = ["xdp", "afxdp/live", "afxdp-sysc/live", "afxdp-poll/live", "hybrid/live"]
+# The kernel path and every sending mode, each on this kernel's default transmit path (paths.keys).
+DEFAULT_MODES = ("xdp", "afxdp", "afxdp-sysc", "afxdp-poll", "hybrid")
 HOLDS_WITHIN = 0.05
 PREDICTED_WITHIN = 0.15
 NONE, ONE_FACTOR, PER_PATH = "none", "one-factor", "per-path"
@@ -165,7 +166,7 @@ def summarise(samples: list[dict], profile: Profile) -> tuple[list[dict], list[d
 
 
 def options(parser: argparse.ArgumentParser) -> None:
-    check_rounds.add_arguments(parser, [c.label for c in cases.held_out_cases()], DEFAULT_PATHS,
+    check_rounds.add_arguments(parser, [c.label for c in cases.held_out_cases()], paths.keys(*DEFAULT_MODES),
                                "the profile the advisor uses")
     parser.add_argument("--calibrations", default=NONE, help=f"judge the picks with the profile brought to the "
                         f"machine each of these ways, side by side: {', '.join(CALIBRATIONS)} (any but {NONE} "

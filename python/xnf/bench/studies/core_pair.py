@@ -21,7 +21,7 @@ import argparse
 import statistics
 
 from xnf.bench.study import Place, RoundsStudy
-from xnf.lab import placement
+from xnf.lab import paths, placement
 from xnf.model import lab_paths, lab_rate
 
 NAME = "core-pair"
@@ -29,7 +29,7 @@ DESCRIPTION = "the live path's trivial NF beside what a thread spinning on the w
               "and a cache line's round trip between the two"
 PROBE, YARDSTICK = "core-pair", "yardstick"
 TRIVIAL = lab_rate.NfCase("cycles-0", "taskemu", "cycles 0\n")
-PATHS = ["xdp", "afxdp/live"]
+MODES = ("xdp", "afxdp")   # the kernel path and the user-space one, this kernel's transmit path (paths.keys)
 PLACEMENT = ["slowdown", "round_trip_ns"]     # what the probe reads of the pair's placement
 
 
@@ -58,7 +58,7 @@ def per_round(samples: list[dict]) -> list[dict]:
                      "alone_ns": mine[PROBE]["alone_ns"], "alone_drift": mine[PROBE]["alone_drift"],
                      "partner_alone_ns": mine[PROBE]["partner_alone_ns"],
                      "yardstick_mpps": round(yard, 4),
-                     **{f"{key}_over_yardstick": round(mine[key]["mpps"] / yard, 4) for key in PATHS}})
+                     **{f"{key}_over_yardstick": round(mine[key]["mpps"] / yard, 4) for key in paths.keys(*MODES)}})
     return rows
 
 
@@ -73,19 +73,19 @@ def summarise(samples: list[dict], args: argparse.Namespace) -> dict:
     """The rows per round, and the correlation over the rounds of each path's ratio with what the probe read."""
     rows = per_round(samples)
     return {"rounds": rows, "correlation": {probe_field: {key: correlation(rows, probe_field, f"{key}_over_yardstick")
-                                                          for key in PATHS} for probe_field in PLACEMENT}}
+                                                          for key in paths.keys(*MODES)} for probe_field in PLACEMENT}}
 
 
 STUDY = RoundsStudy(
     NAME, "core_pair", rounds=12, min_rounds=3, seconds=lab_rate.TRIAL_SECONDS,
     seconds_help=lab_rate.TRIAL_SECONDS_HELP,
-    subjects=lambda args: [PROBE, YARDSTICK, *PATHS], trial=trial, summarise=summarise, options=options,
+    subjects=lambda args: [PROBE, YARDSTICK, *paths.keys(*MODES)], trial=trial, summarise=summarise, options=options,
     check=lambda args: None if args.probe_ms >= 100 else "--probe-ms at least 100",
     line=lambda s: f"{s['subject']:12s} " + (f"slowdown {s['slowdown']:.3f}, round trip {s['round_trip_ns']:.0f} ns"
                                              if s["subject"] == PROBE else f"{s['mpps']:6.3f} Mpps"),
     table=lambda summary: summary["rounds"],
     report=lambda r: f"round {r['round']:2d} slowdown {r['slowdown']:.3f} round trip {r['round_trip_ns']:4.0f} ns  " +
-    "  ".join(f"{key} {r[f'{key}_over_yardstick']:.2f}" for key in PATHS),
+    "  ".join(f"{key} {r[f'{key}_over_yardstick']:.2f}" for key in paths.keys(*MODES)),
     said_last=lambda summary: [f"correlation with {probe_field}: " + ", ".join(f"{k} {v}" for k, v in of.items())
                                for probe_field, of in summary["correlation"].items()],
     fields=lambda args: {"yardstick": lab_rate.YARDSTICK, "probe_ms": args.probe_ms})

@@ -22,6 +22,7 @@ import statistics
 
 from xnf.bench import variants
 from xnf.bench.study import Place, RoundsStudy
+from xnf.lab import paths
 from xnf.lab.rounds import rate_rows
 from xnf.errors import XnfError
 from xnf.model import cases, lab_paths, lab_rate
@@ -33,7 +34,7 @@ VARIANT, DEFINES = "no-prefetch", "-DXNF_NO_PREFETCH"
 BUILDS = ("prefetch", VARIANT)
 YARDSTICK = "yardstick"
 RATE, COST = "rate", "cost"
-COST_PATH = "afxdp-poll/live"   # its worker sleeps when idle: its busy time is what the frames cost
+COST_MODE = "afxdp-poll"   # its worker sleeps when idle: its busy time is what the frames cost
 MACSWAP = NfCase("macswap", "macswap", None, cases.THOUSAND_FLOWS)
 DEFAULT_CASES = ["macswap", "lb", "lb-10k", "firewall-10k", "router", "checksum-16"]
 
@@ -88,10 +89,11 @@ def gains(samples: list[dict]) -> list[dict]:
 
 def options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cases", default=",".join(DEFAULT_CASES), help="NF cases (macswap, or the cost model's)")
-    parser.add_argument("--paths", default="afxdp/live", help="user-space paths of the lab whose RFC 2544 rate is "
+    parser.add_argument("--paths", default=paths.find("afxdp").key,
+                        help="user-space paths of the lab whose RFC 2544 rate is "
                         "measured (python/xnf/model/lab_paths.py)")
     parser.add_argument("--measure", default=f"{RATE},{COST}", help=f"{RATE}: the RFC 2544 rate on --paths; {COST}: "
-                        f"the worker core's busy time per frame on {COST_PATH} at --cost-mpps")
+                        f"the worker core's busy time per frame on {paths.find(COST_MODE).key} at --cost-mpps")
     parser.add_argument("--cost-mpps", type=float, default=1.0, help="the offered rate of a cost trial (below every "
                         "case's rate)")
     parser.add_argument("--cost-seconds", type=float, default=3.0)
@@ -109,7 +111,8 @@ def _subjects(args: argparse.Namespace) -> list[tuple]:
         find_case(label)
     subjects = [(YARDSTICK,)] + [(RATE, label, key, build) for label in labels for key in keys for build in BUILDS
                                  if RATE in kinds]
-    return subjects + [(COST, label, COST_PATH, build) for label in labels for build in BUILDS if COST in kinds]
+    cost_path = paths.find(COST_MODE).key
+    return subjects + [(COST, label, cost_path, build) for label in labels for build in BUILDS if COST in kinds]
 
 
 def _line(sample: dict) -> str:
@@ -140,6 +143,7 @@ STUDY = RoundsStudy(
         f"{row['without']:.3f} without, {row['prefetch_over_without']} (rounds {row['per_round']})"
         for row in summary["gains"]],
     fields=lambda args: {"yardstick": YARDSTICK, "yardstick_is": lab_rate.YARDSTICK,
-                         "cost": {"path": COST_PATH, "offered_mpps": args.cost_mpps, "seconds": args.cost_seconds},
+                         "cost": {"path": paths.find(COST_MODE).key, "offered_mpps": args.cost_mpps,
+                                  "seconds": args.cost_seconds},
                          "variant": {"name": VARIANT, "defines": DEFINES}})
 add_arguments, run = STUDY.add_arguments, STUDY.run

@@ -27,6 +27,7 @@ from typing import Callable
 
 from xnf import control, nf_cost
 from xnf.bench.study import Place, RoundsStudy
+from xnf.lab import paths
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood, returned_to_gen0
 from xnf.lab.nf_process import NfInstance
@@ -40,7 +41,7 @@ DESCRIPTION = "the advisor's price of new sessions (the NAT's, the stateful acl'
               "established flows, per path"
 # At most: within one public address's pool (ports 1024-65535) and the NAT's session table as it starts by default
 FLOWS = 60000
-DEFAULT_PATHS = ["xdp", "afxdp/live", "hybrid/live"]
+DEFAULT_MODES = ("xdp", "afxdp", "hybrid")   # each on this kernel's default transmit path (paths.keys)
 # What is still on its way through a worker when the generator stops: waited for before counting what came back
 SETTLE_S = 0.05
 
@@ -100,7 +101,7 @@ def predicted_mpps(setup: Setup, kind: str, path: str) -> float:
 
 def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", help="the machine profile (default: the installed one)")
-    parser.add_argument("--paths", default=",".join(DEFAULT_PATHS), help="the profile's paths to measure")
+    parser.add_argument("--paths", default=",".join(paths.keys(*DEFAULT_MODES)), help="the profile's paths to measure")
     parser.add_argument("--flows", type=int, default=FLOWS, help=f"new flows per trial (1,024 to {FLOWS:,}, the "
                         "default)")
     parser.add_argument("--nf", choices=NFS, default="nat", help="the NF whose sessions are priced (default nat)")
