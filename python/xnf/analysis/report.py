@@ -87,6 +87,31 @@ def _yardstick_lines(doc: dict) -> list[str]:
             f"({rates} Mpps); yardstick_ratio is a case's median same-repetition ratio to it"]
 
 
+def _sender_lines(doc: dict) -> list[str]:
+    """How xnf-gen sent, and what the kernel gave it (a result taken without live frames says so)."""
+    senders = sorted({s["result"].get("sender") for s in doc["samples"] if s["result"].get("sender")})
+    facilities = doc["environment"].get("kernel_facilities", {})
+    refused = [name for name, state in facilities.items() if state == "refused"]
+    lines = [f"- xnf-gen's sender: {', '.join(senders)}"] if senders else []
+    if refused:
+        lines.append(f"- the kernel refused: {', '.join(refused)}"
+                     + (f" (XNF_KERNEL_WITHOUT={facilities['override']})" if facilities.get("override") else ""))
+    return lines
+
+
+def _generator_bound_section(doc: dict) -> list[str]:
+    """Where the generator, not the NF, was the limit: the cases ranked by the DUT's cost per frame instead."""
+    if not doc.get("generator_bound"):
+        return []
+    rows = ["| nf | mode | DUT core ns/frame |", "| --- | --- | --- |"] + [
+        f"| {r['nf']} | {r['mode']}{'/' + r['tx_path'] if r.get('tx_path') else ''} | {r['ns_per_frame']} |"
+        for r in doc.get("ranked_by_cost", [])]
+    return ["## Generator-bound", "",
+            f"Some searches were generator-bound: their rates are xnf-gen's, not the NF's. The cases ranked by what "
+            f"the DUT's core spent per frame at {doc['common_rate_pps']:,} frames/s, which every path carries "
+            "(cheapest first):", "", *rows, ""]
+
+
 def write_report(results: Path, out_dir: Path | None = None) -> Path:
     doc = _load(results)
     out_dir = out_dir or results.parent / f"{results.stem}-report"
@@ -110,8 +135,9 @@ def write_report(results: Path, out_dir: Path | None = None) -> Path:
         "the DUT's XDP work runs in softirq on the generator's core (docs/lab.md)",
         "- throughput: RFC 2544 binary search, loss < 0.1 %, to 1 % of the generator's maximum; "
         "\"generator_limited\" means even that maximum passed (docs/methodology.md)",
-        *_yardstick_lines(doc), "",
+        *_yardstick_lines(doc), *_sender_lines(doc), "",
         "## Results", "", _table(doc["summary"]), "",
+        *_generator_bound_section(doc),
     ]
     for fig in figures:
         if fig:

@@ -29,6 +29,11 @@ from xnf.model import lab_rate
 
 # The yardstick's place among a benchmark's cases in the interleaved order.
 YARDSTICK_CASE = {"yardstick": lab_rate.YARDSTICK}
+# Where a search is generator-bound (even the generator's maximum passed: its rate is the generator's, not the NF's),
+# the case is also measured by what the DUT spends per frame at this rate, which every path of the lab carries
+# whatever sender xnf-gen has (docs/methodology.md, "Generator-bound searches"): the exact busy time of the DUT's core,
+# its receive moved there (threaded NAPI), per frame offered. The paths are then ranked by it.
+COMMON_RATE_PPS = 200_000
 
 
 @dataclass
@@ -136,14 +141,25 @@ def _measure_case(bench: Benchmark, case: dict, tsc_hz: float | None, rules_dir:
                                         nf=sink, loss_threshold=bench.loss_threshold, ndr=True)
             latency = {str(f): tr.as_dict() for f, tr in result.latency_at.items()}
             trials = [tr for run in result.runs for tr in run.trials]
-            return {"mpps": result.mean_pps / 1e6, "gbps": _gbps(result.mean_pps / 1e6, trials),
-                    "ndr_mpps": result.ndr_pps / 1e6,
-                    "loss_threshold": bench.loss_threshold, "generator_limited": result.generator_limited,
-                    "dut_ns_per_packet": _cost_at_throughput(result, bench.loss_threshold),
-                    "search": [[tr.as_dict() for tr in run.trials] for run in result.runs],
-                    "latency_at": latency}
+            found = {"mpps": result.mean_pps / 1e6, "gbps": _gbps(result.mean_pps / 1e6, trials),
+                     "ndr_mpps": result.ndr_pps / 1e6,
+                     "loss_threshold": bench.loss_threshold, "generator_limited": result.generator_limited,
+                     "sender": trials[0].sender if trials else None,
+                     "dut_ns_per_packet": _cost_at_throughput(result, bench.loss_threshold),
+                     "search": [[tr.as_dict() for tr in run.trials] for run in result.runs],
+                     "latency_at": latency}
+            if result.generator_limited:
+                found["common_rate_ns_per_frame"] = _cost_at_common_rate(t, bench.seconds, traffic, tsc_hz, sink)
+            return found
         finally:
             instance.stop()
+
+
+def _cost_at_common_rate(t: Topology, seconds: float, traffic: TrafficSpec, tsc_hz: float | None, sink) -> float | None:
+    """The DUT core's busy time per frame offered at COMMON_RATE_PPS, with the DUT's receive on that core."""
+    t.pin_dut_receive(DUT_CORE)
+    trial = run_trial(t, COMMON_RATE_PPS, seconds, traffic, tsc_hz, nf=sink)
+    return trial.cpu[DUT_CORE]["busy"] / trial.sent * 1e9 if trial.sent else None
 
 
 def _worker_options(queues: int) -> list[str]:
@@ -168,6 +184,9 @@ def _summarise(samples: list[dict], yardstick: list[dict]) -> list[dict]:
         costs = [g["result"].get("dut_ns_per_packet") for g in group if g["result"].get("dut_ns_per_packet")]
         row["dut_ns_per_packet"] = statistics.mean(costs) if costs else None
         row["generator_limited"] = any(g["result"].get("generator_limited") for g in group)
+        common = [g["result"]["common_rate_ns_per_frame"] for g in group if g["result"].get("common_rate_ns_per_frame")]
+        if common:
+            row["common_rate_ns_per_frame"] = statistics.median(common)
         ndr = [g["result"]["ndr_mpps"] for g in group if g["result"].get("ndr_mpps") is not None]
         if ndr:
             row["ndr_mean_mpps"] = statistics.mean(ndr)
@@ -200,10 +219,24 @@ def run_benchmark(bench: Benchmark, out_dir: Path, progress: Callable[[str], Non
             samples.append({"case": case, "repetition": rep, "started": started, "result": result})
     summary = _summarise(samples, yardstick)
     doc = {"benchmark": asdict(bench), "environment": env, "generator_core": GEN_CORE, "worker_core": DUT_CORE,
-           "summary": summary, "samples": samples}
+           **_generator_bound(summary), "summary": summary, "samples": samples}
     if bench.yardstick:
         doc["yardstick"] = {"subject": lab_rate.YARDSTICK, "samples": yardstick}
     return results_file.write(out_dir, bench.name, doc, [_csv_order(row) for row in summary])
+
+
+def _generator_bound(summary: list[dict]) -> dict:
+    """What the results file says where searches were generator-bound: which cases, and every case measured so
+    ranked by the DUT's cost per frame at the common rate (cheapest first): the rates of those cases are the
+    generator's, and say nothing of which path is faster."""
+    bound = [row for row in summary if row.get("generator_limited")]
+    if not bound:
+        return {"generator_bound": False}
+    costed = sorted((row for row in summary if row.get("common_rate_ns_per_frame")),
+                    key=lambda row: row["common_rate_ns_per_frame"])
+    return {"generator_bound": True, "common_rate_pps": COMMON_RATE_PPS,
+            "ranked_by_cost": [{"nf": r["nf"], "mode": r["mode"], **({"tx_path": r["tx_path"]} if "tx_path" in r else {}),
+                                "ns_per_frame": round(r["common_rate_ns_per_frame"], 1)} for r in costed]}
 
 
 def _yardstick_ratio(group: list[dict], yardstick: list[dict]) -> float | None:

@@ -427,6 +427,11 @@ def advice(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: i
         "candidates": [_row(r, far_mpps(profile, r)) for r in ranked],
         "skipped": skipped,
     }
+    bound = sorted(k for k, p in profile.paths.items() if p.fit.get("generator_bound_points"))
+    if bound:
+        lower_confidence(answer, "low", f"the profile's rates of {', '.join(bound)} were the generator's at some points "
+                         "(it sent slower than those paths forward: a kernel without live frames, docs/kernels.md): "
+                         "they are at least that fast there, and may win by more than predicted")
     if profile.quick:
         lower_confidence(answer, "medium", f"the profile is a quick fit ({len(profile.paths)} paths, three rounds): the "
                          "paths it did not measure are not weighed ('xnf bench run model-fit' refines it, about 40 "

@@ -116,8 +116,9 @@ def fit_profile(samples: list[dict], keys: list[str], env: dict, placement_kept:
                 continue
             mpps = _rate(samples, statistic, point=label, path=key)
             x = _median(samples, side, point=label) - base
+            bound = any(s.get("generator_limited") for s in samples if s["point"] == label and s["path"] == key)
             rows.append({"path": key, "point": label, "series": series[label], "x_ns": round(x, 2),
-                         "mpps": round(mpps, 4), "y_ns": round(1e3 / mpps, 2)})
+                         "mpps": round(mpps, 4), "y_ns": round(1e3 / mpps, 2), "generator_bound": bound})
         table += rows
         task_points = [fit.Point(r["x_ns"], r["y_ns"], r["series"]) for r in rows
                        if r["series"] in fit.TASK_SERIES]
@@ -129,6 +130,9 @@ def fit_profile(samples: list[dict], keys: list[str], env: dict, placement_kept:
         paths[key] = fit.fit_path(lab_paths.find(key), task_points, drop, load_ns=load, drop_mix=mix)
         if left_out:
             paths[key].fit["points_left_out"] = left_out
+        bound = [r["point"] for r in rows if r["generator_bound"]]
+        if bound:   # their rates are xnf-gen's: the path is at least that fast there (docs/cost-model.md)
+            paths[key].fit["generator_bound_points"] = bound
     kernel_drop = paths.get(lab_paths.kernel_drop_with_sockets(paths))
     for key, path in paths.items():
         if kernel_drop and path.task_side == "native":

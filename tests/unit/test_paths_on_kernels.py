@@ -1,0 +1,42 @@
+"""The lab's paths on the kernel it has: one of each kind, the workers on live frames where the kernel runs them and on
+the xsk ring where it refuses them, and never a path it cannot run among those measured or recommended."""
+
+import pytest
+
+from tiers import functional
+from xnf.lab import paths
+
+
+@pytest.fixture
+def without_live_frames(monkeypatch):
+    monkeypatch.setattr("xnf.kernel.missing", lambda names: [n for n in names if n == "live_frames"])
+    paths.carrying.cache_clear()
+    paths.default_tx_path.cache_clear()
+    yield
+    paths.carrying.cache_clear()
+    paths.default_tx_path.cache_clear()
+
+
+def test_one_path_of_each_kind_on_the_kernels_transmit_path():
+    kinds = {(p.described["datapath"], p.hook) for p in paths.representative().values()}
+    assert len(kinds) == len(paths.representative()) == 4
+    assert list(paths.representative()) == ["xdp", "afxdp/live", "hybrid/live", "tc"]
+
+
+def test_without_live_frames_the_workers_send_on_the_xsk_ring(without_live_frames):
+    assert list(paths.representative()) == ["xdp", "afxdp/xsk", "hybrid/xsk", "tc"]
+    assert "afxdp/live" in paths.carrying() and "afxdp/live" not in paths.runnable()
+    assert paths.needs_of("afxdp/live") == ["afxdp", "live_frames"]
+    assert paths.keys("xdp", "afxdp-poll", "afxdp/live") == ["xdp", "afxdp-poll/xsk", "afxdp/live"]
+    assert paths.find("hybrid").tx_path == "xsk"
+
+
+def test_the_functional_tier_walks_the_representative_paths_of_the_files_it_names():
+    rep = set(paths.representative()) | {p.mode for p in paths.representative().values()}
+    assert functional("nfs/acl/test_acl_fixtures.py::test_x[a]", [], rep)
+    assert functional("tests/integration/test_kernel.py::test_y", [], rep)
+    assert functional("tests/integration/test_router.py::test_router_forwards_by_longest_prefix[tc]", ["tc"], rep)
+    assert not functional("tests/integration/test_router.py::test_router_forwards_by_longest_prefix[afxdp-poll/live]",
+                          ["afxdp-poll/live"], rep)
+    assert not functional("tests/integration/test_router.py::test_routes_change_while_running[xdp]", ["xdp"], rep)
+    assert not functional("tests/integration/test_kernel_other.py::test_z", [], rep)
