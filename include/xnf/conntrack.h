@@ -277,6 +277,21 @@ static __always_inline void xnf__ct_touch(struct xnf_ct *ct, struct xnf_ct_entry
 	ct->in_table = 1;
 }
 
+/*
+ * A segment netfilter's table ignores (a SYN/ACK again after the handshake, a SYN again in SYN_RECV, the answer's ACK
+ * in SYN_SENT: its entry may be out of step with the two ends, and the segment may be what puts them in step): it goes
+ * with its connection, as netfilter passes it (new, or established once answered), and changes nothing of the entry
+ * but that the other end has answered; its idle time is not renewed either.
+ */
+static __always_inline void xnf__ct_ignore(struct xnf_ct *ct, struct xnf_ct_entry *e, __u8 sender)
+{
+	if (sender != e->opener && !e->seen_reply)
+		e->seen_reply = 1;
+	ct->state = e->seen_reply ? XNF_CT_ESTABLISHED : XNF_CT_NEW;
+	ct->found = *e;
+	ct->in_table = 1;
+}
+
 /* A TCP segment on its connection's entry (NULL: none). Sets ct->state, and what confirm writes. */
 static __always_inline void xnf__ct_tcp(struct xnf_ct *ct, struct xnf_ct_entry *e, __u8 sender, __u8 flags, __u64 now)
 {
@@ -310,8 +325,12 @@ static __always_inline void xnf__ct_tcp(struct xnf_ct *ct, struct xnf_ct_entry *
 		ct->entry.last_seen_ns = now;
 		return;
 	}
+	if (next == XNF_TCP_IGNORE) {
+		xnf__ct_ignore(ct, e, sender);
+		return;
+	}
 	if (next >= XNF_TCP_NSTATES) {
-		ct->state = XNF_CT_INVALID;  /* netfilter lets an ignored segment through untracked: invalid to rules */
+		ct->state = XNF_CT_INVALID;
 		return;
 	}
 	if (e->tcp_state != next)

@@ -269,6 +269,27 @@ def test_real_applications_opened_inside_work_and_an_outside_scan_gets_nothing(v
         assert nf.stop() == 0
 
 
+@pytest.mark.parametrize("subject", ["nftables", *paths.options_by_key("xdp", "tc")])
+def test_a_connection_whose_first_answer_was_lost_opens_with_the_next(subject, rules_file):
+    """The client's stack loses the server's first SYN/ACK (after the firewall passed it); the server sends it again
+    a second later, which netfilter's state table ignores and passes with the connection: curl connects at once
+    then, through the acl as through nftables (it once failed after its whole timeout here)."""
+    with HostsTopology(kind="wire", hosts=2) as t:
+        inside, outside = t.host(0), t.host(1)
+        web = apps.WebServer(t, outside.ns, outside.ip)
+        if subject == "nftables":
+            netfilter.acl_on_bridge(t.dut_ns, t.dut_ifaces, inside_only(inside))
+        else:
+            mode, extra = MODES[subject]
+            NfInstance.start(t, "acl", mode, t.dut_ifaces, rules=rules_file(inside_only(inside)), extra=extra)
+        # The first SYN/ACK to reach the client is dropped there: its stack waits for the server's retransmission.
+        netfilter.nft(inside.ns, "table inet lose { chain in { type filter hook input priority 0; "
+                      "tcp flags & (syn | ack) == syn | ack numgen inc mod 1000 == 0 drop; }; }")
+        started = time.monotonic()
+        assert apps.download_sha256(inside.ns, web.url, timeout_s=10) == web.sha256
+        assert time.monotonic() - started < 5, "connected only after the client's own retries"
+
+
 TABLE_ENTRIES = contract.describe("acl")["maps"]["acl_ct"]   # the acl's own account of its table (ACL_CT_ENTRIES)
 
 
@@ -370,8 +391,8 @@ def test_a_smaller_table_gives_its_ring_its_size_and_keeps_making_room(mode, rul
 def test_any_nf_tracks_connections_through_the_sdk(tmp_path):
     """tests/nfs/ctfw, docs/conntrack.md's example: frames that open, belong to or relate to a connection pass, an
     invalid or untracked one is dropped, in the XDP, tc and native builds alike (tests/nf_fixtures.py). ctfw writes
-    each answered frame's entry anew (the tracker's bring-forward, every time): a SYN after the close passes only
-    if the close's transitions were kept through it (in ESTABLISHED it is ignored, invalid)."""
+    each answered frame's entry anew (the tracker's bring-forward, every time): the other end's SYN after the close
+    passes only if the close's transitions were kept through it (in ESTABLISHED it is invalid)."""
     from nf_fixtures import CLIENT_MAC, PORT_MAC, Fixture, check
     from conntrack_script import A6, B6, tcp, port_unreachable
     from scapy.layers.inet6 import ICMPv6ND_NS, IPv6
@@ -388,7 +409,7 @@ def test_any_nf_tracks_connections_through_the_sdk(tmp_path):
         Fixture("the inside's FIN", frame(tcp(INSIDE, 40001, 80, "FA", 1001, 5001)), "tx"),
         Fixture("the outside's FIN", frame(tcp(OUTSIDE, 80, 40001, "FA", 5001, 1002)), "tx"),
         Fixture("the close's last ACK", frame(tcp(INSIDE, 40001, 80, "A", 1002, 5002)), "tx"),
-        Fixture("a SYN after TIME_WAIT opens anew", frame(tcp(INSIDE, 40001, 80, "S", 9000)), "tx"),
+        Fixture("the other end's SYN after TIME_WAIT opens anew", frame(tcp(OUTSIDE, 80, 40001, "S", 9000)), "tx"),
         Fixture("a SYN/ACK of nothing", frame(tcp(OUTSIDE, 81, 40002, "SA", 1, 1)), "drop"),
         Fixture("SYN and FIN", frame(tcp(INSIDE, 40003, 80, "SF")), "drop"),
         Fixture("a UDP probe", frame(udp(INSIDE, 5354, 33434)), "tx"),
