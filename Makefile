@@ -52,7 +52,7 @@ all: $(NF_BINS) $(DIFF_BINS) $(TOOLS) $(TEST_BINS) $(LAB_BPF_OBJS) mode-table
 
 # The functional tier (tests/tiers.py, docs/testing.md): what must hold on every kernel, in a few minutes.
 test-quick: all
-	python3 -m pytest -q -p no:cacheprovider -m functional
+	python3 -m pytest -q -p no:cacheprovider -m functional $$(python3 tests/tiers.py)
 
 # The runtime's mode table as Python reads it without a binary (scripts/write-mode-table): rewritten when it changed.
 mode-table: $(BUILD)/bin/xnf-drop

@@ -45,7 +45,8 @@ static const struct facility_row facilities[XNF_NFACILITIES] = {
 				   "BPF_F_TEST_XDP_LIVE_FRAMES)", "Linux 5.18",
 				   "xnf-gen sends from its tc program instead (--sender tc, slower: its results say "
 				   "so); AF_XDP workers send on the xsk ring and hand passed frames to the stack "
-				   "through a TAP device; --sender live and --tx-path live are refused" }, xnf_probe_live_frames },
+				   "through a TAP device; --sender live and --tx-path live are refused" },
+				 xnf_probe_live_frames },
 	[XNF_KF_XDP_META] = { { "xdp_meta", "XDP metadata (bpf_xdp_adjust_meta)", "Linux 4.15",
 				"hybrid hands the NF's verdict to the workers in 4 bytes pushed in front of the frame "
 				"(bpf_xdp_adjust_head) instead of in its metadata" }, NULL },
@@ -89,16 +90,15 @@ static const struct xnf_helper_info helpers[] = {
 	HELPER(map_lookup_elem, "3.19", XDP | TC | TRACING), HELPER(map_update_elem, "3.19", XDP | TC),
 	HELPER(map_delete_elem, "3.19", XDP | TC), HELPER(ktime_get_ns, "4.1", XDP | TC),
 	HELPER(get_prandom_u32, "4.1", XDP | TC), HELPER(skb_store_bytes, "4.1", TC),
-	HELPER(l4_csum_replace, "4.1", TC), HELPER(skb_vlan_push, "4.3", TC), HELPER(skb_vlan_pop, "4.3", TC),
-	HELPER(clone_redirect, "4.2", TC), HELPER(redirect, "4.4", TC), HELPER(skb_load_bytes, "4.5", TC), HELPER(csum_diff, "4.6", XDP | TC),
-	HELPER(skb_pull_data, "4.9", TC), HELPER(csum_update, "4.9", TC), HELPER(skb_change_head, "4.10", TC),
-	HELPER(xdp_adjust_head, "4.10", XDP), HELPER(skb_adjust_room, "4.13", TC), HELPER(redirect_map, "4.14", XDP),
-	HELPER(xdp_adjust_meta, "4.15", XDP), HELPER(xdp_adjust_tail, "4.18", XDP), HELPER(fib_lookup, "4.18", XDP | TC),
-	HELPER(jiffies64, "5.5", XDP | TC), HELPER(ringbuf_output, "5.8", XDP | TC),
+	HELPER(l4_csum_replace, "4.1", TC), HELPER(clone_redirect, "4.2", TC), HELPER(skb_vlan_push, "4.3", TC),
+	HELPER(skb_vlan_pop, "4.3", TC), HELPER(redirect, "4.4", TC), HELPER(skb_load_bytes, "4.5", TC),
+	HELPER(csum_diff, "4.6", XDP | TC), HELPER(skb_pull_data, "4.9", TC), HELPER(csum_update, "4.9", TC),
+	HELPER(skb_change_head, "4.10", TC), HELPER(xdp_adjust_head, "4.10", XDP), HELPER(skb_adjust_room, "4.13", TC),
+	HELPER(redirect_map, "4.14", XDP), HELPER(xdp_adjust_meta, "4.15", XDP), HELPER(xdp_adjust_tail, "4.18", XDP),
+	HELPER(fib_lookup, "4.18", XDP | TC), HELPER(jiffies64, "5.5", XDP | TC), HELPER(ringbuf_output, "5.8", XDP | TC),
 	HELPER(ringbuf_reserve, "5.8", XDP | TC), HELPER(ringbuf_submit, "5.8", XDP | TC),
-	HELPER(redirect_peer, "5.10", TC), HELPER(ktime_get_coarse_ns, "5.11", XDP | TC),
-	HELPER(loop, "5.17", XDP | TC), HELPER(xdp_get_buff_len, "5.18", XDP), HELPER(xdp_load_bytes, "5.18", XDP),
-	HELPER(xdp_store_bytes, "5.18", XDP),
+	HELPER(redirect_peer, "5.10", TC), HELPER(ktime_get_coarse_ns, "5.11", XDP | TC), HELPER(loop, "5.17", XDP | TC),
+	HELPER(xdp_get_buff_len, "5.18", XDP), HELPER(xdp_load_bytes, "5.18", XDP), HELPER(xdp_store_bytes, "5.18", XDP),
 };
 #define NHELPERS (sizeof(helpers) / sizeof(helpers[0]))
 
@@ -130,9 +130,9 @@ static void set_why(struct state *s, const char *fmt, ...)
 
 /* ---------------------------------------------------------------- probing */
 
-static enum bpf_prog_type first_type_of(unsigned users)
+static enum bpf_prog_type prog_type_of(unsigned user)
 {
-	return users & XDP ? BPF_PROG_TYPE_XDP : BPF_PROG_TYPE_SCHED_CLS;
+	return user == XDP ? BPF_PROG_TYPE_XDP : BPF_PROG_TYPE_SCHED_CLS;
 }
 
 /* A helper works where each program type the glue calls it from may call it; tracepoints are tp_btf's row. */
@@ -143,7 +143,7 @@ static void probe_helper(size_t i)
 
 	s->answer = WORKS;
 	for (unsigned type = XDP; type <= TC && s->answer == WORKS; type <<= 1) {
-		if ((users & type) && xnf_probe_helper(helpers[i].id, first_type_of(type), s->why, sizeof(s->why)))
+		if ((users & type) && xnf_probe_helper(helpers[i].id, prog_type_of(type), s->why, sizeof(s->why)))
 			s->answer = REFUSED;
 	}
 }

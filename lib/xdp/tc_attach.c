@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The tc build at each port's ingress (and any tc program where xnf puts one). TCX attaches it through a bpf_link, which goes away with the process
- * however it ends, beside whatever other programs the port runs there. A kernel that refuses TCX (the facility
- * table, kernel.h), or --attach clsact (where tc filter show must list it: iproute2 before 6.6 does not show TCX),
- * gets a clsact qdisc filter instead: that one outlives the process, so it is taken off here, and a killed instance
- * leaves it behind (tc filter del dev PORT ingress removes it).
+ * The tc build at each port's ingress, and any other tc program xnf puts somewhere. TCX attaches it through a
+ * bpf_link, which goes away with the process however it ends, beside whatever other programs the port runs there. A
+ * kernel that refuses TCX (the facility table, kernel.h), or --attach clsact (where tc filter show must list it:
+ * iproute2 before 6.6 does not show TCX), gets a clsact qdisc filter instead: that one outlives the process, so it is
+ * taken off here, and a killed instance leaves it behind (tc filter del dev PORT ingress removes it).
  */
 #include <xnf/runtime/xdp_instance.h>
 #include <xnf/runtime/xdp_attach.h>

@@ -2,9 +2,10 @@
 /*
  * xnf-gen: a traffic generator built on BPF_PROG_RUN with live frames: the
  * kernel builds and transmits the frames itself, so one core puts out millions
- * of packets per second. Frames longer than a live frame (a page), and every
- * frame on a kernel that refuses live frames, go out through a packet socket
- * instead, their headers built by the same program (socket_sender.h). One pinned thread per core
+ * of packets per second. On a kernel that refuses live frames the same program
+ * runs at the loopback's tc egress and makes each seed frame into many
+ * (tc_sender.h); frames longer than a page go out through a packet socket, their
+ * headers built by the same program (socket_sender.h). One pinned thread per core
  * asked for; every frame carries a probe (flow, sequence number, send time)
  * that the receiver, attached with --rx-iface where the traffic comes back,
  * turns into loss, reordering and one-way latency.
@@ -68,8 +69,7 @@ static const __u32 imix_weight[IMIX_SIZES] = { 7, 4, 1 };
 
 enum { SENDER_AUTO, SENDER_LIVE, SENDER_TC, SENDER_SOCKET };
 static const char *const senders[] = { [SENDER_AUTO] = "auto", [SENDER_LIVE] = "live", [SENDER_TC] = "tc",
-				       [SENDER_SOCKET] = "socket",
-				       NULL };
+				       [SENDER_SOCKET] = "socket", NULL };
 
 struct gen_options {
 	const char *iface, *rx_iface;
@@ -560,7 +560,7 @@ static const struct xnf_option gen_table[] = {
 	{ .name = "sender", .kind = XNF_OPT_CHOICE, .value = "HOW", .choices = senders, .offset = GEN(sender),
 	  .help = "live: BPF_PROG_RUN live frames (frames up to a page);\n"
 		  "tc: seeds through a packet socket, each made into up to " XNF_STR(XNF_GEN_FANOUT_MAX) " frames by the same\n"
-		  "program at the interface's tc egress (frames of one length up to a page);\n"
+		  "program at the loopback's tc egress (frames of one length up to a page);\n"
 		  "socket: a packet socket, the headers built by the same program (any size, slower);\n"
 		  "auto: live where the kernel runs live frames and every frame fits one, else tc\n"
 		  "where it carries the run, else socket (each run's summary names its sender)" },
