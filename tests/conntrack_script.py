@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scapy.layers.inet import ICMP, IP, TCP, UDP, IPerror, UDPerror
+from scapy.layers.inet import ICMP, IP, TCP, UDP, IPerror, IPOption_NOP, IPOption_Router_Alert, UDPerror
 from scapy.layers.inet6 import ICMPv6EchoReply, ICMPv6EchoRequest, ICMPv6ND_NS, IPv6
 
 INSIDE, OUTSIDE = 0, 1       # the port a frame enters by
 A, B, ROUTER = "10.1.0.5", "198.51.100.7", "198.51.100.254"
+OTHER_INSIDE = "10.1.0.6"
 A6, B6 = "2001:db8:1::5", "2001:db8:2::7"
 
 STATEFUL_RULES = """\
@@ -43,10 +44,13 @@ def udp(enters: int, sport: int, dport: int):
     return IP(src=src, dst=dst) / UDP(sport=sport, dport=dport)
 
 
-def port_unreachable(src: str, about_sport: int, about_dport: int, code: int = 3, kind: int = 3):
-    """An ICMP error from src to A about a UDP frame A sent to B."""
-    return IP(src=src, dst=A) / ICMP(type=kind, code=code) / IPerror(src=A, dst=B) / UDPerror(sport=about_sport,
-                                                                                               dport=about_dport)
+def port_unreachable(src: str, about_sport: int, about_dport: int, code: int = 3, kind: int = 3, to: str = A,
+                     options: bool = False):
+    """An ICMP error from src to `to` (A, whose frame it quotes, by default) about a UDP frame A sent to B; its quote
+    of the frame's IP header with options (a router alert and padding) if asked."""
+    quoted = IPerror(src=A, dst=B, options=[IPOption_Router_Alert(), IPOption_NOP(), IPOption_NOP(),
+                                            IPOption_NOP(), IPOption_NOP()] if options else [])
+    return IP(src=src, dst=to) / ICMP(type=kind, code=code) / quoted / UDPerror(sport=about_sport, dport=about_dport)
 
 
 def handshake(sport: int, dport: int, v6: bool = False) -> list[Step]:
@@ -77,6 +81,12 @@ def script() -> list[Step]:
              "the answer once more, after the handshake: ignored, established"),
         Step(OUTSIDE, tcp(OUTSIDE, 80, 40002, "RA", 7001, 1001), True, "the server resets it"),
         Step(INSIDE, tcp(INSIDE, 40002, 80, "S", 90000), True, "the same ports opened again after the reset"),
+        Step(INSIDE, tcp(INSIDE, 40006, 25, "S", 3000), True, "a connection opens"),
+        Step(OUTSIDE, tcp(OUTSIDE, 25, 40006, "RA", 0, 3001), True, "refused: a reset as its only answer"),
+        Step(OUTSIDE, tcp(OUTSIDE, 25, 40006, "A", 1, 3001), False,
+             "an ACK after it: the refused connection is gone, nothing to belong to"),
+        Step(INSIDE, tcp(INSIDE, 40007, 587, "SP", 4000), True, "a SYN with PSH: a SYN (PSH does not count)"),
+        Step(OUTSIDE, tcp(OUTSIDE, 587, 40007, "SAP", 6000, 4001), True, "its answer with PSH"),
         Step(INSIDE, tcp(INSIDE, 40003, 80, "SF", 1000), False, "SYN and FIN together: invalid"),
         Step(INSIDE, tcp(INSIDE, 40003, 80, "", 1000), False, "no flags: invalid"),
         Step(INSIDE, udp(INSIDE, 5353, 53), True, "a UDP query"),
@@ -86,8 +96,16 @@ def script() -> list[Step]:
         Step(OUTSIDE, IP(src=B, dst=A) / ICMP(type=0, id=77, seq=1), True, "its reply"),
         Step(OUTSIDE, IP(src=B, dst=A) / ICMP(type=0, id=78, seq=1), False, "a reply to no request: invalid"),
         Step(OUTSIDE, IP(src=B, dst=A) / ICMP(type=8, id=79, seq=1), False, "a request from outside: new"),
+        Step(OUTSIDE, IP(src=B, dst=A) / ICMP(type=8, id=77, seq=2), False,
+             "a request from outside with the inside's identifier: a query of its own, new, not the inside's"),
+        Step(INSIDE, IP(src=A, dst=B) / ICMP(type=13, id=80, seq=1), True, "a timestamp request"),
+        Step(OUTSIDE, IP(src=B, dst=A) / ICMP(type=14, id=80, seq=1), True, "its reply"),
         Step(INSIDE, udp(INSIDE, 5354, 33434), True, "a probe"),
         Step(OUTSIDE, port_unreachable(B, 5354, 33434), True, "port unreachable about it: related"),
+        Step(OUTSIDE, port_unreachable(B, 5354, 33434, to=OTHER_INSIDE), False,
+             "the same error sent to another inside host than the probe's sender: invalid"),
+        Step(OUTSIDE, port_unreachable(B, 5354, 33434, options=True), True,
+             "port unreachable quoting the probe's header with IP options: related"),
         Step(OUTSIDE, port_unreachable(ROUTER, 5355, 33435, code=0, kind=11), False,
              "time exceeded about nothing sent: invalid"),
         Step(OUTSIDE, port_unreachable(ROUTER, 5353, 53, code=0, kind=11), True,

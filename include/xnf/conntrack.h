@@ -94,11 +94,13 @@ static __always_inline __u32 xnf_ct_default_timeout_s(__u32 slot)
 	return slot < XNF_CT_NTIMEOUTS ? xnf__ct_default_timeouts_s[slot] : 600;
 }
 
-/* A connection: its endpoints, the lower (address, then port) first. ICMP echo's identifier stands for both ports. */
+/* A connection: its endpoints, the lower (address, then port) first. An ICMP query's identifier stands for both ports,
+ * and which end asked is part of it (querier: 1 + its index): the other end's query with the same identifier is a
+ * connection of its own, as netfilter's tuples (type and direction) make it. */
 struct xnf_ct_key {
 	__u8 family;
 	__u8 proto;
-	__u16 pad;
+	__u16 querier;
 	__be16 port[2];
 	__be32 addr[2][4];
 };
@@ -121,6 +123,7 @@ struct xnf_ct {
 	__u32 creates;              /* confirm writes a new entry (over one that is over, if any) */
 	__u32 sender;               /* the frame's sender: its endpoint's index in the key */
 	__u32 in_table;             /* found is the table's entry */
+	__u32 ends;                 /* the frame ends its connection at once: the entry goes (a RST as its only answer) */
 };
 
 /* The ring of the newest connections' keys: where the next is written, and where the search for one to drop goes on. */
@@ -254,15 +257,15 @@ static __always_inline __u32 xnf__ct_tcp_next(__u32 reply, __u32 index, __u32 st
 	return (__u32)(xnf__ct_tcp_rows[row] >> (4 * state)) & 0xf;
 }
 
-/* The flag combinations netfilter lets through (ECE and CWR aside): any other is invalid before any state. */
+/* The flag combinations netfilter lets through, PSH, ECE and CWR taken off first: any other is invalid before any
+ * state. */
 static __always_inline int xnf__ct_tcp_flags_valid(__u8 flags)
 {
-	const __u64 valid = 1ull << 0x02 | 1ull << 0x22 | 1ull << 0x12 | 1ull << 0x04 | 1ull << 0x14 | 1ull << 0x1c |
-			    1ull << 0x11 | 1ull << 0x31 | 1ull << 0x19 | 1ull << 0x39 | 1ull << 0x10 | 1ull << 0x30 |
-			    1ull << 0x18 | 1ull << 0x38;
-	/* SYN, SYN|URG, SYN|ACK, RST, RST|ACK, RST|ACK|PSH, FIN|ACK and with URG, PSH, both; ACK, with URG, PSH, both */
+	const __u64 valid = 1ull << 0x02 | 1ull << 0x22 | 1ull << 0x12 | 1ull << 0x04 | 1ull << 0x14 | 1ull << 0x11 |
+			    1ull << 0x31 | 1ull << 0x10 | 1ull << 0x30;
+	/* SYN, SYN|URG, SYN|ACK, RST, RST|ACK, FIN|ACK, FIN|ACK|URG, ACK, ACK|URG */
 
-	return (valid >> (flags & 0x3f)) & 1;
+	return (valid >> (flags & 0x37)) & 1;
 }
 
 /* A frame of the connection in the table: its last use and its answer noted, and the frame's state. Only what changes
@@ -290,6 +293,16 @@ static __always_inline void xnf__ct_ignore(struct xnf_ct *ct, struct xnf_ct_entr
 	ct->state = e->seen_reply ? XNF_CT_ESTABLISHED : XNF_CT_NEW;
 	ct->found = *e;
 	ct->in_table = 1;
+}
+
+/* A RST on a connection never answered (its SYN refused, or given up): it passes with the connection, and the
+ * entry goes at once, as netfilter deletes it: a later segment of the same ports finds nothing to belong to. */
+static __always_inline void xnf__ct_reset_unanswered(struct xnf_ct *ct, struct xnf_ct_entry *e, __u8 sender)
+{
+	ct->state = sender == e->opener ? XNF_CT_NEW : XNF_CT_ESTABLISHED;
+	ct->found = *e;
+	ct->in_table = 1;
+	ct->ends = 1;
 }
 
 /* A TCP segment on its connection's entry (NULL: none). Sets ct->state, and what confirm writes. */
@@ -329,6 +342,10 @@ static __always_inline void xnf__ct_tcp(struct xnf_ct *ct, struct xnf_ct_entry *
 		xnf__ct_ignore(ct, e, sender);
 		return;
 	}
+	if (index == 4 && !e->seen_reply) {
+		xnf__ct_reset_unanswered(ct, e, sender);
+		return;
+	}
 	if (next >= XNF_TCP_NSTATES) {
 		ct->state = XNF_CT_INVALID;
 		return;
@@ -365,10 +382,17 @@ static __always_inline struct xnf_ct_entry *xnf__ct_find(void *table, void *time
 	return e && !xnf__ct_over(timeouts, k, e, now) ? e : 0;
 }
 
-#define XNF__ICMP_ECHO_REQUEST 8
-#define XNF__ICMP_ECHO_REPLY 0
-#define XNF__ICMP6_ECHO_REQUEST 128
-#define XNF__ICMP6_ECHO_REPLY 129
+/* ICMP's queries and their answers, as netfilter pairs them (echo, timestamp, information, address mask; ICMPv6's
+ * echo and node information): each query type's answer is the next type (ICMP) or the next type up (ICMPv6). */
+static __always_inline int xnf__ct_icmp_query(__u8 family, __u8 type, int *query)
+{
+	if (family == 4) {
+		*query = type == 8 || type == 13 || type == 15 || type == 17;
+		return *query || type == 0 || type == 14 || type == 16 || type == 18;
+	}
+	*query = type == 128 || type == 139;
+	return *query || type == 129 || type == 140;
+}
 
 static __always_inline int xnf__ct_icmp_is_error(__u8 family, __u8 type)
 {
@@ -383,36 +407,61 @@ static __always_inline int xnf__ct_icmp6_untracked(__u8 type)
 	return (type >= 130 && type <= 137) || type == 143;
 }
 
-/* Whether type is an echo request or reply (request: whether a request), of the family's ICMP. */
-static __always_inline int xnf__ct_icmp_echo(__u8 family, __u8 type, int *request)
+/* A query's connection key: the two ends and the identifier, and which end asked (the querier). */
+static __always_inline __u8 xnf__ct_query_key(struct xnf_ct_key *k, __u8 family, __u8 proto, const __be32 *src,
+					      const __be32 *dst, __be16 id, int query)
 {
-	*request = type == (family == 4 ? XNF__ICMP_ECHO_REQUEST : XNF__ICMP6_ECHO_REQUEST);
-	return *request || type == (family == 4 ? XNF__ICMP_ECHO_REPLY : XNF__ICMP6_ECHO_REPLY);
+	__u8 sender = xnf__ct_make_key(k, family, proto, src, id, dst, id);
+
+	k->querier = 1 + (query ? sender : 1 - sender);
+	return sender;
+}
+
+static __always_inline int xnf__ct_same_address(const __be32 *a, const __be32 *b)
+{
+	return a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3];
+}
+
+/* Where an IPv4 header's payload starts, ihl's words on: 0 where the header is malformed or runs past end. */
+static __always_inline const __u8 *xnf__ct_after_ipv4(const struct iphdr *ip, const void *end)
+{
+	__u32 ihl = ip->ihl & 0xf;
+
+	if (ihl < 5 || (const __u8 *)ip + ihl * 4 > (const __u8 *)end)
+		return 0;
+	return (const __u8 *)ip + ihl * 4;
 }
 
 /*
- * An ICMP error: related if its inner header (the frame it is about, as the erring hop got it) belongs to a
- * tracked connection, else invalid. The inner frame's ports (an echo's identifier) must lie in the readable part.
+ * An ICMP error: related if its inner header (the frame it is about, as the erring hop got it) belongs to a tracked
+ * connection and the error goes back to that frame's sender, else invalid (an error to any other host is spoofed or
+ * misrouted, and netfilter refuses it so). The inner frame's ports (a query's identifier) must lie in the readable
+ * part; IPv4 options in it are stepped over.
  */
 static __always_inline void xnf__ct_icmp_error(void *table, void *timeouts, const struct xnf_pkt *pkt,
 					       const struct xnf_headers *h, struct xnf_ct *ct, __u64 now)
 {
 	const __u8 *inner = (const __u8 *)(h->icmp + 1), *l4;
-	__be32 src[4] = { 0 }, dst[4] = { 0 };
+	__be32 src[4] = { 0 }, dst[4] = { 0 }, to[4] = { 0 };
 	__u8 proto, family = h->ip4 ? 4 : 6;
 	__be16 sport, dport;
-	int request;
+	int query;
 
 	ct->state = XNF_CT_INVALID;
+	if (h->ip4)
+		to[0] = h->ip4->daddr;
+	else if (h->ip6)
+		__builtin_memcpy(to, &h->ip6->daddr, 16);
+	else
+		return;
 	if (family == 4) {
 		const struct iphdr *ip = (const struct iphdr *)inner;
 
-		if ((const void *)(ip + 1) > pkt->data_end || ip->ihl != 5)
+		if ((const void *)(ip + 1) > pkt->data_end || !(l4 = xnf__ct_after_ipv4(ip, pkt->data_end)))
 			return;
 		src[0] = ip->saddr;
 		dst[0] = ip->daddr;
 		proto = ip->protocol;
-		l4 = (const __u8 *)(ip + 1);
 	} else {
 		const struct ipv6hdr *ip6 = (const struct ipv6hdr *)inner;
 
@@ -423,19 +472,19 @@ static __always_inline void xnf__ct_icmp_error(void *table, void *timeouts, cons
 		proto = ip6->nexthdr;
 		l4 = (const __u8 *)(ip6 + 1);
 	}
-	if ((const void *)(l4 + 8) > pkt->data_end)
+	if ((const void *)(l4 + 8) > pkt->data_end || !xnf__ct_same_address(to, src))
 		return;
 	if (proto == IPPROTO_TCP || proto == IPPROTO_UDP) {
 		sport = *(const __be16 *)l4;
 		dport = *(const __be16 *)(l4 + 2);
+		xnf__ct_make_key(&ct->key, family, proto, src, sport, dst, dport);
 	} else if ((proto == IPPROTO_ICMP && family == 4) || (proto == IPPROTO_ICMPV6 && family == 6)) {
-		if (!xnf__ct_icmp_echo(family, l4[0], &request))
+		if (!xnf__ct_icmp_query(family, l4[0], &query))
 			return;
-		sport = dport = *(const __be16 *)(l4 + 4);
+		xnf__ct_query_key(&ct->key, family, proto, src, dst, *(const __be16 *)(l4 + 4), query);
 	} else {
-		sport = dport = 0;
+		xnf__ct_make_key(&ct->key, family, proto, src, 0, dst, 0);
 	}
-	xnf__ct_make_key(&ct->key, family, proto, src, sport, dst, dport);
 	if (xnf__ct_find(table, timeouts, &ct->key, now))
 		ct->state = XNF_CT_RELATED;
 }
@@ -445,11 +494,11 @@ static __always_inline void xnf__ct_icmp(void *table, void *timeouts, const stru
 					 __u64 now)
 {
 	__u8 type = h->icmp->type;
-	int request;
+	int query;
 	__u8 sender;
 	__be16 id;
 
-	__builtin_memcpy(&id, &h->icmp->rest, sizeof(id));  /* an echo's identifier: the rest's first half */
+	__builtin_memcpy(&id, &h->icmp->rest, sizeof(id));  /* a query's identifier: the rest's first half */
 
 	if (xnf__ct_icmp_is_error(t->family, type)) {
 		xnf__ct_icmp_error(table, timeouts, pkt, h, ct, now);
@@ -459,13 +508,15 @@ static __always_inline void xnf__ct_icmp(void *table, void *timeouts, const stru
 		ct->state = XNF_CT_UNTRACKED;
 		return;
 	}
-	if (!xnf__ct_icmp_echo(t->family, type, &request)) {
+	if (!xnf__ct_icmp_query(t->family, type, &query)) {
 		ct->state = XNF_CT_INVALID;
 		return;
 	}
-	sender = xnf__ct_make_key(&ct->key, t->family, t->proto, t->saddr, id, t->daddr, id);
+	sender = xnf__ct_query_key(&ct->key, t->family, t->proto, t->saddr, t->daddr, id, query);
 	ct->sender = sender;
-	xnf__ct_stateless(ct, xnf__ct_find(table, timeouts, &ct->key, now), sender, request, now);
+	/* Only the querier's frames are queries on its connection: an answer from it, or a query from the other end,
+	 * has another key. */
+	xnf__ct_stateless(ct, xnf__ct_find(table, timeouts, &ct->key, now), sender, query, now);
 }
 
 /*
@@ -516,7 +567,10 @@ static __always_inline __u32 xnf__ct_track(void *table, void *timeouts, const st
 		xnf__ct_tcp(ct, xnf__ct_find(table, timeouts, &ct->key, now), sender, tcp_flags, now);
 	else
 		xnf__ct_stateless(ct, xnf__ct_find(table, timeouts, &ct->key, now), sender, 1, now);
-	xnf__ct_bring_forward(table, ct);
+	if (ct->ends)
+		xnf_map_delete(table, &ct->key);
+	else
+		xnf__ct_bring_forward(table, ct);
 	return ct->state;
 }
 
