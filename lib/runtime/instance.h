@@ -34,6 +34,8 @@ extern const struct mode_info xnf_modes[];
 extern const size_t xnf_nmodes;
 const struct mode_info *xnf_find_mode(const char *name);
 bool xnf_mode_keeps_state(const struct mode_info *mode);
+/* Whether its AF_XDP workers transmit what the NF forwards (the xdp-sk modes' workers never do). */
+bool xnf_mode_workers_send(const struct mode_info *mode);
 /* The first facility mode needs that this kernel refuses, or -1; the tc hook takes TCX or, without it, clsact. */
 int xnf_mode_missing_facility(const struct mode_info *mode);
 /* Refuses a mode this kernel cannot run, naming the facility: 0, or -1 after one message. */

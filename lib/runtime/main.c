@@ -758,7 +758,8 @@ static void describe_modes(void)
 		printf(", \"hook\": \"%s\", \"generic\": %s", hook_name(m->hook),
 		       m->generic ? "true" : "false");
 		printf(", \"available\": %s", m->available ? "true" : "false");
-		printf(", \"keeps_state\": %s, \"needs\": ", xnf_mode_keeps_state(m) ? "true" : "false");
+		printf(", \"keeps_state\": %s, \"workers_send\": %s, \"needs\": ", xnf_mode_keeps_state(m) ? "true" : "false",
+		       xnf_mode_workers_send(m) ? "true" : "false");
 		describe_needs(m->needs | (m->hook == XNF_AT_TC ? XNF_NEEDS(XNF_KF_CLSACT) : 0));
 		putchar('}');
 	}

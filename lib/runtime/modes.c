@@ -57,7 +57,7 @@ static bool has_sockets(const struct mode_info *m)
 	return m->sockets;
 }
 
-static bool workers_send(const struct mode_info *m)
+bool xnf_mode_workers_send(const struct mode_info *m)
 {
 	return m->sockets && (m->datapath == XNF_DATAPATH_USER || m->datapath == XNF_DATAPATH_HYBRID);
 }
@@ -98,7 +98,7 @@ const char *xnf_sending_modes(void)
 {
 	static char names[256];
 
-	return names_where(names, sizeof(names), workers_send);
+	return names_where(names, sizeof(names), xnf_mode_workers_send);
 }
 
 int xnf_mode_missing_facility(const struct mode_info *mode)

@@ -73,15 +73,9 @@ class Benchmark:
                 for nf in self.nfs for mode in self.modes for path in self._paths(mode) for combo in combos]
 
     def _paths(self, mode: str) -> list[dict]:
-        if not self.tx_paths or not _workers_send(mode):
+        if not self.tx_paths or not contract.mode(mode)["workers_send"]:
             return [{}]
         return [{"tx_path": path} for path in self.tx_paths]
-
-
-def _workers_send(mode: str) -> bool:
-    """The modes whose AF_XDP workers transmit what the NF forwards (the xdp-sk modes' workers never do)."""
-    described = contract.mode(mode)
-    return described["sockets"] and described["datapath"] in ("user", "hybrid")
 
 
 def _traffic(case: dict) -> TrafficSpec:

@@ -73,10 +73,6 @@ class Path:
         return self.mode, self.lab_options()
 
 
-def _sends(mode: dict) -> bool:
-    return mode["sockets"] and mode["datapath"] in ("user", "hybrid")
-
-
 def _carries(mode: dict) -> bool:
     """A mode that carries frames a way of its own: not generic XDP (the driver-less fallback of xdp) and not XDP
     beside idle sockets (xdp-sk, a measurement of what open sockets cost)."""
@@ -92,7 +88,7 @@ def carrying() -> dict[str, Path]:
     first_user = next(m["name"] for m in runtime["modes"] if m["datapath"] == "user")
     found = []
     for mode in filter(_carries, runtime["modes"]):
-        if not _sends(mode):
+        if not mode["workers_send"]:
             found.append(Path(mode["name"], mode["name"]))
             continue
         for tx in (tx_paths if mode["name"] == first_user else [default_tx_path()]):
