@@ -35,8 +35,9 @@ def test_the_functional_tier_walks_the_representative_paths_of_the_files_it_name
     rep = set(paths.representative()) | {p.mode for p in paths.representative().values()}
     assert functional("nfs/acl/test_acl_fixtures.py::test_x[a]", [], rep)
     assert functional("tests/integration/test_kernel.py::test_y", [], rep)
-    assert functional("tests/integration/test_router.py::test_router_forwards_by_longest_prefix[tc]", ["tc"], rep)
-    assert not functional("tests/integration/test_router.py::test_router_forwards_by_longest_prefix[afxdp-poll/live]",
-                          ["afxdp-poll/live"], rep)
-    assert not functional("tests/integration/test_router.py::test_routes_change_while_running[xdp]", ["xdp"], rep)
+    router = "tests/integration/test_real_traffic.py::test_router_carries_real_applications"
+    assert functional(f"{router}[tc]", ["tc"], rep)
+    assert not functional(f"{router}[afxdp-poll/live]", ["afxdp-poll/live"], rep)
+    assert not functional("tests/integration/test_real_traffic.py::test_fwd_serves_ipv4_and_ipv6_containers[xdp]",
+                          ["xdp"], rep)
     assert not functional("tests/integration/test_kernel_other.py::test_z", [], rep)
