@@ -3,11 +3,13 @@ put right."""
 
 from __future__ import annotations
 
+import json
 import signal
+import subprocess
 
 import pytest
 
-from lab_helpers import tcx_link_programs, xdp_attached
+from lab_helpers import run_xnf, tcx_link_programs, xdp_attached
 from xnf import control
 from xnf.lab import paths
 from xnf.lab.nf_process import NfInstance
@@ -79,3 +81,22 @@ def test_an_interface_deleted_under_the_instance_stops_it_clearly(pair, mode):
     assert "interface dut0 disappeared (deleted, or its veth peer's namespace removed): stopping" in \
         nf.process.stderr.read()
     assert nf.name not in control.instances()
+
+
+def test_stop_leaves_alone_a_process_that_took_a_killed_instances_pid(pair):
+    """xnf stop reads the owner record's start time, as xnf ps does: after the instance was killed and its pid went
+    to another process, stop says the instance had stopped and signals nothing (it once killed that process)."""
+    nf = NfInstance.start(pair, "drop", "xdp", pair.dut_ifaces, name=f"{pair.dut_ns}-reused")
+    nf.stop(signal.SIGKILL)
+    other = subprocess.Popen(["sleep", "60"])
+    try:
+        record = control.socket_path(nf.name).with_suffix(".owner")
+        written = json.loads(record.read_text())
+        record.write_text(json.dumps({**written, "pid": other.pid}))   # the killed one's pid, reused by `other`
+        out = run_xnf(["stop", "--name", nf.name])
+        assert out.returncode == 0 and "had stopped already" in out.stdout, out.stderr
+        assert other.poll() is None, "the unrelated process was signalled"
+        assert not record.exists()
+    finally:
+        other.kill()
+        other.wait()

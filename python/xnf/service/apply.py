@@ -230,6 +230,8 @@ def stop(name: str, process: subprocess.Popen | None = None) -> None:
     """SIGTERM, as Ctrl-C does: the instance takes its programs off and puts its ports back; SIGKILL if it has not
     gone within STOP_TIMEOUT_S (then said)."""
     record = control.owner(name)
+    if process is None and record is not None and record.state() == control.DEAD:
+        return   # gone; its pid may be another process's now (the record's start time says which, as xnf ps reads)
     pid = process.pid if process else record.pid if record else None
     if pid is None:
         return

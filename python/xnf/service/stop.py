@@ -18,12 +18,14 @@ def stop(name: str, drop_state: bool = False) -> str:
     _, argv = outside_the_file(name, "take it out of the file and run xnf apply (or systemctl reload xnf), which "
                                      "stops it and removes its kept state")
     state = option_value(argv or [], "--state")
+    gone = control.state(name) == control.DEAD
     applying.stop(name)
     control.remove_records(name)
+    stopped = f"{name} had stopped already (its process is gone): removed its records" if gone else f"stopped {name}"
     if state and drop_state:
         shutil.rmtree(state, ignore_errors=True)
-        return f"stopped {name} and removed its kept state {state}: its program is off"
+        return f"{stopped}, and its kept state {state}: its program is off"
     if state:
-        return (f"stopped {name}: its program forwards on with the tables kept in {state} (the next start with "
+        return (f"{stopped}: its program forwards on with the tables kept in {state} (the next start with "
                 f"--state {state} takes them over; xnf stop --drop-state, or rm -r {state}, takes it off)")
-    return f"stopped {name}"
+    return stopped
