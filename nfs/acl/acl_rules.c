@@ -119,53 +119,64 @@ static int parse_flags(const char *word, struct acl_rule *r, char *err, size_t e
 	}
 }
 
-static int parse_states(const char *word, struct acl_rule *r, char *err, size_t errlen)
+/* A rule's keywords, each taking one value and given at most once. */
+static const char *const keywords[] = { "from", "to", "sport", "dport", "flags", "state", "vlan" };
+#define NKEYWORDS (sizeof(keywords) / sizeof(keywords[0]))
+
+static int keyword_index(const char *word)
 {
-	if (r->ct_states)
-		return fail(err, errlen, "'state' is given twice: name every state in one list");
-	return xnf_ct_parse_states(word, &r->ct_states, err, errlen);
+	for (size_t k = 0; k < NKEYWORDS; k++) {
+		if (strcmp(word, keywords[k]) == 0)
+			return (int)k;
+	}
+	return -1;
 }
 
-/* The words after the action: [PROTO] then keyword-value pairs in any order. */
+static int parse_value(int keyword, const char *value, struct acl_rule *r, char *err, size_t errlen)
+{
+	switch (keyword) {
+	case 0: return parse_prefix(value, r, r->src, &r->src_len, err, errlen);
+	case 1: return parse_prefix(value, r, r->dst, &r->dst_len, err, errlen);
+	case 2: return parse_range(value, &r->sport_lo, &r->sport_hi, err, errlen);
+	case 3: return parse_range(value, &r->dport_lo, &r->dport_hi, err, errlen);
+	case 4: return parse_flags(value, r, err, errlen);
+	case 5: return xnf_ct_parse_states(value, &r->ct_states, err, errlen);
+	default: return xnf_rules_parse_vlan(value, r->vlan, err, errlen);
+	}
+}
+
+/* The words after the action: [PROTO] then keyword-value pairs in any order, each keyword once: a second value
+ * would not widen or narrow the first, and taking either silently is a guess. */
 static int parse_match(char **w, int n, struct acl_rule *r, char *err, size_t errlen)
 {
+	unsigned given = 0;
 	int i = 0;
 
-	if (i < n && strcmp(w[i], "from") && strcmp(w[i], "to") && strcmp(w[i], "sport") && strcmp(w[i], "dport") &&
-	    strcmp(w[i], "flags") && strcmp(w[i], "state") && strcmp(w[i], "vlan")) {
+	if (i < n && keyword_index(w[i]) < 0) {
 		if (xnf_rules_parse_ip_proto(w[i], 1, &r->proto, err, errlen))
 			return -1;
 		i++;
 	}
 	r->sport_hi = r->dport_hi = 65535;
 	for (; i < n; i += 2) {
-		int rc;
+		int keyword = keyword_index(w[i]);
 
-		if (i + 1 >= n) {
-			snprintf(err, errlen, "'%s' needs a value", w[i]);
-			return -1;
-		}
-		if (strcmp(w[i], "from") == 0)
-			rc = parse_prefix(w[i + 1], r, r->src, &r->src_len, err, errlen);
-		else if (strcmp(w[i], "to") == 0)
-			rc = parse_prefix(w[i + 1], r, r->dst, &r->dst_len, err, errlen);
-		else if (strcmp(w[i], "sport") == 0)
-			rc = parse_range(w[i + 1], &r->sport_lo, &r->sport_hi, err, errlen);
-		else if (strcmp(w[i], "dport") == 0)
-			rc = parse_range(w[i + 1], &r->dport_lo, &r->dport_hi, err, errlen);
-		else if (strcmp(w[i], "flags") == 0)
-			rc = parse_flags(w[i + 1], r, err, errlen);
-		else if (strcmp(w[i], "state") == 0)
-			rc = parse_states(w[i + 1], r, err, errlen);
-		else if (strcmp(w[i], "vlan") == 0)
-			rc = r->vlan[0] ? fail(err, errlen, "'vlan' is given twice") :
-					  xnf_rules_parse_vlan(w[i + 1], r->vlan, err, errlen);
-		else {
+		if (keyword < 0) {
 			snprintf(err, errlen, "unknown word '%s': a protocol first, then from, to, sport, dport, flags, "
 				 "state, vlan", w[i]);
 			return -1;
 		}
-		if (rc)
+		if (given & (1u << keyword)) {
+			snprintf(err, errlen, "'%s' is given twice: give it once (a range, prefix or list covers several)",
+				 w[i]);
+			return -1;
+		}
+		given |= 1u << keyword;
+		if (i + 1 >= n) {
+			snprintf(err, errlen, "'%s' needs a value", w[i]);
+			return -1;
+		}
+		if (parse_value(keyword, w[i + 1], r, err, errlen))
 			return -1;
 	}
 	return 0;
