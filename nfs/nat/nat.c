@@ -45,7 +45,7 @@ XNF_MAP_ARRAY(nat_port_mac, struct nat_port_mac, XNF_MAX_PORTS);
 XNF_MAP_HASH(nat_local, struct nat_local_addr, __u32, NAT_MAX_LOCAL_ADDRS);
 XNF_COUNTER_NAMES("new_mapping", "new_session", "out", "in", "filtered", "not_mapped", "pool_full", "table_full",
 		  "icmp_error_in", "forward_in", "hairpin", "fragment", "untranslated", "icmp_error_out", "prefix6_out",
-		  "prefix6_in");
+		  "prefix6_in", "untranslatable");
 
 #define ICMP_ECHO_REPLY 0
 #define ICMP_UNREACHABLE 3
@@ -508,6 +508,20 @@ static __always_inline xnf_verdict nat_untranslated(void)
 	return XNF_PASS;
 }
 
+/* A frame the rules say to translate that the NAT cannot (no outside, no public address, no inside port, a protocol
+ * without ports): dropped, as the stack would forward it with the inside source (issue 69, row 9). */
+static __always_inline xnf_verdict nat_untranslatable(void)
+{
+	xnf_count_event(NAT_CNT_UNTRANSLATABLE);
+	return XNF_DROP;
+}
+
+/* For the box itself or its link: the stack takes these as they are and never forwards them. */
+static __always_inline int nat_for_the_box(const struct xnf_headers *h)
+{
+	return xnf_is_link_scope(h) || nat_is_local(h->ip4->daddr);
+}
+
 /* A frame from inside, to be translated out (outside: the rules' outside, if given; some public address must be). */
 static __always_inline xnf_verdict nat_out(struct xnf_pkt *pkt, struct xnf_headers *h,
 					   const struct nat_outside *outside)
@@ -519,22 +533,25 @@ static __always_inline xnf_verdict nat_out(struct xnf_pkt *pkt, struct xnf_heade
 	__be32 public_addr;
 	__u32 slot = 0;
 
-	if (h->icmp && (h->icmp->type == ICMP_UNREACHABLE || h->icmp->type == ICMP_TIME_EXCEEDED) && translating &&
-	    !nat_is_local(ip->daddr))
+	if (nat_for_the_box(h))
+		return nat_untranslated();
+	if (!translating)
+		return nat_untranslatable();
+	if (h->icmp && (h->icmp->type == ICMP_UNREACHABLE || h->icmp->type == ICMP_TIME_EXCEEDED))
 		return nat_icmp_error_out(pkt, h, outside);
 	port = nat_port_field(h, 1, ICMP_ECHO_REQUEST);
-	if (!port || !translating || nat_is_local(ip->daddr)) {
-		xnf_count_event(NAT_CNT_UNTRANSLATED);
-		return XNF_PASS;
-	}
+	if (!port)
+		return nat_untranslatable();
 	__builtin_memset(&in, 0, sizeof(in));
 	in.addr = ip->saddr;
 	in.port = *port;
 	in.proto = h->l4_proto;
 	public_port = nat_source_port(h, &in, ip->daddr, nat_port_value(h, 0), xnf_now_coarse_ns(), &slot);
+	if (!public_port)
+		return XNF_DROP;   /* counted where the port was refused */
 	public_addr = nat_public_addr(slot);
-	if (!public_port || !public_addr)
-		return XNF_DROP;
+	if (!public_addr)
+		return nat_untranslatable();   /* its slot's address deleted while the frame ran */
 	nat_set_source(pkt, h, port, public_addr, public_port);
 	xnf_count_event(NAT_CNT_OUT);
 	return nat_send(pkt, h->eth, outside->port, outside->gateway_mac);
@@ -753,10 +770,13 @@ static __always_inline xnf_verdict nat_ip6(const struct xnf_pkt *pkt, struct xnf
 		xnf_count_event(NAT_CNT_PREFIX6_IN);
 		return XNF_PASS;
 	}
-	if (inside && xnf_ingress_port(pkt) == inside - 1 && outside && outside->set && nat_prefix6_leaves(h)) {
+	/* Without an inside port, any port may be the inside one. */
+	if ((!inside || xnf_ingress_port(pkt) == inside - 1) && nat_prefix6_leaves(h)) {
 		done = nat_prefix6_map(xnf_rules_table(nat_prefix6_out), (__u8 *)&h->ip6->saddr);
 		if (done < 0)
 			return XNF_DROP;
+		if (done && !(inside && outside && outside->set))
+			return nat_untranslatable();
 		if (done) {
 			xnf_count_event(NAT_CNT_PREFIX6_OUT);
 			return nat_send(pkt, h->eth, outside->port, outside->gateway_mac);
@@ -778,10 +798,10 @@ static __always_inline xnf_verdict nat(struct xnf_pkt *pkt)
 	inside = nat_setting(NAT_SETTING_INSIDE_PORT);
 	if (h.ip6)
 		return nat_ip6(pkt, &h, inside, xnf_rules_lookup(nat_outside, &zero));
-	if (!h.ip4 || !inside) {
-		xnf_count_event(NAT_CNT_UNTRANSLATED);
-		return XNF_PASS;
-	}
+	if (!h.ip4)
+		return nat_untranslated();
+	if (!inside)   /* which side a frame came from is unknown: only the box's own are safe to hand on */
+		return nat_for_the_box(&h) ? nat_untranslated() : nat_untranslatable();
 	if (h.is_fragment) {
 		/* Linux reassembles before it translates; a later fragment here has no port to go by. */
 		xnf_count_event(NAT_CNT_FRAGMENT);

@@ -172,6 +172,7 @@ enum nat_counter {
 	NAT_CNT_ICMP_ERROR_OUT,
 	NAT_CNT_PREFIX6_OUT,
 	NAT_CNT_PREFIX6_IN,
+	NAT_CNT_UNTRANSLATABLE,
 };
 
 /* Every setting in one value (nat_settings): what the packet path reads, once a frame. The commit step writes it from

@@ -4,6 +4,7 @@ free, answers rewritten back, remotes not talked to filtered, ICMP echo and erro
 recomputation gives them, and what is not translated; IPv6 prefixes (NPTv6) against tests/npt_reference.py."""
 
 
+import pytest
 from scapy.layers.inet import ICMP, IP, TCP, UDP, IPerror, UDPerror
 from scapy.layers.inet6 import ICMPv6EchoRequest, ICMPv6ND_NS, IPv6
 from scapy.layers.l2 import ARP, Ether
@@ -120,13 +121,39 @@ def test_what_is_not_translated(tmp_path):
                                                 ARP(psrc=CLIENT_IP, pdst="198.18.0.254")), "pass"),
         Fixture("ipv6: the local stack's", bytes(Ether(src=CLIENT_MAC, dst=PORT_MAC) /
                                                  IPv6(src="2001:2::1", dst="2001:db8::9") / UDP(dport=53)), "pass"),
-        Fixture("gre: no port to translate", bytes(Ether(src=CLIENT_MAC, dst=PORT_MAC) /
-                                                   IP(src=CLIENT_IP, dst=REMOTE, proto=47) / (b"\x00" * 20)), "pass"),
+        Fixture("gre: no port to translate, dropped (Linux would forward it with the inside source)",
+                bytes(Ether(src=CLIENT_MAC, dst=PORT_MAC) / IP(src=CLIENT_IP, dst=REMOTE, proto=47) / (b"\x00" * 20)),
+                "drop"),
+        Fixture("an ICMP timestamp request: no identifier the NAT maps, dropped",
+                bytes(going_out() / ICMP(type=13)), "drop"),
+        Fixture("mDNS to its multicast group: the link's, the local stack's",
+                bytes(Ether(src=CLIENT_MAC, dst="01:00:5e:00:00:fb") / IP(src=CLIENT_IP, dst="224.0.0.251") /
+                      UDP(sport=5353, dport=5353)), "pass"),
+        Fixture("a broadcast: the link's, the local stack's",
+                bytes(Ether(src=CLIENT_MAC, dst="ff:ff:ff:ff:ff:ff") / IP(src=CLIENT_IP, dst="255.255.255.255") /
+                      UDP(sport=68, dport=67)), "pass"),
         Fixture("a later fragment has no port: dropped, as Linux reassembles first",
                 bytes(Ether(src=CLIENT_MAC, dst=PORT_MAC) / IP(src=CLIENT_IP, dst=REMOTE, proto=17, frag=100) /
                       (b"x" * 16)), "drop"),
         Fixture("a header cut short", bytes(going_out() / UDP(sport=40000, dport=53))[:20], "drop", malformed=True),
     ], tmp_path, rules=RULES)
+
+
+@pytest.mark.parametrize("missing", ["outside", "public", "inside"])
+def test_rules_without_outside_public_or_inside_drop_what_would_leave(missing, tmp_path):
+    """Without an outside, a public address or an inside port, a frame from inside to a remote is dropped
+    (`untranslatable`), as the local stack would forward it with its inside source; ARP and the link's multicast
+    still go to the local stack."""
+    rules = "".join(line + "\n" for line in RULES.splitlines() if not line.startswith(missing))
+    check("nat", [
+        Fixture("udp to a remote", bytes(going_out() / UDP(sport=40000, dport=53)), "drop"),
+        Fixture("an echo request to a remote", bytes(going_out() / ICMP(type=8, id=7)), "drop"),
+        Fixture("arp: the local stack's", bytes(Ether(src=CLIENT_MAC, dst="ff:ff:ff:ff:ff:ff") /
+                                                ARP(psrc=CLIENT_IP, pdst="198.18.0.254")), "pass"),
+        Fixture("mDNS to its multicast group: the local stack's",
+                bytes(Ether(src=CLIENT_MAC, dst="01:00:5e:00:00:fb") / IP(src=CLIENT_IP, dst="224.0.0.251") /
+                      UDP(sport=5353, dport=5353)), "pass"),
+    ], tmp_path, rules=rules)
 
 
 def test_a_full_pool_drops_and_counts(tmp_path):

@@ -423,3 +423,66 @@ def test_a_starting_nat_drops_and_counts_until_it_is_in_force(subject, rules_fil
     lost = [stamp for stamp in held if stamp not in arrived]
     assert lost, f"none of the {len(held)} datagrams sent while the NAT loaded its rules was held back"
     assert not_ready >= len(lost), f"{len(lost)} datagrams lost while the NAT started, {not_ready} counted not_ready"
+
+
+_COUNTED_SENDER = """
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 0))
+for i in range(int(sys.argv[5])):
+    s.sendto(f"{sys.argv[4]}-{i}".encode(), (sys.argv[2], int(sys.argv[3])))
+"""
+UNTRANSLATABLE = 200
+
+
+def send_datagrams(ns: str, src: str, dst: str, port: int, tag: str, count: int) -> None:
+    netns.run(ns, [sys.executable, "-c", _COUNTED_SENDER, src, dst, str(port), tag, str(count)])
+
+
+def nat_rules_without(t: HostsTopology, setting: str) -> str:
+    return "".join(line + "\n" for line in nat_rules(t).splitlines() if not line.startswith(setting))
+
+
+def untranslatable_cases(t: HostsTopology) -> dict[str, tuple[str, str, str]]:
+    """How a NAT comes to be unable to translate: (the rules it starts with, the change made while it runs, the rule
+    that mends it)."""
+    rules = {line.split()[0]: line for line in nat_rules(t).splitlines()}
+    return {
+        "started without an outside line": (nat_rules_without(t, "outside"), "", rules["outside"]),
+        "its outside deleted": (nat_rules(t), rules["outside"], rules["outside"]),
+        "its only public address deleted": (nat_rules(t), rules["public"], rules["public"]),
+        "its inside port deleted": (nat_rules(t), rules["inside"], rules["inside"]),
+    }
+
+
+@pytest.mark.parametrize("case", ["started without an outside line", "its outside deleted",
+                                  "its only public address deleted", "its inside port deleted"])
+@pytest.mark.parametrize("subject", MODES)
+def test_a_nat_that_cannot_translate_drops_and_counts(subject, case, rules_file):
+    """A NAT whose rules leave it nothing to translate with drops what the inside sends out and counts it
+    (`untranslatable`): Linux would forward it with the inside source. The rule given back, the next datagrams leave
+    translated, behind which the outside host has seen none of the dropped ones."""
+    with HostsTopology(hosts=2) as t:
+        hosts_behind_a_nat(t)
+        inside, outside = t.host(0), t.host(1)
+        start_rules, deleted, mending = untranslatable_cases(t)[case]
+        recorder = t.spawn(outside.ns, [sys.executable, "-c", _RECORDER, outside.ip, str(SERVER_PORTS[0])])
+        assert recorder.stdout.readline().strip() == "ready"
+        mode, extra = MODES[subject]
+        with NfInstance.start(t, "nat", mode, t.dut_ifaces, rules=rules_file(start_rules), extra=extra) as nf:
+            if deleted:
+                nf.request(f"rules del {deleted}")
+            send_datagrams(inside.ns, inside.ip, outside.ip, SERVER_PORTS[0], "lost", UNTRANSLATABLE)
+            wait_until(lambda: control.request_json(nf.name, "stats")["counters"]["untranslatable"] >= UNTRANSLATABLE,
+                       what="every datagram counted untranslatable")
+            nf.request(f"rules add {mending}")
+            seen, deadline = [], time.monotonic() + 30
+            while not any(tag.startswith("mended") for _, tag in seen):
+                send_datagrams(inside.ns, inside.ip, outside.ip, SERVER_PORTS[0], "mended", 1)
+                while select.select([recorder.stdout], [], [], max(0.0, min(1.0, deadline - time.monotonic())))[0]:
+                    seen.append(recorder.stdout.readline().split())
+                assert time.monotonic() < deadline, f"nothing came through once the NAT was mended: {seen}"
+            counters = control.request_json(nf.name, "stats")["counters"]
+    assert counters["untranslatable"] == UNTRANSLATABLE, counters
+    assert {source for source, _ in seen} == {outside.dut_ip}, seen
+    assert not [tag for _, tag in seen if tag.startswith("lost")], seen

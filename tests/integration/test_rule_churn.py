@@ -88,6 +88,30 @@ def test_inside_prefixes_churned_never_let_a_frame_out_untranslated(mode, bare_p
     assert nf.stop() == 0
 
 
+@pytest.mark.parametrize("setting", ["public", "outside"])
+@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+def test_a_nat_whose_only_public_or_outside_churns_never_forwards_untranslated(mode, setting, bare_pair, rules_file):
+    """The NAT's only public address (a renumbering is one deleted, another added) or its outside (a gateway
+    changed) deleted and added again as fast as the control socket takes it while the generator's flows go through:
+    each frame leaves translated or is dropped and counted `untranslatable`; none is handed on as it came."""
+    rules = cases.nat_on_a_stick()
+    churned = next(line for line in rules.splitlines() if line.startswith(setting))
+    nf = NfInstance.start(bare_pair, "nat", mode, bare_pair.dut_ifaces, rules=rules_file(rules),
+                          extra=paths.worker_options(mode))
+    with churning(nf, [churned]) as changes:
+        out = Generator(bare_pair, receive_on=0).run("--count", str(FRAMES), "--rate", "100000",
+                                                     *cases.nat_flows(64)).summary
+    counters = wait_until(lambda: control.request_json(nf.name, "stats")["counters"],
+                          what="the NAT's counters")
+    assert changes[0] > 500, "the churn must be real"
+    assert out["sent"] == FRAMES
+    assert counters["untranslated"] == 0, counters
+    assert counters["untranslatable"] > 0, "the churn never met a frame"
+    # A frame that met the pool emptied between its checks is refused a port: counted pool_full.
+    assert counters["out"] + counters["untranslatable"] + counters["pool_full"] == FRAMES, counters
+    assert nf.stop() == 0
+
+
 @pytest.mark.parametrize("mode", ["xdp", "afxdp"])
 def test_port_forwards_churned_keep_their_servers_answers_on_their_port(mode, bare_pair, rules_file):
     """The generator as an inside server behind a port forward, answering from its forwarded endpoint while another
