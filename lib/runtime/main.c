@@ -6,6 +6,7 @@
  *
  *   xnf-<nf> run --mode MODE --iface IF [--iface IF2 ...] [options]
  *   xnf-<nf> check-rules FILE
+ *   xnf-<nf> check-run RUN-OPTIONS     (what a start would check first, changing nothing: start_check.c)
  *   xnf-<nf> describe [--json]
  *   xnf-<nf> cost --frames FILE.pcap [--rules FILE] [--repeat N]   (what it costs per frame, nf_cost.c)
  *
@@ -38,6 +39,7 @@
 #include "capture_session.h"
 #include "instance.h"
 #include "nf_cost.h"
+#include "start_check.h"
 
 #define EXIT_USAGE 2
 #define MAX_NF_OPTIONS 8
@@ -335,9 +337,10 @@ static void usage(FILE *out)
 
 	snprintf(text, sizeof(text), "usage: xnf-%s run --mode MODE --iface IF [--iface IF ...] [options]\n"
 		 "       xnf-%s doctor --iface IF [--iface IF ...] [--mode MODE] [options] [--json]\n"
-		 "       xnf-%s check-rules FILE\n       xnf-%s describe [--json]\n"
+		 "       xnf-%s check-rules FILE\n       xnf-%s check-run RUN-OPTIONS\n"
+		 "       xnf-%s describe [--json]\n"
 		 "       xnf-%s cost --frames FILE.pcap [--rules FILE] [--repeat N]", xnf_nf_name, xnf_nf_name,
-		 xnf_nf_name, xnf_nf_name, xnf_nf_name);
+		 xnf_nf_name, xnf_nf_name, xnf_nf_name, xnf_nf_name);
 	xnf_options_help(out, option_table(), text, &defaults);
 	print_modes(out);
 }
@@ -540,26 +543,49 @@ static int check_kernel(const struct run_options *opt)
 	return opt->afxdp.xmit_batch && refuse_without(XNF_KF_XSK_XMIT_BATCH, "--xmit-batch") ? -1 : 0;
 }
 
-static int cmd_run(int argc, char **argv)
+/* run's options read and checked as `command` takes them: 0; a positive value where --help or --version answered
+ * (exit 0); or minus the exit status where they do not hold (EXIT_USAGE) or the kernel cannot run them (1), said. */
+static int read_run_options(const char *command, int argc, char **argv, struct run_options *opt)
 {
 	const struct xnf_option *table = option_table();
 	bool given[NRUNTIME + MAX_NF_OPTIONS] = { 0 };
-	struct run_options opt = defaults;
 	char text[96];
 	int rc;
 
-	snprintf(text, sizeof(text), "usage: xnf-%s run --mode MODE --iface IF [--iface IF ...] [options]", xnf_nf_name);
-	rc = xnf_options_parse(table, argc, argv, &opt, given, text, &defaults);
+	snprintf(text, sizeof(text), "usage: xnf-%s %s --mode MODE --iface IF [--iface IF ...] [options]", xnf_nf_name,
+		 command);
+	rc = xnf_options_parse(table, argc, argv, opt, given, text, &defaults);
 	if (rc > 0) {
 		if (rc == 1)
 			print_modes(stdout);
-		return 0;
+		return rc;
 	}
-	if (rc < 0 || check_run_options(&opt, table, given))
-		return EXIT_USAGE;
-	if (check_kernel(&opt))
+	if (rc < 0 || check_run_options(opt, table, given))
+		return -EXIT_USAGE;
+	return check_kernel(opt) ? -1 : 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	struct run_options opt = defaults;
+	int rc = read_run_options("run", argc, argv, &opt);
+
+	if (rc)
+		return rc > 0 ? 0 : -rc;
+	if (xnf_check_folders(&opt))
 		return 1;
 	return xnf_instance_run(&opt, opt.mode);
+}
+
+/* `check-run` and run's options: what a start with them would check first, checked alone (start_check.c). */
+static int cmd_check_run(int argc, char **argv)
+{
+	struct run_options opt = defaults;
+	int rc = read_run_options("check-run", argc, argv, &opt);
+
+	if (rc)
+		return rc > 0 ? 0 : -rc;
+	return xnf_start_check(&opt) ? 1 : 0;
 }
 
 /* Port facts in a line: what the port is, and what is at its other end. */
@@ -842,6 +868,7 @@ static int cmd_describe(int argc, char **argv)
 	printf(", \"tx_path_needs\": {\"%s\": ", xnf_tx_path_name(XNF_TX_LIVE));
 	describe_needs(XNF_NEEDS(XNF_KF_LIVE_FRAMES));
 	putchar('}');
+	printf(", \"state_folder\": [\"%s\", \"%s\", \"%s\"]", XNF_STATE_LAYOUT, XNF_STATE_MAPS, XNF_STATE_LINKS);
 	printf(", \"capture_sides\": ");
 	describe_strings(capture_side_names, (size_t)-1);
 	printf(", \"limits\": {\"ports\": %d, \"queues\": %d, \"workers\": %d, \"nf_counters\": %d, "
@@ -899,6 +926,8 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (strcmp(argv[1], "check-rules") == 0)
 		return cmd_check_rules(argc - 1, argv + 1);
+	if (strcmp(argv[1], "check-run") == 0)
+		return cmd_check_run(argc - 1, argv + 1);
 	if (strcmp(argv[1], "describe") == 0)
 		return cmd_describe(argc - 1, argv + 1);
 	if (strcmp(argv[1], "cost") == 0)
@@ -913,6 +942,6 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	xnf_error("unknown command '%s': use run, doctor, check-rules, describe or cost", argv[1]);
+	xnf_error("unknown command '%s': use run, doctor, check-rules, check-run, describe or cost", argv[1]);
 	return EXIT_USAGE;
 }

@@ -204,15 +204,74 @@ static int index_of_short(const struct xnf_option *table, int c)
 	return -1;
 }
 
+/* The table index of the long option named by the len bytes at name; -1 if none is. */
+static int index_of_long(const struct xnf_option *table, const char *name, size_t len)
+{
+	for (size_t i = 0; table[i].name; i++) {
+		if (strlen(table[i].name) == len && strncmp(table[i].name, name, len) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+/* How many words after a word of short options (-v, -idut1, -i dut1) are its value: 1 when its last letter takes
+ * a value the word does not hold. */
+static int short_value_words(const struct xnf_option *table, const char *word)
+{
+	for (const char *c = word + 1; *c; c++) {
+		int i = index_of_short(table, *c);
+
+		if (i < 0)
+			return 0;   /* getopt says what is wrong with it */
+		if (table[i].kind != XNF_OPT_FLAG)
+			return c[1] ? 0 : 1;
+	}
+	return 0;
+}
+
+/* getopt_long takes any unambiguous start of a long option's name (--ifa for --iface); xnf takes names whole, so
+ * that an option written in a file of options never stands for another unseen. */
+static int check_whole_names(const struct xnf_option *table, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *word = argv[i];
+		size_t len;
+		int found;
+
+		if (strcmp(word, "--") == 0)
+			return 0;
+		if (word[0] != '-' || word[1] == '\0')
+			continue;
+		if (word[1] != '-') {
+			i += short_value_words(table, word);
+			continue;
+		}
+		len = strcspn(word + 2, "=");
+		found = index_of_long(table, word + 2, len);
+		if (found >= 0) {
+			i += table[found].kind != XNF_OPT_FLAG && !word[2 + len];   /* its value is the next word */
+			continue;
+		}
+		for (size_t j = 0; len && table[j].name; j++) {
+			if (strncmp(table[j].name, word + 2, len) == 0) {
+				xnf_error("%.*s is not an option: write it whole (--%s)", (int)len + 2, word, table[j].name);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
 int xnf_options_parse(const struct xnf_option *table, int argc, char **argv, void *opts, bool *given,
 		      const char *usage, const void *defaults)
 {
 	struct option longopts[MAX_OPTIONS + 3];
 	char shortopts[2 * MAX_OPTIONS + 3];
 	size_t n = xnf_options_count(table);
+	bool seen[MAX_OPTIONS] = { 0 };
 	int c;
 
-	if (n > MAX_OPTIONS)
+	if (n > MAX_OPTIONS || check_whole_names(table, argc, argv))
 		return -1;
 	build_getopt_table(table, longopts, shortopts);
 	opterr = 0;
@@ -236,8 +295,13 @@ int xnf_options_parse(const struct xnf_option *table, int argc, char **argv, voi
 			xnf_error("unknown option %s (see --help)", argv[optind - 1]);
 			return -1;
 		}
+		if (seen[i] && !table[i].repeat) {
+			xnf_error("--%s is given twice: give it once", table[i].name);
+			return -1;
+		}
 		if (take(&table[i], optarg, opts))
 			return -1;
+		seen[i] = true;
 		if (given)
 			given[i] = true;
 	}

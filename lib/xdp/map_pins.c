@@ -12,21 +12,18 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <xnf/runtime/bpffs.h>
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/process.h>
 #include <xnf/runtime/xdp_instance.h>
 
-#define BPF_FS_MAGIC_NUMBER 0xcafe4a11
-
 static int check_dir(const char *dir)
 {
-	struct statfs fs;
-
 	if (mkdir(dir, 0700) && errno != EEXIST) {
 		xnf_error("--pin %s: cannot create it: %s", dir, strerror(errno));
 		return -1;
 	}
-	if (statfs(dir, &fs) || (unsigned long)fs.f_type != BPF_FS_MAGIC_NUMBER) {
+	if (!xnf_on_bpffs(dir)) {
 		xnf_error("--pin %s is not in bpffs: give a folder under a bpffs mount (/sys/fs/bpf/..., or mount one "
 			  "with mount -t bpf bpf DIR: 'ip netns exec' hides /sys/fs/bpf)", dir);
 		return -1;

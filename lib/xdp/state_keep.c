@@ -184,8 +184,10 @@ static int make_dirs(const char *dir)
 {
 	char path[512];
 
-	for (const char *sub = ""; sub; sub = strcmp(sub, "") == 0 ? "/maps" : strcmp(sub, "/maps") == 0 ? "/links" : NULL) {
-		snprintf(path, sizeof(path), "%s%s", dir, sub);
+	static const char *const subs[] = { "", "/" XNF_STATE_MAPS, "/" XNF_STATE_LINKS };
+
+	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", dir, subs[i]);
 		if (mkdir(path, 0700) && errno != EEXIST) {
 			xnf_error("--state %s: cannot create %s: %s (it must be in bpffs: /sys/fs/bpf/...)", dir, path,
 				  strerror(errno));
@@ -214,7 +216,7 @@ static int adopt_map(struct xnf_xdp_instance *x, struct bpf_map *map, const char
 		explain_difference(x->state_dir, name, kept_block, kept_len, now_block ? now_block : "", now_len);
 		return -1;
 	}
-	snprintf(path, sizeof(path), "%s/maps/%s", x->state_dir, name);
+	snprintf(path, sizeof(path), "%s/" XNF_STATE_MAPS "/%s", x->state_dir, name);
 	fd = bpf_obj_get(path);
 	if (fd < 0 || bpf_map__reuse_fd(map, fd)) {
 		xnf_error("--state %s: cannot take its map %s back: %s", x->state_dir, name, strerror(errno));
@@ -237,7 +239,7 @@ int xnf_state_adopt_maps(struct xnf_xdp_instance *x, const char *dir)
 	x->state_layout = now; /* written when the maps are kept: libbpf's view of their types changes at load */
 	if (!now || make_dirs(dir))
 		return -1;
-	snprintf(path, sizeof(path), "%s/layout", dir);
+	snprintf(path, sizeof(path), "%s/" XNF_STATE_LAYOUT, dir);
 	kept = read_layout(path);
 	if (!kept)
 		return 0; /* nothing kept yet: this start makes it */
@@ -270,7 +272,7 @@ static int pin_maps_and_layout(struct xnf_xdp_instance *x)
 	bpf_object__for_each_map(map, x->obj) {
 		if (!kept_map(map))
 			continue;
-		snprintf(path, sizeof(path), "%s/maps/%s", x->state_dir, bpf_map__name(map));
+		snprintf(path, sizeof(path), "%s/" XNF_STATE_MAPS "/%s", x->state_dir, bpf_map__name(map));
 		if (access(path, F_OK) == 0)
 			continue;
 		if (bpf_obj_pin(bpf_map__fd(map), path)) {
@@ -278,7 +280,7 @@ static int pin_maps_and_layout(struct xnf_xdp_instance *x)
 			return -1;
 		}
 	}
-	snprintf(path, sizeof(path), "%s/layout", x->state_dir);
+	snprintf(path, sizeof(path), "%s/" XNF_STATE_LAYOUT, x->state_dir);
 	err = x->state_layout ? write_layout(path, x->state_layout) : -ENOMEM;
 	if (err) {
 		xnf_error("--state %s: cannot keep its layout: %s", x->state_dir, strerror(-err));
@@ -306,7 +308,7 @@ static int attach_port(struct xnf_xdp_instance *x, __u32 i, bool *made)
 	char path[512];
 	int fd, kept;
 
-	snprintf(path, sizeof(path), "%s/links/%s", x->state_dir, port->name);
+	snprintf(path, sizeof(path), "%s/" XNF_STATE_LINKS "/%s", x->state_dir, port->name);
 	kept = bpf_obj_get(path);
 	if (kept >= 0 && bpf_link_update(kept, x->prog_fd, NULL) == 0) {
 		x->link_fds[i] = kept;
@@ -348,7 +350,7 @@ static void unkeep_links(struct xnf_xdp_instance *x, const bool *made)
 	char path[512];
 
 	for (__u32 i = 0; i < x->nports; i++) {
-		snprintf(path, sizeof(path), "%s/links/%s", x->state_dir, x->ports[i].name);
+		snprintf(path, sizeof(path), "%s/" XNF_STATE_LINKS "/%s", x->state_dir, x->ports[i].name);
 		if (made[i])
 			unlink(path);
 	}

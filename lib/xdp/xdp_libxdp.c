@@ -27,10 +27,10 @@
 #include <xdp/libxdp.h>
 
 #include <xnf/runtime/embedded.h>
+#include <xnf/runtime/bpffs.h>
 #include <xnf/runtime/log.h>
 #include <xnf/runtime/xdp_instance.h>
 
-#define BPF_FS_MAGIC_NUMBER 0xcafe4a11
 #define JOURNAL_TAG "libxdp"
 
 struct libxdp_port {
@@ -53,11 +53,10 @@ static enum xdp_attach_mode attach_mode(const struct xnf_xdp_instance *x)
 static int check_bpffs(void)
 {
 	const char *dir = getenv("LIBXDP_BPFFS");
-	struct statfs fs;
 
 	if (!dir || !*dir)
 		dir = "/sys/fs/bpf";
-	if (statfs(dir, &fs) == 0 && (unsigned long)fs.f_type == BPF_FS_MAGIC_NUMBER)
+	if (xnf_on_bpffs(dir))
 		return 0;
 	xnf_error("--attach libxdp needs bpffs, where libxdp keeps its dispatcher's links, and %s is not one "
 		  "('ip netns exec' remounts /sys): mount one (mount -t bpf bpf /sys/fs/bpf) that every program on "

@@ -366,3 +366,71 @@ def test_move_carries_the_nat_through_tc_and_user_space_without_a_gap(bpffs, rul
         wait_until(lambda: "edge-nat" not in control.instances(), what="the moved instance stopped")
         shutil.rmtree(state)
         assert not attached(t, "xdp")
+
+
+def test_a_move_runs_where_the_instance_runs_and_a_failed_one_leaves_it_running(tmp_path):
+    """The router started in a shell of its own (`ip netns exec`, bpffs mounted there alone, its rules and state
+    its rules by a path relative to its folder), moved from another shell in another folder: the new process runs
+    where the old one did. A move whose options a start refuses stops nothing; one that fails as it starts (16
+    queues on a veth that has 1) starts the old command line again, where it ran."""
+    from xnf import programs
+
+    with HostsTopology(hosts=2) as t:
+        folder = tmp_path / "edge"
+        folder.mkdir()
+        (folder / "router.rules").write_text(t.router_rules())
+        ports = " ".join(f"--iface {iface}" for iface in t.dut_ifaces)
+        t.spawn(t.dut_ns, ["sh", "-c", f"mount -t bpf bpf /sys/fs/bpf && mkdir /sys/fs/bpf/kept && cd {folder} && "
+                                       f"exec {programs.nf_binary('router')} run --mode xdp {ports} --name edge-moved "
+                                       f"--rules router.rules --state /sys/fs/bpf/kept"])
+        wait_until(lambda: control.state("edge-moved") == control.RUNNING, timeout_s=30, what="the router started")
+        assert apps.ping(t.host(0).ns, t.host(1).ip, 3) == 3
+
+        def move(mode: str, *options: str) -> subprocess.CompletedProcess:
+            return run_xnf(["move", "--name", "edge-moved", "--mode", mode, "--", *options], ns=t.dut_ns, timeout=60)
+
+        moved = move("tc")
+        assert moved.returncode == 0 and "moved edge-moved from xdp to tc" in moved.stdout, moved.stderr
+        assert apps.ping(t.host(0).ns, t.host(1).ip, 3) == 3
+        running = control.request_json("edge-moved", "info")["pid"]
+        refused = move("afxdp", "--queues", "many")
+        assert refused.returncode == 1 and "cannot move to afxdp: --queues takes a whole number" in refused.stderr
+        assert "it runs in tc as before" in refused.stderr and control.request_json("edge-moved", "info")["pid"] == running
+        failed = move("afxdp", "--queues", "16", *paths.worker_options("afxdp"))
+        assert failed.returncode == 1 and "it runs in tc again, on its kept state" in failed.stderr, failed.stderr
+        assert control.request_json("edge-moved", "info")["mode"] == "tc"
+        assert apps.ping(t.host(0).ns, t.host(1).ip, 3) == 3
+        back = move("xdp")
+        assert back.returncode == 0, back.stderr
+        os.kill(control.request_json("edge-moved", "info")["pid"], signal.SIGTERM)
+        wait_until(lambda: "edge-moved" not in control.instances(), what="the moved instance stopped")
+
+
+def test_a_state_folder_holds_only_what_xnf_keeps_there(bpffs, rules_file, tmp_path, monkeypatch):
+    """A folder holding another party's pinned map, or a bpffs mount itself, is refused as --state; a map another
+    party pins into an instance's folder while it runs stays through `xnf stop --drop-state`, said, while what xnf
+    kept goes and takes the program off."""
+    monkeypatch.setenv("XNF_RUN_DIR", str(tmp_path / "run"))
+
+    def pin_a_map(path):
+        path.parent.mkdir(exist_ok=True)
+        subprocess.run(["bpftool", "map", "create", str(path), "type", "array", "key", "4", "value", "4", "entries",
+                        "1", "name", "theirs"], check=True)
+
+    with HostsTopology(hosts=2) as t:
+        pin_a_map(bpffs / "shared" / "theirs")
+        for state, said in ((bpffs / "shared", "holds theirs, which xnf does not keep there"),
+                            (bpffs, "is a bpffs mount, which other tools share")):
+            refused = run_xnf(["run", "router", "--mode", "xdp", *[w for i in t.dut_ifaces for w in ("--iface", i)],
+                               "--state", str(state)], ns=t.dut_ns)
+            assert refused.returncode != 0 and said in refused.stderr, refused.stderr
+            assert not xdp_attached(t.dut_ns, "dut0")
+        state = bpffs / "mine"
+        NfInstance.start(t, "router", "xdp", t.dut_ifaces, rules=rules_file(t.router_rules()), name="edge-kept",
+                         extra=["--state", str(state)])
+        pin_a_map(state / "theirs")
+        dropped = run_xnf(["stop", "--name", "edge-kept", "--drop-state"], ns=t.dut_ns, timeout=60)
+        assert dropped.returncode == 0 and "theirs left in" in dropped.stdout, dropped
+        assert sorted(p.name for p in state.iterdir()) == ["theirs"] and (bpffs / "shared" / "theirs").exists()
+        assert not xdp_attached(t.dut_ns, "dut0")
+

@@ -18,7 +18,7 @@ import pytest
 from lab_helpers import run_xnf, wait_until, xdp_attached
 from xnf import control
 from xnf.build import REPO_ROOT
-from xnf.lab import apps
+from xnf.lab import apps, netns
 from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
 
@@ -107,6 +107,46 @@ def test_a_file_that_does_not_hold_changes_nothing(run_dir, tmp_path):
         assert bad_rules.returncode == 1 and "edge: rules not changed:" in bad_rules.stderr
         assert "edge.rules:1:" in bad_rules.stderr and pid_of("edge") == started
         assert "198.18.1.0/24" in control.request("edge", "rules list")      # the rules in force as they were
+        path.write_text("")
+        assert apply(t, path).returncode == 0
+
+
+def test_a_restart_that_would_fail_leaves_what_runs_running(run_dir, tmp_path, bpffs):
+    """Options the runtime refuses, an abbreviated or glued option that gives another interface, a state folder that
+    is a bpffs mount: `apply --check` says so and apply stops nothing. A restart that fails only as it starts (16
+    queues on a veth that has 1) puts the instance back as it ran, and says so."""
+    with HostsTopology(hosts=2) as t:
+        netns.ip("link", "add", "spare0", "type", "veth", "peer", "name", "spare1", ns=t.dut_ns)
+        path = router_file(tmp_path / "xnf.toml", t)
+        assert apply(t, path).returncode == 0
+        started = pid_of("edge")
+        refusals = {
+            '["--queues", "many"]': "--queues takes a whole number from 1 to 16, not 'many'",
+            '["--queues", "2"]': "--queues only applies to the AF_XDP modes",
+            '["--no-such"]': "unknown option --no-such",
+            '["--ifa", "spare0"]': "--ifa is not an option: write it whole (--iface)",
+            '["-ispare0"]': "its options give ifaces",
+            '["-r/etc/hosts"]': "--rules is given twice",
+        }
+        for options, said in refusals.items():
+            router_file(path, t, extra=f"options = {options}\n")
+            for check in (("--check",), ()):
+                refused = apply(t, path, *check)
+                assert refused.returncode == 1 and said in refused.stderr, (options, check, refused)
+                assert "Traceback" not in refused.stderr and not refused.stdout
+        router_file(path, t, extra=f'state = "{bpffs}"\n')
+        refused = apply(t, path)
+        assert refused.returncode == 1 and "is a bpffs mount, which other tools share" in refused.stderr, refused
+        assert pid_of("edge") == started and apps.ping(t.host(0).ns, t.host(1).ip, 3) == 3
+
+        router_file(path, t, mode="afxdp", extra='options = ["--queues", "16"]\n')
+        failed = apply(t, path)
+        assert failed.returncode == 1 and "edge: the restart failed" in failed.stderr, failed
+        assert "it runs as it was" in failed.stderr
+        assert control.request_json("edge", "info")["mode"] == "xdp" and pid_of("edge") != started
+        assert apps.ping(t.host(0).ns, t.host(1).ip, 3) == 3
+        router_file(path, t)
+        assert apply(t, path).stdout.splitlines() == ["edge: unchanged"]   # what applied.json says is what runs
         path.write_text("")
         assert apply(t, path).returncode == 0
 

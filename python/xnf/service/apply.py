@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import time
@@ -30,6 +29,7 @@ from pathlib import Path
 
 from xnf import control, process_id, programs
 from xnf.errors import XnfError
+from xnf.service import start_check, state_folder
 from xnf.service.config import Config, InstanceSpec
 
 STATE_FILE = "applied.json"
@@ -122,6 +122,11 @@ def plan(config: Config) -> list[Step]:
             steps.append(Step(name, "start", why, spec))
         else:
             steps.append(_diff_step(name, spec, InstanceSpec.from_dict(done[name]["spec"])))
+    for step in steps:   # before anything is stopped: nothing is changed if one would fail
+        if step.action in ("start", "restart"):
+            start_check.check_spec(step.spec)
+        elif step.action == "rules":
+            start_check.check_spec(step.spec, failing="rules not changed")
     return steps
 
 
@@ -138,9 +143,12 @@ def _rules_file(spec: InstanceSpec) -> str | None:
     return str(path)
 
 
-def _log_tail(path: Path) -> str:
+def _log_tail(path: Path, since: int = 0) -> str:
+    """The end of what the log holds from byte since on: what this start said, not an earlier one."""
     try:
-        return path.read_text(errors="replace")[-LOG_TAIL:].strip()
+        with open(path, "rb") as log:
+            log.seek(since)
+            return log.read().decode(errors="replace")[-LOG_TAIL:].strip()
     except OSError:
         return ""
 
@@ -176,21 +184,22 @@ def remove_logs(name: str) -> None:
         log.unlink(missing_ok=True)
 
 
-def spawn(name: str, argv: list[str]) -> subprocess.Popen:
+def spawn(name: str, argv: list[str], pass_fds: tuple[int, ...] = ()) -> subprocess.Popen:
     """An NF binary's `run` started detached, its output in log_path(name); returned once its control socket
-    answers, or an XnfError with what it said."""
+    answers, or an XnfError with what it said. pass_fds: what a command before the binary (nsenter) opens."""
     log_file = log_path(name)
     log_file.parent.mkdir(parents=True, exist_ok=True)
     rotate_log(log_file)
     with open(log_file, "ab") as log:
         log.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} {' '.join(argv)}\n".encode())
         log.flush()
+        since = log.tell()
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
+                                   start_new_session=True, pass_fds=pass_fds)
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise XnfError(f"{name} did not start (exit {process.returncode}): {_log_tail(log_file)}")
+            raise XnfError(f"{name} did not start (exit {process.returncode}): {_log_tail(log_file, since)}")
         try:
             control.request(name, "info", timeout_s=1.0)
             return process
@@ -199,7 +208,7 @@ def spawn(name: str, argv: list[str]) -> subprocess.Popen:
     process.kill()
     process.wait()
     raise XnfError(f"{name} did not answer on its control socket within {READY_TIMEOUT_S:.0f} s: "
-                   f"{_log_tail(log_file)}")
+                   f"{_log_tail(log_file, since)}")
 
 
 def alive(pid: int, process: subprocess.Popen | None) -> bool:
@@ -254,7 +263,7 @@ def stop(name: str, process: subprocess.Popen | None = None) -> None:
 def drop_state(spec: dict) -> None:
     """An instance's kept kernel path (--state) removed: its links go, which takes its program off."""
     if spec.get("state"):
-        shutil.rmtree(spec["state"], ignore_errors=True)
+        state_folder.remove(spec["state"])
 
 
 def change_rules(step: Step) -> None:
@@ -266,6 +275,29 @@ def change_rules(step: Step) -> None:
     except XnfError as err:
         _rules_file(step.before)     # the file as the rules in force are, for a restart to read
         raise XnfError(f"{step.name}: rules not changed: {err}") from None
+
+
+class RolledBack(XnfError):
+    """A restart that failed after its checks, whose instance runs again as it was: what ran is running."""
+
+    def __init__(self, message: str, process: subprocess.Popen, spec: InstanceSpec):
+        super().__init__(message)
+        self.process, self.spec = process, spec
+
+
+def _restart(step: Step, before: InstanceSpec | None) -> subprocess.Popen:
+    """The new start; should it fail, the instance as it ran, started again (on its kept state, if it has one)."""
+    try:
+        return start(step.spec)
+    except XnfError as err:
+        if before is None:
+            raise
+        try:
+            process = start(before)
+        except XnfError as again:
+            raise XnfError(f"{step.name}: the restart failed ({err}), and so did starting it as it was ({again})") \
+                from None
+        raise RolledBack(f"{step.name}: the restart failed ({err}); it runs as it was", process, before) from None
 
 
 def carry_out(config: Config, steps: list[Step], children: dict[str, subprocess.Popen] | None = None) -> list[str]:
@@ -285,14 +317,22 @@ def carry_out(config: Config, steps: list[Step], children: dict[str, subprocess.
                     drop_state(before)
                 done.pop(step.name, None)
                 _write_state(done, config.path)
-            if step.action in ("start", "restart"):
+            if step.action == "start":
                 children[step.name] = start(step.spec)
+            elif step.action == "restart":
+                children[step.name] = _restart(step, InstanceSpec.from_dict(before) if before else None)
+            if step.action in ("start", "restart"):
                 done[step.name] = {"spec": step.spec.as_dict(), "pid": children[step.name].pid}
             elif step.action == "rules":
                 change_rules(step)
                 done[step.name]["spec"] = step.spec.as_dict()
             _write_state(done, config.path)
             said.append(step.said())
+    except RolledBack as err:
+        children[step.name] = err.process
+        done[step.name] = {"spec": err.spec.as_dict(), "pid": err.process.pid}
+        _write_state(done, config.path)
+        raise XnfError("; ".join(said + [str(err)])) from None
     except XnfError as err:
         raise XnfError("; ".join(said + [str(err)])) from None
     return said

@@ -1,12 +1,15 @@
 """`xnf move NAME --mode MODE`: a running NF moved between paths (XDP, tc, the AF_XDP workers) with its state.
 
-The instance must keep its state (`--state DIR`: lib/xdp/state_keep.c, lib/runtime/state_handover.c): the running
-process is stopped (a kernel build's program stays attached and forwards, with its maps; AF_XDP workers hand their
+The instance must keep its state (`--state DIR`: lib/xdp/state_keep.c, lib/runtime/state_handover.c). The new
+command line is checked first (`check-run`: options, kernel, ports, rules, folders) where the instance runs: its
+network and mount namespaces and its working folder, held open while it moves, so that an `ip netns exec` shell's
+bpffs and relative paths are the instance's. Nothing is stopped if the check fails. Then the running process is
+stopped (a kernel build's program stays attached and forwards, with its maps; AF_XDP workers hand their
 tables to the kernel first, where the program in place runs the NF on them), and the same command line with the other
 mode is started detached (its output in the run directory's NAME.log). The new process takes the kept maps over
 (workers copy them into their own tables before the links move to their sockets), attaches while the kept
 program still runs, and only then lets it go: one of the two carries every frame. Should the new start fail, the
-command line it had is started again, on the kept state it never left.
+command line it had is started again, where it ran, on the kept state it never left.
 
 Which modes keep state is the mode table's (`keeps_state` in describe). An instance the service runs (`xnf
 apply`, `xnf daemon`) is moved by its file: change its mode there and apply, which restarts it the same way.
@@ -15,12 +18,13 @@ apply`, `xnf daemon`) is moved by its file: change its mode there and apply, whi
 from __future__ import annotations
 
 import os
-import subprocess
+from contextlib import contextmanager
 
 from xnf import contract, control
 from xnf.argv_words import option_value, without_option
 from xnf.errors import XnfError
 from xnf.service import apply as applying
+from xnf.service import start_check
 from xnf.service.running import outside_the_file
 
 STOP_TIMEOUT_S = 15.0
@@ -69,30 +73,49 @@ def _stop(name: str, pid: int) -> None:
         raise XnfError(f"{name} (pid {pid}) did not stop within {STOP_TIMEOUT_S:.0f} s: nothing was moved")
 
 
-def _in_its_namespace(pid: int) -> list[str]:
-    """What puts a command in the network namespace the instance runs in (its ports are there): nothing where it is
-    ours, `ip netns exec NAME` where the namespace has a name (which also shows the namespace's /sys)."""
+@contextmanager
+def _where_it_runs(pid: int):
+    """What runs a command where the instance runs, kept after it has gone: its network namespace (its ports), its
+    mount namespace (the bpffs its --state is in: a shell of `ip netns exec` has its own /sys) and its working
+    folder (relative --rules and --state), each held open. Yields the words that enter them and the descriptors to
+    hand on."""
+    opened: list[int] = []
     try:
-        if os.stat(f"/proc/{pid}/ns/net").st_ino == os.stat("/proc/self/ns/net").st_ino:
-            return []
+        for what, flags in (("ns/net", os.O_RDONLY), ("ns/mnt", os.O_RDONLY), ("cwd", os.O_RDONLY | os.O_DIRECTORY)):
+            opened.append(os.open(f"/proc/{pid}/{what}", flags))
     except OSError as err:
-        raise XnfError(f"cannot see which network namespace pid {pid} runs in: {err.strerror}") from None
-    named = subprocess.run(["ip", "netns", "identify", str(pid)], capture_output=True, text=True).stdout.split()
-    if len(named) != 1:
-        raise XnfError(f"the instance (pid {pid}) runs in a network namespace that has no name here: run xnf move "
-                       "inside that namespace")
-    return ["ip", "netns", "exec", named[0]]
+        for fd in opened:
+            os.close(fd)
+        raise XnfError(f"cannot reach where the instance (pid {pid}) runs: {err.strerror}; nothing was moved") \
+            from None
+    net, mnt, cwd = opened
+    try:
+        yield (["nsenter", f"--net=/proc/self/fd/{net}", f"--mount=/proc/self/fd/{mnt}", f"--wd=/proc/self/fd/{cwd}",
+                "--"], tuple(opened))
+    finally:
+        for fd in opened:
+            os.close(fd)
 
 
 def move(name: str, mode: str, extra: list[str] | None = None) -> str:
     pid, argv = check_movable(name)
     current = _check(name, argv, mode)
-    argv = _in_its_namespace(pid) + argv
-    _stop(name, pid)
-    try:
-        process = applying.spawn(name, moved_argv(argv, mode, extra))
-    except XnfError as err:
-        applying.spawn(name, argv)
-        raise XnfError(f"{name} could not move to {mode} ({err}); it runs in {current} again, on its kept state")
+    with _where_it_runs(pid) as (enter, fds):
+        moved = enter + moved_argv(argv, mode, extra)
+        try:
+            start_check.check_run(moved, pass_fds=fds)
+        except XnfError as err:
+            raise XnfError(f"{name} cannot move to {mode}: {err}; it runs in {current} as before") from None
+        _stop(name, pid)
+        try:
+            process = applying.spawn(name, moved, pass_fds=fds)
+        except XnfError as err:
+            try:
+                applying.spawn(name, enter + argv, pass_fds=fds)
+            except XnfError as again:
+                raise XnfError(f"{name} could not move to {mode} ({err}), nor start in {current} again ({again})") \
+                    from None
+            raise XnfError(f"{name} could not move to {mode} ({err}); it runs in {current} again, on its kept state") \
+                from None
     return (f"moved {name} from {current} to {mode}: its rules and sessions carried over (pid {process.pid}, output in "
             f"{control.run_dir() / (name + '.log')})")

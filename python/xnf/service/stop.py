@@ -1,16 +1,15 @@
 """`xnf stop [--name NAME] [--drop-state]`: a running instance stopped as Ctrl-C stops it. Without `--state` its
 program comes off and its ports are put back; with `--state DIR` its program (or, for AF_XDP workers, the kernel
 build they hand their tables to) forwards on with the kept tables, for the next start to take over, unless
-`--drop-state` removes DIR, which takes the program off. An instance the service runs is stopped through its file.
+`--drop-state` removes what xnf keeps in DIR (state_folder.py), which takes the program off. An instance the service runs is stopped through its file.
 """
 
 from __future__ import annotations
 
-import shutil
-
 from xnf import control
 from xnf.argv_words import option_value
 from xnf.service import apply as applying
+from xnf.service import state_folder
 from xnf.service.running import outside_the_file
 
 
@@ -23,8 +22,8 @@ def stop(name: str, drop_state: bool = False) -> str:
     control.remove_records(name)
     stopped = f"{name} had stopped already (its process is gone): removed its records" if gone else f"stopped {name}"
     if state and drop_state:
-        shutil.rmtree(state, ignore_errors=True)
-        return f"{stopped}, and its kept state {state}: its program is off"
+        left = state_folder.remove(state)
+        return f"{stopped} and removed its kept state {state}: its program is off{left}"
     if state:
         return (f"{stopped}: its program forwards on with the tables kept in {state} (the next start with "
                 f"--state {state} takes them over; xnf stop --drop-state, or rm -r {state}, takes it off)")

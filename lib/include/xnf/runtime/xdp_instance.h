@@ -94,6 +94,11 @@ int xnf_tc_ingress_programs(int ifindex, __u32 *ids, __u32 max, __u32 *count);
  * differ refused with the difference. Instead of attaching: maps and layout kept, each port's kept link moved to
  * this program (bpf_link_update), or a new one made and kept. */
 int xnf_state_adopt_maps(struct xnf_xdp_instance *x, const char *dir);
+/* All a --state folder holds, each xnf's: DIR/layout, DIR/maps/MAP, DIR/links/PORT (describe's state_folder: what
+ * the service removes, and all it removes). */
+#define XNF_STATE_LAYOUT "layout"
+#define XNF_STATE_MAPS "maps"
+#define XNF_STATE_LINKS "links"
 int xnf_state_attach(struct xnf_xdp_instance *x);
 /* Attaches to every port, or to none: on failure nothing stays attached. */
 int xnf_xdp_attach(struct xnf_xdp_instance *x);
