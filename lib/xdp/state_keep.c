@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <dirent.h>
 #include <errno.h>
 #include <linux/if_link.h>
 #include <stdarg.h>
@@ -357,6 +358,38 @@ static void unkeep_links(struct xnf_xdp_instance *x, const bool *made)
 	xnf_xdp_detach_ports(x->link_fds, x->nports);
 }
 
+static bool one_of_its_ports(const struct xnf_xdp_instance *x, const char *name)
+{
+	for (__u32 i = 0; i < x->nports; i++) {
+		if (strcmp(x->ports[i].name, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Links kept on ports this start was not given: the kept program there would run on ahead of whatever takes the
+ * port next, with the old rules. Their pins go, and with them the program (said). */
+static void let_go_of_other_ports(const struct xnf_xdp_instance *x)
+{
+	char path[512];
+	struct dirent *entry;
+	DIR *links;
+
+	snprintf(path, sizeof(path), "%s/" XNF_STATE_LINKS, x->state_dir);
+	links = opendir(path);
+	if (!links)
+		return;
+	while ((entry = readdir(links))) {
+		if (entry->d_name[0] == '.' || one_of_its_ports(x, entry->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/" XNF_STATE_LINKS "/%s", x->state_dir, entry->d_name);
+		if (unlink(path) == 0)
+			xnf_info("--state %s: its program kept on %s is off: %s is not one of its ports now", x->state_dir,
+				 entry->d_name, entry->d_name);
+	}
+	closedir(links);
+}
+
 int xnf_state_attach(struct xnf_xdp_instance *x)
 {
 	bool made[XNF_MAX_PORTS] = { false };
@@ -369,5 +402,6 @@ int xnf_state_attach(struct xnf_xdp_instance *x)
 			return -1;
 		}
 	}
+	let_go_of_other_ports(x);
 	return 0;
 }

@@ -151,6 +151,37 @@ def test_a_restart_that_would_fail_leaves_what_runs_running(run_dir, tmp_path, b
         assert apply(t, path).returncode == 0
 
 
+def test_kept_state_leaves_with_what_it_was_kept_for(run_dir, tmp_path, bpffs):
+    """An instance with `state` whose ports change lets go of the one it lost; given another folder, the old one
+    goes; killed and then taken out of the file, its kept program goes with it and applied.json forgets it."""
+    with HostsTopology(hosts=2) as t:
+        netns.ip("link", "add", "spare0", "type", "veth", "peer", "name", "spare1", ns=t.dut_ns)
+        for iface in ("spare0", "spare1"):
+            netns.ip("link", "set", iface, "up", ns=t.dut_ns)
+        state = bpffs / "edge"
+        path = router_file(tmp_path / "xnf.toml", t, extra=f'state = "{state}"\n')
+        assert apply(t, path).returncode == 0 and xdp_attached(t.dut_ns, "dut1")
+        path.write_text(path.read_text().replace('"dut1"', '"spare0"'))
+        moved = apply(t, path)
+        assert moved.stdout.splitlines() == ["edge: restart (ifaces changed: cannot change in place)"], moved
+        assert not xdp_attached(t.dut_ns, "dut1") and xdp_attached(t.dut_ns, "spare0")
+        assert sorted(p.name for p in (state / "links").iterdir()) == ["dut0", "spare0"]
+
+        other = bpffs / "edge-2"
+        path.write_text(path.read_text().replace(f'"{state}"', f'"{other}"'))
+        assert apply(t, path).returncode == 0
+        assert not state.exists() and sorted(p.name for p in (other / "links").iterdir()) == ["dut0", "spare0"]
+
+        os.kill(pid_of("edge"), signal.SIGKILL)
+        wait_until(lambda: control.state("edge") == control.DEAD, what="the instance dead")
+        assert xdp_attached(t.dut_ns, "dut0")   # its kept program forwards on
+        path.write_text("")
+        emptied = apply(t, path)
+        assert emptied.stdout.splitlines() == ["edge: stop (no longer in the file; it had stopped already)"], emptied
+        assert not xdp_attached(t.dut_ns, "dut0") and not other.exists()
+        assert json.loads((run_dir / "applied.json").read_text())["instances"] == {}
+
+
 class Systemd:
     """What systemd does for a Type=notify unit, in a test: a socket for sd_notify's datagrams, the service's
     process, the signals of systemctl."""

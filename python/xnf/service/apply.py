@@ -110,8 +110,9 @@ def plan(config: Config) -> list[Step]:
     running, done = _running(), applied()
     steps = []
     for name, record in done.items():
-        if name not in config.instances and name in running:
-            steps.append(Step(name, "stop", "no longer in the file"))
+        if name not in config.instances:   # one that died goes too: its kept program would forward on
+            steps.append(Step(name, "stop", "no longer in the file" + ("" if name in running else
+                                                                        "; it had stopped already")))
     for name, spec in config.instances.items():
         if name in running and name not in done:
             pid = running[name].owner.pid if running[name].owner else "?"
@@ -240,6 +241,7 @@ def stop(name: str, process: subprocess.Popen | None = None) -> None:
     gone within STOP_TIMEOUT_S (then said)."""
     record = control.owner(name)
     if process is None and record is not None and record.state() == control.DEAD:
+        control.remove_records(name)
         return   # gone; its pid may be another process's now (the record's start time says which, as xnf ps reads)
     pid = process.pid if process else record.pid if record else None
     if pid is None:
@@ -311,9 +313,11 @@ def carry_out(config: Config, steps: list[Step], children: dict[str, subprocess.
             if step.action in ("stop", "restart"):
                 before = done.get(step.name, {}).get("spec", {})
                 stop(step.name, children.pop(step.name, None))
-                # Kept state goes with an instance that goes, or one whose NF changed (its maps would not fit);
-                # a restart of the same NF takes it over, without a gap.
-                if step.action == "stop" or before.get("nf") != step.spec.nf:
+                # Kept state goes with an instance that goes, one whose NF changed (its maps would not fit) or one
+                # given another folder or none (its program would run on); a restart of the same NF in the same
+                # folder takes it over, without a gap (and lets go of ports it no longer has).
+                if step.action == "stop" or (before.get("nf"), before.get("state")) != (step.spec.nf,
+                                                                                        step.spec.state):
                     drop_state(before)
                 done.pop(step.name, None)
                 _write_state(done, config.path)
