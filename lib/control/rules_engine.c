@@ -286,14 +286,37 @@ static bool same_key(const struct xnf_map_ref *ref, const struct xnf_rule_entry 
 	return strcmp(a->map, b->map) == 0 && memcmp(a->key, b->key, ref->key_size) == 0;
 }
 
-static bool next_has_key(const struct xnf_rules_file *next, const struct xnf_map_ref *ref,
+/* Entries in (map, key) order: a codec writes a key's bytes alone, the rest of the buffer zero (parse_one). */
+static int entry_order(const void *a, const void *b)
+{
+	const struct xnf_rule_entry *x = *(const struct xnf_rule_entry *const *)a;
+	const struct xnf_rule_entry *y = *(const struct xnf_rule_entry *const *)b;
+	int by_map = strcmp(x->map, y->map);
+
+	return by_map ? by_map : memcmp(x->key, y->key, sizeof(x->key));
+}
+
+/* The file's entries sorted, so that a reload finds whether it keeps a key in log time: searched one by one, 60,000
+ * rules took 70 s to reload. NULL when out of memory. */
+static const struct xnf_rule_entry **sorted_entries(const struct xnf_rules_file *file)
+{
+	const struct xnf_rule_entry **sorted = calloc(file->count ? (size_t)file->count : 1, sizeof(*sorted));
+
+	if (!sorted)
+		return NULL;
+	for (int i = 0; i < file->count; i++)
+		sorted[i] = &file->rules[i].entry;
+	qsort(sorted, (size_t)file->count, sizeof(*sorted), entry_order);
+	return sorted;
+}
+
+static bool next_has_key(const struct xnf_rule_entry **sorted, int count, const struct xnf_map_ref *ref,
 			 const struct xnf_rule_entry *entry)
 {
-	for (int i = 0; i < next->count; i++) {
-		if (same_key(ref, entry, &next->rules[i].entry))
-			return true;
-	}
-	return false;
+	const struct xnf_rule_entry *const *found = bsearch(&entry, sorted, (size_t)count, sizeof(*sorted),
+							      entry_order);
+
+	return found && same_key(ref, entry, *found);
 }
 
 int xnf_rules_apply_file(const struct xnf_rules_file *file, const struct xnf_rules_target *target, char *err,
@@ -314,10 +337,13 @@ static int replace_file(const struct xnf_rules_target *target, void *arg, char *
 	int *removed = &r->removed;
 	int total = next->count + (in_force ? in_force->count : 0), done = 0;
 	struct journal_entry *journal = calloc(total ? (size_t)total : 1, sizeof(*journal));
+	const struct xnf_rule_entry **sorted = sorted_entries(next);
 
 	*removed = 0;
-	if (!journal) {
+	if (!journal || !sorted) {
 		snprintf(err, errlen, "out of memory reloading %s", next->path);
+		free(journal);
+		free(sorted);
 		return -1;
 	}
 	for (int i = 0; i < next->count; i++, done++) {
@@ -330,7 +356,7 @@ static int replace_file(const struct xnf_rules_target *target, void *arg, char *
 		j->entry = &in_force->rules[i].entry;
 		if (resolve(target, j->entry, &j->ref, err, errlen))
 			goto fail;
-		if (next_has_key(next, &j->ref, j->entry) ||
+		if (next_has_key(sorted, next->count, &j->ref, j->entry) ||
 		    xnf_map_ref_lookup(&j->ref, j->entry->key, j->old_value) != 0)
 			continue;   /* kept, or gone already (deleted through the control socket) */
 		j->existed = true;
@@ -339,6 +365,8 @@ static int replace_file(const struct xnf_rules_target *target, void *arg, char *
 			(*removed)++;
 		}
 	}
+	free(sorted);
+	sorted = NULL;
 	if (commit(target, err, errlen)) {
 		undo(journal, done);
 		commit(target, err, 0);
@@ -350,6 +378,7 @@ static int replace_file(const struct xnf_rules_target *target, void *arg, char *
 fail:
 	undo(journal, done);
 	free(journal);
+	free(sorted);
 	return -1;
 }
 
