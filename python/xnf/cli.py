@@ -339,13 +339,12 @@ def cmd_apply(args: argparse.Namespace) -> int:
     from xnf.service import config
 
     wanted = config.load(args.file)
-    steps = applying.plan(wanted)
     if args.check:
-        for step in steps:
+        for step in applying.plan(wanted):
             print(f"would: {step.said()}" if step.action != "keep" else step.said())
         return 0
     _require_root("xnf apply")
-    for line in applying.carry_out(wanted, steps):
+    for line in applying.apply(wanted):
         print(line)
     return 0
 
@@ -355,7 +354,7 @@ def cmd_daemon(args: argparse.Namespace) -> int:
     from xnf.service import daemon
 
     _require_root("xnf daemon")
-    return daemon.run(args.file)
+    return daemon.run(args.file, args.restart_window or daemon.RESTART_WINDOW_S)
 
 
 def cmd_ps(args: argparse.Namespace) -> int:
@@ -756,6 +755,9 @@ def make_parser() -> argparse.ArgumentParser:
     daemon_cmd = sub.add_parser("daemon", help="keep a configuration file's instances running, as a systemd service "
                                 "(Type=notify; SIGHUP applies the file again; deploy/systemd/xnf.service)")
     daemon_cmd.add_argument("file", help="the configuration (TOML: [instance.NAME] tables)")
+    daemon_cmd.add_argument("--restart-window", type=_seconds(1, MAX_SECONDS), default=None, metavar="SECONDS",
+                            help="an instance that dies again after 3 restarts within this many seconds is left "
+                                 "down until the file is applied again (default: 10)")
     daemon_cmd.set_defaults(func=cmd_daemon)
 
     ps = sub.add_parser("ps", help="running NF instances")

@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from xnf.build import REPO_ROOT
 from xnf.lab import apps, netns
 from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
+from xnf.service import daemon
 
 UNIT = REPO_ROOT / "deploy" / "systemd" / "xnf.service"
 
@@ -202,6 +204,27 @@ def test_a_one_line_change_to_sixty_thousand_rules_is_in_force(run_dir, tmp_path
         assert apply(t, path).returncode == 0
 
 
+def test_a_full_run_directory_is_one_message_and_leaves_nothing_unrecorded(run_dir, tmp_path):
+    """The run directory on a tmpfs filled to the last byte: apply says it cannot write there, starts nothing
+    (before, it died with a traceback, or started an instance it never recorded); with room again it applies."""
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "xnf-full", str(run_dir)], check=True)
+    try:
+        with HostsTopology(hosts=2) as t:
+            path = router_file(tmp_path / "xnf.toml", t)
+            filler = run_dir / "filler"
+            subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=4k"], capture_output=True)
+            full = apply(t, path)
+            assert full.returncode == 1 and "No space left on device" in full.stderr, full
+            assert "Traceback" not in full.stderr and control.instances() == []
+            assert not xdp_attached(t.dut_ns, "dut0")
+            filler.unlink()
+            assert apply(t, path).returncode == 0 and control.instances() == ["edge"]
+            path.write_text("")
+            assert apply(t, path).returncode == 0
+    finally:
+        subprocess.run(["umount", "-l", str(run_dir)], check=False)
+
+
 class Systemd:
     """What systemd does for a Type=notify unit, in a test: a socket for sd_notify's datagrams, the service's
     process, the signals of systemctl."""
@@ -228,6 +251,19 @@ class Systemd:
             if wanted in (f"{k}={v}" for k, v in fields.items()):
                 return fields
 
+    def expect_status(self, containing: str, timeout_s: float = 90.0) -> str:
+        """The next STATUS that says containing."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            self.sock.settimeout(max(0.1, deadline - time.monotonic()))
+            try:
+                data = self.sock.recv(4096).decode()
+            except socket.timeout:
+                raise AssertionError(f"no STATUS with {containing!r} in {timeout_s} s") from None
+            status = next((line[len("STATUS="):] for line in data.splitlines() if line.startswith("STATUS=")), "")
+            if containing in status:
+                return status
+
     def close(self):
         if self.process.poll() is None:
             self.process.kill()
@@ -238,7 +274,8 @@ class Systemd:
 def test_the_daemon_speaks_sd_notify_reloads_revives_and_stops(run_dir, tmp_path):
     with HostsTopology(hosts=2) as t:
         path = router_file(tmp_path / "xnf.toml", t)
-        unit = Systemd(tmp_path, t.dut_ns, [sys.executable, "-m", "xnf", "daemon", str(path)], 1_000_000)
+        unit = Systemd(tmp_path, t.dut_ns, [sys.executable, "-m", "xnf", "daemon", str(path), "--restart-window",
+                                            "3600"], 1_000_000)
         try:
             ready = unit.expect("READY=1")
             assert ready["STATUS"] == "1 instance(s) running: edge"
@@ -266,6 +303,27 @@ def test_the_daemon_speaks_sd_notify_reloads_revives_and_stops(run_dir, tmp_path
             wait_until(lambda: "edge" in control.instances() and pid_of("edge") != killed, timeout_s=30,
                        what="the killed instance started again")
             assert apps.ping(t.host(0).ns, t.host(1).ip, 3) == 3
+
+            # one that dies again after RESTARTS restarts within the window: left down and said; the watchdog goes on
+            for _ in range(daemon.RESTARTS - 1):
+                killed = pid_of("edge")
+                os.kill(killed, signal.SIGKILL)
+                wait_until(lambda: "edge" in control.instances() and pid_of("edge") != killed, timeout_s=30,
+                           what="the killed instance started again")
+            os.kill(pid_of("edge"), signal.SIGKILL)
+            down = unit.expect_status("edge left down")
+            assert "0 instance(s) running" not in down and "within 3600 s" in down, down
+            unit.expect("WATCHDOG=1", timeout_s=5)
+            assert control.state("edge") != control.RUNNING
+            router_file(path, t)                     # mended, and systemctl reload: tried again
+            unit.process.send_signal(signal.SIGHUP)
+            assert unit.expect("READY=1")["STATUS"] == "1 instance(s) running: edge"
+            assert apps.ping(t.host(0).ns, t.host(1).ip, 3) == 3
+
+            # a second daemon on the same run directory: refused, the first one's instances untouched
+            second = run_xnf(["daemon", str(path)], ns=t.dut_ns)
+            assert second.returncode == 1 and "another xnf daemon (pid" in second.stderr, second
+            assert control.state("edge") == control.RUNNING
 
             # systemctl stop: every instance stopped cleanly, exit 0
             unit.process.send_signal(signal.SIGTERM)

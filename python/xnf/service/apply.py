@@ -24,15 +24,18 @@ import os
 import signal
 import subprocess
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from xnf import control, process_id, programs
 from xnf.errors import XnfError
-from xnf.service import start_check, state_folder
+from xnf.service import run_locks, start_check, state_folder
 from xnf.service.config import Config, InstanceSpec
 
 STATE_FILE = "applied.json"
+LOCK_FILE = "apply.lock"
+LOCK_WAIT_S = 60.0
 RULES_FOLDER = "applied"
 READY_TIMEOUT_S = 60.0
 RELOAD_TIMEOUT_S = 300.0   # an instance answers a reload once the file is in force: 60,000 rules take seconds
@@ -71,13 +74,40 @@ def applied() -> dict[str, dict]:
         return {}
 
 
-def _write_state(instances: dict[str, dict], config_path: Path) -> None:
-    path = _state_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
+def _write_whole(path: Path, text: str) -> None:
+    """path holds text, or what it held before (written aside, then renamed over it); a full or failing run
+    directory is one message, not a traceback."""
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"config": str(config_path), "instances": instances}, indent=1) + "\n")
-    os.chmod(tmp, 0o600)
-    tmp.replace(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text)
+        os.chmod(tmp, 0o600)
+        tmp.replace(path)
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        raise XnfError(f"cannot write {path}: {os.strerror(err.errno)}: free or fix the run directory "
+                       f"({control.run_dir()}) and apply again") from None
+
+
+def _write_state(instances: dict[str, dict], config_path: Path) -> None:
+    _write_whole(_state_path(), json.dumps({"config": str(config_path), "instances": instances}, indent=1) + "\n")
+
+
+@contextmanager
+def one_at_a_time():
+    """Held while a file is planned and applied: two applies (or an apply and the daemon's reload) at once would
+    each start what the other does and record half of it."""
+    lock = run_locks.open_lock(LOCK_FILE)
+    try:
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while not run_locks.take(lock):
+            if time.monotonic() > deadline:
+                raise XnfError(f"another xnf apply (or the daemon's reload) has been applying for over "
+                               f"{LOCK_WAIT_S:.0f} s: nothing was changed; try again once it is done")
+            time.sleep(0.1)
+        yield
+    finally:
+        os.close(lock)
 
 
 def rule_lines(text: str | None) -> list[str]:
@@ -132,13 +162,8 @@ def plan(config: Config) -> list[Step]:
 def _rules_file(spec: InstanceSpec) -> str | None:
     if spec.rules is None:
         return None
-    folder = control.run_dir() / RULES_FOLDER
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{spec.name}.rules"
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(spec.rules)
-    os.chmod(tmp, 0o600)
-    tmp.replace(path)     # whole: the instance reads it at its start and at every reload
+    path = control.run_dir() / RULES_FOLDER / f"{spec.name}.rules"
+    _write_whole(path, spec.rules)     # whole: the instance reads it at its start and at every reload
     return str(path)
 
 
@@ -277,6 +302,17 @@ def change_rules(step: Step) -> None:
         raise XnfError(f"{step.name}: rules not changed: {err}") from None
 
 
+def _record_or_stop(name: str, done: dict[str, dict], config_path: Path,
+                    children: dict[str, subprocess.Popen]) -> None:
+    """An instance just started, written down; one that cannot be is stopped: the next apply would not know it."""
+    try:
+        _write_state(done, config_path)
+    except XnfError:
+        stop(name, children.pop(name, None))
+        done.pop(name)
+        raise
+
+
 class RolledBack(XnfError):
     """A restart that failed after its checks, whose instance runs again as it was: what ran is running."""
 
@@ -325,10 +361,11 @@ def carry_out(config: Config, steps: list[Step], children: dict[str, subprocess.
                 children[step.name] = _restart(step, InstanceSpec.from_dict(before) if before else None)
             if step.action in ("start", "restart"):
                 done[step.name] = {"spec": step.spec.as_dict(), "pid": children[step.name].pid}
+                _record_or_stop(step.name, done, config.path, children)
             elif step.action == "rules":
                 change_rules(step)
                 done[step.name]["spec"] = step.spec.as_dict()
-            _write_state(done, config.path)
+                _write_state(done, config.path)
             said.append(step.said())
     except RolledBack as err:
         children[step.name] = err.process
@@ -341,7 +378,8 @@ def carry_out(config: Config, steps: list[Step], children: dict[str, subprocess.
 
 
 def apply(config: Config, children: dict[str, subprocess.Popen] | None = None) -> list[str]:
-    return carry_out(config, plan(config), children)
+    with one_at_a_time():
+        return carry_out(config, plan(config), children)
 
 
 def stop_all(children: dict[str, subprocess.Popen] | None = None) -> list[str]:
