@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from lab_helpers import run_xnf, tcx_link_programs, xdp_attached
+from lab_helpers import run_xnf, tcx_link_programs, wait_until, xdp_attached
 from xnf import control
 from xnf.lab import paths
 from xnf.lab.nf_process import NfInstance
@@ -67,7 +67,8 @@ def test_an_instance_at_tc_leaves_no_program_behind(pair, signal_to_send):
     ours = [p for p in tcx_link_programs() if p not in before]
     assert len(ours) == len(pair.dut_ifaces)   # one link per port
     nf.stop(signal_to_send)
-    assert not set(ours) & set(tcx_link_programs())
+    # A killed process's links are released as the kernel closes its files, a moment after it is reaped.
+    wait_until(lambda: not set(ours) & set(tcx_link_programs()), what="the instance's TCX links gone")
     again = NfInstance.start(pair, "macswap", "tc", pair.dut_ifaces)
     assert len(tcx_link_programs()) == len(before) + len(pair.dut_ifaces) and again.stop() == 0
 
