@@ -10,8 +10,9 @@
  * abort, TC_ACT_UNSPEC, TCX's "next": pass, TC_ACT_REDIRECT: tx or redirect); --skb-csum-complete runs each skb as
  * CHECKSUM_COMPLETE, and the kernel checks after the program that the skb's sum still matches its bytes.
  *
- * Any pcap with Ethernet frames is taken (a capture of a real network too): each frame runs at its time stamp
- * counted from the first frame's (fixtures of idle times wait for it; --ignore-times runs them back to back), and
+ * Any pcap with Ethernet frames is taken (a capture of a real network too): each frame runs as long after the one
+ * before as their time stamps say, at most 5 s (fixtures of idle times wait for them; a capture whose clock jumps by
+ * days goes on; a stamp that goes back runs at once; --ignore-times runs them back to back), and
  * a record the harness cannot run (shorter than an Ethernet header, longer than MAX_FRAME) gets a line saying so
  * and is counted in the summary, never a silent stop.
  */
@@ -344,13 +345,20 @@ static int load_rules_both(const char *path, struct xnf_xdp_instance *x)
 	return 0;
 }
 
-/* Waits until the frame's time stamp, counted from the first frame's. */
-static void wait_for(__u64 start_us, __u64 first_at, __u64 at)
-{
-	__u64 due = start_us + (at > first_at ? at - first_at : 0);
+/* The longest wait between two frames: fixtures' idle times are seconds, while a capture's clock may jump forward
+ * by days or years (tcpdump's kday4: 24 days). */
+#define MAX_GAP_US (5ULL * 1000 * 1000)
 
-	while (xnf_now_ns() / 1000 < due)
-		usleep((useconds_t)(due - xnf_now_ns() / 1000));
+/* Waits until the frame is due: as long after the frame before as its time stamp says, at most MAX_GAP_US (a stamp
+ * that goes back runs at once). *due_us is when the frame before was due. */
+static void wait_for(__u64 *due_us, __u64 *prev_at, __u64 at)
+{
+	__u64 gap = at > *prev_at ? at - *prev_at : 0;
+
+	*due_us += gap < MAX_GAP_US ? gap : MAX_GAP_US;
+	*prev_at = at;
+	while (xnf_now_ns() / 1000 < *due_us)
+		usleep((useconds_t)(*due_us - xnf_now_ns() / 1000));
 }
 
 int main(int argc, char **argv)
@@ -363,7 +371,7 @@ int main(int argc, char **argv)
 	struct harness_options o;
 	const char *corpus, *rules;
 	unsigned int total = 0, mismatches = 0, skipped = 0;
-	__u64 start_us, at_us = 0, first_at = 0;
+	__u64 due_us, at_us = 0, prev_at = 0;
 	bool ignore_times;
 	__u32 nports;
 	long len;
@@ -394,21 +402,21 @@ int main(int argc, char **argv)
 			 NULL, 0) ||
 	    load_rules_both(rules, &x) || pcap_open(&pcap, corpus))
 		return 1;
-	start_us = xnf_now_ns() / 1000;
+	due_us = xnf_now_ns() / 1000;
 	while ((len = pcap_next(&pcap, frame, sizeof(frame), &at_us)) != RECORD_END && len != RECORD_BROKEN) {
 		const char *why = why_not_run(len);
 		bool same;
 		int err;
 
 		if (total == 0)
-			first_at = at_us;
+			prev_at = at_us;
 		if (why) {
 			printf("{\"index\": %u, \"skipped\": \"%ld bytes: %s\"}\n", total++, len, why);
 			skipped++;
 			continue;
 		}
 		if (!ignore_times)
-			wait_for(start_us, first_at, at_us);
+			wait_for(&due_us, &prev_at, at_us);
 		err = run_kernel(&x, frame, (__u32)len, o.csum_complete, &kernel);
 
 		run_native(frame, (__u32)len, nports, o.hook == XNF_AT_XDP, &native);
