@@ -13,6 +13,7 @@
 #include <xnf/runtime/clock.h>
 #include <xnf/runtime/conntrack_list.h>
 #include <xnf/runtime/json.h>
+#include <xnf/runtime/link_facts.h>
 #include <xnf/runtime/stats.h>
 
 #include "instance.h"
@@ -69,6 +70,27 @@ static void write_tc_ingress(FILE *out, int ifindex, __u32 own_id)
 	fprintf(out, "]");
 }
 
+/* The filters at the port's clsact ingress, which run after every TCX program (xnf's own, with --attach clsact,
+ * among them): , "clsact_ingress": [{"pref": N, "kind": "bpf", "name": "...", "id": N, "own": true|false}]. */
+static void write_clsact_ingress(FILE *out, int ifindex)
+{
+	struct xnf_tc_filter filters[LISTED_TC_PROGRAMS];
+	__u32 count = 0;
+
+	fprintf(out, ", \"clsact_ingress\": [");
+	if (xnf_clsact_ingress_filters(ifindex, filters, LISTED_TC_PROGRAMS, &count) == 0) {
+		for (__u32 i = 0; i < count; i++) {
+			fprintf(out, "%s{\"pref\": %u, \"kind\": ", i ? ", " : "", filters[i].pref);
+			xnf_json_string(out, filters[i].kind);
+			fprintf(out, ", \"name\": ");
+			xnf_json_string(out, filters[i].name);
+			fprintf(out, ", \"id\": %u, \"own\": %s}", filters[i].prog_id,
+				filters[i].pref == XNF_TC_PRIORITY ? "true" : "false");
+		}
+	}
+	fprintf(out, "]");
+}
+
 int xnf_report_info(void *ctx, FILE *out)
 {
 	struct instance *in = ctx;
@@ -80,8 +102,10 @@ int xnf_report_info(void *ctx, FILE *out)
 		fprintf(out, "%s{\"port\": %u, \"iface\": ", i ? ", " : "", i);
 		xnf_json_string(out, in->xdp.ports[i].name);
 		fprintf(out, ", \"ifindex\": %d", in->xdp.ports[i].ifindex);
-		if (in->mode->hook == XNF_AT_TC)
+		if (in->mode->hook == XNF_AT_TC) {
 			write_tc_ingress(out, in->xdp.ports[i].ifindex, program_id(in->xdp.prog_fd));
+			write_clsact_ingress(out, in->xdp.ports[i].ifindex);
+		}
 		fprintf(out, "}");
 	}
 	fprintf(out, "]}\n");

@@ -17,6 +17,7 @@
 
 #include <xnf/runtime/ethtool.h>
 #include <xnf/runtime/json.h>
+#include <xnf/runtime/xdp_instance.h>
 
 const char *const xnf_problem_level_names[] = { "note", "warning", "error" };
 
@@ -295,6 +296,29 @@ static void judge_state(struct xnf_port_facts *f)
 	}
 }
 
+/* Another party's clsact filters at the port's ingress: the kernel runs every TCX program before them, so xnf's
+ * runs ahead of them whatever their priority (said, with what puts xnf behind them). */
+static void judge_clsact_filters(struct xnf_port_facts *f)
+{
+	struct xnf_tc_filter filters[2];
+	struct xnf_port_problem *p;
+	__u32 count = 0;
+
+	if (xnf_clsact_ingress_filters(f->link.ifindex, filters, 2, &count) || !count)
+		return;
+	for (__u32 i = 0; i < count && f->nproblems < XNF_PORT_MAX_PROBLEMS; i++) {
+		if (filters[i].pref == XNF_TC_PRIORITY)
+			continue;   /* xnf's own (--attach clsact) */
+		p = add(f, XNF_LEVEL_NOTE, "clsact-filter-behind");
+		text(p->what, "%s has a clsact ingress filter at pref %u (%s%s%s)", f->port.name, filters[i].pref,
+		     filters[i].kind, filters[i].name[0] ? " " : "", filters[i].name);
+		text(p->why, "the kernel runs TCX programs before any clsact filter: at TCX xnf runs ahead of it, and a frame "
+		     "xnf drops or redirects never reaches it");
+		text(p->fix, "--attach clsact puts xnf in the clsact chain at pref %u, behind filters of a lower pref",
+		     XNF_TC_PRIORITY);
+	}
+}
+
 /* At tc the port needs only to be a device: said once, so that no one goes looking for XDP's conditions. */
 static void judge_skb_hook(struct xnf_port_facts *f, const struct xnf_port_use *use)
 {
@@ -307,6 +331,7 @@ static void judge_skb_hook(struct xnf_port_facts *f, const struct xnf_port_use *
 	     "a TCX link" : "a clsact qdisc filter: this kernel refuses TCX");
 	text(p->why, "nothing of a veth peer's matters there (its GRO, offloads, MTU and queues are left as they are) "
 	     "and frames keep their skb: GSO segments whole, checksum state kept");
+	judge_clsact_filters(f);
 }
 
 void xnf_port_judge(struct xnf_port_facts *f, const struct xnf_port_use *use)

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * What a start needs from the machine, checked before anything is attached: the ports, the rules file as the NF's
- * codec reads it, and the --state and --pin folders in bpffs (a state folder holding only what xnf keeps there). `run` makes these checks first; `check-run` makes
- * them alone, changing nothing, so that the service (xnf apply, the daemon's reload, xnf move) can check a restart
- * before it stops what runs (python/xnf/service/start_check.py), and prints the options it read as JSON for the
- * caller to compare with what it meant to give.
+ * codec reads it, and the --state and --pin folders in bpffs (a state folder holding only what xnf keeps there).
+ * `run` makes the folders' checks first; `check-run` makes them all alone, changing nothing, so that the service
+ * (xnf apply, the daemon's reload, xnf move) can check a restart before it stops what runs
+ * (python/xnf/service/start_check.py), and prints the options it read as JSON for the caller to compare with what
+ * it meant to give.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -42,7 +43,7 @@ static int check_bpffs_folder(const char *option, const char *dir)
 	snprintf(parent, sizeof(parent), "%s", dirname(path));   /* the folder it is made in (one level: state_keep.c) */
 	if (stat(dir, &here) == 0) {
 		if (!S_ISDIR(here.st_mode) || !xnf_on_bpffs(dir)) {
-			xnf_error("--%s %s is not a folder in bpffs: give one under a bpffs mount, such as "
+			xnf_error("--%s %s is not in bpffs, or not a folder: give one under a bpffs mount, such as "
 				  "/sys/fs/bpf/xnf-NAME %s", option, dir, NETNS_HINT);
 			return -1;
 		}
@@ -59,8 +60,8 @@ static int check_bpffs_folder(const char *option, const char *dir)
 		return -1;
 	}
 	if (!xnf_on_bpffs(parent)) {
-		xnf_error("--%s %s: the folder it would be made in is not in bpffs (or does not exist): give one under a "
-			  "bpffs mount, such as /sys/fs/bpf/xnf-NAME %s", option, dir, NETNS_HINT);
+		xnf_error("--%s %s is not in bpffs (the folder it would be made in is not, or does not exist): give "
+			  "one under a bpffs mount, such as /sys/fs/bpf/xnf-NAME %s", option, dir, NETNS_HINT);
 		return -1;
 	}
 	return 0;

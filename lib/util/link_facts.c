@@ -14,6 +14,8 @@
 #include <linux/genetlink.h>
 #include <linux/if_link.h>
 #include <linux/net_namespace.h>
+#include <linux/pkt_cls.h>
+#include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 #include <pthread.h>
 #include <sched.h>
@@ -190,6 +192,76 @@ int xnf_link_get(int ifindex, int nsid, struct xnf_link *out)
 	memset(out, 0, sizeof(*out));
 	out->peer_nsid = XNF_NSID_SAME;
 	return transact(NETLINK_ROUTE, nlh, parse_link, out) ?: (out->ifindex ? 0 : -ENODEV);
+}
+
+/* ------------------------------------------------------------------ RTM_GETTFILTER: the clsact ingress filters */
+
+struct filter_list {
+	struct xnf_tc_filter *out;
+	__u32 max;
+	__u32 count;
+	struct xnf_tc_filter now;   /* the message being read */
+};
+
+static int bpf_options_attr(const struct nlattr *attr, void *data)
+{
+	struct xnf_tc_filter *f = data;
+
+	if (mnl_attr_get_type(attr) == TCA_BPF_NAME && mnl_attr_validate(attr, MNL_TYPE_STRING) == 0)
+		snprintf(f->name, sizeof(f->name), "%s", mnl_attr_get_str(attr));
+	else if (mnl_attr_get_type(attr) == TCA_BPF_ID && mnl_attr_validate(attr, MNL_TYPE_U32) == 0)
+		f->prog_id = mnl_attr_get_u32(attr);
+	return MNL_CB_OK;
+}
+
+static int filter_attr(const struct nlattr *attr, void *data)
+{
+	struct xnf_tc_filter *f = data;
+
+	if (mnl_attr_get_type(attr) == TCA_KIND && mnl_attr_validate(attr, MNL_TYPE_STRING) == 0)
+		snprintf(f->kind, sizeof(f->kind), "%s", mnl_attr_get_str(attr));
+	else if (mnl_attr_get_type(attr) == TCA_OPTIONS && strcmp(f->kind, "bpf") == 0)
+		mnl_attr_parse_nested(attr, bpf_options_attr, f);
+	return MNL_CB_OK;
+}
+
+/* One message per filter, and one more for each priority's head: a filter counts once, by its priority. */
+static int parse_filter(const struct nlmsghdr *nlh, void *data)
+{
+	struct filter_list *list = data;
+	const struct tcmsg *tcm = mnl_nlmsg_get_payload(nlh);
+
+	memset(&list->now, 0, sizeof(list->now));
+	list->now.pref = (__u16)(tcm->tcm_info >> 16);
+	mnl_attr_parse(nlh, sizeof(*tcm), filter_attr, &list->now);
+	for (__u32 i = 0; i < list->count && i < list->max; i++) {
+		if (list->out[i].pref == list->now.pref) {
+			if (!list->out[i].prog_id)
+				list->out[i] = list->now;
+			return MNL_CB_OK;
+		}
+	}
+	if (list->count < list->max)
+		list->out[list->count] = list->now;
+	list->count++;
+	return MNL_CB_OK;
+}
+
+int xnf_clsact_ingress_filters(int ifindex, struct xnf_tc_filter *out, __u32 max, __u32 *count)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	struct tcmsg *tcm = start_request(buf, RTM_GETTFILTER, sizeof(*tcm), &nlh);
+	struct filter_list list = { .out = out, .max = max };
+	int rc;
+
+	nlh->nlmsg_flags |= NLM_F_DUMP;
+	tcm->tcm_family = AF_UNSPEC;
+	tcm->tcm_ifindex = ifindex;
+	tcm->tcm_parent = TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS);
+	rc = transact(NETLINK_ROUTE, nlh, parse_filter, &list);
+	*count = list.count < max ? list.count : max;
+	return rc == -EINVAL || rc == -ENOENT ? 0 : rc;   /* no clsact qdisc: no filters */
 }
 
 /* ------------------------------------------------------------------ one attribute of an answer */

@@ -23,8 +23,6 @@
 #endif
 #define XNF_BPF_TCX_EGRESS 47
 /* The clsact filter's place, when there is no TCX: handle and priority of xnf's own. */
-#define XNF_TC_HANDLE 0x786e
-#define XNF_TC_PRIORITY 0x786e
 
 static int attach_clsact(int prog_fd, const struct xnf_port *port, bool egress)
 {

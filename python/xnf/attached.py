@@ -2,7 +2,7 @@
 operator sees what else runs on the hook. XDP's are read from the instance's own network namespace (`ip -d -j
 link`: another XDP program in the other attach mode, libxdp's dispatcher and its programs); what runs at a tc
 instance's TCX ingress the instance itself lists in its info (`tc_ingress`, each port's programs in the order they
-run), since iproute2 6.1 does not show TCX."""
+run, since iproute2 6.1 does not show TCX), and the clsact filters behind them (`clsact_ingress`)."""
 
 from __future__ import annotations
 
@@ -31,8 +31,11 @@ def programs_on(pid: int, iface: str) -> list[dict]:
 
 
 def _tc_others(port: dict) -> list[dict]:
-    """The port's TCX ingress programs (the instance's `tc_ingress`) but the instance's own."""
-    return [{"name": p["name"], "id": p["id"], "mode": "tcx"} for p in port.get("tc_ingress", []) if not p["own"]]
+    """The port's TCX ingress programs (the instance's `tc_ingress`) but the instance's own, then its clsact ingress
+    filters (`clsact_ingress`), which the kernel runs after every TCX program."""
+    tcx = [{"name": p["name"], "id": p["id"], "mode": "tcx"} for p in port.get("tc_ingress", []) if not p["own"]]
+    return tcx + [{"name": f["name"] or f["kind"], "id": f["id"], "mode": f"clsact pref {f['pref']}, after TCX"}
+                  for f in port.get("clsact_ingress", []) if not f["own"]]
 
 
 def others_on(info: dict) -> dict[str, list[dict]]:

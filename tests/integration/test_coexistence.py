@@ -49,10 +49,11 @@ def hook_holder(pair: Topology) -> str:
 
 
 def other_count() -> int:
-    out = subprocess.run(["bpftool", "-j", "map", "dump", "name", "count_pass_frames"], capture_output=True,
+    out = subprocess.run(["bpftool", "-j", "map", "dump", "name", "count_passed"], capture_output=True,
                          text=True, check=True).stdout
     [entry] = json.loads(out)
-    return sum(cpu["value"] for cpu in entry["values"])
+    per_cpu = entry["formatted"]["values"] if "formatted" in entry else entry["values"]   # with BTF, or without
+    return sum(cpu["value"] for cpu in per_cpu)
 
 
 def xnf_programs_in_dispatchers() -> int:
@@ -195,6 +196,31 @@ def test_ps_lists_the_other_programs_at_a_tc_instances_ingress(pair):
     assert [i["others_attached"] for i in json.loads(run_xnf(["ps", "--json"]).stdout)
             if i["name"] == "first"] == [{}]
     assert first.stop() == 0
+
+
+def test_another_partys_clsact_filter_runs_behind_a_tc_instance_and_is_said(pair):
+    """A cls_bpf filter at pref 10 and a tc instance at TCX: the kernel runs TCX first, so the instance runs ahead
+    of the filter whatever its pref; doctor says so with the way to put xnf behind it, and ps names the filter. With
+    --attach clsact (pref 30830) xnf runs behind it: the filter counts every frame and hands it on."""
+    port = pair.links[0].dut_if
+    subprocess.run(["ip", "netns", "exec", pair.dut_ns, "tc", "qdisc", "add", "dev", port, "clsact"], check=True)
+    subprocess.run(["ip", "netns", "exec", pair.dut_ns, "tc", "filter", "add", "dev", port, "ingress", "pref", "10",
+                    "bpf", "da", "obj", str(OTHER_OBJECT), "sec", "tc"], check=True)
+    doctor = run_xnf(["doctor", port, "--mode", "tc"], ns=pair.dut_ns)
+    assert f"{port} has a clsact ingress filter at pref 10 (bpf" in doctor.stdout, doctor.stdout + doctor.stderr
+    assert "at TCX xnf runs ahead of it" in doctor.stdout and "--attach clsact" in doctor.stdout
+
+    nf = NfInstance.start(pair, "macswap", "tc", [port])
+    [listed] = [i for i in json.loads(run_xnf(["ps", "--json"]).stdout) if i["name"] == nf.name]
+    [other] = listed["others_attached"][port]
+    assert other["mode"] == "clsact pref 10, after TCX" and "xnf_count_pass" in other["name"]   # as tc names it
+    send(pair)
+    assert nf.stats()["tx"]["packets"] == FRAMES and other_count() == 0   # sent back before the filter ran
+    assert nf.stop() == 0
+    behind = NfInstance.start(pair, "macswap", "tc", [port], extra=["--attach", "clsact"])
+    send(pair)
+    assert behind.stats()["tx"]["packets"] == FRAMES and other_count() == FRAMES   # the filter, then xnf
+    assert behind.stop() == 0
 
 
 def test_a_tc_instance_as_a_clsact_filter_carries_frames_and_goes_with_its_stop(pair):

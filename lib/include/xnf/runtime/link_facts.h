@@ -44,6 +44,18 @@ struct xnf_link {
 /* The link ifindex of the namespace nsid (as this one numbers it; XNF_NSID_SAME for this one). 0 or -errno. */
 int xnf_link_get(int ifindex, int nsid, struct xnf_link *out);
 
+/* A filter at an interface's clsact ingress (another party's, or xnf's own with --attach clsact). */
+struct xnf_tc_filter {
+	__u16 pref;
+	char kind[16];         /* "bpf", "u32", "matchall"... */
+	char name[64];         /* a bpf filter's program name (as tc loaded it), else "" */
+	__u32 prog_id;         /* a bpf filter's program id, else 0 */
+};
+
+/* The filters at ifindex's clsact ingress in this namespace, in priority order: up to max in out, how many there
+ * are in *count (0 without a clsact qdisc). They run after every TCX program there. 0 or -errno. */
+int xnf_clsact_ingress_filters(int ifindex, struct xnf_tc_filter *out, __u32 max, __u32 *count);
+
 /* The MAC address of the interface called name in this namespace. 0, or -1. */
 int xnf_iface_mac(const char *name, __u8 mac[6]);
 

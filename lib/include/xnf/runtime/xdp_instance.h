@@ -85,6 +85,9 @@ void xnf_tc_detach_ports(struct xnf_xdp_instance *x);
  * (or with want_clsact) as a clsact filter (returns XNF_TC_NO_LINK, *in_clsact set); a negative errno where neither
  * took it. Taken off by closing the link, or by xnf_tc_detach for a filter. */
 #define XNF_TC_NO_LINK (-4096)
+/* xnf's clsact filter's handle and priority ("xn"): behind a filter of a lower pref, ahead of a higher one. */
+#define XNF_TC_HANDLE 0x786e
+#define XNF_TC_PRIORITY 0x786e
 int xnf_tc_attach(int prog_fd, const struct xnf_port *port, bool egress, bool want_clsact, bool *in_clsact);
 void xnf_tc_detach(const struct xnf_port *port, bool egress, int fd, bool in_clsact);
 /* The programs at ifindex's TCX ingress, first to last: up to max ids, their number in *count (0 without TCX). */
