@@ -39,6 +39,8 @@ PROTOCOLS = {"tcp": "tcp", "udp": "udp", "icmp": "icmp", "icmpv6": "icmpv6", "ip
 PORTED = ("tcp", "udp")
 DEFAULT_STEP = 10
 MAX_RULES = 262144   # the acl's own limit (nfs/acl/README.md)
+# nft -j writes about 30 arrays and objects a rule: room for MAX_RULES, read in a few hundred MB at most.
+MAX_JSON_CONTAINERS = 30 * MAX_RULES
 ANY = {4: "0.0.0.0/0", 6: "::/0"}   # every frame of one family, as an acl prefix
 DIGITS = re.compile(r"[0-9]+")     # ASCII only: int() would take other scripts' digits too
 
@@ -80,6 +82,7 @@ class Match:
     states: list[str] | None = None
     vlan: list[str] | None = None
     tagged: bool = False   # a match on the type after a VLAN tag: only tagged frames
+    non_ip_too: bool = False   # a negated ether type: it matches non-IP frames as well
     remarks: list[str] = field(default_factory=list)   # what its user should know though it is taken exactly
 
     def narrow_states(self, states: list[str], what: str) -> None:
@@ -314,8 +317,12 @@ def _nft_field(left) -> tuple[str, int | None]:
             return name, family
         if proto in ("tcp", "udp", "th") and name in ("sport", "dport"):
             return f"{proto}:{name}", None
-        if (proto, name) in (("ip", "protocol"), ("ip6", "nexthdr")):
+        if (proto, name) == ("ip", "protocol"):
             return "proto", family
+        if (proto, name) == ("ip6", "nexthdr"):
+            raise CannotConvert("ip6 nexthdr: the header right after IPv6's, where the acl's protocol is the "
+                                "transport header behind any extension headers (broader); nftables' meta l4proto "
+                                "is what the acl matches")
         if (proto, name) == ("ether", "type"):
             return "family", None
         if (proto, name) == ("vlan", "id"):
@@ -359,6 +366,23 @@ def _take_family(values: list, match: Match) -> None:
         raise CannotConvert("a match on IP and non-IP frames at once (the acl always forwards non-IP frames)")
     if len(families) == 1:
         match.narrow_family(families.pop(), "its frame type")
+
+
+def _take_other_families(left: dict, values: list, match: Match) -> None:
+    """`ether type != ip` (or `meta protocol`, `meta nfproto`): every frame of another type. The IP family left is
+    taken; the non-IP frames an ether type match takes too (nfproto has only IP's) the acl forwards whatever its rules
+    say, as the rule would if it accepts: a rule that drops them is refused (_nft_rule)."""
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (str, int)):
+            raise CannotConvert(f"a frame type of {json.dumps(v)[:40]}")
+    named = {ETHER_FAMILY.get(v.lower() if isinstance(v, str) else v) for v in values}
+    left_families = {4, 6} - named
+    meta = left.get("meta") if isinstance(left.get("meta"), dict) else {}
+    match.non_ip_too = meta.get("key") != "nfproto"
+    if not left_families:
+        raise NonIp("a match on non-IP frames only (the acl always forwards them)")
+    if len(left_families) == 1:
+        match.narrow_family(left_families.pop(), "its frame type, negated")
 
 
 def _take(name: str, family: int | None, values: list, match: Match) -> None:
@@ -503,9 +527,10 @@ def _nft_match(m: dict, match: Match, concats: list) -> None:
     if _ct_state_operand(left):
         _nft_states(m.get("op"), left, right, match)
         return
+    if m.get("op") == "!=" and _nft_field(left)[0] == "family":
+        _take_other_families(left, _nft_values(right), match)
+        return
     if m.get("op") not in ("==", "in"):
-        if "payload" in left and _nft_field(left)[0] == "family":
-            raise NonIp("a match on non-IP frames (the acl always forwards them)")
         raise CannotConvert(f"a match with '{m.get('op')}' (negation)")
     if "&" in left:
         _nft_flags(left, right, match)
@@ -529,6 +554,9 @@ def _nft_rule(exprs: list, family: int | None) -> tuple[str, list[Match]]:
             raise CannotConvert(f"'{kind}' (the acl has allow and drop only)")
     if action is None:
         raise CannotConvert("no accept, drop or reject")
+    if match.non_ip_too and action == "drop":
+        raise CannotConvert("a negated frame type that drops: it drops non-IP frames (ARP) too in nftables, which "
+                            "the acl always forwards")
     if len(concats) > 1:
         raise CannotConvert("two concatenations in one rule (an AND of their rows the acl cannot carry)")
     if match.tagged and not match.vlan:
@@ -569,6 +597,10 @@ def _policy(conversion: Conversion, policy: str | None, family: int | None, budg
 
 
 def _nft_objects(text: str) -> list[dict]:
+    containers = text.count("[") + text.count("{")   # each a Python object once read: bounded before it is
+    if containers > MAX_JSON_CONTAINERS:
+        raise XnfError(f"this JSON holds more JSON arrays and objects ({containers:,}) than nft writes for a ruleset "
+                       f"the acl can hold ({MAX_JSON_CONTAINERS:,}): give the output of 'nft -j list ruleset'")
     try:
         objects = json.loads(text)["nftables"]
     except RecursionError:
@@ -610,10 +642,14 @@ def from_nft_json(text: str, chain: str | None = None) -> Conversion:
             out.skipped.append((described, str(why)))
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, StopIteration):
             out.skipped.append((described, "not a rule as nft writes it"))
+        except RecursionError:
+            out.skipped.append((described, "nested deeper than nft writes a rule"))
     policy = picked.get("policy", "accept")
     _policy(out, policy if isinstance(policy, str) else None, family, budget)
     if table_family in LINK_FAMILIES:
         out.notes.append(TWO_TAGS_NOTE.format(family=table_family))
+        if out.default == "drop":
+            out.notes.append(NON_IP_POLICY_NOTE.format(family=table_family))
     elif tags_matched:
         out.notes.append(ROUTED_TAGS_NOTE.format(family=table_family))
     return out
@@ -626,6 +662,10 @@ TWO_TAGS_NOTE = ("in a {family} chain nftables' IP matches skip frames with two 
                  "match the IP header behind them: such frames meet these rules in the acl and only the policy in "
                  "nftables")
 LINK_FAMILIES = ("bridge", "netdev")
+# A bridge or netdev chain sees every frame: its drop policy drops ARP and other non-IP frames no rule accepts, where
+# the acl forwards them whatever its default (nfs/acl/README.md).
+NON_IP_POLICY_NOTE = ("the {family} chain's policy drop also drops ARP and other non-IP frames that no rule accepts; "
+                      "the acl's default drop applies to IP frames only and forwards the others")
 # Linux takes a routed frame's VLAN tag off (its VLAN device, or its drop with no such device) before an inet, ip or
 # ip6 chain sees it: there `vlan id` matches only bridged frames that br_netfilter hands over with their tag
 # (bridge-nf-filter-vlan-tagged). The acl's `vlan` matches the tag of every frame that has one.

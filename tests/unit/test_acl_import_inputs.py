@@ -83,9 +83,28 @@ def concat(*fields: tuple[str, str], rows: list) -> dict:
 DROP, ACCEPT = {"drop": None}, {"accept": None}
 
 
+def _nested_state(depth: int):
+    value = "new"
+    for _ in range(depth):
+        value = {"|": [value]}
+    return value
+
+
+def ct_state(right, op: str = "==", mask=None) -> dict:
+    left = {"ct": {"key": "state"}}
+    return {"match": {"op": op, "left": {"&": [left, mask]} if mask is not None else left, "right": right}}
+
+
+
 @pytest.mark.parametrize("exprs, family, policy, lines, default", [
     # ether type ip6 drop: IPv6 frames only, never IPv4 too
     ([match("ether", "type", "ip6"), DROP], "inet", "accept", ["drop from ::/0"], "allow"),
+    # ether type != ip accept: IPv6 (and non-IP frames, which the acl forwards anyway), before the policy drop
+    ([match("ether", "type", "ip", op="!="), ACCEPT], "inet", "drop", ["allow from ::/0"], "drop"),
+    ([match("ether", "type", "arp", op="!="), ACCEPT], "inet", "drop", ["allow"], "drop"),
+    # meta nfproto != ipv4 drop: IPv6 only (nfproto has no non-IP frames to drop)
+    ([{"match": {"op": "!=", "left": {"meta": {"key": "nfproto"}}, "right": "ipv4"}}, DROP], "inet", "accept",
+     ["drop from ::/0"], "allow"),
     # ip protocol tcp in an inet table: IPv4's tcp only
     ([match("ip", "protocol", "tcp"), DROP], "inet", "accept", ["drop tcp from 0.0.0.0/0"], "allow"),
     # an ip6 table's drop policy keeps IPv4 out of it: a last rule over IPv6, the default allow
@@ -117,16 +136,16 @@ def test_a_rule_is_taken_no_wider_than_its_source(exprs, family, policy, lines, 
     ([match("tcp", "dport", {"range": [9000, 80]}), DROP], "runs backwards"),
     ([match("ether", "type", {"set": ["ip", "arp"]}), DROP], "IP and non-IP"),
     ([match("ether", "type", "arp"), DROP], "non-IP frames"),
+    ([match("ether", "type", "ip", op="!="), DROP], "drops non-IP frames (ARP) too"),
+    # the first header after IPv6's, where the acl's protocol is the transport header behind extension headers
+    ([match("ip6", "nexthdr", "tcp"), ACCEPT], "ip6 nexthdr"),
+    # a state operand nested past what nft writes
+    ([ct_state(_nested_state(450)), ACCEPT], "nested deeper"),
 ])
 def test_a_rule_it_cannot_take_exactly_is_left_out_and_named(exprs, why):
     conversion = acl_import.convert(nft(exprs))
     assert conversion.lines == [] and len(conversion.skipped) == 1 and why in conversion.skipped[0][1], \
         conversion.skipped
-
-
-def ct_state(right, op: str = "==", mask=None) -> dict:
-    left = {"ct": {"key": "state"}}
-    return {"match": {"op": op, "left": {"&": [left, mask]} if mask is not None else left, "right": right}}
 
 
 EVERY_STATE = "state new,established,related,invalid,untracked"
@@ -198,6 +217,18 @@ def test_where_nftables_sees_tags_is_said(family, note):
     assert conversion.lines == ["drop from 0.0.0.0/0 vlan 5" if family == "ip" else "drop vlan 5"]
     assert len(conversion.notes) == 1 and note in conversion.notes[0], conversion.notes
     assert acl_import.convert(nft([match("tcp", "dport", 22), DROP], "inet")).notes == []
+
+
+def test_a_bridge_chains_drop_policy_over_non_ip_frames_is_said():
+    conversion = acl_import.convert(nft([match("tcp", "dport", 22), ACCEPT], "bridge", "drop"))
+    assert conversion.default == "drop"
+    assert any("also drops ARP and other non-IP frames" in note for note in conversion.notes), conversion.notes
+
+
+def test_json_of_more_values_than_a_ruleset_is_refused_before_it_is_read():
+    """255 MB of `[],` once took the import to 5.7 GB and a MemoryError: the containers are counted first."""
+    with pytest.raises(XnfError, match="more JSON arrays and objects"):
+        acl_import.convert('{"nftables": [' + "[]," * 9_000_000 + "[]]}")
 
 
 def test_a_chain_without_rules_is_its_policy(tmp_path):
