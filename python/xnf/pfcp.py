@@ -23,13 +23,16 @@ The session's rules are named by the SEID this endpoint gives it (the UP F-SEID 
 asks the UP function to choose (CH) gets the next free TEID of this endpoint's, on the N3 address given with
 --n3-addr, reported in a Created PDR IE.
 
-Not done: usage reports (URRs: the PDRs' counters are in `xnf rules list`), BARs and buffering, SDF filters,
-Update PDR, PFD management, IPv6 UE addresses. Messages are answered one at a time (heartbeats before the session
+Sessions the upf holds already (its rules file's) keep their SEIDs, TEIDs and UE addresses: the endpoint gives
+none of them. Update PDR and SDF filters are refused (cause 73), a Remove IE without its own kind of ID too (cause
+66). Not done: usage reports (URRs: the PDRs' counters are in `xnf rules list`), BARs and buffering, PFD management,
+IPv6 UE addresses. Messages are answered one at a time (heartbeats before the session
 messages queued with them).
 """
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import socket
 import time
@@ -87,24 +90,41 @@ class Endpoint:
         self.answers: OrderedDict = OrderedDict()          # (peer, sequence number) -> (time, request, answer)
         self.next_seid, self.next_teid = 1, FIRST_CHOSEN_TEID
         self.started = int(time.time()) + NTP_EPOCH_OFFSET
+        self.static_seids: set[int] = set()
+        self._take_static(rules.list())
+
+    def _take_static(self, listing: str) -> None:
+        """The sessions the upf holds already (its rules file's, or an earlier endpoint's): their SEIDs are never
+        given, and their TEIDs and UE addresses belong to them (an owner of minus the SEID)."""
+        for line in listing.splitlines():
+            words = line.split("#")[0].split()
+            if len(words) < 3 or words[0] not in ("pdr", "far", "qer") or not words[1].isdigit():
+                continue
+            seid = int(words[1])
+            self.static_seids.add(seid)
+            if words[0] == "pdr" and len(words) > 5 and words[4] in ("teid", "ue"):
+                value = int(words[5]) if words[4] == "teid" and words[5].isdigit() else words[5]
+                self.owner[(words[4], value)] = -seid
 
     # ------------------------------------------------------------------ messages
 
     def answer(self, datagram: bytes, peer: tuple) -> bytes | None:
         """The answer to one PFCP request (None for what needs none); a retransmission gets the first answer."""
         message = self.p.PFCP(datagram)
-        key = (peer, message.seq)
+        key, digest = (peer, message.seq), hashlib.blake2b(datagram, digest_size=16).digest()
         kept = self.answers.get(key)
-        if kept and kept[1] == datagram and self.clock() - kept[0] < ANSWER_KEPT_S:
+        if kept and kept[1] == digest and self.clock() - kept[0] < ANSWER_KEPT_S:
             return kept[2]
         answer = self._handle(message, peer)
         if answer is not None:
-            self._keep(key, datagram, answer)
+            self._keep(key, digest, answer)
         return answer
 
-    def _keep(self, key, datagram: bytes, answer: bytes) -> None:
+    def _keep(self, key, digest: bytes, answer: bytes) -> None:
+        """An answer kept for a retransmission, with its request's digest (never the request: a peer's padded
+        datagrams would be kept whole)."""
         self.answers.pop(key, None)
-        self.answers[key] = (self.clock(), datagram, answer)
+        self.answers[key] = (self.clock(), digest, answer)
         while len(self.answers) > MAX_ANSWERS_KEPT or \
                 (self.answers and self.clock() - next(iter(self.answers.values()))[0] >= ANSWER_KEPT_S):
             self.answers.popitem(last=False)
@@ -170,6 +190,10 @@ class Endpoint:
             IE_list=[self._node_id(), p.IE_Cause(cause=cause)])
 
     def _end_sessions_of(self, peer: str, why: str) -> None:
+        """The node's sessions ended, and the answers kept for its requests forgotten: a request it sends again is
+        about its new association, not one an old answer may speak for."""
+        for key in [key for key in self.answers if key[0][0] == peer]:
+            del self.answers[key]
         ended = [seid for seid, s in self.sessions.items() if s.cp_addr == peer]
         for seid in ended:
             self._remove(seid)
@@ -196,6 +220,8 @@ class Endpoint:
                 raise Refused(NO_RESOURCES, f"{self.max_sessions} sessions already (--max-sessions)")
             if (peer, cp_seid) in self.by_cp_seid:
                 raise Refused(REJECTED, f"CP SEID {cp_seid} of {peer} already has a session")
+            while self.next_seid in self.static_seids:
+                self.next_seid += 1
             seid = self.next_seid
             session = Session(cp_seid=cp_seid, cp_addr=peer)
             created = self._take_rules(session, kind)
@@ -254,7 +280,11 @@ class Endpoint:
         """The session's new state checked whole, put in force on the upf all or nothing, then kept."""
         new.check()
         for claim, pdr_id in self._claims(new).items():
-            if self.owner.get(claim, seid) != seid:
+            owner = self.owner.get(claim, seid)
+            if owner < 0:
+                raise RuleFailure(f"PDR {pdr_id}: {claim[0].upper()} {claim[1]} belongs to session {-owner} of the "
+                                  "upf's rules file")
+            if owner != seid:
                 raise RuleFailure(f"PDR {pdr_id}: {claim[0].upper()} {claim[1]} belongs to another session")
         wanted = new.lines(seid)
         put_in_force(self.rules, old.applied if old else set(), wanted)
@@ -288,10 +318,11 @@ class Endpoint:
 
     def _remove_rules(self, session: Session, kind) -> None:
         p = self.p
-        for remove, table, what in ((p.IE_RemovePDR, session.pdrs, "PDR"), (p.IE_RemoveFAR, session.fars, "FAR"),
-                                    (p.IE_RemoveQER, session.qers, "QER")):
+        for remove, id_class, table, what in ((p.IE_RemovePDR, p.IE_PDR_Id, session.pdrs, "PDR"),
+                                              (p.IE_RemoveFAR, p.IE_FAR_Id, session.fars, "FAR"),
+                                              (p.IE_RemoveQER, p.IE_QER_Id, session.qers, "QER")):
             for ie in _ies(kind, remove):
-                rule_id = _one(ie, (p.IE_PDR_Id, p.IE_FAR_Id, p.IE_QER_Id), "the rule's ID").id
+                rule_id = _one(ie, id_class, f"Remove {what}'s {what} ID").id
                 if table.pop(rule_id, None) is None:
                     raise RuleFailure(f"Remove {what} {rule_id}: no such {what} in the session")
 
@@ -308,9 +339,22 @@ class Endpoint:
                 raise RuleFailure(f"Update QER {qer_id}: no such QER in the session")
             session.qers[qer_id].update(self._qer(ie, update=True))
 
+    def _refuse_what_is_not_done(self, kind) -> None:
+        """Rule IEs this endpoint does not carry out are refused, never accepted and ignored: the SMF would believe
+        in rules the upf does not hold."""
+        p = self.p
+        if _ies(kind, p.IE_UpdatePDR):
+            raise RuleFailure("Update PDR is not carried out here: remove the PDR and create it anew")
+        for create in _ies(kind, p.IE_CreatePDR):
+            for pdi in _ies(create, p.IE_PDI):
+                if _ies(pdi, p.IE_SDF_Filter):
+                    raise RuleFailure("a PDI's SDF Filter is not carried out here (the upf matches a PDR by TEID "
+                                      "and QFI, or by UE address)")
+
     def _take_rules(self, session: Session, kind) -> list[tuple[int, int]]:
         """The Create FAR, QER and PDR IEs into the session; the (PDR ID, TEID) of each F-TEID chosen here."""
         p = self.p
+        self._refuse_what_is_not_done(kind)
         for create, table, id_class, parse, what in ((p.IE_CreateFAR, session.fars, p.IE_FAR_Id, self._far, "FAR"),
                                                      (p.IE_CreateQER, session.qers, p.IE_QER_Id, self._qer, "QER")):
             for ie in _ies(kind, create):

@@ -297,3 +297,64 @@ def test_a_released_association_ends_its_sessions():
     assert cause_of(endpoint.answer(bytes(establishment(2, 1, 100, "10.60.0.1")), node)) == 1
     assert cause_of(endpoint.answer(release, node)) == 1 and upf.rules == {} and endpoint.sessions == {}
     assert cause_of(endpoint.answer(bytes(establishment(4, 1, 100, "10.60.0.1")), node)) == 72
+
+
+STATIC = ["pdr 1 1 uplink teid 100 qfi 9 far 1", "far 1 1 forward n6", "pdr 1 2 downlink ue 10.60.0.1 far 2",
+          "far 1 2 forward n3 teid 7 to 192.0.2.10"]
+
+
+def associated(endpoint, node=("10.0.0.1", 8805), seq=1, recovery=100) -> None:
+    endpoint.answer(bytes(p.PFCP(S=0, seq=seq) / p.PFCPAssociationSetupRequest(IE_list=[
+        p.IE_NodeId(id_type="IPv4", ipv4=node[0]), p.IE_RecoveryTimeStamp(timestamp=recovery)])), node)
+
+
+def test_the_rules_files_sessions_keep_their_seid_teids_and_ues():
+    """A static session 1 in the upf's rules file: the endpoint never gives SEID 1, and a PDR on its TEID or UE is a
+    rule failure; deleting a PFCP session leaves the static lines (once, both static FARs went with it)."""
+    upf = StandInUpf()
+    for line in STATIC:
+        upf.add(line)
+    endpoint = pfcp.Endpoint(upf, N3, "192.0.2.2")
+    node = ("10.0.0.1", 8805)
+    associated(endpoint)
+    assert cause_of(endpoint.answer(bytes(establishment(2, 1, 100, "10.60.0.9")), node)) == 73   # its TEID
+    assert cause_of(endpoint.answer(bytes(establishment(3, 2, 101, "10.60.0.1")), node)) == 73   # its UE
+    answer = endpoint.answer(bytes(establishment(4, 3, 102, "10.60.0.2")), node)
+    assert cause_of(answer) == 1
+    [seid] = [ie.seid for ie in p.PFCP(answer).payload.IE_list if isinstance(ie, p.IE_FSEID)]
+    assert seid != 1
+    assert cause_of(endpoint.answer(bytes(p.PFCP(seid=seid, seq=5) / p.PFCPSessionDeletionRequest()), node)) == 1
+    assert sorted(upf.rules.values()) == sorted(STATIC)
+
+
+def test_an_association_set_up_again_forgets_the_answers_kept_for_its_node():
+    """An establishment, the SMF's association set up again after a restart (its sessions end), the same
+    establishment again: done anew, not answered "accepted" from the cache for a session that is gone."""
+    upf = StandInUpf()
+    endpoint = pfcp.Endpoint(upf, N3, "192.0.2.2")
+    node = ("10.0.0.1", 8805)
+    associated(endpoint)
+    request = bytes(establishment(50, 1, 100, "10.60.0.1"))
+    assert cause_of(endpoint.answer(request, node)) == 1
+    associated(endpoint, seq=2, recovery=200)
+    assert upf.rules == {}
+    assert cause_of(endpoint.answer(request, node)) == 1 and len(upf.rules) == 4   # the session is there again
+    assert all(len(kept[1]) == 16 for kept in endpoint.answers.values())   # digests, not whole requests
+
+
+@pytest.mark.parametrize("ies, cause", [
+    ([p.IE_UpdatePDR(IE_list=[p.IE_PDR_Id(id=1), p.IE_FAR_Id(id=2)])], 73),
+    ([p.IE_CreatePDR(IE_list=[p.IE_PDR_Id(id=3), p.IE_PDI(IE_list=[
+        p.IE_SourceInterface(interface="Access"), p.IE_FTEID(V4=1, TEID=103, ipv4=N3),
+        p.IE_SDF_Filter(FD=1, flow_description="permit out ip from any to assigned")]), p.IE_FAR_Id(id=1)])], 73),
+    ([p.IE_RemovePDR(IE_list=[p.IE_FAR_Id(id=66)])], 66),
+])
+def test_what_the_endpoint_does_not_carry_out_is_refused(ies, cause):
+    upf = StandInUpf()
+    endpoint = pfcp.Endpoint(upf, N3, "192.0.2.2")
+    node = ("10.0.0.1", 8805)
+    associated(endpoint)
+    assert cause_of(endpoint.answer(bytes(establishment(2, 1, 100, "10.60.0.1")), node)) == 1
+    before = dict(upf.rules)
+    assert cause_of(endpoint.answer(bytes(modification(3, 1, ies)), node)) == cause
+    assert upf.rules == before
