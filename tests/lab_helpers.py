@@ -11,7 +11,7 @@ import time
 from contextlib import contextmanager
 
 from xnf.build import REPO_ROOT
-from xnf.lab import background
+from xnf.lab import background, pace
 from xnf.lab import topology as topo
 from xnf.lab.generator import Generator
 
@@ -24,7 +24,7 @@ def gen(t: topo.Topology, *args: str) -> dict:
 def wait_until(condition, timeout_s: float = 5.0, what: str = "condition"):
     """Polls condition() until it holds, and returns what it gave; fails the test, saying what, if it has not within
     timeout_s."""
-    deadline = time.monotonic() + timeout_s
+    deadline = time.monotonic() + pace.timeout(timeout_s)
     while not (got := condition()):
         assert time.monotonic() < deadline, f"{what}: not reached in {timeout_s} s"
         time.sleep(0.05)

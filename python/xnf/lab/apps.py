@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from xnf.errors import XnfError
-from xnf.lab import netns
+from xnf.lab import netns, pace
 from xnf.lab.topology import Topology
 
 IPERF_PORT = 5201
@@ -91,12 +91,12 @@ def iperf3(t: Topology, client_ns: str, server_ns: str, server_ip: str, *, secon
         _wait_listening(server_ns, port, server, "iperf3's server")
         argv = ["iperf3", "-c", connect_to or server_ip, "-p", str(port), "-P", str(streams), "-J",
                 "--connect-timeout", "3000"]
-        argv += (["-u", "-b", bitrate, "-l", str(datagram_bytes), "-k", str(udp_datagrams)] if udp
+        argv += (["-u", "-b", pace.bitrate(bitrate), "-l", str(datagram_bytes), "-k", str(udp_datagrams)] if udp
                  else ["-t", str(int(seconds))])
         argv += ["-b", tcp_bitrate] if tcp_bitrate and not udp else []
         argv += ["-R"] if reverse else []
         argv += ["-w", socket_buffer] if socket_buffer else []
-        result = netns.run(client_ns, _pinned(argv, core), check=False, timeout=seconds + 30)
+        result = netns.run(client_ns, _pinned(argv, core), check=False, timeout=pace.timeout(seconds + 30))
     finally:
         try:
             server.wait(timeout=10)
@@ -297,4 +297,5 @@ class UdpReflector:
 def udp_seen_as(ns: str, src_ip: str, sport: int, dst_ip: str, dport: int) -> str:
     """From ns, src_ip:sport to dst_ip:dport: "ADDR:PORT" as the server saw the sender, "refused" when an ICMP port
     unreachable came back, "no answer" when nothing did."""
-    return netns.run(ns, [sys.executable, "-c", _ASK, src_ip, str(sport), dst_ip, str(dport)], timeout=15).stdout.strip()
+    return netns.run(ns, [sys.executable, "-c", _ASK, src_ip, str(sport), dst_ip, str(dport)],
+                     timeout=pace.timeout(15)).stdout.strip()

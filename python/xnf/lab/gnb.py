@@ -24,6 +24,7 @@ import sys
 from dataclasses import dataclass
 
 from xnf.errors import XnfError
+from xnf.lab import pace
 from xnf.lab.topology import Topology
 
 GTPU_PORT = 2152
@@ -103,7 +104,7 @@ class Gnb:
         for prefix in self.route:
             argv += ["--route", prefix]
         self.process = self.t.spawn(self.ns, argv)
-        ready, _, _ = select.select([self.process.stdout], [], [], START_TIMEOUT_S)
+        ready, _, _ = select.select([self.process.stdout], [], [], pace.timeout(START_TIMEOUT_S))
         if not ready or self.process.stdout.readline().strip() != "ready":
             self.process.kill()
             raise XnfError(f"the gNB emulator did not start: {self.process.stderr.read().strip()[-400:]}")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from xnf import say
 from xnf.errors import XnfError
+from xnf.lab import pace
 
 NETNS_DIR = Path("/var/run/netns")
 CLONE_NEWNET = 0x40000000
@@ -40,7 +41,7 @@ def exec_argv(ns: str, argv: list[str]) -> list[str]:
 
 
 def run(ns: str, argv: list[str], check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess:
-    result = subprocess.run(exec_argv(ns, argv), capture_output=True, text=True, timeout=timeout)
+    result = subprocess.run(exec_argv(ns, argv), capture_output=True, text=True, timeout=pace.timeout(timeout))
     if check and result.returncode != 0:
         raise XnfError(f"'{' '.join(map(str, argv))}' in {ns} failed: {result.stderr.strip()}")
     return result

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from xnf import chain, contract, control, programs
 from xnf.errors import XnfError
-from xnf.lab import netns
+from xnf.lab import netns, pace
 from xnf.lab.topology import Topology
 
 START_TIMEOUT_S = 20.0
@@ -49,7 +49,7 @@ class NfInstance:
         return instance
 
     def _wait_ready(self) -> None:
-        deadline = time.monotonic() + START_TIMEOUT_S
+        deadline = time.monotonic() + pace.timeout(START_TIMEOUT_S)
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise XnfError(f"{self.nf} exited with {self.process.returncode}: {self.process.stderr.read().strip()}")
@@ -58,7 +58,7 @@ class NfInstance:
                 return
             except XnfError:
                 time.sleep(0.05)
-        raise XnfError(f"{self.nf} did not start within {START_TIMEOUT_S:.0f} s")
+        raise XnfError(f"{self.nf} did not start within {pace.timeout(START_TIMEOUT_S):.0f} s")
 
     def _remove_stale_socket(self) -> None:
         """A killed instance cannot remove its control socket and owner record; this does, once it is gone."""

@@ -7,7 +7,7 @@ import socket
 import struct
 import time
 
-from xnf.lab import netns
+from xnf.lab import netns, pace
 
 ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4
@@ -54,9 +54,9 @@ class PacketPort:
     def receive(self, quiet_s: float = 0.3, limit_s: float = 5.0, expect: int | None = None) -> list[bytes]:
         """Frames that arrived (not the ones we sent), until expect is reached or nothing came for quiet_s."""
         frames: list[bytes] = []
-        deadline = time.monotonic() + limit_s
+        deadline = time.monotonic() + pace.timeout(limit_s)
         while time.monotonic() < deadline and (expect is None or len(frames) < expect):
-            ready, _, _ = select.select([self.sock], [], [], quiet_s)
+            ready, _, _ = select.select([self.sock], [], [], pace.timeout(quiet_s))
             if not ready:
                 break
             while True:
@@ -66,6 +66,24 @@ class PacketPort:
                     break
                 if kind != PACKET_OUTGOING:
                     frames.append(data)
+        return frames
+
+    def receive_through(self, last, limit_s: float = 30.0) -> list[bytes]:
+        """Frames that arrived, up to and with the first for which last(frame) holds: sent after the others from one
+        port, it comes after them, so no wait for quiet is needed. What came by limit_s if it never does."""
+        frames: list[bytes] = []
+        deadline = time.monotonic() + pace.timeout(limit_s)
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self.sock], [], [], max(0.0, deadline - time.monotonic()))
+            while ready:
+                try:
+                    data, kind = self._read()
+                except BlockingIOError:
+                    break
+                if kind != PACKET_OUTGOING:
+                    frames.append(data)
+                    if last(data):
+                        return frames
         return frames
 
     def drain(self) -> int:
