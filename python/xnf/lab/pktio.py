@@ -59,14 +59,21 @@ class PacketPort:
             ready, _, _ = select.select([self.sock], [], [], pace.timeout(quiet_s))
             if not ready:
                 break
-            while True:
-                try:
-                    data, kind = self._read()
-                except BlockingIOError:
-                    break
-                if kind != PACKET_OUTGOING:
-                    frames.append(data)
+            self._take_waiting(frames)
         return frames
+
+    def _take_waiting(self, frames: list[bytes], last=None) -> bool:
+        """The frames waiting (not the ones we sent) onto frames, up to the first for which last(frame) holds:
+        whether one did."""
+        while True:
+            try:
+                data, kind = self._read()
+            except BlockingIOError:
+                return False
+            if kind != PACKET_OUTGOING:
+                frames.append(data)
+                if last is not None and last(data):
+                    return True
 
     def receive_through(self, last, limit_s: float = 30.0) -> list[bytes]:
         """Frames that arrived, up to and with the first for which last(frame) holds: sent after the others from one
@@ -75,15 +82,8 @@ class PacketPort:
         deadline = time.monotonic() + pace.timeout(limit_s)
         while time.monotonic() < deadline:
             ready, _, _ = select.select([self.sock], [], [], max(0.0, deadline - time.monotonic()))
-            while ready:
-                try:
-                    data, kind = self._read()
-                except BlockingIOError:
-                    break
-                if kind != PACKET_OUTGOING:
-                    frames.append(data)
-                    if last(data):
-                        return frames
+            if ready and self._take_waiting(frames, last):
+                break
         return frames
 
     def drain(self) -> int:
