@@ -43,6 +43,13 @@ int xnf_rules_parse_mac(const char *text, __u8 *mac, char *err, size_t errlen)
 		mac[i] = (__u8)value;
 		p += i < 5;
 	}
+	/* Every MAC a rule names is one host's (a next hop, a backend, a container): a group address would send a
+	 * unicast flow to every host of the link, and all zeros to none. */
+	if (mac[0] & 1 || !(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5])) {
+		snprintf(err, errlen, "'%.40s' is %s MAC address: give a host's own (unicast) address", text,
+			 mac[0] & 1 ? "a multicast or broadcast" : "the all-zero");
+		return -1;
+	}
 	return 0;
 }
 

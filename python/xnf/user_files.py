@@ -4,6 +4,8 @@ UTF-8 text end in one message naming the file, never in memory or a temporary fo
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from xnf.errors import XnfError
@@ -22,9 +24,12 @@ def is_file(text: str) -> bool:
         return False
 
 
-def read_text(path: str | Path, what: str, max_bytes: int = MAX_TEXT_BYTES) -> str:
-    """The file's text, at most max_bytes of UTF-8."""
+def read_text(path: str | Path, what: str, max_bytes: int = MAX_TEXT_BYTES, regular: bool = False) -> str:
+    """The file's text, at most max_bytes of UTF-8. regular: only a regular file (what is read again later, as the
+    service's file, cannot be a pipe; and a FIFO no one writes to would hang the read)."""
     _check_path(path, what)
+    if regular:
+        _check_regular(path, what)
     try:
         with open(path, "rb") as f:
             data = f.read(max_bytes + 1)
@@ -61,6 +66,15 @@ def copy_rules(source: str | Path, target: Path, max_line: int, max_bytes: int =
             _check_line(tail, source, line_no, max_line)
     except OSError as err:
         raise XnfError(f"cannot copy the rules file {source}: {err.strerror}") from None
+
+
+def _check_regular(path: str | Path, what: str) -> None:
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as err:
+        raise XnfError(f"cannot read the {what} {path}: {err.strerror}") from None
+    if not stat.S_ISREG(mode):
+        raise XnfError(f"the {what} {path} is not a regular file (a pipe, a device or a folder): give a file")
 
 
 def _check_path(path: str | Path, what: str) -> None:

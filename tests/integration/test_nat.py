@@ -321,6 +321,8 @@ def test_refused_rules_say_what_to_write(rules_file):
                                ("public 127.0.0.1", "loopback"), ("public 0.0.0.0", "0.0.0.0/8"),
                                ("forward tcp 80 to 0.0.0.0 80 mac 02:00:00:00:00:01", "0.0.0.0/8"),
                                ("outside port 9 gateway 02:00:00:00:00:01", "port index"),
+                               ("outside port 1 gateway ff:ff:ff:ff:ff:ff", "a multicast or broadcast MAC"),
+                               ("forward tcp 80 to 10.0.0.1 80 mac 00:00:00:00:00:00", "the all-zero MAC"),
                                ("timeout sctp 10", "tcp, udp, icmp or tcp-closing"), ("masquerade", "unknown line"),
                                ("forward tcp 80 to 10.0.0.1 80", "a port forward reads")]:
                 with pytest.raises(XnfError, match=says):

@@ -3,6 +3,8 @@ malformed field is refused with the file, the line and what to write; any text i
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
@@ -129,3 +131,16 @@ def test_any_value_of_any_key_is_taken_or_refused_at_its_line(tmp_path_factory, 
         assert f"{path}:" in str(err)
         return
     assert got.instances["a"].nf == "firewall"
+
+
+def test_a_fifo_or_a_device_as_the_file_is_refused_not_waited_on(tmp_path):
+    """A FIFO no one writes to once hung `xnf apply --check`; the daemon reads its file again at every reload, so
+    only a regular file will do, and the same for a rules file it names."""
+    fifo = tmp_path / "xnf.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(XnfError, match="is not a regular file"):
+        config.load(fifo)
+    (tmp_path / "other").mkdir()
+    path = write(tmp_path / "other", GOOD.replace('rules = "fw.rules"', 'rules = "/dev/zero"'), rules=None)
+    with pytest.raises(XnfError, match="/dev/zero is not a regular file"):
+        config.load(path)

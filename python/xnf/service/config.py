@@ -110,7 +110,7 @@ class _Lines:
 def load(path: str | Path) -> Config:
     """The file read, parsed and checked whole; an XnfError naming the file and line otherwise."""
     path = Path(path)
-    text = user_files.read_text(str(path), "configuration")
+    text = user_files.read_text(str(path), "configuration", regular=True)
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
@@ -214,7 +214,7 @@ def _check_options(options: list, where) -> tuple[str, ...]:
 
 def _read_rules(path: Path, where) -> str:
     try:
-        return user_files.read_text(str(path), "rules")
+        return user_files.read_text(str(path), "rules", user_files.MAX_RULES_BYTES, regular=True)
     except XnfError as err:
         raise XnfError(f"{where()}: {err}") from None
 
