@@ -20,13 +20,14 @@ def pytest_collection_modifyitems(config, items):
     if all(Path(item.path).resolve().is_relative_to(PURE) for item in items):
         return
     from xnf.build import ensure_built
-    from xnf.lab import paths, topology
+    from xnf.lab import paths, quiet_core, topology
 
     if os.geteuid() != 0:
         pytest.exit("these xnf tests need root (namespaces, XDP): run them with sudo ./scripts/test.sh "
                     "(tests/unit alone runs without)", returncode=2)
     ensure_built()
     topology.remove_stale()
+    quiet_core.give_back_left()   # what a killed run kept off the DUT's core
     import tiers
 
     representative = set(paths.representative()) | {p.mode for p in paths.representative().values()}
@@ -63,14 +64,28 @@ def _kernel_needs(item) -> list[str]:
     return list(dict.fromkeys(needs))
 
 
+_affinity_before: dict[str, set[int]] = {}
+_affinity_changed: list[str] = []
+
+
 def pytest_runtest_setup(item):
     if Path(item.path).resolve().is_relative_to(PURE):
         return
+    _affinity_before[item.nodeid] = os.sched_getaffinity(0)
     from xnf import kernel
 
     missing = kernel.missing(_kernel_needs(item))
     if missing:
         pytest.skip("; ".join(kernel.refusal(name) for name in missing))
+
+
+def pytest_runtest_teardown(item):
+    """A test that leaves this process off a core it had (a lab run killed while it kept the DUT's core quiet:
+    python/xnf/lab/quiet_core.py) would make every later measurement share one core: it is named, and undone."""
+    before = _affinity_before.pop(item.nodeid, None)
+    if before is not None and os.sched_getaffinity(0) != before:
+        _affinity_changed.append(f"{item.nodeid} (cores {sorted(before)} -> {sorted(os.sched_getaffinity(0))})")
+        os.sched_setaffinity(0, before)
 
 
 _left_behind: list[str] = []
@@ -89,7 +104,7 @@ def pytest_sessionfinish(session, exitstatus):
         if path.suffix in (".sock", ".owner"):
             _left_behind.append(path.name)
             path.unlink(missing_ok=True)
-    if _left_behind:
+    if _left_behind or _affinity_changed:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
@@ -116,6 +131,9 @@ def pytest_terminal_summary(terminalreporter):
     if _left_behind:
         terminalreporter.write_line(f"left behind in the run directory (removed now): {', '.join(_left_behind)}",
                                     red=True)
+    if _affinity_changed:
+        terminalreporter.write_line("left the test process off cores it had (put back): "
+                                    f"{'; '.join(_affinity_changed)}", red=True)
     if _tier_time:
         terminalreporter.write_line("time per tier: " + ", ".join(
             f"{name} {seconds:.0f} s ({tests} tests)" for name, (seconds, tests) in sorted(_tier_time.items())))

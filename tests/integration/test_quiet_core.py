@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from lab_helpers import wait_until
+from xnf import control
 from xnf.lab import quiet_core
 
 CORE = 1
@@ -63,3 +65,28 @@ def test_other_threads_leave_the_dut_core_and_come_back(tmp_path):
         os.kill(outsider, 9)
         pinned.kill()
         pinned.wait()
+
+
+def test_what_a_killed_measurement_took_is_given_back(tmp_path):
+    """SIGKILL in the middle of a measurement: its journal gives every thread it moved its mask back, the next
+    measurement's or the suite's start, instead of leaving init and all it starts off the DUT's core for good."""
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("needs two cores")
+    outsider = _outsider(tmp_path)
+    before, mine = os.sched_getaffinity(outsider), os.sched_getaffinity(0)
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom xnf.lab import quiet_core\n"
+                               f"with quiet_core.quiet({{{CORE}}}):\n    print('quiet', flush=True)\n"
+                               "    time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "quiet\n"
+        assert CORE not in os.sched_getaffinity(outsider) and CORE not in os.sched_getaffinity(0)
+        holder.kill()
+        holder.wait()
+        assert CORE not in os.sched_getaffinity(outsider)   # nobody gave it back
+        assert quiet_core.give_back_left() >= 2
+        assert os.sched_getaffinity(outsider) == before and os.sched_getaffinity(0) == mine
+        assert not list(control.run_dir().glob(f"{quiet_core.JOURNAL_PREFIX}*"))
+    finally:
+        holder.kill()
+        os.kill(outsider, 9)
+        quiet_core.give_back_left()
