@@ -154,8 +154,10 @@ def cmd_cost(args: argparse.Namespace) -> int:
 
     _require_root("xnf cost")
     gen = [item for spec in args.mix_class or [] for item in ("--class", spec)]
-    gen += ["--flows", str(args.flows)] + (["--size", str(args.size)] if args.size else [])
+    gen += ["--flows", str(args.flows)] if args.flows else []
+    gen += ["--size", str(args.size)] if args.size else []
     gen += mix.parse(args.mix)
+    mix.refuse_twice(gen)
     frames = nf_cost.new_session_frames(gen, args.frames) if args.sessions == "new" else args.frames
     result = nf_cost.measure(args.nf, gen, args.rules, frames, args.repeat, args.map_size)
     if args.json:
@@ -609,7 +611,7 @@ def make_parser() -> argparse.ArgumentParser:
     cost.add_argument("--rules", help="rules loaded first")
     cost.add_argument("--class", dest="mix_class", action="append", metavar="SPEC",
                       help="a traffic class as xnf-gen takes it (NAME:share=F,saddr=ADDR/LEN,...); repeat for a mix")
-    cost.add_argument("--flows", type=_positive_int, default=1, help="flows of the base traffic (default 1)")
+    cost.add_argument("--flows", type=_positive_int, help="flows of the base traffic (default 1)")
     cost.add_argument("--size", type=_positive_int, help="frame size (default the smallest)")
     cost.add_argument("--frames", type=_whole(1, nf_cost.MAX_FRAMES), help="frames of the mix to run on (default: "
                       "enough for every "

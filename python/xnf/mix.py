@@ -28,6 +28,15 @@ def _classes(text: str) -> list[str]:
     return [word for spec in specs if spec for word in ("--class", spec)]
 
 
+def refuse_twice(options: list[str]) -> None:
+    """xnf-gen takes each traffic option once (--class may be repeated): the same option given as a command's own
+    and in --mix is refused here, where both can be named."""
+    given = [w.split("=", 1)[0] for w in options if w.startswith("--")]
+    twice = next((w for w in given if w != "--class" and given.count(w) > 1), None)
+    if twice:
+        raise XnfError(f"{twice} is given twice (as an option and in --mix, or twice in --mix): give it once")
+
+
 def parse(spec: str | None, segments: bool = False) -> list[str]:
     """xnf-gen options for the mix (none: one flow of 64-byte UDP frames, xnf-gen's default); with segments, the mix
     may also state --segment (the caller takes it out: python/xnf/model/segments.py)."""
@@ -47,4 +56,5 @@ def parse(spec: str | None, segments: bool = False) -> list[str]:
                        "weighs; here give the frames themselves (--size, --proto tcp)")
     if wrong:
         raise XnfError(f"a mix sets what is sent ({', '.join(allowed)}), not {wrong[0]}")
+    refuse_twice(words)
     return words

@@ -45,7 +45,7 @@ def test_a_mix_without_segments_is_left_as_it_was():
     ("--segment 0x100", "plain decimal"),
     ("--segment 0", "1 to 65,483"),
     ("--segment 65484", "1 to 65,483"),
-    ("--segment 100 --segment 200", "given 2 times"),
+    ("--segment 100 --segment 200", "--segment is given twice"),
     ("--segment", "needs a number"),
     ("--segment 100 --proto udp", "must be tcp"),
     ("--segment 100 --size 70", "no room"),

@@ -37,10 +37,11 @@ class Generator:
 
     def argv(self, *options: str) -> list[str]:
         tx = self.topology.links[self.link]
-        argv = [str(build.tool_binary(self.program)), "--iface", tx.gen_if, "--dst-mac", tx.dut_mac]
+        chosen = self.options + list(options)
+        defaults = ["--iface", tx.gen_if, "--dst-mac", tx.dut_mac]
         if self.receive_on is not None:
-            argv += ["--rx-iface", self.topology.links[self.receive_on].gen_if]
-        return argv + self.options + list(options)
+            defaults += ["--rx-iface", self.topology.links[self.receive_on].gen_if]
+        return [str(build.tool_binary(self.program)), *unless_chosen(defaults, chosen), *chosen]
 
     def run(self, *options: str, check: bool = True, timeout: float | None = None) -> GenRun:
         """Runs to the end; raises with the generator's own message if it fails (unless check is False)."""
@@ -56,6 +57,13 @@ class Generator:
     def spawn(self, *options: str) -> subprocess.Popen:
         """Starts in the background (stopped at the topology's teardown at the latest)."""
         return self.topology.spawn(self.topology.gen_ns, self.argv(*options))
+
+
+def unless_chosen(defaults: list[str], chosen: list[str]) -> list[str]:
+    """The defaults (option, value pairs) that the caller did not choose: xnf-gen refuses an option given twice."""
+    named = {word.split("=", 1)[0] for word in chosen if word.startswith("--")}
+    pairs = zip(defaults[::2], defaults[1::2])
+    return [word for option, value in pairs if option not in named for word in (option, value)]
 
 
 def _timeout(options: tuple[str, ...]) -> float:

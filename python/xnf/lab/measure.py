@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 
 from xnf.lab import cpu
-from xnf.lab.generator import Generator
+from xnf.lab.generator import Generator, unless_chosen
 from xnf.lab.topology import Topology
 
 
@@ -35,16 +35,16 @@ class TrafficSpec:
         return replace(self, stamp_every=every)
 
     def argv(self) -> list[str]:
-        args = ["--proto", self.proto, "--flows", str(self.flows), "--flow-mode", self.flow_mode,
-                "--cores", ",".join(map(str, self.gen_cores)), "--stamp-every", str(self.stamp_every),
-                "--batch", str(self.batch)]
+        """The spec's fields, except those its options state (a case's traffic: --flows 1000), then the options."""
+        fields = ["--proto", self.proto, "--flows", str(self.flows), "--flow-mode", self.flow_mode,
+                  "--cores", ",".join(map(str, self.gen_cores)), "--stamp-every", str(self.stamp_every),
+                  "--batch", str(self.batch)]
         if self.size:
-            args += ["--size", str(self.size)]
-        if self.ipv6:
-            args.append("--ipv6")
+            fields += ["--size", str(self.size)]
         if self.vary:
-            args += ["--vary", self.vary]
-        return args + list(self.options)
+            fields += ["--vary", self.vary]
+        flags = ["--ipv6"] if self.ipv6 and "--ipv6" not in self.options else []
+        return unless_chosen(fields, list(self.options)) + flags + list(self.options)
 
 
 @dataclass
