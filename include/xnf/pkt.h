@@ -108,7 +108,12 @@ static __always_inline __u32 xnf_pkt_len(const struct xnf_pkt *pkt)
 /* The frame's whole length, every buffer of it (at tc: the skb's, a GSO segment's whole payload). */
 static __always_inline __u32 xnf_frame_len(const struct xnf_pkt *pkt)
 {
-	return xnf_pkt_len(pkt) + pkt->beyond;
+	__u32 len = xnf_pkt_len(pkt) + pkt->beyond;
+
+	/* Cut to 32 bits here, where the verifier sees it: the compiler would turn len - (p - data) into
+	 * len + data - p and cut after the sum, and pointer math with a value of no lower bound is refused. */
+	xnf_barrier_var(len);
+	return len;
 }
 
 /*
