@@ -20,6 +20,15 @@ def stat_fields(entry: str) -> list[str] | None:
     return line[line.rindex(")") + 2:].split()
 
 
+def started_at(pid: int) -> float | None:
+    """When a process of this pid namespace started (seconds since the epoch), or None when it is gone."""
+    fields = stat_fields(str(pid))
+    if not fields:
+        return None
+    boot = next(int(line.split()[1]) for line in (PROC / "stat").read_text().splitlines() if line.startswith("btime"))
+    return boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+
+
 def command_line(pid: int) -> list[str] | None:
     """The words a process was started with, or None when it is gone."""
     try:

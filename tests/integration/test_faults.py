@@ -46,17 +46,19 @@ def test_busy_poll_settings_a_killed_instance_changed_are_put_back(pair, next_mo
 def test_a_journal_is_never_put_back_on_another_namespaces_interface():
     """The kernel reuses a dead namespace's inode: a journal keyed by it once had a new namespace's interface of
     the same name "put back" from a killed instance's settings. The namespace's cookie is never reused."""
+    before = set(control.run_dir().glob(".setting-*.journal"))  # another live namespace's are not ours to judge
     with Topology("pair") as first:
         killed = NfInstance.start(first, "macswap", "afxdp-sysc", first.dut_ifaces, extra=["--cores", str(DUT_CORE)])
         killed.stop(signal.SIGKILL)
-    journals = sorted(control.run_dir().glob(".setting-*.journal"))
+    journals = set(control.run_dir().glob(".setting-*.journal")) - before
+    assert journals  # the killed instance left its settings' journals
     for _ in range(3):  # new namespaces, likely on the dead one's inode, with an interface called dut0 again
         with Topology("pair") as t:
             t.run(t.dut_ns, ["sh", "-c", "echo 7 > /sys/class/net/dut0/napi_defer_hard_irqs"])
             nf = NfInstance.start(t, "macswap", "xdp", t.dut_ifaces)
             assert settings(t)["napi_defer_hard_irqs"] == "7"  # not the dead instance's old value
             assert nf.stop() == 0
-    assert not set(journals) & set(control.run_dir().glob(".setting-*.journal"))  # swept: that namespace is gone
+    assert not journals & set(control.run_dir().glob(".setting-*.journal"))  # swept: that namespace is gone
 
 
 @pytest.mark.parametrize("signal_to_send", [signal.SIGTERM, signal.SIGKILL], ids=["stopped", "killed"])

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from xnf import build
+from xnf import build, process_id
 from xnf.errors import XnfError
 from xnf.lab import netns
 
@@ -296,13 +296,21 @@ def _raise_exit(signum, _frame) -> None:
     raise SystemExit(128 + signum)
 
 
+def _maker_lives(pid: int, made_at: float) -> bool:
+    """Whether the process that made a namespace runs: its pid, started before the namespace was made (a pid is
+    reused once its process is gone). A second's slack: btime and the clock ticks round."""
+    started = process_id.started_at(pid)
+    return started is not None and started <= made_at + 1
+
+
 def remove_stale() -> list[str]:
-    """Deletes namespaces left by xnf runs whose process no longer exists (killed with SIGKILL)."""
+    """Deletes namespaces left by xnf runs whose process no longer runs (killed with SIGKILL, a machine's jobs
+    stopped): their veths, addresses and journaled settings would meet the next run's."""
     removed = []
-    pattern = re.compile(rf"^{NAME_PREFIX}-(\d+)-\d+-(gen|dut|app\d+|be|node\d+)$")
+    pattern = re.compile(rf"^{NAME_PREFIX}-(\d+)-\d+-[a-z]+\d*$")   # the tag (pid, counter), then the role
     for path in netns.NETNS_DIR.glob(f"{NAME_PREFIX}-*") if netns.NETNS_DIR.is_dir() else []:
         match = pattern.match(path.name)
-        if match and not Path(f"/proc/{match.group(1)}").exists():
+        if match and not _maker_lives(int(match.group(1)), path.lstat().st_mtime):
             for pid in netns.pids(path.name):
                 _kill(pid)
             netns.delete(path.name)
