@@ -78,7 +78,7 @@ class Match:
     sport: list[str] | None = None
     dport: list[str] | None = None
     proto: list[str] | None = None
-    flags: str | None = None
+    flags: list[str] | None = None   # acl flag tests, one per alternative
     states: list[str] | None = None
     vlan: list[str] | None = None
     tagged: bool = False   # a match on the type after a VLAN tag: only tagged frames
@@ -123,7 +123,7 @@ class Match:
 
     def count(self) -> int:
         return math.prod(len(v) if v else 1 for v in (self.saddr, self.daddr, self.sport, self.dport, self.proto,
-                                                       self.vlan))
+                                                       self.vlan, self.flags))
 
     def expand(self, action: str) -> list[str]:
         """One acl rule body per combination of alternatives."""
@@ -138,8 +138,9 @@ class Match:
                     _check_protocol_family(proto, family)
                     for sport in self.sport or [None]:
                         for dport in self.dport or [None]:
-                            body = self._body(action, proto, family, saddr, daddr, sport, dport)
-                            bodies += [f"{body} vlan {v}" for v in self.vlan] if self.vlan else [body]
+                            for flags in self.flags or [None]:
+                                body = self._body(action, proto, family, (saddr, daddr), (sport, dport), flags)
+                                bodies += [f"{body} vlan {v}" for v in self.vlan] if self.vlan else [body]
         if not bodies:
             raise MatchesNothing("matches no frame: its addresses and protocols are of different families")
         return bodies
@@ -158,7 +159,8 @@ class Match:
         families = {_family(a) for a in (saddr, daddr) if a} | ({self.family} if self.family else set())
         return False if len(families) > 1 else next(iter(families), None)
 
-    def _body(self, action, proto, family, saddr, daddr, sport, dport) -> str:
+    def _body(self, action, proto, family, addresses, ports, flags) -> str:
+        (saddr, daddr), (sport, dport) = addresses, ports
         words = [action] + ([proto] if proto else [])
         if family and not saddr and not daddr:
             saddr = ANY[family]   # the family alone: every address of it
@@ -166,7 +168,7 @@ class Match:
         words += [f"to {daddr}"] if daddr else []
         words += [f"sport {sport}"] if sport else []
         words += [f"dport {dport}"] if dport else []
-        words += [f"flags {self.flags}"] if self.flags else []
+        words += [f"flags {flags}"] if flags else []
         words += [f"state {','.join(self.states)}"] if self.states else []
         return " ".join(words)
 
@@ -262,6 +264,20 @@ def _flags(mask: list, wanted: list) -> str:
     if len(set(mask)) != len(mask):
         raise CannotConvert("a TCP flag named twice in the mask")
     return ",".join(f if f in wanted else f"!{f}" for f in mask)
+
+
+def _flags_not(mask: list, wanted: list) -> list[str]:
+    """flags & MASK != WANTED, exactly, as flag tests the acl takes: one per flag of the mask, that flag otherwise
+    than WANTED has it and the flags before it as WANTED has them. A frame meets at most one, and meets one
+    exactly when its flags under the mask are not WANTED."""
+    _flags(mask, wanted)   # the same names, checked the same way
+    alternatives = []
+    for i, flag in enumerate(mask):
+        as_wanted = [f if f in wanted else f"!{f}" for f in mask[:i]]
+        alternatives.append(",".join(as_wanted + [f"!{flag}" if flag in wanted else flag]))
+    if not alternatives:
+        raise MatchesNothing("matches no frame: flags under an empty mask are never other than wanted")
+    return alternatives
 
 
 # ---------------------------------------------------------------------------------------------------- nftables
@@ -412,8 +428,8 @@ def _take(name: str, family: int | None, values: list, match: Match) -> None:
         match.take(port, [_nft_port(v) for v in values])
 
 
-def _nft_flags(left: dict, right, match: Match) -> None:
-    """tcp flags & (MASK) == WANTED"""
+def _nft_flags(left: dict, right, match: Match, negated: bool) -> None:
+    """tcp flags & (MASK) == WANTED, or != (negated)"""
     operands = left["&"]
     if not isinstance(operands, list) or len(operands) != 2 or not isinstance(operands[0], dict):
         raise CannotConvert("a bit mask nft does not write")
@@ -425,8 +441,22 @@ def _nft_flags(left: dict, right, match: Match) -> None:
     wanted = [] if right in (0, "0x0") else right if isinstance(right, list) else [right]
     if match.flags is not None:
         raise CannotConvert("two matches on TCP flags")
-    match.flags = _flags(mask, wanted)
+    match.flags = _flags_not(mask, wanted) if negated else [_flags(mask, wanted)]
     match.narrow_proto(["tcp"], "tcp flags")
+
+
+def _nft_any_flag(right, match: Match) -> None:
+    """tcp flags { A, B } (nft's `tcp flags A,B`, and `!= 0 / A,B`): any of them set."""
+    flags = right if isinstance(right, list) else [right]
+    if match.flags is not None:
+        raise CannotConvert("two matches on TCP flags")
+    match.flags = _flags_not(flags, [])
+    match.narrow_proto(["tcp"], "tcp flags")
+
+
+def _is_tcp_flags(left: dict) -> bool:
+    payload = left.get("payload") if isinstance(left.get("payload"), dict) else {}
+    return (payload.get("protocol"), payload.get("field")) == ("tcp", "flags")
 
 
 def _nft_concat(left: dict, right) -> tuple[list, list]:
@@ -527,14 +557,18 @@ def _nft_match(m: dict, match: Match, concats: list) -> None:
     if _ct_state_operand(left):
         _nft_states(m.get("op"), left, right, match)
         return
+    if "&" in left and m.get("op") in ("==", "!="):
+        _nft_flags(left, right, match, negated=m.get("op") == "!=")
+        return
+    if m.get("op") == "in" and _is_tcp_flags(left):
+        _nft_any_flag(right, match)
+        return
     if m.get("op") == "!=" and _nft_field(left)[0] == "family":
         _take_other_families(left, _nft_values(right), match)
         return
     if m.get("op") not in ("==", "in"):
         raise CannotConvert(f"a match with '{m.get('op')}' (negation)")
-    if "&" in left:
-        _nft_flags(left, right, match)
-    elif "concat" in left:
+    if "concat" in left:
         concats.append(_nft_concat(left, right))
     else:
         name, family = _nft_field(left)
@@ -686,7 +720,7 @@ def _ipt_list(text: str, convert) -> list[str]:
 
 def _ipt_option(word: str, args: list[str], match: Match, negated: bool = False) -> str | None:
     """Takes one option with its arguments into match (negated: it followed a '!'); the action for -j."""
-    if negated and word not in ("--ctstate", "--state"):
+    if negated and word not in ("--ctstate", "--state", "--tcp-flags", "--syn"):
         raise CannotConvert(f"a negation ('! {word}')")
     if word in ("-s", "--source", "--src", "-d", "--destination", "--dst"):
         name = "saddr" if word in ("-s", "--source", "--src") else "daddr"
@@ -705,11 +739,13 @@ def _ipt_option(word: str, args: list[str], match: Match, negated: bool = False)
     elif word == "--tcp-flags":
         if match.flags is not None:
             raise CannotConvert("two TCP flag matches")
-        match.flags = _flags(args[0].lower().split(","), args[1].lower().split(","))
+        mask, wanted = _ipt_flag_list(args[0]), _ipt_flag_list(args[1])
+        match.flags = _flags_not(mask, wanted) if negated else [_flags(mask, wanted)]
     elif word == "--syn":
         if match.flags is not None:
             raise CannotConvert("two TCP flag matches")
-        match.flags = _flags(["syn", "rst", "ack", "fin"], ["syn"])
+        mask, wanted = ["syn", "rst", "ack", "fin"], ["syn"]
+        match.flags = _flags_not(mask, wanted) if negated else [_flags(mask, wanted)]
     elif word in ("--ctstate", "--state"):
         states = args[0].lower().split(",")
         unknown = [st for st in states if st not in STATES]
@@ -730,6 +766,15 @@ def _ipt_option(word: str, args: list[str], match: Match, negated: bool = False)
     elif word not in ("--comment", "--reject-with"):
         raise CannotConvert(f"'{word}'")
     return None
+
+
+# iptables' names for flag lists (libxt_tcp): ALL is its six flags, not ECE and CWR.
+IPT_ALL_FLAGS = ["fin", "syn", "rst", "psh", "ack", "urg"]
+
+
+def _ipt_flag_list(text: str) -> list[str]:
+    """One of --tcp-flags' lists: names, ALL or NONE."""
+    return {"ALL": IPT_ALL_FLAGS, "NONE": []}.get(text.upper(), text.lower().split(","))
 
 
 # How many words each option takes after it.

@@ -192,3 +192,44 @@ def test_what_is_not_a_ruleset_is_said(tmp_path):
                        (tmp_path / "missing", "cannot read the ruleset")):
         done = imported(path)
         assert done.returncode == 1 and says in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+# A stateful firewall's flag hardening as operators write it: a connection opens by a SYN alone, and two flag
+# combinations no stack sends are dropped whatever their state.
+HARDENING = ["tcp flags != syn / fin,syn,rst,ack ct state new drop", "tcp flags & (fin | syn) == fin | syn drop",
+             "tcp flags & (fin | psh | urg) == fin | psh | urg drop"]
+# Every combination of the six flags iptables knows, each on a connection of its own (a new source port).
+FLAG_COMBINATIONS = [
+    "".join(letter for bit, letter in enumerate("FSRPAU") if value >> bit & 1) for value in range(64)]
+
+
+def test_negated_flag_tests_are_taken_exactly_as_nftables_decides(tmp_path):
+    """`tcp flags != syn / fin,syn,rst,ack ct state new drop`, imported, drops what nftables drops and passes what it
+    passes, on every combination of six flags opening a connection: the negation becomes one acl flag test per flag
+    of its mask, a frame meeting at most one of them."""
+    from conntrack_script import INSIDE, Step, tcp
+    from test_conntrack import through
+    from xnf.lab.nf_process import NfInstance
+
+    steps = [Step(INSIDE, tcp(INSIDE, 20000 + i, 80, flags), True, flags or "no flags")
+             for i, flags in enumerate(FLAG_COMBINATIONS)]
+    script = ("table inet t {\n  chain c {\n    type filter hook forward priority 0; policy accept;\n" +
+              "".join(f"    {rule}\n" for rule in HARDENING) + "  }\n}\n")
+    with Topology("two-port") as t:
+        netfilter.bridge_ports(t.dut_ns, t.dut_ifaces)
+        netfilter.conntrack_like_the_acl(t.dut_ns, {})
+        netfilter.nft(t.dut_ns, script)
+        listing = netns.run(t.dut_ns, ["nft", "-j", "list", "ruleset"]).stdout
+        by_nftables = through(t, steps)
+    (tmp_path / "ruleset.json").write_text(listing)
+    done = imported(tmp_path / "ruleset.json")
+    assert done.returncode == 0 and "left out" not in done.stdout, done.stdout + done.stderr
+    (tmp_path / "acl.rules").write_text(done.stdout)
+    with Topology("two-port") as t:
+        nf = NfInstance.start(t, "acl", "xdp", t.dut_ifaces, rules=str(tmp_path / "acl.rules"))
+        by_acl = through(t, steps)
+        assert nf.stop() == 0
+    assert True in by_nftables and False in by_nftables   # the hardening decided both ways
+    differ = [f"{s.why}: nftables {'passed' if n else 'dropped'}, the acl {'passed' if a else 'dropped'}"
+              for s, n, a in zip(steps, by_nftables, by_acl) if n != a]
+    assert not differ, differ

@@ -284,3 +284,53 @@ def test_standard_input_is_bounded():
         done = subprocess.run([sys.executable, "-m", "xnf", "acl", "import", "-"], stdin=zeros, capture_output=True,
                               text=True, timeout=120)
     assert done.returncode == 1 and "standard input is longer than 256 MiB" in done.stderr, done.stderr
+
+
+def tcp_flags(mask, right, op: str) -> dict:
+    left = {"payload": {"protocol": "tcp", "field": "flags"}}
+    return {"match": {"op": op, "left": {"&": [left, mask]} if mask is not None else left, "right": right}}
+
+
+@pytest.mark.parametrize("exprs, lines", [
+    # tcp flags != syn / fin,syn,rst,ack: one test per flag of the mask, the flags before it as wanted
+    ([tcp_flags(["fin", "syn", "rst", "ack"], "syn", "!="), ct_state("new", op="in"), DROP],
+     ["drop tcp flags fin state new", "drop tcp flags !fin,!syn state new", "drop tcp flags !fin,syn,rst state new",
+      "drop tcp flags !fin,syn,!rst,ack state new"]),
+    # tcp flags & (syn | ack) != 0 ... nft writes `!= 0 / M` and `tcp flags A,B` as "in": any of them set
+    ([tcp_flags(None, ["syn", "ack"], "in"), DROP], ["drop tcp flags syn", "drop tcp flags !syn,ack"]),
+    ([tcp_flags(["syn", "ack"], 0, "!="), DROP], ["drop tcp flags syn", "drop tcp flags !syn,ack"]),
+])
+def test_negated_and_any_of_flag_tests_are_taken_exactly(exprs, lines):
+    conversion = acl_import.convert(nft(exprs))
+    assert (conversion.lines, conversion.skipped) == (lines, [])
+
+
+@pytest.mark.parametrize("line, lines", [
+    ("-A FORWARD -p tcp ! --syn -m state --state NEW -j DROP",
+     ["drop tcp from 0.0.0.0/0 flags !syn state new", "drop tcp from 0.0.0.0/0 flags syn,rst state new",
+      "drop tcp from 0.0.0.0/0 flags syn,!rst,ack state new", "drop tcp from 0.0.0.0/0 flags syn,!rst,!ack,fin state new"]),
+    ("-A FORWARD -p tcp ! --tcp-flags SYN,ACK SYN -j DROP",
+     ["drop tcp from 0.0.0.0/0 flags !syn", "drop tcp from 0.0.0.0/0 flags syn,ack"]),
+    ("-A FORWARD -p tcp --tcp-flags ALL NONE -j DROP", ["drop tcp from 0.0.0.0/0 flags !fin,!syn,!rst,!psh,!ack,!urg"]),
+    ("-A FORWARD -p tcp --tcp-flags ALL FIN,PSH,URG -j DROP",
+     ["drop tcp from 0.0.0.0/0 flags fin,!syn,!rst,psh,!ack,urg"]),
+])
+def test_iptables_negated_flag_tests_are_taken_exactly(line, lines):
+    conversion = acl_import.convert(f"{SAVED_BY}*filter\n:FORWARD ACCEPT [0:0]\n{line}\nCOMMIT\n")
+    assert (conversion.lines, conversion.skipped) == (lines, [])
+
+
+def test_every_frame_meets_exactly_the_flag_tests_its_negation_says():
+    """The alternatives of flags & MASK != WANTED, checked on all 256 flag bytes: a frame meets one of them exactly
+    when its flags under the mask are not WANTED, and never two."""
+    bits = {name: 1 << i for i, name in enumerate(acl_import.FLAGS)}
+    mask, wanted = ["fin", "syn", "rst", "ack"], ["syn"]
+    alternatives = acl_import._flags_not(mask, wanted)
+
+    def meets(test: str, byte: int) -> bool:
+        return all((byte & bits[w.lstrip("!")] == 0) == w.startswith("!") for w in test.split(","))
+
+    for byte in range(256):
+        under_mask = sum(bits[f] for f in mask) & byte
+        met = sum(meets(test, byte) for test in alternatives)
+        assert met == (under_mask != bits["syn"]), (byte, alternatives)
