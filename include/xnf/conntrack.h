@@ -109,10 +109,19 @@ struct xnf_ct_entry {
 	__u64 last_seen_ns;  /* CLOCK_MONOTONIC at a recent tick (xnf_now_coarse_ns), on both paths */
 	__u8 tcp_state;      /* enum xnf_ct_tcp; XNF_TCP_NONE for other protocols */
 	__u8 opener;         /* the endpoint (index in the key) whose frame opened it: its frames go the original way */
-	__u8 seen_reply;     /* the other endpoint has sent */
+	__u8 seen_reply;     /* XNF_CT_REPLIED: the other endpoint has sent; XNF_CT_ASSURED: as netfilter's IPS_ASSURED */
 	__u8 nf_note;        /* the NF's own, with nf_epoch: zero when the connection enters (the acl keeps its */
 	__u32 nf_epoch;      /* rules' decision for each direction there) */
 };
+
+/*
+ * The bits of an entry's seen_reply (one byte since the first entries were kept: a kept table stays readable).
+ * ASSURED as netfilter sets it: TCP at an ESTABLISHED segment after the answer was seen, from SYN_RECV or from
+ * ESTABLISHED (a connection picked up); UDP at a frame after the answer (a stream), which gives it udp_stream's time.
+ * Each is set by whichever frame finds it missing, so a bit two CPUs lose to each other is set by the next frame.
+ */
+#define XNF_CT_REPLIED 1
+#define XNF_CT_ASSURED 2
 
 /* One frame's tracking, from xnf_ct_track to xnf_ct_confirm. */
 struct xnf_ct {
@@ -173,7 +182,7 @@ static __always_inline __u32 xnf__ct_timeout_slot(const struct xnf_ct_key *k, co
 	if (k->proto == IPPROTO_TCP)
 		return e->tcp_state;
 	if (k->proto == IPPROTO_UDP)
-		return e->seen_reply ? XNF_CT_TIMEOUT_UDP_STREAM : XNF_CT_TIMEOUT_UDP;
+		return e->seen_reply & XNF_CT_ASSURED ? XNF_CT_TIMEOUT_UDP_STREAM : XNF_CT_TIMEOUT_UDP;
 	if (k->proto == IPPROTO_ICMP || k->proto == IPPROTO_ICMPV6)
 		return XNF_CT_TIMEOUT_ICMP;
 	return XNF_CT_TIMEOUT_GENERIC;
@@ -268,14 +277,27 @@ static __always_inline int xnf__ct_tcp_flags_valid(__u8 flags)
 	return (valid >> (flags & 0x37)) & 1;
 }
 
+/* The other endpoint's frame noted, written only where it changes the byte. */
+static __always_inline void xnf__ct_note_reply(struct xnf_ct_entry *e, __u8 sender)
+{
+	if (sender != e->opener && !(e->seen_reply & XNF_CT_REPLIED))
+		e->seen_reply |= XNF_CT_REPLIED;
+}
+
+/* Assured, where the frame comes after the answer (e as the frame found it) and is not yet. */
+static __always_inline void xnf__ct_assure(struct xnf_ct_entry *e)
+{
+	if ((e->seen_reply & (XNF_CT_REPLIED | XNF_CT_ASSURED)) == XNF_CT_REPLIED)
+		e->seen_reply |= XNF_CT_ASSURED;
+}
+
 /* A frame of the connection in the table: its last use and its answer noted, and the frame's state. Only what changes
  * is written, as xnf_stamp does: the two directions of a connection often run on two CPUs. */
 static __always_inline void xnf__ct_touch(struct xnf_ct *ct, struct xnf_ct_entry *e, __u8 sender, __u64 now)
 {
 	xnf_stamp(&e->last_seen_ns, now);
-	if (sender != e->opener && !e->seen_reply)
-		e->seen_reply = 1;
-	ct->state = e->seen_reply ? XNF_CT_ESTABLISHED : XNF_CT_NEW;
+	xnf__ct_note_reply(e, sender);
+	ct->state = e->seen_reply & XNF_CT_REPLIED ? XNF_CT_ESTABLISHED : XNF_CT_NEW;
 	ct->found = *e;
 	ct->in_table = 1;
 }
@@ -288,9 +310,8 @@ static __always_inline void xnf__ct_touch(struct xnf_ct *ct, struct xnf_ct_entry
  */
 static __always_inline void xnf__ct_ignore(struct xnf_ct *ct, struct xnf_ct_entry *e, __u8 sender)
 {
-	if (sender != e->opener && !e->seen_reply)
-		e->seen_reply = 1;
-	ct->state = e->seen_reply ? XNF_CT_ESTABLISHED : XNF_CT_NEW;
+	xnf__ct_note_reply(e, sender);
+	ct->state = e->seen_reply & XNF_CT_REPLIED ? XNF_CT_ESTABLISHED : XNF_CT_NEW;
 	ct->found = *e;
 	ct->in_table = 1;
 }
@@ -342,7 +363,7 @@ static __always_inline void xnf__ct_tcp(struct xnf_ct *ct, struct xnf_ct_entry *
 		xnf__ct_ignore(ct, e, sender);
 		return;
 	}
-	if (index == 4 && !e->seen_reply) {
+	if (index == 4 && !(e->seen_reply & XNF_CT_REPLIED)) {
 		xnf__ct_reset_unanswered(ct, e, sender);
 		return;
 	}
@@ -350,6 +371,8 @@ static __always_inline void xnf__ct_tcp(struct xnf_ct *ct, struct xnf_ct_entry *
 		ct->state = XNF_CT_INVALID;
 		return;
 	}
+	if (next == XNF_TCP_ESTABLISHED && (e->tcp_state == XNF_TCP_SYN_RECV || e->tcp_state == XNF_TCP_ESTABLISHED))
+		xnf__ct_assure(e);
 	if (e->tcp_state != next)
 		e->tcp_state = (__u8)next;
 	xnf__ct_touch(ct, e, sender, now);
@@ -563,10 +586,15 @@ static __always_inline __u32 xnf__ct_track(void *table, void *timeouts, const st
 	tcp_flags = xnf_tcp_flags(h);
 	sender = xnf__ct_make_key(&ct->key, t->family, t->proto, t->saddr, t->sport, t->daddr, t->dport);
 	ct->sender = sender;
-	if (is_tcp)
+	if (is_tcp) {
 		xnf__ct_tcp(ct, xnf__ct_find(table, timeouts, &ct->key, now), sender, tcp_flags, now);
-	else
-		xnf__ct_stateless(ct, xnf__ct_find(table, timeouts, &ct->key, now), sender, 1, now);
+	} else {
+		struct xnf_ct_entry *e = xnf__ct_find(table, timeouts, &ct->key, now);
+
+		if (e && t->proto == IPPROTO_UDP)
+			xnf__ct_assure(e);   /* a frame after the answer: a stream */
+		xnf__ct_stateless(ct, e, sender, 1, now);
+	}
 	if (ct->ends)
 		xnf_map_delete(table, &ct->key);
 	else
@@ -606,7 +634,7 @@ static __always_inline int xnf__ct_early_drop(void *table, void *ring, struct xn
 		if (!k)
 			return 0;
 		e = xnf_map_lookup(table, k);
-		if (e && !e->seen_reply && xnf_map_delete(table, k) == 0)
+		if (e && !(e->seen_reply & XNF_CT_REPLIED) && xnf_map_delete(table, k) == 0)
 			return 1;
 	}
 	return 0;

@@ -214,7 +214,8 @@ static void print_connection(FILE *out, const struct xnf_ct_key *k, const struct
 		fprintf(out, ", \"tcp_state\": \"%s\"", timeout_names[e->tcp_state] + 4);
 	else
 		fputs(", \"tcp_state\": null", out);
-	fprintf(out, ", \"answered\": %s, \"idle_s\": %.1f, \"left_s\": %.1f}\n", e->seen_reply ? "true" : "false",
+	fprintf(out, ", \"answered\": %s, \"assured\": %s, \"idle_s\": %.1f, \"left_s\": %.1f}\n",
+		e->seen_reply & XNF_CT_REPLIED ? "true" : "false", e->seen_reply & XNF_CT_ASSURED ? "true" : "false",
 		idle / 1e9, (timeout_ns - idle) / 1e9);
 }
 

@@ -1,7 +1,9 @@
 """`xnf conntrack`: the connections a running NF tracks in its connection table (XNF_CT_TABLE), as `conntrack -L`
-lists netfilter's: the protocol, TCP's state, the endpoint that opened the connection and the one that answered (or
-not yet), how long it has been idle and how long it has left. Connections idle past their state's time that the
-sweeper has not freed yet are left out (the data path treats them as absent) and counted."""
+lists netfilter's: the protocol's name and number, the seconds left, TCP's state by netfilter's name, the original
+tuple (the opener's frames) with [UNREPLIED] while the other end has not sent, the reply tuple, [ASSURED] as
+netfilter sets it, and how long it has been idle. ICMP's connections give the query's identifier (id=), not its
+type, which the table does not keep. Connections idle past their state's time that the sweeper has not freed yet
+are left out (the data path treats them as absent) and counted."""
 
 from __future__ import annotations
 
@@ -44,21 +46,30 @@ def connections(name: str, table: str, limit: int, directory: str | None = None,
     return rows[:-1], rows[-1]
 
 
-def _endpoint(connection: dict, side: str) -> str:
-    end = connection[side]
-    if connection["proto"] not in PORTED:
-        return end["addr"]
-    return f"[{end['addr']}]:{end['port']}" if connection["family"] == 6 else f"{end['addr']}:{end['port']}"
+def _tuple(connection: dict, sender: str, receiver: str) -> str:
+    """One direction's tuple as conntrack -L writes it."""
+    src, dst = connection[sender], connection[receiver]
+    words = [f"src={src['addr']}", f"dst={dst['addr']}"]
+    if connection["proto"] in PORTED:
+        words += [f"sport={src['port']}", f"dport={dst['port']}"]
+    elif connection["proto"] in ECHO_PROTOCOLS:
+        words.append(f"id={src['port']}")
+    return " ".join(words)
 
 
 def line(connection: dict) -> str:
-    """One connection as a line of text."""
-    proto = PROTOCOL_NAMES.get(connection["proto"], f"proto {connection['proto']}")
-    echo = f" id {connection['opener']['port']}" if connection["proto"] in ECHO_PROTOCOLS else ""
-    answered = "answered" if connection["answered"] else "unanswered"
-    return (f"{proto:<7} {connection['tcp_state'] or '-':<12} {_endpoint(connection, 'opener')} -> "
-            f"{_endpoint(connection, 'answerer')}{echo}  {answered}  idle {connection['idle_s']:.0f} s, "
-            f"over in {connection['left_s']:.0f} s")
+    """One connection as conntrack -L lists one, then its idle time."""
+    proto = connection["proto"]
+    words = [f"{PROTOCOL_NAMES.get(proto, 'unknown'):<8} {proto:<2} {connection['left_s']:.0f}"]
+    if connection["tcp_state"]:
+        words.append(connection["tcp_state"].upper())
+    words.append(_tuple(connection, "opener", "answerer"))
+    if not connection["answered"]:
+        words.append("[UNREPLIED]")
+    words.append(_tuple(connection, "answerer", "opener"))
+    if connection.get("assured"):
+        words.append("[ASSURED]")
+    return " ".join(words) + f"  idle {connection['idle_s']:.0f} s"
 
 
 def run(name: str | None, table: str | None, as_json: bool, limit: int | None = None) -> int:

@@ -24,11 +24,12 @@ static struct xnf_ct_key udp_key(__u32 n)
 	return k;
 }
 
-/* An answered UDP flow last seen at last_seen: its idle time is udp_stream's. */
+/* A UDP stream (answered, and a frame after the answer) last seen at last_seen: its idle time is udp_stream's. */
 static int put(const struct xnf_map_ref *table, __u32 n, __u64 last_seen)
 {
 	struct xnf_ct_key k = udp_key(n);
-	struct xnf_ct_entry e = { .last_seen_ns = last_seen, .tcp_state = XNF_TCP_NONE, .seen_reply = 1 };
+	struct xnf_ct_entry e = { .last_seen_ns = last_seen, .tcp_state = XNF_TCP_NONE,
+				   .seen_reply = XNF_CT_REPLIED | XNF_CT_ASSURED };
 
 	return xnf_map_ref_update(table, &k, &e, BPF_ANY);
 }

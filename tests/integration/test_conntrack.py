@@ -199,9 +199,9 @@ def test_a_decision_before_the_first_rule_that_reads_flags_is_kept(mode, rules_f
 
 @pytest.mark.parametrize("mode", paths.options_by_key("xdp", "afxdp"))
 def test_conntrack_lists_the_connections_as_the_frames_left_them(mode, rules_file, two_port):
-    """`xnf conntrack`: a TCP connection through its handshake (established), one whose SYN was never answered
-    (syn_sent), a UDP flow and an IPv6 one; who opened each and whether the other side answered, as conntrack -L
-    says it; and an instance with no table says so."""
+    """`xnf conntrack`: a TCP connection through its handshake (established, assured), one whose SYN was never
+    answered (syn_sent, unreplied), a UDP flow answered (not yet a stream) and one that went on after its answer
+    (assured), and an IPv6 one; both tuples, as conntrack -L lists them; and an instance with no table says so."""
     name, extra = MODES[mode]
     nf = NfInstance.start(two_port, "acl", name, two_port.dut_ifaces, rules=rules_file(STATEFUL_RULES), extra=extra)
     wire = Wire(two_port)
@@ -209,7 +209,10 @@ def test_conntrack_lists_the_connections_as_the_frames_left_them(mode, rules_fil
         steps = handshake(41001, 80) + handshake(41002, 443, v6=True) + [
             Step(INSIDE, tcp(INSIDE, 41003, 22, "S", 7000), True, "a SYN never answered"),
             Step(INSIDE, udp(INSIDE, 41004, 53), True, "a UDP flow opened"),
-            Step(OUTSIDE, udp(OUTSIDE, 53, 41004), True, "and answered")]
+            Step(OUTSIDE, udp(OUTSIDE, 53, 41004), True, "and answered"),
+            Step(INSIDE, udp(INSIDE, 41005, 53), True, "another UDP flow opened"),
+            Step(OUTSIDE, udp(OUTSIDE, 53, 41005), True, "answered"),
+            Step(INSIDE, udp(INSIDE, 41005, 53), True, "and going on: a stream")]
         assert differences(steps, wire.run(steps)) == []
     finally:
         wire.close()
@@ -217,15 +220,20 @@ def test_conntrack_lists_the_connections_as_the_frames_left_them(mode, rules_fil
     assert listed.returncode == 0, listed.stderr
     answer = json.loads(listed.stdout)
     seen = {(c["proto"], c["opener"]["addr"], c["opener"]["port"], c["answerer"]["addr"], c["answerer"]["port"]):
-            (c["tcp_state"], c["answered"]) for c in answer["connections"]}
-    assert seen == {(6, A, 41001, B, 80): ("established", True), (6, A6, 41002, B6, 443): ("established", True),
-                    (6, A, 41003, B, 22): ("syn_sent", False), (17, A, 41004, B, 53): (None, True)}, seen
-    assert (answer["table"], answer["in_force"], answer["over_not_swept"]) == ("acl_ct", 4, 0)
+            (c["tcp_state"], c["answered"], c["assured"]) for c in answer["connections"]}
+    assert seen == {(6, A, 41001, B, 80): ("established", True, True),
+                    (6, A6, 41002, B6, 443): ("established", True, True),
+                    (6, A, 41003, B, 22): ("syn_sent", False, False), (17, A, 41004, B, 53): (None, True, False),
+                    (17, A, 41005, B, 53): (None, True, True)}, seen
+    assert (answer["table"], answer["in_force"], answer["over_not_swept"]) == ("acl_ct", 5, 0)
     assert all(0 <= c["idle_s"] <= c["idle_s"] + c["left_s"] for c in answer["connections"])
     text = run_xnf(["conntrack", "--name", nf.name]).stdout
-    assert f"tcp     syn_sent     {A}:41003 -> {B}:22  unanswered" in text and f"[{A6}]:41002" in text, text
+    assert (f" SYN_SENT src={A} dst={B} sport=41003 dport=22 [UNREPLIED] src={B} dst={A} sport=22 dport=41003  idle"
+            in text), text
+    assert (f" ESTABLISHED src={A6} dst={B6} sport=41002 dport=443 src={B6} dst={A6} sport=443 dport=41002 [ASSURED]"
+            in text), text
     two = json.loads(run_xnf(["conntrack", "--name", nf.name, "--json", "--limit", "2"]).stdout)
-    assert (len(two["connections"]), two["listed"], two["in_force"]) == (2, 2, 4), two
+    assert (len(two["connections"]), two["listed"], two["in_force"]) == (2, 2, 5), two
     for wrong in (["--limit", "0"], ["--table", "acl_rules"]):
         refused = run_xnf(["conntrack", "--name", nf.name, *wrong])
         assert refused.returncode == 1 and "Traceback" not in refused.stderr, refused.stderr
