@@ -63,8 +63,8 @@ enum xnf_ct_tcp {
 
 /* The idle times' slots in the table's timeouts array (seconds; 0: the default below). TCP's are its states'. */
 enum xnf_ct_timeout {
-	XNF_CT_TIMEOUT_UDP = XNF_TCP_NSTATES,  /* a UDP flow not answered yet */
-	XNF_CT_TIMEOUT_UDP_STREAM,             /* answered */
+	XNF_CT_TIMEOUT_UDP = XNF_TCP_NSTATES,  /* a UDP flow not yet a stream */
+	XNF_CT_TIMEOUT_UDP_STREAM,             /* a stream: assured */
 	XNF_CT_TIMEOUT_ICMP,
 	XNF_CT_TIMEOUT_GENERIC,                /* any other protocol */
 	XNF_CT_NTIMEOUTS,
@@ -107,7 +107,10 @@ struct xnf_ct_key {
 
 struct xnf_ct_entry {
 	__u64 last_seen_ns;  /* CLOCK_MONOTONIC at a recent tick (xnf_now_coarse_ns), on both paths */
-	__u8 tcp_state;      /* enum xnf_ct_tcp; XNF_TCP_NONE for other protocols */
+	union {
+		__u8 tcp_state;  /* TCP: enum xnf_ct_tcp */
+		__u8 udp_born;   /* UDP: its first frame's time in XNF__CT_UDP_UNIT_SHIFT units, the low byte */
+	};
 	__u8 opener;         /* the endpoint (index in the key) whose frame opened it: its frames go the original way */
 	__u8 seen_reply;     /* XNF_CT_REPLIED: the other endpoint has sent; XNF_CT_ASSURED: as netfilter's IPS_ASSURED */
 	__u8 nf_note;        /* the NF's own, with nf_epoch: zero when the connection enters (the acl keeps its */
@@ -117,11 +120,29 @@ struct xnf_ct_entry {
 /*
  * The bits of an entry's seen_reply (one byte since the first entries were kept: a kept table stays readable).
  * ASSURED as netfilter sets it: TCP at an ESTABLISHED segment after the answer was seen, from SYN_RECV or from
- * ESTABLISHED (a connection picked up); UDP at a frame after the answer (a stream), which gives it udp_stream's time.
+ * ESTABLISHED (a connection picked up); UDP at a frame after the answer and more than 2 s after the first (a stream,
+ * below), which gives it udp_stream's time.
  * Each is set by whichever frame finds it missing, so a bit two CPUs lose to each other is set by the next frame.
  */
 #define XNF_CT_REPLIED 1
 #define XNF_CT_ASSURED 2
+#define XNF_CT_UDP_LASTED 4   /* UDP: a frame came more than XNF__CT_UDP_STREAM_UNITS after the first */
+
+/*
+ * netfilter makes an answered UDP flow a stream (assured, udp_stream's time) at its first frame more than 2 s after
+ * its first one. The entry keeps that first frame's time in one byte of 2^28 ns (0.27 s) units, and the first frame
+ * found past the 2 s sets XNF_CT_UDP_LASTED for good: the byte wraps after 68 s, but an unassured flow's frames come
+ * at most its idle time (udp, 30 s) apart, or it is over, so the frame that sets the bit reads the byte before it
+ * wraps. (An udp time above 66 s makes a wrap possible: the flow is then a stream a frame later.) The 2 s are taken
+ * to the unit: a frame 1.9-2.2 s on may fall either side.
+ */
+#define XNF__CT_UDP_UNIT_SHIFT 28
+#define XNF__CT_UDP_STREAM_UNITS 7   /* more than 7 units of 0.268 s: 2 s, to the unit */
+
+static __always_inline __u8 xnf__ct_udp_units(__u64 now)
+{
+	return (__u8)(now >> XNF__CT_UDP_UNIT_SHIFT);
+}
 
 /* One frame's tracking, from xnf_ct_track to xnf_ct_confirm. */
 struct xnf_ct {
@@ -289,6 +310,16 @@ static __always_inline void xnf__ct_assure(struct xnf_ct_entry *e)
 {
 	if ((e->seen_reply & (XNF_CT_REPLIED | XNF_CT_ASSURED)) == XNF_CT_REPLIED)
 		e->seen_reply |= XNF_CT_ASSURED;
+}
+
+/* A UDP frame on its flow's entry: a stream (assured) where it comes after the answer and 2 s after the first frame. */
+static __always_inline void xnf__ct_udp_stream(struct xnf_ct_entry *e, __u64 now)
+{
+	if (!(e->seen_reply & XNF_CT_UDP_LASTED) &&
+	    (__u8)(xnf__ct_udp_units(now) - e->udp_born) > XNF__CT_UDP_STREAM_UNITS)
+		e->seen_reply |= XNF_CT_UDP_LASTED;
+	if (e->seen_reply & XNF_CT_UDP_LASTED)
+		xnf__ct_assure(e);
 }
 
 /* A frame of the connection in the table: its last use and its answer noted, and the frame's state. Only what changes
@@ -592,8 +623,10 @@ static __always_inline __u32 xnf__ct_track(void *table, void *timeouts, const st
 		struct xnf_ct_entry *e = xnf__ct_find(table, timeouts, &ct->key, now);
 
 		if (e && t->proto == IPPROTO_UDP)
-			xnf__ct_assure(e);   /* a frame after the answer: a stream */
+			xnf__ct_udp_stream(e, now);
 		xnf__ct_stateless(ct, e, sender, 1, now);
+		if (ct->creates && t->proto == IPPROTO_UDP)
+			ct->entry.udp_born = xnf__ct_udp_units(now);
 	}
 	if (ct->ends)
 		xnf_map_delete(table, &ct->key);
