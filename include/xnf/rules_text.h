@@ -36,6 +36,8 @@ int xnf_rules_parse_l4_port(const char *text, long min, __be16 *port, char *err,
 /* A unicast IPv4 address of a host (not in 0/8, 127/8, 224/4 or 240/4), network order; what names it in the
  * error ("public address"). */
 int xnf_rules_parse_unicast_ipv4(const char *text, const char *what, __be32 *addr, char *err, size_t errlen);
+/* Whether an IPv6 /64 prefix (its first 8 bytes) can be a host's: 0, or -1 with the reason (text, as given, in it). */
+int xnf_rules_check_unicast_ipv6_64(const __u8 prefix[8], const char *what, const char *text, char *err, size_t errlen);
 /* "tcp" or "udp", into IPPROTO_TCP or IPPROTO_UDP. */
 int xnf_rules_parse_tcp_udp(const char *text, __u8 *proto, char *err, size_t errlen);
 /* tcp, udp, icmp, icmpv6 or a protocol number in [min, 255]. 0, or -1 with the reason in err. */

@@ -195,6 +195,21 @@ int xnf_rules_parse_unicast_ipv4(const char *text, const char *what, __be32 *add
 	return 0;
 }
 
+int xnf_rules_check_unicast_ipv6_64(const __u8 prefix[8], const char *what, const char *text, char *err, size_t errlen)
+{
+	static const __u8 zero[8];
+	/* ::/64 holds the unspecified and loopback addresses and IPv4-mapped ones; ff00::/8 is multicast; fe80::/10
+	 * link-local: none is a prefix a host is given to be reached by from beyond its link. */
+	const char *is = memcmp(prefix, zero, 8) == 0 ? "in ::/64 (unspecified, loopback, IPv4-mapped)" :
+			 prefix[0] == 0xff ? "multicast" :
+			 prefix[0] == 0xfe && (prefix[1] & 0xc0) == 0x80 ? "link-local" : NULL;
+
+	if (!is)
+		return 0;
+	snprintf(err, errlen, "%s %.60s is not a unicast prefix another host can reach (it is %s)", what, text, is);
+	return -1;
+}
+
 int xnf_rules_parse_tcp_udp(const char *text, __u8 *proto, char *err, size_t errlen)
 {
 	if (strcmp(text, "tcp") == 0)

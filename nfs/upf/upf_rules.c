@@ -121,13 +121,18 @@ static int parse_ue(const char *word, struct upf_ue_key *key, char *err, size_t 
 			key->family = 4;
 			return 0;
 		}
-	} else if (xnf_rules_parse_prefix(word, false, &prefix, reason, sizeof(reason)) == 0 &&
-		   (!strchr(word, '/') || prefix.len == 64)) {
-		key->family = 6;
-		memcpy(key->addr, prefix.bytes, 8);
-		return 0;
+	} else if (xnf_rules_parse_prefix(word, false, &prefix, reason, sizeof(reason)) == 0) {
+		if (strchr(word, '/') && prefix.len != 64) {
+			snprintf(reason, sizeof(reason), "UE '%.60s' is not an IPv6 /64 prefix", word);
+		} else {
+			if (xnf_rules_check_unicast_ipv6_64(prefix.bytes, "UE", word, err, errlen))
+				return -1;
+			key->family = 6;
+			memcpy(key->addr, prefix.bytes, 8);
+			return 0;
+		}
 	}
-	snprintf(err, errlen, "UE '%.60s': give a unicast IPv4 address or an IPv6 /64 prefix (ADDR/64)", word);
+	snprintf(err, errlen, "%s: give a unicast IPv4 address or an IPv6 /64 prefix (ADDR/64)", reason);
 	return -1;
 }
 
@@ -302,26 +307,24 @@ bad:
 /* "breakout PREFIX port N mac MAC": an IPv4 prefix (ADDR/LEN, or ADDR for /32). */
 static int parse_breakout(char **tok, int ntok, struct xnf_rule_entry *entry, char *err, size_t errlen)
 {
-	struct upf_breakout_key key = { .prefixlen = 32 };
+	struct upf_breakout_key key = { 0 };
 	struct upf_breakout local = { 0 };
-	char *slash = strchr(tok[1], '/');
-	__u32 len = 32;
+	struct xnf_prefix prefix;
+	char reason[160] = "";
 
 	if (ntok != 6 || strcmp(tok[2], "port") || strcmp(tok[4], "mac")) {
 		snprintf(err, errlen, "a breakout reads: breakout PREFIX port N mac MAC");
 		return -1;
 	}
-	if (slash) {
-		*slash = '\0';
-		if (xnf_rules_parse_number(slash + 1, 0, 32, "prefix length (0-32)", &len, err, errlen))
-			return -1;
-	}
-	if (inet_pton(AF_INET, tok[1], &key.addr) != 1) {
-		snprintf(err, errlen, "breakout '%s': give an IPv4 prefix (ADDR/LEN)", tok[1]);
+	/* Host bits are refused, not masked: 10.0.0.5/24 may mean 10.0.0.0/24 or a typo for /32. */
+	if (xnf_rules_parse_prefix(tok[1], false, &prefix, reason, sizeof(reason)) == 0 && prefix.family != AF_INET)
+		snprintf(reason, sizeof(reason), "%.60s is IPv6, and breakout is by IPv4 prefix here", tok[1]);
+	if (reason[0]) {
+		snprintf(err, errlen, "breakout: %s: give an IPv4 prefix (ADDR/LEN)", reason);
 		return -1;
 	}
-	key.prefixlen = len;
-	key.addr &= len ? htonl(~0u << (32 - len)) : 0;
+	memcpy(&key.addr, prefix.bytes, 4);
+	key.prefixlen = prefix.len;
 	if (xnf_rules_parse_number(tok[3], 0, XNF_MAX_PORTS - 1, "port index (0-7, in --iface order)", &local.port, err,
 				   errlen) ||
 	    xnf_rules_parse_mac(tok[5], local.mac, err, errlen))

@@ -80,9 +80,19 @@ def test_router_refuses_what_it_would_misread(tmp_path, line, reason):
     ("nat", "inside from 10.0.0.0/33", "is not an IPv4 or IPv6 prefix with a length of 0-32"),
     ("nat", "inside from", "the inside reads: inside port N, or inside from PREFIX"),
     ("fwd", "container 198.18.0.1/24 port 1 mac 02:00:00:00:00:01", "198.18.0.1/24 has host bits set beyond /24"),
+    ("upf", "breakout 10.0.0.5/24 port 1 mac 02:00:00:00:00:01", "10.0.0.5/24 has host bits set beyond /24"),
+    ("upf", "breakout 2001:db8::/32 port 1 mac 02:00:00:00:00:01", "is IPv6, and breakout is by IPv4 prefix here"),
+    ("upf", "pdr 1 1 downlink ue :: far 1", "UE :: is not a unicast prefix another host can reach (it is in ::/64"),
+    ("upf", "pdr 1 1 downlink ue ::1 far 1", "UE ::1 is not a unicast prefix another host can reach (it is in ::/64"),
+    ("upf", "pdr 1 1 downlink ue ::ffff:10.0.0.1 far 1", "UE ::ffff:10.0.0.1 is not a unicast prefix another host"),
+    ("upf", "pdr 1 1 downlink ue ff02::/64 far 1", "(it is multicast)"),
+    ("upf", "pdr 1 1 downlink ue fe80::/64 far 1", "(it is link-local)"),
+    ("upf", "pdr 1 1 downlink ue 2001:db8::1/64 far 1", "2001:db8::1/64 has host bits set beyond /64"),
+    ("upf", "pdr 1 1 downlink ue 2001:db8::/48 far 1", "UE '2001:db8::/48' is not an IPv6 /64 prefix"),
 ])
 def test_prefixes_are_read_alike_by_every_nf(tmp_path, nf, line, reason):
-    """One parser of prefixes for the NAT's inside, fwd's destinations and the router's routes."""
+    """One parser of prefixes for the NAT's inside, fwd's destinations, the router's routes and the upf's UEs and
+    breakout: host bits and addresses no host has are refused, never masked."""
     path = tmp_path / "rules.txt"
     path.write_text(line + "\n")
     result = subprocess.run([str(BIN_DIR / f"xnf-{nf}"), "check-rules", str(path)], capture_output=True, text=True)
