@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from scapy.layers.inet import ICMP, IP, TCP, UDP, IPerror, IPOption_NOP, IPOption_Router_Alert, UDPerror
-from scapy.layers.inet6 import ICMPv6EchoReply, ICMPv6EchoRequest, ICMPv6ND_NS, IPv6
+from scapy.layers.inet6 import (ICMPv6DestUnreach, ICMPv6EchoReply, ICMPv6EchoRequest, ICMPv6ND_NS, IPerror6, IPv6,
+                                IPv6ExtHdrDestOpt, IPv6ExtHdrRouting, UDPerror as UDPerror6)
 
 INSIDE, OUTSIDE = 0, 1       # the port a frame enters by
 A, B, ROUTER = "10.1.0.5", "198.51.100.7", "198.51.100.254"
@@ -120,5 +121,17 @@ def script() -> list[Step]:
         Step(OUTSIDE, IPv6(src=B6, dst=A6) / ICMPv6EchoReply(id=6, seq=1), False, "an IPv6 reply to nothing"),
         Step(OUTSIDE, IPv6(src=B6, dst=A6, hlim=255) / ICMPv6ND_NS(tgt=A6), True,
              "neighbour discovery: untracked, allowed by its rule"),
+        Step(INSIDE, IPv6(src=A6, dst=B6) / IPv6ExtHdrDestOpt() / UDP(sport=5356, dport=33436), True,
+             "an IPv6 probe behind a destination-options header"),
+        Step(OUTSIDE, IPv6(src=B6, dst=A6) / ICMPv6DestUnreach(code=4) /
+             IPerror6(src=A6, dst=B6) / IPv6ExtHdrDestOpt(nh=17) / UDPerror6(sport=5356, dport=33436), True,
+             "port unreachable quoting it, its extension header too: related"),
+        Step(OUTSIDE, IPv6(src=B6, dst=A6) / ICMPv6DestUnreach(code=4) /
+             IPerror6(src=A6, dst=B6) / IPv6ExtHdrDestOpt(nh=43) / IPv6ExtHdrRouting(nh=17) /
+             UDPerror6(sport=5356, dport=33436),
+             True, "the same behind two extension headers: related"),
+        Step(OUTSIDE, IPv6(src=B6, dst=A6) / ICMPv6DestUnreach(code=4) /
+             IPerror6(src=A6, dst=B6) / IPv6ExtHdrDestOpt(nh=17) / UDPerror6(sport=5357, dport=33436),
+             False, "port unreachable about nothing sent: invalid"),
     ]
     return s

@@ -487,10 +487,40 @@ static __always_inline const __u8 *xnf__ct_after_ipv4(const struct iphdr *ip, co
 }
 
 /*
+ * Where a quoted IPv6 frame's transport header starts, its extension headers stepped over as the parser steps over a
+ * frame's own (as many: XNF_MAX_IPV6_EXT_HEADERS), with its protocol in *proto: 0 where they run past end, are more,
+ * or the quote is of a later fragment (whose first bytes are no ports).
+ */
+static __always_inline const __u8 *xnf__ct_after_ipv6(const struct ipv6hdr *ip6, const void *end, __u8 *proto)
+{
+	const __u8 *at = (const __u8 *)(ip6 + 1);
+	__u8 next = ip6->nexthdr;
+
+	for (int i = 0; i < XNF_MAX_IPV6_EXT_HEADERS; i++) {
+		__u32 len = 8;
+
+		if (!xnf_is_ipv6_ext_header(next))
+			break;
+		if ((const void *)(at + 8) > end)
+			return 0;
+		if (next == IPPROTO_FRAGMENT && ((at[2] << 8 | at[3]) & 0xfff8) != 0)
+			return 0;
+		if (next != IPPROTO_FRAGMENT)
+			len = ((__u32)at[1] + 1) * 8;
+		next = at[0];
+		at += len;
+	}
+	if (xnf_is_ipv6_ext_header(next))
+		return 0;
+	*proto = next;
+	return at;
+}
+
+/*
  * An ICMP error: related if its inner header (the frame it is about, as the erring hop got it) belongs to a tracked
  * connection and the error goes back to that frame's sender, else invalid (an error to any other host is spoofed or
  * misrouted, and netfilter refuses it so). The inner frame's ports (a query's identifier) must lie in the readable
- * part; IPv4 options in it are stepped over.
+ * part; IPv4 options and IPv6 extension headers in it are stepped over.
  */
 static __always_inline void xnf__ct_icmp_error(void *table, void *timeouts, const struct xnf_pkt *pkt,
 					       const struct xnf_headers *h, struct xnf_ct *ct, __u64 now)
@@ -523,8 +553,8 @@ static __always_inline void xnf__ct_icmp_error(void *table, void *timeouts, cons
 			return;
 		__builtin_memcpy(src, &ip6->saddr, 16);
 		__builtin_memcpy(dst, &ip6->daddr, 16);
-		proto = ip6->nexthdr;
-		l4 = (const __u8 *)(ip6 + 1);
+		if (!(l4 = xnf__ct_after_ipv6(ip6, pkt->data_end, &proto)))
+			return;
 	}
 	if ((const void *)(l4 + 8) > pkt->data_end || !xnf__ct_same_address(to, src))
 		return;
