@@ -310,7 +310,11 @@ def remove_stale() -> list[str]:
     pattern = re.compile(rf"^{NAME_PREFIX}-(\d+)-\d+-[a-z]+\d*$")   # the tag (pid, counter), then the role
     for path in netns.NETNS_DIR.glob(f"{NAME_PREFIX}-*") if netns.NETNS_DIR.is_dir() else []:
         match = pattern.match(path.name)
-        if match and not _maker_lives(int(match.group(1)), path.lstat().st_mtime):
+        try:
+            made = path.lstat().st_mtime
+        except FileNotFoundError:
+            continue   # its live maker removed it since the listing
+        if match and not _maker_lives(int(match.group(1)), made):
             for pid in netns.pids(path.name):
                 _kill(pid)
             netns.delete(path.name)
