@@ -22,7 +22,8 @@ from xnf.lab.topology import Topology
 
 IPERF_PORT = 5201
 HTTP_PORT = 8080
-START_TIMEOUT_S = 10.0
+# How long a server may take to listen: a condition waited for, so generous (a busy host, an emulated one).
+START_TIMEOUT_S = 30.0
 # iperf3 -w for a UDP flow that must lose nothing: a worker's batch, or a stall of the receiving process on a busy
 # host, fits (the default 208 KiB holds ~15 jumbo datagrams). At most net.core.rmem_max (4 MiB in kernel 6.18).
 BURST_RECEIVE_BUFFER = "4M"
@@ -47,14 +48,15 @@ def _url_host(ip: str) -> str:
 
 
 def _wait_listening(ns: str, port: int, proc: subprocess.Popen, what: str) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
+    limit = pace.timeout(START_TIMEOUT_S)
+    deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise XnfError(f"{what} exited with {proc.returncode}: {proc.stderr.read().strip()[-400:]}")
         if f":{port} " in netns.run(ns, ["ss", "-Hltn"], check=False).stdout:
             return
         time.sleep(0.05)
-    raise XnfError(f"{what} did not listen on port {port} within {START_TIMEOUT_S:.0f} s")
+    raise XnfError(f"{what} did not listen on port {port} within {limit:.0f} s")
 
 
 # ---------------------------------------------------------------------------------------------------- iperf3

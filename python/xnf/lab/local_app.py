@@ -11,11 +11,11 @@ import time
 from dataclasses import dataclass, field
 
 from xnf.errors import XnfError
-from xnf.lab import netns
+from xnf.lab import netns, pace
 from xnf.lab.topology import App, Topology
 
 MEMCACHED_PORT = 11211
-START_TIMEOUT_S = 10.0
+START_TIMEOUT_S = 30.0   # a condition waited for: generous on a busy or emulated host
 
 
 @dataclass
@@ -109,14 +109,15 @@ def start_memcached(t: Topology, app: App, core: int | None = None) -> subproces
     if core is not None:
         argv = ["taskset", "-c", str(core)] + argv
     proc = t.spawn(app.ns, argv)
-    deadline = time.monotonic() + START_TIMEOUT_S
+    limit = pace.timeout(START_TIMEOUT_S)
+    deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise XnfError(f"memcached exited with {proc.returncode}: {proc.stderr.read().strip()}")
         if netns.run(app.ns, ["memcping", f"--servers={app.app_ip}:{MEMCACHED_PORT}"], check=False).returncode == 0:
             return proc
         time.sleep(0.05)
-    raise XnfError(f"memcached did not answer on {app.app_ip}:{MEMCACHED_PORT} within {START_TIMEOUT_S:.0f} s")
+    raise XnfError(f"memcached did not answer on {app.app_ip}:{MEMCACHED_PORT} within {limit:.0f} s")
 
 
 def load_memcached(t: Topology, app: App, seconds: float, concurrency: int = 16, core: int | None = None,
