@@ -122,11 +122,11 @@ static int parse_ue(const char *word, struct upf_ue_key *key, char *err, size_t 
 			return 0;
 		}
 	} else if (xnf_rules_parse_prefix(word, false, &prefix, reason, sizeof(reason)) == 0) {
-		if (strchr(word, '/') && prefix.len != 64) {
+		if (strchr(word, '/') && prefix.len != 64)
 			snprintf(reason, sizeof(reason), "UE '%.60s' is not an IPv6 /64 prefix", word);
-		} else {
-			if (xnf_rules_check_unicast_ipv6_64(prefix.bytes, "UE", word, err, errlen))
-				return -1;
+		else if (xnf_rules_check_unicast_ipv6_64(prefix.bytes, "UE", word, err, errlen))
+			return -1;
+		else {
 			key->family = 6;
 			memcpy(key->addr, prefix.bytes, 8);
 			return 0;
@@ -310,17 +310,20 @@ static int parse_breakout(char **tok, int ntok, struct xnf_rule_entry *entry, ch
 	struct upf_breakout_key key = { 0 };
 	struct upf_breakout local = { 0 };
 	struct xnf_prefix prefix;
-	char reason[160] = "";
+	char reason[160];
 
 	if (ntok != 6 || strcmp(tok[2], "port") || strcmp(tok[4], "mac")) {
 		snprintf(err, errlen, "a breakout reads: breakout PREFIX port N mac MAC");
 		return -1;
 	}
 	/* Host bits are refused, not masked: 10.0.0.5/24 may mean 10.0.0.0/24 or a typo for /32. */
-	if (xnf_rules_parse_prefix(tok[1], false, &prefix, reason, sizeof(reason)) == 0 && prefix.family != AF_INET)
-		snprintf(reason, sizeof(reason), "%.60s is IPv6, and breakout is by IPv4 prefix here", tok[1]);
-	if (reason[0]) {
+	if (xnf_rules_parse_prefix(tok[1], false, &prefix, reason, sizeof(reason))) {
 		snprintf(err, errlen, "breakout: %s: give an IPv4 prefix (ADDR/LEN)", reason);
+		return -1;
+	}
+	if (prefix.family != AF_INET) {
+		snprintf(err, errlen, "breakout: %.60s is IPv6, and breakout is by IPv4 prefix here: give an IPv4 prefix "
+			 "(ADDR/LEN)", tok[1]);
 		return -1;
 	}
 	memcpy(&key.addr, prefix.bytes, 4);

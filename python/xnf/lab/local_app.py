@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 
 from xnf.errors import XnfError
 from xnf.lab import netns, pace
+from xnf.lab.apps import START_TIMEOUT_S
 from xnf.lab.topology import App, Topology
 
 MEMCACHED_PORT = 11211
-START_TIMEOUT_S = 30.0   # a condition waited for: generous on a busy or emulated host
 
 
 @dataclass
