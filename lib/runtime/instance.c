@@ -576,8 +576,10 @@ int xnf_instance_run(const struct run_options *opt, const struct mode_info *mode
 	plan.frags = mode->hook == XNF_AT_XDP && port_guard_brings_jumbo_frames(&in.ports);
 	if (plan.frags && check_kernel_takes_jumbo_frames(mode))
 		goto out;
-	plan.verdict_in_frame = mode->datapath == XNF_DATAPATH_HYBRID && !xnf_kernel_has(XNF_KF_XDP_META);
-	if (plan.verdict_in_frame)
+	/* Set in every mode, not only hybrid's: the hybrid hand-over is a global function, which a kernel before 6.8
+	 * verifies whether the program calls it or not, so the helper the kernel refuses must be out of its code. */
+	plan.verdict_in_frame = !xnf_kernel_has(XNF_KF_XDP_META);
+	if (plan.verdict_in_frame && mode->datapath == XNF_DATAPATH_HYBRID)
 		xnf_kernel_say_fallback(XNF_KF_XDP_META);
 	for (__u32 i = 0; i < opt->nifaces; i++) {
 		xnf_busy_poll_recover(run_dir, ports[i].name);

@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from lab_helpers import run_xnf
-from xnf import build, kernel
+from xnf import build, contract, kernel
 from xnf.lab import apps
 from xnf.lab.generator import Generator
 from xnf.lab.hosts import HostsTopology
@@ -119,6 +119,26 @@ def test_afxdp_without_live_frames_carries_hosts_that_resolve_their_neighbours(m
         for ip in (h1.ip, h1.ip6):
             assert apps.ping(h0.ns, ip, count=1) == 1, f"the first ping to {ip}"
         assert apps.iperf3(t, h0.ns, h1.ns, h1.ip).received_bytes > 0
+
+
+def one_mode_per_program() -> list[str]:
+    """A mode for each program the glue builds, a hook with a data path (xdp, tc, the AF_XDP modes' redirect,
+    hybrid's): the verifier checks nothing else that differs between modes. Those this kernel can run."""
+    chosen: dict[tuple, str] = {}
+    for mode in contract.runtime()["modes"]:
+        if mode["available"] and not mode["generic"] and not kernel.missing(mode["needs"]):
+            chosen.setdefault((mode["hook"], mode["datapath"]), mode["name"])
+    return list(chosen.values())
+
+
+@pytest.mark.parametrize("nf", build.available_nfs())
+def test_every_nf_loads_in_every_program_the_glue_builds(bare_pair, nf):
+    """The verifier of this kernel takes each NF's program in each form (checksum's loop once took hybrid's past
+    its million instructions on 6.18); run in a VM, the same on Debian's kernels."""
+    for mode in one_mode_per_program():
+        started = NfInstance.start(bare_pair, nf, mode, bare_pair.dut_ifaces[:1], extra=["--verifier-stats"])
+        assert started.stop() == 0, f"{nf} in {mode}"
+        assert "processed" in started.process.stderr.read(), f"{nf} in {mode}: the verifier's statistics"
 
 
 @pytest.mark.parametrize("flows", [1, 64])

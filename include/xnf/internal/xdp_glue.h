@@ -174,24 +174,38 @@ static __always_inline int xnf_xdp_hand_verdict(struct xdp_md *ctx, xnf_verdict 
 /*
  * Hybrid: a frame the NF sends on (TX, REDIRECT) goes to user space with its verdict (above), for a worker to
  * transmit; the rest is handled here. If the verdict cannot go with it, the kernel sends it itself.
+ * Checked apart by the verifier: the socket's lookup and its fallback, walked once for every state the NF
+ * returns in, took an NF with a loop (checksum) past the verifier's million instructions on 6.18.
  */
-static __always_inline int xnf_xdp_hybrid(struct xdp_md *ctx, struct xnf_pkt *pkt, xnf_verdict verdict)
+XNF_VERIFIED_APART int xnf__hybrid_send(struct xdp_md *ctx, __u32 verdict, __u32 beyond)
 {
-	__u32 action = XNF_VERDICT_ACTION(verdict), key;
+	struct xnf_pkt pkt = { .beyond = beyond, .ctx = ctx };
+	__u32 key;
 	int redirect;
 
-	if (action != XNF_TX && action != XNF_REDIRECT_ACTION)
-		return xnf_xdp_action(pkt, verdict);
-	if (xnf_cfg.kernel_fallback && !xnf_xdp_has_socket(pkt))
-		return xnf_xdp_action(pkt, verdict); /* the workers are gone: the kernel sends it */
-	key = xnf_xdp_socket_key(pkt);
+	if (!ctx)
+		return XDP_ABORTED;
+	pkt.data = (void *)(long)ctx->data;
+	pkt.data_end = (void *)(long)ctx->data_end;
+	if (xnf_cfg.kernel_fallback && !xnf_xdp_has_socket(&pkt))
+		return xnf_xdp_action(&pkt, verdict); /* the workers are gone: the kernel sends it */
+	key = xnf_xdp_socket_key(&pkt);
 	if (xnf_xdp_hand_verdict(ctx, verdict))
-		return xnf_xdp_action(pkt, verdict);
+		return xnf_xdp_action(&pkt, verdict);
 	redirect = bpf_redirect_map(&xnf_xsks, key, 0);
 	if (redirect == XDP_REDIRECT)
 		return redirect;
 	xnf_count(XNF_STAT_REDIRECT_ERROR, xnf__xdp_frame_len(ctx));
 	return XDP_DROP;
+}
+
+static __always_inline int xnf_xdp_hybrid(struct xdp_md *ctx, struct xnf_pkt *pkt, xnf_verdict verdict)
+{
+	__u32 action = XNF_VERDICT_ACTION(verdict);
+
+	if (action != XNF_TX && action != XNF_REDIRECT_ACTION)
+		return xnf_xdp_action(pkt, verdict);
+	return xnf__hybrid_send(ctx, verdict, pkt->beyond);
 }
 
 /*
