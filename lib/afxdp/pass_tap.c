@@ -68,7 +68,7 @@ static int hand_on_into_port(struct xnf_afxdp *a, __u32 port, const char *tap)
 {
 	struct xnf_port at = { .ifindex = (int)if_nametoindex(tap) };
 	__u32 key = (__u32)at.ifindex, value = (__u32)a->ports[port].ifindex;
-	bool in_clsact;
+	enum xnf_tc_via via;
 	int fd;
 
 	snprintf(at.name, sizeof(at.name), "%s", tap);
@@ -80,7 +80,7 @@ static int hand_on_into_port(struct xnf_afxdp *a, __u32 port, const char *tap)
 		xnf_error("cannot map %s to port %s: %s", tap, a->ports[port].name, strerror(errno));
 		return -1;
 	}
-	fd = xnf_tc_attach(bpf_program__fd(a->pass_skel->progs.xnf_pass_redirect), &at, false, false, &in_clsact);
+	fd = xnf_tc_attach(bpf_program__fd(a->pass_skel->progs.xnf_pass_redirect), &at, false, false, &via);
 	if (fd < 0 && fd != XNF_TC_NO_LINK) {
 		xnf_error("cannot attach the pass-to-stack program at %s's ingress: %s", tap, strerror(-fd));
 		return -1;

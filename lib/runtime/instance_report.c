@@ -78,7 +78,7 @@ static void write_clsact_ingress(FILE *out, int ifindex)
 	__u32 count = 0;
 
 	fprintf(out, ", \"clsact_ingress\": [");
-	if (xnf_clsact_ingress_filters(ifindex, filters, LISTED_TC_PROGRAMS, &count) == 0) {
+	if (xnf_clsact_filters(ifindex, false, filters, LISTED_TC_PROGRAMS, &count) == 0) {
 		for (__u32 i = 0; i < count; i++) {
 			fprintf(out, "%s{\"pref\": %u, \"kind\": ", i ? ", " : "", filters[i].pref);
 			xnf_json_string(out, filters[i].kind);

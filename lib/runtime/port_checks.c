@@ -304,7 +304,7 @@ static void judge_clsact_filters(struct xnf_port_facts *f)
 	struct xnf_port_problem *p;
 	__u32 count = 0;
 
-	if (xnf_clsact_ingress_filters(f->link.ifindex, filters, 2, &count) || !count)
+	if (xnf_clsact_filters(f->link.ifindex, false, filters, 2, &count) || !count)
 		return;
 	for (__u32 i = 0; i < count && f->nproblems < XNF_PORT_MAX_PROBLEMS; i++) {
 		if (filters[i].pref == XNF_TC_PRIORITY)

@@ -194,7 +194,7 @@ int xnf_link_get(int ifindex, int nsid, struct xnf_link *out)
 	return transact(NETLINK_ROUTE, nlh, parse_link, out) ?: (out->ifindex ? 0 : -ENODEV);
 }
 
-/* ------------------------------------------------------------------ RTM_GETTFILTER: the clsact ingress filters */
+/* ------------------------------------------------------------------ RTM_GETTFILTER: a clsact qdisc's filters */
 
 struct filter_list {
 	struct xnf_tc_filter *out;
@@ -247,7 +247,7 @@ static int parse_filter(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-int xnf_clsact_ingress_filters(int ifindex, struct xnf_tc_filter *out, __u32 max, __u32 *count)
+int xnf_clsact_filters(int ifindex, bool egress, struct xnf_tc_filter *out, __u32 max, __u32 *count)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh;
@@ -258,7 +258,7 @@ int xnf_clsact_ingress_filters(int ifindex, struct xnf_tc_filter *out, __u32 max
 	nlh->nlmsg_flags |= NLM_F_DUMP;
 	tcm->tcm_family = AF_UNSPEC;
 	tcm->tcm_ifindex = ifindex;
-	tcm->tcm_parent = TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS);
+	tcm->tcm_parent = TC_H_MAKE(TC_H_CLSACT, egress ? TC_H_MIN_EGRESS : TC_H_MIN_INGRESS);
 	rc = transact(NETLINK_ROUTE, nlh, parse_filter, &list);
 	*count = list.count < max ? list.count : max;
 	return rc == -EINVAL || rc == -ENOENT ? 0 : rc;   /* no clsact qdisc: no filters */

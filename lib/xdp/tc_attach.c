@@ -4,11 +4,13 @@
  * bpf_link, which goes away with the process however it ends, beside whatever other programs the port runs there. A
  * kernel that refuses TCX (the facility table, kernel.h), or --attach clsact (where tc filter show must list it:
  * iproute2 before 6.6 does not show TCX), gets a clsact qdisc filter instead: that one outlives the process, so it is
- * taken off here, and a killed instance leaves it behind (tc filter del dev PORT ingress removes it).
+ * taken off here, and a killed instance leaves it behind (tc filter del dev PORT ingress removes it). A clsact qdisc
+ * that xnf added for it goes too once no filter is left in it: the port is as xnf found it.
  */
 #include <xnf/runtime/xdp_instance.h>
 #include <xnf/runtime/xdp_attach.h>
 #include <xnf/runtime/kernel.h>
+#include <xnf/runtime/link_facts.h>
 #include <xnf/runtime/log.h>
 
 #include <bpf/bpf.h>
@@ -22,9 +24,23 @@
 #define XNF_BPF_TCX_INGRESS 46
 #endif
 #define XNF_BPF_TCX_EGRESS 47
-/* The clsact filter's place, when there is no TCX: handle and priority of xnf's own. */
+/*
+ * Removes the clsact qdisc xnf added, unless a filter is in it: one another party put there meanwhile keeps it (and
+ * its filters, which deleting the qdisc would take with it).
+ */
+static void remove_clsact_if_empty(const struct xnf_port *port)
+{
+	LIBBPF_OPTS(bpf_tc_hook, both, .ifindex = port->ifindex, .attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS);
+	struct xnf_tc_filter filter;
+	__u32 ingress = 1, egress = 1;
 
-static int attach_clsact(int prog_fd, const struct xnf_port *port, bool egress)
+	if (xnf_clsact_filters(port->ifindex, false, &filter, 1, &ingress) ||
+	    xnf_clsact_filters(port->ifindex, true, &filter, 1, &egress) || ingress || egress)
+		return;
+	bpf_tc_hook_destroy(&both);
+}
+
+static int attach_clsact(int prog_fd, const struct xnf_port *port, bool egress, enum xnf_tc_via *via)
 {
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = port->ifindex, .attach_point = egress ? BPF_TC_EGRESS : BPF_TC_INGRESS);
 	LIBBPF_OPTS(bpf_tc_opts, opts, .prog_fd = prog_fd, .handle = XNF_TC_HANDLE, .priority = XNF_TC_PRIORITY);
@@ -32,15 +48,21 @@ static int attach_clsact(int prog_fd, const struct xnf_port *port, bool egress)
 
 	if (err && err != -EEXIST)
 		return err;
-	return bpf_tc_attach(&hook, &opts);
+	*via = err ? XNF_TC_VIA_FILTER : XNF_TC_VIA_OWN_QDISC;
+	err = bpf_tc_attach(&hook, &opts);
+	if (err && *via == XNF_TC_VIA_OWN_QDISC)
+		remove_clsact_if_empty(port);
+	return err;
 }
 
-static void detach_clsact(const struct xnf_port *port, bool egress)
+static void detach_clsact(const struct xnf_port *port, bool egress, enum xnf_tc_via via)
 {
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = port->ifindex, .attach_point = egress ? BPF_TC_EGRESS : BPF_TC_INGRESS);
 	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = XNF_TC_HANDLE, .priority = XNF_TC_PRIORITY);
 
 	bpf_tc_detach(&hook, &opts);
+	if (via == XNF_TC_VIA_OWN_QDISC)
+		remove_clsact_if_empty(port);
 }
 
 static void explain_tc_failure(const struct xnf_port *port, int err)
@@ -60,23 +82,23 @@ static void explain_tc_failure(const struct xnf_port *port, int err)
 		xnf_error("cannot attach the tc program to %s's ingress: %s", port->name, strerror(-err));
 }
 
-int xnf_tc_attach(int prog_fd, const struct xnf_port *port, bool egress, bool want_clsact, bool *in_clsact)
+int xnf_tc_attach(int prog_fd, const struct xnf_port *port, bool egress, bool want_clsact, enum xnf_tc_via *via)
 {
-	int fd;
+	int err;
 
-	*in_clsact = want_clsact || !xnf_kernel_has(XNF_KF_TCX);
-	if (!*in_clsact)
+	*via = XNF_TC_VIA_LINK;
+	if (!want_clsact && xnf_kernel_has(XNF_KF_TCX))
 		return bpf_link_create(prog_fd, port->ifindex, egress ? XNF_BPF_TCX_EGRESS : XNF_BPF_TCX_INGRESS, NULL);
 	if (!want_clsact)
 		xnf_kernel_say_fallback(XNF_KF_TCX);
-	fd = attach_clsact(prog_fd, port, egress);
-	return fd ? fd : XNF_TC_NO_LINK;
+	err = attach_clsact(prog_fd, port, egress, via);
+	return err ? err : XNF_TC_NO_LINK;
 }
 
-void xnf_tc_detach(const struct xnf_port *port, bool egress, int fd, bool in_clsact)
+void xnf_tc_detach(const struct xnf_port *port, bool egress, int fd, enum xnf_tc_via via)
 {
-	if (in_clsact)
-		detach_clsact(port, egress);
+	if (via != XNF_TC_VIA_LINK)
+		detach_clsact(port, egress, via);
 	else if (fd >= 0)
 		close(fd);
 }
@@ -85,7 +107,7 @@ int xnf_tc_attach_ports(struct xnf_xdp_instance *x)
 {
 	for (__u32 i = 0; i < x->nports; i++) {
 		const struct xnf_port *port = &x->ports[i];
-		int fd = xnf_tc_attach(x->prog_fd, port, false, x->attach_clsact, &x->tc_clsact[i]);
+		int fd = xnf_tc_attach(x->prog_fd, port, false, x->attach_clsact, &x->tc_via[i]);
 
 		if (fd >= 0 || fd == XNF_TC_NO_LINK) {
 			x->link_fds[i] = fd >= 0 ? fd : -1;
@@ -102,9 +124,9 @@ int xnf_tc_attach_ports(struct xnf_xdp_instance *x)
 void xnf_tc_detach_ports(struct xnf_xdp_instance *x)
 {
 	for (__u32 i = 0; i < x->nports; i++) {
-		if (x->tc_clsact[i])
-			detach_clsact(&x->ports[i], false);
-		x->tc_clsact[i] = false;
+		if (x->tc_via[i] != XNF_TC_VIA_LINK)
+			detach_clsact(&x->ports[i], false, x->tc_via[i]);
+		x->tc_via[i] = XNF_TC_VIA_LINK;
 	}
 }
 

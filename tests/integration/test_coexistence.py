@@ -198,6 +198,11 @@ def test_ps_lists_the_other_programs_at_a_tc_instances_ingress(pair):
     assert first.stop() == 0
 
 
+def tc_show(pair, what: str, port: str, *where: str) -> str:
+    return subprocess.run(["ip", "netns", "exec", pair.dut_ns, "tc", what, "show", "dev", port, *where],
+                          capture_output=True, text=True, check=True).stdout
+
+
 def test_another_partys_clsact_filter_runs_behind_a_tc_instance_and_is_said(pair):
     """A cls_bpf filter at pref 10 and a tc instance at TCX: the kernel runs TCX first, so the instance runs ahead
     of the filter whatever its pref; doctor says so with the way to put xnf behind it, and ps names the filter. With
@@ -221,16 +226,17 @@ def test_another_partys_clsact_filter_runs_behind_a_tc_instance_and_is_said(pair
     send(pair)
     assert behind.stats()["tx"]["packets"] == FRAMES and other_count() == FRAMES   # the filter, then xnf
     assert behind.stop() == 0
+    assert "xnf_count_pass" in tc_show(pair, "filter", port, "ingress")   # the qdisc xnf found stays, and its filter
 
 
 def test_a_tc_instance_as_a_clsact_filter_carries_frames_and_goes_with_its_stop(pair):
     """--attach clsact: where tc filter show must list the program (iproute2 6.1 shows no TCX), a clsact filter
-    instead of a TCX link; taken off at the stop; a killed instance's is named, with its fix, by the next start."""
+    instead of a TCX link; taken off at the stop, with the clsact qdisc xnf added for it; a killed instance's is named,
+    with its fix, by the next start."""
     port = pair.links[0].dut_if
 
     def filters() -> str:
-        return subprocess.run(["ip", "netns", "exec", pair.dut_ns, "tc", "filter", "show", "dev", port, "ingress"],
-                              capture_output=True, text=True).stdout
+        return tc_show(pair, "filter", port, "ingress")
 
     nf = NfInstance.start(pair, "macswap", "tc", [port], extra=["--attach", "clsact"])
     assert "xnf_tc_main" in filters()
@@ -239,6 +245,7 @@ def test_a_tc_instance_as_a_clsact_filter_carries_frames_and_goes_with_its_stop(
     send(pair)
     assert nf.stats()["tx"]["packets"] == FRAMES                        # every frame swapped and sent back
     assert nf.stop() == 0 and "xnf_tc_main" not in filters()
+    assert "clsact" not in tc_show(pair, "qdisc", port)                 # the port as xnf found it
     killed = NfInstance.start(pair, "macswap", "tc", [port], extra=["--attach", "clsact"])
     killed.stop(signal.SIGKILL)
     again = run_xnf(["run", "macswap", "--mode", "tc", "--iface", port, "--attach", "clsact"], ns=pair.dut_ns)

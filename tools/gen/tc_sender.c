@@ -8,7 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <xnf/runtime/xdp_instance.h>
 
 __u32 tc_sender_mark(void)
 {
@@ -24,7 +23,7 @@ int tc_sender_hook(struct tc_sender_hook *h, int prog_fd)
 	h->port.ifindex = (int)if_nametoindex(TC_SENDER_SEED_IFACE);
 	if (!h->port.ifindex)
 		return errno;
-	fd = xnf_tc_attach(prog_fd, &h->port, true, false, &h->in_clsact);
+	fd = xnf_tc_attach(prog_fd, &h->port, true, false, &h->via);
 	if (fd < 0 && fd != XNF_TC_NO_LINK)
 		return -fd;
 	h->link_fd = fd >= 0 ? fd : -1;
@@ -33,9 +32,9 @@ int tc_sender_hook(struct tc_sender_hook *h, int prog_fd)
 
 void tc_sender_unhook(struct tc_sender_hook *h)
 {
-	xnf_tc_detach(&h->port, true, h->link_fd, h->in_clsact);
+	xnf_tc_detach(&h->port, true, h->link_fd, h->via);
 	h->link_fd = -1;
-	h->in_clsact = false;
+	h->via = XNF_TC_VIA_LINK;
 }
 
 int tc_sender_open(struct tc_sender *s, const __u8 *seed, __u32 seed_len, __u32 count_offset)

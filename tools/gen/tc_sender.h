@@ -15,6 +15,7 @@
 #include <linux/types.h>
 
 #include <xnf/runtime/ports.h>
+#include <xnf/runtime/xdp_instance.h>
 
 #include "probe.h"
 
@@ -26,7 +27,7 @@
 struct tc_sender_hook {
 	struct xnf_port port;
 	int link_fd;      /* its TCX link, or -1 */
-	bool in_clsact;   /* or its clsact filter */
+	enum xnf_tc_via via; /* or its clsact filter */
 };
 
 struct tc_sender {

@@ -52,9 +52,9 @@ struct xnf_tc_filter {
 	__u32 prog_id;         /* a bpf filter's program id, else 0 */
 };
 
-/* The filters at ifindex's clsact ingress in this namespace, in priority order: up to max in out, how many there
- * are in *count (0 without a clsact qdisc). They run after every TCX program there. 0 or -errno. */
-int xnf_clsact_ingress_filters(int ifindex, struct xnf_tc_filter *out, __u32 max, __u32 *count);
+/* The filters at ifindex's clsact ingress (or egress) in this namespace, in priority order: up to max in out, how
+ * many there are in *count (0 without a clsact qdisc). They run after every TCX program there. 0 or -errno. */
+int xnf_clsact_filters(int ifindex, bool egress, struct xnf_tc_filter *out, __u32 max, __u32 *count);
 
 /* The MAC address of the interface called name in this namespace. 0, or -1. */
 int xnf_iface_mac(const char *name, __u8 mac[6]);

@@ -20,6 +20,13 @@ struct bpf_object;
 struct xnf_embedded;
 struct xnf_libxdp;
 
+/* How a tc program sits at a port, and so what taking it off means. */
+enum xnf_tc_via {
+	XNF_TC_VIA_LINK,       /* a TCX link: closing it takes the program off */
+	XNF_TC_VIA_FILTER,     /* a filter in a clsact qdisc that was there before xnf: the filter is taken off */
+	XNF_TC_VIA_OWN_QDISC,  /* a filter in the clsact qdisc xnf added: the filter, then the qdisc once it is empty */
+};
+
 struct xnf_xdp_instance {
 	struct xnf_embedded *embedded;
 	struct bpf_object *obj;
@@ -30,7 +37,7 @@ struct xnf_xdp_instance {
 	struct xnf_port ports[XNF_MAX_PORTS];
 	enum xnf_kernel_hook hook;   /* XDP, or tc ingress */
 	int link_fds[XNF_MAX_PORTS]; /* bpf_link fds: closing the last one detaches */
-	bool tc_clsact[XNF_MAX_PORTS]; /* tc without TCX: attached as a clsact filter, removed by hand */
+	enum xnf_tc_via tc_via[XNF_MAX_PORTS]; /* at tc: how the program is attached at each port */
 	struct xnf_config cfg;       /* what the program's .rodata says: the same for every copy of it */
 	bool attach_libxdp;          /* --attach libxdp */
 	bool attach_clsact;          /* --attach clsact */
@@ -82,14 +89,14 @@ int xnf_xdp_put_in_force(struct xnf_xdp_instance *x);
 int xnf_tc_attach_ports(struct xnf_xdp_instance *x);
 void xnf_tc_detach_ports(struct xnf_xdp_instance *x);
 /* Any tc program at port's ingress or egress: through a TCX link where the kernel has TCX (returns its fd), else
- * (or with want_clsact) as a clsact filter (returns XNF_TC_NO_LINK, *in_clsact set); a negative errno where neither
- * took it. Taken off by closing the link, or by xnf_tc_detach for a filter. */
+ * (or with want_clsact) as a clsact filter (returns XNF_TC_NO_LINK); *via says which. A negative errno where neither
+ * took it. Taken off by xnf_tc_detach. */
 #define XNF_TC_NO_LINK (-4096)
 /* xnf's clsact filter's handle and priority ("xn"): behind a filter of a lower pref, ahead of a higher one. */
 #define XNF_TC_HANDLE 0x786e
 #define XNF_TC_PRIORITY 0x786e
-int xnf_tc_attach(int prog_fd, const struct xnf_port *port, bool egress, bool want_clsact, bool *in_clsact);
-void xnf_tc_detach(const struct xnf_port *port, bool egress, int fd, bool in_clsact);
+int xnf_tc_attach(int prog_fd, const struct xnf_port *port, bool egress, bool want_clsact, enum xnf_tc_via *via);
+void xnf_tc_detach(const struct xnf_port *port, bool egress, int fd, enum xnf_tc_via via);
 /* The programs at ifindex's TCX ingress, first to last: up to max ids, their number in *count (0 without TCX). */
 int xnf_tc_ingress_programs(int ifindex, __u32 *ids, __u32 max, __u32 *count);
 /* state_keep.c: --state DIR, the maps and links kept in bpffs so that the program forwards on when the process
