@@ -110,15 +110,29 @@ int xnf_probe_live_frames(char *why, size_t len)
 }
 
 /* The verifier's words for a helper the program type may not call: older kernels', then newer ones'. */
-static bool helper_refused_in(const char *log)
+static const char *const HELPER_REFUSALS[] = { "unknown func ", "invalid func ", "cannot use helper" };
+
+/* The line of the verifier's log that refuses the helper (newer kernels print the registers' state first), cut
+ * out in place; NULL where none does. */
+static char *helper_refusal_line(char *log)
 {
-	return strstr(log, "unknown func ") || strstr(log, "invalid func ") || strstr(log, "cannot use helper");
+	for (size_t i = 0; i < sizeof(HELPER_REFUSALS) / sizeof(HELPER_REFUSALS[0]); i++) {
+		char *found = strstr(log, HELPER_REFUSALS[i]), *start = found;
+
+		if (!found)
+			continue;
+		while (start > log && start[-1] != '\n')
+			start--;
+		start[strcspn(start, "\n")] = '\0';
+		return start;
+	}
+	return NULL;
 }
 
 int xnf_probe_helper(int id, enum bpf_prog_type type, char *why, size_t len)
 {
 	struct bpf_insn prog[] = { CALL_HELPER(id), MOV_IMM(BPF_REG_0, 0), EXIT };
-	char log[VERIFIER_LOG_BYTES] = "";
+	char log[VERIFIER_LOG_BYTES] = "", *refusal;
 	LIBBPF_OPTS(bpf_prog_load_opts, opts, .log_buf = log, .log_size = sizeof(log), .log_level = 1);
 	int fd = bpf_prog_load(type, "xnf_probe", "GPL", prog, 3, &opts);
 
@@ -127,10 +141,10 @@ int xnf_probe_helper(int id, enum bpf_prog_type type, char *why, size_t len)
 		return 0;
 	}
 	/* Refused for its arguments, not for itself: the verifier got past the helper's own check. */
-	if (!helper_refused_in(log))
+	refusal = helper_refusal_line(log);
+	if (!refusal)
 		return 0;
-	log[strcspn(log, "\n")] = '\0';
-	return say(why, len, "the verifier: \"%s\"", log);
+	return say(why, len, "the verifier: \"%s\"", refusal);
 }
 
 int xnf_probe_xdp_frags(char *why, size_t len)

@@ -67,6 +67,9 @@ def test_the_table_probes_every_facility_and_says_what_xnf_does_without_it():
         assert f["since"] and f["without"], f
         assert f["state"] == "works" or f["why"], f
     assert table["facilities"][names.index("bpf")]["state"] == "works"
+    meta = table["facilities"][names.index("xdp_meta")]
+    if meta["state"] == "refused" and "XNF_KERNEL_WITHOUT" not in meta["why"]:   # the verifier's refusal, not its trace
+        assert "bpf_xdp_adjust_meta" in meta["why"], meta
 
 
 def test_the_override_treats_facilities_as_refused_and_refuses_names_it_does_not_know():
