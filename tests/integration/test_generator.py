@@ -63,12 +63,12 @@ def test_generator_counts_match_the_interfaces():
 def test_threads_sharing_a_queue_are_warned_about_and_refusals_counted():
     with Topology("pair", queues=1, gen_xdp=None) as t:
         NfInstance.start(t, "macswap", "xdp", t.dut_ifaces)
-        before_gen = veth_stats.read(t.gen_ns, "gen0")
+        before_gen, refused_before = veth_stats.read(t.gen_ns, "gen0"), veth_stats.refused_to_send(t.gen_ns, "gen0")
         result = Generator(t, receive_on=0).run("--count", "123457", "--cores", "0,1")
-        after_gen = veth_stats.read(t.gen_ns, "gen0")
+        after_gen, refused_after = veth_stats.read(t.gen_ns, "gen0"), veth_stats.refused_to_send(t.gen_ns, "gen0")
         out = result.summary
         assert "2 sender threads on gen0 with 1 tx queue" in result.stderr
-        assert out["send_errors"] == after_gen["tx_xdp_xmit_errors"] - before_gen["tx_xdp_xmit_errors"]
+        assert out["send_errors"] == refused_after - refused_before
         assert out["sent"] + out["send_errors"] == out["built"]
         # what came back is exactly what veth delivered back, whatever was lost on the way in
         assert out["received"] == after_gen["rx_xdp_drops"] - before_gen["rx_xdp_drops"]

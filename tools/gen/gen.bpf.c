@@ -260,6 +260,18 @@ static long fan_out_one(__u32 i, struct fanout *f)
 	return 0;
 }
 
+/*
+ * A hash that the kernel's choice of transmit queue (skb_tx_hash: the hash scaled to the queue count, where no XPS
+ * map says otherwise) turns into this CPU's queue: so that on veth a frame lands on the receive queue of the CPU that
+ * sent it, as a live frame does, and a thread per queue never shares one with another.
+ */
+static __always_inline __u32 hash_of_cpu_queue(void)
+{
+	__u32 queues = cfg.tx_queues ? cfg.tx_queues : 1, queue = bpf_get_smp_processor_id() % queues;
+
+	return (__u32)(((__u64)queue << 32) / queues) + 1;
+}
+
 SEC("tc")
 int xnf_gen_tc(struct __sk_buff *skb)
 {
@@ -280,6 +292,7 @@ int xnf_gen_tc(struct __sk_buff *skb)
 	f.c = bpf_map_lookup_elem(&gen_cpu, &zero);
 	if (!f.c || !f.count)
 		return TC_ACT_SHOT;
+	bpf_set_hash(skb, hash_of_cpu_queue());
 	bpf_loop(f.count, fan_out_one, &f, 0);
 	return f.failed ? TC_ACT_SHOT : TC_ACT_STOLEN; /* stolen: the seed is ours, its sender told it went */
 }

@@ -77,6 +77,7 @@ struct xnf_gen_config {
 	__u32 seed_mark;    /* the tc sender: a seed of this run carries this mark, on this interface (the loopback) */
 	__u32 seed_ifindex;
 	__u32 seed_count_offset; /* where in a seed user space wrote how many frames it becomes (a __u32) */
+	__u32 tx_queues;    /* the tc sender: the sending interface's tx queues (a frame leaves on its CPU's) */
 	struct xnf_gen_class classes[XNF_GEN_MAX_CLASSES];
 	__u8 schedule[XNF_GEN_SCHEDULE];
 };

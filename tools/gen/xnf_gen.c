@@ -385,18 +385,25 @@ static int parse_ip(const char *text, struct gen_options *opt, bool source)
 	return 0;
 }
 
-/* Threads beyond the interface's tx queues share a veth ring: besides the refusals it counts, the
- * kernel then loses a few frames on the way in that no counter shows. */
-static void warn_if_queues_short(const struct gen_options *opt)
+/* The interface's tx queues as sysfs lists them; 0 where it cannot be read. */
+static int tx_queue_count(const char *iface)
 {
 	char path[128];
 	int queues = 0;
 
 	for (;; queues++) {
-		snprintf(path, sizeof(path), "/sys/class/net/%s/queues/tx-%d", opt->iface, queues);
+		snprintf(path, sizeof(path), "/sys/class/net/%s/queues/tx-%d", iface, queues);
 		if (access(path, F_OK))
-			break;
+			return queues;
 	}
+}
+
+/* Threads beyond the interface's tx queues share a veth ring: besides the refusals it counts, the
+ * kernel then loses a few frames on the way in that no counter shows. */
+static void warn_if_queues_short(const struct gen_options *opt)
+{
+	int queues = tx_queue_count(opt->iface);
+
 	if (queues && opt->cores.count > (__u32)queues)
 		xnf_warn("%u sender threads on %s with %d tx queue%s: threads sharing a queue overflow it, and a few "
 			 "frames are then lost without a counter; give the interface one queue per thread",
@@ -414,6 +421,11 @@ static int check_options(struct gen_options *opt)
 	opt->ifindex = (int)if_nametoindex(opt->iface);
 	if (!opt->ifindex) {
 		xnf_error("interface '%s' does not exist in this network namespace", opt->iface);
+		return -1;
+	}
+	/* Checked here too, where the receiver looks it up: a wrong name is refused before anything is said or loaded. */
+	if (opt->rx_iface && !if_nametoindex(opt->rx_iface)) {
+		xnf_error("receive interface '%s' does not exist in this network namespace", opt->rx_iface);
 		return -1;
 	}
 	if (!opt->have_src_ip)
@@ -879,6 +891,7 @@ static struct gen_bpf *load_generator(const struct gen_options *opt, const struc
 	skel->rodata->cfg.multi_buffer = opt->write_pcap && !fits_live_frames(opt);
 	skel->rodata->cfg.seed_mark = tc_sender_mark();
 	skel->rodata->cfg.seed_ifindex = if_nametoindex(TC_SENDER_SEED_IFACE);
+	skel->rodata->cfg.tx_queues = (__u32)tx_queue_count(opt->iface);
 	skel->rodata->cfg.seed_count_offset = seed_count_offset(opt, templates);
 	/* The tc program only where it sends: a kernel without what it calls still runs the other senders. */
 	bpf_program__set_autoload(skel->progs.xnf_gen_tc, opt->sender == SENDER_TC);

@@ -130,8 +130,9 @@ def _levels_table(summary: dict) -> list[dict]:
 STUDY = Study(
     NAME, "live_placement", measure=measure, lab=running, options=options, keep_samples="bursts",
     seconds=300, seconds_help="how long the study runs", seconds_field="seconds",
-    check=lambda args: "; ".join(kernel.refusal(n) for n in kernel.missing(lab_paths.find(LIVE_PATH).needs)) or (
-        None if args.burst >= 0.1 and args.probe_ms >= 5 else "--burst at least 0.1, --probe-ms at least 5"),
+    check=lambda args: (None if args.burst >= 0.1 and args.probe_ms >= 5 else
+                        "--burst at least 0.1, --probe-ms at least 5") or
+    "; ".join(kernel.refusal(n) for n in kernel.missing(lab_paths.find(LIVE_PATH).needs)) or None,
     summarise=lambda bursts, args: _summary(bursts, probes_of(bursts)), table=_levels_table,
     report=lambda level: f"{level['level']:4s} ({level['probes']} probes, median {level['round_trip_ns_median']} "
                          f"ns): {level['bursts']} bracketed bursts, live over yardstick "
