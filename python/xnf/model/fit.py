@@ -85,6 +85,21 @@ def fit_line(points: list[Point], floor: bool) -> LineFit:
     return best
 
 
+def fit_line_at_scale(points: list[Point], scale: float, floor: bool) -> LineFit:
+    """y = F + s x, or with floor y = max(F + s x, G), s given: where a path's points cannot tell it (every one sat on
+    the other role's time), another path's with the NF on the same role and side. F from the points above the floor;
+    where none is, the most the NF's role can take with every point still on the floor (the safe side)."""
+    xs = np.array([p.x_ns for p in points])
+    ys = np.array([p.y_ns for p in points])
+    if not floor:
+        return LineFit(float(np.median(ys - scale * xs)), scale, 0.0)
+    above = ys > ys.min() * 1.02
+    on_floor = ys[~above]
+    if above.any():
+        return LineFit(float(np.median(ys[above] - scale * xs[above])), scale, float(on_floor.max()))
+    return LineFit(float(ys.min() - scale * xs.max()), scale, float(ys.min()))
+
+
 def quality(fit: LineFit, points: list[Point]) -> dict:
     """rms and largest relative error of the rate, over all points and per series."""
     def summary(ps: list[Point]) -> dict:
@@ -119,13 +134,17 @@ def drop_in_mix(mix: DropMix, forward_ns: float, scale: float, short_ns: float) 
     return max((mix.point.y_ns - scale * mix.point.x_ns - forwarded) / mix.share, 0.0)
 
 
-def fit_path(lab_path, points: list[Point], drop: Point | None, load_ns: float = 0.0, drop_mix: DropMix | None = None):
+def fit_path(lab_path, points: list[Point], drop: Point | None, load_ns: float = 0.0, drop_mix: DropMix | None = None,
+             scale: float | None = None):
     """A PathCost for one of the lab's paths (python/xnf/model/lab_paths.py) from its sweep points, its drop point
-    (the drop NF on the path, x its c_task over the baseline) and its drop-mix point, where it was measured."""
+    (the drop NF on the path, x its c_task over the baseline) and its drop-mix point, where it was measured. scale:
+    the NF's scale taken as given (fit_line_at_scale) rather than fitted."""
     from xnf.model.lab_paths import SENDER, SENDER_WHAT, WORKER, WORKER_WHAT
     from xnf.model.profile import PathCost, Role
 
-    line = fit_line(_line_points(points), floor=len(lab_path.roles) > 1)
+    floor = len(lab_path.roles) > 1
+    line = fit_line(_line_points(points), floor) if scale is None else \
+        fit_line_at_scale(_line_points(points), scale, floor)
     other_ns = line.floor_ns or min(p.y_ns for p in points)   # never bound in the sweep: at most its fastest
     overlap = _floor_is_the_nfs_own(lab_path, line, drop)
     if drop is not None and _workers_drop(lab_path):

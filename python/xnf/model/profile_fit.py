@@ -96,6 +96,25 @@ def _left_out(samples: list[dict], label: str, key: str) -> bool:
     return not any(s["point"] == label and s["path"] == key for s in samples)
 
 
+def _borrow_undetermined_scales(paths: dict, inputs: dict) -> None:
+    """A path whose points all sat on its other role's time (hybrid's worker on the xsk ring, slower than the NF's
+    heaviest point in XDP) tells nothing of the NF's scale: its fit finds none above zero. It takes the scale of a
+    path with the NF on the same role and side (xdp for hybrid), and says so; without one it is marked undetermined."""
+    for key, path in paths.items():
+        if path.task_scale > 0:
+            continue
+        donor = next((k for k, p in paths.items() if p.task_scale > 0 and p.task_side == path.task_side
+                      and p.task_role == path.task_role), None)
+        if donor is None:
+            path.fit["scale_undetermined"] = True
+            continue
+        task_points, drop, load, mix = inputs[key]
+        kept = {k: v for k, v in path.fit.items() if k in ("points_left_out", "generator_bound_points")}
+        paths[key] = fit.fit_path(lab_paths.find(key), task_points, drop, load_ns=load, drop_mix=mix,
+                                  scale=paths[donor].task_scale)
+        paths[key].fit.update(kept, scale_from=donor)
+
+
 def fit_profile(samples: list[dict], keys: list[str], env: dict, placement_kept: str = placement.ALL,
                 labels: list[str] | None = None,
                 statistic: str = rate_statistic.DEFAULT) -> tuple[Profile, list[dict]]:
@@ -105,7 +124,7 @@ def fit_profile(samples: list[dict], keys: list[str], env: dict, placement_kept:
     measured = set(labels or (s["point"] for s in samples)) | {BASELINE_LABEL, DROP_LABEL}
     series = {label: s for label, (s, _) in points().items() if label in measured}
     table = []
-    paths = {}
+    paths, inputs = {}, {}
     for key in keys:
         side = lab_paths.find(key).task_side + "_ns"
         base = _median(samples, side, point=BASELINE_LABEL)
@@ -127,12 +146,14 @@ def fit_profile(samples: list[dict], keys: list[str], env: dict, placement_kept:
                     for r in rows if r["series"] == fit.DROP_MIX), None)
         load = statistics.median(s["generator_ns_per_packet"] for s in samples
                                  if s["path"] == key and s.get("generator_ns_per_packet"))
+        inputs[key] = (task_points, drop, load, mix)
         paths[key] = fit.fit_path(lab_paths.find(key), task_points, drop, load_ns=load, drop_mix=mix)
         if left_out:
             paths[key].fit["points_left_out"] = left_out
         bound = [r["point"] for r in rows if r["generator_bound"]]
         if bound:   # their rates are xnf-gen's: the path is at least that fast there (docs/cost-model.md)
             paths[key].fit["generator_bound_points"] = bound
+    _borrow_undetermined_scales(paths, inputs)
     kernel_drop = paths.get(lab_paths.kernel_drop_with_sockets(paths))
     for key, path in paths.items():
         if kernel_drop and path.task_side == "native":
