@@ -432,6 +432,10 @@ def advice(profile: Profile, nf: str, task: TaskCost, drop_rules: bool, cores: i
         lower_confidence(answer, "low", f"the profile's rates of {', '.join(bound)} were the generator's at some points "
                          "(it sent slower than those paths forward: a kernel without live frames, docs/kernels.md): "
                          "they are at least that fast there, and may win by more than predicted")
+    unknown = sorted(k for k, p in profile.paths.items() if p.fit.get("scale_undetermined"))
+    if unknown:
+        lower_confidence(answer, "low", f"the profile could not tell what the NF's work costs on {', '.join(unknown)} "
+                         "(every point sat on the other role's time, and no path ran the NF on the same role)")
     if profile.quick:
         lower_confidence(answer, "medium", f"the profile is a quick fit ({len(profile.paths)} paths, three rounds): the "
                          "paths it did not measure are not weighed ('xnf bench run model-fit' refines it, about 40 "
