@@ -159,7 +159,20 @@ static __always_inline void xnf_stamp(__u64 *last_seen_ns, __u64 now)
  */
 #ifdef XNF_TARGET_BPF
 #define xnf_loop(n, fn, ctx) bpf_loop((n), (fn), (ctx), 0)
+
+/*
+ * value, which the verifier may not take as known. Linux before 6.7 (Debian 12's 6.1 among them) checks a bpf_loop
+ * callback once, with its state as the caller set it before the first call: a flag the caller zeroed is zero in
+ * every call to it, so it cuts the code that runs once the flag is set, and the kernel then runs as if it never
+ * were (a search's "found" never holds, and the last match wins over the best). State that a callback's branches
+ * read is set with this. At run time it is value: no CPU number has bit 31.
+ */
+static __always_inline __u32 xnf_loop_state(__u32 value)
+{
+	return value | (bpf_get_smp_processor_id() >> 31);
+}
 #else
+#define xnf_loop_state(value) ((__u32)(value))
 static __always_inline long xnf_loop(__u32 n, long (*fn)(__u32, void *), void *ctx)
 {
 	for (__u32 i = 0; i < n; i++) {

@@ -149,6 +149,8 @@ XNF_VERIFIED_APART __u32 acl_search_rules(const struct xnf_5tuple *t, __u8 tcp_f
 	s.qinq[1] = (__u16)(vlan_ids >> 32);
 	s.base = generation * ACL_MAX_TUPLES;
 	s.tuples = acl_setting(ACL_SETTING_TUPLES_0 + generation);
+	s.found = xnf_loop_state(0);
+	s.best_seq = xnf_loop_state(0);
 	xnf_loop(ACL_MAX_TUPLES, acl_try_tuple, &s);
 	if (!s.found)
 		s.action = acl_setting(ACL_SETTING_DEFAULT);

@@ -83,6 +83,7 @@ static __always_inline int lb_choose_backend(const struct xnf_5tuple *t, struct 
 	choice.backends = xnf_rules_table(lb_backends);
 	if (!choice.backends)
 		return 0;
+	choice.found = xnf_loop_state(0);
 	xnf_loop(LB_SLOTS_PER_SERVICE, lb_score_slot, &choice);
 	*chosen = choice.best;
 	return choice.found;
