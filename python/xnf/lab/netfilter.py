@@ -17,11 +17,13 @@ conntrack letting back in only the answers (`masquerade`)."""
 from __future__ import annotations
 
 import ipaddress
+import json
 import subprocess
+import time
 from dataclasses import dataclass
 
 from xnf.errors import XnfError
-from xnf.lab import netns
+from xnf.lab import netns, pace
 from xnf.lab.topology import Link, Topology
 
 BRIDGE = "xnfbr0"
@@ -209,12 +211,29 @@ def nft(ns: str, script: str) -> None:
         raise XnfError(f"nft refused the ruleset: {done.stderr.strip()}")
 
 
+# How long a bridge may take to forward on every port: a port forwards once the kernel has seen its carrier, which
+# it learns in deferred work (up to a second later; an emulated guest slower still).
+BRIDGE_FORWARDING_S = 5.0
+
+
 def bridge_ports(ns: str, ports: list[str]) -> None:
-    """The ports in one bridge (no STP, no learning delay), up: Linux forwards between them."""
+    """The ports in one bridge (no STP, no learning delay), up, and returns once every port forwards: Linux forwards
+    between them."""
     netns.ip("link", "add", BRIDGE, "type", "bridge", "stp_state", "0", "forward_delay", "0", ns=ns)
     for port in ports:
         netns.ip("link", "set", port, "master", BRIDGE, ns=ns)
     netns.ip("link", "set", BRIDGE, "up", ns=ns)
+    deadline = time.monotonic() + pace.timeout(BRIDGE_FORWARDING_S)
+    while (waiting := _not_forwarding(ns, ports)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if waiting:
+        raise XnfError(f"the bridge in {ns} does not forward on {', '.join(waiting)} after "
+                       f"{pace.timeout(BRIDGE_FORWARDING_S):.0f} s")
+
+
+def _not_forwarding(ns: str, ports: list[str]) -> list[str]:
+    states = {p["ifname"]: p.get("state") for p in json.loads(netns.run(ns, ["bridge", "-j", "link", "show"]).stdout)}
+    return [port for port in ports if states.get(port) != "forwarding"]
 
 
 def acl_on_bridge(ns: str, ports: list[str], rules: str, sets: bool = False) -> None:
