@@ -240,6 +240,24 @@ static __always_inline __u32 class_of_next(const struct xnf_gen_cpu *c)
 	return cfg.nclasses <= 1 ? 0 : cfg.schedule[c->next & (XNF_GEN_SCHEDULE - 1)];
 }
 
+/*
+ * The frame's own flow hash (what the kernel would compute for it, and ECMP on the way reads), moved into the band of
+ * hashes that the kernel's choice of transmit queue (skb_tx_hash: the hash scaled to the queue count, where no XPS
+ * map says otherwise) turns into this CPU's queue: so that on veth a frame lands on the receive queue of the CPU that
+ * sent it, as a live frame does, and a thread per queue never shares one with another. One queue: the hash as it is.
+ */
+static __always_inline __u32 hash_on_cpu_queue(__u32 flow_hash)
+{
+	__u32 queues = cfg.tx_queues > 1 ? cfg.tx_queues : 1, queue = bpf_get_smp_processor_id() % queues;
+	__u64 start, band;
+
+	if (queues == 1)
+		return flow_hash;
+	start = (((__u64)queue << 32) / queues) + 1;
+	band = (1ull << 32) / queues - 1;
+	return (__u32)(start + flow_hash % band);
+}
+
 static long fan_out_one(__u32 i, struct fanout *f)
 {
 	struct __sk_buff *skb = f->skb;
@@ -251,6 +269,8 @@ static long fan_out_one(__u32 i, struct fanout *f)
 		f->failed = 1;
 		return 1;
 	}
+	bpf_set_hash_invalid(skb); /* the hash of the frame before, else */
+	bpf_set_hash(skb, hash_on_cpu_queue(bpf_get_hash_recalc(skb)));
 	sent = bpf_clone_redirect(skb, cfg.ifindex, 0);
 	if (sent < 0) {
 		f->failed = 1;
@@ -258,18 +278,6 @@ static long fan_out_one(__u32 i, struct fanout *f)
 	}
 	f->c->refused += sent != 0; /* NET_XMIT_DROP: the peer's ring was full */
 	return 0;
-}
-
-/*
- * A hash that the kernel's choice of transmit queue (skb_tx_hash: the hash scaled to the queue count, where no XPS
- * map says otherwise) turns into this CPU's queue: so that on veth a frame lands on the receive queue of the CPU that
- * sent it, as a live frame does, and a thread per queue never shares one with another.
- */
-static __always_inline __u32 hash_of_cpu_queue(void)
-{
-	__u32 queues = cfg.tx_queues ? cfg.tx_queues : 1, queue = bpf_get_smp_processor_id() % queues;
-
-	return (__u32)(((__u64)queue << 32) / queues) + 1;
 }
 
 SEC("tc")
@@ -292,7 +300,6 @@ int xnf_gen_tc(struct __sk_buff *skb)
 	f.c = bpf_map_lookup_elem(&gen_cpu, &zero);
 	if (!f.c || !f.count)
 		return TC_ACT_SHOT;
-	bpf_set_hash(skb, hash_of_cpu_queue());
 	bpf_loop(f.count, fan_out_one, &f, 0);
 	return f.failed ? TC_ACT_SHOT : TC_ACT_STOLEN; /* stolen: the seed is ours, its sender told it went */
 }
