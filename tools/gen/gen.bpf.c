@@ -233,6 +233,7 @@ struct fanout {
 	struct xnf_gen_cpu *c;
 	__u32 count;
 	__u32 failed;
+	__u64 band_start, band; /* the hashes that take this CPU's transmit queue (band 0: one queue, left alone) */
 };
 
 static __always_inline __u32 class_of_next(const struct xnf_gen_cpu *c)
@@ -244,18 +245,17 @@ static __always_inline __u32 class_of_next(const struct xnf_gen_cpu *c)
  * The frame's own flow hash (what the kernel would compute for it, and ECMP on the way reads), moved into the band of
  * hashes that the kernel's choice of transmit queue (skb_tx_hash: the hash scaled to the queue count, where no XPS
  * map says otherwise) turns into this CPU's queue: so that on veth a frame lands on the receive queue of the CPU that
- * sent it, as a live frame does, and a thread per queue never shares one with another. One queue: the hash as it is.
+ * sent it, as a live frame does, and a thread per queue never shares one with another. With one queue the kernel's
+ * own choice is that already: nothing is set.
  */
-static __always_inline __u32 hash_on_cpu_queue(__u32 flow_hash)
+static __always_inline void hash_on_cpu_queue(struct fanout *f)
 {
-	__u32 queues = cfg.tx_queues > 1 ? cfg.tx_queues : 1, queue = bpf_get_smp_processor_id() % queues;
-	__u64 start, band;
+	struct __sk_buff *skb = f->skb;
 
-	if (queues == 1)
-		return flow_hash;
-	start = (((__u64)queue << 32) / queues) + 1;
-	band = (1ull << 32) / queues - 1;
-	return (__u32)(start + flow_hash % band);
+	if (!f->band)
+		return;
+	bpf_set_hash_invalid(skb); /* the hash of the frame before, else */
+	bpf_set_hash(skb, (__u32)(f->band_start + bpf_get_hash_recalc(skb) % f->band));
 }
 
 static long fan_out_one(__u32 i, struct fanout *f)
@@ -269,8 +269,7 @@ static long fan_out_one(__u32 i, struct fanout *f)
 		f->failed = 1;
 		return 1;
 	}
-	bpf_set_hash_invalid(skb); /* the hash of the frame before, else */
-	bpf_set_hash(skb, hash_on_cpu_queue(bpf_get_hash_recalc(skb)));
+	hash_on_cpu_queue(f);
 	sent = bpf_clone_redirect(skb, cfg.ifindex, 0);
 	if (sent < 0) {
 		f->failed = 1;
@@ -297,6 +296,10 @@ int xnf_gen_tc(struct __sk_buff *skb)
 	if ((void *)(count + 1) > (void *)end)
 		return TC_ACT_SHOT;
 	f.count = *count < XNF_GEN_FANOUT_MAX ? *count : XNF_GEN_FANOUT_MAX;
+	if (cfg.tx_queues > 1) {
+		f.band_start = (((__u64)(bpf_get_smp_processor_id() % cfg.tx_queues) << 32) / cfg.tx_queues) + 1;
+		f.band = (1ull << 32) / cfg.tx_queues - 1;
+	}
 	f.c = bpf_map_lookup_elem(&gen_cpu, &zero);
 	if (!f.c || !f.count)
 		return TC_ACT_SHOT;
