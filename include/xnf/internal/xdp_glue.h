@@ -185,8 +185,6 @@ XNF_VERIFIED_APART int xnf__hybrid_send(struct xdp_md *ctx, __u32 verdict, __u32
 
 	if (!ctx)
 		return XDP_ABORTED;
-	pkt.data = (void *)(long)ctx->data;
-	pkt.data_end = (void *)(long)ctx->data_end;
 	if (xnf_cfg.kernel_fallback && !xnf_xdp_has_socket(&pkt))
 		return xnf_xdp_action(&pkt, verdict); /* the workers are gone: the kernel sends it */
 	key = xnf_xdp_socket_key(&pkt);
