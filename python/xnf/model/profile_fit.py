@@ -109,10 +109,9 @@ def _borrow_undetermined_scales(paths: dict, inputs: dict) -> None:
             path.fit["scale_undetermined"] = True
             continue
         task_points, drop, load, mix = inputs[key]
-        kept = {k: v for k, v in path.fit.items() if k in ("points_left_out", "generator_bound_points")}
         paths[key] = fit.fit_path(lab_paths.find(key), task_points, drop, load_ns=load, drop_mix=mix,
                                   scale=paths[donor].task_scale)
-        paths[key].fit.update(kept, scale_from=donor)
+        paths[key].fit["scale_from"] = donor
 
 
 def fit_profile(samples: list[dict], keys: list[str], env: dict, placement_kept: str = placement.ALL,
@@ -124,7 +123,7 @@ def fit_profile(samples: list[dict], keys: list[str], env: dict, placement_kept:
     measured = set(labels or (s["point"] for s in samples)) | {BASELINE_LABEL, DROP_LABEL}
     series = {label: s for label, (s, _) in points().items() if label in measured}
     table = []
-    paths, inputs = {}, {}
+    paths, inputs, notes = {}, {}, {}
     for key in keys:
         side = lab_paths.find(key).task_side + "_ns"
         base = _median(samples, side, point=BASELINE_LABEL)
@@ -148,12 +147,12 @@ def fit_profile(samples: list[dict], keys: list[str], env: dict, placement_kept:
                                  if s["path"] == key and s.get("generator_ns_per_packet"))
         inputs[key] = (task_points, drop, load, mix)
         paths[key] = fit.fit_path(lab_paths.find(key), task_points, drop, load_ns=load, drop_mix=mix)
-        if left_out:
-            paths[key].fit["points_left_out"] = left_out
-        bound = [r["point"] for r in rows if r["generator_bound"]]
-        if bound:   # their rates are xnf-gen's: the path is at least that fast there (docs/cost-model.md)
-            paths[key].fit["generator_bound_points"] = bound
+        notes[key] = {"points_left_out": left_out,
+                      # their rates are xnf-gen's: the path is at least that fast there (docs/cost-model.md)
+                      "generator_bound_points": [r["point"] for r in rows if r["generator_bound"]]}
     _borrow_undetermined_scales(paths, inputs)
+    for key, said in notes.items():
+        paths[key].fit.update({name: points for name, points in said.items() if points})
     kernel_drop = paths.get(lab_paths.kernel_drop_with_sockets(paths))
     for key, path in paths.items():
         if kernel_drop and path.task_side == "native":
