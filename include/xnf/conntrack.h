@@ -17,7 +17,8 @@
  * already under way); neighbour discovery and multicast listener frames are untracked. An existing connection's
  * state moves with every frame, passed or not (netfilter tracks before its filter); a new one is kept only if its
  * frame passes (netfilter confirms on the way out). Sequence numbers are not checked: netfilter with
- * nf_conntrack_tcp_be_liberal=1 (docs/conntrack.md says why). Non-first IP fragments carry no ports and are invalid.
+ * nf_conntrack_tcp_be_liberal=1 (docs/conntrack.md says why). A datagram's later IP fragments carry no ports: they go
+ * as its first fragment went (the fragment cache below), and take its ports in t.
  *
  * One entry per connection, keyed by its two endpoints in a fixed order, so both directions find it with one lookup.
  * An entry idle past its state's time is over: the next frame treats it as absent and the sweeper frees it. A full
@@ -150,10 +151,11 @@ struct xnf_ct {
 	struct xnf_ct_entry entry;  /* what confirm writes */
 	struct xnf_ct_entry found;  /* the connection's entry as this frame left it, where the table holds one */
 	__u32 state;                /* enum xnf_ct_state */
-	__u32 creates;              /* confirm writes a new entry (over one that is over, if any) */
-	__u32 sender;               /* the frame's sender: its endpoint's index in the key */
-	__u32 in_table;             /* found is the table's entry */
-	__u32 ends;                 /* the frame ends its connection at once: the entry goes (a RST as its only answer) */
+	__u8 creates;               /* confirm writes a new entry (over one that is over, if any) */
+	__u8 sender;                /* the frame's sender: its endpoint's index in the key */
+	__u8 in_table;              /* found is the table's entry */
+	__u8 ends;                  /* the frame ends its connection at once: the entry goes (a RST as its only answer) */
+	__u8 fragment_unmatched;    /* a later fragment found no first fragment of its datagram: invalid */
 };
 
 /* The ring of the newest connections' keys: where the next is written, and where the search for one to drop goes on. */
@@ -172,13 +174,44 @@ struct xnf_ct_ring_ends {
 #define XNF_CT_TIMEOUTS_SUFFIX "_timeouts"
 #define XNF_CT_RING_ENDS_SUFFIX "_newest_ends"
 
+#define XNF_CT_FRAGMENTS_SUFFIX "_fragments"
+
+/*
+ * The fragment cache: a datagram's later fragments carry no ports, so its first fragment leaves its ports and its
+ * state in a slot, chosen by a hash of the datagram's addresses, protocol and identification (what Cilium's fragment
+ * map keys on), and each later fragment takes them from there: it is tracked as its first fragment was, changes no
+ * entry, and an NF's rules read it with its datagram's ports. netfilter reassembles the datagram instead, which the
+ * fast path does not do. A slot holds one datagram: the newest first fragment that hashed to it. A later fragment that
+ * finds no slot of its datagram (it came before its first fragment, another datagram's first fragment took the slot,
+ * or the datagram is older than netfilter's reassembly time) is invalid and says so (ct->fragment_unmatched).
+ */
+struct xnf_ct_fragment {
+	__u64 seen_ns;      /* the first fragment's time */
+	__be32 src[4];
+	__be32 dst[4];
+	__u32 id;           /* as the frame holds it */
+	__u8 family;
+	__u8 proto;
+	__be16 sport;
+	__be16 dport;
+	__u8 state;         /* the first fragment's (enum xnf_ct_state) */
+	__u8 pad;
+};
+
+#define XNF_CT_FRAGMENT_SLOTS 4096
+/* netfilter's ipfrag_time and ip6frag_time: how long it waits for a datagram's fragments. */
+#define XNF_CT_FRAGMENT_TIME_IPV4_NS (30 * 1000000000ull)
+#define XNF_CT_FRAGMENT_TIME_IPV6_NS (60 * 1000000000ull)
+
 #define XNF_CT_TABLE(name, max_entries)                                                   \
 	XNF_MAP_HASH(name, struct xnf_ct_key, struct xnf_ct_entry, max_entries);           \
 	XNF_MAP_ARRAY(name##_timeouts, __u32, XNF_CT_NTIMEOUTS);                           \
 	XNF_MAP_ARRAY(name##_newest, struct xnf_ct_key, max_entries);                      \
-	XNF_MAP_ARRAY(name##_newest_ends, struct xnf_ct_ring_ends, 1)
+	XNF_MAP_ARRAY(name##_newest_ends, struct xnf_ct_ring_ends, 1);                     \
+	XNF_MAP_ARRAY(name##_fragments, struct xnf_ct_fragment, XNF_CT_FRAGMENT_SLOTS)
 
-#define xnf_ct_track(table, h, t, pkt, ct) xnf__ct_track(&table, &table##_timeouts, h, t, pkt, ct)
+#define xnf_ct_track(table, h, t, pkt, ct) \
+	xnf__ct_track(&table, &table##_timeouts, &table##_fragments, h, t, pkt, ct)
 /* The table's entry of the frame's connection, to write the NF's own fields (nf_note, nf_epoch); NULL: none. */
 #define xnf_ct_entry(table, ct) ((struct xnf_ct_entry *)xnf_map_lookup(&table, &(ct)->key))
 #define xnf_ct_confirm(table, ct) \
@@ -603,6 +636,67 @@ static __always_inline void xnf__ct_icmp(void *table, void *timeouts, const stru
 	xnf__ct_stateless(ct, xnf__ct_find(table, timeouts, &ct->key, now), sender, query, now);
 }
 
+/* The fragment cache's slot of a datagram. */
+static __always_inline __u32 xnf__ct_fragment_slot(const struct xnf_5tuple *t, __u32 id)
+{
+	__u32 hash = (id ^ ((__u32)t->proto << 8 | t->family)) * 0x9e3779b1u;
+
+	for (int i = 0; i < 4; i++) {
+		hash = (hash ^ t->saddr[i]) * 0x85ebca6bu;
+		hash = (hash ^ t->daddr[i]) * 0xc2b2ae35u;
+	}
+	return (hash ^ hash >> 16) % XNF_CT_FRAGMENT_SLOTS;
+}
+
+static __always_inline int xnf__ct_fragment_is_of(const struct xnf_ct_fragment *f, const struct xnf_5tuple *t,
+						  __u32 id)
+{
+	__u32 differs = (f->id ^ id) | (__u32)(f->family ^ t->family) | (__u32)(f->proto ^ t->proto);
+
+	for (int i = 0; i < 4; i++)
+		differs |= (f->src[i] ^ t->saddr[i]) | (f->dst[i] ^ t->daddr[i]);
+	return differs == 0;
+}
+
+/* A first fragment, tracked: its datagram's ports and state into its slot, for the fragments that follow. */
+static __always_inline void xnf__ct_fragment_first(void *fragments, const struct xnf_5tuple *t, __u32 id,
+						   const struct xnf_ct *ct, __u64 now)
+{
+	__u32 slot = xnf__ct_fragment_slot(t, id);
+	struct xnf_ct_fragment *f = xnf_map_lookup(fragments, &slot);
+
+	if (!f)
+		return;
+	f->seen_ns = now;
+	__builtin_memcpy(f->src, t->saddr, sizeof(f->src));
+	__builtin_memcpy(f->dst, t->daddr, sizeof(f->dst));
+	f->id = id;
+	f->family = t->family;
+	f->proto = t->proto;
+	f->sport = t->sport;
+	f->dport = t->dport;
+	f->state = (__u8)ct->state;
+}
+
+/* A later fragment: its first fragment's state, and its ports into t; invalid where its slot holds another datagram,
+ * or none in time. */
+static __always_inline void xnf__ct_fragment_later(void *fragments, struct xnf_5tuple *t, __u32 id, struct xnf_ct *ct,
+						   __u64 now)
+{
+	__u32 slot = xnf__ct_fragment_slot(t, id);
+	struct xnf_ct_fragment *f = xnf_map_lookup(fragments, &slot);
+	__u64 wait = t->family == 4 ? XNF_CT_FRAGMENT_TIME_IPV4_NS : XNF_CT_FRAGMENT_TIME_IPV6_NS;
+
+	ct->state = XNF_CT_INVALID;
+	if (!f || !xnf__ct_fragment_is_of(f, t, id) || xnf_idle_past(now, f->seen_ns, wait)) {
+		ct->fragment_unmatched = 1;
+		return;
+	}
+	t->sport = f->sport;
+	t->dport = f->dport;
+	ct->state = f->state;
+}
+
 /*
  * One answered frame in so many writes its connection's entry anew. The kernel's hash puts a written entry at the
  * head of its chain, where new ones go too: a flood's entries, added after an established connection's, would
@@ -621,26 +715,13 @@ static __always_inline void xnf__ct_bring_forward(void *table, const struct xnf_
 		xnf_map_update(table, &ct->key, &ct->found, BPF_EXIST);
 }
 
-/*
- * The frame's state on its connection (enum xnf_ct_state), with h and t the frame's parsed headers and 5-tuple.
- * An existing connection moves now; a new one waits for xnf_ct_confirm.
- */
-static __always_inline __u32 xnf__ct_track(void *table, void *timeouts, const struct xnf_headers *h,
-					   const struct xnf_5tuple *t, const struct xnf_pkt *pkt, struct xnf_ct *ct)
+/* A frame of a protocol with ports (or none: a protocol xnf does not look into) on its connection. */
+static __always_inline void xnf__ct_ports(void *table, void *timeouts, const struct xnf_headers *h,
+					  const struct xnf_5tuple *t, struct xnf_ct *ct, __u64 now)
 {
-	__u64 now = xnf_now_coarse_ns();   /* idle times are seconds: the tick's time, without a clock read */
 	__u8 sender, tcp_flags;
 	int is_tcp;
 
-	__builtin_memset(ct, 0, sizeof(*ct));
-	if (h->is_fragment) {
-		ct->state = XNF_CT_INVALID;
-		return ct->state;
-	}
-	if (h->icmp) {
-		xnf__ct_icmp(table, timeouts, pkt, h, t, ct, now);
-		return ct->state;
-	}
 	/* The headers read now, into scalars: what follows then reads no packet pointer, so the verifier can take the
 	 * paths of the parse (tags, extension headers) for one from here on instead of following each. */
 	is_tcp = h->tcp != 0;
@@ -662,6 +743,29 @@ static __always_inline __u32 xnf__ct_track(void *table, void *timeouts, const st
 		xnf_map_delete(table, &ct->key);
 	else
 		xnf__ct_bring_forward(table, ct);
+}
+
+/*
+ * The frame's state on its connection (enum xnf_ct_state), with h and t the frame's parsed headers and 5-tuple (a
+ * later fragment's ports are set in t: its first fragment's). An existing connection moves now; a new one waits for
+ * xnf_ct_confirm.
+ */
+static __always_inline __u32 xnf__ct_track(void *table, void *timeouts, void *fragments, const struct xnf_headers *h,
+					   struct xnf_5tuple *t, const struct xnf_pkt *pkt, struct xnf_ct *ct)
+{
+	__u64 now = xnf_now_coarse_ns();   /* idle times are seconds: the tick's time, without a clock read */
+	__u32 fragment_id = h->fragment_id;
+	__u8 first_fragment = h->first_fragment;
+
+	__builtin_memset(ct, 0, sizeof(*ct));
+	if (h->is_fragment)
+		xnf__ct_fragment_later(fragments, t, fragment_id, ct, now);
+	else if (h->icmp)
+		xnf__ct_icmp(table, timeouts, pkt, h, t, ct, now);
+	else
+		xnf__ct_ports(table, timeouts, h, t, ct, now);
+	if (first_fragment)
+		xnf__ct_fragment_first(fragments, t, fragment_id, ct, now);
 	return ct->state;
 }
 

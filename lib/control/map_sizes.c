@@ -19,7 +19,8 @@ static bool has_suffix(const char *map, const char *suffix, char *table, size_t 
 
 enum xnf_ct_part xnf_ct_table_part(const char *map, char *table, size_t len)
 {
-	if (has_suffix(map, XNF_CT_RING_ENDS_SUFFIX, table, len) || has_suffix(map, XNF_CT_TIMEOUTS_SUFFIX, table, len))
+	if (has_suffix(map, XNF_CT_RING_ENDS_SUFFIX, table, len) || has_suffix(map, XNF_CT_TIMEOUTS_SUFFIX, table, len) ||
+	    has_suffix(map, XNF_CT_FRAGMENTS_SUFFIX, table, len))
 		return XNF_CT_PART_FIXED;
 	return has_suffix(map, XNF_CT_RING_SUFFIX, table, len) ? XNF_CT_PART_RING : XNF_CT_NOT_A_PART;
 }

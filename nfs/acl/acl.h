@@ -118,6 +118,7 @@ enum acl_counter {
 	ACL_CNT_CT_NEW,           /* connections that entered the table */
 	ACL_CNT_CT_FULL,          /* frames of new connections dropped: the table was full of answered ones */
 	ACL_CNT_CT_EARLY_DROP,    /* connections never answered whose entries new ones took (the table full) */
+	ACL_CNT_CT_FRAGMENT_UNMATCHED, /* later IP fragments that came without their first (<xnf/conntrack.h>) */
 };
 
 /* The mask of the high `bits` of a 32-bit word, in network order. */

@@ -14,6 +14,8 @@ import struct
 import time
 
 import pytest
+from scapy.layers.inet import IP, UDP, fragment
+from scapy.layers.inet6 import IPv6, IPv6ExtHdrFragment, fragment6
 from scapy.layers.l2 import Dot1Q, Ether
 
 from conntrack_script import A, A6, B, B6, INSIDE, OUTSIDE, STATEFUL_RULES, Step, handshake, script, tcp, udp
@@ -42,16 +44,21 @@ class Wire:
         self.ports = [PacketPort(t.gen_ns, link.gen_if) for link in t.links[:2]]
         self.fences = 0
 
-    def passes(self, enters: int, payload, number: int) -> bool:
+    def carry(self, enters: int, packets: list) -> list[bytes]:
+        """Packets (from IP up) into one port, then a fence: the frames that came out of the other before it."""
         sender, receiver = self.t.links[enters], self.t.links[1 - enters]
-        frame = bytes(Ether(src=sender.gen_mac, dst=receiver.gen_mac) / payload / (MARK + struct.pack("!I", number)))
+        frames = [bytes(Ether(src=sender.gen_mac, dst=receiver.gen_mac) / p) for p in packets]
         self.fences += 1
         fence_id = struct.pack("!I", self.fences)
         fence = bytes(Ether(src=sender.gen_mac, dst=receiver.gen_mac, type=FENCE_TYPE) / (b"fence" + fence_id))
         self.ports[1 - enters].drain()   # what came before (a flood's frames) would hide the fence
-        self.ports[enters].send([frame, fence])
+        self.ports[enters].send([*frames, fence])
         got = self.ports[1 - enters].receive_until(lambda f: f[12:14] == b"\x88\xb5" and f[19:23] == fence_id)
-        return any(MARK + struct.pack("!I", number) in f for f in got)
+        return [f for f in got if f[12:14] != b"\x88\xb5"]
+
+    def passes(self, enters: int, payload, number: int) -> bool:
+        mark = MARK + struct.pack("!I", number)
+        return any(mark in f for f in self.carry(enters, [payload / mark]))
 
     def run(self, steps: list[Step]) -> list[bool]:
         return [self.passes(s.enters, s.frame, i) for i, s in enumerate(steps)]
@@ -321,6 +328,64 @@ def test_a_connection_whose_first_answer_was_lost_opens_with_the_next(subject, r
         started = time.monotonic()
         assert apps.download_sha256(inside.ns, web.url, timeout_s=10) == web.sha256
         assert time.monotonic() - started < 5, "connected only after the client's own retries"
+
+
+DATAGRAM = bytes(range(256)) * 10     # 2,568 bytes with its UDP header: three fragments of at most 1,000
+
+
+def fragmented(v6: bool, src: str, dst: str, sport: int, dport: int, datagram_id: int) -> list:
+    """A UDP datagram in three fragments, first to last."""
+    if v6:
+        return fragment6(IPv6(src=src, dst=dst) / IPv6ExtHdrFragment(id=datagram_id) / UDP(sport=sport, dport=dport) /
+                         DATAGRAM, 1000)
+    return fragment(IP(src=src, dst=dst, id=datagram_id) / UDP(sport=sport, dport=dport) / DATAGRAM, fragsize=1000)
+
+
+def reassembled(frames: list[bytes], v6: bool) -> bytes:
+    """What of the datagram came through, from its start: its fragments' bytes by offset, up to the first gap."""
+    pieces = {}
+    for frame in frames:
+        ip = Ether(frame).payload
+        if v6 and ip.haslayer(IPv6ExtHdrFragment):
+            header = ip[IPv6ExtHdrFragment]
+            pieces[header.offset * 8] = bytes(header.payload)[:ip.plen - 8]
+        elif not v6 and isinstance(ip, IP):
+            pieces[ip.frag * 8] = bytes(ip.payload)[:ip.len - ip.ihl * 4]
+    data = b""
+    while len(data) in pieces:
+        data += pieces.pop(len(data))
+    return data
+
+
+@pytest.mark.parametrize("v6", [False, True], ids=["ipv4", "ipv6"])
+@pytest.mark.parametrize("subject", ["nftables", *MODES])
+def test_a_fragmented_datagram_goes_as_its_first_fragment_went(subject, v6, rules_file):
+    """An answer in three fragments to a flow the inside opened arrives whole, through nftables (which reassembles)
+    and the acl (whose later fragments take their first fragment's ports and state); an unasked one from outside
+    arrives not at all. Fragments that come before their first are invalid in the acl and counted, where netfilter
+    waits for the first (docs/conntrack.md)."""
+    a, b = (A6, B6) if v6 else (A, B)
+    with Topology("two-port") as t:
+        if subject == "nftables":
+            netfilter.acl_on_bridge(t.dut_ns, t.dut_ifaces, STATEFUL_RULES)
+        else:
+            mode, extra = MODES[subject]
+            nf = NfInstance.start(t, "acl", mode, t.dut_ifaces, rules=rules_file(STATEFUL_RULES), extra=extra)
+        wire = Wire(t)
+        try:
+            assert wire.passes(INSIDE, (IPv6(src=a, dst=b) if v6 else IP(src=a, dst=b)) / UDP(sport=5360, dport=5360),
+                               1), "the query"
+            answer = reassembled(wire.carry(OUTSIDE, fragmented(v6, b, a, 5360, 5360, 0x4242)), v6)
+            assert answer[8:] == DATAGRAM, f"the answer: {len(answer)} bytes"
+            assert wire.carry(OUTSIDE, fragmented(v6, b, a, 5361, 5362, 0x4243)) == [], "an unasked datagram"
+            late_first = reassembled(wire.carry(OUTSIDE, fragmented(v6, b, a, 5360, 5360, 0x4244)[::-1]), v6)
+        finally:
+            wire.close()
+        if subject == "nftables":
+            assert late_first[8:] == DATAGRAM
+        else:
+            assert 0 < len(late_first) < len(DATAGRAM), "the first fragment alone"
+            assert control.request_json(nf.name, "stats")["counters"]["ct_fragment_unmatched"] == 2
 
 
 TABLE_ENTRIES = contract.describe("acl")["maps"]["acl_ct"]   # the acl's own account of its table (ACL_CT_ENTRIES)
