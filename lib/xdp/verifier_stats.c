@@ -10,9 +10,12 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The kernel's statistics only (BPF_LOG_STATS): a few lines, not the trace of every instruction. */
+/* The kernel's statistics only (BPF_LOG_STATS): a few lines, not the trace of every instruction. The buffer is large
+ * all the same: the kernel refuses the load (ENOSPC) where its log was ever longer than the buffer, counting lines it
+ * wrote and took back while verifying (a program with a bpf_loop callback went past 4 KiB so on 6.18); pages never
+ * written take no memory. */
 #define LOG_STATS 4
-static char stats_log[4096];
+static char stats_log[1 << 20];
 
 int xnf_verifier_stats_ask(struct bpf_program *prog)
 {
