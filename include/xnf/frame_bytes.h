@@ -94,7 +94,10 @@ static long xnf__frame_sum_chunk(__u32 index, void *arg)
 /* The sum of a hook's context: what the pkt forms below and xnf's own glue (which has no pkt) call. */
 static __always_inline int xnf__frame_sum_ctx(xnf_ctx *ctx, __u32 offset, __u32 len, __u32 seed, __u32 *sum)
 {
-	struct xnf__frame_sum_job job = { .ctx = ctx, .offset = offset, .end = offset + len, .sum = seed };
+	/* The offset as a value the verifier cannot take as known (xnf_loop_state): with a constant one, a kernel before
+	 * 6.7 would check the loop's every call as its first and cut the end of the walk. */
+	struct xnf__frame_sum_job job = { .ctx = ctx, .offset = xnf_loop_state(offset), .end = offset + len,
+					  .sum = seed };
 
 	if (len > XNF_FRAME_MAX_BYTES)
 		return -1;
