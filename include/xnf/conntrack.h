@@ -34,6 +34,8 @@
 #include <xnf/maps.h>
 #include <xnf/parse.h>
 #include <xnf/helpers.h>
+#include <xnf/csum.h>
+#include <xnf/frame_bytes.h>
 
 /* What a frame is to its connection: one bit each, so that a rule can name several. */
 enum xnf_ct_state {
@@ -156,6 +158,7 @@ struct xnf_ct {
 	__u8 in_table;              /* found is the table's entry */
 	__u8 ends;                  /* the frame ends its connection at once: the entry goes (a RST as its only answer) */
 	__u8 fragment_unmatched;    /* a later fragment found no first fragment of its datagram: invalid */
+	__u8 bad_checksum;          /* a segment that would move its connection has a wrong checksum: invalid */
 };
 
 /* The ring of the newest connections' keys: where the next is written, and where the search for one to drop goes on. */
@@ -746,6 +749,64 @@ static __always_inline void xnf__ct_ports(void *table, void *timeouts, const str
 }
 
 /*
+ * Whether a TCP segment that carries SYN, FIN or RST sums right, as netfilter checks a frame's checksum
+ * (nf_conntrack_checksum=1) before it lets it move a connection: a forged RST with a wrong checksum, which its
+ * endpoint ignores, must not close the connection here either. Only such segments: they move a connection by their
+ * flags and are few, where summing every segment would cost its whole payload. In XDP and natively a frame's
+ * checksum is whole when the NF sees it (<xnf/l4_csum.h>); at tc an skb's checksum state is the kernel's, and a
+ * local stack's segment holds only the pseudo-header's sum there, so a tc program takes every segment as right
+ * (docs/conntrack.md). A first fragment's checksum covers fragments still to come: it is not checked either.
+ */
+#ifdef XNF_HOOK_TC
+#define xnf__ct_segment_sums_right(pkt, h, t) 1
+#else
+#ifdef XNF_TARGET_BPF
+/* Apart: its loop's state on the program's stack would take the acl's past the stack's 512 bytes. */
+XNF_VERIFIED_APART int xnf__ct_sums_right(xnf_ctx *ctx, __u32 offset, __u32 len, __u32 seed)
+{
+	__u32 sum = 0;
+
+	return xnf__frame_sum_ctx(ctx, offset, len, seed, &sum) == 0 && xnf_csum_fold(sum) == 0;
+}
+#define xnf__ct_sum_right(pkt, offset, len, seed) xnf__ct_sums_right((pkt)->ctx, offset, len, seed)
+#else
+static __always_inline int xnf__ct_sum_right(const struct xnf_pkt *pkt, __u32 offset, __u32 len, __u32 seed)
+{
+	__u32 sum;
+
+	return xnf_frame_sum(pkt, offset, len, seed, &sum) == 0 && xnf_csum_fold(sum) == 0;
+}
+#endif
+
+static __always_inline int xnf__ct_segment_sums_right(const struct xnf_pkt *pkt, const struct xnf_headers *h,
+						      const struct xnf_5tuple *t)
+{
+	__u32 offset, ip_len, before, len, seed = bpf_htons((__u16)IPPROTO_TCP);
+
+	if (!h->tcp || h->first_fragment || !(xnf_tcp_flags(h) & (XNF__CT_SYN | XNF__CT_FIN | XNF__CT_RST)))
+		return 1;
+	offset = (__u32)((const char *)h->l4 - (const char *)pkt->data);
+	if (h->ip4) {
+		ip_len = bpf_ntohs(h->ip4->tot_len);
+		before = (__u32)((const char *)h->l4 - (const char *)h->ip4);
+	} else if (h->ip6) {
+		ip_len = bpf_ntohs(h->ip6->payload_len);
+		before = (__u32)((const char *)h->l4 - (const char *)(h->ip6 + 1));
+	} else {
+		return 1;
+	}
+	if (ip_len < before)
+		return 0;
+	len = ip_len - before;
+	/* The pseudo-header: the addresses (an IPv4 frame's in word 0, zeros after), the protocol and the length. */
+	for (int i = 0; i < 4; i++)
+		seed += (t->saddr[i] & 0xffff) + (t->saddr[i] >> 16) + (t->daddr[i] & 0xffff) + (t->daddr[i] >> 16);
+	seed += bpf_htons((__u16)len);
+	return xnf__ct_sum_right(pkt, offset, len, seed);
+}
+#endif
+
+/*
  * The frame's state on its connection (enum xnf_ct_state), with h and t the frame's parsed headers and 5-tuple (a
  * later fragment's ports are set in t: its first fragment's). An existing connection moves now; a new one waits for
  * xnf_ct_confirm.
@@ -758,6 +819,11 @@ static __always_inline __u32 xnf__ct_track(void *table, void *timeouts, void *fr
 	__u8 first_fragment = h->first_fragment;
 
 	__builtin_memset(ct, 0, sizeof(*ct));
+	if (!xnf__ct_segment_sums_right(pkt, h, t)) {
+		ct->state = XNF_CT_INVALID;
+		ct->bad_checksum = 1;
+		return ct->state;
+	}
 	if (h->is_fragment)
 		xnf__ct_fragment_later(fragments, t, fragment_id, ct, now);
 	else if (h->icmp)

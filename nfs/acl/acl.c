@@ -18,7 +18,7 @@ XNF_MAP_ARRAY(acl_config, __u32, ACL_NSETTINGS);
 XNF_MAP_ARRAY(acl_steady_below, __u32, ACL_GENERATIONS);
 XNF_CT_TABLE(acl_ct, ACL_CT_ENTRIES);
 XNF_COUNTER_NAMES("rule_allow", "rule_drop", "default_allow", "default_drop", "non_ip", "ct_new", "ct_full",
-		  "ct_early_drop", "ct_fragment_unmatched");
+		  "ct_early_drop", "ct_fragment_unmatched", "ct_bad_checksum");
 
 /* The packet's fields, and the best match found so far, carried through the search over the tuples. */
 struct acl_search {
@@ -203,6 +203,8 @@ static __always_inline __u32 acl_action_for(const struct xnf_headers *h, struct 
 		ct_state = (__u8)xnf_ct_track(acl_ct, h, t, pkt, ct);
 		if (ct->fragment_unmatched)
 			xnf_count_event(ACL_CNT_CT_FRAGMENT_UNMATCHED);
+		if (ct->bad_checksum)
+			xnf_count_event(ACL_CNT_CT_BAD_CHECKSUM);
 		kept = acl_kept_outcome(ct, epoch);
 		if (kept >= 0) {
 			xnf_count_event((__u32)kept);

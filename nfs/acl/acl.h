@@ -119,6 +119,7 @@ enum acl_counter {
 	ACL_CNT_CT_FULL,          /* frames of new connections dropped: the table was full of answered ones */
 	ACL_CNT_CT_EARLY_DROP,    /* connections never answered whose entries new ones took (the table full) */
 	ACL_CNT_CT_FRAGMENT_UNMATCHED, /* later IP fragments that came without their first (<xnf/conntrack.h>) */
+	ACL_CNT_CT_BAD_CHECKSUM,  /* TCP segments with SYN, FIN or RST and a wrong checksum (not checked at tc) */
 };
 
 /* The mask of the high `bits` of a 32-bit word, in network order. */
