@@ -152,11 +152,12 @@ struct xnf_ct {
 	struct xnf_ct_key key;
 	struct xnf_ct_entry entry;  /* what confirm writes */
 	struct xnf_ct_entry found;  /* the connection's entry as this frame left it, where the table holds one */
-	__u32 state;                /* enum xnf_ct_state */
+	__u8 state;                 /* enum xnf_ct_state (one bit of XNF_CT_STATES) */
 	__u8 creates;               /* confirm writes a new entry (over one that is over, if any) */
 	__u8 sender;                /* the frame's sender: its endpoint's index in the key */
 	__u8 in_table;              /* found is the table's entry */
 	__u8 ends;                  /* the frame ends its connection at once: the entry goes (a RST as its only answer) */
+	__u8 fragment;              /* XNF__CT_LATER_FRAGMENT: the fragment cache's answer decides */
 	__u8 fragment_unmatched;    /* a later fragment found no first fragment of its datagram: invalid */
 	__u8 bad_checksum;          /* a segment that would move its connection has a wrong checksum: invalid */
 };
@@ -206,15 +207,32 @@ struct xnf_ct_fragment {
 #define XNF_CT_FRAGMENT_TIME_IPV4_NS (30 * 1000000000ull)
 #define XNF_CT_FRAGMENT_TIME_IPV6_NS (60 * 1000000000ull)
 
-#define XNF_CT_TABLE(name, max_entries)                                                   \
-	XNF_MAP_HASH(name, struct xnf_ct_key, struct xnf_ct_entry, max_entries);           \
-	XNF_MAP_ARRAY(name##_timeouts, __u32, XNF_CT_NTIMEOUTS);                           \
-	XNF_MAP_ARRAY(name##_newest, struct xnf_ct_key, max_entries);                      \
-	XNF_MAP_ARRAY(name##_newest_ends, struct xnf_ct_ring_ends, 1);                     \
-	XNF_MAP_ARRAY(name##_fragments, struct xnf_ct_fragment, XNF_CT_FRAGMENT_SLOTS)
+/* A later fragment, left by the tracker for the fragment cache's answer (ct->fragment). */
+#define XNF__CT_LATER_FRAGMENT 2
 
-#define xnf_ct_track(table, h, t, pkt, ct) \
-	xnf__ct_track(&table, &table##_timeouts, &table##_fragments, h, t, pkt, ct)
+/*
+ * The table's maps, and its fragment cache's one function, verified apart (once, not on every path of the NF that
+ * leads to it: on Linux 6.1 the acl went past the verifier's million instructions and its 512 bytes of stack with it
+ * inline). It answers in one scalar: a later fragment's datagram's state and ports (XNF__CT_FRAGMENT_FOUND), or 0.
+ */
+#define XNF_CT_TABLE(name, max_entries)                                                                      \
+	XNF_MAP_HASH(name, struct xnf_ct_key, struct xnf_ct_entry, max_entries);                              \
+	XNF_MAP_ARRAY(name##_timeouts, __u32, XNF_CT_NTIMEOUTS);                                              \
+	XNF_MAP_ARRAY(name##_newest, struct xnf_ct_key, max_entries);                                         \
+	XNF_MAP_ARRAY(name##_newest_ends, struct xnf_ct_ring_ends, 1);                                        \
+	XNF_MAP_ARRAY(name##_fragments, struct xnf_ct_fragment, XNF_CT_FRAGMENT_SLOTS);                       \
+	XNF_VERIFIED_APART __u64 name##_fragment(const struct xnf_5tuple *t, __u32 id, __u32 state, __u32 later, \
+						 __u32 more)                                                  \
+	{                                                                                                     \
+		return xnf__ct_fragment(&name##_fragments, t, id, state, later, more);                        \
+	}                                                                                                     \
+	XNF_VERIFIED_APART __u64 name##_fragment(const struct xnf_5tuple *t, __u32 id, __u32 state, __u32 later, \
+						 __u32 more)
+
+#define xnf_ct_track(table, h, t, pkt, ct)                                                                    \
+	(xnf__ct_track(&table, &table##_timeouts, h, t, pkt, ct),                                               \
+	 xnf__ct_after_fragment(table##_fragment(t, (h)->fragment_id, (ct)->state, (h)->is_fragment,           \
+						 (h)->more_fragments), t, ct))
 /* The table's entry of the frame's connection, to write the NF's own fields (nf_note, nf_epoch); NULL: none. */
 #define xnf_ct_entry(table, ct) ((struct xnf_ct_entry *)xnf_map_lookup(&table, &(ct)->key))
 #define xnf_ct_confirm(table, ct) \
@@ -661,43 +679,58 @@ static __always_inline int xnf__ct_fragment_is_of(const struct xnf_ct_fragment *
 	return differs == 0;
 }
 
-/* A first fragment, tracked: its datagram's ports and state into its slot, for the fragments that follow. */
-static __always_inline void xnf__ct_fragment_first(void *fragments, const struct xnf_5tuple *t, __u32 id,
-						   const struct xnf_ct *ct, __u64 now)
-{
-	__u32 slot = xnf__ct_fragment_slot(t, id);
-	struct xnf_ct_fragment *f = xnf_map_lookup(fragments, &slot);
+/* A later fragment's answer from the cache: its datagram was found, with this state and these ports. */
+#define XNF__CT_FRAGMENT_FOUND (1ull << 63)
 
+/* Asked for every frame (a branch before the call would be followed through the whole NF by the verifier): for a
+ * first fragment (not later, more follow), tracked, its datagram's ports and state into its slot for the fragments
+ * that follow, 0; for a later one, its datagram's state and ports, or 0 where its slot holds another datagram, or
+ * none in time; for a whole datagram, 0. */
+static __always_inline __u64 xnf__ct_fragment(void *fragments, const struct xnf_5tuple *t, __u32 id, __u32 state,
+					      __u32 later, __u32 more)
+{
+	struct xnf_ct_fragment *f;
+	__u64 now;
+	__u32 slot;
+
+	if (!t || (!later && !more))
+		return 0;
+	now = xnf_now_coarse_ns();
+	slot = xnf__ct_fragment_slot(t, id);
+	f = xnf_map_lookup(fragments, &slot);
 	if (!f)
-		return;
-	f->seen_ns = now;
-	__builtin_memcpy(f->src, t->saddr, sizeof(f->src));
-	__builtin_memcpy(f->dst, t->daddr, sizeof(f->dst));
-	f->id = id;
-	f->family = t->family;
-	f->proto = t->proto;
-	f->sport = t->sport;
-	f->dport = t->dport;
-	f->state = (__u8)ct->state;
+		return 0;
+	if (!later) {
+		f->seen_ns = now;
+		__builtin_memcpy(f->src, t->saddr, sizeof(f->src));
+		__builtin_memcpy(f->dst, t->daddr, sizeof(f->dst));
+		f->id = id;
+		f->family = t->family;
+		f->proto = t->proto;
+		f->sport = t->sport;
+		f->dport = t->dport;
+		f->state = (__u8)state;
+		return 0;
+	}
+	if (!xnf__ct_fragment_is_of(f, t, id) ||
+	    xnf_idle_past(now, f->seen_ns, t->family == 4 ? XNF_CT_FRAGMENT_TIME_IPV4_NS : XNF_CT_FRAGMENT_TIME_IPV6_NS))
+		return 0;
+	return XNF__CT_FRAGMENT_FOUND | f->state | (__u64)f->sport << 16 | (__u64)f->dport << 32;
 }
 
-/* A later fragment: its first fragment's state, and its ports into t; invalid where its slot holds another datagram,
- * or none in time. */
-static __always_inline void xnf__ct_fragment_later(void *fragments, struct xnf_5tuple *t, __u32 id, struct xnf_ct *ct,
-						   __u64 now)
+/* The frame's state once the cache has answered (found: its answer for a later fragment). */
+static __always_inline __u32 xnf__ct_after_fragment(__u64 found, struct xnf_5tuple *t, struct xnf_ct *ct)
 {
-	__u32 slot = xnf__ct_fragment_slot(t, id);
-	struct xnf_ct_fragment *f = xnf_map_lookup(fragments, &slot);
-	__u64 wait = t->family == 4 ? XNF_CT_FRAGMENT_TIME_IPV4_NS : XNF_CT_FRAGMENT_TIME_IPV6_NS;
-
-	ct->state = XNF_CT_INVALID;
-	if (!f || !xnf__ct_fragment_is_of(f, t, id) || xnf_idle_past(now, f->seen_ns, wait)) {
+	if (ct->fragment != XNF__CT_LATER_FRAGMENT)
+		return ct->state;
+	if (!(found & XNF__CT_FRAGMENT_FOUND)) {
 		ct->fragment_unmatched = 1;
-		return;
+		return ct->state;
 	}
-	t->sport = f->sport;
-	t->dport = f->dport;
-	ct->state = f->state;
+	ct->state = (__u32)(found & 0xff);
+	t->sport = (__be16)(found >> 16);
+	t->dport = (__be16)(found >> 32);
+	return ct->state;
 }
 
 /*
@@ -783,7 +816,7 @@ static __always_inline int xnf__ct_segment_sums_right(const struct xnf_pkt *pkt,
 {
 	__u32 offset, ip_len, before, len, seed = bpf_htons((__u16)IPPROTO_TCP);
 
-	if (!h->tcp || h->first_fragment || !(xnf_tcp_flags(h) & (XNF__CT_SYN | XNF__CT_FIN | XNF__CT_RST)))
+	if (!h->tcp || h->more_fragments || !(xnf_tcp_flags(h) & (XNF__CT_SYN | XNF__CT_FIN | XNF__CT_RST)))
 		return 1;
 	offset = (__u32)((const char *)h->l4 - (const char *)pkt->data);
 	if (h->ip4) {
@@ -811,12 +844,10 @@ static __always_inline int xnf__ct_segment_sums_right(const struct xnf_pkt *pkt,
  * later fragment's ports are set in t: its first fragment's). An existing connection moves now; a new one waits for
  * xnf_ct_confirm.
  */
-static __always_inline __u32 xnf__ct_track(void *table, void *timeouts, void *fragments, const struct xnf_headers *h,
-					   struct xnf_5tuple *t, const struct xnf_pkt *pkt, struct xnf_ct *ct)
+static __always_inline __u32 xnf__ct_track(void *table, void *timeouts, const struct xnf_headers *h,
+					   const struct xnf_5tuple *t, const struct xnf_pkt *pkt, struct xnf_ct *ct)
 {
 	__u64 now = xnf_now_coarse_ns();   /* idle times are seconds: the tick's time, without a clock read */
-	__u32 fragment_id = h->fragment_id;
-	__u8 first_fragment = h->first_fragment;
 
 	__builtin_memset(ct, 0, sizeof(*ct));
 	if (!xnf__ct_segment_sums_right(pkt, h, t)) {
@@ -824,14 +855,15 @@ static __always_inline __u32 xnf__ct_track(void *table, void *timeouts, void *fr
 		ct->bad_checksum = 1;
 		return ct->state;
 	}
-	if (h->is_fragment)
-		xnf__ct_fragment_later(fragments, t, fragment_id, ct, now);
-	else if (h->icmp)
+	if (h->is_fragment) {
+		ct->state = XNF_CT_INVALID;       /* until the fragment cache says otherwise */
+		ct->fragment = XNF__CT_LATER_FRAGMENT;
+		return ct->state;
+	}
+	if (h->icmp)
 		xnf__ct_icmp(table, timeouts, pkt, h, t, ct, now);
 	else
 		xnf__ct_ports(table, timeouts, h, t, ct, now);
-	if (first_fragment)
-		xnf__ct_fragment_first(fragments, t, fragment_id, ct, now);
 	return ct->state;
 }
 

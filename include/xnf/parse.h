@@ -66,7 +66,7 @@ struct xnf_headers {
 	__u8 vlan_depth;
 	__u8 l4_proto;        /* IPPROTO_*; 0 when not IP */
 	__u8 is_fragment;     /* a non-first fragment: no L4 header follows */
-	__u8 first_fragment;  /* the first fragment of a datagram in several: more follow (<xnf/conntrack.h>) */
+	__u8 more_fragments;  /* more fragments of the datagram follow: with is_fragment 0, the first (<xnf/conntrack.h>) */
 	__u32 fragment_id;    /* a fragment's datagram (IPv4's identification, IPv6's), as the frame holds it */
 };
 
@@ -155,9 +155,9 @@ static __always_inline int xnf_parse_ipv4(struct xnf_cursor *c, struct xnf_heade
 	h->ip4 = ip;
 	h->l4_proto = ip->protocol;
 	h->is_fragment = (bpf_ntohs(ip->frag_off) & 0x1fff) != 0;
-	h->first_fragment = !h->is_fragment && (bpf_ntohs(ip->frag_off) & 0x2000);
-	if (h->is_fragment || h->first_fragment)
-		h->fragment_id = ip->id;
+	/* Taken whether fragmented or not, without a branch: a verifier follows each side of one through the whole NF. */
+	h->more_fragments = (__u8)((bpf_ntohs(ip->frag_off) >> 13) & 1);
+	h->fragment_id = ip->id;
 	return XNF_PARSE_OK;
 }
 
@@ -191,8 +191,7 @@ static __always_inline int xnf_parse_ipv6(struct xnf_cursor *c, struct xnf_heade
 			/* Offset in bits 3..15 of bytes 2-3: non-zero means no L4 here; bit 0: more follow. */
 			if (((ext[2] << 8 | ext[3]) & 0xfff8) != 0)
 				h->is_fragment = 1;
-			else if (ext[3] & 1)
-				h->first_fragment = 1;
+			h->more_fragments = ext[3] & 1;
 			__builtin_memcpy(&h->fragment_id, ext + 4, sizeof(h->fragment_id));
 			ext_len = 8;
 		} else {
