@@ -833,7 +833,7 @@ static __always_inline int xnf__ct_segment_sums_right(const struct xnf_pkt *pkt,
 	len = ip_len - before;
 	/* The pseudo-header: the addresses (an IPv4 frame's in word 0, zeros after), the protocol and the length. */
 	for (int i = 0; i < 4; i++)
-		seed += (t->saddr[i] & 0xffff) + (t->saddr[i] >> 16) + (t->daddr[i] & 0xffff) + (t->daddr[i] >> 16);
+		seed = xnf__sum_words32(xnf__sum_words32(seed, t->saddr[i]), t->daddr[i]);
 	seed += bpf_htons((__u16)len);
 	return xnf__ct_sum_right(pkt, offset, len, seed);
 }

@@ -17,6 +17,12 @@ static __always_inline __u16 xnf_csum_fold(__u32 sum)
 	return (__u16)~sum;
 }
 
+/* An unfolded sum with a 32-bit word's two 16-bit halves added (an address of a pseudo-header). */
+static __always_inline __u32 xnf__sum_words32(__u32 sum, __be32 word)
+{
+	return sum + (word & 0xffff) + (word >> 16);
+}
+
 /* Updates *csum for a 16-bit field that changed from old to new (network order). */
 static __always_inline void xnf_csum_replace2(__sum16 *csum, __be16 old, __be16 new)
 {

@@ -52,11 +52,6 @@ struct xnf__l4_csum {
 	__u8 udp;
 };
 
-static __always_inline __u32 xnf__sum_words32(__u32 sum, __be32 word)
-{
-	return sum + (word & 0xffff) + (word >> 16);
-}
-
 /* 1 and *c for a TCP or UDP segment (not a later fragment) whose headers parse and that the summing loop
  * covers; 0 otherwise. */
 static __always_inline int xnf__l4_csum_of(struct xnf_pkt *pkt, struct xnf__l4_csum *c)
