@@ -330,6 +330,16 @@ def test_a_connection_whose_first_answer_was_lost_opens_with_the_next(subject, r
         assert time.monotonic() - started < 5, "connected only after the client's own retries"
 
 
+def stateful_between(t: Topology, subject: str, rules_file) -> NfInstance | None:
+    """STATEFUL_RULES between the topology's two ports: nftables with conntrack on a bridge (None), or the acl in the
+    mode that subject names."""
+    if subject == "nftables":
+        netfilter.acl_on_bridge(t.dut_ns, t.dut_ifaces, STATEFUL_RULES)
+        return None
+    mode, extra = MODES[subject]
+    return NfInstance.start(t, "acl", mode, t.dut_ifaces, rules=rules_file(STATEFUL_RULES), extra=extra)
+
+
 def with_wrong_checksum(packet):
     """The packet with its TCP checksum off by some bits."""
     right = packet.__class__(bytes(packet))[TCP].chksum
@@ -354,11 +364,7 @@ def test_a_segment_with_a_wrong_checksum_moves_no_connection(subject, rules_file
     if not at_tc:
         steps.insert(4, Step(OUTSIDE, tcp(OUTSIDE, 80, 40010, "PA", 5001, 1001), True, "the connection goes on"))
     with Topology("two-port") as t:
-        if subject == "nftables":
-            netfilter.acl_on_bridge(t.dut_ns, t.dut_ifaces, STATEFUL_RULES)
-        else:
-            mode, extra = MODES[subject]
-            nf = NfInstance.start(t, "acl", mode, t.dut_ifaces, rules=rules_file(STATEFUL_RULES), extra=extra)
+        nf = stateful_between(t, subject, rules_file)
         assert differences(steps, through(t, steps)) == []
         if subject != "nftables":
             assert control.request_json(nf.name, "stats")["counters"]["ct_bad_checksum"] == (0 if at_tc else 2)
@@ -400,11 +406,7 @@ def test_a_fragmented_datagram_goes_as_its_first_fragment_went(subject, v6, rule
     waits for the first (docs/conntrack.md)."""
     a, b = (A6, B6) if v6 else (A, B)
     with Topology("two-port") as t:
-        if subject == "nftables":
-            netfilter.acl_on_bridge(t.dut_ns, t.dut_ifaces, STATEFUL_RULES)
-        else:
-            mode, extra = MODES[subject]
-            nf = NfInstance.start(t, "acl", mode, t.dut_ifaces, rules=rules_file(STATEFUL_RULES), extra=extra)
+        nf = stateful_between(t, subject, rules_file)
         wire = Wire(t)
         try:
             assert wire.passes(INSIDE, (IPv6(src=a, dst=b) if v6 else IP(src=a, dst=b)) / UDP(sport=5360, dport=5360),
