@@ -1,7 +1,10 @@
 """A script of frames between an inside host A and an outside host B through a stateful acl, and what netfilter's
 conntrack passes of each (tests/integration/test_conntrack.py holds Linux itself to it): TCP handshakes, data,
 closes, RSTs, half-open and out-of-window segments, invalid flags, UDP, ICMP echo, ICMP errors about tracked and
-untracked flows, IPv6, neighbour discovery. Frames from IP up; each step says which side it enters by."""
+untracked flows, IPv6, neighbour discovery. Frames from IP up; each step says which side it enters by. Every frame
+leaves with the test's mark after it (MARK and the step's number: PAYLOAD bytes), so a TCP segment's data ends PAYLOAD
+bytes after its sequence number (one more with SYN or FIN): the acknowledgements below count them, as netfilter's
+window tracking does."""
 
 from __future__ import annotations
 
@@ -12,6 +15,8 @@ from scapy.layers.inet6 import (ICMPv6DestUnreach, ICMPv6EchoReply, ICMPv6EchoRe
                                 IPv6ExtHdrDestOpt, IPv6ExtHdrRouting, UDPerror as UDPerror6)
 
 INSIDE, OUTSIDE = 0, 1       # the port a frame enters by
+MARK = b"xnfct"              # after every frame's own bytes, with the step's number (4 bytes)
+PAYLOAD = len(MARK) + 4
 A, B, ROUTER = "10.1.0.5", "198.51.100.7", "198.51.100.254"
 OTHER_INSIDE = "10.1.0.6"
 A6, B6 = "2001:db8:1::5", "2001:db8:2::7"
@@ -55,17 +60,38 @@ def port_unreachable(src: str, about_sport: int, about_dport: int, code: int = 3
 
 
 def handshake(sport: int, dport: int, v6: bool = False) -> list[Step]:
+    """The inside's data then ends at 1001 + PAYLOAD, the outside's at 5001 + PAYLOAD."""
     return [Step(INSIDE, tcp(INSIDE, sport, dport, "S", 1000, v6=v6), True, "the inside opens"),
             Step(OUTSIDE, tcp(OUTSIDE, dport, sport, "SA", 5000, 1001, v6=v6), True, "the answer"),
             Step(INSIDE, tcp(INSIDE, sport, dport, "A", 1001, 5001, v6=v6), True, "the handshake's last ACK")]
 
 
+def windows(sport: int, dport: int) -> list[Step]:
+    """After handshake(sport, dport): segments for and against each end's window, as netfilter's tcp_in_window (with
+    nf_conntrack_tcp_be_liberal=0, its default) judges them."""
+    inside_end, outside_end = 1001 + PAYLOAD, 5001 + PAYLOAD
+    return [
+        Step(OUTSIDE, tcp(OUTSIDE, dport, sport, "PA", 900000000, inside_end), False,
+             "data far past the inside's window: invalid"),
+        Step(OUTSIDE, tcp(OUTSIDE, dport, sport, "R", 100005001), False,
+             "a blind RST far from the window: invalid, the connection stays"),
+        Step(OUTSIDE, tcp(OUTSIDE, dport, sport, "PA", 5001, inside_end), True, "data back, in the window"),
+        Step(INSIDE, tcp(INSIDE, sport, dport, "A", inside_end, outside_end + 50000), False,
+             "an acknowledgement of data never sent: invalid"),
+        Step(INSIDE, tcp(INSIDE, sport, dport, "A", (1001 - 100000) % 2**32, outside_end), True,
+             "data from before the window (acknowledged long ago): ignored, it goes with the connection"),
+        Step(OUTSIDE, tcp(OUTSIDE, dport, sport, "R", outside_end + 100), True,
+             "a RST in the window but not where the inside expects one: it passes, the connection stays"),
+        Step(INSIDE, tcp(INSIDE, sport, dport, "PA", inside_end, outside_end), True, "the connection goes on"),
+    ]
+
+
 def script() -> list[Step]:
     s = handshake(40001, 80) + [
         Step(OUTSIDE, tcp(OUTSIDE, 80, 40001, "PA", 5001, 1001), True, "data back"),
-        Step(INSIDE, tcp(INSIDE, 40001, 80, "FA", 1001, 5101), True, "the inside closes"),
-        Step(OUTSIDE, tcp(OUTSIDE, 80, 40001, "FA", 5101, 1002), True, "the outside closes"),
-        Step(INSIDE, tcp(INSIDE, 40001, 80, "A", 1002, 5102), True, "the last ACK"),
+        Step(INSIDE, tcp(INSIDE, 40001, 80, "FA", 1001 + PAYLOAD, 5001 + PAYLOAD), True, "the inside closes"),
+        Step(OUTSIDE, tcp(OUTSIDE, 80, 40001, "FA", 5001 + PAYLOAD, 1002 + 2 * PAYLOAD), True, "the outside closes"),
+        Step(INSIDE, tcp(INSIDE, 40001, 80, "A", 1002 + 2 * PAYLOAD, 5002 + 2 * PAYLOAD), True, "the last ACK"),
         Step(OUTSIDE, tcp(OUTSIDE, 80, 40001, "S", 9000), False,
              "the answerer reopens from TIME_WAIT: a new connection, from outside"),
         Step(OUTSIDE, tcp(OUTSIDE, 5555, 22, "S"), False, "a SYN from outside: new, not inside"),
@@ -111,10 +137,7 @@ def script() -> list[Step]:
              "time exceeded about nothing sent: invalid"),
         Step(OUTSIDE, port_unreachable(ROUTER, 5353, 53, code=0, kind=11), True,
              "time exceeded about the UDP query: related"),
-    ] + handshake(40004, 443) + [
-        Step(OUTSIDE, tcp(OUTSIDE, 443, 40004, "PA", 900000000, 1001), True,
-             "far out of the window: passed, as netfilter with be_liberal does"),
-    ] + handshake(40005, 80, v6=True) + [
+    ] + handshake(40004, 443) + windows(40004, 443) + handshake(40005, 80, v6=True) + [
         Step(OUTSIDE, tcp(OUTSIDE, 6000, 22, "S", v6=True), False, "an IPv6 SYN from outside"),
         Step(INSIDE, IPv6(src=A6, dst=B6) / ICMPv6EchoRequest(id=5, seq=1), True, "an IPv6 echo request"),
         Step(OUTSIDE, IPv6(src=B6, dst=A6) / ICMPv6EchoReply(id=5, seq=1), True, "its reply"),

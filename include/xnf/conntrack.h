@@ -16,8 +16,8 @@
  * a frame no state admits is invalid (TCP's transitions are netfilter's table, with its pick-up of connections
  * already under way); neighbour discovery and multicast listener frames are untracked. An existing connection's
  * state moves with every frame, passed or not (netfilter tracks before its filter); a new one is kept only if its
- * frame passes (netfilter confirms on the way out). Sequence numbers are not checked: netfilter with
- * nf_conntrack_tcp_be_liberal=1 (docs/conntrack.md says why). A datagram's later IP fragments carry no ports: they go
+ * frame passes (netfilter confirms on the way out). TCP's windows are tracked as netfilter's tcp_in_window tracks
+ * them, in a map beside the table (<xnf/conntrack_window.h>). A datagram's later IP fragments carry no ports: they go
  * as its first fragment went (the fragment cache below), and take its ports in t.
  *
  * One entry per connection, keyed by its two endpoints in a fixed order, so both directions find it with one lookup.
@@ -70,7 +70,15 @@ enum xnf_ct_timeout {
 	XNF_CT_TIMEOUT_UDP_STREAM,             /* a stream: assured */
 	XNF_CT_TIMEOUT_ICMP,
 	XNF_CT_TIMEOUT_GENERIC,                /* any other protocol */
+	XNF_CT_TIMEOUT_TCP_RETRANS,            /* at most, after max_retrans retransmissions or a zero window */
+	XNF_CT_TIMEOUT_TCP_UNACK,              /* at most, while data is unacknowledged (or a pick-up unanswered) */
 	XNF_CT_NTIMEOUTS,
+};
+
+/* The table's settings besides its idle times, in the same map after them (its "_timeouts"). */
+enum xnf_ct_setting {
+	XNF_CT_SETTING_LIBERAL = XNF_CT_NTIMEOUTS,   /* 1: TCP windows are not checked (be_liberal) */
+	XNF_CT_NSLOTS,
 };
 
 /* netfilter's defaults, in seconds (nf_conntrack_*_timeout*), by slot. A table, not a switch: the data path reads it
@@ -90,6 +98,8 @@ static const __u32 xnf__ct_default_timeouts_s[XNF_CT_NTIMEOUTS] = {
 	[XNF_CT_TIMEOUT_UDP_STREAM] = 120,
 	[XNF_CT_TIMEOUT_ICMP] = 30,
 	[XNF_CT_TIMEOUT_GENERIC] = 600,
+	[XNF_CT_TIMEOUT_TCP_RETRANS] = 300,
+	[XNF_CT_TIMEOUT_TCP_UNACK] = 300,
 };
 
 static __always_inline __u32 xnf_ct_default_timeout_s(__u32 slot)
@@ -130,6 +140,13 @@ struct xnf_ct_entry {
 #define XNF_CT_REPLIED 1
 #define XNF_CT_ASSURED 2
 #define XNF_CT_UDP_LASTED 4   /* UDP: a frame came more than XNF__CT_UDP_STREAM_UNITS after the first */
+/* TCP: limits on the idle time its window sets (<xnf/conntrack_window.h>), as netfilter shortens a connection's
+ * timeout: tcp_unacknowledged while data is unacknowledged, tcp_max_retrans after retransmissions or a zero window,
+ * tcp_close after a RST that left the state as it was. */
+#define XNF_CT_CAP_UNACKED 8
+#define XNF_CT_CAP_RETRANS 16
+#define XNF_CT_CAP_CLOSE 32
+#define XNF_CT_CAPS (XNF_CT_CAP_UNACKED | XNF_CT_CAP_RETRANS | XNF_CT_CAP_CLOSE)
 
 /*
  * netfilter makes an answered UDP flow a stream (assured, udp_stream's time) at its first frame more than 2 s after
@@ -160,6 +177,7 @@ struct xnf_ct {
 	__u8 fragment;              /* XNF__CT_LATER_FRAGMENT: the fragment cache's answer decides */
 	__u8 fragment_unmatched;    /* a later fragment found no first fragment of its datagram: invalid */
 	__u8 bad_checksum;          /* a segment that would move its connection has a wrong checksum: invalid */
+	__u64 window_open;          /* a new TCP connection's window, for confirm (xnf__ct_window_first's answer) */
 };
 
 /* The ring of the newest connections' keys: where the next is written, and where the search for one to drop goes on. */
@@ -217,10 +235,11 @@ struct xnf_ct_fragment {
  */
 #define XNF_CT_TABLE(name, max_entries)                                                                      \
 	XNF_MAP_HASH(name, struct xnf_ct_key, struct xnf_ct_entry, max_entries);                              \
-	XNF_MAP_ARRAY(name##_timeouts, __u32, XNF_CT_NTIMEOUTS);                                              \
+	XNF_MAP_ARRAY(name##_timeouts, __u32, XNF_CT_NSLOTS);                                                 \
 	XNF_MAP_ARRAY(name##_newest, struct xnf_ct_key, max_entries);                                         \
 	XNF_MAP_ARRAY(name##_newest_ends, struct xnf_ct_ring_ends, 1);                                        \
 	XNF_MAP_ARRAY(name##_fragments, struct xnf_ct_fragment, XNF_CT_FRAGMENT_SLOTS);                       \
+	XNF_MAP_HASH(name##_windows, struct xnf_ct_key, struct xnf_ct_window, max_entries);                   \
 	XNF_VERIFIED_APART __u64 name##_fragment(const struct xnf_5tuple *t, __u32 id, __u32 state, __u32 later, \
 						 __u32 more)                                                  \
 	{                                                                                                     \
@@ -230,19 +249,22 @@ struct xnf_ct_fragment {
 						 __u32 more)
 
 #define xnf_ct_track(table, h, t, pkt, ct)                                                                    \
-	(xnf__ct_track(&table, &table##_timeouts, h, t, pkt, ct),                                               \
+	(xnf__ct_track(&table, &table##_timeouts, &table##_windows, h, t, pkt, ct),                             \
 	 xnf__ct_after_fragment(table##_fragment(t, (h)->fragment_id, (ct)->state, (h)->is_fragment,           \
 						 (h)->more_fragments), t, ct))
 /* The table's entry of the frame's connection, to write the NF's own fields (nf_note, nf_epoch); NULL: none. */
 #define xnf_ct_entry(table, ct) ((struct xnf_ct_entry *)xnf_map_lookup(&table, &(ct)->key))
-#define xnf_ct_confirm(table, ct) \
-	xnf__ct_confirm(&table, &table##_newest, &table##_newest_ends, xnf_map_capacity(&table##_newest), ct)
+#define xnf_ct_confirm(table, ct)                                                                       \
+	xnf__ct_confirm(&table, &table##_newest, &table##_newest_ends, &table##_windows, &table##_timeouts,   \
+			xnf_map_capacity(&table##_newest), ct)
 
 /* TCP flags as in the header's 14th byte. */
 #define XNF__CT_FIN 0x01
 #define XNF__CT_SYN 0x02
 #define XNF__CT_RST 0x04
 #define XNF__CT_ACK 0x10
+
+#include <xnf/conntrack_window.h>
 
 static __always_inline __u64 xnf__ct_timeout_ns(void *timeouts, __u32 slot)
 {
@@ -261,6 +283,28 @@ static __always_inline __u32 xnf__ct_timeout_slot(const struct xnf_ct_key *k, co
 	if (k->proto == IPPROTO_ICMP || k->proto == IPPROTO_ICMPV6)
 		return XNF_CT_TIMEOUT_ICMP;
 	return XNF_CT_TIMEOUT_GENERIC;
+}
+
+/* The idle time that limits the state's, where one does (XNF_CT_NTIMEOUTS: none), in netfilter's order: the
+ * retransmissions', a RST's, unacknowledged data's (or a connection picked up and not yet answered). */
+static __always_inline __u32 xnf__ct_cap_slot(const struct xnf_ct_key *k, const struct xnf_ct_entry *e)
+{
+	if (k->proto != IPPROTO_TCP)
+		return XNF_CT_NTIMEOUTS;
+	if (e->seen_reply & XNF_CT_CAP_RETRANS)
+		return XNF_CT_TIMEOUT_TCP_RETRANS;
+	if (e->seen_reply & XNF_CT_CAP_CLOSE)
+		return XNF_TCP_CLOSE;
+	if ((e->seen_reply & XNF_CT_CAP_UNACKED) ||
+	    (e->tcp_state == XNF_TCP_ESTABLISHED && !(e->seen_reply & XNF_CT_REPLIED)))
+		return XNF_CT_TIMEOUT_TCP_UNACK;
+	return XNF_CT_NTIMEOUTS;
+}
+
+/* The entry's idle time from the idle times by slot (ns), the shorter of its state's and its limit's. */
+static __always_inline __u64 xnf__ct_idle_time(__u64 state_ns, __u64 cap_ns)
+{
+	return cap_ns < state_ns ? cap_ns : state_ns;
 }
 
 static __always_inline int xnf__ct_over(void *timeouts, const struct xnf_ct_key *k, const struct xnf_ct_entry *e,
@@ -387,80 +431,154 @@ static __always_inline void xnf__ct_touch(struct xnf_ct *ct, struct xnf_ct_entry
 	ct->in_table = 1;
 }
 
-/*
- * A segment netfilter's table ignores (a SYN/ACK again after the handshake, a SYN again in SYN_RECV, the answer's ACK
- * in SYN_SENT: its entry may be out of step with the two ends, and the segment may be what puts them in step): it goes
- * with its connection, as netfilter passes it (new, or established once answered), and changes nothing of the entry
- * but that the other end has answered; its idle time is not renewed either.
- */
-static __always_inline void xnf__ct_ignore(struct xnf_ct *ct, struct xnf_ct_entry *e, __u8 sender)
+/* The window's limits on the idle time, written only where they change. */
+static __always_inline void xnf__ct_set_caps(struct xnf_ct_entry *e, __u32 caps)
+{
+	__u8 now = (__u8)((e->seen_reply & ~XNF_CT_CAPS) | (caps & XNF_CT_CAPS));
+
+	if (e->seen_reply != now)
+		e->seen_reply = now;
+}
+
+/* What the window needs to know of the connection besides the segment (XNF__CT_INFO_*). */
+static __always_inline __u32 xnf__ct_window_info(const struct xnf_ct_entry *e, __u32 reply)
+{
+	__u32 info = (__u32)e->tcp_state << XNF__CT_INFO_STATE_SHIFT | (reply ? XNF__CT_INFO_REPLY : 0);
+
+	if (e->seen_reply & XNF_CT_REPLIED)
+		info |= XNF__CT_INFO_REPLIED;
+	if (e->seen_reply & XNF_CT_ASSURED) {
+		info |= XNF__CT_INFO_ASSURED;
+		if (e->tcp_state == XNF_TCP_ESTABLISHED)
+			info |= XNF__CT_INFO_ESTABLISHED;
+	}
+	return info;
+}
+
+/* What xnf__ct_tcp_apply answers: the frame's state (enum xnf_ct_state) and these. */
+#define XNF__CT_TCP_IN_TABLE 0x100   /* the entry is the frame's connection's (ct->found) */
+#define XNF__CT_TCP_ENDS 0x200       /* the entry goes at once: a RST as its connection's only answer */
+#define XNF__CT_TCP_REOPENS 0x400    /* a SYN on a closed connection's ports: a new connection */
+
+/* The frame's state on an entry, its answer noted: new until the other end has answered. */
+static __always_inline __u32 xnf__ct_tcp_state_of(struct xnf_ct_entry *e, __u8 sender)
 {
 	xnf__ct_note_reply(e, sender);
-	ct->state = e->seen_reply & XNF_CT_REPLIED ? XNF_CT_ESTABLISHED : XNF_CT_NEW;
-	ct->found = *e;
-	ct->in_table = 1;
+	return (e->seen_reply & XNF_CT_REPLIED ? XNF_CT_ESTABLISHED : XNF_CT_NEW) | XNF__CT_TCP_IN_TABLE;
 }
 
-/* A RST on a connection never answered (its SYN refused, or given up): it passes with the connection, and the
- * entry goes at once, as netfilter deletes it: a later segment of the same ports finds nothing to belong to. */
-static __always_inline void xnf__ct_reset_unanswered(struct xnf_ct *ct, struct xnf_ct_entry *e, __u8 sender)
+/* What xnf__ct_tcp_judge answers: the segment's fate decided (the answer in the low bits), or what the window is
+ * to check (XNF__CT_INFO_*) and the state the table gives the segment, for xnf__ct_tcp_apply. */
+#define XNF__CT_JUDGED_FINAL (1ull << 63)
+#define XNF__CT_JUDGED_NEXT(judged) ((__u32)((judged) >> 32) & 0xf)
+
+/*
+ * A TCP segment on its connection's entry e, its numbers in seq_ack and seg (XNF__CT_TCP_SEG), by netfilter's table
+ * first: what the window must check, or the segment's fate where the table decides it alone. Its window
+ * (xnf__ct_in_window) and the entry's update (xnf__ct_tcp_apply) follow. Three functions verified apart, each
+ * answering in a scalar, called one after the other: inline, each outcome was a path the verifier followed through
+ * the whole NF, past Linux's million instructions, and one calling the next took the stack past its 512 bytes.
+ *
+ * A segment netfilter's table ignores (a SYN/ACK again after the handshake, a SYN again in SYN_RECV, the answer's ACK
+ * in SYN_SENT: its entry may be out of step with the two ends, and the segment may be what puts them in step), and one
+ * the window ignores, go with their connection, as netfilter passes them (new, or established once answered), and
+ * change nothing of the entry but that the other end has answered; their idle time is not renewed either. A RST on a
+ * connection never answered (its SYN refused, or given up) passes with it, and the entry goes at once, as netfilter
+ * deletes it: a later segment of the same ports finds nothing to belong to.
+ */
+XNF_VERIFIED_APART __u64 xnf__ct_tcp_judge(const struct xnf_ct_entry *e, __u64 seg)
 {
-	ct->state = sender == e->opener ? XNF_CT_NEW : XNF_CT_ESTABLISHED;
-	ct->found = *e;
-	ct->in_table = 1;
-	ct->ends = 1;
+	__u8 sender = XNF__CT_TCP_SEG_SENDER(seg), flags = XNF__CT_TCP_SEG_FLAGS(seg);
+	__u32 index = xnf__ct_tcp_index(flags), reply, next, info;
+
+	if (!e)
+		return XNF__CT_JUDGED_FINAL | XNF_CT_INVALID;
+	reply = sender != e->opener;
+	next = xnf__ct_tcp_next(reply, index, e->tcp_state);
+	/* A SYN after the close: a new connection on the same ports (RFC 1122's reuse), from the opener after TIME_WAIT
+	 * or CLOSE, from the answerer after TIME_WAIT. Like netfilter, which drops the old entry and looks again: the
+	 * SYN's sender opens the new one, so an outside answerer's SYN is new, not established. */
+	if (index == 0 && next == XNF_TCP_SYN_SENT &&
+	    (e->tcp_state == XNF_TCP_TIME_WAIT || e->tcp_state == XNF_TCP_CLOSE))
+		return XNF__CT_JUDGED_FINAL | XNF__CT_TCP_REOPENS;
+	info = xnf__ct_window_info(e, reply) | xnf__ct_tcp_seg_info(seg, index) | XNF__CT_INFO_CHECK;
+	if (next == XNF_TCP_IGNORE)
+		return info | XNF__CT_INFO_IGNORED;
+	if (index == 4 && !(e->seen_reply & XNF_CT_REPLIED))
+		return XNF__CT_JUDGED_FINAL | (sender == e->opener ? XNF_CT_NEW : XNF_CT_ESTABLISHED) |
+		       XNF__CT_TCP_IN_TABLE | XNF__CT_TCP_ENDS;
+	if (next >= XNF_TCP_NSTATES)
+		return XNF__CT_JUDGED_FINAL | XNF_CT_INVALID;
+	if (index == 4 && next == XNF_TCP_CLOSE)
+		info |= XNF__CT_INFO_RST_CLOSES;
+	return (__u64)next << 32 | info;
 }
 
-/* A TCP segment on its connection's entry (NULL: none). Sets ct->state, and what confirm writes. */
-static __always_inline void xnf__ct_tcp(struct xnf_ct *ct, struct xnf_ct_entry *e, __u8 sender, __u8 flags, __u64 now)
+/* The entry moved by the segment the table judged and the window gave its verdict on: the answer (XNF__CT_TCP_*). */
+XNF_VERIFIED_APART __u32 xnf__ct_tcp_apply(struct xnf_ct_entry *e, __u64 judged, __u32 verdict)
 {
-	__u32 index = xnf__ct_tcp_index(flags), next;
+	__u8 sender = (judged & XNF__CT_INFO_SENDER) ? 1 : 0;
+	__u32 next = XNF__CT_JUDGED_NEXT(judged);
+
+	if (!e)
+		return XNF_CT_INVALID;
+	if (judged & XNF__CT_JUDGED_FINAL)
+		return (__u32)judged;
+	if ((judged & XNF__CT_INFO_IGNORED) || (verdict & XNF__CT_WINDOW_VERDICT) == XNF__CT_WINDOW_IGNORE)
+		return xnf__ct_tcp_state_of(e, sender);
+	if ((verdict & XNF__CT_WINDOW_VERDICT) == XNF__CT_WINDOW_INVALID)
+		return XNF_CT_INVALID;
+	if ((verdict & XNF__CT_WINDOW_VERDICT) == XNF__CT_WINDOW_KEEP_STATE) {
+		next = e->tcp_state;
+		verdict |= XNF_CT_CAP_CLOSE << XNF__CT_WINDOW_CAPS_SHIFT;
+	}
+	xnf__ct_set_caps(e, verdict >> XNF__CT_WINDOW_CAPS_SHIFT);
+	if (next == XNF_TCP_ESTABLISHED && (e->tcp_state == XNF_TCP_SYN_RECV || e->tcp_state == XNF_TCP_ESTABLISHED))
+		xnf__ct_assure(e);
+	if (e->tcp_state != next)
+		e->tcp_state = (__u8)next;
+	xnf_stamp(&e->last_seen_ns, xnf_now_coarse_ns());
+	return xnf__ct_tcp_state_of(e, sender);
+}
+
+/* A TCP segment on its connection's entry (NULL: none), its numbers in seq_ack and seg (XNF__CT_TCP_SEG). Sets
+ * ct->state, and what confirm writes. */
+static __always_inline void xnf__ct_tcp(struct xnf_ct *ct, struct xnf_ct_entry *e, void *windows, xnf__ct_frame *frame,
+					__u64 seq_ack, __u64 seg, __u64 now)
+{
+	__u8 sender = XNF__CT_TCP_SEG_SENDER(seg), flags = XNF__CT_TCP_SEG_FLAGS(seg);
+	__u32 next, answer;
 
 	if (!xnf__ct_tcp_flags_valid(flags)) {
 		ct->state = XNF_CT_INVALID;
 		return;
 	}
 	if (e) {
-		__u32 reply = sender != e->opener;
+		__u64 judged = xnf__ct_tcp_judge(e, seg);
+		__u32 verdict = xnf__ct_in_window(xnf_map_lookup(windows, &ct->key), frame, seq_ack, seg, (__u32)judged);
 
-		next = xnf__ct_tcp_next(reply, index, e->tcp_state);
-		/* A SYN after the close: a new connection on the same ports (RFC 1122's reuse), from the opener after
-		 * TIME_WAIT or CLOSE, from the answerer after TIME_WAIT. Like netfilter, which drops the old entry and
-		 * looks again: the SYN's sender opens the new one, so an outside answerer's SYN is new, not established. */
-		if (index == 0 && next == XNF_TCP_SYN_SENT &&
-		    (e->tcp_state == XNF_TCP_TIME_WAIT || e->tcp_state == XNF_TCP_CLOSE))
-			e = 0;
-	}
-	if (!e) {
-		next = xnf__ct_tcp_next(0, index, XNF_TCP_NONE);
-		if (next >= XNF_TCP_NSTATES) {
-			ct->state = XNF_CT_INVALID;
+		answer = xnf__ct_tcp_apply(e, judged, verdict);
+		if (!(answer & XNF__CT_TCP_REOPENS)) {
+			ct->state = (__u8)answer;
+			ct->ends = (answer & XNF__CT_TCP_ENDS) != 0;
+			if (answer & XNF__CT_TCP_IN_TABLE) {
+				ct->found = *e;
+				ct->in_table = 1;
+			}
 			return;
 		}
-		ct->state = XNF_CT_NEW;
-		ct->creates = 1;
-		ct->entry.tcp_state = (__u8)next;
-		ct->entry.opener = sender;
-		ct->entry.last_seen_ns = now;
-		return;
 	}
-	if (next == XNF_TCP_IGNORE) {
-		xnf__ct_ignore(ct, e, sender);
-		return;
-	}
-	if (index == 4 && !(e->seen_reply & XNF_CT_REPLIED)) {
-		xnf__ct_reset_unanswered(ct, e, sender);
-		return;
-	}
+	next = xnf__ct_tcp_next(0, xnf__ct_tcp_index(flags), XNF_TCP_NONE);
 	if (next >= XNF_TCP_NSTATES) {
 		ct->state = XNF_CT_INVALID;
 		return;
 	}
-	if (next == XNF_TCP_ESTABLISHED && (e->tcp_state == XNF_TCP_SYN_RECV || e->tcp_state == XNF_TCP_ESTABLISHED))
-		xnf__ct_assure(e);
-	if (e->tcp_state != next)
-		e->tcp_state = (__u8)next;
-	xnf__ct_touch(ct, e, sender, now);
+	ct->state = XNF_CT_NEW;
+	ct->creates = 1;
+	ct->entry.tcp_state = (__u8)next;
+	ct->entry.opener = sender;
+	ct->entry.last_seen_ns = now;
+	ct->window_open = xnf__ct_window_first(frame, seq_ack, seg);
 }
 
 /* A frame of a protocol without states: new until answered. Only `opens` frames may start one. */
@@ -751,21 +869,38 @@ static __always_inline void xnf__ct_bring_forward(void *table, const struct xnf_
 		xnf_map_update(table, &ct->key, &ct->found, BPF_EXIST);
 }
 
-/* A frame of a protocol with ports (or none: a protocol xnf does not look into) on its connection. */
-static __always_inline void xnf__ct_ports(void *table, void *timeouts, const struct xnf_headers *h,
-					  const struct xnf_5tuple *t, struct xnf_ct *ct, __u64 now)
+/* A TCP segment's numbers, as xnf__ct_tcp takes them: the sequence and acknowledgement numbers, and the rest
+ * (XNF__CT_TCP_SEG). */
+static __always_inline void xnf__ct_segment(const struct xnf_pkt *pkt, const struct xnf_headers *h, __u8 sender,
+					    __u64 *seq_ack, __u64 *seg)
 {
-	__u8 sender, tcp_flags;
+	const struct tcphdr *tcp = h->tcp;
+	__u32 header = (__u32)tcp->doff * 4;
+
+	*seq_ack = (__u64)bpf_ntohl(tcp->seq) << 32 | bpf_ntohl(tcp->ack_seq);
+	*seg = XNF__CT_TCP_SEG(h->l4_len, (__u32)((const char *)h->l4 - (const char *)pkt->data) + 20,
+			       bpf_ntohs(tcp->window), xnf_tcp_flags(h), sender, header > 20 ? header - 20 : 0);
+}
+
+/* A frame of a protocol with ports (or none: a protocol xnf does not look into) on its connection. */
+static __always_inline void xnf__ct_ports(void *table, void *timeouts, void *windows, const struct xnf_pkt *pkt,
+					  const struct xnf_headers *h, const struct xnf_5tuple *t, struct xnf_ct *ct,
+					  __u64 now)
+{
+	__u64 seq_ack = 0, seg = 0;
+	__u8 sender;
 	int is_tcp;
 
 	/* The headers read now, into scalars: what follows then reads no packet pointer, so the verifier can take the
 	 * paths of the parse (tags, extension headers) for one from here on instead of following each. */
 	is_tcp = h->tcp != 0;
-	tcp_flags = xnf_tcp_flags(h);
 	sender = xnf__ct_make_key(&ct->key, t->family, t->proto, t->saddr, t->sport, t->daddr, t->dport);
 	ct->sender = sender;
+	if (is_tcp)
+		xnf__ct_segment(pkt, h, sender, &seq_ack, &seg);
 	if (is_tcp) {
-		xnf__ct_tcp(ct, xnf__ct_find(table, timeouts, &ct->key, now), sender, tcp_flags, now);
+		xnf__ct_tcp(ct, xnf__ct_find(table, timeouts, &ct->key, now), windows, XNF__CT_FRAME_OF(pkt), seq_ack,
+			    seg, now);
 	} else {
 		struct xnf_ct_entry *e = xnf__ct_find(table, timeouts, &ct->key, now);
 
@@ -775,9 +910,10 @@ static __always_inline void xnf__ct_ports(void *table, void *timeouts, const str
 		if (ct->creates && t->proto == IPPROTO_UDP)
 			ct->entry.udp_born = xnf__ct_udp_units(now);
 	}
-	if (ct->ends)
+	if (ct->ends) {
 		xnf_map_delete(table, &ct->key);
-	else
+		xnf_map_delete(windows, &ct->key);
+	} else
 		xnf__ct_bring_forward(table, ct);
 }
 
@@ -844,7 +980,7 @@ static __always_inline int xnf__ct_segment_sums_right(const struct xnf_pkt *pkt,
  * later fragment's ports are set in t: its first fragment's). An existing connection moves now; a new one waits for
  * xnf_ct_confirm.
  */
-static __always_inline __u32 xnf__ct_track(void *table, void *timeouts, const struct xnf_headers *h,
+static __always_inline __u32 xnf__ct_track(void *table, void *timeouts, void *windows, const struct xnf_headers *h,
 					   const struct xnf_5tuple *t, const struct xnf_pkt *pkt, struct xnf_ct *ct)
 {
 	__u64 now = xnf_now_coarse_ns();   /* idle times are seconds: the tick's time, without a clock read */
@@ -863,7 +999,7 @@ static __always_inline __u32 xnf__ct_track(void *table, void *timeouts, const st
 	if (h->icmp)
 		xnf__ct_icmp(table, timeouts, pkt, h, t, ct, now);
 	else
-		xnf__ct_ports(table, timeouts, h, t, ct, now);
+		xnf__ct_ports(table, timeouts, windows, pkt, h, t, ct, now);
 	return ct->state;
 }
 
@@ -881,7 +1017,8 @@ static __always_inline void xnf__ct_remember(void *ring, struct xnf_ct_ring_ends
 
 /* Deletes the oldest remembered connection that was never answered, looking at up to XNF_CT_EARLY_DROP_TRIES of them;
  * 1 if one went. The tail moves without a lock: two CPUs may look at the same slot, and the second finds it gone. */
-static __always_inline int xnf__ct_early_drop(void *table, void *ring, struct xnf_ct_ring_ends *ends, __u32 slots)
+static __always_inline int xnf__ct_early_drop(void *table, void *ring, void *windows, struct xnf_ct_ring_ends *ends,
+					      __u32 slots)
 {
 	for (int i = 0; i < XNF_CT_EARLY_DROP_TRIES; i++) {
 		__u64 head = ends->head, tail = ends->tail;
@@ -899,8 +1036,10 @@ static __always_inline int xnf__ct_early_drop(void *table, void *ring, struct xn
 		if (!k)
 			return 0;
 		e = xnf_map_lookup(table, k);
-		if (e && !(e->seen_reply & XNF_CT_REPLIED) && xnf_map_delete(table, k) == 0)
+		if (e && !(e->seen_reply & XNF_CT_REPLIED) && xnf_map_delete(table, k) == 0) {
+			xnf_map_delete(windows, k);
 			return 1;
+		}
 	}
 	return 0;
 }
@@ -908,7 +1047,29 @@ static __always_inline int xnf__ct_early_drop(void *table, void *ring, struct xn
 /* Puts a new connection in the table, its frame having passed. 0; 1: it took the entry of the oldest connection never
  * answered; -1: every connection looked at was answered, the table is full (the frame must not pass: its answer
  * would be invalid). */
-static __always_inline int xnf__ct_confirm(void *table, void *ring, void *ends_map, __u32 slots, const struct xnf_ct *ct)
+/* A new TCP connection's window, made beside its entry (a table full of windows leaves it liberal), liberal where
+ * the table's setting says so as it opens. */
+static __always_inline void xnf__ct_window_enter(void *windows, void *settings, const struct xnf_ct *ct)
+{
+	static const struct xnf_ct_window none;
+	__u32 slot = XNF_CT_SETTING_LIBERAL, *liberal;
+	struct xnf_ct_window *w;
+	__u64 open = ct->window_open;
+
+	if (!(open & XNF__CT_OPEN_VALID))
+		return;
+	liberal = xnf_map_lookup(settings, &slot);
+	if (liberal && *liberal)
+		open |= XNF__CT_OPEN_LIBERAL;
+	w = xnf_map_lookup(windows, &ct->key);
+	if (!w && xnf_map_update(windows, &ct->key, &none, BPF_ANY) == 0)
+		w = xnf_map_lookup(windows, &ct->key);
+	if (w)
+		xnf__ct_window_open(w, open);
+}
+
+static __always_inline int xnf__ct_confirm(void *table, void *ring, void *ends_map, void *windows, void *settings,
+					   __u32 slots, const struct xnf_ct *ct)
 {
 	struct xnf_ct_ring_ends *ends;
 	__u32 zero = 0;
@@ -921,11 +1082,12 @@ static __always_inline int xnf__ct_confirm(void *table, void *ring, void *ends_m
 		return -1;
 	/* BPF_ANY: a connection that is over may still hold the key until the sweeper comes. */
 	if (xnf_map_update(table, &ct->key, &ct->entry, BPF_ANY) != 0) {
-		dropped = xnf__ct_early_drop(table, ring, ends, slots);
+		dropped = xnf__ct_early_drop(table, ring, windows, ends, slots);
 		if (!dropped || xnf_map_update(table, &ct->key, &ct->entry, BPF_ANY) != 0)
 			return -1;
 	}
 	xnf__ct_remember(ring, ends, slots, &ct->key);
+	xnf__ct_window_enter(windows, settings, ct);
 	return dropped;
 }
 

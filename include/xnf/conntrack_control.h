@@ -6,6 +6,7 @@
  *   state new,established            xnf_ct_parse_states / xnf_ct_format_states
  *   timeout tcp_established 3600     xnf_ct_parse_timeout / xnf_ct_format_timeout (netfilter's names: tcp_STATE
  *                                    for nf_conntrack_tcp_timeout_STATE, udp, udp_stream, icmp, generic)
+ *   conntrack liberal                xnf_ct_parse_setting (TCP windows unchecked: nf_conntrack_tcp_be_liberal=1)
  */
 #ifndef XNF_CONNTRACK_CONTROL_H
 #define XNF_CONNTRACK_CONTROL_H
@@ -26,7 +27,11 @@ void xnf_ct_format_states(__u8 mask, char *out, size_t outlen);
 /* "timeout NAME SECONDS" (words[0] is "timeout") into the slot of map timeouts_map. 0, or -1 with why. */
 int xnf_ct_parse_timeout(const char *timeouts_map, char **words, int n, struct xnf_rule_entry *entry, char *err,
 			 size_t errlen);
-/* The rule line of a timeouts slot; -1 for a slot at its default (zero). */
+/* "conntrack liberal" (words[0] is "conntrack"): TCP windows not checked for connections opened from now on, into
+ * the timeouts map's setting slot. 0, or -1 with why. */
+int xnf_ct_parse_setting(const char *timeouts_map, char **words, int n, struct xnf_rule_entry *entry, char *err,
+			 size_t errlen);
+/* The rule line of a timeouts slot (or the setting's); -1 for a slot at its default (zero). */
 int xnf_ct_format_timeout(const void *key, const void *value, char *out, size_t outlen);
 
 /* Where a sweep goes on from (the sweeper visits a budget of entries per call), and until when it may rest. */

@@ -142,8 +142,9 @@ static __always_inline void xnf_stamp(__u64 *last_seen_ns, __u64 now)
 /*
  * A function the kernel's verifier checks once, on its own, rather than once for every path of the program that calls
  * it (a BPF global function): for a search behind many branches, the difference between loading and not. Its
- * arguments are scalars and pointers to the caller's stack (never to the packet or a map), and a pointer may be NULL
- * to the verifier: check it. Natively a plain static function.
+ * arguments are scalars, the hook's context and pointers to the caller's stack or a map's value (never into the
+ * packet), and a pointer may be NULL to the verifier: check it. Its stack adds to its caller's. Natively a plain
+ * static function.
  */
 #ifdef XNF_TARGET_BPF
 #define XNF_VERIFIED_APART __attribute__((noinline))

@@ -67,6 +67,7 @@ struct xnf_headers {
 	__u8 l4_proto;        /* IPPROTO_*; 0 when not IP */
 	__u8 is_fragment;     /* a non-first fragment: no L4 header follows */
 	__u8 more_fragments;  /* more fragments of the datagram follow: with is_fragment 0, the first (<xnf/conntrack.h>) */
+	__u16 l4_len;         /* the bytes after the IP header and its extension headers, as its length field says */
 	__u32 fragment_id;    /* a fragment's datagram (IPv4's identification, IPv6's), as the frame holds it */
 };
 
@@ -158,6 +159,7 @@ static __always_inline int xnf_parse_ipv4(struct xnf_cursor *c, struct xnf_heade
 	/* Taken whether fragmented or not, without a branch: a verifier follows each side of one through the whole NF. */
 	h->more_fragments = (__u8)((bpf_ntohs(ip->frag_off) >> 13) & 1);
 	h->fragment_id = ip->id;
+	h->l4_len = (__u16)(total_len - hdr_len);
 	return XNF_PARSE_OK;
 }
 
@@ -204,6 +206,8 @@ static __always_inline int xnf_parse_ipv6(struct xnf_cursor *c, struct xnf_heade
 	if (xnf_is_ipv6_ext_header(next))
 		return XNF_PARSE_MALFORMED; /* more extension headers than we follow */
 	h->l4_proto = next;
+	/* What the extension headers took from the payload's length (a frame shorter than they was refused above). */
+	h->l4_len = (__u16)(bpf_ntohs(ip6->payload_len) - (__u32)((__u8 *)c->pos - (__u8 *)(ip6 + 1)));
 	return XNF_PARSE_OK;
 }
 

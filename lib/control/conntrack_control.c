@@ -29,7 +29,8 @@ static const char *const timeout_names[XNF_CT_NTIMEOUTS] = {
 	[XNF_TCP_TIME_WAIT] = "tcp_time_wait",   [XNF_TCP_CLOSE] = "tcp_close",
 	[XNF_TCP_SYN_SENT2] = "tcp_syn_sent2",   [XNF_CT_TIMEOUT_UDP] = "udp",
 	[XNF_CT_TIMEOUT_UDP_STREAM] = "udp_stream", [XNF_CT_TIMEOUT_ICMP] = "icmp",
-	[XNF_CT_TIMEOUT_GENERIC] = "generic",
+	[XNF_CT_TIMEOUT_GENERIC] = "generic",    [XNF_CT_TIMEOUT_TCP_RETRANS] = "tcp_max_retrans",
+	[XNF_CT_TIMEOUT_TCP_UNACK] = "tcp_unacknowledged",
 };
 
 static int state_bit(const char *name, size_t len)
@@ -98,8 +99,8 @@ int xnf_ct_parse_timeout(const char *timeouts_map, char **words, int n, struct x
 	found = timeout_slot(words[1]);
 	if (found < 0) {
 		snprintf(err, errlen, "unknown idle time '%.40s': tcp_syn_sent, tcp_syn_recv, tcp_established, "
-			 "tcp_fin_wait, tcp_close_wait, tcp_last_ack, tcp_time_wait, tcp_close, tcp_syn_sent2, udp, "
-			 "udp_stream, icmp, generic", words[1]);
+			 "tcp_fin_wait, tcp_close_wait, tcp_last_ack, tcp_time_wait, tcp_close, tcp_syn_sent2, "
+			 "tcp_max_retrans, tcp_unacknowledged, udp, udp_stream, icmp, generic", words[1]);
 		return -1;
 	}
 	if (xnf_rules_parse_number(words[2], 1, XNF_CT_MAX_TIMEOUT_S, "timeout in seconds (1 up to a year)", &seconds,
@@ -113,10 +114,31 @@ int xnf_ct_parse_timeout(const char *timeouts_map, char **words, int n, struct x
 	return 0;
 }
 
+int xnf_ct_parse_setting(const char *timeouts_map, char **words, int n, struct xnf_rule_entry *entry, char *err,
+			 size_t errlen)
+{
+	__u32 slot = XNF_CT_SETTING_LIBERAL, on = 1;
+
+	if (n != 2 || strcmp(words[1], "liberal") != 0) {
+		snprintf(err, errlen, "'conntrack' takes one setting: conntrack liberal (TCP windows not checked, as "
+			 "netfilter's nf_conntrack_tcp_be_liberal=1)");
+		return -1;
+	}
+	entry->map = timeouts_map;
+	memcpy(entry->key, &slot, sizeof(slot));
+	memcpy(entry->value, &on, sizeof(on));
+	entry->reset_on_delete = true;
+	return 0;
+}
+
 int xnf_ct_format_timeout(const void *key, const void *value, char *out, size_t outlen)
 {
 	__u32 slot = *(const __u32 *)key, seconds = *(const __u32 *)value;
 
+	if (slot == XNF_CT_SETTING_LIBERAL && seconds) {
+		snprintf(out, outlen, "conntrack liberal");
+		return 0;
+	}
 	if (slot >= XNF_CT_NTIMEOUTS || !timeout_names[slot] || !seconds)
 		return -1;
 	snprintf(out, outlen, "timeout %s %u", timeout_names[slot], seconds);
@@ -137,20 +159,34 @@ static void read_timeouts(const struct xnf_rules_target *maps, const char *timeo
 	}
 }
 
+/* An entry's idle time, from the idle times by slot (as xnf__ct_over reads them). */
+static __u64 idle_time_ns(const __u64 *timeout_ns, const struct xnf_ct_key *k, const struct xnf_ct_entry *e)
+{
+	__u32 cap = xnf__ct_cap_slot(k, e);
+	__u64 state_ns = timeout_ns[xnf__ct_timeout_slot(k, e)];
+
+	return cap < XNF_CT_NTIMEOUTS ? xnf__ct_idle_time(state_ns, timeout_ns[cap]) : state_ns;
+}
+
 struct sweep_clock {
 	__u64 timeout_ns[XNF_CT_NTIMEOUTS];
 	__u64 now;
 	__u64 soonest_over;   /* of the entries this call found not over */
+	struct xnf_map_ref windows;
+	bool has_windows;     /* the table keeps TCP windows beside (a build before them did not) */
 };
 
 static int connection_over(void *ctx, const void *key, const void *value, int live)
 {
 	struct sweep_clock *clock = ctx;
 	const struct xnf_ct_entry *e = value;
-	__u64 timeout = clock->timeout_ns[xnf__ct_timeout_slot(key, e)];
+	__u64 timeout = idle_time_ns(clock->timeout_ns, key, e);
 
-	if (xnf_idle_past(clock->now, e->last_seen_ns, timeout))
+	if (xnf_idle_past(clock->now, e->last_seen_ns, timeout)) {
+		if (clock->has_windows && ((const struct xnf_ct_key *)key)->proto == IPPROTO_TCP)
+			xnf_map_ref_delete(&clock->windows, key);
 		return 1;
+	}
 	xnf_sweep_kept(&clock->soonest_over, e->last_seen_ns + timeout, live);
 	return 0;
 }
@@ -169,10 +205,13 @@ __u32 xnf_ct_sweep(const struct xnf_rules_target *maps, const char *table, const
 {
 	struct sweep_clock clock = { .now = xnf_now_coarse_ns(), .soonest_over = UINT64_MAX };
 	struct xnf_map_ref entries;
+	char windows[160];
 	__u32 ends, gone;
 
 	if (xnf_map_find(maps, table, &entries))
 		return 0;
+	snprintf(windows, sizeof(windows), "%s%s", table, XNF_CT_WINDOWS_SUFFIX);
+	clock.has_windows = xnf_map_find(maps, windows, &clock.windows) == 0;
 	read_timeouts(maps, timeouts_map, clock.timeout_ns);
 	if (memcmp(clock.timeout_ns, sweeper->rested_on, sizeof(clock.timeout_ns)) != 0) {
 		memcpy(sweeper->rested_on, clock.timeout_ns, sizeof(clock.timeout_ns));
@@ -266,7 +305,7 @@ int xnf_ct_list(const struct xnf_rules_target *maps, const char *request, FILE *
 		}
 		read += count;
 		for (__u32 i = 0; i < count; i++) {
-			__u64 timeout = timeout_ns[xnf__ct_timeout_slot(&keys[i], &values[i])];
+			__u64 timeout = idle_time_ns(timeout_ns, &keys[i], &values[i]);
 
 			if (xnf_idle_past(now, values[i].last_seen_ns, timeout)) {
 				over++;

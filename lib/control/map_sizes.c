@@ -22,13 +22,16 @@ enum xnf_ct_part xnf_ct_table_part(const char *map, char *table, size_t len)
 	if (has_suffix(map, XNF_CT_RING_ENDS_SUFFIX, table, len) || has_suffix(map, XNF_CT_TIMEOUTS_SUFFIX, table, len) ||
 	    has_suffix(map, XNF_CT_FRAGMENTS_SUFFIX, table, len))
 		return XNF_CT_PART_FIXED;
+	if (has_suffix(map, XNF_CT_WINDOWS_SUFFIX, table, len))
+		return XNF_CT_PART_WINDOWS;
 	return has_suffix(map, XNF_CT_RING_SUFFIX, table, len) ? XNF_CT_PART_RING : XNF_CT_NOT_A_PART;
 }
 
 bool xnf_map_sized_with(const char *map, const char *name)
 {
 	char table[128];
+	enum xnf_ct_part part = xnf_ct_table_part(map, table, sizeof(table));
 
 	return xnf_rules_same_table(map, name) ||
-	       (xnf_ct_table_part(map, table, sizeof(table)) == XNF_CT_PART_RING && strcmp(table, name) == 0);
+	       ((part == XNF_CT_PART_RING || part == XNF_CT_PART_WINDOWS) && strcmp(table, name) == 0);
 }

@@ -313,6 +313,9 @@ static bool part_of_a_table(const char *name)
 	if (part == XNF_CT_PART_RING)
 		xnf_error("--map-size: %s is the ring of %s's newest connections and has its size: give %s's size "
 			  "instead", name, table, table);
+	else if (part == XNF_CT_PART_WINDOWS)
+		xnf_error("--map-size: %s holds the TCP windows of %s's connections and has its size: give %s's size "
+			  "instead", name, table, table);
 	else
 		xnf_error("--map-size: %s is a part of the connection table %s and has a fixed size: give %s's size "
 			  "instead", name, table, table);

@@ -5,12 +5,14 @@
  *       [state STATES] [vlan ID[.ID]]
  *   default allow|drop
  *   timeout NAME SECONDS
+ *   conntrack liberal
  * SEQ (1 to 4,000,000,000) orders the rules: the lowest that matches decides. PROTO is tcp, udp, icmp, icmpv6 or a
  * number; PREFIX an IPv4 or IPv6 address with an optional /LEN, or any; ports need tcp or udp; FLAGS (tcp) a
  * comma-separated list of fin, syn, rst, psh, ack, urg, ece, cwr, each set or, after '!', clear: "syn,!ack" is a
  * connection's first segment. STATES the frame's state on its connection (<xnf/conntrack_control.h>), a
  * comma-separated list of new, established, related, invalid, untracked; a timeout line sets an idle time of the
- * connection table (netfilter's names: tcp_established, udp, ...). vlan ID matches frames whose outermost tag is
+ * connection table (netfilter's names: tcp_established, udp, ...), and conntrack liberal leaves the TCP windows of
+ * the connections opened from then on unchecked (netfilter's nf_conntrack_tcp_be_liberal=1). vlan ID matches frames whose outermost tag is
  * 802.1Q with that id (as nftables' vlan id); vlan OUTER.INNER QinQ frames: an 802.1ad tag with id OUTER, then an
  * 802.1Q one with INNER. A rule without prefixes matches both families. `xnf rules del` takes the same line;
  * a rule added with the sequence number of another replaces it.
@@ -228,6 +230,8 @@ static int acl_parse(const char *text, struct xnf_rule_entry *entry, char *err, 
 		return parse_default(w, n, entry, err, errlen);
 	if (n >= 1 && strcmp(w[0], "timeout") == 0)
 		return xnf_ct_parse_timeout("acl_ct_timeouts", w, n, entry, err, errlen);
+	if (n >= 1 && strcmp(w[0], "conntrack") == 0)
+		return xnf_ct_parse_setting("acl_ct_timeouts", w, n, entry, err, errlen);
 	if (n < 2)
 		return fail(err, errlen, "a rule is a sequence number, an action and what it matches");
 	if (xnf_rules_parse_number(w[0], 1, (long)MAX_SEQ, "sequence number", &seq, err, errlen) ||
@@ -325,7 +329,7 @@ int acl_compile(const struct xnf_rules_target *maps, char *err, size_t errlen);
 static const struct xnf_rules_codec acl_codec = {
 	.syntax = "SEQ allow|drop [tcp|udp|icmp|icmpv6|PROTO] [from PREFIX] [to PREFIX] [sport P[-Q]] [dport P[-Q]] "
 		  "[flags syn,!ack] [state new,established,related,invalid,untracked] [vlan ID[.ID]] | default allow|drop | "
-		  "timeout tcp_established|udp|...|generic SECONDS",
+		  "timeout tcp_established|udp|...|generic SECONDS | conntrack liberal",
 	.maps = acl_rule_maps,
 	.parse = acl_parse,
 	.format = acl_format,

@@ -18,7 +18,8 @@ from scapy.layers.inet import IP, TCP, UDP, fragment
 from scapy.layers.inet6 import IPv6, IPv6ExtHdrFragment, fragment6
 from scapy.layers.l2 import Dot1Q, Ether
 
-from conntrack_script import A, A6, B, B6, INSIDE, OUTSIDE, STATEFUL_RULES, Step, handshake, script, tcp, udp
+from conntrack_script import (A, A6, B, B6, INSIDE, MARK, OUTSIDE, PAYLOAD, STATEFUL_RULES, Step, handshake, script,
+                              tcp, udp)
 from xnf import contract, control
 from xnf.errors import XnfError
 from xnf.lab import apps, bpf_maps, netfilter, paths
@@ -32,7 +33,6 @@ from lab_helpers import run_xnf, wait_until
 from test_real_traffic import MODES as EVERY_MODE
 
 MODES = paths.options_by_key("xdp", "afxdp", "hybrid", "tc")
-MARK = b"xnfct"
 FENCE_TYPE = 0x88B5          # IEEE's local experimental EtherType: not IP, so both forward it untouched
 
 
@@ -134,6 +134,56 @@ def test_an_idle_flow_is_over_in_the_acl(mode, rules_file, two_port):
     assert expiry(two_port) == []
     assert "timeout udp 4" in nf.request("rules list")
     assert nf.stop() == 0
+
+
+def unacknowledged(t: Topology) -> list[str]:
+    """A connection whose data is not acknowledged is over after tcp_unacknowledged (4 s) rather than
+    tcp_established's days: an acknowledgement after it is of no connection, picked up from outside."""
+    inside_end = 1001 + PAYLOAD
+    before = handshake(40020, 80) + [
+        Step(INSIDE, tcp(INSIDE, 40020, 80, "PA", inside_end, 5001 + PAYLOAD), True, "data past what was sent")]
+    after = [Step(OUTSIDE, tcp(OUTSIDE, 80, 40020, "A", 5001 + PAYLOAD, inside_end + PAYLOAD), False,
+                  "its acknowledgement after tcp_unacknowledged: new, from outside")]
+    wire = Wire(t)
+    try:
+        passed = wire.run(before)
+        time.sleep(4 + 1.5)   # past the idle time: an entry only gets more over with time, so this cannot flake
+        return differences(before, passed) + differences(after, wire.run(after))
+    finally:
+        wire.close()
+
+
+@pytest.mark.parametrize("subject", ["nftables", *MODES])
+def test_data_never_acknowledged_ends_its_connection_sooner(subject, rules_file):
+    with Topology("two-port") as t:
+        rules = STATEFUL_RULES + "timeout tcp_unacknowledged 4\n"
+        if subject == "nftables":
+            netfilter.acl_on_bridge(t.dut_ns, t.dut_ifaces, rules)
+        else:
+            mode, extra = MODES[subject]
+            NfInstance.start(t, "acl", mode, t.dut_ifaces, rules=rules_file(rules), extra=extra)
+        assert unacknowledged(t) == []
+
+
+@pytest.mark.parametrize("subject", ["nftables", *MODES])
+def test_a_liberal_table_leaves_windows_unchecked(subject, rules_file):
+    """`conntrack liberal`, as netfilter's nf_conntrack_tcp_be_liberal=1 (for one-way routes, where the tracker sees
+    one direction only): data far past the window passes, and so does a blind RST."""
+    rules = STATEFUL_RULES + "conntrack liberal\n"
+    steps = handshake(40030, 443) + [
+        Step(OUTSIDE, tcp(OUTSIDE, 443, 40030, "PA", 900000000, 1001 + PAYLOAD), True, "data far past the window"),
+        Step(OUTSIDE, tcp(OUTSIDE, 443, 40030, "R", 100005001), True, "a blind RST far from the window"),
+        Step(INSIDE, tcp(INSIDE, 40030, 443, "PA", 1001 + PAYLOAD, 5001 + PAYLOAD), True, "the connection goes on"),
+        Step(OUTSIDE, tcp(OUTSIDE, 6001, 22, "S"), False, "liberal windows, the same rules: a SYN from outside"),
+    ]
+    with Topology("two-port") as t:
+        if subject == "nftables":
+            netfilter.acl_on_bridge(t.dut_ns, t.dut_ifaces, rules)
+        else:
+            mode, extra = MODES[subject]
+            nf = NfInstance.start(t, "acl", mode, t.dut_ifaces, rules=rules_file(rules), extra=extra)
+            assert "conntrack liberal" in nf.request("rules list")
+        assert differences(steps, through(t, steps)) == []
 
 
 def established_udp(wire: Wire, sport: int) -> tuple:
@@ -499,9 +549,10 @@ def test_a_smaller_table_gives_its_ring_its_size_and_keeps_making_room(mode, rul
     """--map-size acl_ct=8 makes the ring of the table's newest connections 8 too, and the data path takes the
     ring's size from the map, not from the NF's source: 20 new connections never answered each get in, the 12 past
     the table's 8 by taking the oldest one's entry (netfilter's early drop), none refused. A size for the ring alone,
-    or for the table's idle times, is refused, naming the table to size."""
+    the windows alone, or the table's idle times, is refused, naming the table to size."""
     name, extra = MODES[mode]
     for part, why in [("acl_ct_newest", "is the ring of acl_ct's newest connections and has its size"),
+                      ("acl_ct_windows", "holds the TCP windows of acl_ct's connections and has its size"),
                       ("acl_ct_timeouts", "is a part of the connection table acl_ct and has a fixed size")]:
         refused = run_xnf(["run", "acl", "--mode", name, "--iface", two_port.dut_ifaces[0], *extra,
                            "--map-size", f"{part}={SMALL_TABLE}"], ns=two_port.dut_ns)
@@ -512,6 +563,7 @@ def test_a_smaller_table_gives_its_ring_its_size_and_keeps_making_room(mode, rul
     wire = Wire(two_port)
     try:
         assert control.request_json(nf.name, "entries acl_ct_newest")["capacity"] == SMALL_TABLE
+        assert control.request_json(nf.name, "entries acl_ct_windows")["capacity"] == SMALL_TABLE
         unanswered = [Step(INSIDE, udp(INSIDE, 7300 + i, 53), True, f"new connection {i + 1}, never answered")
                       for i in range(20)]
         assert differences(unanswered, wire.run(unanswered)) == []

@@ -8,8 +8,8 @@ a mask), or, as an operator writes a long list, each run of rules of one shape a
 values; the default as the chain's policy, and non-IP frames accepted first as the acl forwards them. A rules file
 that names connection states (`state new,established`) becomes an `inet` chain instead, which bridged IP frames
 reach through br_netfilter (this kernel has no bridge conntrack): conntrack tracks them as it tracks routed ones,
-`ct state` matches, and the acl's idle times are the namespace's conntrack sysctls; sequence numbers are not checked
-(nf_conntrack_tcp_be_liberal=1), as the acl does not check them.
+`ct state` matches, and the acl's idle times are the namespace's conntrack sysctls; TCP windows are checked as by
+default (nf_conntrack_tcp_be_liberal=0), as the acl checks them.
 
 The nat: Linux forwarding between the DUT's ports, with nftables masquerading what leaves by the outside port and
 conntrack letting back in only the answers (`masquerade`)."""
@@ -131,6 +131,7 @@ class AclFile:
     default: str                      # the chain's policy
     rules: list[AclRule]
     timeouts: dict[str, int]          # idle time name -> seconds
+    liberal: bool = False             # `conntrack liberal`: TCP windows unchecked
 
     @property
     def stateful(self) -> bool:
@@ -138,7 +139,7 @@ class AclFile:
 
 
 def parse_acl_file(text: str) -> AclFile:
-    default, rules, timeouts = "accept", [], {}
+    default, rules, timeouts, liberal = "accept", [], {}, False
     for raw in text.splitlines():
         line = raw.split("#", 1)[0].strip()
         if not line:
@@ -148,9 +149,11 @@ def parse_acl_file(text: str) -> AclFile:
             default = "accept" if words[1] == "allow" else "drop"
         elif words[0] == "timeout":
             timeouts[words[1]] = int(words[2])
+        elif words == ["conntrack", "liberal"]:
+            liberal = True
         else:
             rules.append(parse_acl_rule(line))
-    return AclFile(default, rules, timeouts)
+    return AclFile(default, rules, timeouts, liberal)
 
 
 def acl_ruleset(rules: str, sets: bool = False) -> str:
@@ -179,11 +182,11 @@ def conntrack_timeout_sysctls(name: str) -> list[str]:
     return [f"nf_conntrack_{name}_timeout"]
 
 
-def conntrack_like_the_acl(ns: str, timeouts: dict[str, int]) -> None:
-    """The namespace's conntrack as the acl tracks: bridged IP frames through the inet hooks, sequence numbers
-    unchecked, the acl's idle times."""
+def conntrack_like_the_acl(ns: str, timeouts: dict[str, int], liberal: bool = False) -> None:
+    """The namespace's conntrack as the acl tracks: bridged IP frames through the inet hooks, TCP windows checked
+    (netfilter's default, set all the same) unless the acl is liberal, the acl's idle times."""
     settings = {"net.bridge.bridge-nf-call-iptables": 1, "net.bridge.bridge-nf-call-ip6tables": 1,
-                "net.netfilter.nf_conntrack_tcp_be_liberal": 1}
+                "net.netfilter.nf_conntrack_tcp_be_liberal": int(liberal)}
     for name, seconds in timeouts.items():
         settings.update({f"net.netfilter.{sysctl}": seconds for sysctl in conntrack_timeout_sysctls(name)})
     netns.run(ns, ["sysctl", "-qw"] + [f"{k}={v}" for k, v in settings.items()])
@@ -242,7 +245,7 @@ def acl_on_bridge(ns: str, ports: list[str], rules: str, sets: bool = False) -> 
     bridge_ports(ns, ports)
     acl = parse_acl_file(rules)
     if acl.stateful:
-        conntrack_like_the_acl(ns, acl.timeouts)
+        conntrack_like_the_acl(ns, acl.timeouts, acl.liberal)
     nft(ns, acl_ruleset(rules, sets))
 
 

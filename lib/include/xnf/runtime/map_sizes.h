@@ -16,6 +16,7 @@ bool xnf_map_sized_with(const char *map, const char *name);
 enum xnf_ct_part {
 	XNF_CT_NOT_A_PART,
 	XNF_CT_PART_RING,    /* sized with its table */
+	XNF_CT_PART_WINDOWS, /* its connections' TCP windows: sized with its table */
 	XNF_CT_PART_FIXED,   /* the idle times, the ring's ends: a size of their own */
 };
 
