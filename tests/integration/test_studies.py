@@ -162,9 +162,10 @@ def _answered_entries(map_name: str) -> tuple[int, int]:
     return len(dump), sum(1 for e in dump if e["value"]["seen_reply"] & 1)   # as BTF names it; bit 0 XNF_CT_REPLIED
 
 
-def test_conntrack_rates_establishes_every_flow_before_the_clock(tmp_path):
+@pytest.mark.parametrize("scenario", ["established", "established-tcp"])
+def test_conntrack_rates_establishes_every_flow_before_the_clock(scenario, tmp_path):
     """The established flows are established in the DUT's table: each opened from inside and answered from outside,
-    none of the answers lost (sent flat out, most were, and most flows stayed new)."""
+    none of the answers lost (sent flat out, most were, and most flows stayed new); TCP's through their windows."""
     from xnf.bench.study import Place
     from xnf.bench.studies import conntrack_rates
     from xnf.lab.topology import Topology
@@ -174,7 +175,7 @@ def test_conntrack_rates_establishes_every_flow_before_the_clock(tmp_path):
         nf = conntrack_rates._dut(t, "xdp", Place(tmp_path))
         t.pin_dut_receive(conntrack_rates.DUT_CORE)   # as the study's trials: receive in NAPI threads on one core
         try:
-            tries = conntrack_rates._establish(t)
+            tries = conntrack_rates._establish(t, conntrack_rates._proto(scenario))
             entries, answered = _answered_entries("acl_ct")
         finally:
             detach(nf)

@@ -8,7 +8,7 @@ frames pass, invalid ones are dropped, new connections are admitted; every frame
 table, every new connection enters it. A trial of flows flat out records the DUT core's busy time per frame passed
 (its cost of a frame, beside the rate). Subjects, in rounds whose order turns around every round:
   nftables   Linux forwarding between the ports, the same rules as an inet forward chain with conntrack
-             (python/xnf/lab/netfilter.py: sequence numbers unchecked, as the acl): the yardstick of each scenario
+             (python/xnf/lab/netfilter.py: TCP windows checked, as the acl): the yardstick of each scenario
   xdp, afxdp, hybrid, tc   `xnf run acl` with the rules, between the ports
   and, on established flows, bounds of what a program can do on each kernel path here (--no-bounds leaves them
   out):
@@ -21,6 +21,9 @@ Scenarios:
   established   1,000 UDP flows, each opened from inside and answered once from outside before the clock starts,
                 paced, every frame seen through (so each is established in both), then flat out from inside for
                 --seconds
+  established-tcp  the same with TCP ACK segments of 74 bytes (xnf-gen's tcp): each connection picked up from inside and
+                answered, then every segment judged by its window as well (netfilter's tcp_in_window, and the
+                acl's, run for a picked-up connection as for any: it is only liberal about what fails)
   new           60,000 UDP flows, one frame each, flat out: every frame opens a connection
   syn-flood     the established flows measured, then 1,000,000 SYNs from 1,000,000 sources, each a new connection,
                 flat out (more than the table holds: the acl's holds 262,144; netfilter's nf_conntrack_max), then
@@ -55,7 +58,7 @@ DESCRIPTION = ("the stateful acl against nftables with conntrack: established fl
                "second, and a SYN flood past the table's size, the DUT on one core")
 PATHS = Selection("xdp", "afxdp", "hybrid", "tc")
 YARDSTICK = "nftables"
-SCENARIOS = ("established", "new", "syn-flood")
+SCENARIOS = ("established", "established-tcp", "new", "syn-flood")
 SUBJECTS = ScenariosOnPaths(SCENARIOS, PATHS, YARDSTICK)
 ESTABLISHED_FLOWS = 1000
 NEW_FLOWS = 60000
@@ -73,9 +76,17 @@ STATELESS_PATH = {STATELESS: "xdp", TC_STATELESS: "tc"}
 BOUNDS_OF = {"established": BOUNDS, "syn-flood": (STATELESS,)}
 
 
-def _flows(count: int, out_ip: str) -> list[str]:
-    return ["--proto", "udp", "--flows", str(count), "--vary", "sport", "--sport", str(FIRST_SPORT),
-            "--dst-ip", out_ip, "--size", "64"]
+# The smallest frames xnf-gen sends with its probe: UDP's 64 bytes, TCP's 74.
+FRAME_SIZE = {"udp": 64, "tcp": 74}
+
+
+def _flows(count: int, out_ip: str, proto: str = "udp") -> list[str]:
+    return ["--proto", proto, "--flows", str(count), "--vary", "sport", "--sport", str(FIRST_SPORT),
+            "--dst-ip", out_ip, "--size", str(FRAME_SIZE[proto])]
+
+
+def _proto(scenario: str) -> str:
+    return "tcp" if scenario == "established-tcp" else "udp"
 
 
 def _syn_flood(out_ip: str, run: int) -> list[str]:
@@ -114,14 +125,14 @@ def _all_arrive(t: Topology, sender: int, gen_args: list[str]) -> int:
                    f"the DUT in {ESTABLISH_TRIES} tries: the flows cannot be established")
 
 
-def _establish(t: Topology) -> int:
+def _establish(t: Topology, proto: str) -> int:
     """Each established flow opened from inside and answered once from outside (from gen1's address and port 9 to
     the flow's port), every frame seen through; returns the tries it took, both ways together."""
     inside, out = t.links[0], t.links[1]
-    opened = _all_arrive(t, 0, _flows(ESTABLISHED_FLOWS, out.gen_ip))
-    answered = _all_arrive(t, 1, ["--proto", "udp", "--flows", str(ESTABLISHED_FLOWS), "--vary", "dport", "--dport",
+    opened = _all_arrive(t, 0, _flows(ESTABLISHED_FLOWS, out.gen_ip, proto))
+    answered = _all_arrive(t, 1, ["--proto", proto, "--flows", str(ESTABLISHED_FLOWS), "--vary", "dport", "--dport",
                                   str(FIRST_SPORT), "--src-ip", out.gen_ip, "--dst-ip", inside.gen_ip, "--size",
-                                  "64"])
+                                  str(FRAME_SIZE[proto])])
     return opened + answered
 
 
@@ -228,8 +239,9 @@ def trial(subject: tuple[str, str], args: argparse.Namespace, place: Place) -> d
             run = flood(t, args.seconds, GEN_CORE, _flows(NEW_FLOWS, out.gen_ip), completed=arrived, count=NEW_FLOWS)
         else:
             if path not in BOUNDS:   # they keep no state (and the redirect floor carries one way only)
-                sample["establish_tries"] = _establish(t)
-            run = flood(t, args.seconds, GEN_CORE, _flows(ESTABLISHED_FLOWS, out.gen_ip), completed=arrived)
+                sample["establish_tries"] = _establish(t, _proto(scenario))
+            run = flood(t, args.seconds, GEN_CORE, _flows(ESTABLISHED_FLOWS, out.gen_ip, _proto(scenario)),
+                        completed=arrived)
         if scenario == "syn-flood":
             syns = [flood(t, args.seconds, GEN_CORE, _syn_flood(out.gen_ip, k), completed=arrived,
                           count=FLOOD_SYNS // FLOOD_RUNS) for k in range(FLOOD_RUNS)]
