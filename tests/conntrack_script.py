@@ -8,6 +8,7 @@ window tracking does."""
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 
 from scapy.layers.inet import ICMP, IP, TCP, UDP, IPerror, IPOption_NOP, IPOption_Router_Alert, UDPerror
@@ -29,6 +30,11 @@ STATEFUL_RULES = """\
 40 allow icmpv6 state untracked
 default drop
 """
+
+
+def mark(number: int) -> bytes:
+    """What follows step `number`'s frame: PAYLOAD bytes, by which a test finds the frame where it came out."""
+    return MARK + struct.pack("!I", number)
 
 
 @dataclass(frozen=True)

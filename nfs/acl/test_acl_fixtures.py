@@ -8,7 +8,7 @@ from scapy.layers.inet import ICMP, IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Ether
 
-from conntrack_script import STATEFUL_RULES, script
+from conntrack_script import STATEFUL_RULES, mark, script
 from nf_fixtures import CLIENT_MAC, PORT_MAC, Fixture, check
 
 RULES = (Path(__file__).parent / "example.rules").read_text() + "default allow\n"
@@ -85,9 +85,10 @@ def test_every_word_is_read_whole(tmp_path):
 
 
 def test_connection_state_is_the_same_in_every_build(tmp_path):
-    """The script netfilter's conntrack is held to (tests/conntrack_script.py), frame by frame, in the XDP, tc and
-    native builds: one port, so a passing frame leaves by it (tx)."""
-    check("acl", [Fixture(f"{i}: {step.why}", bytes(eth() / step.frame), "tx" if step.passes else "drop")
+    """The script netfilter's conntrack is held to (tests/conntrack_script.py), frame by frame, each with its mark
+    after it as the script counts, in the XDP, tc and native builds: one port, so a passing frame leaves by it
+    (tx)."""
+    check("acl", [Fixture(f"{i}: {step.why}", bytes(eth() / step.frame / mark(i)), "tx" if step.passes else "drop")
                   for i, step in enumerate(script())], tmp_path, rules=STATEFUL_RULES)
 
 

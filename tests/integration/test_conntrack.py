@@ -18,7 +18,7 @@ from scapy.layers.inet import IP, TCP, UDP, fragment
 from scapy.layers.inet6 import IPv6, IPv6ExtHdrFragment, fragment6
 from scapy.layers.l2 import Dot1Q, Ether
 
-from conntrack_script import (A, A6, B, B6, INSIDE, MARK, OUTSIDE, PAYLOAD, STATEFUL_RULES, Step, handshake, script,
+from conntrack_script import (A, A6, B, B6, INSIDE, OUTSIDE, PAYLOAD, STATEFUL_RULES, Step, handshake, mark, script,
                               tcp, udp)
 from xnf import contract, control
 from xnf.errors import XnfError
@@ -57,8 +57,8 @@ class Wire:
         return [f for f in got if f[12:14] != b"\x88\xb5"]
 
     def passes(self, enters: int, payload, number: int) -> bool:
-        mark = MARK + struct.pack("!I", number)
-        return any(mark in f for f in self.carry(enters, [payload / mark]))
+        marked = mark(number)
+        return any(marked in f for f in self.carry(enters, [payload / marked]))
 
     def run(self, steps: list[Step]) -> list[bool]:
         return [self.passes(s.enters, s.frame, i) for i, s in enumerate(steps)]
