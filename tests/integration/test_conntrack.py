@@ -110,8 +110,8 @@ def expiry_steps() -> tuple[list[Step], list[Step]]:
     return before, after
 
 
-def expiry(t: Topology) -> list[str]:
-    before, after = expiry_steps()
+def across_idle_time(t: Topology, before: list[Step], after: list[Step]) -> list[str]:
+    """before's steps, then after's once a 4 s idle time is past: what went otherwise than the steps say."""
     wire = Wire(t)
     try:
         passed = wire.run(before)
@@ -119,6 +119,10 @@ def expiry(t: Topology) -> list[str]:
         return differences(before, passed) + differences(after, wire.run(after))
     finally:
         wire.close()
+
+
+def expiry(t: Topology) -> list[str]:
+    return across_idle_time(t, *expiry_steps())
 
 
 def test_an_idle_flow_is_over_in_nftables():
@@ -144,13 +148,7 @@ def unacknowledged(t: Topology) -> list[str]:
         Step(INSIDE, tcp(INSIDE, 40020, 80, "PA", inside_end, 5001 + PAYLOAD), True, "data past what was sent")]
     after = [Step(OUTSIDE, tcp(OUTSIDE, 80, 40020, "A", 5001 + PAYLOAD, inside_end + PAYLOAD), False,
                   "its acknowledgement after tcp_unacknowledged: new, from outside")]
-    wire = Wire(t)
-    try:
-        passed = wire.run(before)
-        time.sleep(4 + 1.5)   # past the idle time: an entry only gets more over with time, so this cannot flake
-        return differences(before, passed) + differences(after, wire.run(after))
-    finally:
-        wire.close()
+    return across_idle_time(t, before, after)
 
 
 @pytest.mark.parametrize("subject", ["nftables", *MODES])
