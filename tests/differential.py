@@ -12,11 +12,12 @@ XDP_ABORTED, XDP_DROP, XDP_PASS, XDP_TX, XDP_REDIRECT = 0, 1, 2, 3, 4
 
 # The kernel builds each frame runs through beside the native build: XDP, tc on an skb whose checksum state is
 # none, and tc on a CHECKSUM_COMPLETE skb (whose sum the kernel checks after the program).
+CSUM_COMPLETE_BUILD = "tc-csum-complete"
 KERNEL_BUILDS = {"xdp": ["--hook", "xdp"], "tc": ["--hook", "tc"],
-                 "tc-csum-complete": ["--hook", "tc", "--skb-csum-complete"]}
+                 CSUM_COMPLETE_BUILD: ["--hook", "tc", "--skb-csum-complete"]}
 # An NF that moves the frame's start (a tunnel's encapsulation, an answer written over the request) does not keep a
-# CHECKSUM_COMPLETE skb's sum (include/xnf/frame_start.h: a NIC's skbs, never a veth's): its fixtures run these.
-BUILDS_OF_MOVING_NFS = ("xdp", "tc")
+# CHECKSUM_COMPLETE skb's sum (include/xnf/frame_start.h: a NIC's skbs, never a veth's): its fixtures run the others.
+BUILDS_OF_MOVING_NFS = tuple(build for build in KERNEL_BUILDS if build != CSUM_COMPLETE_BUILD)
 # What the kernel's skb test run cannot take (diff_main.c says so in the record): frames a real skb brings to tc.
 TC_TEST_RUN_REFUSES = ("shorter than its IP header", "longer than the kernel's skb test run takes")
 

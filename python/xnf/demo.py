@@ -49,7 +49,7 @@ def behaviour() -> bool:
         frames = [udp_frame(link, 1000 + i, 53) for i in range(50)]
         rules = Path(tmp) / "acl.txt"
         rules.write_text("".join(f"drop udp {link.gen_ip} {1000 + i} {link.dut_ip} 53\n" for i in range(0, 50, 2)))
-        for mode in ("xdp", "afxdp"):
+        for mode in paths.modes(paths.kernel_and_user):
             console.print(f"  [bold]{mode}[/bold]")
             nf = NfInstance.start(t, "macswap", mode, t.dut_ifaces)
             back = _exchange(t, frames)

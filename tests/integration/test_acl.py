@@ -27,7 +27,7 @@ from xnf.lab.pktio import PacketPort
 from xnf.lab.topology import Topology
 from test_real_traffic import MODES as EVERY_MODE
 
-MODES = paths.options_by_key("xdp", "afxdp", "hybrid", "tc")
+MODES = paths.Selection(select=paths.representative)
 MARK = b"xnfacl"
 FIXED_RULES = (REPO_ROOT / "nfs" / "acl" / "example.rules").read_text()
 PORT_CHOICES = [("tcp", "dport 22"), ("udp", "dport 53"), ("tcp", "dport 20-23"), ("udp", "dport 1024-65535"),

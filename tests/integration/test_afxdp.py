@@ -16,8 +16,8 @@ from xnf.lab.nf_process import NfInstance
 from xnf.lab.pktio import PacketPort
 from xnf.lab.topology import Topology
 
-MODES = ["xdp", "afxdp", "afxdp-sysc", "afxdp-poll", "xdp-sk", "xdp-sk-sysc", "hybrid"]
-USER_SPACE = {"afxdp", "afxdp-sysc", "afxdp-poll"}
+MODES = paths.Modes(paths.at_native_xdp)
+USER_SPACE = paths.Modes(paths.worker_waits)
 N = 200
 
 
@@ -60,7 +60,7 @@ def test_macswap(mode, queues):
 
 
 @pytest.mark.parametrize("queues", [1, 2])
-@pytest.mark.parametrize("mode", sorted(USER_SPACE) + ["hybrid"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.with_workers))
 def test_macswap_on_the_xsk_ring(mode, queues):
     """--tx-path xsk: the socket's own tx ring, copy mode's skb path, as before the live path existed."""
     with Topology("pair", queues=queues) as t:
@@ -104,7 +104,7 @@ def test_firewall(mode, queues, rules_file):
         assert exchange(t, [flow], expect=1) == [flow]
 
 
-@pytest.mark.parametrize("mode", ["afxdp", "afxdp-poll"])
+@pytest.mark.parametrize("mode", USER_SPACE)
 def test_firewall_redirects_between_ports(mode, rules_file, two_port):
     nf = NfInstance.start(two_port, "firewall", mode, two_port.dut_ifaces, rules=rules_file(FW_RULES))
     traffic = firewall_traffic(two_port.links[0])
@@ -241,7 +241,7 @@ def test_hybrid_passes_in_the_kernel_and_forwards_from_user_space(pair):
     assert stats["workers"][0]["rx_packets"] == len(forwarded)  # passed frames never reached user space
 
 
-@pytest.mark.parametrize("mode", ["afxdp", "hybrid"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.worker_kinds))
 def test_pass_reaches_the_local_stack(mode, pair):
     """csum_rewrite passes TTL-1 frames to the stack: in user space through the port's TAP device, in hybrid
     mode in XDP. Either way the DUT's own stack answers them (no one listens on port 53 there).
@@ -275,7 +275,7 @@ def _links_in(ns: str) -> list[str]:
     return [line.split(":")[1].strip().split("@")[0] for line in out.splitlines()]
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp", "hybrid"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.kinds_at_xdp))
 def test_nf_counters_are_the_same_on_every_path(mode, rules_file, pair):
     """The firewall's own counters (rule and default hits, non-IP) count the same frames in every mode."""
     nf = NfInstance.start(pair, "firewall", mode, pair.dut_ifaces, rules=rules_file(FW_RULES + "allow udp "

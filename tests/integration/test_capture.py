@@ -35,7 +35,7 @@ def start_dump(name: str, *options: str) -> subprocess.Popen:
     return proc
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp", "hybrid", "tc"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.representative))
 def test_dump_writes_every_frame_with_its_verdict_and_tcpdump_reads_it(mode, tmp_path, pair):
     nf = NfInstance.start(pair, "firewall", mode, pair.dut_ifaces)
     nf.request(f"rules add drop udp 198.18.0.1 9 198.18.0.2 {DROPPED_DPORT}")
@@ -64,7 +64,7 @@ def test_dump_writes_every_frame_with_its_verdict_and_tcpdump_reads_it(mode, tmp
     assert nf.stop() == 0
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.kernel_and_user))
 def test_dump_of_one_verdict_keeps_only_those_frames(mode, tmp_path, pair):
     nf = NfInstance.start(pair, "firewall", mode, pair.dut_ifaces)
     nf.request(f"rules add drop udp 198.18.0.1 9 198.18.0.2 {DROPPED_DPORT}")
@@ -141,7 +141,7 @@ def test_dump_refuses_a_stopped_instance_and_no_verdict(tmp_path, pair):
 FRAME = 1396  # xnf-gen --size 1400: the size on the wire, its 4-byte FCS included
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.kernel_and_user))
 def test_dump_takes_whole_frames_at_entry_and_exit_through_a_filter(mode, tmp_path, pair):
     """What xdpdump users expect: frames whole (or cut with -s), as they came in and as they went out, and only
     those a tcpdump expression matches; tcpdump reads the file back."""

@@ -13,9 +13,10 @@ from test_xdp_nfs import exchange
 from xnf import chain, control
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
+from xnf.lab import paths
 
 CHAIN = "chain:firewall,lb"
-MODES = ["xdp", "afxdp", "afxdp-poll", "tc"]
+MODES = paths.Modes(paths.each_build)
 
 
 def fw_rules(link) -> str:

@@ -12,7 +12,7 @@ import pytest
 
 from lab_helpers import run_xnf
 from xnf import attached, build, contract, control, kernel
-from xnf.lab import bpf_maps
+from xnf.lab import bpf_maps, paths
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
@@ -73,7 +73,7 @@ def verdicts(nf: NfInstance) -> dict:
 # libxdp builds its dispatcher from extension programs (freplace): on a kernel that refuses them there is nothing to
 # test but the refusal (test_a_kernel_without_extensions_gets_a_clear_refusal).
 @pytest.mark.kernel("freplace")
-@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.kernel_and_user))
 def test_an_nf_behind_another_program_both_run(mode, bpffs, pair):
     other = start_other(pair, priority=10)
     nf = NfInstance.start(pair, "firewall", mode, pair.dut_ifaces,
@@ -148,7 +148,7 @@ def test_a_priority_without_the_dispatcher_is_refused(pair):
     assert priority_alone.returncode != 0 and "it needs --attach libxdp" in priority_alone.stderr
 
 
-@pytest.mark.parametrize("mode", ["xdp", "tc"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.kernel_hooks))
 def test_pinned_maps_are_readable_by_bpftool_while_it_runs(mode, bpffs, pair):
     pins = bpffs / "edge-fw"
     nf = NfInstance.start(pair, "firewall", mode, pair.dut_ifaces, extra=["--pin", str(pins)])

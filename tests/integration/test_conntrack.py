@@ -32,7 +32,7 @@ from xnf.model import cases
 from lab_helpers import run_xnf, wait_until
 from test_real_traffic import MODES as EVERY_MODE
 
-MODES = paths.options_by_key("xdp", "afxdp", "hybrid", "tc")
+MODES = paths.Selection(select=paths.representative)
 FENCE_TYPE = 0x88B5          # IEEE's local experimental EtherType: not IP, so both forward it untouched
 
 
@@ -227,7 +227,7 @@ FLAGS_LATER = ("10 allow state established,related\n20 drop state invalid\n30 dr
 KEPT_ALLOW_BOTH_WAYS = 0x44   # per direction (a nibble each): the kept bit 4, the outcome 0 (a rule allowed it)
 
 
-@pytest.mark.parametrize("mode", ["xdp", "tc"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.kernel_hooks))
 def test_a_decision_before_the_first_rule_that_reads_flags_is_kept(mode, rules_file, two_port, bpffs):
     """A rule that reads TCP flags or a VLAN tag stops the acl keeping the decisions of the rules after it, not of
     those before it (docs/conntrack.md): the connection's entry holds both directions' decisions, read through
@@ -252,7 +252,7 @@ def test_a_decision_before_the_first_rule_that_reads_flags_is_kept(mode, rules_f
     assert nf.stop() == 0
 
 
-@pytest.mark.parametrize("mode", paths.options_by_key("xdp", "afxdp"))
+@pytest.mark.parametrize("mode", paths.Selection(select=paths.kernel_and_user))
 def test_conntrack_lists_the_connections_as_the_frames_left_them(mode, rules_file, two_port):
     """`xnf conntrack`: a TCP connection through its handshake (established, assured), one whose SYN was never
     answered (syn_sent, unreplied), a UDP flow answered (not yet a stream), one that went on after its answer within
@@ -357,7 +357,7 @@ def test_real_applications_opened_inside_work_and_an_outside_scan_gets_nothing(v
         assert nf.stop() == 0
 
 
-@pytest.mark.parametrize("subject", ["nftables", *paths.options_by_key("xdp", "tc")])
+@pytest.mark.parametrize("subject", ["nftables", *paths.Selection(select=paths.kernel_hooks)])
 def test_a_connection_whose_first_answer_was_lost_opens_with_the_next(subject, rules_file):
     """The client's stack loses the server's first SYN/ACK (after the firewall passed it); the server sends it again
     a second later, which netfilter's state table ignores and passes with the connection: curl connects at once
@@ -488,7 +488,7 @@ def answered_flows(ports: range) -> list[Step]:
                                                  Step(OUTSIDE, udp(OUTSIDE, 53, port), True, f"flow {port} answered"))]
 
 
-@pytest.mark.parametrize("mode", paths.options_by_key("xdp", "afxdp"))
+@pytest.mark.parametrize("mode", paths.Selection(select=paths.kernel_and_user))
 def test_a_syn_flood_past_the_table_gives_way_to_new_connections(mode, rules_file, two_port):
     """The table's policy when full (docs/conntrack.md), as netfilter's early drop: 300,000 SYNs never answered
     into a table of 262,144 all get in, each past the table's size in the entry of the oldest unanswered one
@@ -517,7 +517,7 @@ def test_a_syn_flood_past_the_table_gives_way_to_new_connections(mode, rules_fil
 SMALL_TABLE = 8
 
 
-@pytest.mark.parametrize("mode", paths.options_by_key("xdp", "afxdp"))
+@pytest.mark.parametrize("mode", paths.Selection(select=paths.kernel_and_user))
 def test_a_table_full_of_answered_connections_refuses_new_ones_until_the_sweeper_frees(mode, rules_file, two_port):
     """A table (--map-size acl_ct=8) full of answered connections: a new connection's frame is dropped and counted
     (ct_full), the answered ones keep passing; once they are over (udp and udp_stream 2 s), the sweeper frees them
@@ -542,7 +542,7 @@ def test_a_table_full_of_answered_connections_refuses_new_ones_until_the_sweeper
     assert nf.stop() == 0
 
 
-@pytest.mark.parametrize("mode", paths.options_by_key("xdp", "afxdp", "tc"))
+@pytest.mark.parametrize("mode", paths.Selection(select=paths.each_build))
 def test_a_smaller_table_gives_its_ring_its_size_and_keeps_making_room(mode, rules_file, two_port):
     """--map-size acl_ct=8 makes the ring of the table's newest connections 8 too, and the data path takes the
     ring's size from the map, not from the NF's source: 20 new connections never answered each get in, the 12 past

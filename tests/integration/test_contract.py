@@ -121,7 +121,7 @@ def test_the_cost_models_paths_read_their_roles_from_describe():
         seen[key] = (path.task_role, path.task_side, path.worker_spins, path.drops_in)
         assert path.nf_in_kernel == (described["datapath"] != "user")
         assert (path.worker_spins is None) == (not described["sockets"])
-    key = {mode: paths.find(mode).key for mode in ("afxdp-sysc", "afxdp-poll", "hybrid")}  # this kernel's tx path
+    key = {mode: paths.find(mode).key for mode in paths.modes(paths.with_workers)}  # this kernel's tx path
     assert seen["xdp"] == ("sender", "xdp", None, "drop_kernel")
     assert seen["afxdp/live"] == ("worker", "native", True, "drop_user")
     assert seen[key["afxdp-sysc"]] == ("worker", "native", True, "drop_user")

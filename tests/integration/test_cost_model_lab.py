@@ -145,7 +145,7 @@ def test_advise_puts_bulk_tcp_from_containers_at_tc_and_a_64_byte_flood_in_xdp(f
     _, profile_file = fitted
     hooks = tmp_path / "profile-xdp-tc.json"
     doc = json.loads(profile_file.read_text())
-    hooks.write_text(json.dumps({**doc, "paths": {k: v for k, v in doc["paths"].items() if k in ("xdp", "tc")}}))
+    hooks.write_text(json.dumps({**doc, "paths": {k: v for k, v in doc["paths"].items() if k in paths.kernel_hooks()}}))
     rules = tmp_path / "router.rules"
     rules.write_text(f"route 198.18.0.0/16 via {GEN_MAC} port 0\n")
     answers = {}
@@ -159,7 +159,7 @@ def test_advise_puts_bulk_tcp_from_containers_at_tc_and_a_64_byte_flood_in_xdp(f
     assert bulk["segments"] == {"payload": 65160, "frame": 1518, "ip_version": 4}
     for answer, unit in ((flood, "mpps"), (bulk, "gbit_s")):
         measured = {c["label"]: c[f"measured_{unit}"] for c in answer["candidates"]}
-        assert set(measured) == {"xdp", "tc"} and min(measured.values()) > 0
+        assert set(measured) == set(paths.kernel_hooks()) and min(measured.values()) > 0
         assert answer["verification"]["fastest"] == answer["recommendation"]["label"]
         assert answer["verification"]["pick_holds"]
     assert bulk["verification"]["streams"] == 1 and len(bulk["verification"]["yardstick_gbit_s"]) == 3

@@ -12,6 +12,7 @@ import pytest
 from lab_helpers import run_xnf, tcx_link_programs, xdp_attached
 from xnf.build import BIN_DIR, REPO_ROOT
 from xnf.lab.nf_process import NfInstance
+from xnf.lab import paths
 
 NOBODY = 65534
 
@@ -94,7 +95,7 @@ def test_verifier_rejection_shows_the_verifier(pair):
     assert not xdp_attached(pair.dut_ns, "dut0")
 
 
-@pytest.mark.parametrize("mode", ["xdp", "tc"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.kernel_hooks))
 def test_a_kernel_without_btf_is_named_as_the_reason(pair, rules_file, mode):
     """A connection table reads its size through the kernel's BTF (xnf_map_capacity): with the kernel's hidden (an
     empty file bound over it, in the run's own mount namespace), the stateful acl's load fails with that reason."""

@@ -27,6 +27,7 @@ from xnf.lab.nf_process import NfInstance
 from xnf.lab.pktio import PacketPort
 from xnf.lab.topology import Topology
 from xnf.lab.cores import DUT_CORE
+from xnf.lab import paths
 
 FRAMES = 60000
 SCRAPE_CONFIG = """global:
@@ -91,7 +92,7 @@ def wait_for_first_scrape(prometheus: str) -> None:
         time.sleep(0.5)
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp", "tc"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.each_build))
 def test_prometheus_scrapes_the_counters_xnf_stats_shows(mode, tmp_path, pair):
     prometheus_bin = shutil.which("prometheus", path="/usr/bin:/usr/sbin")
     assert prometheus_bin, "Debian's prometheus package is missing: scripts/setup.sh installs it"

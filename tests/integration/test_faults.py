@@ -24,19 +24,22 @@ def settings(t, iface: str = "dut0") -> dict[str, str]:
             for name in BUSY_POLL_SETTINGS}
 
 
-@pytest.mark.parametrize("next_mode", ["xdp", "afxdp-sysc"])
+BUSY_POLL_MODE = "afxdp-sysc"   # the mode that changes the interface's busy-poll settings
+
+
+@pytest.mark.parametrize("next_mode", [paths.find("xdp").mode, BUSY_POLL_MODE])
 def test_busy_poll_settings_a_killed_instance_changed_are_put_back(pair, next_mode):
     """afxdp-sysc changes two system-wide settings of its interface; killed, it cannot restore them. The next
     start on that interface, in any mode, puts them back, and a clean stop then leaves them as they were."""
     before = settings(pair)
-    killed = NfInstance.start(pair, "macswap", "afxdp-sysc", pair.dut_ifaces, extra=["--cores", str(DUT_CORE)])
+    killed = NfInstance.start(pair, "macswap", BUSY_POLL_MODE, pair.dut_ifaces, extra=["--cores", str(DUT_CORE)])
     changed = settings(pair)
     assert changed != before
     killed.stop(signal.SIGKILL)
     assert settings(pair) == changed and not xdp_attached(pair.dut_ns, "dut0")
     following = NfInstance.start(pair, "macswap", next_mode, pair.dut_ifaces,
                                  extra=paths.worker_options(next_mode))
-    if next_mode == "xdp":
+    if next_mode != BUSY_POLL_MODE:
         assert settings(pair) == before
     assert following.stop() == 0
     assert settings(pair) == before
@@ -75,7 +78,7 @@ def test_an_instance_at_tc_leaves_no_program_behind(pair, signal_to_send):
     assert len(tcx_link_programs()) == len(before) + len(pair.dut_ifaces) and again.stop() == 0
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp", "tc"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.each_build))
 def test_an_interface_deleted_under_the_instance_stops_it_clearly(pair, mode):
     """Workers do not spin on a port that no longer exists, and `xnf ps` does not list the instance."""
     nf = NfInstance.start(pair, "macswap", mode, pair.dut_ifaces, extra=paths.find(mode).lab_options())

@@ -23,11 +23,11 @@ def rules(t: Topology) -> str:
     return "\n".join(lines) + "\n"
 
 
-@pytest.mark.parametrize("mode", ["xdp", "hybrid", "afxdp", "afxdp-poll"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.representative))
 def test_clients_reach_their_container_and_get_answers(mode, rules_file):
     with Topology("edge", apps=2) as t:
         uplink = t.links[0]
-        if mode.startswith("afxdp"):
+        if not paths.find(mode).nf_in_kernel:
             # passed frames reach the host through a TAP device there: the containers' ARP for their gateway
             # would be answered on it, so their gateway is set statically (docs/afxdp.md)
             for app in t.app_list:
@@ -89,7 +89,7 @@ VLAN_NET = "198.19.100"   # the VLAN's subnet: .1 a host on the trunk (the uplin
 TRUNK_HOST_MAC = "02:00:00:00:64:01"
 
 
-@pytest.mark.parametrize("mode", ["xdp", "tc", "hybrid", "afxdp"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.representative))
 def test_a_vlan_of_the_trunk_bridged_to_a_container(mode, rules_file):
     """`vlan 100 port 1`: a host on the trunk's VLAN 100 and container 0, untagged, are one LAN. The host's tagged
     ARP request reaches the container, which answers it, and its echo request and UDP datagram get their answers,

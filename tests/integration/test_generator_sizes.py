@@ -54,7 +54,7 @@ def test_jumbo_frames_come_back_byte_for_byte(jumbo_pair, path):
     assert out["bps"] == pytest.approx(out["pps"] * JUMBO_FRAME * 8, rel=1e-3)
 
 
-WORKER_PATHS = [path for path, (mode, _) in paths.with_auto_tx().items() if mode.startswith(("afxdp", "hybrid"))]
+WORKER_PATHS = [path for path, (mode, _) in paths.with_auto_tx().items() if paths.runs_workers("macswap", mode)]
 BACKLOG = 200   # jumbo frames of 3 buffers each: more than a worker's batch of descriptors, less than its rings
 
 

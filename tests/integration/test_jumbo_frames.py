@@ -223,7 +223,7 @@ def test_a_frame_past_what_a_frame_may_have_is_dropped_whole_and_counted(rules_f
             assert apps.ping(h0.ns, h1.ip, PINGS, size=PING_PAYLOAD[4]) == PINGS
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.kernel_and_user))
 def test_a_capture_keeps_every_buffer_of_a_jumbo_frame(mode, tmp_path, rules_file):
     """xnf dump of the router's forwarded frames: each 9,014-byte echo request and reply is written whole, the
     bytes of its further buffers included (the echo's payload is ping's own pattern to its last byte)."""

@@ -42,7 +42,7 @@ def attached(t: HostsTopology, mode: str) -> bool:
     return xdp_attached(t.dut_ns, "dut0") if contract.mode(mode)["hook"] == "xdp" else bool(tcx_link_programs())
 
 
-@pytest.mark.parametrize("mode", ["xdp", "tc", "afxdp", "hybrid"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.representative))
 def test_the_kept_nat_forwards_through_a_stop_a_kill_and_two_starts(mode, bpffs, rules_file):
     """In AF_XDP the second stop is a SIGTERM too: a killed process frees its sockets only as it exits, and what
     reaches them until then is lost (the next test shows what a kill leaves there)."""
@@ -123,7 +123,7 @@ def running_real_time_on(core: int) -> subprocess.Popen:
     return spinner
 
 
-@pytest.mark.parametrize("mode", ["afxdp", "hybrid"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.worker_kinds))
 def test_a_worker_starved_of_its_core_at_the_stop_still_forwards_what_its_rings_hold(mode, bpffs, rules_file):
     """A stop takes the sockets out of the program's way (it runs the NF itself then), then lets the workers
     finish what their rings hold. A worker kept off its core makes no progress for a while, with frames on its
@@ -337,16 +337,18 @@ def test_move_carries_the_nat_through_tc_and_user_space_without_a_gap(bpffs, rul
                  in_background(lambda: apps.iperf3(t, h0.ns, h1.ns, h1.ip, seconds=8, tcp_bitrate="50M",
                                                    port=apps.IPERF_PORT + 1))]
         time.sleep(1)
-        move("tc", "xdp", [])
-        move("afxdp", "tc", paths.worker_options("afxdp"))
-        move("hybrid", "afxdp", paths.worker_options("hybrid"))
-        move("afxdp", "hybrid", paths.worker_options("afxdp"))
+        xdp, tc = paths.modes(paths.kernel_hooks)
+        user, hybrid = paths.modes(paths.worker_kinds)
+        move(tc, xdp, [])
+        move(user, tc, paths.worker_options(user))
+        move(hybrid, user, paths.worker_options(hybrid))
+        move(user, hybrid, paths.worker_options(user))
         flows.append(in_background(lambda: apps.iperf3(t, h0.ns, h1.ns, h1.ip, seconds=3, tcp_bitrate="50M",
                                                        port=apps.IPERF_PORT + 2)))
         flows.append(in_background(lambda: apps.iperf3(t, h0.ns, h1.ns, h1.ip, udp_datagrams=300, bitrate="1M",
                                                        reverse=True, port=apps.IPERF_PORT + 3)))
         time.sleep(1)
-        move("xdp", "afxdp", [])
+        move(xdp, user, [])
         assert first.process.wait(timeout=10) == 0
         (_, pinged), (_, flowed), (_, sent_xdp), (_, sent_user), (_, flowed_user) = flows
         for thread, _ in flows:

@@ -16,8 +16,9 @@ from test_xdp_nfs import exchange
 from xnf import control
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
+from xnf.lab import paths
 
-MODES = ["xdp", "afxdp", "afxdp-poll", "tc"]
+MODES = paths.Modes(paths.each_build)
 VIP, VIP6, VPORT = "10.99.0.1", "fd99::1", 80
 BACKENDS = [("10.1.0.11", 8080, "02:bb:00:00:00:11"), ("10.1.0.12", 8080, "02:bb:00:00:00:12"),
             ("10.1.0.13", 9090, "02:bb:00:00:00:13")]
@@ -110,7 +111,7 @@ def test_ipv6_flows_land_where_the_hash_says(mode, rules_file, pair):
 def test_a_flow_lands_on_the_same_backend_whichever_path_opened_it(rules_file):
     """Sessions opened by XDP, then by AF_XDP, for the same new flows: the same backends."""
     chosen = {}
-    for mode in ("xdp", "afxdp", "hybrid"):
+    for mode in paths.modes(paths.kinds_at_xdp):
         with Topology("pair") as t:
             NfInstance.start(t, "lb", mode, t.dut_ifaces, rules=rules_file(lb_rules()))
             sent = [to_service(t.links[0], cport) for cport in range(41000, 41030)]
@@ -120,7 +121,7 @@ def test_a_flow_lands_on_the_same_backend_whichever_path_opened_it(rules_file):
     assert len({dst for _, dst in chosen["xdp"]}) == len(BACKENDS)
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.kernel_and_user))
 def test_drained_backend_keeps_its_sessions_and_takes_no_new_ones(mode, rules_file, pair):
     nf = NfInstance.start(pair, "lb", mode, pair.dut_ifaces, rules=rules_file(lb_rules()))
     link = pair.links[0]
@@ -141,7 +142,7 @@ def test_drained_backend_keeps_its_sessions_and_takes_no_new_ones(mode, rules_fi
         expected_backend(link.gen_ip, c, VIP, 6, BACKENDS[1:])[0] for c in new)
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.kernel_and_user))
 def test_idle_sessions_expire(mode, rules_file, pair):
     nf = NfInstance.start(pair, "lb", mode, pair.dut_ifaces, rules=rules_file(lb_rules(timeout=1)))
     link = pair.links[0]
@@ -157,7 +158,7 @@ def test_idle_sessions_expire(mode, rules_file, pair):
     assert counters["expired"] == 0
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.kernel_and_user))
 def test_a_backend_that_answers_after_a_long_one_way_stream_still_reaches_the_client(mode, rules_file, pair):
     """A session lives while either direction is used: the client streams past the timeout, the backend has
     been silent all along (a UDP upload), and its answer is still rewritten back from the service. The soak

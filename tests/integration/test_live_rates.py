@@ -9,11 +9,12 @@ import pytest
 from lab_helpers import run_xnf
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
+from xnf.lab import paths
 
 RATE = 50000
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp", "tc"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.each_build))
 def test_stats_interval_and_top_show_the_offered_rate(mode, pair):
     nf = NfInstance.start(pair, "macswap", mode, pair.dut_ifaces)
     sender = Generator(pair).spawn("--rate", str(RATE), "--duration", "6")

@@ -15,13 +15,13 @@ from test_lb import BACKENDS, VIP, expected_backend, from_backend, lb_rules, to_
 from test_router import routes, udp, udp6
 from test_xdp_nfs import FW_RULES, exchange, firewall_traffic
 from xnf import build, control
-from xnf.lab import netns, veth_stats
+from xnf.lab import netns, paths, veth_stats
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
 from xnf.lab.cores import DUT_CORE
 
-SENDING_MODES = ["afxdp", "afxdp-sysc", "afxdp-poll", "hybrid"]
+SENDING_MODES = paths.Modes(paths.with_workers)
 LIVE = ["--tx-path", "live"]
 # Every test here is about the live path: on a kernel without live frames, --tx-path live is refused by name
 # (test_kernel.py), and these are skipped saying so.
@@ -97,7 +97,7 @@ def test_every_frame_length_is_copied_whole(pair):
     assert worker["live_frames"] == len(frames) and worker["xsk_fallback"] == 0 and worker["live_refused"] == 0
 
 
-@pytest.mark.parametrize("mode", ["afxdp", "afxdp-poll"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.worker_waits))
 def test_several_workers_and_ports(mode, rules_file):
     """Two queues, two workers, two ports: frames leave by the port the firewall redirects them to."""
     with Topology("two-port", queues=2) as t:

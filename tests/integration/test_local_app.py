@@ -14,7 +14,7 @@ from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp", "hybrid"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.kinds_at_xdp))
 def test_memcached_answers_through_the_nf(mode, rules_file):
     with Topology("edge", apps=1) as t:
         app = t.app_list[0]

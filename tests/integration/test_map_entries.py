@@ -10,11 +10,12 @@ from lab_helpers import run_xnf
 from xnf.lab.nf_setup import GEN_DST, GEN_PORT, lb_sessions
 from xnf.lab.generator import Generator
 from xnf.lab.nf_process import NfInstance
+from xnf.lab import paths
 
 FLOWS = 300
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.kernel_and_user))
 def test_entries_counts_lb_sessions_and_firewall_rules(mode, tmp_path, pair):
     setup = lb_sessions(FLOWS, pair.links[0].gen_mac)
     rules = tmp_path / "lb.rules"

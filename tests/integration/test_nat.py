@@ -26,7 +26,7 @@ from lab_helpers import wait_until, xdp_attached
 SECOND_INSIDE = "198.18.0.5"   # another inside address on host 0: another endpoint with the same port
 SERVER_PORTS = (7000, 7001)
 CLOSED_PORT = 7999
-MODES = paths.options_by_key("xdp", "afxdp", "hybrid", "tc")
+MODES = paths.Selection(select=paths.representative)
 
 
 FORWARD = ("tcp", 8081, 8080)   # a public port forwarded to the inside host's web server
@@ -173,7 +173,7 @@ def test_ipv6_prefixes_translated_as_linux_does(subject, rules_file):
     assert seen == f"{npt(inside.ip6, *PREFIX6)}:40000" and answered == 5
 
 
-@pytest.mark.parametrize("subject", ["xdp", "afxdp"])
+@pytest.mark.parametrize("subject", paths.Modes(paths.kernel_and_user))
 def test_an_ipv6_prefix_pair_added_and_deleted_while_running(subject, rules_file):
     """A prefix6 rule added while the NAT runs translates at once, both ways; deleted, the inside host's datagrams
     leave untranslated (prefix6_out stands still; the outside host has no way back to them) and `rules list` no
@@ -292,7 +292,7 @@ def entries(nf: NfInstance, table: str) -> int:
     return control.request_json(nf.name, f"entries {table}")["entries"]
 
 
-@pytest.mark.parametrize("subject", ["xdp", "afxdp"])
+@pytest.mark.parametrize("subject", paths.Modes(paths.kernel_and_user))
 def test_closed_tcp_connections_leave_the_tables(subject, rules_file):
     """After FIN or RST a connection's session and public port live the closing idle time (here 2 s, against 2 h
     for an open one), then the sweeper takes them, the mapping with them; a UDP flow's stay."""
@@ -333,7 +333,7 @@ def test_refused_rules_say_what_to_write(rules_file):
                 f"public {t.host(1).dut_ip}", f"public {t.host(1).dut_ip} ports 1024-65535").splitlines())
 
 
-@pytest.mark.parametrize("subject", ["xdp", "afxdp"])
+@pytest.mark.parametrize("subject", paths.Modes(paths.kernel_and_user))
 def test_a_second_public_address_paired_and_taken_away(subject, rules_file):
     """With two public addresses, the inside host (an odd address) leaves from the second; once that address is
     deleted from the rules, its next datagram leaves from the first, on a mapping made afresh."""
@@ -377,7 +377,7 @@ while True:
 HELD_FORWARDS = 4000
 
 
-@pytest.mark.parametrize("subject", ["xdp", "afxdp"])
+@pytest.mark.parametrize("subject", paths.Modes(paths.kernel_and_user))
 def test_a_starting_nat_drops_and_counts_until_it_is_in_force(subject, rules_file, tmp_path):
     """Datagrams stamped with the time they left the inside host stream through the DUT while the NAT starts with a
     long rules file. Until xnf attaches its program, Linux forwards them as they are; from the attach on, one either

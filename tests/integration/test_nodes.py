@@ -23,7 +23,7 @@ from xnf.lab.nodes import VIP, NodesTopology
 from xnf.lab.pktio import PacketPort
 from xnf.lab import paths
 
-MODES = ["xdp", "afxdp", "xdp"]
+MODES = paths.Modes(lambda: [*paths.modes(paths.kernel_and_user), paths.find("xdp").mode])   # three nodes, mixed
 FLOWS = 1000
 CLIENT, PORT = "198.18.0.1", 9
 BACKENDS = 4

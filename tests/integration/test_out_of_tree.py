@@ -17,6 +17,7 @@ from packets import tcp6, udp4
 from test_xdp_nfs import exchange
 from xnf.build import REPO_ROOT
 from xnf.lab.nf_process import NfInstance
+from xnf.lab import paths
 
 # An unusual prefix, staged under DESTDIR: nothing may depend on the install being where PREFIX says.
 PREFIX = "/opt/xnf-staged"
@@ -88,7 +89,7 @@ def test_the_installed_xnf_builds_it_and_every_command_finds_it(installed, examp
     assert refused.returncode == 1 and "chains are built from the sources of an xnf checkout" in refused.stderr
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.kernel_and_user))
 def test_the_built_nf_blocks_its_ports_through_veth(installed, example, tmp_path, monkeypatch, rules_file, mode, pair):
     nf_dir = tmp_path / "nfs"
     assert run_installed(installed, nf_dir, "build", str(example)).returncode == 0

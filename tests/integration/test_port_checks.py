@@ -68,7 +68,7 @@ def test_doctor_at_tc_judges_nothing_of_the_peers_and_says_what_tc_needs():
     with HostsTopology(hosts=2) as t:
         h0 = t.host(0)
         netns.run(h0.ns, ["ip", "link", "set", "eth0", "mtu", "9000"])
-        for mode in ("xdp", "afxdp"):
+        for mode in paths.modes(paths.kernel_and_user):
             report = json.loads(run_xnf(["doctor", "dut0", "--mode", mode, "--json"], ns=t.dut_ns).stdout)
             assert report["ports"][0]["jumbo_frames"] and "peer-mtu-too-large" not in codes(t, "dut0", "--mode", mode)[0]
         result = run_xnf(["doctor", "dut0", "dut1", "--mode", "tc", "--json"], ns=t.dut_ns)
@@ -200,8 +200,9 @@ def test_the_settings_of_a_namespace_that_is_gone_are_forgotten(rules_file):
         assert not ours & set(journals())
 
 
-# The XDP paths, where xnf finishes what the hosts' checksum offload leaves unfinished (tc keeps the skb's state).
-MODES = paths.options_by_key("xdp", "afxdp", "hybrid", "afxdp/xsk")
+# The XDP paths, where xnf finishes what the hosts' checksum offload leaves unfinished (tc keeps the skb's state), and
+# the workers on each transmit path.
+MODES = paths.Selection(select=lambda: {**paths.kinds_at_xdp(), **paths.transmit_paths()})
 
 
 @pytest.mark.parametrize("variant", MODES)
@@ -348,7 +349,7 @@ def ip_in_receives(ns: str) -> int:
     return int(next(line.split()[1] for line in out.splitlines() if line.startswith("IpInReceives")))
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.kernel_and_user))
 def test_frames_sent_back_to_a_plain_container_arrive(mode):
     """An XDP_TX out of a veth wakes no peer that has GRO but no XDP program: its frames would wait in the ring
     while the NF counted them sent. The NF's TX reaches such a peer (as a redirect), frame for frame."""

@@ -84,7 +84,7 @@ def reloaded_under_traffic(pair, mode: str, path, first: list[str], reload, relo
     return nf, classes, sent, reloads[0]
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp", "tc"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.each_build))
 def test_reloads_under_traffic_never_let_a_rule_both_files_hold_lapse(mode, bare_pair, tmp_path):
     link = bare_pair.links[0]
     attack = [f"drop udp {ATTACKERS}.{i} 9 {link.dut_ip} 9" for i in range(16)]
@@ -131,7 +131,7 @@ KEPT = "198.51.100.7"
 FILLER = 5000
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp", "tc"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.each_build))
 def test_a_reload_puts_the_whole_file_in_force_at_once(mode, bare_pair, tmp_path):
     """A flow both files let through never loses a frame while reloads go back and forth between them: one file
     drops by default and allows the flow by a rule thousands of lines after its default, the other allows by
@@ -205,7 +205,7 @@ def gateway_and_source(path) -> dict[tuple[str, str], int]:
     return pairs
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp", "tc"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.each_build))
 def test_a_nat_reload_never_sends_with_one_files_gateway_and_the_others_address(mode, tmp_path):
     """The NAT's reloads between two files that change its gateway and its public address together: every frame
     leaves with one file's pair, never the gateway of one and the address of the other. Entry by entry the new

@@ -13,8 +13,9 @@ from test_xdp_nfs import exchange
 from xnf import control
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
+from xnf.lab import paths
 
-MODES = ["xdp", "afxdp", "afxdp-poll", "tc"]
+MODES = paths.Modes(paths.each_build)
 NEXT_HOP_B = "02:aa:00:00:00:01"
 
 
@@ -70,7 +71,7 @@ def test_router_forwards_by_longest_prefix(mode, rules_file, two_port):
     assert counters == {"forwarded": 3, "expired_ttl": 1, "no_route": 1, "local": 1, "non_ip": 1, "to_kernel": 0}
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.kernel_and_user))
 def test_routes_change_while_running(mode, rules_file, two_port):
     nf = NfInstance.start(two_port, "router", mode, two_port.dut_ifaces, rules=rules_file(routes(two_port)))
     frame = udp(two_port, "198.18.5.5")
@@ -107,7 +108,7 @@ def test_router_kernel_and_native_agree(tmp_path):
     assert actions["arp"] == XDP_PASS and actions["ihl-below-5"] == XDP_DROP
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp", "tc"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.each_build))
 def test_fib_kernel_routes_by_the_hosts_table(mode, two_port):
     """--fib kernel: bpf_fib_lookup in XDP and at tc, the rtnetlink mirror in user space; same packets, same
     bytes."""

@@ -43,7 +43,7 @@ def churning(nf: NfInstance, rules: list[str]):
         thread.join()
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp", "afxdp-poll", "tc"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.each_build))
 def test_rule_churn_under_traffic_accounts_for_every_frame(mode, bare_pair):
     churn_under_traffic(bare_pair, mode)
 
@@ -70,7 +70,7 @@ def churn_under_traffic(pair: Topology, mode: str) -> None:
     assert nf.stop() == 0
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.kernel_and_user))
 def test_inside_prefixes_churned_never_let_a_frame_out_untranslated(mode, bare_pair, rules_file):
     """The NAT's only inside prefix, the generator's own address, added and deleted as fast as the control socket
     takes it while the generator's flows go through: with it or without it (then every source is inside) each
@@ -89,7 +89,7 @@ def test_inside_prefixes_churned_never_let_a_frame_out_untranslated(mode, bare_p
 
 
 @pytest.mark.parametrize("setting", ["public", "outside"])
-@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.kernel_and_user))
 def test_a_nat_whose_only_public_or_outside_churns_never_forwards_untranslated(mode, setting, bare_pair, rules_file):
     """The NAT's only public address (a renumbering is one deleted, another added) or its outside (a gateway
     changed) deleted and added again as fast as the control socket takes it while the generator's flows go through:
@@ -121,7 +121,7 @@ def nat_accounted(stats: dict) -> int:
     return counters["out"] + counters["untranslatable"] + counters["pool_full"] + overflowed
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.kernel_and_user))
 def test_port_forwards_churned_keep_their_servers_answers_on_their_port(mode, bare_pair, rules_file):
     """The generator as an inside server behind a port forward, answering from its forwarded endpoint while another
     forward is added and deleted as fast as the control socket takes it: every answer leaves from its forward's

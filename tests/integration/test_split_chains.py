@@ -13,13 +13,14 @@ from test_xdp_nfs import exchange
 from xnf import control
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.topology import Topology
+from xnf.lab import paths
 
 # chain: the placements to try (every split point), each member's place given
 SPLITS = {
     "chain:firewall,lb": ["firewall@xdp,lb@afxdp", "firewall@xdp,lb@afxdp-poll"],
     "chain:firewall,macswap,lb": ["firewall@xdp,macswap@afxdp,lb@afxdp", "firewall@xdp,macswap@xdp,lb@afxdp"],
 }
-WHOLE_MODES = ["xdp", "afxdp"]
+WHOLE_MODES = paths.Modes(paths.kernel_and_user)
 _whole: dict[tuple[str, str], tuple[list[bytes], dict]] = {}
 
 

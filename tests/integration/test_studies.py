@@ -10,13 +10,14 @@ import json
 import pytest
 
 from lab_helpers import run_xnf
-from xnf.bench.studies import continuity
+from xnf.bench.studies import capture_cost, continuity, local_app_load, mixed_traffic, stack_forwarding
 from xnf.lab import bpf_maps, paths
 from xnf.service import apply as applying
 
 USER = paths.find("afxdp").key   # the user-space path on this kernel's default transmit path
 # Studies of live frames themselves: what they measure this kernel must run.
 NEEDS = {"generator-reference": ("live_frames",), "live-tx": ("live_frames",)}
+UPF_PATHS = "xdp,afxdp-poll,chain-split"
 CASES = {  # study: (its smallest options, the subjects it must measure, the sample field that says it did)
     "xdp-overhead": (["--rounds", "1", "--seconds", "0.3"], {"xnf-drop", "hand-drop", "xnf-macswap", "hand-macswap"}),
     "generator-reference": (["--rounds", "1", "--seconds", "0.3", "--placements", "shared"],
@@ -26,19 +27,18 @@ CASES = {  # study: (its smallest options, the subjects it must measure, the sam
     "live-tx": (["--rounds", "1", "--seconds", "0.3", "--no-dpdk"],
                 {"afxdp rx-drop", "afxdp live macswap", "afxdp xsk macswap", "xdp macswap"}),
     "mixed-traffic": (["--rounds", "1", "--seconds", "0.3", "--shares", "0.5"],
-                      {"xdp", "afxdp", "hybrid", "split", "offload"}, "legit_mpps"),
-    "local-app": (["--rounds", "1", "--seconds", "1", "--load-kpps", "50"], {"xdp", "afxdp", "hybrid", "dispatch"},
-                  "tps"),
+                      set(mixed_traffic.SUBJECTS), "legit_mpps"),
+    "local-app": (["--rounds", "1", "--seconds", "1", "--load-kpps", "50"], set(local_app_load.SUBJECTS), "tps"),
     "dispatch": (["--rounds", "1", "--seconds", "0.3"], {"none", "software", "queue"}),
     "capture-cost": (["--rounds", "1", "--seconds", "0.3"],
-                     {f"{m} {s}" for m in ("xdp", "afxdp") for s in ("not-compiled", "off", "on")}),
+                     {f"{m} {s}" for m in capture_cost.MODES for s in capture_cost.STATES}),
     "frame-prefetch": (["--rounds", "1", "--seconds", "0.3", "--cases", "macswap", "--measure", "rate"],
                        {"yardstick", f"macswap {USER} prefetch rate", f"macswap {USER} no-prefetch rate"}),
     "nf-cost": (["--rounds", "1", "--frames", "64", "--repeat", "5"],
                 {"macswap", "firewall", "firewall-10k", "lb", "router", "checksum-16", "memload-16M", "chain"},
                 "native_ns"),
     "af-packet": (["--rounds", "1", "--seconds", "0.3"], {"af_packet-v2", "af_packet-v3", "af_xdp", "xdp"}),
-    "stack-forwarding": (["--rounds", "1", "--seconds", "0.3"], {"linux", "xdp", "tc", "afxdp-poll"}),
+    "stack-forwarding": (["--rounds", "1", "--seconds", "0.3"], set(stack_forwarding.subjects())),
     "goodput": (["--rounds", "1", "--seconds", "1", "--only", "router/tc,lb/afxdp,nat/tc"],
                 {"linux", "nftables", "router/tc", f"lb/{USER}", "nat/tc"}, "http_rps"),
     "nodes": (["--rounds", "1", "--seconds", "0.3", "--nodes", "1,2"], {"1 node", "2 nodes"}),
@@ -52,9 +52,8 @@ CASES = {  # study: (its smallest options, the subjects it must measure, the sam
                         {"nftables established", "xdp established", "tc established", "nftables new", "xdp new",
                          "tc new", "xdp-redirect established", "xdp-stateless established",
                          "tc-stateless established"}),
-    "upf-paths": (["--rounds", "1", "--seconds", "0.3", "--sessions", "10", "--paths", "xdp,afxdp-poll,chain-split",
-                   "--no-advice"],
-                  {f"{d} 10 {p}" for d in ("uplink", "downlink") for p in ("xdp", "afxdp-poll", "chain-split")}),
+    "upf-paths": (["--rounds", "1", "--seconds", "0.3", "--sessions", "10", "--paths", UPF_PATHS, "--no-advice"],
+                  {f"{d} 10 {p}" for d in ("uplink", "downlink") for p in UPF_PATHS.split(",")}),
     "senders": (["--rounds", "1", "--seconds", "0.3"], {"tc", "socket", "ref-mmsg", "ref-tpacket", "ref-afxdp"}),
 }
 

@@ -14,10 +14,10 @@ from lab_helpers import assert_rules_rejected, run_xnf
 from packets import swap_macs
 from test_xdp_nfs import exchange
 from xnf import build, control
-from xnf.lab import bpf_maps
+from xnf.lab import bpf_maps, paths
 from xnf.lab.nf_process import NfInstance
 
-MODES = ["xdp", "afxdp", "afxdp-poll", "tc"]
+MODES = paths.Modes(paths.each_build)
 
 
 def l4_frames(link, payload_sizes=(18, 101, 1200)) -> list[bytes]:
@@ -54,7 +54,7 @@ def test_checksum_rewrites_correct_checksums_and_swaps_macs(mode, rules_file, pa
     assert control.request_json(nf.name, "stats")["counters"] == {"recomputed": len(bad), "not_l4": 0}
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.kernel_and_user))
 def test_checksum_with_no_repeat_leaves_checksums_alone(mode, pair):
     nf = NfInstance.start(pair, "checksum", mode, pair.dut_ifaces)
     bad = [with_bad_checksum(f) for f in l4_frames(pair.links[0])]
@@ -63,14 +63,14 @@ def test_checksum_with_no_repeat_leaves_checksums_alone(mode, pair):
     assert control.request_json(nf.name, "stats")["counters"]["recomputed"] == 0
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.kernel_and_user))
 def test_memload_with_a_sized_area_forwards_every_frame(mode, pair):
     NfInstance.start(pair, "memload", mode, pair.dut_ifaces, extra=["--map-size", "ml_area=16K"])
     frames = l4_frames(pair.links[0])
     assert sorted(exchange(pair, frames, expect=len(frames))) == sorted(swap_macs(f) for f in frames)
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.kernel_and_user))
 def test_taskemu_spends_and_forwards(mode, rules_file, pair):
     nf = NfInstance.start(pair, "taskemu", mode, pair.dut_ifaces, rules=rules_file("cycles 20000\n"),
                           extra=["--map-size", "te_list=4096"])

@@ -21,7 +21,7 @@ def by_name(summary: dict) -> dict[str, dict]:
     return {c["name"]: c for c in summary["classes"]}
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.kernel_and_user))
 def test_each_class_is_counted_apart_exactly(mode, rules_file, bare_pair):
     """The firewall drops the attack class (256 sources, one rule each) and returns the rest: per class, what
     came back is exactly what was sent or nothing, and the firewall's drops are exactly the attack's frames."""
@@ -82,7 +82,7 @@ def test_a_prefix_belongs_in_a_class(pair):
     assert result.returncode == 2 and "--class NAME:saddr=203.0.113.0/24,share=" in result.stderr
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.kernel_and_user))
 def test_tagged_classes_go_through_an_nf_and_are_counted_apart(mode, rules_file, bare_pair):
     """802.1Q and QinQ classes beside an untagged one through the firewall, which parses through the tags: the
     tagged attack class is dropped by its addresses, the others come back whole, each counted exactly."""

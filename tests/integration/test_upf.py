@@ -107,7 +107,7 @@ def test_a_ue_reaches_the_data_network_through_the_tunnels(subject, rules_file):
         assert nf.process.returncode == 0
 
 
-@pytest.mark.parametrize("subject", ["xdp", "afxdp"])
+@pytest.mark.parametrize("subject", paths.Modes(paths.kernel_and_user))
 def test_echo_requests_are_answered(subject, rules_file):
     """Path management as a gNB does it: an echo request (built by scapy) gets an echo response with its sequence
     number and a Recovery IE, from the UPF's N3 address and port 2152."""
@@ -194,7 +194,7 @@ def on_a_stick(link) -> upf_sessions.Sides:
                               n6_gateway=link.gen_mac, gnb=link.gen_ip)
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.kernel_and_user))
 def test_the_generator_tunnels_up_and_reads_tunnels_down(mode, rules_file, bare_pair):
     """xnf-gen's tunnelled class goes up through 64 sessions and comes back decapsulated; its plain class comes
     back tunnelled, and the receiver finds its probes inside: every frame of each class counted, none lost."""
@@ -213,7 +213,7 @@ def test_the_generator_tunnels_up_and_reads_tunnels_down(mode, rules_file, bare_
     assert nf.stop() == 0
 
 
-@pytest.mark.parametrize("subject", ["xdp", "afxdp"])
+@pytest.mark.parametrize("subject", paths.Modes(paths.kernel_and_user))
 def test_sessions_come_and_go_while_it_runs(subject, rules_file):
     """A session's lines added with `xnf rules add` carry the UE's traffic at once; deleted, its tunnel is an
     unknown TEID and its UE no one's."""
@@ -235,7 +235,7 @@ def test_sessions_come_and_go_while_it_runs(subject, rules_file):
             assert counters["unknown_teid"] >= 6 and counters["uplink"] == counters["downlink"] == 5, counters
 
 
-@pytest.mark.parametrize("subject", ["xdp", "afxdp"])
+@pytest.mark.parametrize("subject", paths.Modes(paths.kernel_and_user))
 def test_a_hundred_thousand_sessions(subject, rules_file, bare_pair):
     """100,000 sessions (400,002 rule lines) load in one start and list back whole."""
     rules = rules_file(upf_sessions.rules(on_a_stick(bare_pair.links[0]), 100_000))
@@ -297,7 +297,7 @@ def test_a_ue_through_the_edge_chain_wherever_it_is_split(nf, mode, rules_file):
             assert counters["firewall.rule_drop"] >= 1 and counters["upf.uplink"] > 50, counters
 
 
-@pytest.mark.parametrize("subject", ["xdp", "afxdp"])
+@pytest.mark.parametrize("subject", paths.Modes(paths.kernel_and_user))
 def test_local_breakout_to_an_edge_application(subject, rules_file):
     """A breakout prefix sends the UE's traffic to an edge application (on a port of its own) decapsulated, whatever
     its session's FAR says; the application's answers come back into the UPF as downlink and reach the UE
@@ -317,7 +317,7 @@ def test_local_breakout_to_an_edge_application(subject, rules_file):
             assert f"breakout {edge.ip}/32 port 2 mac {edge.mac}" in nf.request("rules list").splitlines()
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.kernel_and_user))
 def test_every_frame_is_accounted_for(mode, rules_file, bare_pair):
     """A mix of sessions' tunnels and packets, tunnels of no session and packets to no UE: every frame sent gets a
     verdict, what the receiver counts is what the UPF sent on, and each drop and pass has its counter."""

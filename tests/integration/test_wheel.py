@@ -17,6 +17,7 @@ from packets import udp4
 from test_xdp_nfs import exchange
 from xnf.build import PACKAGED_PREFIX, REPO_ROOT
 from xnf.lab.nf_process import NfInstance
+from xnf.lab import paths
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +52,7 @@ def test_the_wheel_carries_the_programs_and_imports_nothing_from_the_checkout(ve
     assert {"macswap", "firewall", "router", "lb"} <= names
 
 
-@pytest.mark.parametrize("mode", ["xdp", "afxdp"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.kernel_and_user))
 def test_the_installed_xnf_runs_an_nf_through_veth(venv, mode, pair):
     name = f"{pair.dut_ns}-wheel"
     proc = pair.spawn(pair.dut_ns, [str(venv / "bin" / "xnf"), "run", "macswap", "--mode", mode, "--name", name,

@@ -6,6 +6,7 @@ import pytest
 
 from lab_helpers import run_xnf, xdp_attached
 from packets import arp_request, icmp4, swap_macs, tcp6, udp4
+from xnf.lab import paths
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.pktio import PacketPort
 from xnf.lab.topology import Topology
@@ -24,7 +25,7 @@ def exchange(topology: Topology, frames: list[bytes], send_link: int = 0, recv_l
 
 
 @pytest.mark.parametrize("queues", [1, 2])
-@pytest.mark.parametrize("mode", ["xdp", "xdp-generic"])
+@pytest.mark.parametrize("mode", paths.Modes(paths.xdp_attachments))
 def test_macswap_returns_every_frame_with_macs_swapped(mode, queues):
     with Topology("pair", queues=queues) as t:
         nf = NfInstance.start(t, "macswap", mode, t.dut_ifaces)

@@ -1,6 +1,8 @@
 """The lab's paths on the kernel it has: one of each kind, the workers on live frames where the kernel runs them and on
 the xsk ring where it refuses them, and never a path it cannot run among those measured or recommended."""
 
+import copy
+
 import pytest
 
 from tiers import functional
@@ -41,3 +43,37 @@ def test_the_functional_tier_walks_the_representative_paths_of_the_files_it_name
     assert not functional("tests/integration/test_real_traffic.py::test_fwd_serves_ipv4_and_ipv6_containers[xdp]",
                           ["xdp"], rep)
     assert not functional("tests/integration/test_kernel_other.py::test_z", [], rep)
+
+
+@pytest.fixture
+def with_a_new_mode(monkeypatch):
+    """The mode table with a throwaway mode added after afxdp-poll: a user-space mode whose workers wait in a way of
+    their own and send, as a new mode would be declared in lib/runtime/modes.c."""
+    from xnf import contract
+
+    table = copy.deepcopy(contract.runtime())
+    new = {**next(m for m in table["modes"] if m["name"] == "afxdp-poll"), "name": "afxdp-new", "workers": "irq"}
+    at = next(i for i, m in enumerate(table["modes"]) if m["name"] == "afxdp-poll") + 1
+    table["modes"].insert(at, new)
+    monkeypatch.setattr("xnf.contract.runtime", lambda: table)
+    paths.carrying.cache_clear()
+    yield
+    paths.carrying.cache_clear()
+
+
+def test_a_mode_added_to_the_table_is_walked_wherever_its_kind_is(with_a_new_mode):
+    """Nothing but the table changed: the selections that walk every carrying path, every mode, every way workers
+    wait and every path with workers take the new mode, and so do the benchmarks and studies built on them; those
+    that walk one path of each kind do not (the new mode is of a kind they already have)."""
+    from xnf.bench import catalog
+    from xnf.bench.studies import advisor_check, nat_rates
+
+    assert "afxdp-new/live" in paths.carrying() and paths.find("afxdp-new").tx_path == "live"
+    for select in (paths.each_mode, paths.worker_waits, paths.with_workers, paths.at_xdp, paths.at_native_xdp,
+                   paths.every_mode):
+        assert "afxdp-new" in paths.Modes(select), select.__name__
+    for select in (paths.representative, paths.kernel_and_user, paths.each_build, paths.kinds_at_xdp):
+        assert "afxdp-new" not in paths.Modes(select), select.__name__
+    modes_throughput = next(b for b in catalog.BENCHMARKS if b.name == "modes-throughput")
+    assert "afxdp-new" in modes_throughput.modes and "afxdp-new" in advisor_check.DEFAULT_MODES
+    assert "afxdp-new/live" in nat_rates.PATHS

@@ -16,6 +16,8 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Callable
 
+from xnf import contract
+
 HOLDS, PARTLY, NOT, UNKNOWN = "holds", "partly", "does not hold", "cannot tell"
 TIE = 0.05   # rates this close are a tie on veth, whose runs spread 10-30 %: medians of rounds narrow it, not away
 
@@ -392,7 +394,10 @@ def af_packet_per_core(results: dict[str, dict]) -> Verdict:
 
 # ---------------------------------------------------------------- the 5G user plane
 
-USER_SPACE_UPF = ("afxdp", "afxdp-sysc", "afxdp-poll")
+def _in_user_space(path: str) -> bool:
+    """Whether a results file's path ("afxdp-poll", "afxdp/live", "chain-split") runs the NF in user space."""
+    mode = path.partition("/")[0]
+    return mode in contract.mode_names() and contract.mode(mode)["datapath"] == "user"
 
 
 def tunnel_work(results: dict[str, dict]) -> Verdict:
@@ -404,7 +409,7 @@ def tunnel_work(results: dict[str, dict]) -> Verdict:
                        "the workers on a core of their own (xnf bench run upf-paths --placement lab)", rows)
     best = {}
     for r in rows:
-        if r["path"] in USER_SPACE_UPF and r["ratio_to_xdp"] and r["ratio_to_xdp"] > best.get(r["case"], (0, ""))[0]:
+        if _in_user_space(r["path"]) and r["ratio_to_xdp"] and r["ratio_to_xdp"] > best.get(r["case"], (0, ""))[0]:
             best[r["case"]] = (r["ratio_to_xdp"], r["path"])
     if not best:
         return Verdict(UNKNOWN, "the upf-paths results lack a user-space path beside xdp", rows)

@@ -15,12 +15,13 @@ from xnf.bench.studies import (acl_rules, advisor_check, af_packet, afxdp_modes,
                                nat_rates, new_sessions, nf_cost, nodes_scaling, senders, soak, stack_forwarding,
                                upf_paths, xdp_overhead)
 from xnf.errors import XnfError
+from xnf.lab import paths
 
 def _cost_model(name: str, nf: str, what: str, param: str, values: list[int]) -> Benchmark:
     """One NF-side parameter swept, XDP beside afxdp on both transmit paths, RFC 2544 at every point, 5
     repetitions (what a published table needs) with the hand-written XDP yardstick in each."""
     return Benchmark(name=name, description=f"{what}, XDP against AF_XDP (live-frames and xsk-ring transmit): "
-                     "RFC 2544 throughput", nfs=[nf], modes=["xdp", "afxdp"], tx_paths=["live", "xsk"],
+                     "RFC 2544 throughput", nfs=[nf], modes=paths.Modes(paths.kernel_and_user), tx_paths=["live", "xsk"],
                      measure="throughput", seconds=0.5, repetitions=5, nf_params={param: values},
                      yardstick=True)
 
@@ -49,14 +50,14 @@ BENCHMARKS = [
     ),
     Benchmark(
         name="modes-throughput",
-        description="drop and macswap in every mode: RFC 2544 throughput and latency",
-        nfs=["drop", "macswap"], modes=["xdp", "xdp-sk", "afxdp", "afxdp-sysc", "afxdp-poll", "hybrid"],
+        description="drop and macswap in every mode (generic XDP aside): RFC 2544 throughput and latency",
+        nfs=["drop", "macswap"], modes=paths.Modes(paths.every_mode),
         measure="throughput", seconds=1.0, repetitions=2,
     ),
     Benchmark(
         name="frame-size",
         description="macswap in XDP and AF_XDP mode over frame sizes: throughput per size",
-        nfs=["macswap"], modes=["xdp", "afxdp"], measure="throughput", seconds=1.0, repetitions=2,
+        nfs=["macswap"], modes=paths.Modes(paths.kernel_and_user), measure="throughput", seconds=1.0, repetitions=2,
         params={"size": [64, 256, 512, 1024, 1518]},
     ),
     Benchmark(
@@ -64,7 +65,7 @@ BENCHMARKS = [
         description="macswap and router at 64, 1,518 and 9,000-byte frames in xdp, afxdp, hybrid and tc: RFC 2544 "
                     "throughput in Mpps and Gbit/s (9,000-byte frames over veths of MTU 8,982, xnf-gen's packet "
                     "socket sending them); the hand-written XDP yardstick every repetition",
-        nfs=["macswap", "router"], modes=["xdp", "afxdp", "hybrid", "tc"], measure="throughput", seconds=1.0,
+        nfs=["macswap", "router"], modes=paths.Modes(paths.representative), measure="throughput", seconds=1.0,
         repetitions=3, params={"size": [64, 1518, 9000]}, yardstick=True,
         rules={"router": "route 198.18.0.0/16 via 02:00:00:00:00:01 port 0\n"},
     ),
@@ -98,13 +99,13 @@ BENCHMARKS = [
         name="queues",
         description="macswap in XDP and in user space with one queue (one generator thread, one worker) and "
                     "with two (two of each, over both cores)",
-        nfs=["macswap"], modes=["xdp", "afxdp"], measure="throughput", seconds=0.5, repetitions=5,
+        nfs=["macswap"], modes=paths.Modes(paths.kernel_and_user), measure="throughput", seconds=0.5, repetitions=5,
         params={"gen_cores": [(0,), (0, 1)]},
     ),
     Benchmark(
         name="flow-count",
         description="lb with 1 to 65,536 flows, each with its session: throughput in XDP and in user space",
-        nfs=["lb"], modes=["xdp", "afxdp"], measure="throughput", seconds=0.5, repetitions=5,
+        nfs=["lb"], modes=paths.Modes(paths.kernel_and_user), measure="throughput", seconds=0.5, repetitions=5,
         nf_params={"lb_sessions": [1, 64, 4096, 65536]},
     ),
     Benchmark(

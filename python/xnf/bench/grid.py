@@ -196,6 +196,7 @@ def _summarise(samples: list[dict], yardstick: list[dict]) -> list[dict]:
 def run_benchmark(bench: Benchmark, out_dir: Path, progress: Callable[[str], None] | None = None) -> Path:
     """Runs every case bench.repetitions times, interleaved (with the yardstick among them if the benchmark has
     one); writes NAME-STAMP.json and .csv; returns the JSON."""
+    bench = replace(bench, modes=list(bench.modes))   # a named selection (paths.Modes), read now
     env = environment.describe()
     subjects = bench.cases() + ([YARDSTICK_CASE] if bench.yardstick else [])
     samples, yardstick = [], []

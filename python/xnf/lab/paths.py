@@ -12,7 +12,7 @@ Keys: the mode's name, and "mode/tx-path" where the workers send ("afxdp/live", 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -100,10 +100,92 @@ def representative() -> dict[str, Path]:
     """One path of each kind, the first of it in the table's order (workers on the default transmit path): the NF in
     the kernel at XDP, at tc, in user space, and split between XDP and the workers (hybrid). What a quick fit measures
     and the functional tests walk."""
-    found: dict[tuple[str, str], Path] = {}
+    return _first_of_each(lambda p: True)
+
+
+# Named selections: which paths a test, study or benchmark walks, each read from the mode table. A list of modes typed
+# by hand anywhere else is refused by tests/unit/test_mode_lists.py.
+
+def each_build() -> dict[str, Path]:
+    """The NF's three builds, one path each: its BPF object at XDP, its BPF object at tc, its native build in user
+    space (workers on the default transmit path). What a test of the NF's own decisions walks: the other paths run
+    one of these builds the same way."""
+    return _first_of_each(lambda p: p.described["datapath"] in ("kernel", "user"))
+
+
+def kernel_and_user() -> dict[str, Path]:
+    """The NF in the kernel at XDP and in user space, one path each: where a test's subject is the NF's tables on
+    either side of the kernel boundary (the native maps, the kept state, the control socket's view of them)."""
+    return _first_of_each(lambda p: p.hook == "xdp" and p.described["datapath"] in ("kernel", "user"))
+
+
+def kernel_hooks() -> dict[str, Path]:
+    """The NF's BPF object at each hook the kernel runs it from: XDP and tc."""
+    return _first_of_each(lambda p: p.described["datapath"] == "kernel", kind=lambda p: p.hook)
+
+
+def kinds_at_xdp() -> dict[str, Path]:
+    """One path of each kind that an XDP program starts: the NF in the kernel, in user space, and split (hybrid)."""
+    return _first_of_each(lambda p: p.hook == "xdp")
+
+
+def at_xdp() -> dict[str, Path]:
+    """Every carrying mode an XDP program starts, each on the default transmit path: what the cost model fits."""
+    return _first_of_each(lambda p: p.hook == "xdp", kind=lambda p: p.mode)
+
+
+def each_mode() -> dict[str, Path]:
+    """Every carrying mode, each on the default transmit path."""
+    return _first_of_each(lambda p: True, kind=lambda p: p.mode)
+
+
+def worker_kinds() -> dict[str, Path]:
+    """One path of each kind whose AF_XDP workers forward: the NF in user space, and hybrid (the NF in XDP)."""
+    return _first_of_each(lambda p: p.has_workers)
+
+
+def worker_waits() -> dict[str, Path]:
+    """One user-space path for each way its workers wait (spinning, in syscalls, in poll), on the default transmit
+    path."""
+    return _first_of_each(lambda p: p.described["datapath"] == "user", kind=lambda p: p.described["workers"])
+
+
+def with_workers() -> dict[str, Path]:
+    """Every carrying mode whose AF_XDP workers forward (the NF in user space, or hybrid's), on the default transmit
+    path."""
+    return _first_of_each(lambda p: p.has_workers, kind=lambda p: p.mode)
+
+
+def transmit_paths() -> dict[str, Path]:
+    """The first user-space mode on each of the runtime's transmit paths (its workers sending on the xsk ring, or
+    through live frames)."""
+    first_user = next(m["name"] for m in contract.runtime()["modes"] if m["datapath"] == "user")
+    return {key: path for key, path in carrying().items() if path.mode == first_user}
+
+
+def at_native_xdp() -> list[str]:
+    """Every mode attached at native XDP, idle sockets beside the NF included (xdp-sk)."""
+    return [m["name"] for m in contract.runtime()["modes"]
+            if m["available"] and m.get("hook", "xdp") == "xdp" and not m.get("generic")]
+
+
+def every_mode() -> list[str]:
+    """Every mode the runtime has but generic XDP (the driver-less fallback of xdp): what 'every mode' measures."""
+    return [m["name"] for m in contract.runtime()["modes"] if m["available"] and not m.get("generic")]
+
+
+def xdp_attachments() -> list[str]:
+    """The NF in the kernel at XDP, each way the program can be attached: native (the driver's) and generic."""
+    return [m["name"] for m in contract.runtime()["modes"]
+            if m["available"] and m["datapath"] == "kernel" and m.get("hook", "xdp") == "xdp" and not m["sockets"]]
+
+
+def _first_of_each(wanted, kind=lambda p: (p.described["datapath"], p.hook)) -> dict[str, Path]:
+    """The first carrying path of each kind among those wanted, on the default transmit path where the workers send."""
+    found: dict[object, Path] = {}
     for path in carrying().values():
-        if path.tx_path in (None, default_tx_path()):
-            found.setdefault((path.described["datapath"], path.hook), path)
+        if wanted(path) and path.tx_path in (None, default_tx_path()):
+            found.setdefault(kind(path), path)
     return {p.key: p for p in found.values()}
 
 
@@ -167,17 +249,17 @@ def options_by_key(*keys: str) -> dict[str, tuple[str, list[str]]]:
 
 
 class Selection(Mapping):
-    """key -> (mode, lab options) of the named paths (every carrying one if none is named), read from the mode table
-    when first used: a study's or a test module's constant that asks no NF binary at import."""
+    """key -> (mode, lab options) of the named paths, or of a named selection above (`select=representative`), or of
+    every carrying one, read from the mode table each time it is used: a study's or a test module's constant that
+    asks no NF binary at import."""
 
-    def __init__(self, *keys: str):
-        self._keys = keys
-        self._table: dict[str, tuple[str, list[str]]] | None = None
+    def __init__(self, *keys: str, select=None):
+        self._keys, self._select = keys, select
 
     def _resolved(self) -> dict[str, tuple[str, list[str]]]:
-        if self._table is None:
-            self._table = options_by_key(*self._keys)
-        return self._table
+        if self._select:
+            return {key: path.mode_and_options() for key, path in self._select().items()}
+        return options_by_key(*self._keys)
 
     def __getitem__(self, key: str) -> tuple[str, list[str]]:
         return self._resolved()[key]
@@ -187,3 +269,29 @@ class Selection(Mapping):
 
     def __len__(self) -> int:
         return len(self._resolved())
+
+
+class Modes(Sequence):
+    """The mode names of a named selection (a function above), read from the mode table each time they are used: a
+    test module's or a benchmark's constant that asks no NF binary at import. Parametrize over it as over a list."""
+
+    def __init__(self, select):
+        self._select = select
+
+    def _resolved(self) -> list[str]:
+        chosen = self._select()
+        return list(chosen) if isinstance(chosen, list) else list(dict.fromkeys(p.mode for p in chosen.values()))
+
+    def __getitem__(self, index):
+        return self._resolved()[index]
+
+    def __len__(self) -> int:
+        return len(self._resolved())
+
+    def __repr__(self) -> str:
+        return f"Modes({self._select.__name__})"
+
+
+def modes(select) -> list[str]:
+    """The mode names of a named selection, now."""
+    return list(Modes(select))

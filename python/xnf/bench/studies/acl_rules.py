@@ -25,6 +25,7 @@ import statistics
 from xnf.bench.study import Place, RoundsStudy, add_paths_option, paths_described
 from xnf.lab import netfilter, nf_setup, veth_stats
 from xnf.lab.cores import DUT_CORE, GEN_CORE
+from xnf.lab import paths
 from xnf.lab.paths import Selection
 from xnf.lab.flood import flood
 from xnf.lab.nf_process import NfInstance
@@ -34,7 +35,7 @@ from xnf.lab.topology import Topology
 NAME = "acl-rules"
 DESCRIPTION = "the acl against nftables (a bridge, sets) as the rules grow: 10 to 100,000 exact, prefix, range rules"
 SHAPES = nf_setup.ACL_SHAPES
-PATHS = Selection("xdp", "afxdp", "hybrid", "tc")
+PATHS = Selection(select=paths.representative)
 YARDSTICK = "nftables"
 FLOWS = 1000
 TRAFFIC = ["--proto", "udp", "--flows", str(FLOWS), "--vary", "sport", "--src-ip", "198.18.0.1",

@@ -50,8 +50,8 @@ DESCRIPTION = "the advisor's pick against every candidate it weighed, measured, 
               "fitted on"
 # afxdp/xsk is the profile's too, but forwards a fifth of what the others do on veth: measuring it ten times over
 # says nothing new (--paths takes it).
-# The kernel path and every sending mode, each on this kernel's default transmit path (paths.keys).
-DEFAULT_MODES = ("xdp", "afxdp", "afxdp-sysc", "afxdp-poll", "hybrid")
+# Every mode an XDP program starts, each on this kernel's default transmit path.
+DEFAULT_MODES = paths.Modes(paths.at_xdp)
 HOLDS_WITHIN = 0.05
 PREDICTED_WITHIN = 0.15
 NONE, ONE_FACTOR, PER_PATH = "none", "one-factor", "per-path"

@@ -28,13 +28,14 @@ from pathlib import Path
 from xnf.bench.study import Place, RoundsStudy
 from xnf.bench.subject import REFERENCE, TESTPMD, Subject, flooded
 from xnf.errors import XnfError
+from xnf.lab import paths
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.topology import Topology
 
 NAME = "afxdp-modes"
-DESCRIPTION = ("drop and macswap in every mode beside a minimal AF_XDP loop and (--dpdk) DPDK testpmd; "
+DESCRIPTION = ("drop and macswap in every mode at native XDP beside a minimal AF_XDP loop and (--dpdk) DPDK testpmd; "
                "cost per packet")
-MODES = ["xdp", "xdp-sk", "xdp-sk-sysc", "afxdp", "afxdp-sysc", "afxdp-poll"]
+MODES = paths.Modes(paths.at_native_xdp)
 # One change at a time against plain afxdp, for the transmit study (macswap).
 TX_STUDY = {
     "afxdp tx-budget=2048": ["--tx-budget", "2048"],

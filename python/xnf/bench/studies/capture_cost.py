@@ -30,6 +30,7 @@ from xnf.bench import variants
 from xnf.bench.study import Place, RoundsStudy
 from xnf.errors import XnfError
 from xnf.lab.rounds import median_difference, median_ratio, medians
+from xnf.lab import paths
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood
 from xnf.lab.frames import udp_frame
@@ -38,7 +39,7 @@ from xnf.lab.topology import Topology
 
 NAME = "capture-cost"
 DESCRIPTION = "what xnf dump's hook costs: not compiled, compiled but off, on (xdp and afxdp)"
-MODES = ("xdp", "afxdp")
+MODES = paths.Modes(paths.kernel_and_user)
 STATES = ("not-compiled", "off", "on")
 YARDSTICK_STATE = "not-compiled"
 VARIANT = "no-capture"

@@ -56,7 +56,7 @@ from xnf.model import cases
 NAME = "conntrack-rates"
 DESCRIPTION = ("the stateful acl against nftables with conntrack: established flows and new connections per "
                "second, and a SYN flood past the table's size, the DUT on one core")
-PATHS = Selection("xdp", "afxdp", "hybrid", "tc")
+PATHS = Selection(select=paths.representative)
 YARDSTICK = "nftables"
 SCENARIOS = ("established", "established-tcp", "new", "syn-flood")
 SUBJECTS = ScenariosOnPaths(SCENARIOS, PATHS, YARDSTICK)

@@ -71,7 +71,7 @@ UPGRADE_VARIANT, UPGRADE_DEFINES = "upgrade", "-DXNF_CONTINUITY_UPGRADE=1"
 GEN_INSIDE, GEN_INSIDE_PORT, GEN_REMOTE, GEN_REMOTE_PORT = "198.18.0.100", 40000, "198.51.100.1", 40001
 CAPACITY_SECONDS = 2.0
 CAPACITY_SLACK_S = 30.0              # what measuring the capacity adds to the TCP connection's time: two moves and back
-CAPACITY_PATHS = ("xdp", "afxdp")
+CAPACITY_PATHS = paths.Modes(paths.kernel_and_user)
 UDP_TIMEOUT_S = 3600
 # Losses an event is expected to have, and why (said beside its count).
 EXPECTED = {"afxdp-kill": "a killed AF_XDP process hands nothing over: what reaches its sockets until the kernel "

@@ -29,7 +29,7 @@ DESCRIPTION = "the live path's trivial NF beside what a thread spinning on the w
               "and a cache line's round trip between the two"
 PROBE, YARDSTICK = "core-pair", "yardstick"
 TRIVIAL = lab_rate.NfCase("cycles-0", "taskemu", "cycles 0\n")
-MODES = ("xdp", "afxdp")   # the kernel path and the user-space one, this kernel's transmit path (paths.keys)
+MODES = paths.Modes(paths.kernel_and_user)   # on this kernel's transmit path (paths.keys)
 PLACEMENT = ["slowdown", "round_trip_ns"]     # what the probe reads of the pair's placement
 
 

@@ -26,6 +26,7 @@ from xnf import control
 from xnf.bench.study import Place, RoundsStudy, ScenariosOnPaths, paths_described
 from xnf.lab import netfilter, veth_stats
 from xnf.lab.cores import DUT_CORE, GEN_CORE
+from xnf.lab import paths
 from xnf.lab.paths import Selection
 from xnf.lab.flood import flood
 from xnf.lab.nf_process import NfInstance
@@ -33,7 +34,7 @@ from xnf.lab.topology import Topology
 
 NAME = "nat-rates"
 DESCRIPTION = "the NAT against nftables masquerade: established flows and new sessions per second, the DUT on one core"
-PATHS = Selection("xdp", "afxdp", "afxdp-poll", "hybrid", "tc")
+PATHS = Selection(select=paths.each_mode)
 YARDSTICK = "nftables"
 SCENARIOS = ("established", "new")
 SUBJECTS = ScenariosOnPaths(SCENARIOS, PATHS, YARDSTICK)

@@ -41,7 +41,7 @@ DESCRIPTION = "the advisor's price of new sessions (the NAT's, the stateful acl'
               "established flows, per path"
 # At most: within one public address's pool (ports 1024-65535) and the NAT's session table as it starts by default
 FLOWS = 60000
-DEFAULT_MODES = ("xdp", "afxdp", "hybrid")   # each on this kernel's default transmit path (paths.keys)
+DEFAULT_MODES = paths.Modes(paths.kinds_at_xdp)   # each on this kernel's default transmit path (paths.keys)
 # What is still on its way through a worker when the generator stops: waited for before counting what came back
 SETTLE_S = 0.05
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 
 from xnf.bench.study import Place, RoundsStudy
-from xnf.lab import netfilter, veth_stats
+from xnf.lab import netfilter, paths, veth_stats
 from xnf.lab.rounds import rate_rows
 from xnf.lab.cores import DUT_CORE, GEN_CORE
 from xnf.lab.flood import flood
@@ -30,10 +30,14 @@ from xnf.lab.topology import Topology
 NAME = "stack-forwarding"
 DESCRIPTION = ("the Linux stack's IPv4 forwarding against xnf's router in XDP, at tc and in user space (64-byte "
                "frames), the DUT on one core")
-SUBJECTS = ["linux", "xdp", "tc", "afxdp-poll"]
-USER_SPACE = "afxdp-poll"
+USER_SPACE = "afxdp-poll"   # a worker that sleeps: one that spins would take the core from the receive feeding it
 EXTRA = {USER_SPACE: ["--cores", str(DUT_CORE)]}
 YARDSTICK = "linux"
+
+
+def subjects() -> list[str]:
+    """Linux's forwarding, the router at each kernel hook, and in user space."""
+    return [YARDSTICK, *paths.modes(paths.kernel_hooks), USER_SPACE]
 
 
 def trial(label: str, args: argparse.Namespace, place: Place) -> dict:
@@ -58,7 +62,7 @@ def trial(label: str, args: argparse.Namespace, place: Place) -> dict:
 
 
 STUDY = RoundsStudy(
-    NAME, "stack_forwarding", subjects=lambda args: SUBJECTS, trial=trial,
+    NAME, "stack_forwarding", subjects=lambda args: subjects(), trial=trial,
     summarise=lambda samples, args: rate_rows(samples, YARDSTICK, "ratio_to_linux", ("core1_busy_share",)),
     line=lambda s: f"{s['subject']:6s} {s['mpps']:6.3f} Mpps forwarded (offered {s['offered_mpps']:.3f}), core "
                    f"{DUT_CORE} {s['core1_busy_share']:.0%} busy",
