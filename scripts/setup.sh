@@ -40,4 +40,4 @@ make -s -j"$(nproc)"
 # Tab completion for the xnf command, generated from its own parser (shtab): bash reads it from here.
 completions=/usr/share/bash-completion/completions
 mkdir -p "$completions"
-python3 -m shtab --shell=bash --prog xnf xnf.cli.make_parser > "$completions/xnf.tmp" && mv "$completions/xnf.tmp" "$completions/xnf"
+python3 -m shtab --shell=bash --prog xnf xnf.commands.main.make_parser > "$completions/xnf.tmp" && mv "$completions/xnf.tmp" "$completions/xnf"

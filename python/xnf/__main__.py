@@ -1,3 +1,3 @@
-from xnf.cli import main
+from xnf.commands.main import main
 
 raise SystemExit(main())

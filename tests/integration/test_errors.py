@@ -32,7 +32,7 @@ def test_interface_that_does_not_exist(pair):
 
 
 def test_not_root_cli(monkeypatch, capsys):
-    from xnf import cli
+    from xnf.commands import main as cli
 
     monkeypatch.setattr(cli.os, "geteuid", lambda: 1000)
     assert cli.main(["run", "drop", "--mode", "xdp", "--iface", "lo"]) == 1

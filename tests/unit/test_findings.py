@@ -123,7 +123,7 @@ def test_the_page_names_every_finding_and_says_what_is_missing(tmp_path):
 
 
 def test_the_command_writes_the_page_and_refuses_reproduce_options_elsewhere(tmp_path, capsys):
-    from xnf import cli
+    from xnf.commands import main as cli
 
     results = tmp_path / "results"
     results.mkdir()

@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from test_cost_model import BASELINE, TaskCost, cost, synthetic_profile
-from xnf import cli, control, mix, user_files
+from xnf import control, mix, user_files
+from xnf.commands import main as cli
 from xnf.errors import XnfError
 from xnf.model import advisor
 from xnf.model.profile import from_dict

@@ -10,6 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from xnf.analysis.crossing import subject  # noqa: E402
+from xnf.bench.figures.figure_file import finish  # noqa: E402
 
 CASE_KEYS = ("nf", "mode", "tx_path")
 # Keys of a summary row that are results, not parameters of the case.
@@ -80,17 +81,6 @@ def cost(summary: list[dict], path: Path) -> Path | None:
     ax.set_ylabel("DUT CPU ns per packet")
     ax.set_yscale("log")
     return finish(fig, ax, "Cost per packet (at the highest loss-free rate)", path)
-
-
-def finish(fig, ax, title: str, path: Path) -> Path:
-    """Title, grid, legend, and the PNG written."""
-    ax.set_title(title)
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
 
 
 def _cpu_of(sample: dict) -> dict | None:

@@ -24,7 +24,7 @@ import json
 import statistics
 
 from xnf import build
-from xnf.analysis import mix_plots
+from xnf.bench.figures import mix_plots
 from xnf.bench.study import Place, RoundsStudy, of_summary
 from xnf.lab.rounds import beside_yardstick
 from xnf.lab.cores import DUT_CORE, GEN_CORE

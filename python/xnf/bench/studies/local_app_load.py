@@ -22,7 +22,7 @@ import argparse
 import contextlib
 from pathlib import Path
 
-from xnf.analysis import mix_plots
+from xnf.bench.figures import mix_plots
 from xnf.bench.study import Place, RoundsStudy, of_summary
 from xnf.lab import cpu, local_app
 from xnf.lab.rounds import median_ratio, medians

@@ -28,7 +28,7 @@ import argparse
 import contextlib
 from pathlib import Path
 
-from xnf.analysis import mix_plots
+from xnf.bench.figures import mix_plots
 from xnf.bench.study import Place, RoundsStudy, of_summary
 from xnf.lab.rounds import median_ratio, medians
 from xnf.lab.cores import DUT_CORE, GEN_CORE

@@ -30,7 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from xnf import say
-from xnf.analysis import model_plots
+from xnf.bench.figures import model_plots
 from xnf.bench.study import Place, RoundsStudy
 from xnf.lab import placement
 from xnf.model import advisor, cases, check_rounds, lab_paths, lab_rate, rate_statistic, task

@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from xnf import results_file, say
-from xnf.analysis import model_plots
+from xnf.bench.figures import model_plots
 from xnf.bench.study import Place, RoundsStudy
 from xnf.lab import placement
 from xnf.model import lab_paths, lab_rate, quick_fit, rate_statistic

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from xnf import control, say
-from xnf.analysis import soak_plots
+from xnf.bench.figures import soak_plots
 from xnf.bench.study import Place, Study
 from xnf.lab.nf_setup import GEN_DST, GEN_PORT, lb_sessions
 from xnf.lab import rfc2544, veth_stats

@@ -35,7 +35,7 @@ import subprocess
 import sys
 
 from xnf import control
-from xnf.analysis import upf_plots
+from xnf.bench.figures import upf_plots
 from xnf.bench.study import Place, RoundsStudy, of_summary
 from xnf.lab import paths, upf_sessions, veth_stats
 from xnf.lab.cores import DUT_CORE, GEN_CORE

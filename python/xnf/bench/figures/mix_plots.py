@@ -10,7 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from xnf.analysis.plots import finish  # noqa: E402
+from xnf.bench.figures.figure_file import finish  # noqa: E402
 
 
 def legit_vs_drop_share(summary: list[dict], path: Path) -> Path:

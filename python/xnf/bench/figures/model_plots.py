@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from xnf.analysis.plots import finish  # noqa: E402
+from xnf.bench.figures.figure_file import finish  # noqa: E402
 from xnf.model.fit import CYCLES, DROP, DROP_MIX, MEMORY, LineFit  # noqa: E402
 
 # series of the fit table: marker, legend
