@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from xnf import chain, contract, control, programs
+from xnf import argv_words, chain, contract, control, instance, programs
 from xnf.errors import XnfError
 from xnf.lab import netns, pace
 from xnf.lab.topology import Topology
@@ -32,33 +31,20 @@ class NfInstance:
         extra: more options for the NF binary (AF_XDP settings, for instance).
         binary: another build of the NF (a benchmark's variant) instead of the usual one."""
         name = name or f"{topology.dut_ns}-{nf}".replace(":", "-").replace(",", "-").replace("@", "-")
-        options = (["--mode", mode] if mode else []) + ["--name", name]
-        for iface in ifaces:
-            options += ["--iface", iface]
-        if rules:
-            options += ["--rules", rules]
-        options += extra or []
-        given = mode or (options[options.index("--mode") + 1] if "--mode" in options[:-1] else None)
+        options = instance.run_options(name, mode, ifaces, rules) + (extra or [])
+        given = mode or argv_words.option_value(options, instance.option("mode"))
         if given and contract.mode(given)["hook"] == "tc" and topology.FEEDS_XDP_FRAMES:
             options += _tc_on_a_generator(ns or topology.dut_ns, ifaces, options)
         argv = [str(binary or programs.nf_binary(nf)), "run", *chain.run_arguments(nf, options)]
         proc = topology.spawn(ns or topology.dut_ns, argv)
-        instance = cls(topology, nf, name, proc)
-        topology.on_teardown(instance._remove_stale_socket)
-        instance._wait_ready()
-        return instance
+        started = cls(topology, nf, name, proc)
+        topology.on_teardown(started._remove_stale_socket)
+        started._wait_ready()
+        return started
 
     def _wait_ready(self) -> None:
-        deadline = time.monotonic() + pace.timeout(START_TIMEOUT_S)
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise XnfError(f"{self.nf} exited with {self.process.returncode}: {self.process.stderr.read().strip()}")
-            try:
-                control.request(self.name, "info")
-                return
-            except XnfError:
-                time.sleep(0.05)
-        raise XnfError(f"{self.nf} did not start within {pace.timeout(START_TIMEOUT_S):.0f} s")
+        instance.wait_until_answering(self.name, self.process, pace.timeout(START_TIMEOUT_S),
+                                      lambda: self.process.stderr.read().strip())
 
     def _remove_stale_socket(self) -> None:
         """A killed instance cannot remove its control socket and owner record; this does, once it is gone."""
@@ -82,15 +68,9 @@ class NfInstance:
         return control.request(self.name, line)
 
     def stop(self, sig: int = signal.SIGINT, timeout_s: float = 10.0) -> int:
-        """Signals the NF and waits; returns its exit code."""
-        if self.process.poll() is None:
-            self.process.send_signal(sig)
-            try:
-                self.process.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-                raise XnfError(f"{self.nf} did not stop within {timeout_s:.0f} s of signal {sig}")
+        """Signals the NF and waits; returns its exit code (killed after timeout_s, and then said)."""
+        if self.process.poll() is None and not instance.stop(self.process.pid, self.process, sig, timeout_s):
+            raise XnfError(f"{self.nf} did not stop within {timeout_s:.0f} s of signal {sig}")
         return self.process.returncode
 
 

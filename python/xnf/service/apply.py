@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from xnf import control, process_id, programs
+from xnf import control, instance, programs
 from xnf.errors import XnfError
 from xnf.service import run_locks, start_check, state_folder
 from xnf.service.config import Config, InstanceSpec
@@ -39,7 +39,6 @@ LOCK_WAIT_S = 60.0
 RULES_FOLDER = "applied"
 READY_TIMEOUT_S = 60.0
 RELOAD_TIMEOUT_S = 300.0   # an instance answers a reload once the file is in force: 60,000 rules take seconds
-STOP_TIMEOUT_S = 15.0
 LOG_TAIL = 1200
 LOG_MAX_BYTES = 1 << 20   # an instance's log, beyond which the next start moves it to NAME.log.1
 
@@ -220,69 +219,31 @@ def spawn(name: str, argv: list[str], pass_fds: tuple[int, ...] = ()) -> subproc
         since = log.tell()
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                    start_new_session=True, pass_fds=pass_fds)
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise XnfError(f"{name} did not start (exit {process.returncode}): {_log_tail(log_file, since)}")
-        try:
-            control.request(name, "info", timeout_s=1.0)
-            return process
-        except XnfError:
-            time.sleep(0.05)
-    process.kill()
-    process.wait()
-    raise XnfError(f"{name} did not answer on its control socket within {READY_TIMEOUT_S:.0f} s: "
-                   f"{_log_tail(log_file, since)}")
+    instance.wait_until_answering(name, process, READY_TIMEOUT_S, lambda: _log_tail(log_file, since))
+    return process
 
 
-def alive(pid: int, process: subprocess.Popen | None) -> bool:
-    """Whether it still runs (a zombie another process has not reaped has run its last line)."""
-    if process is not None:
-        return process.poll() is None
-    fields = process_id.stat_fields(str(pid))
-    return bool(fields) and fields[0] not in process_id.EXITED
-
-
-def end(name: str, pid: int, sig: int = signal.SIGTERM, timeout_s: float = STOP_TIMEOUT_S) -> bool:
+def end(name: str, pid: int, sig: int = signal.SIGTERM, timeout_s: float = instance.STOP_TIMEOUT_S) -> bool:
     """sig sent to the instance's process, and its records removed once it has gone: whether it went within
-    timeout_s (a process already gone has)."""
-    try:
-        os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
-    deadline = time.monotonic() + timeout_s
-    while alive(pid, None):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
+    timeout_s (a process already gone has); it is left running if not."""
+    if not instance.stop(pid, None, sig, timeout_s, kill=False):
+        return False
     control.remove_records(name)
     return True
 
 
 def stop(name: str, process: subprocess.Popen | None = None) -> None:
     """SIGTERM, as Ctrl-C does: the instance takes its programs off and puts its ports back; SIGKILL if it has not
-    gone within STOP_TIMEOUT_S (then said)."""
+    gone within instance.STOP_TIMEOUT_S (then said)."""
     record = control.owner(name)
     if process is None and record is not None and record.state() == control.DEAD:
         control.remove_records(name)
         return   # gone; its pid may be another process's now (the record's start time says which, as xnf ps reads)
     pid = process.pid if process else record.pid if record else None
-    if pid is None:
-        return
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + STOP_TIMEOUT_S
-    while alive(pid, process):
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            if process:
-                process.wait()
-            control.remove_records(name)
-            raise XnfError(f"{name} did not stop within {STOP_TIMEOUT_S:.0f} s of SIGTERM: killed (a killed instance "
-                           "may leave its programs attached: docs/robustness.md)")
-        time.sleep(0.05)
+    if pid is not None and not instance.stop(pid, process):
+        control.remove_records(name)
+        raise XnfError(f"{name} did not stop within {instance.STOP_TIMEOUT_S:.0f} s of SIGTERM: killed (a killed "
+                       "instance may leave its programs attached: docs/robustness.md)")
 
 
 def drop_state(spec: dict) -> None:

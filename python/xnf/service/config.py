@@ -23,17 +23,16 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from xnf import build, chain, contract, user_files
+from xnf import build, chain, contract, instance, user_files
 from xnf.errors import XnfError
 
 TABLE = "instance"
 KEYS = {"nf": str, "mode": str, "ifaces": list, "rules": str, "rules_text": str, "options": list, "pin": str,
         "state": str}
 REQUIRED = ("nf", "mode", "ifaces")
-# The options the keys give: in `options` they would be given twice.
-KEYED_OPTIONS = {"--mode": "mode", "--iface": "ifaces", "-i": "ifaces", "--rules": "rules", "-r": "rules",
-                 "--name": "the instance's table name", "-n": "the instance's table name", "--pin": "pin",
-                 "--state": "state"}
+# The runtime's options the keys give, and what gives each: in `options` they would be given twice.
+KEYED = {"mode": "mode", "iface": "ifaces", "rules": "rules", "name": "the instance's table name", "pin": "pin",
+         "state": "state"}
 # What the control socket takes as a name (lib/control/control_server.c, valid_name): describe's limits give its
 # length.
 NAME_CHARS = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*\Z")
@@ -55,11 +54,7 @@ class InstanceSpec:
 
     def run_options(self, rules_file: str | None) -> list[str]:
         """`xnf run`'s options for it, with its rules in rules_file."""
-        words = ["--mode", self.mode, "--name", self.name]
-        words += [w for iface in self.ifaces for w in ("--iface", iface)]
-        words += ["--rules", rules_file] if rules_file else []
-        words += ["--pin", self.pin] if self.pin else []
-        words += ["--state", self.state] if self.state else []
+        words = instance.run_options(self.name, self.mode, self.ifaces, rules_file, self.pin, self.state)
         return chain.run_arguments(self.nf, words + list(self.options))
 
     def same_but_rules(self, other: "InstanceSpec") -> bool:
@@ -207,9 +202,20 @@ def _check_options(options: list, where) -> tuple[str, ...]:
         if not isinstance(word, str):
             raise XnfError(f"{where()}: options are `xnf run`'s words, each a string, not {word!r}")
         flag = word.split("=", 1)[0]
-        if flag in KEYED_OPTIONS:
-            raise XnfError(f"{where()}: {flag} is given by {KEYED_OPTIONS[flag]}, not in options")
+        if flag in keyed_options():
+            raise XnfError(f"{where()}: {flag} is given by {keyed_options()[flag]}, not in options")
     return tuple(options)
+
+
+def keyed_options() -> dict[str, str]:
+    """Each spelling (--iface, -i) of an option a key gives, from the runtime's option table, and the key."""
+    found = {}
+    for option in contract.runtime()["options"]:
+        if option["name"] in KEYED:
+            found[f"--{option['name']}"] = KEYED[option["name"]]
+            if option["short"]:
+                found[f"-{option['short']}"] = KEYED[option["name"]]
+    return found
 
 
 def _read_rules(path: Path, where) -> str:

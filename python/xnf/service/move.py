@@ -20,15 +20,12 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 
-from xnf import contract, control
+from xnf import contract, control, instance
 from xnf.argv_words import option_value, without_option
 from xnf.errors import XnfError
 from xnf.service import apply as applying
 from xnf.service import start_check
 from xnf.service.running import outside_the_file
-
-STOP_TIMEOUT_S = 15.0
-
 
 def moved_argv(argv: list[str], mode: str, extra: list[str] | None = None) -> list[str]:
     """The command line with the other mode, without the options only the mode it leaves takes, and with extra
@@ -69,8 +66,8 @@ def _check(name: str, argv: list[str], mode: str) -> str:
 
 
 def _stop(name: str, pid: int) -> None:
-    if not applying.end(name, pid, timeout_s=STOP_TIMEOUT_S):
-        raise XnfError(f"{name} (pid {pid}) did not stop within {STOP_TIMEOUT_S:.0f} s: nothing was moved")
+    if not applying.end(name, pid):
+        raise XnfError(f"{name} (pid {pid}) did not stop within {instance.STOP_TIMEOUT_S:.0f} s: nothing was moved")
 
 
 @contextmanager

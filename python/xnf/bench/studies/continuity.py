@@ -44,7 +44,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from xnf import control, programs, say
+from xnf import control, instance, programs, say
 from xnf.bench import variants
 from xnf.bench.study import Place, Study
 from xnf.errors import XnfError
@@ -89,17 +89,16 @@ class Service:
     gen_pps: int = 0        # xnf-gen's rate in every window
 
     def argv(self, mode: str, binary: Path | None = None) -> list[str]:
-        return netns.exec_argv(self.t.dut_ns, [
-            str(binary or programs.nf_binary("nat")), "run", "--name", INSTANCE, *sum(
-                (["--iface", i] for i in self.t.dut_ifaces), []), "--rules", str(self.rules), "--state",
-            str(self.state), "--mode", mode, *paths.worker_options(mode)])
+        options = instance.run_options(INSTANCE, mode, self.t.dut_ifaces, str(self.rules), state=str(self.state))
+        return netns.exec_argv(self.t.dut_ns, [str(binary or programs.nf_binary("nat")), "run", *options,
+                                               *paths.worker_options(mode)])
 
     def mode(self) -> str:
         return control.request_json(INSTANCE, "info")["mode"]
 
     def stop(self, sig: int) -> None:
         if not applying.end(INSTANCE, control.owner(INSTANCE).pid, sig):
-            raise XnfError(f"{INSTANCE} did not stop within {applying.STOP_TIMEOUT_S:.0f} s")
+            raise XnfError(f"{INSTANCE} did not stop within {instance.STOP_TIMEOUT_S:.0f} s")
 
     def restart(self, sig: int = signal.SIGTERM, binary: Path | None = None) -> None:
         mode = self.mode()
