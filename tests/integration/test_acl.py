@@ -25,7 +25,6 @@ from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
 from xnf.lab.pktio import PacketPort
 from xnf.lab.topology import Topology
-from test_real_traffic import MODES as EVERY_MODE
 
 MODES = paths.Selection(select=paths.representative)
 MARK = b"xnfacl"
@@ -200,10 +199,10 @@ def test_the_firewall_takes_a_rule_of_a_vlan_before_the_same_rule_of_none(mode, 
     assert nf.stop() == 0
 
 
-@pytest.mark.parametrize("variant", EVERY_MODE)
+@pytest.mark.parametrize("variant", MODES)
 def test_real_applications_through_the_acl_and_a_blocked_port(variant, rules_file):
     """ping over IPv4 and IPv6, a download, iperf3 over IPv6, and a blocked port, in every way xnf carries frames."""
-    mode, extra = EVERY_MODE[variant]
+    mode, extra = MODES[variant]
     with HostsTopology(kind="wire", hosts=2) as t:
         h0, h1 = t.host(0), t.host(1)
         blocked = apps.WebServer(t, h1.ns, h1.ip, port=apps.HTTP_PORT + 7)

@@ -30,7 +30,6 @@ from xnf.lab.pktio import PacketPort
 from xnf.lab.topology import Topology
 from xnf.model import cases
 from lab_helpers import run_xnf, wait_until
-from test_real_traffic import MODES as EVERY_MODE
 
 MODES = paths.Selection(select=paths.representative)
 FENCE_TYPE = 0x88B5          # IEEE's local experimental EtherType: not IP, so both forward it untouched
@@ -333,9 +332,9 @@ def inside_only(inside) -> str:
             f"31 allow from {inside.ip6} state new\n40 allow icmpv6 state untracked\ndefault drop\n")
 
 
-@pytest.mark.parametrize("variant", EVERY_MODE)
+@pytest.mark.parametrize("variant", MODES)
 def test_real_applications_opened_inside_work_and_an_outside_scan_gets_nothing(variant, rules_file):
-    mode, extra = EVERY_MODE[variant]
+    mode, extra = MODES[variant]
     with HostsTopology(kind="wire", hosts=2) as t:
         inside, outside = t.host(0), t.host(1)
         web = apps.WebServer(t, outside.ns, outside.ip)

@@ -41,11 +41,11 @@ def jumbo_pair():
         yield t
 
 
-@pytest.mark.parametrize("path", list(paths.with_auto_tx()))
+@pytest.mark.parametrize("path", list(paths.with_auto_tx(paths.representative)))
 def test_jumbo_frames_come_back_byte_for_byte(jumbo_pair, path):
     """9,018-byte frames (MTU 9,000) through macswap on every path: the generator sends them through its packet
     socket, and the receiver finds every byte of every payload as sent."""
-    mode, options = paths.with_auto_tx()[path]
+    mode, options = paths.with_auto_tx(paths.representative)[path]
     NfInstance.start(jumbo_pair, "macswap", mode, jumbo_pair.dut_ifaces, extra=options)
     out = gen(jumbo_pair, "--count", "5000", "--rate", "20000", "--size", str(JUMBO_FRAME), "--check-payload")
     assert out["sender"] == "socket" and out["classes"][0]["size"] == JUMBO_FRAME
@@ -54,7 +54,8 @@ def test_jumbo_frames_come_back_byte_for_byte(jumbo_pair, path):
     assert out["bps"] == pytest.approx(out["pps"] * JUMBO_FRAME * 8, rel=1e-3)
 
 
-WORKER_PATHS = [path for path, (mode, _) in paths.with_auto_tx().items() if paths.runs_workers("macswap", mode)]
+WORKER_PATHS = [path for path, (mode, _) in paths.with_auto_tx(paths.representative).items()
+                if paths.runs_workers("macswap", mode)]
 BACKLOG = 200   # jumbo frames of 3 buffers each: more than a worker's batch of descriptors, less than its rings
 
 
@@ -63,7 +64,7 @@ def test_a_backlog_of_jumbo_frames_comes_out_whole(jumbo_pair, path):
     """The worker stopped while BACKLOG jumbo frames wait on its ring, then let go: it takes them a batch of
     descriptors at a time, and a batch that ends inside a frame leaves that frame whole for the next. (The ring's
     consumer once moved past such a frame's first buffers: its last ones came out as a frame of their own.)"""
-    mode, options = paths.with_auto_tx()[path]
+    mode, options = paths.with_auto_tx(paths.representative)[path]
     nf = NfInstance.start(jumbo_pair, "macswap", mode, jumbo_pair.dut_ifaces, extra=options)
     dut_if = jumbo_pair.dut_ifaces[0]
     redirected = (lambda: veth_stats.read(jumbo_pair.dut_ns, dut_if).get("rx_xdp_redirect", 0))

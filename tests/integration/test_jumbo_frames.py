@@ -28,7 +28,7 @@ DATAGRAM = 8900
 PINGS = 10
 
 
-JUMBO = paths.with_auto_tx()   # a live frame is one page: auto takes the xsk ring for a jumbo port
+JUMBO = paths.with_auto_tx(paths.representative)   # a live frame is one page: auto takes the xsk ring for a jumbo port
 
 
 def first_contact(ns: str, dst: str) -> None:

@@ -19,7 +19,6 @@ from xnf.errors import XnfError
 from xnf.lab import apps, netfilter, netns, paths
 from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
-from test_real_traffic import MODES as EVERY_MODE
 from npt_reference import npt
 from lab_helpers import wait_until, xdp_attached
 
@@ -266,13 +265,13 @@ def test_a_port_forward_reaches_an_inside_server(client, subject, rules_file):
                 assert control.request_json(nf.name, "stats")["counters"][counter] > 0
 
 
-@pytest.mark.parametrize("subject", EVERY_MODE)
+@pytest.mark.parametrize("subject", MODES)
 def test_real_applications_through_the_nat(subject, rules_file):
     """ping, iperf3 TCP and UDP and an HTTP download through the NAT, in every way xnf carries frames."""
     with HostsTopology(hosts=2) as t:
         hosts_behind_a_nat(t)
         inside, outside = t.host(0), t.host(1)
-        mode, extra = EVERY_MODE[subject]
+        mode, extra = MODES[subject]
         with NfInstance.start(t, "nat", mode, t.dut_ifaces, rules=rules_file(nat_rules(t)), extra=extra) as nf:
             assert apps.ping(inside.ns, outside.ip, 10) == 10
             assert apps.ping(inside.ns, inside.dut_ip, 3) == 3      # the box itself: not translated

@@ -18,10 +18,12 @@ from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
 
 PINGS = 20
-# (mode, the options that make it): every way xnf carries frames, both transmit paths of the workers (the runtime's
-# mode table says which, python/xnf/lab/paths.py).
-MODES = paths.options_by_key()
-USER_SPACE = [key for key, path in paths.carrying().items() if not path.nf_in_kernel]
+# (mode, the options that make it). The router walks every way xnf carries frames, both transmit paths of the workers
+# (the runtime's mode table says which, python/xnf/lab/paths.py); the other NFs one path of each kind, whose paths run
+# their code alike.
+EVERY_PATH = paths.Selection()
+MODES = paths.Selection(select=paths.representative)
+USER_SPACE = [key for key, path in paths.representative().items() if not path.nf_in_kernel]
 
 
 @contextlib.contextmanager
@@ -62,9 +64,9 @@ def assert_applications_pass(t: HostsTopology, client: int, server: int, server_
     assert [apps.checksum_errors(h.ns) for h in t.host_list] == [0] * t.hosts
 
 
-@pytest.mark.parametrize("variant", MODES)
+@pytest.mark.parametrize("variant", EVERY_PATH)
 def test_router_carries_real_applications(variant, rules_file):
-    mode, extra = MODES[variant]
+    mode, extra = EVERY_PATH[variant]
     with HostsTopology(hosts=2) as t:
         with hosts_left_alone(t, mode):
             nf = NfInstance.start(t, "router", mode, t.dut_ifaces, rules=rules_file(t.router_rules()), extra=extra)

@@ -15,7 +15,7 @@ from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 from differential import BUILDS_OF_MOVING_NFS, XDP_DROP, XDP_TX, run_differential
 from test_lb import BACKENDS, VIP, VPORT, lb_rules
-from test_real_traffic import MODES as EVERY_MODE
+from test_real_traffic import MODES
 from xnf import chain, control
 from xnf.errors import XnfError
 from xnf.lab import apps, netns, paths, upf_sessions
@@ -79,14 +79,14 @@ def _refuses_segments_down_the_tunnel(t: HostsTopology, nf: NfInstance, ue_ns: s
     assert apps.checksum_errors(ue_ns) == 0
 
 
-@pytest.mark.parametrize("subject", EVERY_MODE)
+@pytest.mark.parametrize("subject", MODES)
 def test_a_ue_reaches_the_data_network_through_the_tunnels(subject, rules_file):
     """ping, an HTTP download checked by SHA-256, iperf3 TCP and UDP, from the UE to the server, in every way xnf
     carries frames."""
     with HostsTopology(hosts=2) as t:
         ue_behind_a_gnb(t)
         ue_ns, server = t.host(0).ns, t.host(1)
-        mode, extra = EVERY_MODE[subject]
+        mode, extra = MODES[subject]
         with NfInstance.start(t, "upf", mode, t.dut_ifaces, rules=rules_file(upf_rules(t)), extra=extra) as nf:
             assert apps.ping(ue_ns, server.ip, 10) == 10
             if mode == "tc":

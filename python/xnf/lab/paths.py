@@ -230,15 +230,17 @@ def find(key: str) -> Path:
     return every[key]
 
 
-def with_auto_tx() -> dict[str, tuple[str, list[str]]]:
-    """key -> (mode, lab options) of every carrying path, but with `--tx-path auto` where the path names live frames:
-    a live frame is one page, and `--tx-path live` refuses a port whose MTU allows longer (docs/afxdp.md), where auto
-    takes the xsk ring. What a lab at a jumbo MTU runs; a mode that has an xsk path of its own keeps only that."""
+def with_auto_tx(among=carrying) -> dict[str, tuple[str, list[str]]]:
+    """key -> (mode, lab options) of the paths of a selection (every carrying one by default), but with `--tx-path
+    auto` where the path names live frames: a live frame is one page, and `--tx-path live` refuses a port whose MTU
+    allows longer (docs/afxdp.md), where auto takes the xsk ring. What a lab at a jumbo MTU runs; a mode that has an
+    xsk path of its own in the selection keeps only that."""
+    chosen = among()
     found = {}
-    for key, path in carrying().items():
+    for key, path in chosen.items():
         if path.tx_path != "live":
             found[key] = path.mode_and_options()
-        elif f"{path.mode}/xsk" not in carrying():
+        elif f"{path.mode}/xsk" not in chosen:
             found[f"{path.mode}/auto"] = (path.mode, [o if o != "live" else "auto" for o in path.lab_options()])
     return found
 
