@@ -180,7 +180,7 @@ def test_an_ipv6_prefix_pair_added_and_deleted_while_running(subject, rules_file
     with HostsTopology(hosts=2) as t:
         inside, outside = t.host(0), t.host(1)
         an_ipv6_server_reaching_inside_only_by_the_outside_prefix(t)
-        mode, extra = MODES[subject]
+        mode, extra = paths.find(subject).mode_and_options()
         rule = f"prefix6 {PREFIX6[0]} to {PREFIX6[1]}"
         with NfInstance.start(t, "nat", mode, t.dut_ifaces, rules=rules_file(nat_rules(t)), extra=extra) as nf:
             nf.request(f"rules add {rule}")
@@ -298,7 +298,7 @@ def test_closed_tcp_connections_leave_the_tables(subject, rules_file):
     with HostsTopology(hosts=2) as t:
         hosts_behind_a_nat(t)
         inside, outside = t.host(0), t.host(1)
-        mode, extra = MODES[subject]
+        mode, extra = paths.find(subject).mode_and_options()
         rules = rules_file(nat_rules(t) + "timeout tcp-closing 2\n")
         with NfInstance.start(t, "nat", mode, t.dut_ifaces, rules=rules, extra=extra) as nf:
             apps.UdpReflector(t, outside.ns, outside.ip, SERVER_PORTS[0])
@@ -341,7 +341,7 @@ def test_a_second_public_address_paired_and_taken_away(subject, rules_file):
         inside, outside = t.host(0), t.host(1)
         second = "198.18.1.3"
         netns.ip("addr", "add", f"{second}/24", "dev", outside.dut_if, ns=t.dut_ns)   # so the outside's ARP finds it
-        mode, extra = MODES[subject]
+        mode, extra = paths.find(subject).mode_and_options()
         rules = nat_rules(t) + f"public {second}\n"
         with NfInstance.start(t, "nat", mode, t.dut_ifaces, rules=rules_file(rules), extra=extra) as nf:
             apps.UdpReflector(t, outside.ns, outside.ip, SERVER_PORTS[0])
@@ -392,7 +392,7 @@ def test_a_starting_nat_drops_and_counts_until_it_is_in_force(subject, rules_fil
         # check below of what went before the attach has something to see, however slowly the sender started.
         assert select.select([recorder.stdout], [], [], 30)[0], "no datagram came through Linux's forwarding"
         seen = [recorder.stdout.readline().split()]
-        mode, extra = MODES[subject]
+        mode, extra = paths.find(subject).mode_and_options()
         name = f"{t.dut_ns}-nat"
         rules = nat_rules(t) + "".join(f"forward tcp {20000 + i} to {inside.ip} {20000 + i} mac {inside.mac}\n"
                                        for i in range(HELD_FORWARDS))

@@ -25,11 +25,6 @@ from xnf.lab.gnb import GTPU_PORT, N3_MTU, Gnb
 from xnf.lab.hosts import HostsTopology
 from xnf.lab.nf_process import NfInstance
 
-MODES = {
-    "xdp": ("xdp", []),
-    "afxdp": ("afxdp", ["--cores", str(DUT_CORE)]),
-    "hybrid": ("hybrid", ["--cores", str(DUT_CORE)]),
-}
 UE, UP_TEID, DOWN_TEID, QFI = "10.60.0.1", 100, 1000, 9
 FUZZ_RULES = Path(__file__).parents[1] / "fuzz" / "rules" / "upf.rules"
 
@@ -113,7 +108,7 @@ def test_echo_requests_are_answered(subject, rules_file):
     number and a Recovery IE, from the UPF's N3 address and port 2152."""
     with HostsTopology(hosts=2) as t:
         gnb = t.host(0)
-        mode, extra = MODES[subject]
+        mode, extra = paths.find(subject).mode_and_options()
         with NfInstance.start(t, "upf", mode, t.dut_ifaces, rules=rules_file(upf_rules(t)), extra=extra) as nf:
             answer = netns.run(gnb.ns, ["python3", "-c", _ECHO, gnb.ip, gnb.dut_ip], timeout=15).stdout.split()
             assert answer == [gnb.dut_ip, str(GTPU_PORT), "2", "4321", "14"], answer
@@ -221,7 +216,7 @@ def test_sessions_come_and_go_while_it_runs(subject, rules_file):
         ue_behind_a_gnb(t)
         server = t.host(1)
         interfaces, session = upf_rules(t).splitlines()[:2], upf_rules(t).splitlines()[2:]
-        mode, extra = MODES[subject]
+        mode, extra = paths.find(subject).mode_and_options()
         with NfInstance.start(t, "upf", mode, t.dut_ifaces, rules=rules_file("\n".join(interfaces) + "\n"),
                               extra=extra) as nf:
             assert apps.ping(t.host(0).ns, server.ip, 3) == 0
@@ -239,7 +234,7 @@ def test_sessions_come_and_go_while_it_runs(subject, rules_file):
 def test_a_hundred_thousand_sessions(subject, rules_file, bare_pair):
     """100,000 sessions (400,002 rule lines) load in one start and list back whole."""
     rules = rules_file(upf_sessions.rules(on_a_stick(bare_pair.links[0]), 100_000))
-    mode, extra = MODES[subject]
+    mode, extra = paths.find(subject).mode_and_options()
     with NfInstance.start(bare_pair, "upf", mode, bare_pair.dut_ifaces, rules=rules, extra=extra) as nf:
         held = {m: control.request_json(nf.name, f"entries {m}")["entries"]
                 for m in ("upf_uplink", "upf_downlink", "upf_fars")}
@@ -307,7 +302,7 @@ def test_local_breakout_to_an_edge_application(subject, rules_file):
         ue_behind_a_gnb(t, also_reaches=(f"{edge.ip}/32",))
         netns.ip("route", "add", f"{UE}/32", "via", edge.dut_ip, ns=edge.ns)
         rules = upf_rules(t) + f"breakout {edge.ip}/32 port 2 mac {edge.mac}\n"
-        mode, extra = MODES[subject]
+        mode, extra = paths.find(subject).mode_and_options()
         with NfInstance.start(t, "upf", mode, t.dut_ifaces, rules=rules_file(rules), extra=extra) as nf:
             web = apps.WebServer(t, edge.ns, edge.ip, size=256 << 10)
             assert apps.download_sha256(t.host(0).ns, web.url) == web.sha256
