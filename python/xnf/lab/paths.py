@@ -85,7 +85,7 @@ def carrying() -> dict[str, Path]:
     of its transmit paths, the other sending modes with the default one."""
     runtime = contract.runtime()
     tx_paths = [t for t in runtime["tx_paths"] if t != "auto"]
-    first_user = next(m["name"] for m in runtime["modes"] if m["datapath"] == "user")
+    first_user = _first_user_mode()
     found = []
     for mode in filter(_carries, runtime["modes"]):
         if not mode["workers_send"]:
@@ -159,29 +159,39 @@ def with_workers() -> dict[str, Path]:
 def transmit_paths() -> dict[str, Path]:
     """The first user-space mode on each of the runtime's transmit paths (its workers sending on the xsk ring, or
     through live frames)."""
-    first_user = next(m["name"] for m in contract.runtime()["modes"] if m["datapath"] == "user")
+    first_user = _first_user_mode()
     return {key: path for key, path in carrying().items() if path.mode == first_user}
 
 
 def at_native_xdp() -> list[str]:
     """Every mode attached at native XDP, idle sockets beside the NF included (xdp-sk)."""
-    return [m["name"] for m in contract.runtime()["modes"]
-            if m["available"] and m.get("hook", "xdp") == "xdp" and not m.get("generic")]
+    return _available_modes(lambda m: m.get("hook", "xdp") == "xdp" and not m.get("generic"))
 
 
 def every_mode() -> list[str]:
     """Every mode the runtime has but generic XDP (the driver-less fallback of xdp): what 'every mode' measures."""
-    return [m["name"] for m in contract.runtime()["modes"] if m["available"] and not m.get("generic")]
+    return _available_modes(lambda m: not m.get("generic"))
 
 
 def xdp_attachments() -> list[str]:
     """The NF in the kernel at XDP, each way the program can be attached: native (the driver's) and generic."""
-    return [m["name"] for m in contract.runtime()["modes"]
-            if m["available"] and m["datapath"] == "kernel" and m.get("hook", "xdp") == "xdp" and not m["sockets"]]
+    return _available_modes(lambda m: m["datapath"] == "kernel" and m.get("hook", "xdp") == "xdp"
+                            and not m["sockets"])
+
+
+def _available_modes(wanted) -> list[str]:
+    """The names of the table's modes this build has that are wanted, in the table's order (idle-socket and generic
+    modes included, unlike the carrying paths)."""
+    return [m["name"] for m in contract.runtime()["modes"] if m["available"] and wanted(m)]
+
+
+def _first_user_mode() -> str:
+    """The first mode that runs the NF in user space: the one measured on each transmit path."""
+    return next(m["name"] for m in contract.runtime()["modes"] if m["datapath"] == "user")
 
 
 def _first_of_each(wanted, kind=lambda p: (p.described["datapath"], p.hook)) -> dict[str, Path]:
-    """The first carrying path of each kind among those wanted, on the default transmit path where the workers send."""
+    """The first carrying path of each kind among those wanted, on the default transmit path where workers send."""
     found: dict[object, Path] = {}
     for path in carrying().values():
         if wanted(path) and path.tx_path in (None, default_tx_path()):
@@ -286,6 +296,9 @@ class Modes(Sequence):
 
     def __getitem__(self, index):
         return self._resolved()[index]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._resolved())   # once, not once per index as Sequence's own would
 
     def __len__(self) -> int:
         return len(self._resolved())

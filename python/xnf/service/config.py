@@ -198,12 +198,13 @@ def _check_ifaces(ifaces: list, where) -> tuple[str, ...]:
 
 
 def _check_options(options: list, where) -> tuple[str, ...]:
+    keyed = keyed_options()
     for word in options:
         if not isinstance(word, str):
             raise XnfError(f"{where()}: options are `xnf run`'s words, each a string, not {word!r}")
         flag = word.split("=", 1)[0]
-        if flag in keyed_options():
-            raise XnfError(f"{where()}: {flag} is given by {keyed_options()[flag]}, not in options")
+        if flag in keyed:
+            raise XnfError(f"{where()}: {flag} is given by {keyed[flag]}, not in options")
     return tuple(options)
 
 
